@@ -1,0 +1,275 @@
+/* bench-sched.c — how fast the core places work on a large cluster.
+ *
+ * Builds N nodes of 8 devices (nine in ten 96-core/384 GiB, one in ten
+ * 128-core/768 GiB), draws requests uniformly from a trace's pods (default:
+ * the openb default trace) and places them one by one until the cluster's
+ * devices are `--fill` allocated or placements keep failing. Reports, for
+ * the default policy and for binpack on the same request sequence,
+ * decisions per second and latency percentiles of one decision (place +
+ * commit), and slices_cost_ratio: the default policy's mean decision cost
+ * with 32 slices allowed per device over the cost with 1. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/csvfile.h"
+#include "base/rng.h"
+#include "bench/bench.h"
+#include "cli/commands.h"
+#include "sim/trace.h"
+
+#define DEFAULT_PODS "../shared/traces/openb/openb_pod_list_default.csv"
+#define GIVE_UP_AFTER 2000      /* consecutive failed placements */
+
+struct bench_options {
+	unsigned long nodes;
+	double fill;
+	const char *pods;
+	unsigned long long seed;
+	bool json;
+};
+
+struct run_result {
+	const char *policy;
+	unsigned max_tasks;
+	size_t decisions, placed;
+	double seconds, p50_us, p99_us, p999_us, fill_pct;
+	unsigned classes;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int build_cluster(const struct gp_trace *t, unsigned long nodes,
+			 unsigned max_tasks, struct gp_cluster **ret)
+{
+	struct gp_cluster *c;
+	int r = gp_cluster_new(7, &c), g2, g3;
+
+	if (r < 0)
+		return r;
+	g2 = gp_cluster_model_id(c, "G2", true);
+	g3 = gp_cluster_model_id(c, "G3", true);
+	for (int i = 0; i < t->models; i++)
+		gp_cluster_model_id(c, t->model[i], true);
+	for (unsigned long i = 0; i < nodes && r >= 0; i++) {
+		bool big = i % 10 == 9;
+		struct gp_node_spec spec = {
+			.cpu_milli = big ? 128000 : 96000,
+			.mem_mib = big ? 786432 : 393216,
+			.devices = 8,
+		};
+
+		for (int d = 0; d < 8; d++)
+			spec.device[d] = (struct gp_device_spec){
+				.model = (uint8_t)(big ? g3 : g2), .mem_mib = 81920,
+				.overcommit = 1000, .max_tasks = (uint16_t)max_tasks,
+				.healthy = true, .nvlink = 1,
+			};
+		r = gp_cluster_add_node(c, &spec, NULL);
+	}
+	if (r < 0) {
+		gp_cluster_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double percentile(double *sorted, size_t n, double q)
+{
+	size_t i = (size_t)ceil(q * (double)n);
+
+	return n ? sorted[i ? i - 1 : 0] : 0;
+}
+
+/* Requests with a device share; CPU-only pods go along (the trace mix). */
+static int run(const struct gp_trace *t, const struct gp_workload *w,
+	       const struct bench_options *o, struct run_result *res)
+{
+	struct gp_policy_config pc = { .seed = o->seed, .target = w };
+	double capacity = (double)o->nodes * 8 * GP_COMPUTE_WHOLE, used = 0;
+	size_t cap = 1u << 16, fails = 0;
+	double *lat = malloc(cap * sizeof(*lat));
+	struct gp_cluster *c = NULL;
+	struct gp_policy *p = NULL;
+	struct gp_rng rng;
+	int r;
+
+	if (!lat)
+		return -ENOMEM;
+	r = build_cluster(t, o->nodes, res->max_tasks, &c);
+	if (r == 0)
+		r = gp_policy_new(res->policy, &pc, &p);
+	gp_rng_init(&rng, o->seed);
+	while (r == 0 && used < o->fill * capacity && fails < GIVE_UP_AFTER) {
+		const struct gp_request *req = &t->pod[gp_rng_below(&rng, t->pods)];
+		struct gp_decision d;
+		double start = now();
+
+		r = gp_place(c, p, req, &d);
+		if (r == 0 && d.placed)
+			r = gp_cluster_commit(c, req, &d.where);
+		if (res->decisions == cap) {
+			double *grown = realloc(lat, 2 * cap * sizeof(*lat));
+
+			if (!grown) {
+				r = -ENOMEM;
+				break;
+			}
+			lat = grown;
+			cap *= 2;
+		}
+		lat[res->decisions++] = now() - start;
+		fails = d.placed ? 0 : fails + 1;
+		if (d.placed) {
+			used += (double)gp_request_gpu_milli(req);
+			res->placed++;
+		}
+	}
+	if (r == 0) {
+		for (size_t i = 0; i < res->decisions; i++)
+			res->seconds += lat[i];
+		qsort(lat, res->decisions, sizeof(*lat), cmp_double);
+		res->p50_us = 1e6 * percentile(lat, res->decisions, 0.50);
+		res->p99_us = 1e6 * percentile(lat, res->decisions, 0.99);
+		res->p999_us = 1e6 * percentile(lat, res->decisions, 0.999);
+		res->fill_pct = 100.0 * used / capacity;
+		res->classes = gp_cluster_class_count(c);
+	}
+	gp_policy_free(p);
+	gp_cluster_free(c);
+	free(lat);
+	return r;
+}
+
+static json_t *result_json(const struct run_result *r)
+{
+	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:i}",
+			 "policy", r->policy, "slices_per_device", (int)r->max_tasks,
+			 "decisions", (json_int_t)r->decisions,
+			 "placed", (json_int_t)r->placed,
+			 "decisions_per_sec", (json_int_t)(r->decisions / r->seconds),
+			 "p50_us", round(r->p50_us * 10) / 10,
+			 "p99_us", round(r->p99_us * 10) / 10,
+			 "p999_us", round(r->p999_us * 10) / 10,
+			 "fill_pct", round(r->fill_pct * 100) / 100,
+			 "classes_at_end", (int)r->classes);
+}
+
+static int parse(int argc, char **argv, struct bench_options *o)
+{
+	static const struct option longopts[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "fill", required_argument, NULL, 'f' },
+		{ "pods", required_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *end;
+	int c;
+
+	*o = (struct bench_options){ .nodes = 10000, .fill = 0.95,
+				     .pods = DEFAULT_PODS, .seed = 42 };
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o->nodes = strtoul(optarg, &end, 10);
+			if (*end || o->nodes == 0 || o->nodes > 1000000) {
+				fprintf(stderr, "gpupool bench sched: --nodes must be 1 to 1000000\n");
+				return -EINVAL;
+			}
+			break;
+		case 'f':
+			o->fill = strtod(optarg, &end);
+			if (*end || !(o->fill > 0 && o->fill <= 1)) {
+				fprintf(stderr, "gpupool bench sched: --fill must be in (0, 1]\n");
+				return -EINVAL;
+			}
+			break;
+		case 'p': o->pods = optarg; break;
+		case 's': o->seed = strtoull(optarg, NULL, 10); break;
+		case 'j': o->json = true; break;
+		case 'h':
+			printf("usage: gpupool bench sched [--nodes N] [--fill F] [--pods FILE] [--seed S] [--json]\n"
+			       "Places requests drawn from FILE (default %s)\n"
+			       "on N nodes of 8 devices (default 10000) until F of the devices are\n"
+			       "allocated (default 0.95); default policy vs binpack, 32 vs 1 slices.\n",
+			       DEFAULT_PODS);
+			return 1;
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int gp_bench_sched(int argc, char **argv)
+{
+	struct run_result runs[] = {
+		{ .policy = "default", .max_tasks = 32 },
+		{ .policy = "binpack", .max_tasks = 32 },
+		{ .policy = "default", .max_tasks = 1 },
+	};
+	struct bench_options o;
+	struct gp_trace t = { 0 };
+	struct gp_workload *w = NULL;
+	char err[GP_ERR_MAX];
+	int r = parse(argc, argv, &o), status = GP_EXIT_FAIL;
+
+	if (r != 0)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	r = gp_trace_load_pods(&t, o.pods, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "gpupool bench sched: %s (pass --pods FILE)\n", err);
+		return GP_EXIT_FAIL;
+	}
+	r = gp_workload_from_requests(t.pod, t.pods, 0.95, &w);
+	for (size_t i = 0; r == 0 && i < sizeof(runs) / sizeof(runs[0]); i++)
+		r = run(&t, w, &o, &runs[i]);
+	if (r < 0) {
+		fprintf(stderr, "gpupool bench sched: %s\n", strerror(-r));
+		goto out;
+	}
+	double cost_32 = runs[0].seconds / runs[0].decisions;
+	double cost_1 = runs[2].seconds / runs[2].decisions;
+	json_t *out = json_pack("{s:s, s:i, s:i, s:f, s:I, s:f, s:f, s:f, s:o}",
+		"bench", "sched", "nodes", (int)o.nodes, "devices_per_node", 8,
+		"fill_target", o.fill,
+		"decisions_per_sec", (json_int_t)(runs[0].decisions / runs[0].seconds),
+		"p99_us", round(runs[0].p99_us * 10) / 10,
+		"slices_cost_ratio", round(cost_32 / cost_1 * 1000) / 1000,
+		"default_vs_binpack_cost_ratio",
+		round(cost_32 / (runs[1].seconds / runs[1].decisions) * 1000) / 1000,
+		"runs", json_pack("[o, o, o]", result_json(&runs[0]),
+				  result_json(&runs[1]), result_json(&runs[2])));
+
+	json_dumpf(out, stdout, o.json ? JSON_COMPACT : JSON_INDENT(2));
+	putchar('\n');
+	json_decref(out);
+	status = GP_EXIT_OK;
+out:
+	gp_workload_free(w);
+	gp_trace_release(&t);
+	return status;
+}

@@ -1,0 +1,17 @@
+#!/bin/sh
+# demo.sh — `make demo`: replays the Alibaba openb production trace with every
+# placement policy (10 seeds, inflated to 130 % of the cluster's GPUs) and
+# prints GPU allocated % next to the published results of the FGD paper.
+set -eu
+cd "$(dirname "$0")/.."
+traces=${TRACES:-../shared/traces/openb}
+nodes=$traces/openb_node_list_gpu_node.csv
+pods=$traces/openb_pod_list_default.csv
+if [ ! -r "$nodes" ] || [ ! -r "$pods" ]; then
+	echo "demo: the openb trace is not at $traces; set TRACES=DIR" >&2
+	exit 1
+fi
+build/gpupool sim --nodes "$nodes" --pods "$pods" --policy all --seeds 42-51 "$@"
+echo
+echo "@100%: GPU allocated % when arrived GPU demand first reaches 100 % of the"
+echo "cluster's 6,212 GPUs; @end: at 130 %. paper: Weng et al., USENIX ATC '23."

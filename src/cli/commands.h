@@ -1,0 +1,19 @@
+/* commands.h — the subcommands of the gpupool command line.
+ *
+ * Each takes argc/argv starting at its own name and returns the process
+ * exit status: 0 success, 1 failure while working, 2 bad usage (a wrong
+ * flag or value; the message says which and what to do). */
+#ifndef GP_CLI_COMMANDS_H
+#define GP_CLI_COMMANDS_H
+
+enum { GP_EXIT_OK = 0, GP_EXIT_FAIL = 1, GP_EXIT_USAGE = 2 };
+
+int gp_cmd_sim(int argc, char **argv);
+int gp_cmd_bench(int argc, char **argv);
+int gp_cmd_policies(int argc, char **argv);
+
+/* Parses "42-51" or "1,5,9" (or a mix) into at most max seeds. Returns
+ * the count, or -1 when malformed. */
+int gp_parse_seeds(const char *text, unsigned long long *seeds, int max);
+
+#endif

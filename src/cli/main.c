@@ -1,0 +1,58 @@
+/* main.c — the gpupool command: dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/policy.h"
+
+#define GP_VERSION "0.1.0"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "sim", gp_cmd_sim, "replay a cluster trace with placement policies" },
+	{ "bench", gp_cmd_bench, "measure the scheduler (bench sched --help)" },
+	{ "policies", gp_cmd_policies, "list the placement policies" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: gpupool COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n`gpupool COMMAND --help` describes each command.\n");
+}
+
+int gp_cmd_policies(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	for (size_t i = 0; gp_policy_name_at(i); i++)
+		printf("%-14s %s\n", gp_policy_name_at(i), gp_policy_summary_at(i));
+	return GP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return GP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return GP_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("gpupool %s\n", GP_VERSION);
+		return GP_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "gpupool: unknown command \"%s\"\n\n", argv[1]);
+	usage(stderr);
+	return GP_EXIT_USAGE;
+}

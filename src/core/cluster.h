@@ -1,0 +1,95 @@
+/* cluster.h — the pool of nodes and the placement engine of the core.
+ *
+ * A gp_cluster holds nodes and devices with their free capacity, and places
+ * requests on them with a policy (policy.h). It is pure computation: no I/O,
+ * no threads, no clock; the same inputs give the same decisions.
+ *
+ * How a decision stays cheap at 10,000 nodes: nodes whose free-capacity
+ * states are identical share one equivalence class, and classes sit in
+ * buckets keyed by what a request needs most (idle devices, the largest
+ * share a device can still take). A decision visits only the buckets that
+ * can fit, scores each class once (scores are cached per class and request
+ * shape, and a class's state never changes), and breaks ties by a fixed
+ * random order of nodes (first fit in that order). The number of slices a
+ * device may hold is a number in its state, so cost does not grow with it.
+ *
+ * Ownership: the cluster owns its nodes and indexes; callers own requests,
+ * decisions and policies. Functions return 0 or a negative errno. */
+#ifndef GP_CORE_CLUSTER_H
+#define GP_CORE_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/policy.h"
+#include "core/resources.h"
+
+struct gp_cluster;
+
+/* Why a request fits nowhere: the constraint that excluded most nodes. */
+enum gp_nofit {
+	GP_NOFIT_NONE,
+	GP_NOFIT_CPU,
+	GP_NOFIT_MEMORY,
+	GP_NOFIT_LABELS,
+	GP_NOFIT_DEVICES,
+	GP_NOFIT_EMPTY,         /* the cluster has no nodes */
+};
+
+struct gp_decision {
+	bool placed;
+	struct gp_placement where;
+	int64_t score;          /* the policy's score of the chosen node */
+	enum gp_nofit reason;   /* when !placed */
+	uint32_t classes_seen;  /* classes visited (a cost measure) */
+};
+
+/* tie_seed orders nodes for tie-breaking: 0 keeps insertion order (first
+ * fit), anything else a random order fixed for the cluster's life. */
+int gp_cluster_new(uint64_t tie_seed, struct gp_cluster **ret_cluster);
+struct gp_cluster *gp_cluster_free(struct gp_cluster *c);
+
+/* Model and label names are interned into small ids (up to 64 of each).
+ * Returns the id, or -ENOENT (create false) or -ENOSPC (table full). */
+int gp_cluster_model_id(struct gp_cluster *c, const char *name, bool create);
+int gp_cluster_label_id(struct gp_cluster *c, const char *name, bool create);
+const char *gp_cluster_model_name(const struct gp_cluster *c, int id);
+
+/* Adds an idle node; -EINVAL when the spec is inconsistent. */
+int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
+			uint32_t *ret_index);
+uint32_t gp_cluster_node_count(const struct gp_cluster *c);
+
+/* Free capacity of one node, devices in physical order. */
+struct gp_node_usage {
+	uint32_t cpu_free;
+	uint32_t mem_free;
+	uint8_t devices;
+	uint16_t compute_free[GP_NODE_DEVICES_MAX];
+	uint32_t dev_mem_free[GP_NODE_DEVICES_MAX];
+	uint16_t tasks[GP_NODE_DEVICES_MAX];
+};
+int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t node,
+			  struct gp_node_usage *ret_usage);
+
+/* Number of distinct node states now (equivalence classes). */
+uint32_t gp_cluster_class_count(const struct gp_cluster *c);
+
+/* Chooses where `req` goes under `policy`, without changing anything.
+ * "Fits nowhere" is a decision (placed = false, with a reason), not an
+ * error; errors are -EINVAL for a malformed request, -ENOMEM. */
+int gp_place(struct gp_cluster *c, struct gp_policy *policy,
+	     const struct gp_request *req, struct gp_decision *ret_decision);
+
+/* Takes the resources of `req` at `where`; -EBUSY when they are not free. */
+int gp_cluster_commit(struct gp_cluster *c, const struct gp_request *req,
+		      const struct gp_placement *where);
+
+/* Gives back what an earlier commit of `req` at `where` took. */
+int gp_cluster_release(struct gp_cluster *c, const struct gp_request *req,
+		       const struct gp_placement *where);
+
+/* A human-readable name for a gp_nofit value. */
+const char *gp_nofit_name(enum gp_nofit reason);
+
+#endif

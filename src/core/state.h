@@ -1,0 +1,140 @@
+/* state.h — the state of a node as the placement engine and the policies see
+ * it, and the feasibility rules shared by all policies.
+ *
+ * Nodes whose states are byte-for-byte equal form one equivalence class (see
+ * cluster.c): a policy scores a class once and the score holds for every
+ * member. To make equal states compare equal, the devices in a state are
+ * sorted (by model, free compute, free memory, topology) and the struct is
+ * zero-filled before it is written. A policy names devices by their position
+ * in this sorted array, as a bit mask; the engine maps positions back to the
+ * node's physical device indices. Internal to src/core/. */
+#ifndef GP_CORE_STATE_H
+#define GP_CORE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/resources.h"
+
+enum {
+	GP_DEV_HEALTHY = 1 << 0,
+	GP_DEV_HELD = 1 << 1,   /* taken whole by one task: nobody else */
+};
+
+struct gp_dev_state {
+	uint32_t mem_total;
+	uint32_t mem_free;
+	uint16_t compute_cap;
+	uint16_t compute_free;
+	uint16_t tasks;
+	uint16_t max_tasks;     /* 0 = no cap */
+	uint8_t model;
+	uint8_t numa;
+	uint8_t nvlink;
+	uint8_t flags;          /* GP_DEV_* */
+	uint8_t gang;           /* when held: devices of the task holding it */
+	uint8_t pad[3];
+};
+
+struct gp_node_state {
+	uint32_t cpu_total;
+	uint32_t cpu_free;
+	uint32_t mem_total;
+	uint32_t mem_free;
+	uint64_t labels;
+	uint16_t zone;
+	uint8_t devices;
+	uint8_t pad[5];
+	struct gp_dev_state dev[GP_NODE_DEVICES_MAX];
+};
+
+/* Bytes of a state that are meaningful (the unused device slots are not). */
+static inline size_t gp_state_key_len(const struct gp_node_state *s)
+{
+	return offsetof(struct gp_node_state, dev) +
+	       (size_t)s->devices * sizeof(struct gp_dev_state);
+}
+
+static inline bool gp_dev_is_idle(const struct gp_dev_state *d)
+{
+	return (d->flags & GP_DEV_HEALTHY) && d->tasks == 0;
+}
+
+static inline bool gp_dev_model_ok(const struct gp_dev_state *d,
+				   const struct gp_request *req)
+{
+	return req->models == 0 || (req->models >> d->model & 1);
+}
+
+/* Can one share of `req` go on this device? */
+static inline bool gp_dev_fits(const struct gp_dev_state *d,
+			       const struct gp_request *req)
+{
+	if (!(d->flags & GP_DEV_HEALTHY) || (d->flags & GP_DEV_HELD))
+		return false;
+	if (!gp_dev_model_ok(d, req))
+		return false;
+	if (req->whole)
+		return d->tasks == 0;
+	if (d->max_tasks && d->tasks >= d->max_tasks)
+		return false;
+	return d->compute_free >= req->dev_compute &&
+	       d->mem_free >= req->dev_mem_mib;
+}
+
+/* Compute a share could still get on a device: its free compute when it can
+ * take another task at all, else 0. What the packing policies measure. */
+static inline uint32_t gp_dev_usable(const struct gp_dev_state *d)
+{
+	if (!(d->flags & GP_DEV_HEALTHY) || (d->flags & GP_DEV_HELD))
+		return 0;
+	if (d->max_tasks && d->tasks >= d->max_tasks)
+		return 0;
+	return d->compute_free;
+}
+
+/* Host-side fit: CPU, memory and labels. */
+static inline bool gp_state_host_fits(const struct gp_node_state *s,
+				      const struct gp_request *req)
+{
+	return s->cpu_free >= req->cpu_milli && s->mem_free >= req->mem_mib &&
+	       (s->labels & req->labels_all) == req->labels_all &&
+	       (s->labels & req->labels_none) == 0;
+}
+
+/* Mask of device positions that could take one share of `req`. */
+static inline uint32_t gp_state_fit_mask(const struct gp_node_state *s,
+					 const struct gp_request *req)
+{
+	uint32_t mask = 0;
+
+	for (int i = 0; i < s->devices; i++)
+		if (gp_dev_fits(&s->dev[i], req))
+			mask |= 1u << i;
+	return mask;
+}
+
+/* Total free compute a node still offers to shares (thousandths). */
+static inline uint32_t gp_state_usable_compute(const struct gp_node_state *s)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; i < s->devices; i++)
+		sum += gp_dev_usable(&s->dev[i]);
+	return sum;
+}
+
+/* Applies one share of `req` to device position `i` (no checks). */
+void gp_dev_take(struct gp_dev_state *d, const struct gp_request *req);
+
+/* Takes `req` out of a state: host resources and the devices in `mask`. The
+ * result is NOT re-sorted; callers that need a canonical key sort it. */
+void gp_state_apply(struct gp_node_state *s, const struct gp_request *req,
+		    uint32_t mask);
+
+/* Sorts the devices into canonical order; perm (may be NULL) is permuted
+ * alongside so that perm[i] keeps naming the device now at position i. */
+void gp_state_sort(struct gp_node_state *s, uint8_t *perm);
+
+#endif
