@@ -11,13 +11,28 @@
  *   int(100 · sigmoid((F_before − F_after) / 1000)),
  * and for a one-device share tries every device that fits.
  *
- * F depends on a node only through its CPU level (how many of the shapes'
- * CPU sizes fit) and the multiset of (model, idle, usable compute) of its
- * devices, so values are memoised on that key: the engine asks for the same
- * few thousand states again and again.
+ * The default policy measures fragmentation with the host in mind. FGD
+ * counts a device as usable by s whenever the node has CPU for ONE copy of
+ * s; but a node with 4 idle GPUs and CPU for one more task really offers s
+ * one GPU, and the other three sit idle (the stranded GPUs FGD leaves on
+ * CPU-exhausted nodes). So for each shape the default counts as usable
+ * only the devices that the node's free CPU and host memory can feed —
+ * copies = min(cpu_free / s.cpu, mem_free / s.mem) tasks of s.devices
+ * devices each, on the devices with most room — and takes F as
+ *   3/4 · host-aware F + 1/4 · FGD's F,
+ * keeping some of FGD's optimism about the mix of future tasks. Its score
+ * is FGD's sigmoid quantised to 70 levels instead of 100: growth that
+ * differs by less than about 1/17 of a device counts as a tie, and ties go
+ * to the first node in the cluster's fixed random order, which packs work
+ * onto fewer nodes and keeps others whole. Both constants were chosen on
+ * the openb traces and checked on variants derived from them (docs/
+ * scheduling.md has the numbers).
  *
- * The default policy (see `score_default`) keeps FGD's fragmentation
- * measure and changes how it decides. */
+ * F depends on a node only through its free CPU and memory (for FGD: its
+ * CPU level, how many of the shapes' CPU sizes fit) and the multiset of
+ * (model, idle, usable compute) of its devices, so values are memoised on
+ * that key: the engine asks for the same few thousand states again and
+ * again. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,9 +43,11 @@
 
 /* The memo key: a canonical summary of what F depends on. */
 struct frag_key {
-	uint16_t cpu_level;
+	uint16_t cpu_level;     /* FGD only */
 	uint8_t devices;
 	uint8_t pad;
+	uint32_t cpu_free;      /* host-aware only */
+	uint32_t mem_free;      /* host-aware only */
 	uint32_t dev[GP_NODE_DEVICES_MAX];      /* sorted ascending */
 };
 
@@ -46,10 +63,16 @@ struct fgd {
 	double *weight;
 	uint16_t *cpu_rank;             /* index of shape's CPU in cpu_level */
 	uint32_t *cpu_level;            /* distinct shape CPU sizes, ascending */
-	size_t levels;
+	size_t levels;                  /* entries in cpu_level */
 	struct memo_slot *memo;
 	size_t memo_cap, memo_used;
+	bool host_aware;                /* the default policy's F */
+	int score_levels;                    /* quantisation of the score */
 };
+
+#define FGD_LEVELS 100
+#define DEFAULT_LEVELS 70
+#define FGD_SHARE_OF_F 0.25             /* in the default policy's F */
 
 #define MEMO_MIN (1u << 12)
 #define MEMO_MAX (1u << 21)
@@ -101,6 +124,38 @@ static bool shape_fits_dev(const struct gp_request *s, uint32_t key)
 	return KEY_USABLE(key) >= s->dev_compute;
 }
 
+/* How many devices the node's free CPU and memory let shape s use. */
+static int host_limit(const struct gp_request *s, const struct frag_key *k)
+{
+	uint32_t copies = UINT32_MAX;
+
+	if (s->cpu_milli)
+		copies = k->cpu_free / s->cpu_milli;
+	if (s->mem_mib && k->mem_free / s->mem_mib < copies)
+		copies = k->mem_free / s->mem_mib;
+	return copies >= GP_NODE_DEVICES_MAX ? GP_NODE_DEVICES_MAX
+					      : (int)(copies * s->devices);
+}
+
+/* Fragmentation of one node for one shape, FGD's and host-aware. */
+static void shape_frag(const struct fgd *f, const struct gp_request *s,
+		       const struct frag_key *k, double left,
+		       double *ret_plain, double *ret_aware)
+{
+	int limit = f->host_aware ? host_limit(s, k) : 0, fits = 0;
+	double usable = 0, usable_fed = 0;
+
+	/* Devices sit in ascending order of room: the last have the most. */
+	for (int d = k->devices - 1; d >= 0; d--)
+		if (shape_fits_dev(s, k->dev[d])) {
+			usable += KEY_USABLE(k->dev[d]);
+			if (++fits <= limit)
+				usable_fed += KEY_USABLE(k->dev[d]);
+		}
+	*ret_plain = fits >= s->devices ? left - usable : left;
+	*ret_aware = fits >= s->devices ? left - usable_fed : left;
+}
+
 static double frag_compute(const struct fgd *f, const struct frag_key *k)
 {
 	double left = 0, frag = 0;
@@ -109,19 +164,18 @@ static double frag_compute(const struct fgd *f, const struct frag_key *k)
 		left += KEY_USABLE(k->dev[i]);
 	for (size_t i = 0; i < f->shapes; i++) {
 		const struct gp_request *s = &f->shape[i];
-		double usable = 0;
-		int fits = 0;
+		double plain, aware;
 
-		if (s->devices == 0 || k->cpu_level <= f->cpu_rank[i]) {
+		if (s->devices == 0 ||
+		    (f->host_aware ? k->cpu_free < s->cpu_milli
+				   : k->cpu_level <= f->cpu_rank[i])) {
 			frag += f->weight[i] * left;
 			continue;
 		}
-		for (int d = 0; d < k->devices; d++)
-			if (shape_fits_dev(s, k->dev[d])) {
-				fits++;
-				usable += KEY_USABLE(k->dev[d]);
-			}
-		frag += f->weight[i] * (fits >= s->devices ? left - usable : left);
+		shape_frag(f, s, k, left, &plain, &aware);
+		frag += f->weight[i] * (f->host_aware ? (1 - FGD_SHARE_OF_F) * aware +
+							FGD_SHARE_OF_F * plain
+						      : plain);
 	}
 	return frag;
 }
@@ -181,10 +235,17 @@ static double frag_of(struct fgd *f, const struct frag_key *k)
 }
 
 static void key_of_state(const struct fgd *f, const struct gp_node_state *s,
-			 uint32_t cpu_taken, struct frag_key *ret_key)
+			 const struct gp_request *taken, struct frag_key *ret_key)
 {
+	uint32_t cpu = s->cpu_free - (taken ? taken->cpu_milli : 0);
+
 	memset(ret_key, 0, sizeof(*ret_key));
-	ret_key->cpu_level = cpu_level_of(f, s->cpu_free - cpu_taken);
+	if (f->host_aware) {
+		ret_key->cpu_free = cpu;
+		ret_key->mem_free = s->mem_free - (taken ? taken->mem_mib : 0);
+	} else {
+		ret_key->cpu_level = cpu_level_of(f, cpu);
+	}
 	ret_key->devices = s->devices;
 	for (int i = 0; i < s->devices; i++)
 		ret_key->dev[i] = dev_key(&s->dev[i]);
@@ -196,7 +257,7 @@ static double frag_after(struct fgd *f, const struct gp_node_state *s,
 {
 	struct frag_key k;
 
-	key_of_state(f, s, req->cpu_milli, &k);
+	key_of_state(f, s, req, &k);
 	for (int i = 0; i < s->devices; i++)
 		if (mask >> i & 1) {
 			struct gp_dev_state d = s->dev[i];
@@ -212,36 +273,62 @@ static double frag_before(struct fgd *f, const struct gp_node_state *s)
 {
 	struct frag_key k;
 
-	key_of_state(f, s, 0, &k);
+	key_of_state(f, s, NULL, &k);
 	key_sort(&k);
 	return frag_of(f, &k);
 }
 
-static int64_t quantised(double frag_before, double frag_after)
+/* Growth of F when req goes on the node, and where: a one-device share
+ * tries every device that fits and keeps the first with the least growth;
+ * other requests take the policy's device choice. */
+static double least_growth(struct gp_policy *p, const struct gp_node_state *s,
+			   const struct gp_request *req, uint32_t fit,
+			   uint32_t *ret_mask)
 {
-	double x = (frag_before - frag_after) / 1000.0;
+	struct fgd *f = p->priv;
+	double before = frag_before(f, s), best = INFINITY;
 
-	return (int64_t)(100.0 / (1.0 + exp(-x)));
+	if (req->devices != 1 || req->whole) {
+		gp_policy_pick(p, s, req, fit, ret_mask);
+		return frag_after(f, s, req, *ret_mask) - before;
+	}
+	for (int i = 0; i < s->devices; i++) {
+		if (!(fit >> i & 1))
+			continue;
+		double growth = frag_after(f, s, req, 1u << i) - before;
+
+		if (growth < best) {
+			best = growth;
+			*ret_mask = 1u << i;
+		}
+	}
+	return best;
 }
 
-/* FGD: the best quantised score over the devices a one-device share could
- * take (first such device on ties); other tasks take the policy's devices. */
+/* int(levels · sigmoid(−growth / 1000)): higher is better. */
+static int64_t quantised(int levels, double growth)
+{
+	return (int64_t)(levels / (1.0 + exp(growth / 1000.0)));
+}
+
+/* FGD proper quantises per device and keeps the first device with the
+ * best quantised score, so it scores devices one by one. */
 static int64_t score_fgd(struct gp_policy *p, const struct gp_node_state *s,
 			 const struct gp_request *req, uint32_t fit,
 			 uint32_t *ret_mask)
 {
 	struct fgd *f = p->priv;
-	double before = frag_before(f, s);
+	double before;
 	int64_t best = GP_SCORE_NOFIT;
 
-	if (req->devices != 1 || req->whole) {
-		gp_policy_pick(p, s, req, fit, ret_mask);
-		return quantised(before, frag_after(f, s, req, *ret_mask));
-	}
+	if (req->devices != 1 || req->whole)
+		return quantised(f->score_levels, least_growth(p, s, req, fit, ret_mask));
+	before = frag_before(f, s);
 	for (int i = 0; i < s->devices; i++) {
 		if (!(fit >> i & 1))
 			continue;
-		int64_t score = quantised(before, frag_after(f, s, req, 1u << i));
+		int64_t score = quantised(f->score_levels,
+					  frag_after(f, s, req, 1u << i) - before);
 
 		if (score > best) {
 			best = score;
@@ -251,34 +338,13 @@ static int64_t score_fgd(struct gp_policy *p, const struct gp_node_state *s,
 	return best;
 }
 
-/* ---- the default policy --------------------------------------------- */
-
-/* Scores are fixed-point: fragmentation growth in thousandths of a milli. */
-#define FIXED 1000.0
-
 static int64_t score_default(struct gp_policy *p, const struct gp_node_state *s,
 			     const struct gp_request *req, uint32_t fit,
 			     uint32_t *ret_mask)
 {
 	struct fgd *f = p->priv;
-	double before = frag_before(f, s), best_growth = INFINITY;
 
-	if (req->devices != 1 || req->whole) {
-		gp_policy_pick(p, s, req, fit, ret_mask);
-		best_growth = frag_after(f, s, req, *ret_mask) - before;
-	} else {
-		for (int i = 0; i < s->devices; i++) {
-			if (!(fit >> i & 1))
-				continue;
-			double growth = frag_after(f, s, req, 1u << i) - before;
-
-			if (growth < best_growth) {
-				best_growth = growth;
-				*ret_mask = 1u << i;
-			}
-		}
-	}
-	return -(int64_t)llround(best_growth * FIXED);
+	return quantised(f->score_levels, least_growth(p, s, req, fit, ret_mask));
 }
 
 /* ---- set-up --------------------------------------------------------- */
@@ -329,6 +395,7 @@ static void shapes_to_requests(struct fgd *f, const struct gp_workload *w)
 			.whole = sh->share >= GP_COMPUTE_WHOLE,
 			.dev_compute = sh->share,
 			.models = sh->models,
+			.mem_mib = sh->mem_mib,
 		};
 		f->weight[i] = sh->weight;
 		f->cpu_level[i] = sh->cpu_milli;
@@ -360,6 +427,8 @@ static int fgd_init(struct gp_policy *p)
 		return -ENOMEM;
 	}
 	shapes_to_requests(f, w);
+	f->host_aware = p->ops == &gp_default_ops;
+	f->score_levels = f->host_aware ? DEFAULT_LEVELS : FGD_LEVELS;
 	qsort(f->cpu_level, n, sizeof(*f->cpu_level), cmp_u32);
 	for (size_t i = 0; i < n; i++)
 		if (f->levels == 0 || f->cpu_level[f->levels - 1] != f->cpu_level[i])

@@ -11,6 +11,7 @@
 struct tally {
 	struct gp_shape shape;
 	size_t count;
+	double mem_sum;
 	bool used;
 };
 
@@ -77,6 +78,7 @@ static size_t count_shapes(const struct gp_request *req, size_t n,
 			distinct++;
 		}
 		table[slot].count++;
+		table[slot].mem_sum += req[i].mem_mib;
 	}
 	size_t out = 0;
 	for (size_t i = 0; i < cap; i++)
@@ -113,6 +115,7 @@ int gp_workload_from_requests(const struct gp_request *req, size_t n,
 	w->count = keep;
 	for (size_t i = 0; i < keep; i++) {
 		w->shape[i] = table[i].shape;
+		w->shape[i].mem_mib = (uint32_t)(table[i].mem_sum / (double)table[i].count);
 		w->shape[i].weight = (double)table[i].count / (double)covered;
 	}
 	free(table);

@@ -23,6 +23,7 @@ struct gp_shape {
 	uint8_t devices;        /* 0 = a CPU-only task */
 	uint16_t share;         /* compute per device, thousandths */
 	uint64_t models;        /* allowed models; 0 = any */
+	uint32_t mem_mib;       /* mean host memory of the shape's requests */
 	double weight;          /* share of the kept shapes' requests */
 };
 
