@@ -305,6 +305,11 @@ static double least_growth(struct gp_policy *p, const struct gp_node_state *s,
 	return best;
 }
 
+double gp_fgd_fragmentation(struct gp_policy *p, const struct gp_node_state *s)
+{
+	return frag_before(p->priv, s);
+}
+
 /* int(levels · sigmoid(−growth / 1000)): higher is better. */
 static int64_t quantised(int levels, double growth)
 {

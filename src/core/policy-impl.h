@@ -71,4 +71,7 @@ uint32_t gp_state_usable_after(const struct gp_node_state *s,
 extern const struct gp_policy_ops gp_fgd_ops;
 extern const struct gp_policy_ops gp_default_ops;
 
+/* F of a node state under an fgd or default policy (for tests). */
+double gp_fgd_fragmentation(struct gp_policy *p, const struct gp_node_state *s);
+
 #endif

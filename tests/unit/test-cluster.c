@@ -1,0 +1,311 @@
+/* test-cluster.c — the cluster and placement engine (src/core/cluster.c). */
+#include "helpers.h"
+
+#include <errno.h>
+
+struct fixture {
+	struct gp_cluster *c;
+	struct gp_policy *p;
+	int a100, t4;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+
+	assert_int_equal(gp_cluster_new(0, &f.c), 0);
+	f.a100 = gp_cluster_model_id(f.c, "A100", true);
+	f.t4 = gp_cluster_model_id(f.c, "T4", true);
+	f.p = policy("binpack", NULL);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	f->c = gp_cluster_free(f->c);
+	f->p = gp_policy_free(f->p);
+	return 0;
+}
+
+static void names_are_interned(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(gp_cluster_model_id(f->c, "T4", false), f->t4);
+	assert_int_equal(gp_cluster_model_id(f->c, "H100", false), -ENOENT);
+	assert_string_equal(gp_cluster_model_name(f->c, f->a100), "A100");
+	assert_null(gp_cluster_model_name(f->c, 40));
+}
+
+static void identical_nodes_share_a_class(void **state)
+{
+	struct fixture *f = *state;
+
+	for (int i = 0; i < 100; i++)
+		add_node(f->c, node_spec(32, 128, 4, f->a100));
+	assert_int_equal(gp_cluster_node_count(f->c), 100);
+	assert_int_equal(gp_cluster_class_count(f->c), 1);
+	place(f->c, f->p, share(2, 500), NULL);
+	assert_int_equal(gp_cluster_class_count(f->c), 2);
+}
+
+static void release_undoes_commit(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_request r = share(4, 300);
+	struct gp_placement where;
+	struct gp_node_usage u;
+
+	add_node(f->c, node_spec(32, 128, 4, f->a100));
+	add_node(f->c, node_spec(32, 128, 4, f->a100));
+	place(f->c, f->p, r, &where);
+	assert_int_equal(gp_cluster_node_usage(f->c, where.node, &u), 0);
+	assert_int_equal(u.cpu_free, 28000);
+	assert_int_equal(u.compute_free[where.device[0]], 700);
+	assert_int_equal(u.tasks[where.device[0]], 1);
+	assert_int_equal(gp_cluster_release(f->c, &r, &where), 0);
+	assert_int_equal(gp_cluster_node_usage(f->c, where.node, &u), 0);
+	assert_int_equal(u.cpu_free, 32000);
+	assert_int_equal(u.compute_free[where.device[0]], 1000);
+	assert_int_equal(gp_cluster_class_count(f->c), 1);
+	/* Releasing again finds nothing to give back. */
+	assert_int_equal(gp_cluster_release(f->c, &r, &where), -EINVAL);
+}
+
+static void usage_names_physical_devices(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_usage u;
+	uint32_t n = add_node(f->c, node_spec(32, 128, 4, f->a100));
+
+	put(f->c, share(1, 250), n, 3);
+	put(f->c, share(1, 600), n, 1);
+	assert_int_equal(gp_cluster_node_usage(f->c, n, &u), 0);
+	assert_int_equal(u.compute_free[0], 1000);
+	assert_int_equal(u.compute_free[1], 400);
+	assert_int_equal(u.compute_free[2], 1000);
+	assert_int_equal(u.compute_free[3], 750);
+	assert_int_equal(gp_cluster_node_usage(f->c, 9, &u), -ENOENT);
+}
+
+static void whole_devices_are_exclusive(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_decision d;
+	struct gp_request tiny = share(1, 10);
+	uint32_t n = add_node(f->c, node_spec(32, 128, 2, f->a100));
+
+	put(f->c, share(1, 100), n, 0);
+	put(f->c, whole(1, 1), n, 1);       /* device 1 was idle: taken whole */
+	/* Device 0 is shared, device 1 held: a whole device fits nowhere, a
+	 * tiny share only on device 0. */
+	struct gp_request w = whole(1, 1);
+	assert_int_equal(gp_place(f->c, f->p, &w, &d), 0);
+	assert_false(d.placed);
+	assert_int_equal(d.reason, GP_NOFIT_DEVICES);
+	assert_int_equal(gp_place(f->c, f->p, &tiny, &d), 0);
+	assert_true(d.placed);
+	assert_int_equal(d.where.device[0], 0);
+}
+
+static void slice_cap_limits_tasks(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(32, 128, 1, f->a100);
+	struct gp_request r = share(1, 100);
+	struct gp_decision d;
+
+	s.device[0].max_tasks = 2;
+	add_node(f->c, s);
+	place(f->c, f->p, r, NULL);
+	place(f->c, f->p, r, NULL);
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_false(d.placed);
+}
+
+static void memory_is_never_overcommitted(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(32, 128, 1, f->a100);
+	struct gp_request r = { .cpu_milli = 1000, .devices = 1,
+				.dev_mem_mib = 6000, .dev_compute = 10 };
+	struct gp_decision d;
+
+	s.device[0].overcommit = 1500;
+	add_node(f->c, s);                  /* 16384 MiB */
+	place(f->c, f->p, r, NULL);
+	place(f->c, f->p, r, NULL);
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_false(d.placed);             /* 18000 > 16384 */
+}
+
+static void compute_overcommit_is_honoured(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(32, 128, 1, f->a100);
+	struct gp_request r = share(1, 700);
+	struct gp_decision d;
+	uint32_t plain;
+
+	s.device[0].overcommit = 1500;
+	add_node(f->c, s);
+	s.device[0].overcommit = 1000;
+	plain = add_node(f->c, s);
+	place(f->c, f->p, r, NULL);
+	place(f->c, f->p, r, NULL);
+	place(f->c, f->p, r, NULL);
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_false(d.placed);             /* 2 × 700 on 1.5, 1 × 700 on 1.0 */
+	s.device[0].overcommit = 1600;
+	assert_int_equal(gp_cluster_add_node(f->c, &s, NULL), -EINVAL);
+	(void)plain;
+}
+
+static void models_and_labels_filter(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(32, 128, 2, f->t4);
+	int ib = gp_cluster_label_id(f->c, "ib=yes", true);
+	struct gp_request r = share(1, 500);
+	struct gp_decision d;
+
+	s.labels = 1ull << ib;
+	add_node(f->c, s);
+	add_node(f->c, node_spec(32, 128, 2, f->a100));
+	r.models = 1ull << f->a100;
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.where.node, 1);
+	r.models = 1ull << f->t4;
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.where.node, 0);
+	r.models = 0;
+	r.labels_none = 1ull << ib;
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.where.node, 1);
+	r.labels_none = 0;
+	r.labels_all = 1ull << ib;
+	r.models = 1ull << f->a100;
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_false(d.placed);
+}
+
+static void reasons_name_the_constraint(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_request r = share(64, 500);
+	struct gp_decision d;
+
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.reason, GP_NOFIT_EMPTY);
+	add_node(f->c, node_spec(32, 128, 2, f->a100));
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_false(d.placed);
+	assert_int_equal(d.reason, GP_NOFIT_CPU);
+	assert_string_equal(gp_nofit_name(d.reason), "not enough free CPU");
+	r = share(1, 500);
+	r.mem_mib = 200 * 1024;
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.reason, GP_NOFIT_MEMORY);
+}
+
+static void gang_prefers_tightest_nvlink_island(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(64, 512, 6, f->a100);
+	const uint8_t island[6] = { 2, 1, 2, 1, 2, 2 };
+	struct gp_placement where;
+
+	for (int i = 0; i < 6; i++)
+		s.device[i].nvlink = island[i];
+	add_node(f->c, s);
+	place(f->c, f->p, whole(1, 2), &where);
+	assert_int_equal(island[where.device[0]], 1);
+	assert_int_equal(island[where.device[1]], 1);
+	place(f->c, f->p, whole(1, 4), &where);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(island[where.device[i]], 2);
+}
+
+static void bad_placements_are_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_request r = share(1, 600), two = whole(1, 2);
+	struct gp_placement where = { .node = 0, .devices = 1, .device = { 0 } };
+	struct gp_decision d;
+
+	add_node(f->c, node_spec(8, 32, 2, f->a100));
+	where.node = 5;
+	assert_int_equal(gp_cluster_commit(f->c, &r, &where), -EINVAL);
+	where.node = 0;
+	where.device[0] = 7;
+	assert_int_equal(gp_cluster_commit(f->c, &r, &where), -EINVAL);
+	where = (struct gp_placement){ .node = 0, .devices = 2, .device = { 1, 1 } };
+	assert_int_equal(gp_cluster_commit(f->c, &two, &where), -EINVAL);
+	put(f->c, r, 0, 0);
+	where = (struct gp_placement){ .node = 0, .devices = 1, .device = { 0 } };
+	assert_int_equal(gp_cluster_commit(f->c, &r, &where), -EBUSY);
+	r.devices = GP_NODE_DEVICES_MAX + 1;
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), -EINVAL);
+}
+
+static void ties_go_to_the_first_node(void **state)
+{
+	struct fixture *f = *state;
+
+	for (int i = 0; i < 5; i++)
+		add_node(f->c, node_spec(32, 128, 4, f->a100));
+	/* Equal nodes: insertion order decides (tie seed 0). */
+	assert_int_equal(place(f->c, f->p, whole(1, 1), NULL), 0);
+	/* binpack then keeps filling the node it started. */
+	assert_int_equal(place(f->c, f->p, whole(1, 1), NULL), 0);
+}
+
+static void random_tie_order_is_fixed_by_seed(void **state)
+{
+	struct gp_cluster *a, *b;
+	struct gp_policy *p = policy("binpack", NULL);
+	uint32_t first_a, first_b;
+	(void)state;
+
+	assert_int_equal(gp_cluster_new(99, &a), 0);
+	assert_int_equal(gp_cluster_new(99, &b), 0);
+	gp_cluster_model_id(a, "A100", true);
+	gp_cluster_model_id(b, "A100", true);
+	for (int i = 0; i < 50; i++) {
+		add_node(a, node_spec(32, 128, 4, 0));
+		add_node(b, node_spec(32, 128, 4, 0));
+	}
+	first_a = place(a, p, whole(1, 1), NULL);
+	first_b = place(b, p, whole(1, 1), NULL);
+	assert_int_equal(first_a, first_b);
+	gp_cluster_free(a);
+	gp_cluster_free(b);
+	gp_policy_free(p);
+}
+
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TEST(names_are_interned),
+		TEST(identical_nodes_share_a_class),
+		TEST(release_undoes_commit),
+		TEST(usage_names_physical_devices),
+		TEST(whole_devices_are_exclusive),
+		TEST(slice_cap_limits_tasks),
+		TEST(memory_is_never_overcommitted),
+		TEST(compute_overcommit_is_honoured),
+		TEST(models_and_labels_filter),
+		TEST(reasons_name_the_constraint),
+		TEST(gang_prefers_tightest_nvlink_island),
+		TEST(bad_placements_are_refused),
+		TEST(ties_go_to_the_first_node),
+		cmocka_unit_test(random_tie_order_is_fixed_by_seed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
