@@ -34,11 +34,13 @@ check-asan: deps $(ASAN_BUILD)/build.ninja
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		meson test -C $(ASAN_BUILD) --suite unit --print-errorlogs
 
-# Benchmarks write JSON under $(BUILD)/bench/.
+# Benchmarks write JSON under $(BUILD)/bench/ (one object per line).
 bench: all
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/gpupool bench sched --nodes 10000 --pods $(TRACES)/openb_pod_list_default.csv \
 		--json | tee $(BUILD)/bench/sched.json
+	bench/bench-openb-variants.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/variants \
+		| tee $(BUILD)/bench/openb-variants.json
 
 # The main job. For now: every placement policy on the production trace,
 # next to the published results. ARGS are passed to the demo script.

@@ -13,5 +13,7 @@ if [ ! -r "$nodes" ] || [ ! -r "$pods" ]; then
 fi
 build/gpupool sim --nodes "$nodes" --pods "$pods" --policy all --seeds 42-51 "$@"
 echo
-echo "@100%: GPU allocated % when arrived GPU demand first reaches 100 % of the"
-echo "cluster's 6,212 GPUs; @end: at 130 %. paper: Weng et al., USENIX ATC '23."
+echo "@100%, @130%: GPU allocated % of the cluster's 6,212 GPUs when the GPU"
+echo "demand that arrived first reaches 100 % and 130 % (mean of 10 seeds)."
+echo "paper: the published means (Weng et al., USENIX ATC '23). default is gpupool's"
+echo "own policy; see docs/scheduling.md."

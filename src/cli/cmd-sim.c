@@ -262,7 +262,10 @@ static void print_header(const struct sim_options *o, const char *trace)
 
 	printf("trace %s, %d seed(s), inflated to %d %% of cluster GPUs\n\n",
 	       trace ? trace : o->pods, o->seeds, target);
-	printf("%-14s %9s %9s   %9s %9s %12s\n", "policy", "@100%", "@" "end",
+	char at_target[16];
+
+	snprintf(at_target, sizeof(at_target), "@%d%%", target);
+	printf("%-14s %9s %9s   %9s %9s %12s\n", "policy", "@100%", at_target,
 	       "paper@100", "paper@130", "decisions/s");
 }
 

@@ -15,18 +15,15 @@
  * counts a device as usable by s whenever the node has CPU for ONE copy of
  * s; but a node with 4 idle GPUs and CPU for one more task really offers s
  * one GPU, and the other three sit idle (the stranded GPUs FGD leaves on
- * CPU-exhausted nodes). So for each shape the default counts as usable
- * only the devices that the node's free CPU and host memory can feed —
- * copies = min(cpu_free / s.cpu, mem_free / s.mem) tasks of s.devices
- * devices each, on the devices with most room — and takes F as
- *   3/4 · host-aware F + 1/4 · FGD's F,
- * keeping some of FGD's optimism about the mix of future tasks. Its score
- * is FGD's sigmoid quantised to 70 levels instead of 100: growth that
- * differs by less than about 1/17 of a device counts as a tie, and ties go
- * to the first node in the cluster's fixed random order, which packs work
- * onto fewer nodes and keeps others whole. Both constants were chosen on
- * the openb traces and checked on variants derived from them (docs/
- * scheduling.md has the numbers).
+ * CPU-exhausted nodes). The host-aware measure counts as usable only the
+ * devices that the node's free CPU and host memory can feed — copies =
+ * min(cpu_free / s.cpu, mem_free / s.mem) tasks of s.devices devices each,
+ * on the devices with most room (a shape's memory is the mean of its
+ * requests). The default takes F = 3/4 · FGD's F + 1/4 · host-aware F:
+ * FGD's optimism about the mix of tasks still to come, corrected for what
+ * the host can really feed. Scores, device choice and ties are FGD's. The
+ * one constant (3/4) was chosen on the openb traces and checked on
+ * variants derived from them (docs/scheduling.md has the numbers).
  *
  * F depends on a node only through its free CPU and memory (for FGD: its
  * CPU level, how many of the shapes' CPU sizes fit) and the multiset of
@@ -67,12 +64,10 @@ struct fgd {
 	struct memo_slot *memo;
 	size_t memo_cap, memo_used;
 	bool host_aware;                /* the default policy's F */
-	int score_levels;                    /* quantisation of the score */
 };
 
-#define FGD_LEVELS 100
-#define DEFAULT_LEVELS 70
-#define FGD_SHARE_OF_F 0.25             /* in the default policy's F */
+#define SCORE_LEVELS 100
+#define FGD_SHARE_OF_F 0.75             /* in the default policy's F */
 
 #define MEMO_MIN (1u << 12)
 #define MEMO_MAX (1u << 21)
@@ -278,62 +273,38 @@ static double frag_before(struct fgd *f, const struct gp_node_state *s)
 	return frag_of(f, &k);
 }
 
-/* Growth of F when req goes on the node, and where: a one-device share
- * tries every device that fits and keeps the first with the least growth;
- * other requests take the policy's device choice. */
-static double least_growth(struct gp_policy *p, const struct gp_node_state *s,
-			   const struct gp_request *req, uint32_t fit,
-			   uint32_t *ret_mask)
-{
-	struct fgd *f = p->priv;
-	double before = frag_before(f, s), best = INFINITY;
-
-	if (req->devices != 1 || req->whole) {
-		gp_policy_pick(p, s, req, fit, ret_mask);
-		return frag_after(f, s, req, *ret_mask) - before;
-	}
-	for (int i = 0; i < s->devices; i++) {
-		if (!(fit >> i & 1))
-			continue;
-		double growth = frag_after(f, s, req, 1u << i) - before;
-
-		if (growth < best) {
-			best = growth;
-			*ret_mask = 1u << i;
-		}
-	}
-	return best;
-}
-
 double gp_fgd_fragmentation(struct gp_policy *p, const struct gp_node_state *s)
 {
 	return frag_before(p->priv, s);
 }
 
-/* int(levels · sigmoid(−growth / 1000)): higher is better. */
-static int64_t quantised(int levels, double growth)
+/* int(100 · sigmoid(−growth / 1000)): higher is better. The rounding is
+ * part of the policy: growths within a few tens of milli-devices tie, and
+ * ties go to the first node in the cluster's fixed order, which packs. */
+static int64_t quantised(double growth)
 {
-	return (int64_t)(levels / (1.0 + exp(growth / 1000.0)));
+	return (int64_t)(SCORE_LEVELS / (1.0 + exp(growth / 1000.0)));
 }
 
-/* FGD proper quantises per device and keeps the first device with the
- * best quantised score, so it scores devices one by one. */
+/* A one-device share tries every device that fits and keeps the first
+ * with the best quantised score; other requests take the policy's devices
+ * (whole devices: the first idle ones). */
 static int64_t score_fgd(struct gp_policy *p, const struct gp_node_state *s,
 			 const struct gp_request *req, uint32_t fit,
 			 uint32_t *ret_mask)
 {
 	struct fgd *f = p->priv;
-	double before;
+	double before = frag_before(f, s);
 	int64_t best = GP_SCORE_NOFIT;
 
-	if (req->devices != 1 || req->whole)
-		return quantised(f->score_levels, least_growth(p, s, req, fit, ret_mask));
-	before = frag_before(f, s);
+	if (req->devices != 1 || req->whole) {
+		gp_policy_pick(p, s, req, fit, ret_mask);
+		return quantised(frag_after(f, s, req, *ret_mask) - before);
+	}
 	for (int i = 0; i < s->devices; i++) {
 		if (!(fit >> i & 1))
 			continue;
-		int64_t score = quantised(f->score_levels,
-					  frag_after(f, s, req, 1u << i) - before);
+		int64_t score = quantised(frag_after(f, s, req, 1u << i) - before);
 
 		if (score > best) {
 			best = score;
@@ -341,15 +312,6 @@ static int64_t score_fgd(struct gp_policy *p, const struct gp_node_state *s,
 		}
 	}
 	return best;
-}
-
-static int64_t score_default(struct gp_policy *p, const struct gp_node_state *s,
-			     const struct gp_request *req, uint32_t fit,
-			     uint32_t *ret_mask)
-{
-	struct fgd *f = p->priv;
-
-	return quantised(f->score_levels, least_growth(p, s, req, fit, ret_mask));
 }
 
 /* ---- set-up --------------------------------------------------------- */
@@ -433,7 +395,6 @@ static int fgd_init(struct gp_policy *p)
 	}
 	shapes_to_requests(f, w);
 	f->host_aware = p->ops == &gp_default_ops;
-	f->score_levels = f->host_aware ? DEFAULT_LEVELS : FGD_LEVELS;
 	qsort(f->cpu_level, n, sizeof(*f->cpu_level), cmp_u32);
 	for (size_t i = 0; i < n; i++)
 		if (f->levels == 0 || f->cpu_level[f->levels - 1] != f->cpu_level[i])
@@ -452,6 +413,6 @@ const struct gp_policy_ops gp_fgd_ops = {
 
 const struct gp_policy_ops gp_default_ops = {
 	"default", "gpupool's fragmentation-aware policy (see docs/scheduling.md)",
-	.pick = gp_pick_first, .score = score_default,
+	.pick = gp_pick_first, .score = score_fgd,
 	.init = fgd_init, .release = fgd_release,
 };

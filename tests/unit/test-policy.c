@@ -273,9 +273,9 @@ static void default_counts_fed_devices(void **state)
 	fgd = policy("fgd", w);
 	def = policy("default", w);
 	/* 12 cores feed one 8-core task: FGD sees no loss; the default sees
-	 * one of two devices stranded, 3/4 · 1000 + 1/4 · 0. */
+	 * one of two devices stranded, 3/4 · 0 + 1/4 · 1000. */
 	assert_float_equal(gp_fgd_fragmentation(fgd, &twelve_cores), 0, 1e-9);
-	assert_float_equal(gp_fgd_fragmentation(def, &twelve_cores), 750, 1e-9);
+	assert_float_equal(gp_fgd_fragmentation(def, &twelve_cores), 250, 1e-9);
 	gp_policy_free(def);
 	gp_policy_free(fgd);
 	gp_workload_free(w);
@@ -283,7 +283,8 @@ static void default_counts_fed_devices(void **state)
 
 /* An 8-core CPU-only task: FGD sees no difference between node 0 (16
  * cores) and node 1 (24 cores) and takes the first; the default sees that
- * on node 0 it would strand a device and goes to node 1. */
+ * on node 0 it would strand a device (F 0 → 250, score int(100 σ(−.25)) =
+ * 43) and goes to node 1 (F stays 0, score 50). */
 static void default_keeps_cpu_for_devices(void **state)
 {
 	struct gp_request shapes[1] = { whole(8, 1) };
@@ -301,7 +302,7 @@ static void default_keeps_cpu_for_devices(void **state)
 	assert_int_equal(decide(c, fgd, cpu_only(8)).where.node, 0);
 	d = decide(c, def, cpu_only(8));
 	assert_int_equal(d.where.node, 1);
-	assert_int_equal(d.score, 35);      /* int(70 σ(0)) */
+	assert_int_equal(d.score, 50);
 	gp_cluster_free(c);
 	gp_policy_free(def);
 	gp_policy_free(fgd);

@@ -1,12 +1,14 @@
 #!/bin/sh
-# make-variants.sh — derive openb-style traces that we do NOT ship, to check
+# openb-make-variants.sh — derive openb-style traces that we do NOT ship, to check
 # that a policy's advantage is not fitted to the five published traces.
 #
-# usage: make-variants.sh SRC_DIR OUT_DIR
+# usage: openb-make-variants.sh SRC_DIR OUT_DIR
 # From openb_pod_list_default.csv and the node list it writes, with fixed
 # seeds (deterministic for a given awk):
-#   share60   60 % of whole 1-GPU pods replaced by copies of sharing pods
-#   multi40   25 % of whole 1-GPU pods replaced by copies of multi-GPU pods
+#   share30   30 % of whole 1-GPU pods replaced by copies of sharing pods
+#   share60   60 % of them likewise
+#   multi15   10 % of whole 1-GPU pods replaced by copies of multi-GPU pods
+#   multi40   25 % of them likewise
 #   spec25    25 % of GPU pods restricted to a model set seen in the trace
 #   cpu25     25 % of GPU pods replaced by copies of CPU-only pods
 #   halfnodes the default pods on every second node (a smaller cluster)
@@ -35,6 +37,14 @@ NR == FNR {
 }
 function pick(arr, n) { return arr[int(rand() * n)] }
 function renamed(row) { sub(/^[^,]*/, $1, row); return row }'
+
+variant share30 5 "$collect"'
+$4 == 1 && $5 == 1000 && rand() < 0.3 { print renamed(pick(share, ns)); next }
+{ print }'
+
+variant multi15 6 "$collect"'
+$4 == 1 && $5 == 1000 && rand() < 0.1 { print renamed(pick(multi, nm)); next }
+{ print }'
 
 variant share60 1 "$collect"'
 $4 == 1 && $5 == 1000 && rand() < 0.6 { print renamed(pick(share, ns)); next }
