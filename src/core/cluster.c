@@ -544,11 +544,36 @@ static void cache_put(struct node_class *k, uint32_t id, int64_t score,
 	k->cache_used++;
 }
 
+/* Which host constraint of req a state misses, or GP_NOFIT_NONE. */
+static enum gp_nofit host_misfit(const struct gp_node_state *s,
+				 const struct gp_request *req)
+{
+	if (s->cpu_free < req->cpu_milli)
+		return GP_NOFIT_CPU;
+	if (s->mem_free < req->mem_mib)
+		return GP_NOFIT_MEMORY;
+	if (!gp_state_host_fits(s, req))
+		return GP_NOFIT_LABELS;
+	return GP_NOFIT_NONE;
+}
+
+/* Device positions that can take a share of req, or -1 when too few. */
+static int64_t device_fit(const struct gp_node_state *s,
+			  const struct gp_request *req)
+{
+	uint32_t fit = gp_state_fit_mask(s, req);
+
+	return __builtin_popcount(fit) >= req->devices ? (int64_t)fit : -1;
+}
+
+/* The score of req on class k, GP_SCORE_NOFIT when its devices cannot take
+ * req; from the class's cache when it was asked before (a class never
+ * changes, so neither does the answer). The host must already fit. */
 static int64_t class_score(struct node_class *k, struct gp_policy *p,
 			   const struct gp_request *req, uint32_t id,
-			   uint32_t fit, uint32_t *ret_mask)
+			   uint32_t *ret_mask)
 {
-	int64_t score;
+	int64_t fit, score = GP_SCORE_NOFIT;
 
 	if (k->cache_generation != p->generation) {
 		if (k->cache)
@@ -564,7 +589,10 @@ static int64_t class_score(struct node_class *k, struct gp_policy *p,
 			return slot->score;
 		}
 	}
-	score = p->ops->score(p, &k->state, req, fit, ret_mask);
+	*ret_mask = 0;
+	fit = device_fit(&k->state, req);
+	if (fit >= 0)
+		score = p->ops->score(p, &k->state, req, (uint32_t)fit, ret_mask);
 	if (id)
 		cache_put(k, id, score, *ret_mask);
 	return score;
@@ -572,30 +600,40 @@ static int64_t class_score(struct node_class *k, struct gp_policy *p,
 
 /* ---- placement ------------------------------------------------------ */
 
-/* The fit mask of a class for req, or -1 with *reason set. */
+/* The score of req on class k, or GP_SCORE_NOFIT after counting its
+ * members under the constraint they miss. */
+static int64_t class_visit(struct node_class *k, struct gp_policy *p,
+			   const struct gp_request *req, uint32_t id,
+			   unsigned *reasons, uint32_t *ret_mask)
+{
+	enum gp_nofit why = host_misfit(&k->state, req);
+	int64_t score = GP_SCORE_NOFIT;
+
+	if (why == GP_NOFIT_NONE) {
+		score = class_score(k, p, req, id, ret_mask);
+		if (score == GP_SCORE_NOFIT)
+			why = GP_NOFIT_DEVICES;
+	}
+	if (why != GP_NOFIT_NONE)
+		reasons[why] += k->members;
+	return score;
+}
+
+/* Host and devices: the fit mask of class k for req, or -1 after counting
+ * its members under the reason. */
 static int64_t class_fit(const struct node_class *k, const struct gp_request *req,
 			 unsigned *reasons)
 {
-	const struct gp_node_state *s = &k->state;
-	uint32_t fit;
+	enum gp_nofit why = host_misfit(&k->state, req);
+	int64_t fit;
 
-	if (s->cpu_free < req->cpu_milli) {
-		reasons[GP_NOFIT_CPU] += k->members;
+	if (why != GP_NOFIT_NONE) {
+		reasons[why] += k->members;
 		return -1;
 	}
-	if (s->mem_free < req->mem_mib) {
-		reasons[GP_NOFIT_MEMORY] += k->members;
-		return -1;
-	}
-	if (!gp_state_host_fits(s, req)) {
-		reasons[GP_NOFIT_LABELS] += k->members;
-		return -1;
-	}
-	fit = gp_state_fit_mask(s, req);
-	if (__builtin_popcount(fit) < req->devices) {
+	fit = device_fit(&k->state, req);
+	if (fit < 0)
 		reasons[GP_NOFIT_DEVICES] += k->members;
-		return -1;
-	}
 	return fit;
 }
 
@@ -677,13 +715,10 @@ int gp_place(struct gp_cluster *c, struct gp_policy *p,
 		if (!bucket_may_fit(b, req))
 			continue;
 		for (struct node_class *k = c->bucket[b]; k; k = k->next) {
-			int64_t fit = class_fit(k, req, reasons), score;
-			uint32_t mask = 0;
+			uint32_t mask;
+			int64_t score = class_visit(k, p, req, id, reasons, &mask);
 
 			d.classes_seen++;
-			if (fit < 0)
-				continue;
-			score = class_score(k, p, req, id, (uint32_t)fit, &mask);
 			if (score == GP_SCORE_NOFIT)
 				continue;
 			if (!best || score > d.score ||
