@@ -766,29 +766,50 @@ static int placement_mask(const struct gp_cluster *c, const struct gp_request *r
 	return 0;
 }
 
-int gp_cluster_commit(struct gp_cluster *c, const struct gp_request *req,
-		      const struct gp_placement *where)
+/* The state of the node a placement names, and the device positions it
+ * uses; -EINVAL for a malformed request or placement. */
+static int change_begin(const struct gp_cluster *c, const struct gp_request *req,
+			const struct gp_placement *where, struct gp_node_state *ret_state,
+			uint32_t *ret_mask)
 {
-	struct gp_node_state s;
-	uint8_t perm[GP_NODE_DEVICES_MAX];
-	uint32_t mask;
 	int err;
 
 	if (!request_valid(req))
 		return -EINVAL;
-	err = placement_mask(c, req, where, &mask);
+	err = placement_mask(c, req, where, ret_mask);
 	if (err < 0)
 		return err;
-	s = c->node[where->node].cls->state;
+	*ret_state = c->node[where->node].cls->state;
+	return 0;
+}
+
+/* Gives node n the changed state s (positions as in its current state). */
+static int change_end(struct gp_cluster *c, uint32_t n, struct gp_node_state *s)
+{
+	uint8_t perm[GP_NODE_DEVICES_MAX];
+	int err;
+
+	memcpy(perm, c->node[n].perm, sizeof(perm));
+	gp_state_sort(s, perm);
+	err = node_move(c, n, s);
+	if (err == 0)
+		memcpy(c->node[n].perm, perm, sizeof(perm));
+	return err;
+}
+
+int gp_cluster_commit(struct gp_cluster *c, const struct gp_request *req,
+		      const struct gp_placement *where)
+{
+	struct gp_node_state s;
+	uint32_t mask;
+	int err = change_begin(c, req, where, &s, &mask);
+
+	if (err < 0)
+		return err;
 	if (!gp_state_host_fits(&s, req) || (gp_state_fit_mask(&s, req) & mask) != mask)
 		return -EBUSY;
 	gp_state_apply(&s, req, mask);
-	memcpy(perm, c->node[where->node].perm, sizeof(perm));
-	gp_state_sort(&s, perm);
-	err = node_move(c, where->node, &s);
-	if (err == 0)
-		memcpy(c->node[where->node].perm, perm, sizeof(perm));
-	return err;
+	return change_end(c, where->node, &s);
 }
 
 /* Undoes gp_dev_take; false when the device does not hold such a share. */
@@ -818,16 +839,11 @@ int gp_cluster_release(struct gp_cluster *c, const struct gp_request *req,
 		       const struct gp_placement *where)
 {
 	struct gp_node_state s;
-	uint8_t perm[GP_NODE_DEVICES_MAX];
 	uint32_t mask;
-	int err;
+	int err = change_begin(c, req, where, &s, &mask);
 
-	if (!request_valid(req))
-		return -EINVAL;
-	err = placement_mask(c, req, where, &mask);
 	if (err < 0)
 		return err;
-	s = c->node[where->node].cls->state;
 	if ((uint64_t)s.cpu_free + req->cpu_milli > s.cpu_total ||
 	    (uint64_t)s.mem_free + req->mem_mib > s.mem_total)
 		return -EINVAL;
@@ -836,12 +852,7 @@ int gp_cluster_release(struct gp_cluster *c, const struct gp_request *req,
 	for (int i = 0; i < s.devices; i++)
 		if ((mask >> i & 1) && !dev_give_back(&s.dev[i], req))
 			return -EINVAL;
-	memcpy(perm, c->node[where->node].perm, sizeof(perm));
-	gp_state_sort(&s, perm);
-	err = node_move(c, where->node, &s);
-	if (err == 0)
-		memcpy(c->node[where->node].perm, perm, sizeof(perm));
-	return err;
+	return change_end(c, where->node, &s);
 }
 
 const char *gp_nofit_name(enum gp_nofit reason)

@@ -84,26 +84,31 @@ void gp_pick_first(struct gp_policy *p, const struct gp_node_state *s,
 	*ret_mask = mask;
 }
 
+/* The req->devices fitting positions with least (or most) room. */
+static uint32_t pick_by_room(const struct gp_node_state *s,
+			     const struct gp_request *req, uint32_t fit,
+			     bool most)
+{
+	uint8_t order[GP_NODE_DEVICES_MAX];
+
+	order_by_usable(s, fit, most, order);
+	return first_k(order, req->devices);
+}
+
 void gp_pick_bestfit(struct gp_policy *p, const struct gp_node_state *s,
 		     const struct gp_request *req, uint32_t fit,
 		     uint32_t *ret_mask)
 {
-	uint8_t order[GP_NODE_DEVICES_MAX];
-
 	(void)p;
-	order_by_usable(s, fit, false, order);
-	*ret_mask = first_k(order, req->devices);
+	*ret_mask = pick_by_room(s, req, fit, false);
 }
 
 void gp_pick_spread(struct gp_policy *p, const struct gp_node_state *s,
 		    const struct gp_request *req, uint32_t fit,
 		    uint32_t *ret_mask)
 {
-	uint8_t order[GP_NODE_DEVICES_MAX];
-
 	(void)p;
-	order_by_usable(s, fit, true, order);
-	*ret_mask = first_k(order, req->devices);
+	*ret_mask = pick_by_room(s, req, fit, true);
 }
 
 void gp_pick_random(struct gp_policy *p, const struct gp_node_state *s,
