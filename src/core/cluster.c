@@ -32,17 +32,21 @@ struct score_slot {
 	int64_t score;
 };
 
+/* The fields a decision reads for every class come first, so that with
+ * the start of the state (free CPU and memory) they share a cache line. */
 struct node_class {
-	struct gp_node_state state;
-	uint64_t hash;
-	struct node_class *hash_next;
-	struct node_class *prev, *next;         /* bucket list */
+	struct node_class *next;                /* bucket list */
+	struct score_slot *cache;
+	uint64_t cache_generation;
+	uint32_t cache_cap, cache_used;
+	uint32_t members;
 	uint16_t bucket;
 	uint32_t *heap;                         /* member node indices */
-	uint32_t members, heap_cap;
-	struct score_slot *cache;
-	uint32_t cache_cap, cache_used;
-	uint64_t cache_generation;
+	struct gp_node_state state;
+	struct node_class *prev;
+	uint64_t hash;
+	struct node_class *hash_next;
+	uint32_t heap_cap;
 };
 
 struct node {
@@ -245,9 +249,10 @@ static struct node_class *class_get(struct gp_cluster *c,
 		return k;
 	if (c->classes >= c->table_cap && table_grow(c) < 0)
 		return NULL;
-	k = calloc(1, sizeof(*k));
+	k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
 	if (!k)
 		return NULL;
+	memset(k, 0, sizeof(*k));
 	k->state = *s;
 	k->hash = hash;
 	k->hash_next = c->table[hash & (c->table_cap - 1)];
@@ -552,7 +557,7 @@ static enum gp_nofit host_misfit(const struct gp_node_state *s,
 		return GP_NOFIT_CPU;
 	if (s->mem_free < req->mem_mib)
 		return GP_NOFIT_MEMORY;
-	if (!gp_state_host_fits(s, req))
+	if ((req->labels_all | req->labels_none) && !gp_state_labels_fit(s, req))
 		return GP_NOFIT_LABELS;
 	return GP_NOFIT_NONE;
 }

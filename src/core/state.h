@@ -38,11 +38,11 @@ struct gp_dev_state {
 };
 
 struct gp_node_state {
-	uint32_t cpu_total;
-	uint32_t cpu_free;
-	uint32_t mem_total;
+	uint32_t cpu_free;      /* the fields a decision reads first, first */
 	uint32_t mem_free;
 	uint64_t labels;
+	uint32_t cpu_total;
+	uint32_t mem_total;
 	uint16_t zone;
 	uint8_t devices;
 	uint8_t pad[5];
@@ -94,13 +94,19 @@ static inline uint32_t gp_dev_usable(const struct gp_dev_state *d)
 	return d->compute_free;
 }
 
+static inline bool gp_state_labels_fit(const struct gp_node_state *s,
+				       const struct gp_request *req)
+{
+	return (s->labels & req->labels_all) == req->labels_all &&
+	       (s->labels & req->labels_none) == 0;
+}
+
 /* Host-side fit: CPU, memory and labels. */
 static inline bool gp_state_host_fits(const struct gp_node_state *s,
 				      const struct gp_request *req)
 {
 	return s->cpu_free >= req->cpu_milli && s->mem_free >= req->mem_mib &&
-	       (s->labels & req->labels_all) == req->labels_all &&
-	       (s->labels & req->labels_none) == 0;
+	       gp_state_labels_fit(s, req);
 }
 
 /* Mask of device positions that could take one share of `req`. */
