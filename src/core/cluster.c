@@ -444,25 +444,47 @@ int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t index,
 
 /* ---- requests and the score cache ----------------------------------- */
 
+/* Well formed: at most 16 devices, no more compute than a device can have,
+ * and a share asks for some compute or some memory. */
 static bool request_valid(const struct gp_request *req)
 {
-	if (req->devices > GP_NODE_DEVICES_MAX)
+	if (req->devices > GP_NODE_DEVICES_MAX ||
+	    req->dev_compute > GP_OVERCOMMIT_MAX_PERMILLE)
 		return false;
-	if (req->devices && !req->whole &&
-	    (req->dev_compute == 0 || req->dev_compute > GP_OVERCOMMIT_MAX_PERMILLE) &&
-	    req->dev_mem_mib == 0)
-		return false;
-	return req->dev_compute <= GP_OVERCOMMIT_MAX_PERMILLE;
+	if (req->devices && !req->whole)
+		return req->dev_compute > 0 || req->dev_mem_mib > 0;
+	return true;
+}
+static int request_table_grow(struct gp_cluster *c)
+{
+	size_t cap = c->request_cap ? 2 * c->request_cap : 256;
+	struct request_slot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->request_cap; i++) {
+		if (!c->request[i].id)
+			continue;
+		size_t slot = gp_hash_bytes(&c->request[i].req, sizeof(t->req)) & (cap - 1);
+
+		while (t[slot].id)
+			slot = (slot + 1) & (cap - 1);
+		t[slot] = c->request[i];
+	}
+	free(c->request);
+	c->request = t;
+	c->request_cap = cap;
+	return 0;
 }
 
 /* A stable small id per distinct request, so scores can be cached; 0 when
- * the table is full (the request is then scored without caching). */
+ * the request is new and the table is full (it is then scored uncached). */
 static uint32_t request_id(struct gp_cluster *c, const struct gp_request *req)
 {
 	struct gp_request key;
 	size_t slot;
 
-	memset(&key, 0, sizeof(key));
+	memset(&key, 0, sizeof(key));           /* padding must hash alike */
 	key.cpu_milli = req->cpu_milli;
 	key.mem_mib = req->mem_mib;
 	key.devices = req->devices;
@@ -472,31 +494,18 @@ static uint32_t request_id(struct gp_cluster *c, const struct gp_request *req)
 	key.models = req->models;
 	key.labels_all = req->labels_all;
 	key.labels_none = req->labels_none;
-	if (c->requests * 2 >= c->request_cap) {
-		if (c->request_cap >= REQUESTS_MAX)
-			return 0;
-		size_t cap = c->request_cap ? 2 * c->request_cap : 256;
-		struct request_slot *t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return 0;
-		for (size_t i = 0; i < c->request_cap; i++) {
-			if (!c->request[i].id)
-				continue;
-			slot = gp_hash_bytes(&c->request[i].req, sizeof(key)) & (cap - 1);
-			while (t[slot].id)
-				slot = (slot + 1) & (cap - 1);
-			t[slot] = c->request[i];
-		}
-		free(c->request);
-		c->request = t;
-		c->request_cap = cap;
-	}
+	if (c->request_cap == 0 && request_table_grow(c) < 0)
+		return 0;
 	slot = gp_hash_bytes(&key, sizeof(key)) & (c->request_cap - 1);
 	while (c->request[slot].id) {
 		if (memcmp(&c->request[slot].req, &key, sizeof(key)) == 0)
 			return c->request[slot].id;
 		slot = (slot + 1) & (c->request_cap - 1);
+	}
+	if (c->requests * 2 >= c->request_cap) {
+		if (c->request_cap >= REQUESTS_MAX || request_table_grow(c) < 0)
+			return 0;
+		return request_id(c, req);      /* find the new empty slot */
 	}
 	c->request[slot].req = key;
 	c->request[slot].id = (uint32_t)++c->requests;

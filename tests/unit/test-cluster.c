@@ -286,6 +286,25 @@ static void random_tie_order_is_fixed_by_seed(void **state)
 	gp_policy_free(p);
 }
 
+/* More distinct requests than the score cache keeps ids for: the rest
+ * are scored without the cache, and decided all the same. */
+static void many_request_shapes_still_place(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_decision d;
+
+	add_node(f->c, node_spec(64, 128, 2, f->a100));
+	put(f->c, share(1, 500), 0, 0);
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct gp_request r = share(0, 1 + i % 500);
+
+		r.cpu_milli = i;
+		assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+		assert_true(d.placed);
+		assert_int_equal(d.where.device[0], 0);       /* binpack */
+	}
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -304,6 +323,7 @@ int main(void)
 		TEST(gang_prefers_tightest_nvlink_island),
 		TEST(bad_placements_are_refused),
 		TEST(ties_go_to_the_first_node),
+		TEST(many_request_shapes_still_place),
 		cmocka_unit_test(random_tie_order_is_fixed_by_seed),
 	};
 
