@@ -70,7 +70,7 @@ struct fgd {
 #define FGD_SHARE_OF_F 0.75             /* in the default policy's F */
 
 #define MEMO_MIN (1u << 12)
-#define MEMO_MAX (1u << 21)
+#define MEMO_MAX (1u << 18)             /* 24 MiB of slots */
 
 /* Device summary bits: model << 24 | idle << 23 | usable compute. */
 #define KEY_IDLE (1u << 23)
@@ -140,7 +140,7 @@ static void shape_frag(const struct fgd *f, const struct gp_request *s,
 	int limit = f->host_aware ? host_limit(s, k) : 0, fits = 0;
 	double usable = 0, usable_fed = 0;
 
-	/* Devices sit in ascending order of room: the last have the most. */
+	/* Keys sort by (model, idle, room): within a model, last is roomiest. */
 	for (int d = k->devices - 1; d >= 0; d--)
 		if (shape_fits_dev(s, k->dev[d])) {
 			usable += KEY_USABLE(k->dev[d]);
