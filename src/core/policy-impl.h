@@ -63,10 +63,6 @@ void gp_policy_pick(struct gp_policy *p, const struct gp_node_state *s,
 		    const struct gp_request *req, uint32_t fit,
 		    uint32_t *ret_mask);
 
-/* Usable compute on a node after taking `req` on `mask` (thousandths). */
-uint32_t gp_state_usable_after(const struct gp_node_state *s,
-			       const struct gp_request *req, uint32_t mask);
-
 /* The fragmentation-aware policies (fgd.c). */
 extern const struct gp_policy_ops gp_fgd_ops;
 extern const struct gp_policy_ops gp_default_ops;

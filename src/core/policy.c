@@ -16,21 +16,6 @@
 #define SPEC_CPU 128000.0
 #define SPEC_GPU 8000.0
 
-uint32_t gp_state_usable_after(const struct gp_node_state *s,
-			       const struct gp_request *req, uint32_t mask)
-{
-	uint32_t sum = 0;
-
-	for (int i = 0; i < s->devices; i++) {
-		struct gp_dev_state d = s->dev[i];
-
-		if (mask >> i & 1)
-			gp_dev_take(&d, req);
-		sum += gp_dev_usable(&d);
-	}
-	return sum;
-}
-
 /* ---- device-level choices ------------------------------------------- */
 
 /* Positions of `fit` ordered by usable compute, ascending or descending;

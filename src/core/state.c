@@ -15,6 +15,21 @@ void gp_dev_take(struct gp_dev_state *d, const struct gp_request *req)
 	d->mem_free -= req->dev_mem_mib;
 }
 
+uint32_t gp_state_usable_after(const struct gp_node_state *s,
+			       const struct gp_request *req, uint32_t mask)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; i < s->devices; i++) {
+		struct gp_dev_state d = s->dev[i];
+
+		if (mask >> i & 1)
+			gp_dev_take(&d, req);
+		sum += gp_dev_usable(&d);
+	}
+	return sum;
+}
+
 void gp_state_apply(struct gp_node_state *s, const struct gp_request *req,
 		    uint32_t mask)
 {

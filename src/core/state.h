@@ -134,6 +134,10 @@ static inline uint32_t gp_state_usable_compute(const struct gp_node_state *s)
 /* Applies one share of `req` to device position `i` (no checks). */
 void gp_dev_take(struct gp_dev_state *d, const struct gp_request *req);
 
+/* Usable compute on a node after taking `req` on `mask` (thousandths). */
+uint32_t gp_state_usable_after(const struct gp_node_state *s,
+			       const struct gp_request *req, uint32_t mask);
+
 /* Takes `req` out of a state: host resources and the devices in `mask`. The
  * result is NOT re-sorted; callers that need a canonical key sort it. */
 void gp_state_apply(struct gp_node_state *s, const struct gp_request *req,
