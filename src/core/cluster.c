@@ -13,6 +13,7 @@
 #include "core/cluster.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,7 @@ struct node {
 	uint64_t rank;                          /* tie order */
 	uint32_t heap_pos;
 	uint8_t perm[GP_NODE_DEVICES_MAX];      /* position -> device index */
+	char (*uuid)[GP_NAME_MAX];              /* per device; NULL if none */
 };
 
 struct request_slot {
@@ -336,6 +338,8 @@ struct gp_cluster *gp_cluster_free(struct gp_cluster *c)
 			free(k->cache);
 			free(k);
 		}
+	for (uint32_t i = 0; i < c->nodes; i++)
+		free(c->node[i].uuid);
 	free(c->table);
 	free(c->request);
 	free(c->node);
@@ -381,34 +385,60 @@ static void state_from_spec(const struct gp_node_spec *spec,
 	}
 }
 
+/* Copies the devices' UUIDs when any is set; *ret stays NULL otherwise. */
+static int node_uuids(const struct gp_node_spec *spec, char (**ret)[GP_NAME_MAX])
+{
+	bool any = false;
+
+	for (int i = 0; i < spec->devices; i++)
+		any |= spec->device[i].uuid[0] != '\0';
+	if (!any)
+		return 0;
+	*ret = calloc(spec->devices, GP_NAME_MAX);
+	if (!*ret)
+		return -ENOMEM;
+	for (int i = 0; i < spec->devices; i++)
+		snprintf((*ret)[i], GP_NAME_MAX, "%s", spec->device[i].uuid);
+	return 0;
+}
+
 int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
 			uint32_t *ret_index)
 {
 	struct gp_node_state s;
+	char (*uuid)[GP_NAME_MAX] = NULL;
 	struct node *n;
 	int err;
 
 	if (!spec_valid(c, spec))
 		return -EINVAL;
+	err = node_uuids(spec, &uuid);
+	if (err < 0)
+		return err;
 	if (c->nodes == c->node_cap) {
 		uint32_t cap = c->node_cap ? 2 * c->node_cap : 64;
 		struct node *grown = realloc(c->node, cap * sizeof(*grown));
 
-		if (!grown)
+		if (!grown) {
+			free(uuid);
 			return -ENOMEM;
+		}
 		c->node = grown;
 		c->node_cap = cap;
 	}
 	n = &c->node[c->nodes];
 	memset(n, 0, sizeof(*n));
+	n->uuid = uuid;
 	n->rank = c->random_ties ? gp_rng_next(&c->tie_rng) : c->nodes;
 	for (int i = 0; i < GP_NODE_DEVICES_MAX; i++)
 		n->perm[i] = (uint8_t)i;
 	state_from_spec(spec, &s);
 	gp_state_sort(&s, n->perm);
 	err = node_move(c, c->nodes, &s);
-	if (err < 0)
+	if (err < 0) {
+		free(uuid);
 		return err;
+	}
 	if (ret_index)
 		*ret_index = c->nodes;
 	c->nodes++;
@@ -418,6 +448,15 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
 uint32_t gp_cluster_node_count(const struct gp_cluster *c)
 {
 	return c->nodes;
+}
+
+const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
+				   int device)
+{
+	if (node >= c->nodes || device < 0 ||
+	    device >= c->node[node].cls->state.devices)
+		return NULL;
+	return c->node[node].uuid ? c->node[node].uuid[device] : "";
 }
 
 int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t index,

@@ -72,6 +72,11 @@ struct gp_node_usage {
 int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t node,
 			  struct gp_node_usage *ret_usage);
 
+/* The UUID a device was registered with ("" when none), or NULL when the
+ * node or device does not exist. Owned by the cluster. */
+const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
+				   int device);
+
 /* Number of distinct node states now (equivalence classes). */
 uint32_t gp_cluster_class_count(const struct gp_cluster *c);
 

@@ -107,24 +107,23 @@ void gp_pick_random(struct gp_policy *p, const struct gp_node_state *s,
 	*ret_mask = first_k(order, req->devices);
 }
 
-/* Whole-device gangs prefer the tightest NVLink island that holds them all;
- * without one, the policy's own order decides. */
-static uint32_t island_fit(const struct gp_node_state *s,
-			   const struct gp_request *req, uint32_t fit)
+/* The fitting devices of the smallest group (by `group_of`) that holds all
+ * req->devices of a gang, or 0 when no group does. Group 0 means none. */
+static uint32_t tightest_group(const struct gp_node_state *s,
+			       const struct gp_request *req, uint32_t fit,
+			       uint8_t (*group_of)(const struct gp_dev_state *))
 {
 	uint32_t best = 0;
 	int best_count = GP_NODE_DEVICES_MAX + 1;
 
-	if (!req->whole || req->devices < 2)
-		return 0;
 	for (int i = 0; i < s->devices; i++) {
-		uint8_t island = s->dev[i].nvlink;
+		uint8_t group = group_of(&s->dev[i]);
 		uint32_t members = 0;
 
-		if (!island || !(fit >> i & 1))
+		if (!group || !(fit >> i & 1))
 			continue;
 		for (int j = 0; j < s->devices; j++)
-			if (s->dev[j].nvlink == island && (fit >> j & 1))
+			if (group_of(&s->dev[j]) == group && (fit >> j & 1))
 				members |= 1u << j;
 		int count = __builtin_popcount(members);
 		if (count >= req->devices && count < best_count) {
@@ -135,17 +134,41 @@ static uint32_t island_fit(const struct gp_node_state *s,
 	return best;
 }
 
+static uint8_t nvlink_of(const struct gp_dev_state *d)
+{
+	return d->nvlink;
+}
+
+/* NUMA nodes are numbered from 0; as a group, 0 must mean "none". */
+static uint8_t numa_of(const struct gp_dev_state *d)
+{
+	return (uint8_t)(d->numa + 1);
+}
+
+/* A gang of whole devices prefers the tightest NVLink island that holds it,
+ * then the tightest NUMA node; without either the policy's order decides. */
+static uint32_t gang_fit(const struct gp_node_state *s,
+			 const struct gp_request *req, uint32_t fit)
+{
+	uint32_t group;
+
+	if (!req->whole || req->devices < 2)
+		return fit;
+	group = tightest_group(s, req, fit, nvlink_of);
+	if (!group)
+		group = tightest_group(s, req, fit, numa_of);
+	return group ? group : fit;
+}
+
 void gp_policy_pick(struct gp_policy *p, const struct gp_node_state *s,
 		    const struct gp_request *req, uint32_t fit,
 		    uint32_t *ret_mask)
 {
-	uint32_t island = island_fit(s, req, fit);
-
 	if (req->devices == 0) {
 		*ret_mask = 0;
 		return;
 	}
-	p->pick(p, s, req, island ? island : fit, ret_mask);
+	p->pick(p, s, req, gang_fit(s, req, fit), ret_mask);
 }
 
 /* ---- node-level policies -------------------------------------------- */

@@ -42,6 +42,7 @@ enum gp_vendor {
 
 /* What a device is, as registered. Free capacity is tracked by the cluster. */
 struct gp_device_spec {
+	char uuid[GP_NAME_MAX]; /* e.g. "GPU-5a1c…" or "MIG-…"; may be empty */
 	uint8_t model;          /* model id */
 	uint8_t vendor;         /* enum gp_vendor */
 	uint8_t numa;           /* NUMA node of the host it hangs off */

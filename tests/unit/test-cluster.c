@@ -2,6 +2,7 @@
 #include "helpers.h"
 
 #include <errno.h>
+#include <string.h>
 
 struct fixture {
 	struct gp_cluster *c;
@@ -38,6 +39,24 @@ static void names_are_interned(void **state)
 	assert_int_equal(gp_cluster_model_id(f->c, "H100", false), -ENOENT);
 	assert_string_equal(gp_cluster_model_name(f->c, f->a100), "A100");
 	assert_null(gp_cluster_model_name(f->c, 40));
+}
+
+static void devices_keep_their_uuids(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(8, 32, 2, f->a100);
+
+	add_node(f->c, s);
+	strcpy(s.device[1].uuid, "GPU-5a1c0de2-0000-4000-8000-000000000001");
+	add_node(f->c, s);
+	assert_string_equal(gp_cluster_device_uuid(f->c, 0, 1), "");
+	assert_string_equal(gp_cluster_device_uuid(f->c, 1, 0), "");
+	assert_string_equal(gp_cluster_device_uuid(f->c, 1, 1),
+			    "GPU-5a1c0de2-0000-4000-8000-000000000001");
+	assert_null(gp_cluster_device_uuid(f->c, 1, 2));
+	assert_null(gp_cluster_device_uuid(f->c, 2, 0));
+	/* Different UUIDs, same state: still one class. */
+	assert_int_equal(gp_cluster_class_count(f->c), 1);
 }
 
 static void identical_nodes_share_a_class(void **state)
@@ -229,6 +248,24 @@ static void gang_prefers_tightest_nvlink_island(void **state)
 		assert_int_equal(island[where.device[i]], 2);
 }
 
+static void gang_keeps_to_one_numa_node(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(64, 512, 8, f->a100);
+	struct gp_placement where;
+
+	for (int i = 0; i < 8; i++)
+		s.device[i].numa = (uint8_t)(i % 2);    /* interleaved, no NVLink */
+	add_node(f->c, s);
+	put(f->c, whole(1, 1), 0, 0);               /* NUMA 0 keeps 3 idle */
+	place(f->c, f->p, whole(1, 3), &where);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(where.device[i] % 2, 0);
+	place(f->c, f->p, whole(1, 4), &where);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(where.device[i] % 2, 1);
+}
+
 static void bad_placements_are_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -311,6 +348,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TEST(names_are_interned),
+		TEST(devices_keep_their_uuids),
 		TEST(identical_nodes_share_a_class),
 		TEST(release_undoes_commit),
 		TEST(usage_names_physical_devices),
@@ -321,6 +359,7 @@ int main(void)
 		TEST(models_and_labels_filter),
 		TEST(reasons_name_the_constraint),
 		TEST(gang_prefers_tightest_nvlink_island),
+		TEST(gang_keeps_to_one_numa_node),
 		TEST(bad_placements_are_refused),
 		TEST(ties_go_to_the_first_node),
 		TEST(many_request_shapes_still_place),
