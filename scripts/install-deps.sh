@@ -7,7 +7,7 @@
 set -eu
 
 # Command that must exist  Debian package that provides it
-TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc"
+TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq"
 # Development packages, checked by name with dpkg.
 LIBS="libcmocka-dev libcsv-dev libjansson-dev"
 

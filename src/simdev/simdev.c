@@ -1,0 +1,777 @@
+/* simdev.c — the shared state of the simulated devices (see simdev.h).
+ *
+ * One file, mapped by every process that uses the simulated driver or its
+ * NVML: the device set, per-device memory admission and execution turn,
+ * a ring of the quanta of device time handed out, and one slot per
+ * process. Slots are claimed and given back with compare-and-swap; the
+ * two per-device mutexes are robust, so a process killed while holding
+ * one hands it on to the next locker instead of blocking it forever. */
+#include "simdev/simdev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SIM_MAGIC 0x676f70736d696431ULL
+#define SIM_VERSION 1
+#define RING 8192                       /* quanta kept per device */
+#define SPEC_MAX 256
+#define GiB (1024ULL * 1024 * 1024)
+#define MiB (1024ULL * 1024)
+
+static const struct sim_model catalogue[] = {
+	{ "a100-80g", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000 },
+	{ "a100-40g", "NVIDIA A100-SXM4-40GB", 40 * GiB, 108, 8, 0, 1410000 },
+	{ "h100-80g", "NVIDIA H100 80GB HBM3", 80 * GiB, 132, 9, 0, 1980000 },
+	{ "h200-141g", "NVIDIA H200", 143771 * MiB, 132, 9, 0, 1980000 },
+	{ "l40s-48g", "NVIDIA L40S", 46068 * MiB, 142, 8, 9, 2520000 },
+	{ "a10-24g", "NVIDIA A10", 23028 * MiB, 72, 8, 6, 1695000 },
+	{ "v100-32g", "Tesla V100-SXM2-32GB", 32 * GiB, 80, 7, 0, 1530000 },
+	{ "t4-16g", "Tesla T4", 15360 * MiB, 40, 7, 5, 1590000 },
+	{ NULL, NULL, 0, 0, 0, 0, 0 },
+};
+
+struct quantum {
+	_Atomic uint64_t end_ns;        /* written last */
+	uint32_t pid;
+	uint32_t ns;
+};
+
+struct device {
+	int model;
+	char uuid[48];
+	unsigned char uuid_bytes[16];
+	pthread_mutex_t mem_lock;       /* memory admission */
+	pthread_mutex_t turn;           /* held while the device executes */
+	_Atomic uint32_t turn_gen;      /* bumped by each new holder */
+	_Atomic uint64_t last_end_ns;   /* when the last quantum ended */
+	_Atomic uint64_t ring_head;
+	struct quantum ring[RING];
+};
+
+struct proc_slot {
+	_Atomic int32_t pid;            /* 0 free, -1 being changed */
+	uint64_t start_time;            /* tells a reused pid apart */
+	_Atomic uint64_t mem[SIM_DEVICES_MAX];
+	_Atomic uint32_t contexts[SIM_DEVICES_MAX];
+	_Atomic uint32_t waiting[SIM_DEVICES_MAX];
+};
+
+struct shared {
+	_Atomic uint64_t magic;         /* set last: the file is ready */
+	uint32_t version;
+	uint32_t devices;
+	char spec[SPEC_MAX];
+	struct device dev[SIM_DEVICES_MAX];
+	struct proc_slot proc[SIM_PROCS_MAX];
+};
+
+struct sim {
+	struct shared *sh;
+	int slot;                       /* this process's slot */
+	pid_t pid;                      /* the process that owns `slot` */
+	uint64_t quantum_ns;
+	pthread_mutex_t slot_lock;      /* re-registration after fork */
+};
+
+const struct sim_model *sim_catalogue(void)
+{
+	return catalogue;
+}
+
+uint64_t sim_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+/* ---- processes ------------------------------------------------------ */
+
+/* Start time (clock ticks since boot) of a live, non-zombie process, or 0
+ * when there is no such process. */
+static uint64_t process_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');          /* the command name may hold spaces */
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	/* After ") S": fields 4..21, then starttime (field 22). */
+	p += 2;
+	for (int field = 3; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+static bool slot_is_dead(const struct proc_slot *p)
+{
+	int32_t pid = atomic_load(&p->pid);
+
+	return pid > 0 && process_start_time(pid) != p->start_time;
+}
+
+static void slot_clear(struct proc_slot *p)
+{
+	for (int d = 0; d < SIM_DEVICES_MAX; d++) {
+		atomic_store(&p->mem[d], 0);
+		atomic_store(&p->contexts[d], 0);
+		atomic_store(&p->waiting[d], 0);
+	}
+}
+
+void sim_reclaim(struct sim *s)
+{
+	for (int i = 0; i < SIM_PROCS_MAX; i++) {
+		struct proc_slot *p = &s->sh->proc[i];
+		int32_t pid = atomic_load(&p->pid);
+
+		if (pid <= 0 || pid == s->pid || !slot_is_dead(p))
+			continue;
+		if (!atomic_compare_exchange_strong(&p->pid, &pid, -1))
+			continue;               /* someone else is on it */
+		slot_clear(p);
+		atomic_store(&p->pid, 0);
+	}
+}
+
+static int slot_claim(struct sim *s)
+{
+	pid_t pid = getpid();
+	uint64_t start = process_start_time(pid);
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (int i = 0; i < SIM_PROCS_MAX; i++) {
+			struct proc_slot *p = &s->sh->proc[i];
+			int32_t free_pid = 0;
+
+			if (!atomic_compare_exchange_strong(&p->pid, &free_pid, -1))
+				continue;
+			slot_clear(p);
+			p->start_time = start;
+			atomic_store(&p->pid, pid);
+			s->slot = i;
+			s->pid = pid;
+			return 0;
+		}
+		sim_reclaim(s);
+	}
+	return -EUSERS;
+}
+
+/* This process's slot; a child after fork gets one of its own. */
+static struct proc_slot *me(struct sim *s)
+{
+	if (s->pid != getpid()) {
+		pthread_mutex_lock(&s->slot_lock);
+		if (s->pid != getpid() && slot_claim(s) < 0)
+			s->slot = -1;
+		pthread_mutex_unlock(&s->slot_lock);
+	}
+	return s->slot >= 0 ? &s->sh->proc[s->slot] : NULL;
+}
+
+/* ---- robust process-shared mutexes and futexes ---------------------- */
+
+static int mutex_init_shared(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int r;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	r = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return -r;
+}
+
+/* Locks m; when its holder died, takes it over (the state it guards is
+ * kept consistent by single atomic updates). */
+static void mutex_lock(pthread_mutex_t *m)
+{
+	if (pthread_mutex_lock(m) == EOWNERDEAD)
+		pthread_mutex_consistent(m);
+}
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000ULL),
+			       (long)(timeout_ns % 1000000000ULL) };
+
+	syscall(SYS_futex, addr, FUTEX_WAIT, expected, &ts, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* ---- the device set ------------------------------------------------- */
+
+static const struct sim_model *model_by_key(const char *key, size_t len)
+{
+	for (const struct sim_model *m = catalogue; m->key; m++)
+		if (strlen(m->key) == len && strncmp(m->key, key, len) == 0)
+			return m;
+	return NULL;
+}
+
+static void catalogue_keys(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (const struct sim_model *m = catalogue; m->key && used < len; m++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 m == catalogue ? "" : ", ", m->key);
+}
+
+/* Parses "model:count,..." into model indices; returns the device count. */
+static int parse_spec(const char *spec, int *model, char *err, size_t err_len)
+{
+	int n = 0;
+	char keys[256];
+
+	for (const char *p = spec; *p;) {
+		size_t len = strcspn(p, ":,");
+		const struct sim_model *m = model_by_key(p, len);
+		long count = 1;
+		char *end;
+
+		if (!m) {
+			catalogue_keys(keys, sizeof(keys));
+			snprintf(err, err_len,
+				 "GPUPOOL_SIM_DEVICES: unknown model \"%.*s\"; known models: %s",
+				 (int)len, p, keys);
+			return -EINVAL;
+		}
+		p += len;
+		if (*p == ':') {
+			count = strtol(p + 1, &end, 10);
+			if (end == p + 1 || count < 1 || (*end && *end != ',')) {
+				snprintf(err, err_len,
+					 "GPUPOOL_SIM_DEVICES: \"%s\": a count must be a positive number, as in a100-80g:2",
+					 spec);
+				return -EINVAL;
+			}
+			p = end;
+		}
+		for (long i = 0; i < count; i++) {
+			if (n == SIM_DEVICES_MAX) {
+				snprintf(err, err_len, "GPUPOOL_SIM_DEVICES: at most %d devices",
+					 SIM_DEVICES_MAX);
+				return -EINVAL;
+			}
+			model[n++] = (int)(m - catalogue);
+		}
+		if (*p == ',')
+			p++;
+	}
+	if (n == 0) {
+		snprintf(err, err_len, "GPUPOOL_SIM_DEVICES is empty; e.g. GPUPOOL_SIM_DEVICES=a100-80g:2");
+		return -EINVAL;
+	}
+	return n;
+}
+
+static int shared_init(struct shared *sh, const char *spec, const int *model, int n)
+{
+	uint64_t h = fnv1a(spec);
+
+	sh->version = SIM_VERSION;
+	sh->devices = (uint32_t)n;
+	snprintf(sh->spec, sizeof(sh->spec), "%s", spec);
+	for (int i = 0; i < n; i++) {
+		struct device *d = &sh->dev[i];
+		uint64_t u = (h ^ ((uint64_t)i * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+		d->model = model[i];
+		for (int b = 0; b < 16; b++)
+			d->uuid_bytes[b] = (unsigned char)((b < 8 ? u : ~u * 31) >> (8 * (b % 8)));
+		d->uuid_bytes[6] = (unsigned char)((d->uuid_bytes[6] & 0x0f) | 0x40);
+		snprintf(d->uuid, sizeof(d->uuid),
+			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 d->uuid_bytes[0], d->uuid_bytes[1], d->uuid_bytes[2], d->uuid_bytes[3],
+			 d->uuid_bytes[4], d->uuid_bytes[5], d->uuid_bytes[6], d->uuid_bytes[7],
+			 d->uuid_bytes[8], d->uuid_bytes[9], d->uuid_bytes[10], d->uuid_bytes[11],
+			 d->uuid_bytes[12], d->uuid_bytes[13], d->uuid_bytes[14], d->uuid_bytes[15]);
+		if (mutex_init_shared(&d->mem_lock) < 0 || mutex_init_shared(&d->turn) < 0)
+			return -ENOMEM;
+	}
+	atomic_store(&sh->magic, SIM_MAGIC);
+	return 0;
+}
+
+static void state_dir(char *buf, size_t len)
+{
+	const char *dir = getenv("GPUPOOL_SIM_DIR"), *run = getenv("XDG_RUNTIME_DIR");
+
+	if (dir && *dir)
+		snprintf(buf, len, "%s", dir);
+	else if (run && *run)
+		snprintf(buf, len, "%s/gpupool-sim", run);
+	else
+		snprintf(buf, len, "/tmp/gpupool-sim-%u", (unsigned)getuid());
+}
+
+/* Maps an existing state file once its creator has finished it. */
+static struct shared *map_ready(int fd)
+{
+	uint64_t deadline = sim_now_ns() + 2000000000ULL;
+	struct shared *sh;
+	struct stat st;
+
+	while (fstat(fd, &st) == 0 && (size_t)st.st_size < sizeof(*sh)) {
+		if (sim_now_ns() > deadline)
+			return NULL;
+		usleep(1000);
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (sh == MAP_FAILED)
+		return NULL;
+	while (atomic_load(&sh->magic) != SIM_MAGIC) {
+		if (sim_now_ns() > deadline) {
+			munmap(sh, sizeof(*sh));
+			return NULL;
+		}
+		usleep(1000);
+	}
+	return sh;
+}
+
+/* Opens or creates the state file for `spec`. A file left half made by a
+ * creator that died is replaced once. */
+static int map_state(const char *spec, const int *model, int n, struct shared **ret,
+		     char *err, size_t err_len)
+{
+	char dir[PATH_MAX - 64], path[PATH_MAX];
+
+	state_dir(dir, sizeof(dir));
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, err_len, "simdev: cannot create %s: %s (set GPUPOOL_SIM_DIR)",
+			 dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/sim-%016llx.shm", dir,
+		 (unsigned long long)fnv1a(spec));
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		struct shared *sh;
+
+		if (fd >= 0) {
+			if (ftruncate(fd, sizeof(*sh)) < 0 ||
+			    (sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED,
+				       fd, 0)) == MAP_FAILED) {
+				close(fd);
+				unlink(path);
+				break;
+			}
+			close(fd);
+			if (shared_init(sh, spec, model, n) < 0)
+				break;
+			*ret = sh;
+			return 0;
+		}
+		if (errno != EEXIST)
+			break;
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;               /* removed meanwhile: create it */
+		sh = map_ready(fd);
+		close(fd);
+		if (sh && sh->version == SIM_VERSION && strcmp(sh->spec, spec) == 0) {
+			*ret = sh;
+			return 0;
+		}
+		if (sh)
+			munmap(sh, sizeof(*sh));
+		unlink(path);                   /* stale or foreign: start over */
+	}
+	snprintf(err, err_len, "simdev: cannot set up %s: %s", path, strerror(errno));
+	return -EIO;
+}
+
+int sim_open(struct sim **ret_sim, char *err, size_t err_len)
+{
+	const char *spec = getenv("GPUPOOL_SIM_DEVICES"), *quantum = getenv("GPUPOOL_SIM_QUANTUM_US");
+	int model[SIM_DEVICES_MAX], n, r;
+	struct sim *s;
+
+	if (!spec || !*spec) {
+		snprintf(err, err_len,
+			 "GPUPOOL_SIM_DEVICES is not set; e.g. GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2");
+		return -ENODEV;
+	}
+	if (strlen(spec) >= SPEC_MAX) {
+		snprintf(err, err_len, "GPUPOOL_SIM_DEVICES is too long");
+		return -EINVAL;
+	}
+	n = parse_spec(spec, model, err, err_len);
+	if (n < 0)
+		return n;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->slot_lock, NULL);
+	s->quantum_ns = 1000000;
+	if (quantum && atol(quantum) > 0)
+		s->quantum_ns = (uint64_t)atol(quantum) * 1000;
+	r = map_state(spec, model, n, &s->sh, err, err_len);
+	if (r == 0 && slot_claim(s) < 0) {
+		snprintf(err, err_len, "simdev: more than %d processes use the simulated devices",
+			 SIM_PROCS_MAX);
+		r = -EUSERS;
+	}
+	if (r < 0) {
+		if (s->sh)
+			munmap(s->sh, sizeof(*s->sh));
+		free(s);
+		return r;
+	}
+	*ret_sim = s;
+	return 0;
+}
+
+int sim_device_count(const struct sim *s)
+{
+	return (int)s->sh->devices;
+}
+
+const struct sim_model *sim_device_model(const struct sim *s, int dev)
+{
+	return &catalogue[s->sh->dev[dev].model];
+}
+
+const char *sim_device_uuid(const struct sim *s, int dev)
+{
+	return s->sh->dev[dev].uuid;
+}
+
+void sim_device_uuid_bytes(const struct sim *s, int dev, unsigned char out[16])
+{
+	memcpy(out, s->sh->dev[dev].uuid_bytes, 16);
+}
+
+int sim_device_pci_bus(const struct sim *s, int dev)
+{
+	(void)s;
+	return 0x10 + dev;
+}
+
+/* ---- memory and contexts -------------------------------------------- */
+
+uint64_t sim_mem_total(const struct sim *s, int dev)
+{
+	return sim_device_model(s, dev)->mem_bytes;
+}
+
+static uint64_t mem_counted(const struct sim *s, int dev)
+{
+	uint64_t used = 0;
+
+	for (int i = 0; i < SIM_PROCS_MAX; i++)
+		if (atomic_load(&s->sh->proc[i].pid) != 0)
+			used += atomic_load(&s->sh->proc[i].mem[dev]);
+	return used;
+}
+
+uint64_t sim_mem_used(struct sim *s, int dev)
+{
+	uint64_t used, total = sim_mem_total(s, dev);
+
+	sim_reclaim(s);
+	used = mem_counted(s, dev);
+	return used < total ? used : total;
+}
+
+int sim_mem_reserve(struct sim *s, int dev, uint64_t bytes)
+{
+	struct proc_slot *p = me(s);
+	struct device *d = &s->sh->dev[dev];
+	uint64_t total = sim_mem_total(s, dev);
+
+	if (!p)
+		return -EUSERS;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		bool fits;
+
+		mutex_lock(&d->mem_lock);
+		fits = bytes <= total && mem_counted(s, dev) <= total - bytes;
+		if (fits)
+			atomic_fetch_add(&p->mem[dev], bytes);
+		pthread_mutex_unlock(&d->mem_lock);
+		if (fits)
+			return 0;
+		sim_reclaim(s);         /* the dead may hold what we need */
+	}
+	return -ENOMEM;
+}
+
+void sim_mem_release(struct sim *s, int dev, uint64_t bytes)
+{
+	struct proc_slot *p = me(s);
+	uint64_t held;
+
+	if (!p)
+		return;
+	held = atomic_load(&p->mem[dev]);
+	while (!atomic_compare_exchange_weak(&p->mem[dev], &held,
+					     held > bytes ? held - bytes : 0))
+		;
+}
+
+void sim_context_add(struct sim *s, int dev)
+{
+	struct proc_slot *p = me(s);
+
+	if (p)
+		atomic_fetch_add(&p->contexts[dev], 1);
+}
+
+void sim_context_remove(struct sim *s, int dev)
+{
+	struct proc_slot *p = me(s);
+
+	if (p && atomic_load(&p->contexts[dev]) > 0)
+		atomic_fetch_sub(&p->contexts[dev], 1);
+}
+
+int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max)
+{
+	int n = 0;
+
+	sim_reclaim(s);
+	for (int i = 0; i < SIM_PROCS_MAX; i++) {
+		struct proc_slot *p = &s->sh->proc[i];
+		int32_t pid = atomic_load(&p->pid);
+		uint64_t mem = atomic_load(&p->mem[dev]);
+
+		if (pid <= 0 || (mem == 0 && atomic_load(&p->contexts[dev]) == 0))
+			continue;
+		if (n < max)
+			out[n] = (struct sim_proc_info){ pid, mem };
+		n++;
+	}
+	return n;
+}
+
+/* ---- time-slicing --------------------------------------------------- */
+
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000ULL),
+			       (long)(deadline_ns % 1000000000ULL) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static bool others_waiting(const struct sim *s, int dev, int self)
+{
+	for (int i = 0; i < SIM_PROCS_MAX; i++)
+		if (i != self && atomic_load(&s->sh->proc[i].pid) > 0 &&
+		    atomic_load(&s->sh->proc[i].waiting[dev]) > 0)
+			return true;
+	return false;
+}
+
+static void turn_take(struct sim *s, struct proc_slot *p, int dev)
+{
+	struct device *d = &s->sh->dev[dev];
+
+	atomic_fetch_add(&p->waiting[dev], 1);
+	mutex_lock(&d->turn);
+	atomic_fetch_sub(&p->waiting[dev], 1);
+	atomic_fetch_add(&d->turn_gen, 1);
+	futex_wake_all(&d->turn_gen);
+}
+
+/* Gives the turn back; when another process waits, lets it in before
+ * taking the device again (at most two quanta, in case it died). */
+static void turn_give(struct sim *s, int dev)
+{
+	struct device *d = &s->sh->dev[dev];
+	uint32_t gen = atomic_load(&d->turn_gen);
+	bool handoff = others_waiting(s, dev, s->slot);
+	uint64_t deadline = sim_now_ns() + 2 * s->quantum_ns;
+
+	pthread_mutex_unlock(&d->turn);
+	while (handoff && atomic_load(&d->turn_gen) == gen) {
+		uint64_t now = sim_now_ns();
+
+		if (now >= deadline) {
+			sim_reclaim(s);         /* the waiter may have died */
+			break;
+		}
+		futex_wait(&d->turn_gen, gen, deadline - now);
+	}
+}
+
+static void quantum_record(struct device *d, uint64_t end_ns, pid_t pid, uint64_t ns)
+{
+	uint64_t i = atomic_fetch_add(&d->ring_head, 1) % RING;
+
+	atomic_store(&d->ring[i].end_ns, 0);
+	d->ring[i].pid = (uint32_t)pid;
+	d->ring[i].ns = (uint32_t)ns;
+	atomic_store(&d->ring[i].end_ns, end_ns);
+}
+
+/* A quantum handed over from another process starts where the last one
+ * ended: the device switches contexts at once, and the host's wake-up
+ * latency is not device idle time. After a pause it starts now. */
+static uint64_t quantum_start(const struct sim *s, struct device *d)
+{
+	uint64_t now = sim_now_ns(), last = atomic_load(&d->last_end_ns);
+
+	return last && now >= last && now - last < s->quantum_ns ? last : now;
+}
+
+void sim_device_run(struct sim *s, int dev, uint64_t ns)
+{
+	struct proc_slot *p = me(s);
+	struct device *d = &s->sh->dev[dev];
+
+	if (!p)
+		return;
+	prctl(PR_SET_TIMERSLACK, 1000UL);       /* this thread: 1 µs */
+	while (ns > 0) {
+		uint64_t start, end, slice = ns < s->quantum_ns ? ns : s->quantum_ns;
+
+		turn_take(s, p, dev);
+		start = quantum_start(s, d);
+		sleep_until(start + slice);
+		end = sim_now_ns();
+		quantum_record(d, end, s->pid, end - start);
+		atomic_store(&d->last_end_ns, end);
+		ns -= end - start < ns ? end - start : ns;
+		turn_give(s, dev);
+	}
+}
+
+/* Device time given to `pid` (or to anyone, pid 0) in (now - window, now]. */
+static uint64_t busy_in_window(struct sim *s, int dev, pid_t pid, uint64_t window_ns)
+{
+	struct device *d = &s->sh->dev[dev];
+	uint64_t now = sim_now_ns(), from = now > window_ns ? now - window_ns : 0, busy = 0;
+	uint64_t head = atomic_load(&d->ring_head);
+
+	for (uint64_t k = 0; k < RING && k < head; k++) {
+		struct quantum *q = &d->ring[(head - 1 - k) % RING];
+		uint64_t end = atomic_load(&q->end_ns), start;
+
+		if (end == 0)
+			continue;
+		start = end - q->ns;
+		if (end <= from) {
+			if (end + 100000000ULL < from)
+				break;          /* older than any quantum could reach */
+			continue;
+		}
+		if (pid && q->pid != (uint32_t)pid)
+			continue;
+		busy += end - (start > from ? start : from);
+	}
+	return busy;
+}
+
+static unsigned percent(uint64_t part, uint64_t whole)
+{
+	uint64_t pct = whole ? (part * 100 + whole / 2) / whole : 0;
+
+	return pct > 100 ? 100 : (unsigned)pct;
+}
+
+unsigned sim_device_utilization(struct sim *s, int dev, uint64_t window_ns)
+{
+	if (!window_ns)
+		window_ns = 1000000000ULL;
+	return percent(busy_in_window(s, dev, 0, window_ns), window_ns);
+}
+
+unsigned sim_process_utilization(struct sim *s, int dev, pid_t pid, uint64_t window_ns)
+{
+	if (!window_ns)
+		window_ns = 1000000000ULL;
+	return percent(busy_in_window(s, dev, pid, window_ns), window_ns);
+}
+
+int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
+		       struct sim_proc_sample *out, int max)
+{
+	struct device *d = &s->sh->dev[dev];
+	uint64_t now = sim_now_ns(), now_us = realtime_us(), head = atomic_load(&d->ring_head);
+	pid_t seen[SIM_PROCS_MAX];
+	int n = 0, found = 0;
+
+	for (uint64_t k = 0; k < RING && k < head && found < SIM_PROCS_MAX; k++) {
+		struct quantum *q = &d->ring[(head - 1 - k) % RING];
+		uint64_t end = atomic_load(&q->end_ns);
+		bool known = false;
+
+		if (end == 0)
+			continue;
+		if (end + 1000000000ULL < now)
+			break;
+		/* NVML time stamps are wall-clock µs; ours are monotonic. */
+		if (now_us - (now - end) / 1000 <= since_us)
+			continue;
+		for (int i = 0; i < found; i++)
+			known |= seen[i] == (pid_t)q->pid;
+		if (!known)
+			seen[found++] = (pid_t)q->pid;
+	}
+	for (int i = 0; i < found; i++) {
+		if (n < max)
+			out[n] = (struct sim_proc_sample){
+				seen[i], now_us,
+				sim_process_utilization(s, dev, seen[i], 0) };
+		n++;
+	}
+	return n;
+}

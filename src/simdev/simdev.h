@@ -1,0 +1,114 @@
+/* simdev.h — the state of the simulated devices, shared by every process.
+ *
+ * simdev stands in for accelerators on machines without them: it builds a
+ * libcuda.so.1 (cuda.c) and a libnvidia-ml.so.1 (nvml.c) that programs
+ * load as they would the real ones. Both sides see the same devices
+ * because their state lives in one shared-memory file per device set:
+ *
+ *   $GPUPOOL_SIM_DIR (default $XDG_RUNTIME_DIR/gpupool-sim, else
+ *   /tmp/gpupool-sim-UID) / sim-HASH.shm, HASH from $GPUPOOL_SIM_DEVICES.
+ *
+ * $GPUPOOL_SIM_DEVICES lists devices as MODEL:COUNT, comma separated, e.g.
+ * "a100-80g:2,t4-16g:2"; models come from a small built-in catalogue.
+ *
+ * What is shared: per device, memory admission (a robust process-shared
+ * mutex), the device's turn (who is executing now: the time-slicing of
+ * contexts) and a ring of the quanta of device time given out (end time,
+ * process, length), from which NVML computes utilization; per process, a
+ * slot with its pid, start time, memory per device and contexts. A process
+ * killed at any point leaves nothing stuck: any later call that needs the
+ * truth (memory admission, NVML queries) first reclaims the slots of dead
+ * processes, and a robust mutex held by a dead process passes on.
+ *
+ * Ownership: sim_open returns a handle the caller keeps for the life of
+ * the process (one per process is plenty); everything it points into is
+ * owned by the mapping. Functions return 0 or a negative errno. */
+#ifndef GP_SIMDEV_SIMDEV_H
+#define GP_SIMDEV_SIMDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SIM_DEVICES_MAX 16
+#define SIM_PROCS_MAX 64
+#define SIM_ERR_MAX 512
+
+struct sim;
+
+/* One entry of the built-in catalogue. */
+struct sim_model {
+	const char *key;        /* as written in GPUPOOL_SIM_DEVICES */
+	const char *name;       /* what cuDeviceGetName / NVML report */
+	uint64_t mem_bytes;
+	int sms;
+	int cc_major, cc_minor;
+	int clock_khz;
+};
+
+/* The catalogue, terminated by an entry with key NULL. */
+const struct sim_model *sim_catalogue(void);
+
+/* Attaches to (creating when needed) the state for $GPUPOOL_SIM_DEVICES.
+ * On failure err says why, in one line fit for the user (an unknown model
+ * lists the catalogue). Registers the calling process in a slot. */
+int sim_open(struct sim **ret_sim, char *err, size_t err_len);
+
+int sim_device_count(const struct sim *s);
+const struct sim_model *sim_device_model(const struct sim *s, int dev);
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", stable for a device set. */
+const char *sim_device_uuid(const struct sim *s, int dev);
+/* 16 raw bytes of the same UUID (cuDeviceGetUuid). */
+void sim_device_uuid_bytes(const struct sim *s, int dev, unsigned char out[16]);
+/* PCI bus of the device (0x10 + index), for the PCI ids NVML reports. */
+int sim_device_pci_bus(const struct sim *s, int dev);
+
+/* Gives back the memory and contexts of processes that died. */
+void sim_reclaim(struct sim *s);
+
+/* Device memory. Admission is atomic across processes: -ENOMEM when the
+ * device lacks `bytes`. Counted against the calling process. */
+int sim_mem_reserve(struct sim *s, int dev, uint64_t bytes);
+void sim_mem_release(struct sim *s, int dev, uint64_t bytes);
+uint64_t sim_mem_used(struct sim *s, int dev);  /* reclaims first */
+uint64_t sim_mem_total(const struct sim *s, int dev);
+
+/* Contexts of the calling process on a device (NVML lists a process as
+ * running on a device while it has one). */
+void sim_context_add(struct sim *s, int dev);
+void sim_context_remove(struct sim *s, int dev);
+
+/* Processes with a context or memory on a device, as NVML lists them. */
+struct sim_proc_info {
+	pid_t pid;
+	uint64_t mem_bytes;
+};
+int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max);
+
+/* Occupies the device for `ns` of device time on behalf of the calling
+ * process, waiting for its turn: devices time-slice between processes in
+ * quanta ($GPUPOOL_SIM_QUANTUM_US, default 1000), like a GPU between
+ * contexts. Sleeps rather than spins. Returns when the work is done. */
+void sim_device_run(struct sim *s, int dev, uint64_t ns);
+
+/* Utilization over the last `window_ns` (default 1 s when 0), in percent:
+ * of the device, and of one pid on it. */
+unsigned sim_device_utilization(struct sim *s, int dev, uint64_t window_ns);
+unsigned sim_process_utilization(struct sim *s, int dev, pid_t pid, uint64_t window_ns);
+
+/* Per-process samples since `since_us` (CLOCK_REALTIME µs, as NVML's
+ * timestamps): one per process that ran on the device in the last second,
+ * with its utilization over that second. */
+struct sim_proc_sample {
+	pid_t pid;
+	uint64_t timestamp_us;
+	unsigned sm_util;       /* percent */
+};
+int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
+		       struct sim_proc_sample *out, int max);
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC), the clock of the quanta. */
+uint64_t sim_now_ns(void);
+
+#endif
