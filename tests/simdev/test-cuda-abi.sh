@@ -1,7 +1,7 @@
 #!/bin/sh
 # test-cuda-abi.sh — src/include/gp-cuda.h agrees with the CUDA toolkit's
 # <cuda.h> on the struct layouts and enum values in
-# tests/unit/cuda-abi-facts.h: builds cuda-abi-probe.c (toolkit) and
+# tests/simdev/cuda-abi-facts.h: builds cuda-abi-probe.c (toolkit) and
 # cuda-abi-ours.c (ours), runs both and compares them fact by fact.
 # Skips (exit 77) where <cuda.h> is not installed.
 # usage: tests/simdev/test-cuda-abi.sh   (run from the repository root;
@@ -20,13 +20,13 @@ fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-# build NAME FLAGS...: compiles tests/unit/cuda-abi-NAME.c and runs it
+# build NAME FLAGS...: compiles tests/simdev/cuda-abi-NAME.c and runs it
 # into $dir/NAME.txt; counts a failure and says why if either step fails.
 build() {
 	name=$1
 	shift
 	if ! "$cc" -std=c17 -Wall -Wextra -Werror "$@" -o "$dir/$name" \
-		"tests/unit/cuda-abi-$name.c" >"$dir/$name.log" 2>&1; then
+		"tests/simdev/cuda-abi-$name.c" >"$dir/$name.log" 2>&1; then
 		fail=$((fail + 1))
 		echo "FAIL build cuda-abi-$name.c:"
 		sed 's/^/    /' "$dir/$name.log"
