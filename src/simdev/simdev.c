@@ -620,15 +620,23 @@ static bool others_waiting(const struct sim *s, int dev, int self)
 	return false;
 }
 
-static void turn_take(struct sim *s, struct proc_slot *p, int dev)
+/* Takes the device's turn; true when another process had it first. */
+static bool turn_take(struct sim *s, struct proc_slot *p, int dev)
 {
 	struct device *d = &s->sh->dev[dev];
+	int r = pthread_mutex_trylock(&d->turn);
+	bool waited = r == EBUSY;
 
-	atomic_fetch_add(&p->waiting[dev], 1);
-	mutex_lock(&d->turn);
-	atomic_fetch_sub(&p->waiting[dev], 1);
+	if (r == EOWNERDEAD)
+		pthread_mutex_consistent(&d->turn);
+	if (waited) {
+		atomic_fetch_add(&p->waiting[dev], 1);
+		mutex_lock(&d->turn);
+		atomic_fetch_sub(&p->waiting[dev], 1);
+	}
 	atomic_fetch_add(&d->turn_gen, 1);
 	futex_wake_all(&d->turn_gen);
+	return waited;
 }
 
 /* Gives the turn back; when another process waits, lets it in before
@@ -662,14 +670,16 @@ static void quantum_record(struct device *d, uint64_t end_ns, pid_t pid, uint64_
 	atomic_store(&d->ring[i].end_ns, end_ns);
 }
 
-/* A quantum handed over from another process starts where the last one
- * ended: the device switches contexts at once, and the host's wake-up
- * latency is not device idle time. After a pause it starts now. */
-static uint64_t quantum_start(const struct sim *s, struct device *d)
+/* A quantum handed over by a process we waited for starts where its
+ * quantum ended: the device switches contexts at once, and the host's
+ * wake-up latency is not device idle time. Otherwise it starts now. */
+static uint64_t quantum_start(const struct sim *s, struct device *d, bool handed_over)
 {
 	uint64_t now = sim_now_ns(), last = atomic_load(&d->last_end_ns);
 
-	return last && now >= last && now - last < s->quantum_ns ? last : now;
+	if (handed_over && last && now >= last && now - last < s->quantum_ns)
+		return last;
+	return now;
 }
 
 void sim_device_run(struct sim *s, int dev, uint64_t ns)
@@ -683,8 +693,7 @@ void sim_device_run(struct sim *s, int dev, uint64_t ns)
 	while (ns > 0) {
 		uint64_t start, end, slice = ns < s->quantum_ns ? ns : s->quantum_ns;
 
-		turn_take(s, p, dev);
-		start = quantum_start(s, d);
+		start = quantum_start(s, d, turn_take(s, p, dev));
 		sleep_until(start + slice);
 		end = sim_now_ns();
 		quantum_record(d, end, s->pid, end - start);

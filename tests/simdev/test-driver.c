@@ -273,6 +273,57 @@ static void every_launch_path_runs(void **state)
 	assert_true(now_ms() - start >= 10.0);
 }
 
+typedef CUresult (*PFN_graph_create)(CUgraph *, unsigned int);
+typedef CUresult (*PFN_add_kernel)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+				   const CUDA_KERNEL_NODE_PARAMS_v2 *);
+typedef CUresult (*PFN_ctx_create)(CUcontext *, unsigned int, CUdevice);
+typedef CUresult (*PFN_ctx_destroy)(CUcontext);
+
+/* A graph built node by node runs its kernels on launch. */
+static void explicit_graphs_run(void **state)
+{
+	uint64_t ns = 3000000;
+	void *params[] = { &ns };
+	CUDA_KERNEL_NODE_PARAMS_v2 p = { .func = spin, .gridDimX = 1, .gridDimY = 1,
+					 .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+					 .blockDimZ = 1, .kernelParams = params };
+	CUgraphNode first, second;
+	CUgraph graph;
+	CUgraphExec exec;
+	double start;
+	(void)state;
+
+	assert_int_equal(FN(PFN_graph_create, "cuGraphCreate")(&graph, 0), 0);
+	assert_int_equal(FN(PFN_add_kernel, "cuGraphAddKernelNode")(&first, graph, NULL, 0, &p), 0);
+	assert_int_equal(FN(PFN_add_kernel, "cuGraphAddKernelNode")(&second, graph, &first, 1, &p), 0);
+	assert_int_equal(FN(PFN_instantiate, "cuGraphInstantiateWithFlags")(&exec, graph, 0), 0);
+	start = now_ms();
+	assert_int_equal(FN(PFN_graph_launch, "cuGraphLaunch")(exec, stream), 0);
+	assert_int_equal(FN(PFN_cuStreamSynchronize, "cuStreamSynchronize")(stream), 0);
+	assert_true(now_ms() - start >= 6.0);
+}
+
+/* An explicit context is current once created, and gone once destroyed. */
+static void explicit_contexts_come_and_go(void **state)
+{
+	CUcontext mine, before, now;
+	CUdeviceptr p;
+	size_t base = used();
+	(void)state;
+
+	assert_int_equal(((CUresult(*)(CUcontext *))get("cuCtxGetCurrent", 13000, 0))(&before), 0);
+	/* cuCtxCreate@13000 is _v4 (with parameters); the _v2 ABI is 3020. */
+	assert_int_equal(((PFN_ctx_create)get("cuCtxCreate", 3020, 0))(&mine, 0, 0), 0);
+	assert_int_equal(((CUresult(*)(CUcontext *))get("cuCtxGetCurrent", 13000, 0))(&now), 0);
+	assert_ptr_equal(now, mine);
+	assert_int_equal(FN(PFN_ptr_size, "cuMemAlloc")(&p, 1 << 20), 0);
+	assert_int_equal(used(), base + (1 << 20));
+	/* Destroying a context frees what was allocated in it. */
+	assert_int_equal(FN(PFN_ctx_destroy, "cuCtxDestroy")(mine), 0);
+	assert_int_equal(FN(PFN_cuCtxSetCurrent, "cuCtxSetCurrent")(before), 0);
+	assert_int_equal(used(), base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +334,8 @@ int main(void)
 		cmocka_unit_test(copies_and_memsets_move_bytes),
 		cmocka_unit_test(kernels_take_their_time),
 		cmocka_unit_test(every_launch_path_runs),
+		cmocka_unit_test(explicit_graphs_run),
+		cmocka_unit_test(explicit_contexts_come_and_go),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
