@@ -24,7 +24,8 @@ $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug $(MESON_OPTS)
 
-# Every test, then the unit tests again under AddressSanitizer + UBSan.
+# Every test, then the unit and simdev tests again under AddressSanitizer +
+# UBSan.
 check: all check-asan
 	meson test -C $(BUILD) --print-errorlogs
 
@@ -32,7 +33,7 @@ check-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		meson test -C $(ASAN_BUILD) --suite unit --print-errorlogs
+		meson test -C $(ASAN_BUILD) --suite unit --suite simdev --print-errorlogs
 
 # Benchmarks write JSON under $(BUILD)/bench/ (one object per line).
 bench: all

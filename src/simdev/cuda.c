@@ -471,11 +471,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Queues op on stream s (which belongs to context c); takes ownership. */
-static void op_submit(struct ctx *c, struct stream *s, struct op *op)
+/* Queues op on stream s (which belongs to context c); takes ownership
+ * (the worker may free op at once) and returns its sequence number. */
+static uint64_t op_submit(struct ctx *c, struct stream *s, struct op *op)
 {
+	uint64_t seq;
+
 	pthread_mutex_lock(&c->lock);
-	op->seq = ++c->submitted;
+	seq = op->seq = ++c->submitted;
 	s->last_seq = op->seq;
 	if (c->tail)
 		c->tail->next = op;
@@ -484,6 +487,7 @@ static void op_submit(struct ctx *c, struct stream *s, struct op *op)
 	c->tail = op;
 	pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&c->lock);
+	return seq;
 }
 
 static void wait_for(struct ctx *c, uint64_t seq)
@@ -1338,8 +1342,7 @@ CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*op = (struct op){ .kind = OP_EVENT, .event = e };
 	atomic_store(&e->time_ns, 0);
-	op_submit(c, s, op);
-	e->seq = op->seq;
+	e->seq = op_submit(c, s, op);
 	return CUDA_SUCCESS;
 }
 

@@ -57,6 +57,14 @@ typedef CUresult (*PFN_instantiate)(CUgraphExec *, CUgraph, unsigned long long);
 typedef CUresult (*PFN_graph_launch)(CUgraphExec, CUstream);
 typedef CUresult (*PFN_export)(const void **, const CUuuid *);
 typedef CUresult (*PFN_sync_ctx_v2)(CUcontext);
+typedef CUresult (*PFN_graph_destroy)(CUgraph);
+typedef CUresult (*PFN_exec_destroy)(CUgraphExec);
+
+static void graph_free(CUgraph graph, CUgraphExec exec)
+{
+	assert_int_equal(FN(PFN_exec_destroy, "cuGraphExecDestroy")(exec), 0);
+	assert_int_equal(FN(PFN_graph_destroy, "cuGraphDestroy")(graph), 0);
+}
 
 static const char spin_ptx[] =
 	".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -271,6 +279,7 @@ static void every_launch_path_runs(void **state)
 	assert_int_equal(FN(PFN_cuStreamSynchronize, "cuStreamSynchronize")(stream), 0);
 	/* Ex + cooperative + a graph of three: 5 × 2 ms. */
 	assert_true(now_ms() - start >= 10.0);
+	graph_free(graph, exec);
 }
 
 typedef CUresult (*PFN_graph_create)(CUgraph *, unsigned int);
@@ -301,6 +310,7 @@ static void explicit_graphs_run(void **state)
 	assert_int_equal(FN(PFN_graph_launch, "cuGraphLaunch")(exec, stream), 0);
 	assert_int_equal(FN(PFN_cuStreamSynchronize, "cuStreamSynchronize")(stream), 0);
 	assert_true(now_ms() - start >= 6.0);
+	graph_free(graph, exec);
 }
 
 /* An explicit context is current once created, and gone once destroyed. */
