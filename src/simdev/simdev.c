@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/proc.h"
+
 #define SIM_MAGIC 0x676f70736d696431ULL
 #define SIM_VERSION 1
 #define RING 8192                       /* quanta kept per device */
@@ -118,41 +120,11 @@ static uint64_t fnv1a(const char *s)
 
 /* ---- processes ------------------------------------------------------ */
 
-/* Start time (clock ticks since boot) of a live, non-zombie process, or 0
- * when there is no such process. */
-static uint64_t process_start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');          /* the command name may hold spaces */
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;
-	/* After ") S": fields 4..21, then starttime (field 22). */
-	p += 2;
-	for (int field = 3; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &start) != 1)
-		return 0;
-	return start;
-}
-
 static bool slot_is_dead(const struct proc_slot *p)
 {
 	int32_t pid = atomic_load(&p->pid);
 
-	return pid > 0 && process_start_time(pid) != p->start_time;
+	return pid > 0 && !gp_proc_alive(pid, p->start_time);
 }
 
 static void slot_clear(struct proc_slot *p)
@@ -182,7 +154,7 @@ void sim_reclaim(struct sim *s)
 static int slot_claim(struct sim *s)
 {
 	pid_t pid = getpid();
-	uint64_t start = process_start_time(pid);
+	uint64_t start = gp_proc_start_time(pid);
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		for (int i = 0; i < SIM_PROCS_MAX; i++) {

@@ -1,0 +1,26 @@
+/* proc.h — telling whether a process is still the one we knew.
+ *
+ * Shared state keyed by pid (simdev's process slots, the interposer's
+ * regions) must notice a process that died, including one killed with
+ * SIGKILL, one that is a zombie, and a pid the kernel has since reused. A
+ * process is identified by (pid, start time); gp_proc_start_time gives the
+ * second half, or 0 when there is no live, non-zombie process. */
+#ifndef GP_BASE_PROC_H
+#define GP_BASE_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Start time of pid in clock ticks since boot (/proc/PID/stat field 22),
+ * or 0 when it does not exist, is a zombie or is dead. Async-signal-safe
+ * in practice (open/read/close only). */
+uint64_t gp_proc_start_time(pid_t pid);
+
+/* Is (pid, start_time) still alive? */
+static inline bool gp_proc_alive(pid_t pid, uint64_t start_time)
+{
+	return pid > 0 && start_time != 0 && gp_proc_start_time(pid) == start_time;
+}
+
+#endif
