@@ -230,6 +230,16 @@ typedef enum CUevent_flags_enum {
 	CU_EVENT_DISABLE_TIMING = 2,
 } CUevent_flags;
 
+/* Defines `name` as a function of the same ABI as `base` that forwards
+ * to it: the per-thread-stream variants and legacy names that one
+ * implementation serves. Declares it too, for -Wmissing-prototypes. */
+#define GP_CUDA_FORWARD(name, base, params, args) \
+	CUresult CUDAAPI name params;              \
+	CUresult CUDAAPI name params               \
+	{                                          \
+		return base args;                  \
+	}
+
 /* Function pointer types for what gpuload and the tests fetch through
  * cuGetProcAddress_v2 (the runtime's way). */
 typedef CUresult (*PFN_cuGetProcAddress_v2)(const char *symbol, void **pfn, int cudaVersion,

@@ -2046,76 +2046,69 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *st
 
 /* The _ptsz/_ptds entry points differ only in what a NULL stream means;
  * here every default stream is the context's one, so they forward. */
-#define PER_THREAD(name, base, params, args) \
-	CUresult CUDAAPI name params;        \
-	CUresult CUDAAPI name params         \
-	{                                    \
-		return base args;            \
-	}
-
-PER_THREAD(cuLaunchKernel_ptsz, cuLaunchKernel,
+GP_CUDA_FORWARD(cuLaunchKernel_ptsz, cuLaunchKernel,
 	   (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
 	    unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void **p, void **e),
 	   (f, gx, gy, gz, bx, by, bz, shm, s, p, e))
-PER_THREAD(cuLaunchKernelEx_ptsz, cuLaunchKernelEx,
+GP_CUDA_FORWARD(cuLaunchKernelEx_ptsz, cuLaunchKernelEx,
 	   (const CUlaunchConfig *cfg, CUfunction f, void **p, void **e), (cfg, f, p, e))
-PER_THREAD(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel,
+GP_CUDA_FORWARD(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel,
 	   (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
 	    unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void **p),
 	   (f, gx, gy, gz, bx, by, bz, shm, s, p))
-PER_THREAD(cuLaunchHostFunc_ptsz, cuLaunchHostFunc, (CUstream s, CUhostFn fn, void *d),
+GP_CUDA_FORWARD(cuLaunchHostFunc_ptsz, cuLaunchHostFunc, (CUstream s, CUhostFn fn, void *d),
 	   (s, fn, d))
-PER_THREAD(cuGraphLaunch_ptsz, cuGraphLaunch, (CUgraphExec x, CUstream s), (x, s))
-PER_THREAD(cuGraphUpload_ptsz, cuGraphUpload, (CUgraphExec x, CUstream s), (x, s))
-PER_THREAD(cuStreamSynchronize_ptsz, cuStreamSynchronize, (CUstream s), (s))
-PER_THREAD(cuStreamQuery_ptsz, cuStreamQuery, (CUstream s), (s))
-PER_THREAD(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int f),
+GP_CUDA_FORWARD(cuGraphLaunch_ptsz, cuGraphLaunch, (CUgraphExec x, CUstream s), (x, s))
+GP_CUDA_FORWARD(cuGraphUpload_ptsz, cuGraphUpload, (CUgraphExec x, CUstream s), (x, s))
+GP_CUDA_FORWARD(cuStreamSynchronize_ptsz, cuStreamSynchronize, (CUstream s), (s))
+GP_CUDA_FORWARD(cuStreamQuery_ptsz, cuStreamQuery, (CUstream s), (s))
+GP_CUDA_FORWARD(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int f),
 	   (s, e, f))
-PER_THREAD(cuStreamGetPriority_ptsz, cuStreamGetPriority, (CUstream s, int *p), (s, p))
-PER_THREAD(cuStreamGetFlags_ptsz, cuStreamGetFlags, (CUstream s, unsigned int *f), (s, f))
-PER_THREAD(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2,
+GP_CUDA_FORWARD(cuStreamGetPriority_ptsz, cuStreamGetPriority, (CUstream s, int *p), (s, p))
+GP_CUDA_FORWARD(cuStreamGetFlags_ptsz, cuStreamGetFlags, (CUstream s, unsigned int *f), (s, f))
+GP_CUDA_FORWARD(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2,
 	   (CUstream s, CUstreamCaptureMode m), (s, m))
-PER_THREAD(cuStreamEndCapture_ptsz, cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g))
-PER_THREAD(cuStreamIsCapturing_ptsz, cuStreamIsCapturing,
+GP_CUDA_FORWARD(cuStreamEndCapture_ptsz, cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g))
+GP_CUDA_FORWARD(cuStreamIsCapturing_ptsz, cuStreamIsCapturing,
 	   (CUstream s, CUstreamCaptureStatus *st), (s, st))
-PER_THREAD(cuEventRecord_ptsz, cuEventRecord, (CUevent e, CUstream s), (e, s))
-PER_THREAD(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags,
+GP_CUDA_FORWARD(cuEventRecord_ptsz, cuEventRecord, (CUevent e, CUstream s), (e, s))
+GP_CUDA_FORWARD(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags,
 	   (CUevent e, CUstream s, unsigned int f), (e, s, f))
-PER_THREAD(cuMemcpy_ptds, cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n))
-PER_THREAD(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n),
+GP_CUDA_FORWARD(cuMemcpy_ptds, cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n))
+GP_CUDA_FORWARD(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n),
 	   (d, s, n))
-PER_THREAD(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), (d, s, n))
-PER_THREAD(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n),
+GP_CUDA_FORWARD(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), (d, s, n))
+GP_CUDA_FORWARD(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n),
 	   (d, s, n))
-PER_THREAD(cuMemcpyAsync_ptsz, cuMemcpyAsync,
+GP_CUDA_FORWARD(cuMemcpyAsync_ptsz, cuMemcpyAsync,
 	   (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st))
-PER_THREAD(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2,
+GP_CUDA_FORWARD(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2,
 	   (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st))
-PER_THREAD(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2,
+GP_CUDA_FORWARD(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2,
 	   (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st))
-PER_THREAD(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2,
+GP_CUDA_FORWARD(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2,
 	   (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st))
-PER_THREAD(cuMemsetD8_v2_ptds, cuMemsetD8_v2, (CUdeviceptr d, unsigned char v, size_t n),
+GP_CUDA_FORWARD(cuMemsetD8_v2_ptds, cuMemsetD8_v2, (CUdeviceptr d, unsigned char v, size_t n),
 	   (d, v, n))
-PER_THREAD(cuMemsetD32_v2_ptds, cuMemsetD32_v2, (CUdeviceptr d, unsigned int v, size_t n),
+GP_CUDA_FORWARD(cuMemsetD32_v2_ptds, cuMemsetD32_v2, (CUdeviceptr d, unsigned int v, size_t n),
 	   (d, v, n))
-PER_THREAD(cuMemsetD8Async_ptsz, cuMemsetD8Async,
+GP_CUDA_FORWARD(cuMemsetD8Async_ptsz, cuMemsetD8Async,
 	   (CUdeviceptr d, unsigned char v, size_t n, CUstream s), (d, v, n, s))
-PER_THREAD(cuMemsetD32Async_ptsz, cuMemsetD32Async,
+GP_CUDA_FORWARD(cuMemsetD32Async_ptsz, cuMemsetD32Async,
 	   (CUdeviceptr d, unsigned int v, size_t n, CUstream s), (d, v, n, s))
-PER_THREAD(cuMemAllocAsync_ptsz, cuMemAllocAsync, (CUdeviceptr *p, size_t n, CUstream s),
+GP_CUDA_FORWARD(cuMemAllocAsync_ptsz, cuMemAllocAsync, (CUdeviceptr *p, size_t n, CUstream s),
 	   (p, n, s))
-PER_THREAD(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync,
+GP_CUDA_FORWARD(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync,
 	   (CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s), (p, n, pool, s))
-PER_THREAD(cuMemFreeAsync_ptsz, cuMemFreeAsync, (CUdeviceptr p, CUstream s), (p, s))
+GP_CUDA_FORWARD(cuMemFreeAsync_ptsz, cuMemFreeAsync, (CUdeviceptr p, CUstream s), (p, s))
 
 /* Legacy names with the same ABI as their successors. */
-PER_THREAD(cuCtxDestroy, cuCtxDestroy_v2, (CUcontext c), (c))
-PER_THREAD(cuCtxPushCurrent, cuCtxPushCurrent_v2, (CUcontext c), (c))
-PER_THREAD(cuCtxPopCurrent, cuCtxPopCurrent_v2, (CUcontext *c), (c))
-PER_THREAD(cuStreamDestroy, cuStreamDestroy_v2, (CUstream s), (s))
-PER_THREAD(cuEventDestroy, cuEventDestroy_v2, (CUevent e), (e))
-PER_THREAD(cuStreamBeginCapture, cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m),
+GP_CUDA_FORWARD(cuCtxDestroy, cuCtxDestroy_v2, (CUcontext c), (c))
+GP_CUDA_FORWARD(cuCtxPushCurrent, cuCtxPushCurrent_v2, (CUcontext c), (c))
+GP_CUDA_FORWARD(cuCtxPopCurrent, cuCtxPopCurrent_v2, (CUcontext *c), (c))
+GP_CUDA_FORWARD(cuStreamDestroy, cuStreamDestroy_v2, (CUstream s), (s))
+GP_CUDA_FORWARD(cuEventDestroy, cuEventDestroy_v2, (CUevent e), (e))
+GP_CUDA_FORWARD(cuStreamBeginCapture, cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m),
 	   (s, m))
 
 /* ---- finding functions ----------------------------------------------- */
@@ -2124,6 +2117,7 @@ struct proc_entry {
 	const char *name;
 	int version;            /* the lowest cudaVersion this variant serves */
 	int per_thread;         /* a _ptsz/_ptds variant */
+	const char *symbol;     /* its exported name */
 	void (*fn)(void);       /* NULL: answered with not_supported */
 };
 
