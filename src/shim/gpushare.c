@@ -1,0 +1,287 @@
+/* gpushare.c — libgpushare's front door: finding the real driver, setting
+ * up on first use, and answering every way a program reaches a driver
+ * function.
+ *
+ * Programs reach the driver three ways (../shared/notes/cuda-driver-facts.md):
+ *   1. linked against libcuda: symbol interposition (LD_PRELOAD) gives them
+ *      our exported hooks;
+ *   2. dlopen("libcuda.so.1") + dlsym: dlsym on the driver's handle does not
+ *      see a preloaded library, so we answer dlsym ourselves;
+ *   3. cuGetProcAddress(_v2), which the CUDA runtime uses for everything:
+ *      we return the hook of exactly the requested ABI version and
+ *      per-thread variant (procs.gen.h, generated from the ABI map).
+ * Unhooked functions pass straight through: the real driver's own pointer.
+ * cuGetExportTable is never touched. The library prints nothing unless
+ * GPUPOOL_LOG is set, and never exits or aborts its host. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim/shim.h"
+
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+static struct {
+	pthread_once_t once;
+	CUresult status;
+	struct gp_shim_config cfg;
+	void *driver;                   /* our handle of the real libcuda */
+	PFN_cuGetProcAddress_v2 gpa;    /* the real one */
+	pthread_mutex_t lock;
+	struct gp_shim_device dev[GP_SHIM_DEVICES_MAX];
+	bool dev_ready[GP_SHIM_DEVICES_MAX];
+} shim = { PTHREAD_ONCE_INIT, CUDA_ERROR_NOT_INITIALIZED, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void say(const char *fmt, const char *what)
+{
+	if (getenv("GPUPOOL_LOG"))
+		fprintf(stderr, fmt, what);
+}
+
+/* The C library's dlsym, not ours. */
+static dlsym_fn real_dlsym(void)
+{
+	static dlsym_fn _Atomic fn;
+	dlsym_fn f = fn;
+
+	if (!f) {
+		f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+		if (!f)
+			f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+		fn = f;
+	}
+	return f;
+}
+
+/* ---- the generated table of hooks (hooks-table.c) --------------------- */
+
+/* Variants of hooked functions we do not implement (the 32-bit legacy
+ * ABI) are refused rather than passed to the driver unaccounted. */
+static CUresult CUDAAPI refused(void)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+#define TABLE_SIZE proc_table_size
+
+/* Our variant of a hooked name for cudaVersion and flags, or NULL when
+ * the name is not hooked. Same choice as the driver's. */
+static const struct proc_entry *hook_for(const char *name, int version, bool per_thread)
+{
+	const struct proc_entry *best = NULL;
+	bool known = false, threaded = false;
+
+	for (size_t i = 0; i < TABLE_SIZE; i++)
+		if (strcmp(proc_table[i].name, name) == 0) {
+			known = true;
+			threaded |= proc_table[i].per_thread;
+		}
+	if (!known)
+		return NULL;
+	per_thread = per_thread && threaded;
+	for (size_t i = 0; i < TABLE_SIZE; i++) {
+		const struct proc_entry *e = &proc_table[i];
+
+		if (strcmp(e->name, name) == 0 && e->per_thread == per_thread &&
+		    e->version <= version && (!best || e->version > best->version))
+			best = e;
+	}
+	return best;
+}
+
+static void *hook_fn(const struct proc_entry *e)
+{
+	return (void *)(e->fn ? e->fn : (void (*)(void))refused);
+}
+
+/* ---- the real driver ------------------------------------------------- */
+
+/* Loads the driver the program will get. Our library is not called
+ * libcuda, so this is the real one (or simdev's). */
+static bool driver_load(void)
+{
+	void *h;
+
+	if (shim.gpa)
+		return true;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return false;
+	shim.driver = h;
+	shim.gpa = (PFN_cuGetProcAddress_v2)real_dlsym()(h, "cuGetProcAddress_v2");
+	return shim.gpa != NULL;
+}
+
+void *gp_shim_real(const char *name, int version, int per_thread)
+{
+	void *fn = NULL;
+
+	pthread_mutex_lock(&shim.lock);
+	if (driver_load())
+		shim.gpa(name, &fn, version,
+			 per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0, NULL);
+	pthread_mutex_unlock(&shim.lock);
+	return fn;
+}
+
+/* ---- set-up ---------------------------------------------------------- */
+
+/* A forked child is a process of its own: it joins the regions again to
+ * get slots of its own, so that its memory dies with it. */
+static void forget_devices(void)
+{
+	memset(shim.dev_ready, 0, sizeof(shim.dev_ready));
+	pthread_mutex_init(&shim.lock, NULL);
+}
+
+static void setup(void)
+{
+	char err[512];
+
+	pthread_atfork(NULL, NULL, forget_devices);
+	if (gp_shim_config_load(&shim.cfg, err, sizeof(err)) < 0) {
+		/* A bad value must not run unlimited: say why, refuse. */
+		fprintf(stderr, "gpushare: %s\n", err);
+		shim.status = CUDA_ERROR_INVALID_VALUE;
+		return;
+	}
+	pthread_mutex_lock(&shim.lock);
+	shim.status = driver_load() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+	pthread_mutex_unlock(&shim.lock);
+	if (shim.status != CUDA_SUCCESS)
+		say("gpushare: %s\n", "cannot load libcuda.so.1");
+}
+
+CUresult gp_shim_ready(void)
+{
+	pthread_once(&shim.once, setup);
+	return shim.status;
+}
+
+static void uuid_text(const CUuuid *u, char *buf, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)u->bytes;
+
+	snprintf(buf, len,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+		 b[12], b[13], b[14], b[15]);
+}
+
+/* Opens the device's region and joins this process's task to it. */
+static CUresult device_setup(int index, struct gp_shim_device *d)
+{
+	typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
+	struct gp_task_limits limits;
+	char uuid[GP_UUID_STR_MAX];
+	size_t total = 0;
+	CUuuid u;
+	CUresult r;
+
+	r = GP_REAL(uuid_fn, "cuDeviceGetUuid", 11040, 0)(&u, index);
+	if (r == CUDA_SUCCESS)
+		r = GP_REAL(PFN_cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, 0)(&total, index);
+	if (r != CUDA_SUCCESS)
+		return r;
+	uuid_text(&u, uuid, sizeof(uuid));
+	gp_shim_config_limits(&shim.cfg, index, &limits);
+	if (gp_region_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, total,
+			   &d->region) < 0 ||
+	    gp_region_join(d->region, shim.cfg.task_id, &limits, &d->slot) < 0) {
+		say("gpushare: %s\n", "cannot open the device's region (GPUPOOL_RUN_DIR)");
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
+	d->limited = shim.cfg.mem_limited;
+	return CUDA_SUCCESS;
+}
+
+CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev)
+{
+	CUresult r = gp_shim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (index < 0 || index >= GP_SHIM_DEVICES_MAX)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&shim.lock);
+	if (!shim.dev_ready[index]) {
+		pthread_mutex_unlock(&shim.lock);
+		r = device_setup(index, &shim.dev[index]);  /* calls the driver */
+		pthread_mutex_lock(&shim.lock);
+		if (r == CUDA_SUCCESS)
+			shim.dev_ready[index] = true;
+	}
+	pthread_mutex_unlock(&shim.lock);
+	if (r == CUDA_SUCCESS)
+		*ret_dev = &shim.dev[index];
+	return r;
+}
+
+CUresult gp_shim_current(struct gp_shim_device **ret_dev, int *ret_index)
+{
+	CUdevice dev;
+	CUresult r = gp_shim_ready();
+
+	if (r == CUDA_SUCCESS)
+		r = GP_REAL(CUresult(*)(CUdevice *), "cuCtxGetDevice", 12000, 0)(&dev);
+	if (r == CUDA_SUCCESS)
+		r = gp_shim_device(dev, ret_dev);
+	if (r == CUDA_SUCCESS && ret_index)
+		*ret_index = dev;
+	return r;
+}
+
+/* ---- the three doors ------------------------------------------------- */
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+				     cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+	const struct proc_entry *e;
+	CUresult r;
+
+	pthread_mutex_lock(&shim.lock);
+	r = driver_load() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_unlock(&shim.lock);
+	if (r != CUDA_SUCCESS)
+		return r;
+	/* The driver's answer decides found / not found / too old; we only
+	 * swap in our hook for what it found. */
+	r = shim.gpa(symbol, pfn, cudaVersion, flags, status);
+	if (r != CUDA_SUCCESS || !pfn || !*pfn || !symbol)
+		return r;
+	e = hook_for(symbol, cudaVersion, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	if (e)
+		*pfn = hook_fn(e);
+	return r;
+}
+
+CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+				  cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+/* dlsym on the driver's handle: our hook for a hooked symbol. */
+void *dlsym(void *handle, const char *symbol)
+{
+	dlsym_fn next = real_dlsym();
+
+	if (symbol[0] == 'c' && symbol[1] == 'u' && handle != RTLD_DEFAULT &&
+	    handle != RTLD_NEXT) {
+		bool ours;
+
+		pthread_mutex_lock(&shim.lock);
+		ours = driver_load() && handle == shim.driver;
+		pthread_mutex_unlock(&shim.lock);
+		for (size_t i = 0; ours && i < TABLE_SIZE; i++)
+			if (strcmp(proc_table[i].symbol, symbol) == 0)
+				return hook_fn(&proc_table[i]);
+	}
+	return next ? next(handle, symbol) : NULL;
+}

@@ -1,0 +1,387 @@
+/* memory.c — hard device-memory slices.
+ *
+ * Every way of getting device memory is hooked: linear (cuMemAlloc_v2),
+ * pitched, managed, stream-ordered and pool allocations, VMM physical
+ * memory (cuMemCreate) and arrays. Each one is admitted first — the bytes
+ * are counted against the task in the device's region, atomically across
+ * its processes — then asked of the driver, and the count is given back if
+ * the driver fails. Past the limit the call returns CUDA_ERROR_OUT_OF_MEMORY,
+ * the driver's own error, so frameworks raise their usual OOM. Frees give
+ * the bytes back: at once for synchronous frees, in stream order for
+ * cuMemFreeAsync. The views (cuMemGetInfo, cuDeviceTotalMem) show the
+ * slice, clamped, never wrapped.
+ *
+ * Which allocation holds how much is remembered per process in a small
+ * hash table (pointer or handle -> device, bytes). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim/shim.h"
+
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
+
+#define BUCKETS 1024
+
+struct held {
+	struct held *next;
+	uint64_t key;           /* device pointer, VMM handle or array */
+	int dev;
+	uint64_t bytes;
+};
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held *held[BUCKETS];
+
+static size_t bucket(uint64_t key)
+{
+	return (size_t)((key >> 4) * 0x9e3779b97f4a7c15ULL >> 54) & (BUCKETS - 1);
+}
+
+static void held_add(uint64_t key, int dev, uint64_t bytes)
+{
+	struct held *h = malloc(sizeof(*h));
+
+	if (!h)
+		return;         /* the memory stays counted: safe side */
+	*h = (struct held){ .key = key, .dev = dev, .bytes = bytes };
+	pthread_mutex_lock(&held_lock);
+	h->next = held[bucket(key)];
+	held[bucket(key)] = h;
+	pthread_mutex_unlock(&held_lock);
+}
+
+/* Forgets `key`; true with its device and size when it was known. */
+static bool held_take(uint64_t key, int *ret_dev, uint64_t *ret_bytes)
+{
+	struct held **link, *h = NULL;
+
+	pthread_mutex_lock(&held_lock);
+	for (link = &held[bucket(key)]; *link; link = &(*link)->next)
+		if ((*link)->key == key) {
+			h = *link;
+			*link = h->next;
+			break;
+		}
+	pthread_mutex_unlock(&held_lock);
+	if (!h)
+		return false;
+	*ret_dev = h->dev;
+	*ret_bytes = h->bytes;
+	free(h);
+	return true;
+}
+
+/* Gives back what `key` held on its device. */
+static void give_back(uint64_t key)
+{
+	struct gp_shim_device *d;
+	uint64_t bytes;
+	int dev;
+
+	if (held_take(key, &dev, &bytes) && gp_shim_device(dev, &d) == CUDA_SUCCESS)
+		gp_region_mem_release(d->region, d->slot, bytes);
+}
+
+/* Admits `bytes` on device d (index dev): CUDA_ERROR_OUT_OF_MEMORY past
+ * the task's limit. */
+static CUresult admit(struct gp_shim_device *d, uint64_t bytes)
+{
+	if (!d->limited)
+		return CUDA_SUCCESS;
+	return gp_region_mem_reserve(d->region, d->slot, bytes) == 0 ? CUDA_SUCCESS
+								     : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static void unadmit(struct gp_shim_device *d, uint64_t bytes)
+{
+	if (d->limited)
+		gp_region_mem_release(d->region, d->slot, bytes);
+}
+
+/* After the driver answered an admitted request: remember or give back. */
+static CUresult settle(CUresult r, struct gp_shim_device *d, int dev, uint64_t key,
+		       uint64_t bytes)
+{
+	if (r != CUDA_SUCCESS)
+		unadmit(d, bytes);
+	else if (d->limited)
+		held_add(key, dev, bytes);
+	return r;
+}
+
+/* The device of the current context, with `bytes` admitted on it. */
+#define ADMIT_CURRENT(d, dev, bytes)                                    \
+	struct gp_shim_device *d;                                       \
+	int dev;                                                        \
+	do {                                                            \
+		CUresult r_ = gp_shim_current(&d, &dev);                \
+		if (r_ == CUDA_SUCCESS)                                 \
+			r_ = admit(d, (bytes));                         \
+		if (r_ != CUDA_SUCCESS)                                 \
+			return r_;                                      \
+	} while (0)
+
+/* ---- allocations ----------------------------------------------------- */
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	ADMIT_CURRENT(d, dev, bytesize);
+	CUresult r = GP_REAL(PFN_cuMemAlloc_v2, "cuMemAlloc", 3020, 0)(dptr, bytesize);
+
+	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytesize);
+}
+
+typedef CUresult (*pitch_fn)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
+
+/* The pitch is the driver's to choose: admit the widest it could be (a
+ * row rounded up to 512 bytes), then settle on what it chose. */
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
+				    size_t height, unsigned int element_bytes)
+{
+	uint64_t most = (uint64_t)((width + 511) / 512 * 512) * height;
+	ADMIT_CURRENT(d, dev, most);
+	CUresult r = GP_REAL(pitch_fn, "cuMemAllocPitch", 3020, 0)(dptr, pitch, width, height,
+								    element_bytes);
+
+	if (r != CUDA_SUCCESS)
+		return settle(r, d, dev, 0, most);
+	if (d->limited && (uint64_t)*pitch * height < most)
+		gp_region_mem_release(d->region, d->slot, most - (uint64_t)*pitch * height);
+	return settle(r, d, dev, *dptr, (uint64_t)*pitch * height);
+}
+
+typedef CUresult (*managed_fn)(CUdeviceptr *, size_t, unsigned int);
+
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+	ADMIT_CURRENT(d, dev, bytesize);
+	CUresult r = GP_REAL(managed_fn, "cuMemAllocManaged", 6000, 0)(dptr, bytesize, flags);
+
+	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytesize);
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+	CUresult r = GP_REAL(PFN_cuMemFree_v2, "cuMemFree", 3020, 0)(dptr);
+
+	if (r == CUDA_SUCCESS)
+		give_back(dptr);
+	return r;
+}
+
+typedef CUresult (*async_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*pool_async_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
+typedef CUresult (*host_fn_fn)(CUstream, CUhostFn, void *);
+
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s, bool per_thread)
+{
+	ADMIT_CURRENT(d, dev, bytes);
+	CUresult r = GP_REAL(async_fn, "cuMemAllocAsync", 11020, per_thread)(dptr, bytes, s);
+
+	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytes);
+}
+
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+	return alloc_async(dptr, bytes, s, false);
+}
+
+CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+	return alloc_async(dptr, bytes, s, true);
+}
+
+/* A pool's memory is counted on the current device: pools of other
+ * devices are rare, and counted there once they are used there. */
+static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool,
+				CUstream s, bool per_thread)
+{
+	ADMIT_CURRENT(d, dev, bytes);
+	CUresult r = GP_REAL(pool_async_fn, "cuMemAllocFromPoolAsync", 11020, per_thread)(
+		dptr, bytes, pool, s);
+
+	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytes);
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool,
+					 CUstream s)
+{
+	return alloc_from_pool(dptr, bytes, pool, s, false);
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes,
+					      CUmemoryPool pool, CUstream s)
+{
+	return alloc_from_pool(dptr, bytes, pool, s, true);
+}
+
+/* Runs on the stream, after the free: the memory is back in stream order. */
+static void given_back_in_order(void *key)
+{
+	give_back((uint64_t)(uintptr_t)key);
+}
+
+static CUresult free_async(CUdeviceptr dptr, CUstream s, bool per_thread)
+{
+	CUresult r = GP_REAL(free_async_fn, "cuMemFreeAsync", 11020, per_thread)(dptr, s);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (GP_REAL(host_fn_fn, "cuLaunchHostFunc", 10000, per_thread)(
+		    s, given_back_in_order, (void *)(uintptr_t)dptr) != CUDA_SUCCESS)
+		give_back(dptr);        /* no stream callback: now, then */
+	return r;
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
+{
+	return free_async(dptr, s, false);
+}
+
+CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
+{
+	return free_async(dptr, s, true);
+}
+
+/* ---- VMM physical memory --------------------------------------------- */
+
+typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t,
+			      const CUmemAllocationProp *, unsigned long long);
+typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
+
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+			     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	struct gp_shim_device *d;
+	CUresult r;
+	int dev;
+
+	/* Only memory on a device counts; host-located VMM memory does not. */
+	if (!prop || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return GP_REAL(create_fn, "cuMemCreate", 10020, 0)(handle, size, prop, flags);
+	dev = prop->location.id;
+	r = gp_shim_device(dev, &d);
+	if (r == CUDA_SUCCESS)
+		r = admit(d, size);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = GP_REAL(create_fn, "cuMemCreate", 10020, 0)(handle, size, prop, flags);
+	return settle(r, d, dev, r == CUDA_SUCCESS ? *handle : 0, size);
+}
+
+CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	CUresult r = GP_REAL(release_fn, "cuMemRelease", 10020, 0)(handle);
+
+	if (r == CUDA_SUCCESS)
+		give_back(handle);
+	return r;
+}
+
+/* ---- arrays ---------------------------------------------------------- */
+
+/* The parts of the array descriptors we read (CUDA_ARRAY_DESCRIPTOR_v2,
+ * CUDA_ARRAY3D_DESCRIPTOR_v2). */
+struct array_desc {
+	size_t width, height;
+	int format;
+	unsigned channels;
+};
+
+struct array3d_desc {
+	size_t width, height, depth;
+	int format;
+	unsigned channels;
+	unsigned flags;
+};
+
+/* Bytes per channel of a CUarray_format (unknown formats: 16, the widest,
+ * so a new format is never under-counted). */
+static unsigned format_bytes(int format)
+{
+	switch (format) {
+	case 0x01: case 0x08: return 1;                 /* (un)signed int8 */
+	case 0x02: case 0x09: case 0x10: return 2;      /* int16, half */
+	case 0x03: case 0x0a: case 0x20: return 4;      /* int32, float */
+	default: return 16;
+	}
+}
+
+typedef CUresult (*array_fn)(void **, const void *);
+typedef CUresult (*array_destroy_fn)(void *);
+
+static CUresult array_create(void **array, const void *desc, uint64_t bytes, const char *name)
+{
+	ADMIT_CURRENT(d, dev, bytes);
+	CUresult r = GP_REAL(array_fn, name, 3020, 0)(array, desc);
+
+	return settle(r, d, dev, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*array : 0, bytes);
+}
+
+CUresult CUDAAPI cuArrayCreate_v2(void **array, const struct array_desc *a)
+{
+	if (!a || !array)
+		return CUDA_ERROR_INVALID_VALUE;
+	return array_create(array, a, (uint64_t)a->width * (a->height ? a->height : 1) *
+					      a->channels * format_bytes(a->format),
+			    "cuArrayCreate");
+}
+
+CUresult CUDAAPI cuArray3DCreate_v2(void **array, const struct array3d_desc *a)
+{
+	if (!a || !array)
+		return CUDA_ERROR_INVALID_VALUE;
+	return array_create(array, a, (uint64_t)a->width * (a->height ? a->height : 1) *
+					      (a->depth ? a->depth : 1) * a->channels *
+					      format_bytes(a->format),
+			    "cuArray3DCreate");
+}
+
+CUresult CUDAAPI cuArrayDestroy(void *array)
+{
+	CUresult r = GP_REAL(array_destroy_fn, "cuArrayDestroy", 2000, 0)(array);
+
+	if (r == CUDA_SUCCESS)
+		give_back((uint64_t)(uintptr_t)array);
+	return r;
+}
+
+/* ---- what the program sees ------------------------------------------- */
+
+CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+{
+	struct gp_shim_device *d;
+	struct gp_task_limits lim;
+	uint64_t used, limit;
+	CUresult r = gp_shim_current(&d, NULL);
+
+	if (r == CUDA_SUCCESS)
+		r = GP_REAL(PFN_cuMemGetInfo_v2, "cuMemGetInfo", 3020, 0)(free_bytes, total_bytes);
+	if (r != CUDA_SUCCESS || !d->limited)
+		return r;
+	gp_region_limits(d->region, d->slot, &lim);
+	limit = lim.mem_bytes && lim.mem_bytes < *total_bytes ? lim.mem_bytes : *total_bytes;
+	used = gp_region_task_used(d->region, d->slot);
+	*total_bytes = limit;
+	if (used >= limit)
+		*free_bytes = 0;
+	else if (limit - used < *free_bytes)
+		*free_bytes = limit - used;
+	return r;
+}
+
+CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	struct gp_shim_device *d;
+	struct gp_task_limits lim;
+	CUresult r = GP_REAL(PFN_cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, 0)(bytes, dev);
+
+	if (r != CUDA_SUCCESS || gp_shim_device(dev, &d) != CUDA_SUCCESS || !d->limited)
+		return r;
+	gp_region_limits(d->region, d->slot, &lim);
+	if (lim.mem_bytes && lim.mem_bytes < *bytes)
+		*bytes = lim.mem_bytes;
+	return r;
+}

@@ -1,0 +1,56 @@
+/* shim.h — what the parts of libgpushare share; internal to src/shim/.
+ *
+ * gpushare.c finds the real driver and answers for the hooked functions
+ * (cuGetProcAddress, dlsym on the driver's handle, and plain symbol
+ * interposition); memory.c enforces memory slices. State is per process,
+ * set up lazily by the first hooked call, so a process that never touches
+ * the driver pays nothing. */
+#ifndef GP_SHIM_SHIM_H
+#define GP_SHIM_SHIM_H
+
+#include "include/gp-cuda.h"
+#include "shim/config.h"
+#include "shim/region.h"
+
+/* One row of the generated table of hooks (hooks-table.c): our function
+ * for a (name, cudaVersion, per-thread) of the driver API. */
+struct proc_entry {
+	const char *name;
+	int version;            /* the lowest cudaVersion this variant serves */
+	int per_thread;         /* a _ptsz/_ptds variant */
+	const char *symbol;     /* its exported name */
+	void (*fn)(void);       /* NULL: refused with CUDA_ERROR_NOT_SUPPORTED */
+};
+
+extern const struct proc_entry proc_table[];
+extern const size_t proc_table_size;
+
+/* A hooked entry point's real counterpart: the driver's function for
+ * (name, cudaVersion, per-thread), looked up once. */
+void *gp_shim_real(const char *name, int version, int per_thread);
+
+#define GP_REAL(type, name, version, per_thread)                               \
+	({                                                                     \
+		static void *_Atomic cached;                                   \
+		void *fn_ = cached;                                            \
+		if (!fn_)                                                      \
+			cached = fn_ = gp_shim_real(name, version, per_thread); \
+		(type) fn_;                                                    \
+	})
+
+/* The state of one device for this process: its region and our slot. */
+struct gp_shim_device {
+	struct gp_region *region;
+	int slot;
+	bool limited;           /* a memory limit applies */
+};
+
+/* Set-up on first use (configuration, the real driver); CUDA_SUCCESS or
+ * the error every guarded call returns (a bad configuration refuses). */
+CUresult gp_shim_ready(void);
+
+/* The device of the calling thread's current context, set up. */
+CUresult gp_shim_current(struct gp_shim_device **ret_dev, int *ret_index);
+CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev);
+
+#endif

@@ -1,0 +1,774 @@
+/* test-region.c — the shared region of a device (src/shim/region.c), with
+ * real processes: tasks and limits, admission up to the limit, processes
+ * racing for memory, and processes killed with SIGKILL at any point.
+ *
+ * Each test has its own directory (mkdtemp) and an alarm, so that a hang
+ * fails the run instead of stopping it. Forked children never use cmocka's
+ * assertions: they report through their exit status or shared memory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/rng.h"
+#include "shim/region.h"
+
+#define MiB (1024ULL * 1024)
+#define GiB (1024 * MiB)
+#define UUID "GPU-5a1c0de2-0000-4000-8000-000000000001"
+#define TEST_ALARM_S 10
+
+struct fixture {
+	char dir[64];
+	struct gp_region *r;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+
+	alarm(TEST_ALARM_S);
+	snprintf(f.dir, sizeof(f.dir), "/tmp/gp-region-XXXXXX");
+	assert_non_null(mkdtemp(f.dir));
+	assert_int_equal(gp_region_open(f.dir, UUID, 16 * GiB, &f.r), 0);
+	*state = &f;
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			remove_tree(path);
+		else
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	gp_region_close(f->r);
+	f->r = NULL;
+	remove_tree(f->dir);
+	alarm(0);
+	return 0;
+}
+
+static struct gp_task_limits limits(uint64_t mem, unsigned compute, unsigned priority,
+				    enum gp_isolation isolation)
+{
+	return (struct gp_task_limits){ mem, compute, priority, isolation };
+}
+
+static void assert_limits_equal(struct gp_task_limits a, struct gp_task_limits b)
+{
+	assert_int_equal(a.mem_bytes, b.mem_bytes);
+	assert_int_equal(a.compute, b.compute);
+	assert_int_equal(a.priority, b.priority);
+	assert_int_equal(a.isolation, b.isolation);
+}
+
+static int join(struct gp_region *r, const char *id, uint64_t mem)
+{
+	struct gp_task_limits l = limits(mem, 50, 4, GP_ISOLATION_HARD);
+	int slot = -1;
+
+	assert_int_equal(gp_region_join(r, id, &l, &slot), 0);
+	assert_in_range(slot, 0, GP_REGION_PROCS - 1);
+	return slot;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Exit status of a child that exited (not killed), or -1. */
+static int reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* A child that joins `id`, reserves `bytes` and waits to be killed. */
+static pid_t holder_start(struct gp_region *r, const char *id, uint64_t mem, uint64_t bytes)
+{
+	struct gp_task_limits l = limits(mem, 50, 4, GP_ISOLATION_HARD);
+	int fds[2];
+	char ok = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int slot;
+
+		close(fds[0]);
+		ok = gp_region_join(r, id, &l, &slot) == 0 &&
+		     gp_region_mem_reserve(r, slot, bytes) == 0;
+		if (write(fds[1], &ok, 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &ok, 1), 1);
+	close(fds[0]);
+	assert_true(ok);
+	return pid;
+}
+
+static void holder_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void open_creates_and_reopens(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_region *again = NULL, *other = NULL;
+	char path[PATH_MAX], buf[PATH_MAX], sub[PATH_MAX];
+	struct gp_task_info info[2];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/device-%s.region", f->dir, UUID);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(gp_region_total(f->r), 16 * GiB);
+	join(f->r, "train", 4 * GiB);
+
+	/* Total 0 opens the existing region; another total does not change it. */
+	assert_int_equal(gp_region_open(f->dir, UUID, 0, &again), 0);
+	assert_int_equal(gp_region_total(again), 16 * GiB);
+	assert_int_equal(gp_region_tasks(again, info, 2), 1);
+	assert_string_equal(info[0].id, "train");
+	gp_region_close(again);
+	assert_int_equal(gp_region_open(f->dir, UUID, 8 * GiB, &again), 0);
+	assert_int_equal(gp_region_total(again), 16 * GiB);
+	gp_region_close(again);
+
+	assert_int_equal(gp_region_open(f->dir, "GPU-none", 0, &other), -ENOENT);
+	snprintf(path, sizeof(path), "%s/device-GPU-none.region", f->dir);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_null(other);
+
+	assert_int_equal(gp_region_open(f->dir, "", GiB, &other), -EINVAL);
+	assert_int_equal(gp_region_open(f->dir, "../up", GiB, &other), -EINVAL);
+	assert_int_equal(gp_region_open(f->dir, "a/b", GiB, &other), -EINVAL);
+	assert_int_equal(gp_region_open(f->dir, ".hidden", GiB, &other), -EINVAL);
+	assert_int_equal(gp_region_open(f->dir, NULL, GiB, &other), -EINVAL);
+	memset(buf, 'x', GP_UUID_STR_MAX);
+	buf[GP_UUID_STR_MAX] = '\0';
+	assert_int_equal(gp_region_open(f->dir, buf, GiB, &other), -EINVAL);
+	gp_region_close(NULL);
+
+	/* $GPUPOOL_RUN_DIR stands in for the directory. */
+	setenv("GPUPOOL_RUN_DIR", f->dir, 1);
+	gp_region_dir(NULL, buf, sizeof(buf));
+	assert_string_equal(buf, f->dir);
+	assert_int_equal(gp_region_open(NULL, UUID, 0, &again), 0);
+	gp_region_close(again);
+	unsetenv("GPUPOOL_RUN_DIR");
+	gp_region_dir("/elsewhere", buf, sizeof(buf));
+	assert_string_equal(buf, "/elsewhere");
+
+	/* A missing directory is made, private to its user. */
+	snprintf(sub, sizeof(sub), "%s/run", f->dir);
+	assert_int_equal(gp_region_open(sub, UUID, GiB, &again), 0);
+	assert_int_equal(stat(sub, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	gp_region_close(again);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void bad_files_are_replaced(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t foreign[8] = { 0x1234, 99 };
+	struct gp_region *r = NULL;
+	char path[PATH_MAX];
+	double start;
+
+	/* Another version: reported when opening, replaced when creating. */
+	snprintf(path, sizeof(path), "%s/device-GPU-foreign.region", f->dir);
+	write_file(path, foreign, sizeof(foreign));
+	assert_int_equal(gp_region_open(f->dir, "GPU-foreign", 0, &r), -EPROTO);
+	assert_int_equal(gp_region_open(f->dir, "GPU-foreign", 2 * GiB, &r), 0);
+	assert_int_equal(gp_region_total(r), 2 * GiB);
+	join(r, "a", 0);
+	gp_region_close(r);
+
+	/* Left half made by a creator that died: replaced after 2 s. */
+	snprintf(path, sizeof(path), "%s/device-GPU-half.region", f->dir);
+	write_file(path, "", 0);
+	start = now_s();
+	assert_int_equal(gp_region_open(f->dir, "GPU-half", 2 * GiB, &r), 0);
+	assert_true(now_s() - start >= 1.9);
+	assert_true(now_s() - start < 4.0);
+	join(r, "a", 0);
+	gp_region_close(r);
+}
+
+static void join_creates_task_and_keeps_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits a = limits(4 * GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits b = limits(8 * GiB, 60, 1, GP_ISOLATION_SHARED);
+	struct gp_task_limits got;
+	struct gp_task_info info[1];
+	int slot = -1, again = -1;
+	pid_t pid;
+
+	assert_int_equal(gp_region_join(f->r, "train", &a, &slot), 0);
+	gp_region_limits(f->r, slot, &got);
+	assert_limits_equal(got, a);
+	assert_int_equal(gp_region_join(f->r, "train", &b, &again), 0);
+	assert_int_equal(again, slot);
+	gp_region_limits(f->r, slot, &got);
+	assert_limits_equal(got, a);
+	assert_int_equal(gp_region_join(f->r, "serve", &a, &again), -EEXIST);
+
+	/* A second process joins with other limits: the task keeps its own. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int mine = -1;
+
+		if (gp_region_join(f->r, "train", &b, &mine) != 0 || mine == slot)
+			_exit(1);
+		gp_region_limits(f->r, mine, &got);
+		_exit(got.mem_bytes == a.mem_bytes && got.compute == a.compute &&
+		      got.priority == a.priority && got.isolation == a.isolation ? 0 : 2);
+	}
+	assert_int_equal(reap(pid), 0);
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 2);      /* "serve" was made */
+	assert_string_equal(info[0].id, "train");
+	assert_int_equal(info[0].processes, 1);                   /* the child is gone */
+}
+
+static void join_rejects_bad_input(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits bad[] = {
+		limits(0, 0, 0, GP_ISOLATION_HARD),
+		limits(0, 101, 0, GP_ISOLATION_HARD),
+		limits(0, 50, 10, GP_ISOLATION_HARD),
+		limits(0, 50, 0, (enum gp_isolation)2),
+		limits(16 * GiB + 1, 50, 0, GP_ISOLATION_HARD),
+	};
+	struct gp_task_limits ok = limits(0, 50, 0, GP_ISOLATION_HARD);
+	char long_id[GP_TASK_ID_MAX + 1];
+	int slot = -1;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(gp_region_join(f->r, "t", &bad[i], &slot), -EINVAL);
+	memset(long_id, 'a', GP_TASK_ID_MAX);
+	long_id[GP_TASK_ID_MAX] = '\0';
+	assert_int_equal(gp_region_join(f->r, long_id, &ok, &slot), -EINVAL);
+	assert_int_equal(gp_region_join(f->r, "", &ok, &slot), -EINVAL);
+	assert_int_equal(gp_region_join(f->r, "a\nb", &ok, &slot), -EINVAL);
+	assert_int_equal(gp_region_join(f->r, NULL, &ok, &slot), -EINVAL);
+	assert_int_equal(gp_region_join(f->r, "t", NULL, &slot), -EINVAL);
+	assert_int_equal(slot, -1);
+	assert_int_equal(gp_region_tasks(f->r, NULL, 0), 0);
+	long_id[GP_TASK_ID_MAX - 1] = '\0';                       /* the longest id */
+	join(f->r, long_id, 0);
+}
+
+static void forked_child_gets_its_own_slot(void **state)
+{
+	struct fixture *f = *state;
+	int slot = join(f->r, "train", GiB);
+	pid_t pid;
+
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 256 * MiB), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gp_task_limits l = limits(GiB, 50, 4, GP_ISOLATION_HARD);
+		int mine = -1;
+
+		if (gp_region_mem_reserve(f->r, slot, MiB) != -EINVAL)
+			_exit(1);               /* the parent's slot is not ours */
+		gp_region_mem_release(f->r, slot, 256 * MiB);   /* ignored */
+		if (gp_region_join(f->r, "train", &l, &mine) != 0 || mine == slot)
+			_exit(2);
+		if (gp_region_mem_reserve(f->r, mine, 768 * MiB) != 0 ||
+		    gp_region_mem_reserve(f->r, mine, 1) != -ENOMEM)
+			_exit(3);
+		_exit(gp_region_task_used(f->r, mine) == GiB ? 0 : 4);
+	}
+	assert_int_equal(reap(pid), 0);
+	gp_region_reclaim(f->r);
+	assert_int_equal(gp_region_task_used(f->r, slot), 256 * MiB);
+}
+
+static void reserve_stops_at_the_limit(void **state)
+{
+	struct fixture *f = *state;
+	int slot = join(f->r, "train", GiB);
+	int free_slot = (slot + 1) % GP_REGION_PROCS;
+
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 512 * MiB), 0);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 512 * MiB), 0);
+	assert_int_equal(gp_region_task_used(f->r, slot), GiB);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 1), -ENOMEM);
+	gp_region_mem_release(f->r, slot, 512 * MiB);
+	assert_int_equal(gp_region_task_used(f->r, slot), 512 * MiB);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 256 * MiB), 0);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 256 * MiB), 0);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 1), -ENOMEM);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 0), 0);
+
+	/* Releasing more than is held stops at zero; it never wraps. */
+	gp_region_mem_release(f->r, slot, 4 * GiB);
+	assert_int_equal(gp_region_task_used(f->r, slot), 0);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 2 * GiB), -ENOMEM);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, UINT64_MAX), -ENOMEM);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, GiB), 0);
+
+	assert_int_equal(gp_region_mem_reserve(f->r, -1, 1), -EINVAL);
+	assert_int_equal(gp_region_mem_reserve(f->r, GP_REGION_PROCS, 1), -EINVAL);
+	assert_int_equal(gp_region_mem_reserve(f->r, free_slot, 1), -EINVAL);
+	assert_int_equal(gp_region_task_used(f->r, free_slot), 0);
+}
+
+static void limit_zero_is_the_whole_device(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_region *r = NULL;
+	struct gp_task_limits got;
+	int slot;
+
+	assert_int_equal(gp_region_open(f->dir, "GPU-small", 4 * GiB, &r), 0);
+	slot = join(r, "all", 0);
+	gp_region_limits(r, slot, &got);
+	assert_int_equal(got.mem_bytes, 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 3 * GiB), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, GiB), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 1), -ENOMEM);
+	gp_region_close(r);
+}
+
+static void set_changes_limits_live(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits a = limits(4 * GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits b = limits(512 * MiB, 70, 9, GP_ISOLATION_SHARED);
+	struct gp_task_limits bad[] = {
+		limits(0, 0, 0, GP_ISOLATION_HARD),
+		limits(0, 101, 0, GP_ISOLATION_HARD),
+		limits(0, 50, 10, GP_ISOLATION_HARD),
+		limits(0, 50, 0, (enum gp_isolation)7),
+		limits(17 * GiB, 50, 0, GP_ISOLATION_HARD),
+	};
+	struct gp_task_limits got;
+	struct gp_task_info info[1];
+	uint64_t generation;
+	int slot = -1;
+
+	assert_int_equal(gp_region_join(f->r, "train", &a, &slot), 0);
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 1);
+	generation = info[0].generation;
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, GiB), 0);
+
+	assert_int_equal(gp_region_set(f->r, "train", &b), 0);
+	gp_region_limits(f->r, slot, &got);
+	assert_limits_equal(got, b);
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 1);
+	assert_int_equal(info[0].generation, generation + 1);
+	/* Lowered below what is held: nothing more fits, nothing is taken. */
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 1), -ENOMEM);
+	assert_int_equal(gp_region_task_used(f->r, slot), GiB);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(gp_region_set(f->r, "train", &bad[i]), -EINVAL);
+	assert_int_equal(gp_region_set(f->r, "nobody", &a), -ENOENT);
+	assert_int_equal(gp_region_set(f->r, "train", NULL), -EINVAL);
+	gp_region_limits(f->r, slot, &got);
+	assert_limits_equal(got, b);
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 1);
+	assert_int_equal(info[0].generation, generation + 1);
+
+	assert_int_equal(gp_region_set(f->r, "train", &a), 0);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, GiB), 0);
+	gp_region_limits(f->r, -1, &got);
+	assert_int_equal(got.compute, 0);
+}
+
+static void tasks_report_use_and_processes(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_info info[4];
+	int slot = join(f->r, "a", 4 * GiB);
+	pid_t b, a2;
+
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, GiB), 0);
+	b = holder_start(f->r, "b", 8 * GiB, 2 * GiB);
+	a2 = holder_start(f->r, "a", 4 * GiB, 512 * MiB);
+
+	assert_int_equal(gp_region_tasks(f->r, info, 4), 2);
+	assert_string_equal(info[0].id, "a");
+	assert_int_equal(info[0].limits.mem_bytes, 4 * GiB);
+	assert_int_equal(info[0].mem_used, GiB + 512 * MiB);
+	assert_int_equal(info[0].processes, 2);
+	assert_string_equal(info[1].id, "b");
+	assert_int_equal(info[1].limits.mem_bytes, 8 * GiB);
+	assert_int_equal(info[1].mem_used, 2 * GiB);
+	assert_int_equal(info[1].processes, 1);
+	memset(info, 0, sizeof(info));
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 2);     /* fills one */
+	assert_string_equal(info[1].id, "");
+
+	/* Their processes gone, the tasks stay, with their limits. */
+	holder_stop(b);
+	holder_stop(a2);
+	assert_int_equal(gp_region_tasks(f->r, info, 4), 2);
+	assert_int_equal(info[0].mem_used, GiB);
+	assert_int_equal(info[0].processes, 1);
+	assert_string_equal(info[1].id, "b");
+	assert_int_equal(info[1].limits.mem_bytes, 8 * GiB);
+	assert_int_equal(info[1].mem_used, 0);
+	assert_int_equal(info[1].processes, 0);
+}
+
+static void task_table_fills_up(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(0, 50, 0, GP_ISOLATION_HARD);
+	char id[16];
+
+	/* The process joins one task; the others are made by set-up joins in
+	 * children that exit at once. */
+	for (int i = 0; i < GP_REGION_TASKS; i++) {
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int slot;
+
+			snprintf(id, sizeof(id), "task-%d", i);
+			_exit(gp_region_join(f->r, id, &l, &slot) == 0 ? 0 : 1);
+		}
+		assert_int_equal(reap(pid), 0);
+	}
+	assert_int_equal(gp_region_tasks(f->r, NULL, 0), GP_REGION_TASKS);
+	{
+		int slot = -1;
+
+		assert_int_equal(gp_region_join(f->r, "one-too-many", &l, &slot), -ENOSPC);
+		assert_int_equal(gp_region_join(f->r, "task-3", &l, &slot), 0);
+	}
+}
+
+/* ---- processes racing and dying ------------------------------------- */
+
+#define RACERS 8
+#define ROUNDS 1000
+#define RACE_LIMIT (256 * MiB)
+
+struct race {
+	atomic_int go;
+	atomic_int joined;
+	atomic_int violations;
+	atomic_int errors;
+	atomic_int granted;
+	atomic_int refused;
+};
+
+/* Reserves and releases random chunks; counts what it sees in `race`. */
+static void racer_loop(struct gp_region *r, int slot, struct race *race, uint64_t seed,
+		       int rounds)
+{
+	struct gp_rng rng;
+
+	gp_rng_init(&rng, seed);
+	for (int i = 0; rounds < 0 || i < rounds; i++) {
+		uint64_t bytes = 1 + gp_rng_below(&rng, 64 * MiB);
+		int err = gp_region_mem_reserve(r, slot, bytes);
+
+		if (err == -ENOMEM) {
+			atomic_fetch_add(&race->refused, 1);
+			continue;
+		}
+		if (err != 0) {
+			atomic_fetch_add(&race->errors, 1);
+			continue;
+		}
+		atomic_fetch_add(&race->granted, 1);
+		if (gp_region_task_used(r, slot) > RACE_LIMIT)
+			atomic_fetch_add(&race->violations, 1);
+		sched_yield();          /* hold it while the others run */
+		gp_region_mem_release(r, slot, bytes);
+	}
+}
+
+static pid_t racer_start(struct gp_region *r, struct race *race, uint64_t seed, int rounds)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gp_task_limits l = limits(RACE_LIMIT, 50, 4, GP_ISOLATION_HARD);
+		int slot;
+
+		if (gp_region_join(r, "race", &l, &slot) != 0)
+			_exit(1);
+		atomic_fetch_add(&race->joined, 1);
+		while (!atomic_load(&race->go))
+			sched_yield();
+		racer_loop(r, slot, race, seed, rounds);
+		_exit(0);
+	}
+	return pid;
+}
+
+static struct race *race_new(void)
+{
+	struct race *race = mmap(NULL, sizeof(*race), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(race != MAP_FAILED);
+	memset(race, 0, sizeof(*race));
+	return race;
+}
+
+static void racers_never_pass_the_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct race *race = race_new();
+	int slot = join(f->r, "race", RACE_LIMIT), exited = 0;
+	pid_t pid[RACERS];
+	struct gp_task_info info[1];
+	uint64_t most = 0;
+
+	for (int i = 0; i < RACERS; i++)
+		pid[i] = racer_start(f->r, race, 1000 + (uint64_t)i, ROUNDS);
+	while (atomic_load(&race->joined) < RACERS)
+		sched_yield();
+	atomic_store(&race->go, 1);
+	/* The parent watches too, while they run. */
+	while (exited < RACERS) {
+		uint64_t used = gp_region_task_used(f->r, slot);
+		int status;
+
+		most = used > most ? used : most;
+		for (int i = 0; i < RACERS; i++) {
+			if (pid[i] <= 0 || waitpid(pid[i], &status, WNOHANG) != pid[i])
+				continue;
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			pid[i] = 0;
+			exited++;
+		}
+	}
+	assert_int_equal(atomic_load(&race->violations), 0);
+	assert_int_equal(atomic_load(&race->errors), 0);
+	assert_int_equal(atomic_load(&race->granted) + atomic_load(&race->refused),
+			 RACERS * ROUNDS);
+	assert_true(atomic_load(&race->granted) > 0);
+	fprintf(stderr, "granted %d refused %d most %llu\n", atomic_load(&race->granted), atomic_load(&race->refused), (unsigned long long)most);
+	assert_true(most <= RACE_LIMIT);
+	assert_int_equal(gp_region_task_used(f->r, slot), 0);
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 1);
+	assert_int_equal(info[0].processes, 1);
+	munmap(race, sizeof(*race));
+}
+
+static void killed_process_memory_is_reclaimed(void **state)
+{
+	struct fixture *f = *state;
+	int slot = join(f->r, "train", GiB);
+	pid_t pid = holder_start(f->r, "train", GiB, GiB);
+	double start;
+
+	assert_int_equal(gp_region_task_used(f->r, slot), GiB);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, 1), -ENOMEM);
+	assert_int_equal(kill(pid, SIGKILL), 0);        /* not reaped: a zombie */
+	start = now_s();
+	while (gp_region_task_used(f->r, slot) != 0 && now_s() - start < 1.0) {
+		usleep(1000);
+		gp_region_reclaim(f->r);
+	}
+	assert_int_equal(gp_region_task_used(f->r, slot), 0);
+	assert_true(now_s() - start < 1.0);
+	assert_int_equal(gp_region_mem_reserve(f->r, slot, GiB), 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
+/* Racers killed at random points, inside the task's mutex or not, must
+ * never keep the others from their memory. */
+static void killed_racers_block_no_one(void **state)
+{
+	struct fixture *f = *state;
+	struct race *race = race_new();
+	int slot = join(f->r, "race", RACE_LIMIT);
+	struct gp_task_info info[1];
+	struct gp_rng rng;
+
+	gp_rng_init(&rng, 7);
+	atomic_store(&race->go, 1);
+	for (int trial = 0; trial < 20; trial++) {
+		pid_t pid = racer_start(f->r, race, (uint64_t)trial, -1);
+		double start;
+		int err;
+
+		usleep((useconds_t)gp_rng_below(&rng, 5001));
+		assert_int_equal(kill(pid, SIGKILL), 0);
+		start = now_s();
+		while ((err = gp_region_mem_reserve(f->r, slot, RACE_LIMIT)) == -ENOMEM &&
+		       now_s() - start < 1.0)
+			usleep(1000);
+		assert_int_equal(err, 0);
+		assert_true(now_s() - start < 1.0);
+		gp_region_mem_release(f->r, slot, RACE_LIMIT);
+		assert_int_equal(waitpid(pid, NULL, 0), pid);
+	}
+	assert_int_equal(atomic_load(&race->violations), 0);
+	assert_int_equal(atomic_load(&race->errors), 0);
+	/* No slot was left behind by a process killed while joining. */
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 1);
+	assert_int_equal(info[0].processes, 1);
+	assert_int_equal(info[0].mem_used, 0);
+	munmap(race, sizeof(*race));
+}
+
+static void slot_table_fills_up_and_is_reclaimed(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(0, 50, 0, GP_ISOLATION_HARD);
+	pid_t pid[GP_REGION_PROCS];
+	int fds[2], slot = -1;
+	char ok;
+
+	assert_int_equal(pipe(fds), 0);
+	for (int i = 0; i < GP_REGION_PROCS; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			int mine;
+
+			ok = gp_region_join(f->r, "many", &l, &mine) == 0;
+			if (write(fds[1], &ok, 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		assert_int_equal(read(fds[0], &ok, 1), 1);
+		assert_true(ok);
+	}
+	assert_int_equal(gp_region_join(f->r, "many", &l, &slot), -ENOSPC);
+	kill(pid[17], SIGKILL);
+	waitpid(pid[17], NULL, 0);
+	assert_int_equal(gp_region_join(f->r, "many", &l, &slot), 0);
+	for (int i = 0; i < GP_REGION_PROCS; i++)
+		if (i != 17)
+			holder_stop(pid[i]);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* ---- sizes ----------------------------------------------------------- */
+
+static void sizes_parse(void **state)
+{
+	static const struct { const char *text; uint64_t bytes; } good[] = {
+		{ "0", 0 }, { "1", 1 }, { "007", 7 }, { "1073741824", GiB },
+		{ "512K", 512 * 1024 }, { "4096M", 4 * GiB }, { "4G", 4 * GiB },
+		{ "1T", 1024 * GiB }, { "3k", 3 * 1024 }, { "2m", 2 * MiB },
+		{ "4g", 4 * GiB }, { "1t", 1024 * GiB }, { "1KiB", 1024 },
+		{ "1MiB", MiB }, { "16GiB", 16 * GiB }, { "2TiB", 2048 * GiB },
+		{ "18446744073709551615", UINT64_MAX },
+		{ "16777215T", 16777215ULL << 40 },
+	};
+	static const char *const bad[] = {
+		"", "-1", "+1", " 1", "1 ", "G", "4GB", "4gib", "4Gi", "4B", "1.5G",
+		"0x10", "4 G", "18446744073709551616", "99999999999999999999",
+		"16777216T", "17179869184G", "4GG",
+	};
+	uint64_t bytes;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		bytes = 42;
+		assert_int_equal(gp_parse_size(good[i].text, &bytes), 0);
+		assert_int_equal(bytes, good[i].bytes);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		bytes = 42;
+		assert_int_equal(gp_parse_size(bad[i], &bytes), -EINVAL);
+		assert_int_equal(bytes, 42);
+	}
+	assert_int_equal(gp_parse_size(NULL, &bytes), -EINVAL);
+}
+
+#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TEST(open_creates_and_reopens),
+		TEST(bad_files_are_replaced),
+		TEST(join_creates_task_and_keeps_limits),
+		TEST(join_rejects_bad_input),
+		TEST(forked_child_gets_its_own_slot),
+		TEST(reserve_stops_at_the_limit),
+		TEST(limit_zero_is_the_whole_device),
+		TEST(set_changes_limits_live),
+		TEST(tasks_report_use_and_processes),
+		TEST(task_table_fills_up),
+		TEST(slot_table_fills_up_and_is_reclaimed),
+		TEST(racers_never_pass_the_limit),
+		TEST(killed_process_memory_is_reclaimed),
+		TEST(killed_racers_block_no_one),
+		cmocka_unit_test(sizes_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
