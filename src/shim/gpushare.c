@@ -198,6 +198,11 @@ static CUresult device_setup(int index, struct gp_shim_device *d)
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
 	d->limited = shim.cfg.mem_limited;
+	if (gp_arbiter_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, d->region,
+			    d->slot, shim.cfg.slice_ms, &d->arbiter) < 0) {
+		say("gpushare: %s\n", "cannot open the device's arbiter (GPUPOOL_RUN_DIR)");
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
 	return CUDA_SUCCESS;
 }
 

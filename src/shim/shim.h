@@ -9,6 +9,7 @@
 #define GP_SHIM_SHIM_H
 
 #include "include/gp-cuda.h"
+#include "shim/arbiter.h"
 #include "shim/config.h"
 #include "shim/region.h"
 
@@ -43,6 +44,7 @@ struct gp_shim_device {
 	struct gp_region *region;
 	int slot;
 	bool limited;           /* a memory limit applies */
+	struct gp_arbiter *arbiter;     /* NULL: launches are not gated */
 };
 
 /* Set-up on first use (configuration, the real driver); CUDA_SUCCESS or

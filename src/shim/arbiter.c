@@ -1,0 +1,388 @@
+/* arbiter.c — turns on a device, weighted by share (see arbiter.h). */
+#include "shim/arbiter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/proc.h"
+
+#define SCHED_MAGIC 0x67707368656431ULL
+#define NS_PER_MS 1000000ULL
+#define POLL_NS NS_PER_MS               /* waiters look again at least this often */
+
+struct sched_slot {
+	_Atomic int32_t pid;            /* 0: never used */
+	uint64_t start_time;
+	_Atomic uint32_t waiting;
+	_Atomic uint32_t priority;      /* copied from the region when waiting */
+	_Atomic uint32_t share;
+	_Atomic uint32_t isolation;
+	_Atomic int64_t budget_ns;      /* hard: device time it may still take */
+	_Atomic uint64_t refilled_ns;   /* when the budget was last topped up */
+	_Atomic uint64_t vtime;         /* device time per share so far */
+	_Atomic uint64_t since_ns;      /* waiting since */
+	_Atomic uint64_t used_ns;       /* device time held, all told */
+};
+
+struct sched {
+	_Atomic uint64_t magic;
+	pthread_mutex_t lock;           /* robust, process-shared */
+	_Atomic int32_t holder;         /* slot holding the device, or -1 */
+	_Atomic uint64_t until_ns;      /* end of the holder's turn */
+	_Atomic uint32_t gen;           /* futex: bumped when the device frees */
+	_Atomic uint32_t preempt;       /* a more urgent waiter: end the turn */
+	struct sched_slot slot[GP_REGION_PROCS];
+};
+
+struct gp_arbiter {
+	struct sched *sh;
+	struct gp_region *region;
+	int slot;
+	uint64_t slice_ns;
+	bool holding;
+	uint64_t turn_start, until;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void lock(struct sched *sh)
+{
+	if (pthread_mutex_lock(&sh->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&sh->lock);
+}
+
+static void wake(struct sched *sh)
+{
+	atomic_fetch_add(&sh->gen, 1);
+	syscall(SYS_futex, &sh->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void wait_gen(struct sched *sh, uint32_t seen, uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000ULL),
+			       (long)(timeout_ns % 1000000000ULL) };
+
+	syscall(SYS_futex, &sh->gen, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+/* ---- the shared file ------------------------------------------------- */
+
+static int sched_init(struct sched *sh)
+{
+	pthread_mutexattr_t a;
+	int r;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	r = pthread_mutex_init(&sh->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	atomic_store(&sh->holder, -1);
+	atomic_store(&sh->magic, SCHED_MAGIC);
+	return -r;
+}
+
+/* Maps the file, creating it (or replacing one its creator never
+ * finished) as needed. */
+static int sched_map(const char *path, struct sched **ret)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		bool created = fd >= 0;
+		struct sched *sh;
+
+		if (!created && errno == EEXIST)
+			fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (created && ftruncate(fd, sizeof(*sh)) < 0) {
+			close(fd);
+			return -errno;
+		}
+		for (int i = 0; !created && i < 2000; i++) {     /* creator busy: 2 s */
+			struct stat st;
+
+			if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(*sh))
+				break;
+			usleep(1000);
+		}
+		sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (sh == MAP_FAILED)
+			return -errno;
+		if (created && sched_init(sh) < 0) {
+			munmap(sh, sizeof(*sh));
+			return -ENOMEM;
+		}
+		for (int i = 0; i < 2000 && atomic_load(&sh->magic) != SCHED_MAGIC; i++)
+			usleep(1000);
+		if (atomic_load(&sh->magic) == SCHED_MAGIC) {
+			*ret = sh;
+			return 0;
+		}
+		munmap(sh, sizeof(*sh));
+		unlink(path);
+	}
+	return -EIO;
+}
+
+int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region, int slot,
+		    unsigned slice_ms, struct gp_arbiter **ret)
+{
+	char base[PATH_MAX - 64], path[PATH_MAX];
+	struct sched_slot *me;
+	struct gp_arbiter *a;
+	int r;
+
+	if (slot < 0 || slot >= GP_REGION_PROCS)
+		return -EINVAL;
+	gp_region_dir(dir, base, sizeof(base));
+	snprintf(path, sizeof(path), "%s/device-%s.sched", base, uuid);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	r = sched_map(path, &a->sh);
+	if (r < 0) {
+		free(a);
+		return r;
+	}
+	a->region = region;
+	a->slot = slot;
+	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
+	me = &a->sh->slot[slot];
+	/* The slot may have served a dead process: start afresh. */
+	me->start_time = gp_proc_start_time(getpid());
+	atomic_store(&me->waiting, 0);
+	atomic_store(&me->budget_ns, (int64_t)a->slice_ns);
+	atomic_store(&me->refilled_ns, now_ns());
+	atomic_store(&me->used_ns, 0);
+	atomic_store(&me->pid, getpid());
+	*ret = a;
+	return 0;
+}
+
+uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a)
+{
+	return atomic_load(&a->sh->slot[a->slot].used_ns);
+}
+
+/* ---- turns ----------------------------------------------------------- */
+
+static bool slot_alive(const struct sched_slot *s)
+{
+	int32_t pid = atomic_load(&s->pid);
+
+	return pid > 0 && gp_proc_alive(pid, s->start_time);
+}
+
+/* A hard slot's budget as of now: topped up at its share, holding at
+ * most two turns' worth (so that waiting out a neighbour's turn costs
+ * nothing, but idling buys no burst longer than that). */
+static int64_t budget_now(const struct sched_slot *s, uint64_t now, uint64_t slice_ns)
+{
+	int64_t b = atomic_load(&s->budget_ns);
+	uint64_t since = atomic_load(&s->refilled_ns);
+
+	if (now > since)
+		b += (int64_t)((now - since) * atomic_load(&s->share) / 100);
+	return b > 2 * (int64_t)slice_ns ? 2 * (int64_t)slice_ns : b;
+}
+
+/* May a slot take a turn now? Hard slots need half a turn of budget. */
+static bool eligible(const struct sched_slot *s, uint64_t now, uint64_t slice_ns)
+{
+	return atomic_load(&s->isolation) == GP_ISOLATION_SHARED ||
+	       budget_now(s, now, slice_ns) >= (int64_t)slice_ns / 2;
+}
+
+/* Is a before b in line? Priority, then least device time per share,
+ * then the longest wait. */
+static bool before(const struct sched_slot *a, const struct sched_slot *b)
+{
+	if (atomic_load(&a->priority) != atomic_load(&b->priority))
+		return atomic_load(&a->priority) > atomic_load(&b->priority);
+	if (atomic_load(&a->vtime) != atomic_load(&b->vtime))
+		return atomic_load(&a->vtime) < atomic_load(&b->vtime);
+	return atomic_load(&a->since_ns) < atomic_load(&b->since_ns);
+}
+
+/* The waiter that goes next, or -1. Called with the lock held. */
+static int next_in_line(struct sched *sh, uint64_t now, uint64_t slice_ns)
+{
+	int best = -1;
+
+	for (int i = 0; i < GP_REGION_PROCS; i++) {
+		struct sched_slot *s = &sh->slot[i];
+
+		if (!atomic_load(&s->waiting) || !eligible(s, now, slice_ns) || !slot_alive(s))
+			continue;
+		if (best < 0 || before(s, &sh->slot[best]))
+			best = i;
+	}
+	return best;
+}
+
+/* A waiter coming back from idling starts level with the others, not
+ * with the credit of its idle time. */
+static void catch_up(struct sched *sh, int self)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (int i = 0; i < GP_REGION_PROCS; i++) {
+		struct sched_slot *s = &sh->slot[i];
+
+		if (i != self && (atomic_load(&s->waiting) || atomic_load(&sh->holder) == i) &&
+		    atomic_load(&s->pid) > 0 && atomic_load(&s->vtime) < least)
+			least = atomic_load(&s->vtime);
+	}
+	if (least != UINT64_MAX && atomic_load(&sh->slot[self].vtime) < least)
+		atomic_store(&sh->slot[self].vtime, least);
+}
+
+static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
+{
+	struct sched_slot *me = &a->sh->slot[a->slot];
+	uint64_t now, held;
+	unsigned share;
+
+	if (!a->holding)
+		return;
+	if (drain)
+		drain(ctx);             /* our queued work runs on our time */
+	now = now_ns();
+	held = now - a->turn_start;
+	share = atomic_load(&me->share);
+	/* The bucket kept filling during the turn, without the cap that
+	 * stops it hoarding while idle; an overrun leaves it in debt. */
+	atomic_store(&me->budget_ns, atomic_load(&me->budget_ns) +
+					     (int64_t)(held * share / 100) - (int64_t)held);
+	atomic_store(&me->refilled_ns, now);
+	atomic_fetch_add(&me->vtime, held * 100 / (share ? share : 100));
+	atomic_fetch_add(&me->used_ns, held);
+	lock(a->sh);
+	if (atomic_load(&a->sh->holder) == a->slot) {
+		atomic_store(&a->sh->holder, -1);
+		atomic_store(&a->sh->preempt, 0);
+	}
+	pthread_mutex_unlock(&a->sh->lock);
+	wake(a->sh);
+	a->holding = false;
+}
+
+/* How long to sleep before looking again. */
+static uint64_t wait_time(struct gp_arbiter *a, uint64_t now)
+{
+	struct sched_slot *me = &a->sh->slot[a->slot];
+	uint64_t until = atomic_load(&a->sh->until_ns);
+	int64_t b;
+
+	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD &&
+	    (b = budget_now(me, now, a->slice_ns)) < (int64_t)a->slice_ns / 2) {
+		unsigned share = atomic_load(&me->share);
+		uint64_t refill = ((uint64_t)((int64_t)a->slice_ns / 2 - b)) * 100 / (share ? share : 1);
+
+		return refill > POLL_NS ? refill : POLL_NS;
+	}
+	return until > now && until - now < POLL_NS ? until - now : POLL_NS;
+}
+
+/* Takes the turn if it is ours; true when taken. Lock held. */
+static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_limits *lim)
+{
+	struct sched *sh = a->sh;
+	int holder = atomic_load(&sh->holder);
+
+	/* A dead holder, or one past its turn (plus one turn to drain), is
+	 * replaced: nobody waits on it. */
+	if (holder >= 0 && holder != a->slot &&
+	    (!slot_alive(&sh->slot[holder]) || now > atomic_load(&sh->until_ns) + a->slice_ns)) {
+		atomic_store(&sh->holder, -1);
+		holder = -1;
+	}
+	if (holder >= 0) {
+		if (lim->priority > atomic_load(&sh->slot[holder].priority))
+			atomic_store(&sh->preempt, 1);
+		return false;
+	}
+	if (next_in_line(sh, now, a->slice_ns) != a->slot)
+		return false;
+	struct sched_slot *me = &sh->slot[a->slot];
+	int64_t budget = budget_now(me, now, a->slice_ns);
+	uint64_t turn = a->slice_ns;
+
+	/* A hard slot's turn lasts no longer than its budget. */
+	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD && budget < (int64_t)turn)
+		turn = (uint64_t)budget;
+	atomic_store(&sh->holder, a->slot);
+	atomic_store(&sh->until_ns, now + turn);
+	atomic_store(&sh->preempt, 0);
+	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
+	atomic_store(&me->budget_ns, budget);
+	atomic_store(&me->refilled_ns, now);
+	a->until = now + turn;
+	return true;
+}
+
+static void wait_turn(struct gp_arbiter *a)
+{
+	struct sched *sh = a->sh;
+	struct sched_slot *me = &sh->slot[a->slot];
+	struct gp_task_limits lim;
+
+	atomic_store(&me->since_ns, now_ns());
+	lock(sh);
+	catch_up(sh, a->slot);
+	atomic_store(&me->waiting, 1);
+	pthread_mutex_unlock(&sh->lock);
+	for (;;) {
+		uint64_t now = now_ns();
+		uint32_t gen = atomic_load(&sh->gen);
+		bool taken;
+
+		/* Limits are read afresh at every turn: live changes apply. */
+		gp_region_limits(a->region, a->slot, &lim);
+		atomic_store(&me->priority, lim.priority);
+		atomic_store(&me->share, lim.compute);
+		atomic_store(&me->isolation, lim.isolation);
+		lock(sh);
+		taken = try_take(a, now, &lim);
+		if (taken)
+			atomic_store(&me->waiting, 0);
+		pthread_mutex_unlock(&sh->lock);
+		if (taken) {
+			a->holding = true;
+			a->turn_start = now;
+			return;
+		}
+		wait_gen(sh, gen, wait_time(a, now));
+	}
+}
+
+void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
+{
+	struct sched *sh = a->sh;
+
+	if (a->holding && now_ns() < a->until && !atomic_load(&sh->preempt) &&
+	    atomic_load(&sh->holder) == a->slot)
+		return;                 /* the fast path: our turn goes on */
+	end_turn(a, drain, ctx);
+	wait_turn(a);
+}

@@ -1,0 +1,46 @@
+/* arbiter.h — the time-slice compute arbiter of one device.
+ *
+ * Processes sharing a device take turns holding it; a process launches
+ * work only while it holds the device. A turn lasts GPUPOOL_SLICE_MS; at
+ * its end the holder waits for its queued work to drain and hands over.
+ * Who goes next: the waiting process of highest priority, then the one
+ * with the least device time per share so far (stride scheduling), so a
+ * 30 % task gets 30 % of the device over any window of a second or more.
+ * A waiting task of higher priority ends the current turn at the holder's
+ * next launch. Time is charged as used, overruns included (debt).
+ *
+ *   hard    the share is a cap: device time is metered through a bucket
+ *           that fills at the share's rate, even when nobody else waits;
+ *   shared  the share is a guarantee: an idle device's time may be
+ *           borrowed, and a waiting owner takes its turn back at the
+ *           borrower's next launch.
+ *
+ * The state is a file beside the device's region (device-UUID.sched),
+ * with one entry per region slot; a holder that died or overstays its turn
+ * is replaced by the next waiter, so nobody waits on the dead. Limits are
+ * read from the region at every turn, so live changes apply at the next
+ * turn. Functions return 0 or a negative errno; nothing prints or exits. */
+#ifndef GP_SHIM_ARBITER_H
+#define GP_SHIM_ARBITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shim/region.h"
+
+struct gp_arbiter;
+
+/* Opens (creating) the arbiter of the device whose region is `region`,
+ * for the calling process in region slot `slot`. */
+int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region, int slot,
+		    unsigned slice_ms, struct gp_arbiter **ret);
+
+/* Before a launch: returns at once while this process holds an unexpired
+ * turn nobody needs back; otherwise ends the turn (calling drain(ctx) to
+ * wait for queued work) and waits for the next one. */
+void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx);
+
+/* Device time this process has held, in ns (for tests and metering). */
+uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a);
+
+#endif

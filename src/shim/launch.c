@@ -1,0 +1,161 @@
+/* launch.c — every launch path goes through the compute arbiter.
+ *
+ * cuLaunchKernel, cuLaunchKernelEx and cooperative launches (and their
+ * per-thread-stream forms) and cuGraphLaunch wait for the device's turn
+ * (arbiter.h) before reaching the driver. After a launch, the work this
+ * process has queued is bounded: an event follows each launch and at most
+ * IN_FLIGHT launches may be unfinished, so that a turn ends, and a more
+ * urgent task gets the device, within about one kernel. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "shim/arbiter.h"
+#include "shim/shim.h"
+
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
+
+#define IN_FLIGHT 2
+
+typedef CUresult (*ctx_sync_fn)(void);
+typedef CUresult (*event_create_fn)(CUevent *, unsigned int);
+typedef CUresult (*event_record_fn)(CUevent, CUstream);
+typedef CUresult (*event_sync_fn)(CUevent);
+
+/* Per device: the events that follow our last launches (a ring). */
+static __thread struct {
+	CUevent event[IN_FLIGHT];
+	unsigned next;
+	bool ready;
+} trail[GP_SHIM_DEVICES_MAX];
+
+static void drain(void *unused)
+{
+	(void)unused;
+	GP_REAL(ctx_sync_fn, "cuCtxSynchronize", 12000, 0)();
+}
+
+/* Waits for the device's turn; the device to launch on in *ret_index. */
+static CUresult gate(int *ret_index)
+{
+	struct gp_shim_device *d;
+	CUresult r = gp_shim_current(&d, ret_index);
+
+	if (r == CUDA_SUCCESS && d->arbiter)
+		gp_arbiter_before_launch(d->arbiter, drain, NULL);
+	return r;
+}
+
+/* After a launch on stream s: record where it ends; wait for the launch
+ * IN_FLIGHT back to finish. */
+static void bound(int dev, CUstream s, bool per_thread)
+{
+	unsigned slot;
+
+	if (!trail[dev].ready) {
+		for (int i = 0; i < IN_FLIGHT; i++)
+			if (GP_REAL(event_create_fn, "cuEventCreate", 2000, 0)(
+				    &trail[dev].event[i], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+				return;
+		trail[dev].ready = true;
+	}
+	slot = trail[dev].next++ % IN_FLIGHT;
+	GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(trail[dev].event[slot]);
+	GP_REAL(event_record_fn, "cuEventRecord", 2000, per_thread)(trail[dev].event[slot], s);
+}
+
+/* Runs a launch through the gate; `s` is the stream it goes to. */
+#define GATED(s, per_thread, call)                      \
+	do {                                            \
+		int dev_;                               \
+		CUresult r_ = gate(&dev_);              \
+		if (r_ != CUDA_SUCCESS)                 \
+			return r_;                      \
+		r_ = call;                              \
+		if (r_ == CUDA_SUCCESS)                 \
+			bound(dev_, (s), (per_thread)); \
+		return r_;                              \
+	} while (0)
+
+typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*coop_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+			    unsigned, unsigned, CUstream, void **);
+typedef CUresult (*graph_launch_fn)(CUgraphExec, CUstream);
+
+static CUresult launch_kernel(bool pt, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+			      unsigned bx, unsigned by, unsigned bz, unsigned shm, CUstream s,
+			      void **params, void **extra)
+{
+	GATED(s, pt, GP_REAL(PFN_cuLaunchKernel, "cuLaunchKernel", pt ? 7000 : 4000, pt)(
+			     f, gx, gy, gz, bx, by, bz, shm, s, params, extra));
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+				unsigned int bx, unsigned int by, unsigned int bz,
+				unsigned int shm, CUstream s, void **params, void **extra)
+{
+	return launch_kernel(false, f, gx, gy, gz, bx, by, bz, shm, s, params, extra);
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+				     unsigned int gz, unsigned int bx, unsigned int by,
+				     unsigned int bz, unsigned int shm, CUstream s, void **params,
+				     void **extra)
+{
+	return launch_kernel(true, f, gx, gy, gz, bx, by, bz, shm, s, params, extra);
+}
+
+static CUresult launch_ex(bool pt, const CUlaunchConfig *cfg, CUfunction f, void **params,
+			  void **extra)
+{
+	if (!cfg)
+		return CUDA_ERROR_INVALID_VALUE;
+	GATED(cfg->hStream, pt,
+	      GP_REAL(launch_ex_fn, "cuLaunchKernelEx", 11060, pt)(cfg, f, params, extra));
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,
+				  void **extra)
+{
+	return launch_ex(false, cfg, f, params, extra);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, void **params,
+				       void **extra)
+{
+	return launch_ex(true, cfg, f, params, extra);
+}
+
+static CUresult launch_coop(bool pt, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+			    unsigned bx, unsigned by, unsigned bz, unsigned shm, CUstream s,
+			    void **params)
+{
+	GATED(s, pt, GP_REAL(coop_fn, "cuLaunchCooperativeKernel", 9000, pt)(
+			     f, gx, gy, gz, bx, by, bz, shm, s, params));
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+					   unsigned int gz, unsigned int bx, unsigned int by,
+					   unsigned int bz, unsigned int shm, CUstream s,
+					   void **params)
+{
+	return launch_coop(false, f, gx, gy, gz, bx, by, bz, shm, s, params);
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
+						unsigned int gy, unsigned int gz,
+						unsigned int bx, unsigned int by,
+						unsigned int bz, unsigned int shm, CUstream s,
+						void **params)
+{
+	return launch_coop(true, f, gx, gy, gz, bx, by, bz, shm, s, params);
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream s)
+{
+	GATED(s, false, GP_REAL(graph_launch_fn, "cuGraphLaunch", 10000, 0)(exec, s));
+}
+
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
+{
+	GATED(s, true, GP_REAL(graph_launch_fn, "cuGraphLaunch", 10000, 1)(exec, s));
+}
