@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cmd-region.h"
 #include "cli/commands.h"
 #include "core/policy.h"
 
@@ -15,6 +16,7 @@ static const struct {
 	{ "sim", gp_cmd_sim, "replay a cluster trace with placement policies" },
 	{ "bench", gp_cmd_bench, "measure the scheduler (bench sched --help)" },
 	{ "policies", gp_cmd_policies, "list the placement policies" },
+	{ "region", gp_cmd_region, "show and change the limits of the tasks on each device" },
 };
 
 static void usage(FILE *out)

@@ -19,6 +19,7 @@
 #include "base/proc.h"
 
 #define SCHED_MAGIC 0x67707368656431ULL
+#define SCHED_VERSION 2                 /* bump with any change of the layout */
 #define NS_PER_MS 1000000ULL
 #define POLL_NS NS_PER_MS               /* waiters look again at least this often */
 
@@ -38,11 +39,14 @@ struct sched_slot {
 
 struct sched {
 	_Atomic uint64_t magic;
+	uint32_t version;
+	uint32_t size;                  /* sizeof(struct sched) of its maker */
 	pthread_mutex_t lock;           /* robust, process-shared */
 	_Atomic int32_t holder;         /* slot holding the device, or -1 */
 	_Atomic uint64_t until_ns;      /* end of the holder's turn */
 	_Atomic uint32_t gen;           /* futex: bumped when the device frees */
 	_Atomic uint32_t preempt;       /* a more urgent waiter: end the turn */
+	_Atomic uint32_t holder_idle;   /* the holder waited for all its work */
 	struct sched_slot slot[GP_REGION_PROCS];
 };
 
@@ -96,6 +100,8 @@ static int sched_init(struct sched *sh)
 	r = pthread_mutex_init(&sh->lock, &a);
 	pthread_mutexattr_destroy(&a);
 	atomic_store(&sh->holder, -1);
+	sh->version = SCHED_VERSION;
+	sh->size = sizeof(*sh);
 	atomic_store(&sh->magic, SCHED_MAGIC);
 	return -r;
 }
@@ -134,7 +140,10 @@ static int sched_map(const char *path, struct sched **ret)
 		}
 		for (int i = 0; i < 2000 && atomic_load(&sh->magic) != SCHED_MAGIC; i++)
 			usleep(1000);
-		if (atomic_load(&sh->magic) == SCHED_MAGIC) {
+		/* Only a finished file of this very layout is used; anything
+		 * else (half made, or made by another version) is replaced. */
+		if (atomic_load(&sh->magic) == SCHED_MAGIC && sh->version == SCHED_VERSION &&
+		    sh->size == sizeof(*sh)) {
 			*ret = sh;
 			return 0;
 		}
@@ -174,6 +183,7 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	atomic_store(&me->budget_ns, (int64_t)a->slice_ns);
 	atomic_store(&me->refilled_ns, now_ns());
 	atomic_store(&me->used_ns, 0);
+	atomic_store(&me->vtime, 0);    /* caught up with the others when it waits */
 	atomic_store(&me->pid, getpid());
 	*ret = a;
 	return 0;
@@ -310,10 +320,12 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	struct sched *sh = a->sh;
 	int holder = atomic_load(&sh->holder);
 
-	/* A dead holder, or one past its turn (plus one turn to drain), is
-	 * replaced: nobody waits on it. */
+	/* A dead holder, one past its turn (plus one turn to drain), or one
+	 * that has finished all its work and not launched since is replaced:
+	 * nobody waits on it, and an idle holder keeps no device idle. */
 	if (holder >= 0 && holder != a->slot &&
-	    (!slot_alive(&sh->slot[holder]) || now > atomic_load(&sh->until_ns) + a->slice_ns)) {
+	    (!slot_alive(&sh->slot[holder]) || now > atomic_load(&sh->until_ns) + a->slice_ns ||
+	     atomic_load(&sh->holder_idle))) {
 		atomic_store(&sh->holder, -1);
 		holder = -1;
 	}
@@ -333,6 +345,7 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 		turn = (uint64_t)budget;
 	atomic_store(&sh->holder, a->slot);
 	atomic_store(&sh->until_ns, now + turn);
+	atomic_store(&sh->holder_idle, 0);
 	atomic_store(&sh->preempt, 0);
 	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
 	atomic_store(&me->budget_ns, budget);
@@ -379,10 +392,22 @@ static void wait_turn(struct gp_arbiter *a)
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched *sh = a->sh;
+	uint64_t now = now_ns();
 
-	if (a->holding && now_ns() < a->until && !atomic_load(&sh->preempt) &&
-	    atomic_load(&sh->holder) == a->slot)
+	if (a->holding && now < a->until && !atomic_load(&sh->preempt) &&
+	    atomic_load(&sh->holder) == a->slot) {
+		if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
+			atomic_store(&sh->holder_idle, 0);
 		return;                 /* the fast path: our turn goes on */
+	}
 	end_turn(a, drain, ctx);
 	wait_turn(a);
+}
+
+void gp_arbiter_idle(struct gp_arbiter *a)
+{
+	if (a->holding && atomic_load(&a->sh->holder) == a->slot) {
+		atomic_store(&a->sh->holder_idle, 1);
+		wake(a->sh);
+	}
 }

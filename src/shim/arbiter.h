@@ -40,6 +40,10 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
  * wait for queued work) and waits for the next one. */
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx);
 
+/* After the process waited for all the work it launched: while it holds
+ * the device but has nothing running, others may take the device. */
+void gp_arbiter_idle(struct gp_arbiter *a);
+
 /* Device time this process has held, in ns (for tests and metering). */
 uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a);
 

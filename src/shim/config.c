@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/proc.h"
+
 /* An unsigned number in [lo, hi] from variable `name`, or def when unset. */
 static int env_uint(const char *name, unsigned lo, unsigned hi, unsigned def,
 		    unsigned *ret, char *err, size_t err_len)
@@ -82,7 +84,10 @@ static int parse_names(struct gp_shim_config *cfg, char *err, size_t err_len)
 	}
 	snprintf(cfg->run_dir, sizeof(cfg->run_dir), "%s", dir ? dir : "");
 	if (!id) {
-		snprintf(cfg->task_id, sizeof(cfg->task_id), "pid-%d", (int)getpid());
+		/* Its own task; the start time keeps a reused pid from finding
+		 * the limits of a task that died before it. */
+		snprintf(cfg->task_id, sizeof(cfg->task_id), "pid-%d-%llu", (int)getpid(),
+			 (unsigned long long)gp_proc_start_time(getpid()));
 		return 0;
 	}
 	if (!*id || strlen(id) >= sizeof(cfg->task_id) || strpbrk(id, " \t\n/")) {

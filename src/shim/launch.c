@@ -14,7 +14,7 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
 
-#define IN_FLIGHT 2
+#define IN_FLIGHT 1
 
 typedef CUresult (*ctx_sync_fn)(void);
 typedef CUresult (*event_create_fn)(CUevent *, unsigned int);
@@ -148,6 +148,58 @@ CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
 						void **params)
 {
 	return launch_coop(true, f, gx, gy, gz, bx, by, bz, shm, s, params);
+}
+
+/* ---- synchronization: telling the arbiter when we are idle ------------ */
+
+typedef CUresult (*event_query_fn)(CUevent);
+
+/* After a wait: if everything this process launched on the current
+ * device has finished, its turn need not keep the device. */
+static CUresult after_wait(CUresult r)
+{
+	struct gp_shim_device *d;
+	int dev;
+
+	if (r != CUDA_SUCCESS || gp_shim_current(&d, &dev) != CUDA_SUCCESS || !d->arbiter)
+		return r;
+	if (trail[dev].ready) {
+		unsigned last = (trail[dev].next + IN_FLIGHT - 1) % IN_FLIGHT;
+
+		if (GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(trail[dev].event[last]) !=
+		    CUDA_SUCCESS)
+			return r;
+	}
+	gp_arbiter_idle(d->arbiter);
+	return r;
+}
+
+typedef CUresult (*stream_sync_fn)(CUstream);
+typedef CUresult (*ctx_sync_v2_fn)(CUcontext);
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream s)
+{
+	return after_wait(GP_REAL(stream_sync_fn, "cuStreamSynchronize", 2000, 0)(s));
+}
+
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream s)
+{
+	return after_wait(GP_REAL(stream_sync_fn, "cuStreamSynchronize", 7000, 1)(s));
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	return after_wait(GP_REAL(ctx_sync_fn, "cuCtxSynchronize", 12000, 0)());
+}
+
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
+{
+	return after_wait(GP_REAL(ctx_sync_v2_fn, "cuCtxSynchronize", 13000, 0)(ctx));
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent e)
+{
+	return after_wait(GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(e));
 }
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream s)

@@ -4,10 +4,12 @@
  * device and by the tools that read or change its limits. The file is a
  * header, a table of tasks and a table of process slots:
  *
- * - A task entry is made once, under the region's robust mutex (so two
- *   creators never make the same task twice), and published by setting
- *   its state last; its id never changes afterwards, so readers look
- *   tasks up without a lock. Each task has its own robust mutex: memory
+ * - A task entry is made under the region's robust mutex (so two
+ *   creators never make the same task twice) and published by setting
+ *   its state last. It is freed again, also under that mutex, only when
+ *   the table is full and no live process belongs to it any more; so a
+ *   process in the task (which holds a slot) always finds it, and a tool
+ *   changing a task by id holds the region mutex. Each task has its own robust mutex: memory
  *   admission and changes of limits take it, and readers of the limits
  *   take it so that they never see half of a change.
  * - A process slot belongs to one process, identified by (pid, start
@@ -74,7 +76,7 @@
 enum { TASK_FREE = 0, TASK_ACTIVE = 1 };
 
 struct task {
-	_Atomic uint32_t state;         /* TASK_ACTIVE: set last, never undone */
+	_Atomic uint32_t state;         /* TASK_ACTIVE: set last; freed when unused */
 	char id[GP_TASK_ID_MAX];
 	pthread_mutex_t lock;           /* admission and changes of limits */
 	_Atomic uint64_t mem_bytes;
@@ -94,7 +96,7 @@ struct slot {
 struct shared {
 	_Atomic uint64_t magic;         /* written last: the file is ready */
 	uint32_t version;
-	uint32_t size;                  /* sizeof(struct shared) */
+	uint32_t size;                  /* sizeof(struct shared): tells ABIs apart */
 	char uuid[GP_UUID_STR_MAX];
 	uint64_t total_bytes;
 	pthread_mutex_t tasks_lock;     /* task creation and slot claims */
@@ -272,21 +274,48 @@ static void limits_load(struct task *t, struct gp_task_limits *ret)
 	ret->isolation = (enum gp_isolation)atomic_load(&t->isolation);
 }
 
+static uint64_t task_sum(struct shared *sh, int t, unsigned *ret_procs);
+
+/* Frees the tasks that no live process belongs to any more; the caller
+ * holds the region mutex. Returns how many. */
+static int tasks_retire(struct shared *sh)
+{
+	int freed = 0;
+
+	for (int t = 0; t < GP_REGION_TASKS; t++) {
+		unsigned procs;
+
+		if (atomic_load(&sh->task[t].state) != TASK_ACTIVE)
+			continue;
+		task_sum(sh, t, &procs);
+		if (procs == 0) {
+			atomic_store(&sh->task[t].state, TASK_FREE);
+			freed++;
+		}
+	}
+	return freed;
+}
+
 /* Makes a task; the caller holds the region mutex. An entry left half
- * made by a creator that died is still free and is simply made again. */
+ * made by a creator that died is still free and is simply made again.
+ * When the table is full, tasks whose processes are all gone make room. */
 static int task_create(struct shared *sh, const char *id, const struct gp_task_limits *l)
 {
-	for (int t = 0; t < GP_REGION_TASKS; t++) {
-		struct task *k = &sh->task[t];
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (int t = 0; t < GP_REGION_TASKS; t++) {
+			struct task *k = &sh->task[t];
 
-		if (atomic_load(&k->state) != TASK_FREE)
-			continue;
-		memset(k->id, 0, sizeof(k->id));
-		memcpy(k->id, id, strlen(id));
-		limits_store(k, l);
-		atomic_store(&k->generation, 1);
-		atomic_store(&k->state, TASK_ACTIVE);
-		return t;
+			if (atomic_load(&k->state) != TASK_FREE)
+				continue;
+			memset(k->id, 0, sizeof(k->id));
+			memcpy(k->id, id, strlen(id));
+			limits_store(k, l);
+			atomic_store(&k->generation, 1);
+			atomic_store(&k->state, TASK_ACTIVE);
+			return t;
+		}
+		if (tasks_retire(sh) == 0)
+			break;
 	}
 	return -1;
 }
@@ -324,6 +353,8 @@ static enum dir_kind dir_resolve(const char *dir, char *buf, size_t len)
 {
 	const char *env = getenv("GPUPOOL_RUN_DIR");
 
+	if (dir && !*dir)
+		dir = NULL;
 	if (!dir && env && *env)
 		dir = env;
 	if (dir) {
@@ -601,7 +632,8 @@ int gp_region_join(struct gp_region *r, const char *id,
 	uint64_t start = gp_proc_start_time(pid);
 	int s, err;
 
-	if (!r || !id_is_valid(id) || !limits_are_valid(limits, r->sh->total_bytes))
+	if (!r || !ret_slot || !id_is_valid(id) ||
+	    !limits_are_valid(limits, r->sh->total_bytes))
 		return -EINVAL;
 	if (start == 0)
 		return -ESRCH;
@@ -611,13 +643,13 @@ int gp_region_join(struct gp_region *r, const char *id,
 			return err;
 		s = join_locked(r->sh, id, limits, pid, start);
 		pthread_mutex_unlock(&r->sh->tasks_lock);
-		if (s == -EEXIST || s == -ENOSPC)
+		if (s == -EEXIST)
 			return s;
 		if (s >= 0) {
 			*ret_slot = s;
 			return 0;
 		}
-		gp_region_reclaim(r);   /* the dead may hold the slots we need */
+		gp_region_reclaim(r);   /* the dead may hold the slots or tasks we need */
 	}
 	return -ENOSPC;
 }
@@ -712,17 +744,24 @@ int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limi
 
 	if (!r || !id_is_valid(id) || !limits_are_valid(limits, r->sh->total_bytes))
 		return -EINVAL;
-	tix = task_find(r->sh, id);
-	if (tix < 0)
-		return -ENOENT;
-	t = &r->sh->task[tix];
-	err = mutex_lock(&t->lock);
+	/* The region mutex keeps the task from being freed under us. */
+	err = mutex_lock(&r->sh->tasks_lock);
 	if (err < 0)
 		return err;
-	limits_store(t, limits);
-	atomic_fetch_add(&t->generation, 1);
-	pthread_mutex_unlock(&t->lock);
-	return 0;
+	tix = task_find(r->sh, id);
+	if (tix < 0) {
+		pthread_mutex_unlock(&r->sh->tasks_lock);
+		return -ENOENT;
+	}
+	t = &r->sh->task[tix];
+	err = mutex_lock(&t->lock);
+	if (err == 0) {
+		limits_store(t, limits);
+		atomic_fetch_add(&t->generation, 1);
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&r->sh->tasks_lock);
+	return err;
 }
 
 int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max)
