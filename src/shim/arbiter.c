@@ -185,6 +185,11 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	atomic_store(&me->used_ns, 0);
 	atomic_store(&me->vtime, 0);    /* caught up with the others when it waits */
 	atomic_store(&me->pid, getpid());
+	/* The slot's last owner may have died holding the device. */
+	lock(a->sh);
+	if (atomic_load(&a->sh->holder) == slot)
+		atomic_store(&a->sh->holder, -1);
+	pthread_mutex_unlock(&a->sh->lock);
 	*ret = a;
 	return 0;
 }
@@ -320,12 +325,13 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	struct sched *sh = a->sh;
 	int holder = atomic_load(&sh->holder);
 
-	/* A dead holder, one past its turn (plus one turn to drain), or one
-	 * that has finished all its work and not launched since is replaced:
-	 * nobody waits on it, and an idle holder keeps no device idle. */
-	if (holder >= 0 && holder != a->slot &&
-	    (!slot_alive(&sh->slot[holder]) || now > atomic_load(&sh->until_ns) + a->slice_ns ||
-	     atomic_load(&sh->holder_idle))) {
+	/* A dead holder, one past its turn (plus one turn to drain), one that
+	 * has finished all its work and not launched since, or a stale mark
+	 * of our own slot is replaced: nobody waits on it, and an idle holder
+	 * keeps no device idle. */
+	if (holder >= 0 && (holder == a->slot || !slot_alive(&sh->slot[holder]) ||
+			    now > atomic_load(&sh->until_ns) + a->slice_ns ||
+			    atomic_load(&sh->holder_idle))) {
 		atomic_store(&sh->holder, -1);
 		holder = -1;
 	}

@@ -614,9 +614,19 @@ static int join_locked(struct shared *sh, const char *id, const struct gp_task_l
 		       pid_t pid, uint64_t start)
 {
 	int t = task_find(sh, id), s;
+	unsigned procs;
 
-	if (t < 0)
+	if (t < 0) {
 		t = task_create(sh, id, l);
+	} else {
+		/* A task none of whose processes is alive starts afresh with the
+		 * joiner's limits; a running one keeps its own. */
+		task_sum(sh, t, &procs);
+		if (procs == 0) {
+			limits_store(&sh->task[t], l);
+			atomic_fetch_add(&sh->task[t].generation, 1);
+		}
+	}
 	if (t < 0)
 		return -ENOSPC;
 	s = slot_find(sh, pid, start);
@@ -637,6 +647,7 @@ int gp_region_join(struct gp_region *r, const char *id,
 		return -EINVAL;
 	if (start == 0)
 		return -ESRCH;
+	gp_region_reclaim(r);           /* so that "no live process" is true */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		err = mutex_lock(&r->sh->tasks_lock);
 		if (err < 0)

@@ -73,7 +73,8 @@ void gp_region_close(struct gp_region *r);
 void gp_region_dir(const char *dir, char *buf, size_t len);
 
 /* Joins the calling process to task `id` (creating the task with `limits`
- * when it is new; an existing task keeps its limits) and gives it a slot.
+ * when it is new, or when none of its processes is alive; a running task
+ * keeps its limits) and gives it a slot.
  * A process joins one task per region; joining again returns the same
  * slot. -ENOSPC when the task or slot table is full. */
 int gp_region_join(struct gp_region *r, const char *id,

@@ -1,0 +1,81 @@
+#!/bin/sh
+# test-arbiter.sh — libgpushare's compute arbiter with real processes on
+# one simulated device: shares, caps, borrowing, priorities, live changes
+# and dead holders, as NVML and the programs themselves see them.
+# usage: test-arbiter.sh PATH/TO/gpuload PATH/TO/nvml-probe PATH/TO/gpupool
+# (meson sets LD_LIBRARY_PATH, GPUPOOL_SIM_*, GPUPOOL_RUN_DIR; each
+# gpuload gets LD_PRELOAD=libgpushare.so through $SHIM).
+set -u
+gl=$1
+probe=$2
+gpupool=$3
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for f in "$@"; do sed 's/^/    /' "$f"; done; }
+check() {
+	name=$1 expr=$2
+	shift 2
+	if jq -e -s "$expr" "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name" "$@"; fi
+}
+shim() { env LD_PRELOAD="$SHIM" "$@"; }
+
+# 1. Hard shares 70/30 between two burners, as NVML sees them.
+env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=70 "$gl" burn --duration 4 --json >"$tmp/a.json" &
+a=$!
+env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=30 "$gl" burn --duration 4 --json >"$tmp/b.json" &
+b=$!
+sleep 3
+"$probe" >"$tmp/split.json"
+wait $a $b
+check hard-70-30 "[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | add |
+	(.[\"$a\"] >= 64 and .[\"$a\"] <= 76 and .[\"$b\"] >= 24 and .[\"$b\"] <= 36)" "$tmp/split.json"
+check device-kept-busy '.[0].devices[0].util_gpu >= 90' "$tmp/split.json"
+
+# 2. A hard share is a cap even alone; a shared one borrows the idle device.
+shim GPUPOOL_COMPUTE=30 "$gl" burn --duration 2 --json >"$tmp/cap.json"
+check hard-caps-alone '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' "$tmp/cap.json"
+shim GPUPOOL_COMPUTE=30 GPUPOOL_ISOLATION=shared "$gl" burn --duration 2 --json >"$tmp/borrow.json"
+check shared-borrows '.[0].busy_fraction >= 0.85' "$tmp/borrow.json"
+
+# 3. A priority-8 probe beside a priority-2 burner of 1 ms kernels waits
+#    about one kernel more than alone; the burner keeps the idle time.
+shim GPUPOOL_PRIORITY=8 "$gl" latency --duration 1 --json >"$tmp/alone.json"
+env LD_PRELOAD="$SHIM" GPUPOOL_PRIORITY=2 "$gl" burn --duration 3 --json >"$tmp/burner.json" &
+burner=$!
+sleep 0.5
+shim GPUPOOL_PRIORITY=8 "$gl" latency --duration 1.5 --json >"$tmp/beside.json"
+wait $burner
+check probe-beside-burner '.[1].p99_us <= .[0].p99_us + 5000' "$tmp/alone.json" "$tmp/beside.json"
+check burner-keeps-idle-time '.[0].busy_fraction >= 0.6' "$tmp/burner.json"
+
+# 4. A live change of the share applies at the next turn, no restart.
+env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=live GPUPOOL_COMPUTE=80 "$gl" burn --duration 4 --json >"$tmp/live.json" &
+live=$!
+sleep 1.5
+"$probe" >"$tmp/before.json"
+uuid=$(jq -r '.devices[0].uuid' "$tmp/before.json")
+"$gpupool" region set "$uuid" live --compute 20 --dir "$GPUPOOL_RUN_DIR" >/dev/null
+sleep 1.2
+"$probe" >"$tmp/after.json"
+wait $live
+check live-change ".[0].devices[0].samples[0].sm_util >= 70 and .[1].devices[0].samples[0].sm_util <= 30" \
+	"$tmp/before.json" "$tmp/after.json"
+
+# 5. A holder killed with SIGKILL stalls nobody.
+env LD_PRELOAD="$SHIM" "$gl" burn --duration 10 --json >/dev/null &
+victim=$!
+sleep 0.5
+env LD_PRELOAD="$SHIM" "$gl" burn --duration 2 --json >"$tmp/survivor.json" &
+survivor=$!
+sleep 0.5
+kill -9 $victim
+wait $survivor
+check dead-holder-stalls-nobody '.[0].busy_fraction >= 0.5' "$tmp/survivor.json"
+wait $victim 2>/dev/null
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
