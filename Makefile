@@ -42,6 +42,7 @@ bench: all
 		--json | tee $(BUILD)/bench/sched.json
 	bench/bench-openb-variants.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/variants \
 		| tee $(BUILD)/bench/openb-variants.json
+	bench/bench-shim.sh $(BUILD) | tee $(BUILD)/bench/shim.json
 
 # The main job. For now: every placement policy on the production trace,
 # next to the published results. ARGS are passed to the demo script.

@@ -1,0 +1,94 @@
+#!/bin/sh
+# bench-shim.sh — libgpushare's isolation, measured on one simulated device
+# with gpuload and NVML (nvml-probe), each figure beside its baseline from
+# the same run. Writes one JSON object (make bench: build/bench/shim.json).
+# usage: bench-shim.sh BUILD_DIR
+#   launch_overhead_ns            mean cuLaunchKernel call, interposer minus none
+#   share_error_pp_max            worst |achieved - target| share over 1 s windows
+#                                 (3 windows after 2 s warm-up; mixes 50/50,
+#                                 30/70, 10/90, 20/30/50, 25x4, all hard)
+#   split_10_90_ratio             achieved share of the 90 % tenant / the 10 %
+#   isolation_throughput_change_pct  a 50 % tenant's kernels/s, neighbour
+#                                 burning vs idle
+#   probe_p99_alone_us, probe_p99_with_burner_us  priority-8 latency probe
+#                                 alone and beside a priority-2 1 ms burner
+#   work_conserving_pct           device utilization while one of two 50 %
+#                                 shared tenants is idle
+set -eu
+build=$1
+gl=$build/gpuload
+probe=$build/tests/nvml-probe
+shim=$build/libgpushare.so
+export LD_LIBRARY_PATH=$build/simdev GPUPOOL_SIM_DEVICES=a100-80g:1
+tmp=$(mktemp -d)
+export GPUPOOL_SIM_DIR=$tmp/sim GPUPOOL_RUN_DIR=$tmp/run
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+burner() { # SHARE [ISOLATION] -> background burner, pid on stdout
+	env LD_PRELOAD="$shim" GPUPOOL_COMPUTE="$1" GPUPOOL_ISOLATION="${2:-hard}" \
+		"$gl" burn --duration 5.5 --json >/dev/null &
+	echo $!
+}
+
+# Share errors: for each mix, start the tenants, skip 2 s, then three 1 s
+# windows of NVML per-process utilization.
+worst=0
+ratio=0
+for mix in "50 50" "30 70" "10 90" "20 30 50" "25 25 25 25"; do
+	pids=""
+	for share in $mix; do pids="$pids $(burner "$share")"; done
+	sleep 2
+	for window in 1 2 3; do
+		sleep 1
+		"$probe" >"$tmp/w.json"
+		set -- $mix
+		for pid in $pids; do
+			target=$1
+			shift
+			got=$(jq "[.devices[0].samples[] | select(.pid == $pid) | .sm_util] | add // 0" "$tmp/w.json")
+			err=$(( got > target ? got - target : target - got ))
+			[ "$err" -gt "$worst" ] && worst=$err
+			echo "$mix $pid $target $got" >>"$tmp/shares.txt"
+		done
+	done
+	wait
+done
+ratio=$(awk '$1 == 10 && $2 == 90 { if ($4 == 10) s10 += $5; else s90 += $5 }
+	END { printf "%.2f", s10 ? s90 / s10 : 0 }' "$tmp/shares.txt")
+
+# Launch overhead: the same launches with and without the interposer.
+bare=$("$build/tests/launch-cost")
+hooked=$(env LD_PRELOAD="$shim" "$build/tests/launch-cost")
+
+# Isolation: a 50 % tenant alone, then beside a burning 50 % neighbour.
+alone=$(env LD_PRELOAD="$shim" GPUPOOL_COMPUTE=50 "$gl" burn --duration 3 --json | jq .kernels)
+b=$(burner 50)
+sleep 0.5
+beside=$(env LD_PRELOAD="$shim" GPUPOOL_COMPUTE=50 "$gl" burn --duration 3 --json | jq .kernels)
+kill "$b" 2>/dev/null || true
+wait
+
+# Priority: a latency probe alone, then beside a priority-2 burner.
+p_alone=$(env LD_PRELOAD="$shim" GPUPOOL_PRIORITY=8 "$gl" latency --duration 2 --json | jq .p99_us)
+env LD_PRELOAD="$shim" GPUPOOL_PRIORITY=2 "$gl" burn --duration 3.5 --json >/dev/null &
+sleep 0.5
+p_beside=$(env LD_PRELOAD="$shim" GPUPOOL_PRIORITY=8 "$gl" latency --duration 2 --json | jq .p99_us)
+wait
+
+# Work conservation: two shared 50 % tenants, one stops.
+burner 50 shared >/dev/null
+env LD_PRELOAD="$shim" GPUPOOL_COMPUTE=50 GPUPOOL_ISOLATION=shared "$gl" burn --duration 1.5 --json >/dev/null &
+sleep 3.5
+util=$("$probe" | jq '.devices[0].util_gpu')
+wait
+
+jq -n -c --argjson worst "$worst" --argjson ratio "$ratio" --argjson bare "$bare" \
+	--argjson hooked "$hooked" --argjson alone "$alone" --argjson beside "$beside" \
+	--argjson pa "$p_alone" --argjson pb "$p_beside" --argjson util "$util" '{
+	bench: "shim", device: "simdev a100-80g",
+	launch_overhead_ns: (($hooked - $bare) * 10 | round / 10),
+	launch_ns_bare: $bare, launch_ns_interposed: $hooked,
+	share_error_pp_max: $worst, split_10_90_ratio: $ratio,
+	isolation_throughput_change_pct: ((($beside - $alone) / $alone * 1000 | round) / 10),
+	probe_p99_alone_us: $pa, probe_p99_with_burner_us: $pb,
+	work_conserving_pct: $util }'
