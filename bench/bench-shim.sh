@@ -2,7 +2,8 @@
 # bench-shim.sh — libgpushare's isolation, measured on one simulated device
 # with gpuload and NVML (nvml-probe), each figure beside its baseline from
 # the same run. Writes one JSON object (make bench: build/bench/shim.json).
-# usage: bench-shim.sh BUILD_DIR
+# usage: bench-shim.sh BUILD_DIR        (DEVICE=real: the machine's own GPU 0
+#                                        and driver instead of simdev)
 #   launch_overhead_ns            mean cuLaunchKernel call, interposer minus none
 #   share_error_pp_max            worst |achieved - target| share over 1 s windows
 #                                 (3 windows after 2 s warm-up; mixes 50/50,
@@ -19,7 +20,9 @@ build=$1
 gl=$build/gpuload
 probe=$build/tests/nvml-probe
 shim=$build/libgpushare.so
-export LD_LIBRARY_PATH=$build/simdev GPUPOOL_SIM_DEVICES=a100-80g:1
+if [ "${DEVICE:-sim}" = sim ]; then
+	export LD_LIBRARY_PATH=$build/simdev GPUPOOL_SIM_DEVICES=a100-80g:1
+fi
 tmp=$(mktemp -d)
 export GPUPOOL_SIM_DIR=$tmp/sim GPUPOOL_RUN_DIR=$tmp/run
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -82,10 +85,11 @@ sleep 3.5
 util=$("$probe" | jq '.devices[0].util_gpu')
 wait
 
-jq -n -c --argjson worst "$worst" --argjson ratio "$ratio" --argjson bare "$bare" \
+name=$("$probe" | jq -r '.devices[0].name')
+jq -n -c --arg name "$name" --argjson worst "$worst" --argjson ratio "$ratio" --argjson bare "$bare" \
 	--argjson hooked "$hooked" --argjson alone "$alone" --argjson beside "$beside" \
 	--argjson pa "$p_alone" --argjson pb "$p_beside" --argjson util "$util" '{
-	bench: "shim", device: "simdev a100-80g",
+	bench: "shim", device: $name, simulated: (env.DEVICE // "sim" | . == "sim"),
 	launch_overhead_ns: (($hooked - $bare) * 10 | round / 10),
 	launch_ns_bare: $bare, launch_ns_interposed: $hooked,
 	share_error_pp_max: $worst, split_10_90_ratio: $ratio,
