@@ -5,6 +5,9 @@
 # usage: bench-shim.sh BUILD_DIR        (DEVICE=real: the machine's own GPU 0
 #                                        and driver instead of simdev)
 #   launch_overhead_ns            mean cuLaunchKernel call, interposer minus none
+#                                 (includes waits of the in-flight bound)
+#   arbiter_fast_path_ns          what the arbiter adds to a launch while the
+#                                 turn is held, beside an empty loop
 #   share_error_pp_max            worst |achieved - target| share over 1 s windows
 #                                 (3 windows after 2 s warm-up; mixes 50/50,
 #                                 30/70, 10/90, 20/30/50, 25x4, all hard)
@@ -62,6 +65,7 @@ ratio=$(awk '$1 == 10 && $2 == 90 { if ($4 == 10) s10 += $5; else s90 += $5 }
 # Launch overhead: the same launches with and without the interposer.
 bare=$("$build/tests/launch-cost")
 hooked=$(env LD_PRELOAD="$shim" "$build/tests/launch-cost")
+fast=$("$build/tests/arbiter-fastpath")
 
 # Isolation: a 50 % tenant alone, then beside a burning 50 % neighbour.
 alone=$(env LD_PRELOAD="$shim" GPUPOOL_COMPUTE=50 "$gl" burn --duration 3 --json | jq .kernels)
@@ -87,11 +91,11 @@ wait
 
 name=$("$probe" | jq -r '.devices[0].name')
 jq -n -c --arg name "$name" --argjson worst "$worst" --argjson ratio "$ratio" --argjson bare "$bare" \
-	--argjson hooked "$hooked" --argjson alone "$alone" --argjson beside "$beside" \
+	--argjson hooked "$hooked" --argjson fast "$fast" --argjson alone "$alone" --argjson beside "$beside" \
 	--argjson pa "$p_alone" --argjson pb "$p_beside" --argjson util "$util" '{
 	bench: "shim", device: $name, simulated: (env.DEVICE // "sim" | . == "sim"),
 	launch_overhead_ns: (($hooked - $bare) * 10 | round / 10),
-	launch_ns_bare: $bare, launch_ns_interposed: $hooked,
+	launch_ns_bare: $bare, launch_ns_interposed: $hooked, arbiter_fast_path_ns: $fast,
 	share_error_pp_max: $worst, split_10_90_ratio: $ratio,
 	isolation_throughput_change_pct: ((($beside - $alone) / $alone * 1000 | round) / 10),
 	probe_p99_alone_us: $pa, probe_p99_with_burner_us: $pb,

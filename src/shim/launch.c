@@ -3,9 +3,13 @@
  * cuLaunchKernel, cuLaunchKernelEx and cooperative launches (and their
  * per-thread-stream forms) and cuGraphLaunch wait for the device's turn
  * (arbiter.h) before reaching the driver. After a launch, the work this
- * process has queued is bounded: an event follows each launch and at most
- * IN_FLIGHT launches may be unfinished, so that a turn ends, and a more
- * urgent task gets the device, within about one kernel. */
+ * process has queued is bounded, so that a turn ends, and a more urgent
+ * task gets the device, within about a kernel: an event follows every
+ * `every` launches, and before the next is recorded the previous one must
+ * have finished. `every` adapts: when we had to wait for the event, kernels
+ * are long next to launches and it halves (down to 1: an event per
+ * launch); when the event had already finished, it doubles (up to
+ * EVERY_MAX), so short kernels pay for the bound a driver call in dozens. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -14,17 +18,19 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
 
-#define IN_FLIGHT 1
+#define EVERY_MAX 64
 
 typedef CUresult (*ctx_sync_fn)(void);
 typedef CUresult (*event_create_fn)(CUevent *, unsigned int);
 typedef CUresult (*event_record_fn)(CUevent, CUstream);
 typedef CUresult (*event_sync_fn)(CUevent);
+typedef CUresult (*event_query_fn)(CUevent);
 
-/* Per device: the events that follow our last launches (a ring). */
+/* Per device: the two events that alternate behind our launches. */
 static __thread struct {
-	CUevent event[IN_FLIGHT];
-	unsigned next;
+	CUevent event[2];
+	unsigned last;          /* the one recorded last */
+	unsigned every, since;  /* launches per event; launches since one */
 	bool ready;
 } trail[GP_SHIM_DEVICES_MAX];
 
@@ -45,22 +51,40 @@ static CUresult gate(int *ret_index)
 	return r;
 }
 
-/* After a launch on stream s: record where it ends; wait for the launch
- * IN_FLIGHT back to finish. */
+static bool trail_ready(int dev)
+{
+	if (trail[dev].ready)
+		return true;
+	for (int i = 0; i < 2; i++)
+		if (GP_REAL(event_create_fn, "cuEventCreate", 2000, 0)(
+			    &trail[dev].event[i], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+			return false;
+	trail[dev].every = 1;
+	trail[dev].ready = true;
+	return true;
+}
+
+/* After a launch on stream s (see the top of the file). */
 static void bound(int dev, CUstream s, bool per_thread)
 {
-	unsigned slot;
+	CUevent previous;
+	bool waited;
 
-	if (!trail[dev].ready) {
-		for (int i = 0; i < IN_FLIGHT; i++)
-			if (GP_REAL(event_create_fn, "cuEventCreate", 2000, 0)(
-				    &trail[dev].event[i], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-				return;
-		trail[dev].ready = true;
+	if (!trail_ready(dev) || ++trail[dev].since < trail[dev].every)
+		return;
+	trail[dev].since = 0;
+	previous = trail[dev].event[trail[dev].last];
+	waited = GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(previous) == CUDA_ERROR_NOT_READY;
+	if (waited) {
+		GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(previous);
+		if (trail[dev].every > 1)
+			trail[dev].every /= 2;
+	} else if (trail[dev].every < EVERY_MAX) {
+		trail[dev].every *= 2;
 	}
-	slot = trail[dev].next++ % IN_FLIGHT;
-	GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(trail[dev].event[slot]);
-	GP_REAL(event_record_fn, "cuEventRecord", 2000, per_thread)(trail[dev].event[slot], s);
+	trail[dev].last ^= 1;
+	GP_REAL(event_record_fn, "cuEventRecord", 2000, per_thread)(
+		trail[dev].event[trail[dev].last], s);
 }
 
 /* Runs a launch through the gate; `s` is the stream it goes to. */
@@ -152,8 +176,6 @@ CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
 
 /* ---- synchronization: telling the arbiter when we are idle ------------ */
 
-typedef CUresult (*event_query_fn)(CUevent);
-
 /* After a wait: if everything this process launched on the current
  * device has finished, its turn need not keep the device. */
 static CUresult after_wait(CUresult r)
@@ -163,13 +185,13 @@ static CUresult after_wait(CUresult r)
 
 	if (r != CUDA_SUCCESS || gp_shim_current(&d, &dev) != CUDA_SUCCESS || !d->arbiter)
 		return r;
-	if (trail[dev].ready) {
-		unsigned last = (trail[dev].next + IN_FLIGHT - 1) % IN_FLIGHT;
-
-		if (GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(trail[dev].event[last]) !=
-		    CUDA_SUCCESS)
-			return r;
-	}
+	/* Launches since the last event are not covered by it: only a
+	 * wait that covers everything (a stream or context synchronization
+	 * with nothing left) frees the device. */
+	if (trail[dev].ready &&
+	    GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(
+		    trail[dev].event[trail[dev].last]) != CUDA_SUCCESS)
+		return r;
 	gp_arbiter_idle(d->arbiter);
 	return r;
 }
