@@ -9,18 +9,7 @@ set -u
 gl=$1
 probe=$2
 gpupool=$3
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for f in "$@"; do sed 's/^/    /' "$f"; done; }
-check() {
-	name=$1 expr=$2
-	shift 2
-	if jq -e -s "$expr" "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name" "$@"; fi
-}
+. "$(dirname "$0")/../lib.sh"
 shim() { env LD_PRELOAD="$SHIM" "$@"; }
 
 # 1. Hard shares 70/30 between two burners, as NVML sees them.
@@ -77,5 +66,4 @@ wait $survivor
 check dead-holder-stalls-nobody '.[0].busy_fraction >= 0.5' "$tmp/survivor.json"
 wait $victim 2>/dev/null
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

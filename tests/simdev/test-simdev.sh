@@ -7,21 +7,7 @@
 set -u
 gl=$1
 probe=$2
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for f in "$@"; do sed 's/^/    /' "$f"; done; }
-
-# check NAME JQ_EXPRESSION FILE...: the expression is true of the JSON
-# (several files are slurped into an array).
-check() {
-	name=$1 expr=$2
-	shift 2
-	if jq -e -s "$expr" "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name" "$@"; fi
-}
+. "$(dirname "$0")/../lib.sh"
 
 # Waits until FILE has a line (a gpuload that prints, then holds).
 wait_line() {
@@ -91,5 +77,4 @@ if [ $freed = yes ]; then ok killed-memory-freed; else bad killed-memory-freed "
 "$gl" alloc --mib 15360 --json >"$tmp/after.json"
 check whole-device-again '.[0] | (.oom | not) and .allocated_mib == 15360' "$tmp/after.json"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

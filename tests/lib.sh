@@ -1,0 +1,30 @@
+# lib.sh — what the shell tests share; sourced, never run. Sets up a
+# temporary directory $tmp (removed, with any background job, on exit) and
+# the counters that `finish` reports as "N passed, N failed".
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+
+# bad NAME FILE...: a failure, with the files that show why.
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $1"
+	shift
+	for f in "$@"; do sed 's/^/    /' "$f"; done
+}
+
+# check NAME JQ_EXPRESSION FILE...: the expression is true of the JSON
+# (several files are slurped into an array).
+check() {
+	name=$1 expr=$2
+	shift 2
+	if jq -e -s "$expr" "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name" "$@"; fi
+}
+
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}
