@@ -36,6 +36,8 @@ static struct {
 	pthread_mutex_t lock;
 	struct gp_shim_device dev[GP_SHIM_DEVICES_MAX];
 	bool dev_ready[GP_SHIM_DEVICES_MAX];
+	struct gp_shim_device seen[GP_SHIM_DEVICES_MAX];     /* through NVML only */
+	int seen_count;
 } shim = { PTHREAD_ONCE_INIT, CUDA_ERROR_NOT_INITIALIZED, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void say(const char *fmt, const char *what)
@@ -57,6 +59,13 @@ static dlsym_fn real_dlsym(void)
 		fn = f;
 	}
 	return f;
+}
+
+void *gp_shim_real_dlsym(void *handle, const char *symbol)
+{
+	dlsym_fn next = real_dlsym();
+
+	return next ? next(handle, symbol) : NULL;
 }
 
 /* ---- the generated table of hooks (hooks-table.c) --------------------- */
@@ -137,6 +146,7 @@ void *gp_shim_real(const char *name, int version, int per_thread)
 static void forget_devices(void)
 {
 	memset(shim.dev_ready, 0, sizeof(shim.dev_ready));
+	shim.seen_count = 0;
 	pthread_mutex_init(&shim.lock, NULL);
 }
 
@@ -190,6 +200,7 @@ static CUresult device_setup(int index, struct gp_shim_device *d)
 	if (r != CUDA_SUCCESS)
 		return r;
 	uuid_text(&u, uuid, sizeof(uuid));
+	snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
 	gp_shim_config_limits(&shim.cfg, index, &limits);
 	if (gp_region_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, total,
 			   &d->region) < 0 ||
@@ -226,6 +237,42 @@ CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev)
 	if (r == CUDA_SUCCESS)
 		*ret_dev = &shim.dev[index];
 	return r;
+}
+
+CUresult gp_shim_device_by_uuid(const char *uuid, int index, uint64_t total,
+				struct gp_shim_device **ret_dev)
+{
+	struct gp_shim_device *found = NULL;
+	struct gp_task_limits limits;
+	CUresult r = gp_shim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	pthread_mutex_lock(&shim.lock);
+	for (int i = 0; i < GP_SHIM_DEVICES_MAX && !found; i++)
+		if (shim.dev_ready[i] && strcmp(shim.dev[i].uuid, uuid) == 0)
+			found = &shim.dev[i];
+	for (int i = 0; i < shim.seen_count && !found; i++)
+		if (strcmp(shim.seen[i].uuid, uuid) == 0)
+			found = &shim.seen[i];
+	if (!found && shim.seen_count < GP_SHIM_DEVICES_MAX) {
+		struct gp_shim_device *d = &shim.seen[shim.seen_count];
+
+		snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
+		gp_shim_config_limits(&shim.cfg, index, &limits);
+		if (gp_region_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, total,
+				   &d->region) == 0 &&
+		    gp_region_join(d->region, shim.cfg.task_id, &limits, &d->slot) == 0) {
+			d->limited = shim.cfg.mem_limited;
+			found = d;
+			shim.seen_count++;
+		}
+	}
+	pthread_mutex_unlock(&shim.lock);
+	if (!found)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	*ret_dev = found;
+	return CUDA_SUCCESS;
 }
 
 CUresult gp_shim_current(struct gp_shim_device **ret_dev, int *ret_index)
@@ -272,11 +319,18 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }
 
-/* dlsym on the driver's handle: our hook for a hooked symbol. */
+/* dlsym on the driver's (or NVML's) handle: our hook for a hooked symbol. */
 void *dlsym(void *handle, const char *symbol)
 {
 	dlsym_fn next = real_dlsym();
 
+	if (strncmp(symbol, "nvml", 4) == 0 && handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
+	    handle == gp_shim_nvml_handle()) {
+		void *hook = gp_shim_nvml_hook(symbol);
+
+		if (hook)
+			return hook;
+	}
 	if (symbol[0] == 'c' && symbol[1] == 'u' && handle != RTLD_DEFAULT &&
 	    handle != RTLD_NEXT) {
 		bool ours;

@@ -41,6 +41,7 @@ void *gp_shim_real(const char *name, int version, int per_thread);
 
 /* The state of one device for this process: its region and our slot. */
 struct gp_shim_device {
+	char uuid[GP_UUID_STR_MAX];
 	struct gp_region *region;
 	int slot;
 	bool limited;           /* a memory limit applies */
@@ -54,5 +55,18 @@ CUresult gp_shim_ready(void);
 /* The device of the calling thread's current context, set up. */
 CUresult gp_shim_current(struct gp_shim_device **ret_dev, int *ret_index);
 CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev);
+
+/* The device with this UUID (NVML's view; `index` is its NVML index, for
+ * the per-device limit): set up already through CUDA, or joined now for
+ * memory accounting only. */
+CUresult gp_shim_device_by_uuid(const char *uuid, int index, uint64_t total,
+				struct gp_shim_device **ret_dev);
+
+/* glibc's dlsym, not our hook. */
+void *gp_shim_real_dlsym(void *handle, const char *symbol);
+
+/* views.c: our handle of NVML, and our hook for an NVML symbol or NULL. */
+void *gp_shim_nvml_handle(void);
+void *gp_shim_nvml_hook(const char *symbol);
 
 #endif

@@ -168,27 +168,58 @@ static void old_abi_versions_are_intercepted(void **state)
 	assert_ptr_equal(get("cuGetProcAddress", 12000), (void *)gpa);
 }
 
-/* Device memory in use as the (simulated) driver counts it, through NVML,
- * which the interposer does not touch: the truth about what was allocated. */
-static uint64_t device_used(void)
-{
-	static nvmlReturn_t (*init)(void), (*by_index)(unsigned, nvmlDevice_t *),
-		(*info)(nvmlDevice_t, nvmlMemory_t *);
-	static nvmlDevice_t dev;
-	nvmlMemory_t m;
+static nvmlReturn_t (*nvml_by_index)(unsigned, nvmlDevice_t *);
+static nvmlReturn_t (*nvml_mem)(nvmlDevice_t, nvmlMemory_t *);
+static nvmlReturn_t (*nvml_procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
 
-	if (!init) {
+static nvmlDevice_t nvml_device(void)
+{
+	static nvmlDevice_t dev;
+
+	if (!dev) {
 		void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+		nvmlReturn_t (*init)(void);
 
 		assert_non_null(lib);
 		*(void **)&init = dlsym(lib, "nvmlInit_v2");
-		*(void **)&by_index = dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
-		*(void **)&info = dlsym(lib, "nvmlDeviceGetMemoryInfo");
+		*(void **)&nvml_by_index = dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+		*(void **)&nvml_mem = dlsym(lib, "nvmlDeviceGetMemoryInfo");
+		*(void **)&nvml_procs = dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3");
 		assert_int_equal(init(), NVML_SUCCESS);
-		assert_int_equal(by_index(0, &dev), NVML_SUCCESS);
+		assert_int_equal(nvml_by_index(0, &dev), NVML_SUCCESS);
 	}
-	assert_int_equal(info(dev, &m), NVML_SUCCESS);
-	return m.used;
+	return dev;
+}
+
+/* Device memory in use as the (simulated) driver counts it: the sum over
+ * NVML's process list, which the interposer passes through untouched. */
+static uint64_t device_used(void)
+{
+	nvmlProcessInfo_t info[64];
+	unsigned count = 64;
+	uint64_t used = 0;
+
+	assert_int_equal(nvml_procs(nvml_device(), &count, info), NVML_SUCCESS);
+	for (unsigned i = 0; i < count; i++)
+		used += info[i].usedGpuMemory;
+	return used;
+}
+
+/* NVML's memory view inside the task is its slice, too. */
+static void nvml_shows_the_slice(void **state)
+{
+	nvmlDevice_t dev = nvml_device();
+	nvmlMemory_t m;
+	CUdeviceptr p;
+	(void)state;
+
+	assert_int_equal(FN(PFN_cuMemAlloc_v2, "cuMemAlloc")(&p, 48 * MiB), 0);
+	assert_int_equal(nvml_mem(dev, &m), NVML_SUCCESS);
+	assert_int_equal(m.total, LIMIT);
+	assert_int_equal(m.used, 48 * MiB);
+	assert_int_equal(m.free, 16 * MiB);
+	assert_int_equal(device_used(), 48 * MiB);
+	assert_int_equal(FN(PFN_cuMemFree_v2, "cuMemFree")(p), 0);
 }
 
 /* 8 processes of one task racing allocations never exceed the limit
@@ -206,6 +237,7 @@ static void racing_processes_stay_within_the_limit(void **state)
 			unsigned seed = (unsigned)(i * 7919 + 1);
 			int over = 0;
 
+			nvml_device();  /* this process's own NVML session */
 			for (int round = 0; round < 1000; round++) {
 				CUdeviceptr p;
 				size_t bytes = (1 + rand_r(&seed) % 16) * MiB;
@@ -274,6 +306,7 @@ int main(void)
 		cmocka_unit_test(every_allocation_path_is_limited),
 		cmocka_unit_test(driver_failures_give_back),
 		cmocka_unit_test(old_abi_versions_are_intercepted),
+		cmocka_unit_test(nvml_shows_the_slice),
 		cmocka_unit_test(racing_processes_stay_within_the_limit),
 		cmocka_unit_test(killed_processes_never_block_others),
 	};
