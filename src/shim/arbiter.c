@@ -272,16 +272,36 @@ static void catch_up(struct sched *sh, int self)
 		atomic_store(&sh->slot[self].vtime, least);
 }
 
+/* Gives the device back (if it is still ours) and wakes the waiters. */
+static void release(struct gp_arbiter *a)
+{
+	lock(a->sh);
+	if (atomic_load(&a->sh->holder) == a->slot) {
+		atomic_store(&a->sh->holder, -1);
+		atomic_store(&a->sh->preempt, 0);
+	}
+	pthread_mutex_unlock(&a->sh->lock);
+	wake(a->sh);
+}
+
+/* Ends our turn: normally our queued work drains first, so that the next
+ * holder finds the device free; when a more urgent task asked for it, the
+ * device goes at once and our queued work (at most about a kernel)
+ * finishes beside its first launch. Either way the time until the drain
+ * is done is ours to pay. */
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched_slot *me = &a->sh->slot[a->slot];
+	bool urgent = atomic_load(&a->sh->preempt) != 0;
 	uint64_t now, held;
 	unsigned share;
 
 	if (!a->holding)
 		return;
+	if (urgent)
+		release(a);
 	if (drain)
-		drain(ctx);             /* our queued work runs on our time */
+		drain(ctx);
 	now = now_ns();
 	held = now - a->turn_start;
 	share = atomic_load(&me->share);
@@ -292,13 +312,8 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	atomic_store(&me->refilled_ns, now);
 	atomic_fetch_add(&me->vtime, held * 100 / (share ? share : 100));
 	atomic_fetch_add(&me->used_ns, held);
-	lock(a->sh);
-	if (atomic_load(&a->sh->holder) == a->slot) {
-		atomic_store(&a->sh->holder, -1);
-		atomic_store(&a->sh->preempt, 0);
-	}
-	pthread_mutex_unlock(&a->sh->lock);
-	wake(a->sh);
+	if (!urgent)
+		release(a);
 	a->holding = false;
 }
 
@@ -416,4 +431,15 @@ void gp_arbiter_idle(struct gp_arbiter *a)
 		atomic_store(&a->sh->holder_idle, 1);
 		wake(a->sh);
 	}
+}
+
+bool gp_arbiter_wanted(const struct gp_arbiter *a)
+{
+	return a->holding && atomic_load(&a->sh->preempt);
+}
+
+void gp_arbiter_yield(struct gp_arbiter *a)
+{
+	if (a->holding && atomic_load(&a->sh->preempt))
+		end_turn(a, NULL, NULL);
 }

@@ -40,6 +40,12 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
  * wait for queued work) and waits for the next one. */
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx);
 
+/* While waiting for its own work: does a more urgent task want the
+ * device? gp_arbiter_yield then gives it up at once (charging the turn);
+ * the next launch waits for a new turn. */
+bool gp_arbiter_wanted(const struct gp_arbiter *a);
+void gp_arbiter_yield(struct gp_arbiter *a);
+
 /* After the process waited for all the work it launched: while it holds
  * the device but has nothing running, others may take the device. */
 void gp_arbiter_idle(struct gp_arbiter *a);

@@ -12,6 +12,7 @@
  * EVERY_MAX), so short kernels pay for the bound a driver call in dozens. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "shim/arbiter.h"
 #include "shim/shim.h"
@@ -64,9 +65,23 @@ static bool trail_ready(int dev)
 	return true;
 }
 
+/* Waits for `e`, giving the device up at once if a more urgent task
+ * asks for it meanwhile (polling, so that it is noticed within ~50 µs). */
+static void wait_event(struct gp_arbiter *a, CUevent e)
+{
+	event_query_fn query = GP_REAL(event_query_fn, "cuEventQuery", 2000, 0);
+
+	while (query(e) == CUDA_ERROR_NOT_READY) {
+		if (a && gp_arbiter_wanted(a))
+			gp_arbiter_yield(a);
+		usleep(50);
+	}
+}
+
 /* After a launch on stream s (see the top of the file). */
 static void bound(int dev, CUstream s, bool per_thread)
 {
+	struct gp_shim_device *d;
 	CUevent previous;
 	bool waited;
 
@@ -76,7 +91,7 @@ static void bound(int dev, CUstream s, bool per_thread)
 	previous = trail[dev].event[trail[dev].last];
 	waited = GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(previous) == CUDA_ERROR_NOT_READY;
 	if (waited) {
-		GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(previous);
+		wait_event(gp_shim_device(dev, &d) == CUDA_SUCCESS ? d->arbiter : NULL, previous);
 		if (trail[dev].every > 1)
 			trail[dev].every /= 2;
 	} else if (trail[dev].every < EVERY_MAX) {
