@@ -55,6 +55,7 @@ for mix in "50 50" "30 70" "10 90" "20 30 50" "25 25 25 25"; do
 			err=$(( got > target ? got - target : target - got ))
 			[ "$err" -gt "$worst" ] && worst=$err
 			echo "$mix $pid $target $got" >>"$tmp/shares.txt"
+			[ -z "${VERBOSE:-}" ] || echo "mix [$mix] target $target got $got" >&2
 		done
 	done
 	wait

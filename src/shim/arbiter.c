@@ -221,11 +221,23 @@ static int64_t budget_now(const struct sched_slot *s, uint64_t now, uint64_t sli
 	return b > 2 * (int64_t)slice_ns ? 2 * (int64_t)slice_ns : b;
 }
 
-/* May a slot take a turn now? Hard slots need half a turn of budget. */
+#define TURN_MIN_NS (10 * NS_PER_MS)
+
+/* A turn's length for a share: that share of GPUPOOL_SLICE_MS (at least
+ * 10 ms), so that when the shares on a device add up to 100 % every task
+ * gets its share within every slice, and a 1 s window holds many rounds. */
+static uint64_t turn_for(const struct sched_slot *s, uint64_t slice_ns)
+{
+	uint64_t turn = slice_ns * atomic_load(&s->share) / 100;
+
+	return turn > TURN_MIN_NS ? turn : TURN_MIN_NS;
+}
+
+/* May a slot take a turn now? Hard slots need a turn's worth of budget. */
 static bool eligible(const struct sched_slot *s, uint64_t now, uint64_t slice_ns)
 {
 	return atomic_load(&s->isolation) == GP_ISOLATION_SHARED ||
-	       budget_now(s, now, slice_ns) >= (int64_t)slice_ns / 2;
+	       budget_now(s, now, slice_ns) >= (int64_t)turn_for(s, slice_ns);
 }
 
 /* Is a before b in line? Priority, then least device time per share,
@@ -325,9 +337,10 @@ static uint64_t wait_time(struct gp_arbiter *a, uint64_t now)
 	int64_t b;
 
 	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD &&
-	    (b = budget_now(me, now, a->slice_ns)) < (int64_t)a->slice_ns / 2) {
+	    (b = budget_now(me, now, a->slice_ns)) < (int64_t)turn_for(me, a->slice_ns)) {
 		unsigned share = atomic_load(&me->share);
-		uint64_t refill = ((uint64_t)((int64_t)a->slice_ns / 2 - b)) * 100 / (share ? share : 1);
+		uint64_t refill = ((uint64_t)((int64_t)turn_for(me, a->slice_ns) - b)) * 100 /
+				  (share ? share : 1);
 
 		return refill > POLL_NS ? refill : POLL_NS;
 	}
@@ -359,7 +372,7 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 		return false;
 	struct sched_slot *me = &sh->slot[a->slot];
 	int64_t budget = budget_now(me, now, a->slice_ns);
-	uint64_t turn = a->slice_ns;
+	uint64_t turn = turn_for(me, a->slice_ns);
 
 	/* A hard slot's turn lasts no longer than its budget. */
 	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD && budget < (int64_t)turn)
