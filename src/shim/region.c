@@ -840,3 +840,23 @@ int gp_parse_size(const char *text, uint64_t *ret_bytes)
 	}
 	return -EINVAL;
 }
+
+int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max)
+{
+	int task, n = 0;
+
+	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
+		return -EINVAL;
+	task = atomic_load(&r->sh->slot[slot].task);
+	for (int i = 0; i < GP_REGION_PROCS; i++) {
+		const struct slot *s = &r->sh->slot[i];
+		pid_t pid = owner_pid(atomic_load(&s->owner));
+
+		if (pid <= 0 || atomic_load(&s->task) != task)
+			continue;
+		if (n < max)
+			out[n] = pid;
+		n++;
+	}
+	return n;
+}

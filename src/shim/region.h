@@ -91,6 +91,10 @@ void gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
 uint64_t gp_region_task_used(struct gp_region *r, int slot);
 uint64_t gp_region_total(const struct gp_region *r);
 
+/* The pids of the processes in the slot's task (up to max); returns how
+ * many there are. */
+int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max);
+
 /* Frees the slots (and so the memory) of processes that died. */
 void gp_region_reclaim(struct gp_region *r);
 

@@ -98,12 +98,97 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 	return r;
 }
 
+/* ---- process lists --------------------------------------------------- */
+
+#define PROCS_MAX 256
+
+typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+typedef nvmlReturn_t (*total_fn)(nvmlDevice_t, nvmlMemory_t *);
+
+/* Keeps the entries of `info` whose process belongs to our task on d;
+ * returns how many remain (all of them when no task applies). */
+static unsigned only_ours(nvmlDevice_t d, nvmlProcessInfo_t *info, unsigned n)
+{
+	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	struct gp_shim_device *dev;
+	pid_t ours[GP_REGION_PROCS];
+	unsigned index, kept = 0;
+	nvmlMemory_t m;
+	int count;
+	uuid_fn get_uuid = (uuid_fn)real("nvmlDeviceGetUUID");
+	index_fn get_index = (index_fn)real("nvmlDeviceGetIndex");
+	total_fn get_mem = (total_fn)real("nvmlDeviceGetMemoryInfo");
+
+	if (!get_uuid || !get_index || !get_mem || get_uuid(d, uuid, sizeof(uuid)) != NVML_SUCCESS ||
+	    get_index(d, &index) != NVML_SUCCESS || get_mem(d, &m) != NVML_SUCCESS ||
+	    gp_shim_device_by_uuid(uuid, (int)index, m.total, &dev) != CUDA_SUCCESS)
+		return n;
+	count = gp_region_task_pids(dev->region, dev->slot, ours, GP_REGION_PROCS);
+	for (unsigned i = 0; i < n; i++)
+		for (int j = 0; j < count && j < GP_REGION_PROCS; j++)
+			if ((pid_t)info[i].pid == ours[j]) {
+				info[kept++] = info[i];
+				break;
+			}
+	return kept;
+}
+
+/* The NVML convention: with room for *count entries, fill them; without
+ * enough, NVML_ERROR_INSUFFICIENT_SIZE and the number needed. */
+static nvmlReturn_t running(const char *name, nvmlDevice_t d, unsigned *count,
+			    nvmlProcessInfo_t *infos)
+{
+	procs_fn fn = (procs_fn)real(name);
+	nvmlProcessInfo_t all[PROCS_MAX];
+	unsigned n = PROCS_MAX;
+	nvmlReturn_t r;
+
+	if (!fn)
+		return NVML_ERROR_LIBRARY_NOT_FOUND;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	r = fn(d, &n, all);
+	if (r != NVML_SUCCESS)
+		return r;
+	n = only_ours(d, all, n);
+	if (!infos || *count < n) {
+		*count = n;
+		return n ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+	}
+	memcpy(infos, all, n * sizeof(*infos));
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *count,
+						     nvmlProcessInfo_t *infos)
+{
+	return running("nvmlDeviceGetComputeRunningProcesses_v3", d, count, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *count,
+						     nvmlProcessInfo_t *infos)
+{
+	return running("nvmlDeviceGetComputeRunningProcesses_v2", d, count, infos);
+}
+
 /* Our NVML hooks, for dlsym on NVML's handle. */
 void *gp_shim_nvml_hook(const char *symbol)
 {
-	if (strcmp(symbol, "nvmlDeviceGetMemoryInfo") == 0)
-		return (void *)nvmlDeviceGetMemoryInfo;
-	if (strcmp(symbol, "nvmlDeviceGetMemoryInfo_v2") == 0)
-		return (void *)nvmlDeviceGetMemoryInfo_v2;
+	static const struct {
+		const char *name;
+		void *fn;
+	} hooks[] = {
+		{ "nvmlDeviceGetMemoryInfo", (void *)nvmlDeviceGetMemoryInfo },
+		{ "nvmlDeviceGetMemoryInfo_v2", (void *)nvmlDeviceGetMemoryInfo_v2 },
+		{ "nvmlDeviceGetComputeRunningProcesses_v3",
+		  (void *)nvmlDeviceGetComputeRunningProcesses_v3 },
+		{ "nvmlDeviceGetComputeRunningProcesses_v2",
+		  (void *)nvmlDeviceGetComputeRunningProcesses_v2 },
+	};
+
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		if (strcmp(symbol, hooks[i].name) == 0)
+			return hooks[i].fn;
 	return NULL;
 }
