@@ -19,7 +19,7 @@
 #include "base/proc.h"
 
 #define SCHED_MAGIC 0x67707368656431ULL
-#define SCHED_VERSION 2                 /* bump with any change of the layout */
+#define SCHED_VERSION 3                 /* bump with any change of the layout */
 #define NS_PER_MS 1000000ULL
 #define POLL_NS NS_PER_MS               /* waiters look again at least this often */
 
@@ -30,11 +30,18 @@ struct sched_slot {
 	_Atomic uint32_t priority;      /* copied from the region when waiting */
 	_Atomic uint32_t share;
 	_Atomic uint32_t isolation;
+	_Atomic int32_t task;           /* the region's task index: its account */
+	_Atomic uint64_t since_ns;      /* waiting since */
+	_Atomic uint64_t used_ns;       /* device time held, all told */
+};
+
+/* A task's account: all its processes draw on one budget and one
+ * virtual time, so the share is the task's, not each process's. */
+struct sched_task {
+	_Atomic uint64_t key;           /* hash of the task id: a reused entry resets */
 	_Atomic int64_t budget_ns;      /* hard: device time it may still take */
 	_Atomic uint64_t refilled_ns;   /* when the budget was last topped up */
 	_Atomic uint64_t vtime;         /* device time per share so far */
-	_Atomic uint64_t since_ns;      /* waiting since */
-	_Atomic uint64_t used_ns;       /* device time held, all told */
 };
 
 struct sched {
@@ -48,6 +55,7 @@ struct sched {
 	_Atomic uint32_t preempt;       /* a more urgent waiter: end the turn */
 	_Atomic uint32_t holder_idle;   /* the holder waited for all its work */
 	struct sched_slot slot[GP_REGION_PROCS];
+	struct sched_task task[GP_REGION_TASKS];
 };
 
 struct gp_arbiter {
@@ -58,6 +66,15 @@ struct gp_arbiter {
 	bool holding;
 	uint64_t turn_start, until;
 };
+
+static uint64_t id_key(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 0x100000001b3ULL;
+	return h | 1;           /* never 0: 0 marks an unused entry */
+}
 
 static uint64_t now_ns(void)
 {
@@ -156,10 +173,11 @@ static int sched_map(const char *path, struct sched **ret)
 int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region, int slot,
 		    unsigned slice_ms, struct gp_arbiter **ret)
 {
-	char base[PATH_MAX - 64], path[PATH_MAX];
+	char base[PATH_MAX - 64], path[PATH_MAX], id[GP_TASK_ID_MAX];
 	struct sched_slot *me;
+	struct sched_task *t;
 	struct gp_arbiter *a;
-	int r;
+	int r, task;
 
 	if (slot < 0 || slot >= GP_REGION_PROCS)
 		return -EINVAL;
@@ -177,14 +195,28 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	a->slot = slot;
 	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
 	me = &a->sh->slot[slot];
+	task = gp_region_task_of(region, slot, id, sizeof(id));
+	if (task < 0) {
+		munmap(a->sh, sizeof(*a->sh));
+		free(a);
+		return task;
+	}
 	/* The slot may have served a dead process: start afresh. */
 	me->start_time = gp_proc_start_time(getpid());
 	atomic_store(&me->waiting, 0);
-	atomic_store(&me->budget_ns, (int64_t)a->slice_ns);
-	atomic_store(&me->refilled_ns, now_ns());
 	atomic_store(&me->used_ns, 0);
-	atomic_store(&me->vtime, 0);    /* caught up with the others when it waits */
+	atomic_store(&me->task, task);
 	atomic_store(&me->pid, getpid());
+	/* So may the task's account have served another task. */
+	lock(a->sh);
+	t = &a->sh->task[task];
+	if (atomic_load(&t->key) != id_key(id)) {
+		atomic_store(&t->budget_ns, (int64_t)a->slice_ns);
+		atomic_store(&t->refilled_ns, now_ns());
+		atomic_store(&t->vtime, 0);     /* caught up when it waits */
+		atomic_store(&t->key, id_key(id));
+	}
+	pthread_mutex_unlock(&a->sh->lock);
 	/* The slot's last owner may have died holding the device. */
 	lock(a->sh);
 	if (atomic_load(&a->sh->holder) == slot)
@@ -201,6 +233,12 @@ uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a)
 
 /* ---- turns ----------------------------------------------------------- */
 
+/* The account of slot i's task. */
+static struct sched_task *account_of(struct sched *sh, int i)
+{
+	return &sh->task[atomic_load(&sh->slot[i].task)];
+}
+
 static bool slot_alive(const struct sched_slot *s)
 {
 	int32_t pid = atomic_load(&s->pid);
@@ -211,13 +249,14 @@ static bool slot_alive(const struct sched_slot *s)
 /* A hard slot's budget as of now: topped up at its share, holding at
  * most two turns' worth (so that waiting out a neighbour's turn costs
  * nothing, but idling buys no burst longer than that). */
-static int64_t budget_now(const struct sched_slot *s, uint64_t now, uint64_t slice_ns)
+static int64_t budget_now(struct sched *sh, int i, uint64_t now, uint64_t slice_ns)
 {
-	int64_t b = atomic_load(&s->budget_ns);
-	uint64_t since = atomic_load(&s->refilled_ns);
+	struct sched_task *t = account_of(sh, i);
+	int64_t b = atomic_load(&t->budget_ns);
+	uint64_t since = atomic_load(&t->refilled_ns);
 
 	if (now > since)
-		b += (int64_t)((now - since) * atomic_load(&s->share) / 100);
+		b += (int64_t)((now - since) * atomic_load(&sh->slot[i].share) / 100);
 	return b > 2 * (int64_t)slice_ns ? 2 * (int64_t)slice_ns : b;
 }
 
@@ -234,20 +273,23 @@ static uint64_t turn_for(const struct sched_slot *s, uint64_t slice_ns)
 }
 
 /* May a slot take a turn now? Hard slots need a turn's worth of budget. */
-static bool eligible(const struct sched_slot *s, uint64_t now, uint64_t slice_ns)
+static bool eligible(struct sched *sh, int i, uint64_t now, uint64_t slice_ns)
 {
-	return atomic_load(&s->isolation) == GP_ISOLATION_SHARED ||
-	       budget_now(s, now, slice_ns) >= (int64_t)turn_for(s, slice_ns);
+	return atomic_load(&sh->slot[i].isolation) == GP_ISOLATION_SHARED ||
+	       budget_now(sh, i, now, slice_ns) >= (int64_t)turn_for(&sh->slot[i], slice_ns);
 }
 
 /* Is a before b in line? Priority, then least device time per share,
  * then the longest wait. */
-static bool before(const struct sched_slot *a, const struct sched_slot *b)
+static bool before(struct sched *sh, int i, int j)
 {
+	const struct sched_slot *a = &sh->slot[i], *b = &sh->slot[j];
+	uint64_t va = atomic_load(&account_of(sh, i)->vtime), vb = atomic_load(&account_of(sh, j)->vtime);
+
 	if (atomic_load(&a->priority) != atomic_load(&b->priority))
 		return atomic_load(&a->priority) > atomic_load(&b->priority);
-	if (atomic_load(&a->vtime) != atomic_load(&b->vtime))
-		return atomic_load(&a->vtime) < atomic_load(&b->vtime);
+	if (va != vb)
+		return va < vb;
 	return atomic_load(&a->since_ns) < atomic_load(&b->since_ns);
 }
 
@@ -259,9 +301,9 @@ static int next_in_line(struct sched *sh, uint64_t now, uint64_t slice_ns)
 	for (int i = 0; i < GP_REGION_PROCS; i++) {
 		struct sched_slot *s = &sh->slot[i];
 
-		if (!atomic_load(&s->waiting) || !eligible(s, now, slice_ns) || !slot_alive(s))
+		if (!atomic_load(&s->waiting) || !eligible(sh, i, now, slice_ns) || !slot_alive(s))
 			continue;
-		if (best < 0 || before(s, &sh->slot[best]))
+		if (best < 0 || before(sh, i, best))
 			best = i;
 	}
 	return best;
@@ -276,12 +318,13 @@ static void catch_up(struct sched *sh, int self)
 	for (int i = 0; i < GP_REGION_PROCS; i++) {
 		struct sched_slot *s = &sh->slot[i];
 
-		if (i != self && (atomic_load(&s->waiting) || atomic_load(&sh->holder) == i) &&
-		    atomic_load(&s->pid) > 0 && atomic_load(&s->vtime) < least)
-			least = atomic_load(&s->vtime);
+		if (i != self && account_of(sh, i) != account_of(sh, self) &&
+		    (atomic_load(&s->waiting) || atomic_load(&sh->holder) == i) &&
+		    atomic_load(&s->pid) > 0 && atomic_load(&account_of(sh, i)->vtime) < least)
+			least = atomic_load(&account_of(sh, i)->vtime);
 	}
-	if (least != UINT64_MAX && atomic_load(&sh->slot[self].vtime) < least)
-		atomic_store(&sh->slot[self].vtime, least);
+	if (least != UINT64_MAX && atomic_load(&account_of(sh, self)->vtime) < least)
+		atomic_store(&account_of(sh, self)->vtime, least);
 }
 
 /* Gives the device back (if it is still ours) and wakes the waiters. */
@@ -304,6 +347,7 @@ static void release(struct gp_arbiter *a)
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched_slot *me = &a->sh->slot[a->slot];
+	struct sched_task *t = account_of(a->sh, a->slot);
 	bool urgent = atomic_load(&a->sh->preempt) != 0;
 	uint64_t now, held;
 	unsigned share;
@@ -319,10 +363,9 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	share = atomic_load(&me->share);
 	/* The bucket kept filling during the turn, without the cap that
 	 * stops it hoarding while idle; an overrun leaves it in debt. */
-	atomic_store(&me->budget_ns, atomic_load(&me->budget_ns) +
-					     (int64_t)(held * share / 100) - (int64_t)held);
-	atomic_store(&me->refilled_ns, now);
-	atomic_fetch_add(&me->vtime, held * 100 / (share ? share : 100));
+	atomic_fetch_add(&t->budget_ns, (int64_t)(held * share / 100) - (int64_t)held);
+	atomic_store(&t->refilled_ns, now);
+	atomic_fetch_add(&t->vtime, held * 100 / (share ? share : 100));
 	atomic_fetch_add(&me->used_ns, held);
 	if (!urgent)
 		release(a);
@@ -337,7 +380,7 @@ static uint64_t wait_time(struct gp_arbiter *a, uint64_t now)
 	int64_t b;
 
 	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD &&
-	    (b = budget_now(me, now, a->slice_ns)) < (int64_t)turn_for(me, a->slice_ns)) {
+	    (b = budget_now(a->sh, a->slot, now, a->slice_ns)) < (int64_t)turn_for(me, a->slice_ns)) {
 		unsigned share = atomic_load(&me->share);
 		uint64_t refill = ((uint64_t)((int64_t)turn_for(me, a->slice_ns) - b)) * 100 /
 				  (share ? share : 1);
@@ -371,7 +414,8 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	if (next_in_line(sh, now, a->slice_ns) != a->slot)
 		return false;
 	struct sched_slot *me = &sh->slot[a->slot];
-	int64_t budget = budget_now(me, now, a->slice_ns);
+	struct sched_task *t = account_of(sh, a->slot);
+	int64_t budget = budget_now(sh, a->slot, now, a->slice_ns);
 	uint64_t turn = turn_for(me, a->slice_ns);
 
 	/* A hard slot's turn lasts no longer than its budget. */
@@ -382,8 +426,8 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	atomic_store(&sh->holder_idle, 0);
 	atomic_store(&sh->preempt, 0);
 	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
-	atomic_store(&me->budget_ns, budget);
-	atomic_store(&me->refilled_ns, now);
+	atomic_store(&t->budget_ns, budget);
+	atomic_store(&t->refilled_ns, now);
 	a->until = now + turn;
 	return true;
 }

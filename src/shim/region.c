@@ -860,3 +860,17 @@ int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max)
 	}
 	return n;
 }
+
+int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len)
+{
+	int task;
+
+	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
+		return -EINVAL;
+	task = atomic_load(&r->sh->slot[slot].task);
+	if (task < 0 || task >= GP_REGION_TASKS)
+		return -ENOENT;
+	if (id)
+		snprintf(id, len, "%s", r->sh->task[task].id);
+	return task;
+}

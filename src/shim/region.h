@@ -91,6 +91,10 @@ void gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
 uint64_t gp_region_task_used(struct gp_region *r, int slot);
 uint64_t gp_region_total(const struct gp_region *r);
 
+/* The index (0..GP_REGION_TASKS-1) of the slot's task, and its id in
+ * id[len] (id may be NULL); -ENOENT when the slot has none. */
+int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len);
+
 /* The pids of the processes in the slot's task (up to max); returns how
  * many there are. */
 int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max);

@@ -24,6 +24,20 @@ check hard-70-30 "[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | ad
 	(.[\"$a\"] >= 64 and .[\"$a\"] <= 76 and .[\"$b\"] >= 24 and .[\"$b\"] <= 36)" "$tmp/split.json"
 check device-kept-busy '.[0].devices[0].util_gpu >= 90' "$tmp/split.json"
 
+# 1b. A task's share is the task's: its two processes split its 50 %.
+env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=pair GPUPOOL_COMPUTE=50 "$gl" burn --duration 4 --json >/dev/null &
+p1=$!
+env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=pair GPUPOOL_COMPUTE=50 "$gl" burn --duration 4 --json >/dev/null &
+p2=$!
+env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=single GPUPOOL_COMPUTE=50 "$gl" burn --duration 4 --json >/dev/null &
+single=$!
+sleep 3
+"$probe" >"$tmp/pair.json"
+wait $p1 $p2 $single
+check task-share-split-by-its-processes "[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | add |
+	((.[\"$p1\"] + .[\"$p2\"]) >= 44 and (.[\"$p1\"] + .[\"$p2\"]) <= 56 and
+	 .[\"$single\"] >= 44 and .[\"$single\"] <= 56)" "$tmp/pair.json"
+
 # 2. A hard share is a cap even alone; a shared one borrows the idle device.
 shim GPUPOOL_COMPUTE=30 "$gl" burn --duration 2 --json >"$tmp/cap.json"
 check hard-caps-alone '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' "$tmp/cap.json"
