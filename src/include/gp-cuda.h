@@ -205,6 +205,15 @@ typedef struct CUmemPoolProps_st {
 	unsigned char reserved[54];
 } CUmemPoolProps;
 
+/* Graph memory nodes (cuGraphAddMemAllocNode). */
+typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+	CUmemPoolProps poolProps;
+	const CUmemAccessDesc *accessDescs;
+	size_t accessDescCount;
+	size_t bytesize;
+	CUdeviceptr dptr;               /* out: where the memory will be */
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+
 typedef enum CUmemAttach_flags_enum {
 	CU_MEM_ATTACH_GLOBAL = 1,
 	CU_MEM_ATTACH_HOST = 2,

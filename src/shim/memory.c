@@ -2,7 +2,7 @@
  *
  * Every way of getting device memory is hooked: linear (cuMemAlloc_v2),
  * pitched, managed, stream-ordered and pool allocations, VMM physical
- * memory (cuMemCreate) and arrays. Each one is admitted first — the bytes
+ * memory (cuMemCreate), arrays and graph memory nodes. Each one is admitted first — the bytes
  * are counted against the task in the device's region, atomically across
  * its processes — then asked of the driver, and the count is given back if
  * the driver fails. Past the limit the call returns CUDA_ERROR_OUT_OF_MEMORY,
@@ -70,6 +70,17 @@ static bool held_take(uint64_t key, int *ret_dev, uint64_t *ret_bytes)
 	*ret_bytes = h->bytes;
 	free(h);
 	return true;
+}
+
+static bool held_has(uint64_t key)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&held_lock);
+	for (struct held *h = held[bucket(key)]; h && !found; h = h->next)
+		found = h->key == key;
+	pthread_mutex_unlock(&held_lock);
+	return found;
 }
 
 /* Gives back what `key` held on its device. */
@@ -345,6 +356,46 @@ CUresult CUDAAPI cuArrayDestroy(void *array)
 
 	if (r == CUDA_SUCCESS)
 		give_back((uint64_t)(uintptr_t)array);
+	return r;
+}
+
+/* ---- graph memory ----------------------------------------------------- */
+
+typedef CUresult (*mem_node_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+				CUDA_MEM_ALLOC_NODE_PARAMS *);
+typedef CUresult (*graph_destroy_fn)(CUgraph);
+
+/* A graph's memory is counted from its node's creation to the graph's
+ * destruction (the driver keeps freed graph memory in the graph's pool):
+ * remembered under the graph's handle, one entry per node. */
+CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph,
+					const CUgraphNode *deps, size_t ndeps,
+					CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct gp_shim_device *d;
+	CUresult r;
+	int dev;
+
+	if (!p || p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return GP_REAL(mem_node_fn, "cuGraphAddMemAllocNode", 11040, 0)(node, graph, deps,
+										 ndeps, p);
+	dev = p->poolProps.location.id;
+	r = gp_shim_device(dev, &d);
+	if (r == CUDA_SUCCESS)
+		r = admit(d, p->bytesize);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = GP_REAL(mem_node_fn, "cuGraphAddMemAllocNode", 11040, 0)(node, graph, deps, ndeps, p);
+	return settle(r, d, dev, (uint64_t)(uintptr_t)graph, p->bytesize);
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph graph)
+{
+	CUresult r = GP_REAL(graph_destroy_fn, "cuGraphDestroy", 10000, 0)(graph);
+
+	if (r == CUDA_SUCCESS)      /* every memory node of the graph */
+		while (held_has((uint64_t)(uintptr_t)graph))
+			give_back((uint64_t)(uintptr_t)graph);
 	return r;
 }
 

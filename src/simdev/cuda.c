@@ -153,6 +153,8 @@ struct graph {
 	uint32_t magic;
 	struct graph_node *node;
 	size_t nodes, cap;
+	CUdeviceptr *mem;               /* its memory nodes' allocations */
+	size_t mems;
 };
 
 struct graph_exec {
@@ -1887,9 +1889,57 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
 	REQUIRE_INIT();
 	if (!g)
 		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < g->mems; i++)
+		alloc_release((uintptr_t)g->mem[i]);
+	free(g->mem);
 	free(g->node);
 	g->magic = MAGIC_DEAD;
 	free(g);
+	return CUDA_SUCCESS;
+}
+
+/* A graph's memory node: simdev allocates at once (a GPU does when the
+ * graph first runs) and frees with the graph (a free node, in a real
+ * driver, returns it to the graph's pool, which keeps it). */
+CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *phNode, CUgraph hGraph,
+					const CUgraphNode *deps, size_t numDeps,
+					CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct graph *g = graph_of(hGraph);
+	CUdeviceptr *grown;
+	CUresult r;
+
+	(void)deps;
+	(void)numDeps;
+	REQUIRE_CTX(c);
+	if (!g || !p || !phNode || p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!device_valid(p->poolProps.location.id))
+		return CUDA_ERROR_INVALID_DEVICE;
+	grown = realloc(g->mem, (g->mems + 1) * sizeof(*grown));
+	if (!grown)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->mem = grown;
+	r = device_alloc(c, p->poolProps.location.id, p->bytesize, &p->dptr);
+	if (r != CUDA_SUCCESS)
+		return r;
+	g->mem[g->mems++] = p->dptr;
+	*phNode = (CUgraphNode)(uintptr_t)(g->nodes + g->mems);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode *phNode, CUgraph hGraph,
+				       const CUgraphNode *deps, size_t numDeps, CUdeviceptr dptr)
+{
+	struct graph *g = graph_of(hGraph);
+
+	(void)deps;
+	(void)numDeps;
+	(void)dptr;
+	REQUIRE_INIT();
+	if (!g || !phNode)
+		return CUDA_ERROR_INVALID_VALUE;
+	*phNode = (CUgraphNode)(uintptr_t)(g->nodes + g->mems + 1);
 	return CUDA_SUCCESS;
 }
 

@@ -48,6 +48,10 @@ typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUme
 			      unsigned long long);
 typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
 typedef CUresult (*any_fn)(void *, void *);
+typedef CUresult (*graph_create_fn)(CUgraph *, unsigned int);
+typedef CUresult (*graph_destroy_fn)(CUgraph);
+typedef CUresult (*mem_node_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+				CUDA_MEM_ALLOC_NODE_PARAMS *);
 
 /* Starts the driver in this process (each forked child calls it too). */
 static void driver_start(void)
@@ -135,6 +139,20 @@ static void every_allocation_path_is_limited(void **state)
 	assert_int_equal(FN(create_fn, "cuMemCreate")(&h, 48 * MiB, &prop, 0), 0);
 	assert_int_equal(FN(create_fn, "cuMemCreate")(&h2, 32 * MiB, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
 	assert_int_equal(FN(release_fn, "cuMemRelease")(h), 0);
+
+	/* Graph memory nodes: counted until the graph goes. */
+	CUDA_MEM_ALLOC_NODE_PARAMS node = { .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+							   .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
+					    .bytesize = 48 * MiB };
+	CUgraphNode n1, n2;
+	CUgraph graph;
+
+	assert_int_equal(FN(graph_create_fn, "cuGraphCreate")(&graph, 0), 0);
+	assert_int_equal(FN(mem_node_fn, "cuGraphAddMemAllocNode")(&n1, graph, NULL, 0, &node), 0);
+	node.bytesize = 32 * MiB;
+	assert_int_equal(FN(mem_node_fn, "cuGraphAddMemAllocNode")(&n2, graph, NULL, 0, &node),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(FN(graph_destroy_fn, "cuGraphDestroy")(graph), 0);
 
 	assert_int_equal(task_free(NULL), LIMIT);
 }

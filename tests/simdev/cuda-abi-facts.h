@@ -30,6 +30,9 @@
 	SIZE(CUmemPoolProps)                                                     \
 	OFFSET(CUmemPoolProps, maxSize)                                          \
 	SIZE(CUuuid)                                                             \
+	SIZE(CUDA_MEM_ALLOC_NODE_PARAMS)                                         \
+	OFFSET(CUDA_MEM_ALLOC_NODE_PARAMS, bytesize)                             \
+	OFFSET(CUDA_MEM_ALLOC_NODE_PARAMS, dptr)                                 \
 	VALUE(CUDA_ERROR_NOT_SUPPORTED)                                          \
 	VALUE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
 	VALUE(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)                          \

@@ -313,6 +313,28 @@ static void explicit_graphs_run(void **state)
 	graph_free(graph, exec);
 }
 
+typedef CUresult (*PFN_mem_node)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+				 CUDA_MEM_ALLOC_NODE_PARAMS *);
+
+/* A graph's memory node holds device memory until the graph goes. */
+static void graph_memory_nodes_hold_memory(void **state)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p = { .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+							.location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
+					 .bytesize = 4 << 20 };
+	CUgraphNode node;
+	CUgraph graph;
+	size_t base = used();
+	(void)state;
+
+	assert_int_equal(FN(PFN_graph_create, "cuGraphCreate")(&graph, 0), 0);
+	assert_int_equal(FN(PFN_mem_node, "cuGraphAddMemAllocNode")(&node, graph, NULL, 0, &p), 0);
+	assert_true(p.dptr != 0);
+	assert_int_equal(used(), base + (4 << 20));
+	assert_int_equal(FN(PFN_graph_destroy, "cuGraphDestroy")(graph), 0);
+	assert_int_equal(used(), base);
+}
+
 /* An explicit context is current once created, and gone once destroyed. */
 static void explicit_contexts_come_and_go(void **state)
 {
@@ -345,6 +367,7 @@ int main(void)
 		cmocka_unit_test(kernels_take_their_time),
 		cmocka_unit_test(every_launch_path_runs),
 		cmocka_unit_test(explicit_graphs_run),
+		cmocka_unit_test(graph_memory_nodes_hold_memory),
 		cmocka_unit_test(explicit_contexts_come_and_go),
 	};
 
