@@ -14,6 +14,7 @@
  * cuGetExportTable is never touched. The library prints nothing unless
  * GPUPOOL_LOG is set, and never exits or aborts its host. */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -319,26 +320,38 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }
 
+/* Is `handle` a handle of the library whose file name starts with
+ * `name` (e.g. "libcuda.so")? Asks the dynamic linker, so that a process
+ * looking up symbols in other libraries never loads the driver. */
+static bool handle_is(void *handle, const char *name)
+{
+	struct link_map *map = NULL;
+	const char *base;
+
+	if (handle == RTLD_DEFAULT || handle == RTLD_NEXT ||
+	    dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name)
+		return false;
+	base = strrchr(map->l_name, '/');
+	base = base ? base + 1 : map->l_name;
+	return strncmp(base, name, strlen(name)) == 0;
+}
+
 /* dlsym on the driver's (or NVML's) handle: our hook for a hooked symbol. */
 void *dlsym(void *handle, const char *symbol)
 {
 	dlsym_fn next = real_dlsym();
 
-	if (strncmp(symbol, "nvml", 4) == 0 && handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
-	    handle == gp_shim_nvml_handle()) {
+	if (strncmp(symbol, "nvml", 4) == 0 && handle_is(handle, "libnvidia-ml.so")) {
 		void *hook = gp_shim_nvml_hook(symbol);
 
 		if (hook)
 			return hook;
 	}
-	if (symbol[0] == 'c' && symbol[1] == 'u' && handle != RTLD_DEFAULT &&
-	    handle != RTLD_NEXT) {
-		bool ours;
-
+	if (symbol[0] == 'c' && symbol[1] == 'u' && handle_is(handle, "libcuda.so")) {
 		pthread_mutex_lock(&shim.lock);
-		ours = driver_load() && handle == shim.driver;
+		driver_load();          /* the same library: our handle for GPA */
 		pthread_mutex_unlock(&shim.lock);
-		for (size_t i = 0; ours && i < TABLE_SIZE; i++)
+		for (size_t i = 0; i < TABLE_SIZE; i++)
 			if (strcmp(proc_table[i].symbol, symbol) == 0)
 				return hook_fn(&proc_table[i]);
 	}
