@@ -500,3 +500,8 @@ void gp_arbiter_yield(struct gp_arbiter *a)
 	if (a->holding && atomic_load(&a->sh->preempt))
 		end_turn(a, NULL, NULL);
 }
+
+uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a)
+{
+	return a->holding ? a->until - a->turn_start : 0;
+}

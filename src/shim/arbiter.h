@@ -50,6 +50,9 @@ void gp_arbiter_yield(struct gp_arbiter *a);
  * the device but has nothing running, others may take the device. */
 void gp_arbiter_idle(struct gp_arbiter *a);
 
+/* Length of the turn this process holds now, 0 when none (for tests). */
+uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a);
+
 /* Device time this process has held, in ns (for tests and metering). */
 uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a);
 
