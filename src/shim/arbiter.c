@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,11 +11,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "base/pshared.h"
 
 #define SCHED_MAGIC 0x67707368656431ULL
 #define SCHED_VERSION 3                 /* bump with any change of the layout */
@@ -86,41 +85,26 @@ static uint64_t now_ns(void)
 
 static void lock(struct sched *sh)
 {
-	if (pthread_mutex_lock(&sh->lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&sh->lock);
+	gp_pshared_mutex_lock(&sh->lock);
 }
 
 static void wake(struct sched *sh)
 {
 	atomic_fetch_add(&sh->gen, 1);
-	syscall(SYS_futex, &sh->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-static void wait_gen(struct sched *sh, uint32_t seen, uint64_t timeout_ns)
-{
-	struct timespec ts = { (time_t)(timeout_ns / 1000000000ULL),
-			       (long)(timeout_ns % 1000000000ULL) };
-
-	syscall(SYS_futex, &sh->gen, FUTEX_WAIT, seen, &ts, NULL, 0);
+	gp_futex_wake_all(&sh->gen);
 }
 
 /* ---- the shared file ------------------------------------------------- */
 
 static int sched_init(struct sched *sh)
 {
-	pthread_mutexattr_t a;
-	int r;
+	int r = gp_pshared_mutex_init(&sh->lock);
 
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	r = pthread_mutex_init(&sh->lock, &a);
-	pthread_mutexattr_destroy(&a);
 	atomic_store(&sh->holder, -1);
 	sh->version = SCHED_VERSION;
 	sh->size = sizeof(*sh);
 	atomic_store(&sh->magic, SCHED_MAGIC);
-	return -r;
+	return r;
 }
 
 /* Maps the file, creating it (or replacing one its creator never
@@ -463,7 +447,7 @@ static void wait_turn(struct gp_arbiter *a)
 			a->turn_start = now;
 			return;
 		}
-		wait_gen(sh, gen, wait_time(a, now));
+		gp_futex_wait(&sh->gen, gen, wait_time(a, now));
 	}
 }
 

@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "base/pshared.h"
 
 #define REGION_MAGIC 0x3130676572706721ULL      /* "!gpreg01" */
 #define REGION_VERSION 1
@@ -114,36 +115,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- robust process-shared mutexes ----------------------------------- */
-
-static int mutex_init_shared(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t a;
-	int r;
-
-	r = pthread_mutexattr_init(&a);
-	if (r)
-		return -r;
-	r = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	if (!r)
-		r = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	if (!r)
-		r = pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
-	return -r;
-}
-
-/* Locks m, taking it over when its holder died: what the mutexes guard
- * is changed by single atomic stores, so it is consistent at any point. */
-static int mutex_lock(pthread_mutex_t *m)
-{
-	int r = pthread_mutex_lock(m);
-
-	if (r == EOWNERDEAD)
-		r = pthread_mutex_consistent(m);
-	return -r;
 }
 
 /* ---- slots ----------------------------------------------------------- */
@@ -410,10 +381,10 @@ static bool uuid_is_valid(const char *uuid)
 
 static int shared_init(struct shared *sh, const char *uuid, uint64_t total)
 {
-	int r = mutex_init_shared(&sh->tasks_lock);
+	int r = gp_pshared_mutex_init(&sh->tasks_lock);
 
 	for (int t = 0; t < GP_REGION_TASKS && r == 0; t++)
-		r = mutex_init_shared(&sh->task[t].lock);
+		r = gp_pshared_mutex_init(&sh->task[t].lock);
 	if (r < 0)
 		return r;
 	for (int i = 0; i < GP_REGION_PROCS; i++)
@@ -649,7 +620,7 @@ int gp_region_join(struct gp_region *r, const char *id,
 		return -ESRCH;
 	gp_region_reclaim(r);           /* so that "no live process" is true */
 	for (int attempt = 0; attempt < 2; attempt++) {
-		err = mutex_lock(&r->sh->tasks_lock);
+		err = gp_pshared_mutex_lock(&r->sh->tasks_lock);
 		if (err < 0)
 			return err;
 		s = join_locked(r->sh, id, limits, pid, start);
@@ -687,7 +658,7 @@ int gp_region_mem_reserve(struct gp_region *r, int slot, uint64_t bytes)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		uint64_t limit, used;
 		bool fits;
-		int err = mutex_lock(&t->lock);
+		int err = gp_pshared_mutex_lock(&t->lock);
 
 		if (err < 0)
 			return err;
@@ -727,7 +698,7 @@ void gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
 	*ret = (struct gp_task_limits){ 0 };
 	if (!t)
 		return;
-	locked = mutex_lock(&t->lock) == 0;
+	locked = gp_pshared_mutex_lock(&t->lock) == 0;
 	limits_load(t, ret);
 	if (locked)
 		pthread_mutex_unlock(&t->lock);
@@ -741,7 +712,7 @@ uint64_t gp_region_task_used(struct gp_region *r, int slot)
 
 	if (!t)
 		return 0;
-	locked = mutex_lock(&t->lock) == 0;
+	locked = gp_pshared_mutex_lock(&t->lock) == 0;
 	used = task_sum(r->sh, (int)(t - r->sh->task), NULL);
 	if (locked)
 		pthread_mutex_unlock(&t->lock);
@@ -756,7 +727,7 @@ int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limi
 	if (!r || !id_is_valid(id) || !limits_are_valid(limits, r->sh->total_bytes))
 		return -EINVAL;
 	/* The region mutex keeps the task from being freed under us. */
-	err = mutex_lock(&r->sh->tasks_lock);
+	err = gp_pshared_mutex_lock(&r->sh->tasks_lock);
 	if (err < 0)
 		return err;
 	tix = task_find(r->sh, id);
@@ -765,7 +736,7 @@ int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limi
 		return -ENOENT;
 	}
 	t = &r->sh->task[tix];
-	err = mutex_lock(&t->lock);
+	err = gp_pshared_mutex_lock(&t->lock);
 	if (err == 0) {
 		limits_store(t, limits);
 		atomic_fetch_add(&t->generation, 1);
@@ -795,7 +766,7 @@ int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max)
 		memset(info, 0, sizeof(*info));
 		memcpy(info->id, t->id, sizeof(info->id));
 		info->id[sizeof(info->id) - 1] = '\0';
-		locked = mutex_lock(&t->lock) == 0;
+		locked = gp_pshared_mutex_lock(&t->lock) == 0;
 		limits_load(t, &info->limits);
 		info->mem_used = task_sum(r->sh, tix, &info->processes);
 		info->generation = atomic_load(&t->generation);

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,11 +19,11 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "base/pshared.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
 #define SIM_VERSION 1
@@ -187,42 +186,6 @@ static struct proc_slot *me(struct sim *s)
 	return s->slot >= 0 ? &s->sh->proc[s->slot] : NULL;
 }
 
-/* ---- robust process-shared mutexes and futexes ---------------------- */
-
-static int mutex_init_shared(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t a;
-	int r;
-
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	r = pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
-	return -r;
-}
-
-/* Locks m; when its holder died, takes it over (the state it guards is
- * kept consistent by single atomic updates). */
-static void mutex_lock(pthread_mutex_t *m)
-{
-	if (pthread_mutex_lock(m) == EOWNERDEAD)
-		pthread_mutex_consistent(m);
-}
-
-static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
-{
-	struct timespec ts = { (time_t)(timeout_ns / 1000000000ULL),
-			       (long)(timeout_ns % 1000000000ULL) };
-
-	syscall(SYS_futex, addr, FUTEX_WAIT, expected, &ts, NULL, 0);
-}
-
-static void futex_wake_all(_Atomic uint32_t *addr)
-{
-	syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
 /* ---- the device set ------------------------------------------------- */
 
 static const struct sim_model *model_by_key(const char *key, size_t len)
@@ -312,7 +275,7 @@ static int shared_init(struct shared *sh, const char *spec, const int *model, in
 			 d->uuid_bytes[4], d->uuid_bytes[5], d->uuid_bytes[6], d->uuid_bytes[7],
 			 d->uuid_bytes[8], d->uuid_bytes[9], d->uuid_bytes[10], d->uuid_bytes[11],
 			 d->uuid_bytes[12], d->uuid_bytes[13], d->uuid_bytes[14], d->uuid_bytes[15]);
-		if (mutex_init_shared(&d->mem_lock) < 0 || mutex_init_shared(&d->turn) < 0)
+		if (gp_pshared_mutex_init(&d->mem_lock) < 0 || gp_pshared_mutex_init(&d->turn) < 0)
 			return -ENOMEM;
 	}
 	atomic_store(&sh->magic, SIM_MAGIC);
@@ -512,7 +475,7 @@ int sim_mem_reserve(struct sim *s, int dev, uint64_t bytes)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool fits;
 
-		mutex_lock(&d->mem_lock);
+		gp_pshared_mutex_lock(&d->mem_lock);
 		fits = bytes <= total && mem_counted(s, dev) <= total - bytes;
 		if (fits)
 			atomic_fetch_add(&p->mem[dev], bytes);
@@ -603,11 +566,11 @@ static bool turn_take(struct sim *s, struct proc_slot *p, int dev)
 		pthread_mutex_consistent(&d->turn);
 	if (waited) {
 		atomic_fetch_add(&p->waiting[dev], 1);
-		mutex_lock(&d->turn);
+		gp_pshared_mutex_lock(&d->turn);
 		atomic_fetch_sub(&p->waiting[dev], 1);
 	}
 	atomic_fetch_add(&d->turn_gen, 1);
-	futex_wake_all(&d->turn_gen);
+	gp_futex_wake_all(&d->turn_gen);
 	return waited;
 }
 
@@ -628,7 +591,7 @@ static void turn_give(struct sim *s, int dev)
 			sim_reclaim(s);         /* the waiter may have died */
 			break;
 		}
-		futex_wait(&d->turn_gen, gen, deadline - now);
+		gp_futex_wait(&d->turn_gen, gen, deadline - now);
 	}
 }
 
