@@ -78,33 +78,6 @@ static CUresult CUDAAPI refused(void)
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-#define TABLE_SIZE proc_table_size
-
-/* Our variant of a hooked name for cudaVersion and flags, or NULL when
- * the name is not hooked. Same choice as the driver's. */
-static const struct proc_entry *hook_for(const char *name, int version, bool per_thread)
-{
-	const struct proc_entry *best = NULL;
-	bool known = false, threaded = false;
-
-	for (size_t i = 0; i < TABLE_SIZE; i++)
-		if (strcmp(proc_table[i].name, name) == 0) {
-			known = true;
-			threaded |= proc_table[i].per_thread;
-		}
-	if (!known)
-		return NULL;
-	per_thread = per_thread && threaded;
-	for (size_t i = 0; i < TABLE_SIZE; i++) {
-		const struct proc_entry *e = &proc_table[i];
-
-		if (strcmp(e->name, name) == 0 && e->per_thread == per_thread &&
-		    e->version <= version && (!best || e->version > best->version))
-			best = e;
-	}
-	return best;
-}
-
 static void *hook_fn(const struct proc_entry *e)
 {
 	return (void *)(e->fn ? e->fn : (void (*)(void))refused);
@@ -308,7 +281,8 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 	r = shim.gpa(symbol, pfn, cudaVersion, flags, status);
 	if (r != CUDA_SUCCESS || !pfn || !*pfn || !symbol)
 		return r;
-	e = hook_for(symbol, cudaVersion, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	e = gp_proc_find(proc_table, proc_table_size, symbol, cudaVersion,
+			 flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL);
 	if (e)
 		*pfn = hook_fn(e);
 	return r;
@@ -351,7 +325,7 @@ void *dlsym(void *handle, const char *symbol)
 		pthread_mutex_lock(&shim.lock);
 		driver_load();          /* the same library: our handle for GPA */
 		pthread_mutex_unlock(&shim.lock);
-		for (size_t i = 0; i < TABLE_SIZE; i++)
+		for (size_t i = 0; i < proc_table_size; i++)
 			if (strcmp(proc_table[i].symbol, symbol) == 0)
 				return hook_fn(&proc_table[i]);
 	}

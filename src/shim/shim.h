@@ -8,21 +8,14 @@
 #ifndef GP_SHIM_SHIM_H
 #define GP_SHIM_SHIM_H
 
+#include "base/proc-table.h"
 #include "include/gp-cuda.h"
 #include "shim/arbiter.h"
 #include "shim/config.h"
 #include "shim/region.h"
 
-/* One row of the generated table of hooks (hooks-table.c): our function
- * for a (name, cudaVersion, per-thread) of the driver API. */
-struct proc_entry {
-	const char *name;
-	int version;            /* the lowest cudaVersion this variant serves */
-	int per_thread;         /* a _ptsz/_ptds variant */
-	const char *symbol;     /* its exported name */
-	void (*fn)(void);       /* NULL: refused with CUDA_ERROR_NOT_SUPPORTED */
-};
-
+/* The generated table of hooks (hooks-table.c): our function for each
+ * (name, cudaVersion, per-thread) of the driver API that we hook. */
 extern const struct proc_entry proc_table[];
 extern const size_t proc_table_size;
 

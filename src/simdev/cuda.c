@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/proc-table.h"
 #include "include/gp-cuda.h"
 #include "simdev/simdev.h"
 
@@ -2163,14 +2164,6 @@ GP_CUDA_FORWARD(cuStreamBeginCapture, cuStreamBeginCapture_v2, (CUstream s, CUst
 
 /* ---- finding functions ----------------------------------------------- */
 
-struct proc_entry {
-	const char *name;
-	int version;            /* the lowest cudaVersion this variant serves */
-	int per_thread;         /* a _ptsz/_ptds variant */
-	const char *symbol;     /* its exported name */
-	void (*fn)(void);       /* NULL: answered with not_supported */
-};
-
 static CUresult CUDAAPI not_supported(void)
 {
 	return CUDA_ERROR_NOT_SUPPORTED;
@@ -2191,34 +2184,6 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 
 #include "procs.gen.h"
 
-/* The variant of `symbol` for the ABI of cudaVersion: among the rows of
- * that name, the per-thread ones when asked for (and any), then the one
- * with the highest version not above cudaVersion. */
-static const struct proc_entry *proc_find(const char *symbol, int version, bool per_thread,
-					  bool *ret_known)
-{
-	const struct proc_entry *best = NULL;
-	bool any_per_thread = false;
-
-	*ret_known = false;
-	for (size_t i = 0; i < sizeof(proc_table) / sizeof(proc_table[0]); i++)
-		if (strcmp(proc_table[i].name, symbol) == 0) {
-			*ret_known = true;
-			any_per_thread |= proc_table[i].per_thread;
-		}
-	per_thread = per_thread && any_per_thread;
-	for (size_t i = 0; i < sizeof(proc_table) / sizeof(proc_table[0]); i++) {
-		const struct proc_entry *e = &proc_table[i];
-
-		if (strcmp(e->name, symbol) != 0 || e->per_thread != per_thread ||
-		    e->version > version)
-			continue;
-		if (!best || e->version > best->version)
-			best = e;
-	}
-	return best;
-}
-
 CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 				     cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
@@ -2230,8 +2195,8 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 	*pfn = NULL;
 	if (cudaVersion > GP_CUDA_VERSION)
 		return CUDA_ERROR_INVALID_VALUE;
-	e = proc_find(symbol, cudaVersion,
-		      flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &known);
+	e = gp_proc_find(proc_table, sizeof(proc_table) / sizeof(proc_table[0]), symbol,
+			 cudaVersion, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &known);
 	if (!e) {
 		if (status)
 			*status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
