@@ -4,7 +4,9 @@
 pass=0
 fail=0
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+# jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell
+# that has no jobs, and would leave them running.
+trap 'jobs -p >"$tmp/.jobs"; kill $(cat "$tmp/.jobs") 2>/dev/null; rm -rf "$tmp"' EXIT
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 
@@ -14,6 +16,20 @@ bad() {
 	echo "FAIL $1"
 	shift
 	for f in "$@"; do sed 's/^/    /' "$f"; done
+}
+
+# expect NAME STATUS PATTERN -- COMMAND...: COMMAND exits with STATUS and
+# its stdout+stderr (kept in $tmp/out) match the extended regex PATTERN.
+expect() {
+	name=$1 status=$2 pattern=$3
+	shift 4
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -eq "$status" ] && grep -Eq -- "$pattern" "$tmp/out"; then
+		ok "$name"
+	else
+		bad "$name: exit $got (want $status), output:" "$tmp/out"
+	fi
 }
 
 # check NAME JQ_EXPRESSION FILE...: the expression is true of the JSON

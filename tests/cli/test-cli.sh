@@ -5,26 +5,8 @@
 set -u
 gp=$1
 data=tests/data
-pass=0
-fail=0
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-
-# expect NAME STATUS PATTERN -- COMMAND...: COMMAND exits with STATUS and
-# its stdout+stderr match the extended regex PATTERN.
-expect() {
-	name=$1 status=$2 pattern=$3
-	shift 4
-	"$@" >"$out" 2>&1
-	got=$?
-	if [ "$got" -eq "$status" ] && grep -Eq -- "$pattern" "$out"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $name: exit $got (want $status), output:"
-		sed 's/^/    /' "$out"
-	fi
-}
+. "$(dirname "$0")/../lib.sh"
+out=$tmp/out
 
 expect help 0 'usage: gpupool COMMAND' -- "$gp" --help
 expect no-command 2 'usage' -- "$gp"
@@ -58,8 +40,7 @@ expect bench-small 0 '"decisions_per_sec":[0-9]+.*"slices_cost_ratio"' -- \
 "$gp" sim --nodes $data/nodes.csv --pods $data/pods-5.csv --policy all --seeds 1 --json >"$out"
 lines=$(wc -l <"$out")
 policies=$("$gp" policies | wc -l)
-if [ "$lines" -eq "$policies" ]; then pass=$((pass + 1)); else
-	fail=$((fail + 1)); echo "FAIL sim-all-lines: $lines lines for $policies policies"; fi
+if [ "$lines" -eq "$policies" ]; then ok sim-all-lines; else
+	bad "sim-all-lines: $lines lines for $policies policies"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

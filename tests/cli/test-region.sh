@@ -7,51 +7,24 @@
 set -u
 gp=$1
 hold=$2
-pass=0
-fail=0
-dir=$(mktemp -d)
-out=$dir/out
-pids=
+. "$(dirname "$0")/../lib.sh"
+dir=$tmp                        # the region directory; region-hold are its jobs
+out=$tmp/out
 A=GPU-5a1c0de2-0000-4000-8000-00000000000a
 B=GPU-5a1c0de2-0000-4000-8000-00000000000b
-cleanup() {
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); }
-ko() { fail=$((fail + 1)); echo "FAIL $*"; }
-
-# expect NAME STATUS PATTERN -- COMMAND...: COMMAND exits with STATUS and
-# its stdout+stderr match the extended regex PATTERN.
-expect() {
-	name=$1 status=$2 pattern=$3
-	shift 4
-	"$@" >"$out" 2>&1
-	got=$?
-	if [ "$got" -eq "$status" ] && grep -Eq -- "$pattern" "$out"; then
-		ok
-	else
-		ko "$name: exit $got (want $status), output:"
-		sed 's/^/    /' "$out"
-	fi
-}
-
-# check NAME JQ-FILTER -- COMMAND...: COMMAND prints one JSON object (one
-# line) for which the filter is true.
-check() {
+# expect_json NAME JQ-FILTER -- COMMAND...: COMMAND prints one JSON object
+# (one line) for which the filter is true.
+expect_json() {
 	name=$1 filter=$2
 	shift 3
 	"$@" >"$out" 2>&1
 	got=$?
 	if [ "$got" -eq 0 ] && [ "$(wc -l <"$out")" -eq 1 ] &&
 	   jq -e "type == \"object\" and ($filter)" "$out" >/dev/null 2>&1; then
-		ok
+		ok "$name"
 	else
-		ko "$name: exit $got, filter $filter, output:"
-		sed 's/^/    /' "$out"
+		bad "$name: exit $got, filter $filter, output:" "$out"
 	fi
 }
 
@@ -61,22 +34,19 @@ start() {
 	shift
 	: >"$dir/$name.log"
 	"$hold" "$dir" "$@" >>"$dir/$name.log" 2>&1 &
-	pid=$!
-	pids="$pids $pid"
-	eval "pid_$name=$pid"
+	eval "pid_$name=$!"
 	for _ in $(seq 50); do
 		grep -q ready "$dir/$name.log" && return 0
 		sleep 0.1
 	done
-	ko "start $name: no \"ready\":"
-	sed 's/^/    /' "$dir/$name.log"
+	bad "start $name: no \"ready\":" "$dir/$name.log"
 }
 
 expect help 0 'usage: gpupool region ls' -- "$gp" region --help
 expect no-subcommand 2 'usage: gpupool region' -- "$gp" region
 expect unknown-subcommand 2 'unknown subcommand "frob"' -- "$gp" region frob
 expect empty-dir 0 "no device regions in $dir" -- "$gp" region ls --dir "$dir"
-check empty-dir-json '.devices == [] and .dir == "'"$dir"'"' -- "$gp" region ls --dir "$dir" --json
+expect_json empty-dir-json '.devices == [] and .dir == "'"$dir"'"' -- "$gp" region ls --dir "$dir" --json
 expect missing-dir 1 "no regions: $dir/none" -- "$gp" region ls --dir "$dir/none"
 
 #     name   UUID TOTAL TASK  MEM COMPUTE PRIO ISOLATION HOLD
@@ -90,17 +60,17 @@ expect ls-whole 0 "$A +serve +16384 \(all\) +512 +20% +9 +shared +1" -- "$gp" re
 expect ls-other 0 "$B +batch +2048 +0 +100% +0 +hard +1" -- "$gp" region ls --dir "$dir"
 expect ls-header 0 '^DEVICE +TASK +MEM MiB +USED MiB +COMPUTE +PRIO +ISOLATION +PROCS' -- \
 	"$gp" region ls --dir "$dir"
-check ls-json '(.devices | map(.uuid)) == ["'"$A"'", "'"$B"'"]' -- "$gp" region ls --dir "$dir" --json
-check ls-json-train '.devices[0].tasks[0] | .id == "train" and .mem_limit_mib == 4096 and
+expect_json ls-json '(.devices | map(.uuid)) == ["'"$A"'", "'"$B"'"]' -- "$gp" region ls --dir "$dir" --json
+expect_json ls-json-train '.devices[0].tasks[0] | .id == "train" and .mem_limit_mib == 4096 and
 	.mem_used_mib == 1280 and .compute == 30 and .priority == 5 and .isolation == "hard" and
 	.processes == 2 and .generation == 1' -- "$gp" region ls --dir "$dir" --json
-check ls-json-serve '.devices[0].tasks[1] | .id == "serve" and .mem_limit_bytes == 0 and
+expect_json ls-json-serve '.devices[0].tasks[1] | .id == "serve" and .mem_limit_bytes == 0 and
 	.mem_limit_mib == 16384 and .mem_used_bytes == 536870912 and .isolation == "shared"' -- \
 	"$gp" region ls --dir "$dir" --json
-check ls-env '.devices | length == 2' -- env GPUPOOL_RUN_DIR="$dir" "$gp" region ls --json
+expect_json ls-env '.devices | length == 2' -- env GPUPOOL_RUN_DIR="$dir" "$gp" region ls --json
 
 expect show-table 0 "^device $B: 8192 MiB" -- "$gp" region show "$B" --dir "$dir"
-check show-json '.uuid == "'"$B"'" and .total_mib == 8192 and (.tasks | length) == 1 and
+expect_json show-json '.uuid == "'"$B"'" and .total_mib == 8192 and (.tasks | length) == 1 and
 	.tasks[0].id == "batch"' -- "$gp" region show "$B" --dir "$dir" --json
 expect show-missing 1 "no region for device GPU-none in $dir" -- \
 	"$gp" region show GPU-none --dir "$dir"
@@ -110,12 +80,12 @@ expect show-bad-uuid 2 '"../up" is not a device UUID' -- "$gp" region show ../up
 # Changes keep the fields not given, and bump the generation.
 expect set-mem 0 "$A train: memory 2048 MiB, compute 50%, priority 5, hard" -- \
 	"$gp" region set "$A" train --mem 2G --compute 50 --dir "$dir"
-check set-mem-json '.tasks[0] | .mem_limit_mib == 2048 and .compute == 50 and .priority == 5 and
+expect_json set-mem-json '.tasks[0] | .mem_limit_mib == 2048 and .compute == 50 and .priority == 5 and
 	.isolation == "hard" and .generation == 2' -- "$gp" region show "$A" --dir "$dir" --json
 expect set-more 0 'priority 0, shared' -- \
 	"$gp" region set "$A" train --priority 0 --isolation shared --dir "$dir"
 expect set-whole 0 'memory 16384 MiB \(all\)' -- "$gp" region set "$A" train --mem 0 --dir "$dir"
-check set-kept-json '.tasks[0] | .mem_limit_bytes == 0 and .compute == 50 and .priority == 0 and
+expect_json set-kept-json '.tasks[0] | .mem_limit_bytes == 0 and .compute == 50 and .priority == 0 and
 	.isolation == "shared" and .generation == 4' -- "$gp" region show "$A" --dir "$dir" --json
 expect set-percent 0 'compute 70%' -- "$gp" region set "$A" serve --compute 70% --dir "$dir"
 
@@ -143,7 +113,7 @@ expect set-unknown-task 1 "no task \"nobody\" on device $A \($dir\)" -- \
 	"$gp" region set "$A" nobody --mem 1G --dir "$dir"
 expect set-unknown-device 1 "no region for device GPU-none in $dir" -- \
 	"$gp" region set GPU-none train --mem 1G --dir "$dir"
-check rejected-kept '.tasks[0] | .mem_limit_bytes == 0 and .compute == 50 and .generation == 4' -- \
+expect_json rejected-kept '.tasks[0] | .mem_limit_bytes == 0 and .compute == 50 and .generation == 4' -- \
 	"$gp" region show "$A" --dir "$dir" --json
 
 # A process killed with SIGKILL takes its memory with it; its task stays.
@@ -153,7 +123,7 @@ for _ in $(seq 10); do          # gone within a second, zombies included
 	"$gp" region show "$A" --dir "$dir" --json | jq -e '.tasks[1].processes == 0' >/dev/null && break
 	sleep 0.1
 done
-check after-kill '.tasks[0].mem_used_mib == 256 and .tasks[0].processes == 1 and
+expect_json after-kill '.tasks[0].mem_used_mib == 256 and .tasks[0].processes == 1 and
 	.tasks[1].id == "serve" and .tasks[1].mem_used_bytes == 0 and .tasks[1].processes == 0' -- \
 	"$gp" region show "$A" --dir "$dir" --json
 
@@ -163,5 +133,4 @@ expect alien 1 "device-GPU-alien.region was made by another version" -- \
 	"$gp" region show GPU-alien --dir "$dir"
 expect ls-alien 1 "$B +batch" -- "$gp" region ls --dir "$dir"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
