@@ -6,12 +6,16 @@
  * process has queued is bounded, so that a turn ends, and a more urgent
  * task gets the device, within about a kernel: an event follows every
  * `every` launches, and before the next is recorded the previous one must
- * have finished. `every` adapts: when we had to wait for the event, kernels
- * are long next to launches and it halves (down to 1: an event per
- * launch); when the event had already finished, it doubles (up to
- * EVERY_MAX), so short kernels pay for the bound a driver call in dozens. */
+ * have finished. `every` adapts: when that wait was long (over
+ * WAIT_SHORT_NS), kernels are long next to launches and it halves (down to
+ * 1: an event per launch); otherwise it doubles (up to EVERY_MAX), so short
+ * kernels pay for the bound a driver call in dozens and queue no more than
+ * about WAIT_SHORT_NS of work. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim/arbiter.h"
@@ -65,17 +69,38 @@ static bool trail_ready(int dev)
 	return true;
 }
 
+#define WAIT_SHORT_NS 100000      /* a wait this short: the bound is small */
+#define PAUSE_MAX_US 50
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Waits for `e`, giving the device up at once if a more urgent task
- * asks for it meanwhile (polling, so that it is noticed within ~50 µs). */
-static void wait_event(struct gp_arbiter *a, CUevent e)
+ * asks for it meanwhile (polling, with pauses growing from a yield to
+ * PAUSE_MAX_US: short waits stay short, long ones cost no CPU, and a
+ * request is noticed within about PAUSE_MAX_US).
+ * Returns how long it waited, in ns. */
+static uint64_t wait_event(struct gp_arbiter *a, CUevent e)
 {
 	event_query_fn query = GP_REAL(event_query_fn, "cuEventQuery", 2000, 0);
+	uint64_t start = now_ns();
+	unsigned pause_us = 0;
 
 	while (query(e) == CUDA_ERROR_NOT_READY) {
 		if (a && gp_arbiter_wanted(a))
 			gp_arbiter_yield(a);
-		usleep(50);
+		if (pause_us)
+			usleep(pause_us);
+		else
+			sched_yield();
+		pause_us = pause_us ? (pause_us * 2 < PAUSE_MAX_US ? pause_us * 2 : PAUSE_MAX_US) : 1;
 	}
+	return now_ns() - start;
 }
 
 /* After a launch on stream s (see the top of the file). */
@@ -83,15 +108,16 @@ static void bound(int dev, CUstream s, bool per_thread)
 {
 	struct gp_shim_device *d;
 	CUevent previous;
-	bool waited;
+	uint64_t waited = 0;
 
 	if (!trail_ready(dev) || ++trail[dev].since < trail[dev].every)
 		return;
 	trail[dev].since = 0;
 	previous = trail[dev].event[trail[dev].last];
-	waited = GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(previous) == CUDA_ERROR_NOT_READY;
-	if (waited) {
-		wait_event(gp_shim_device(dev, &d) == CUDA_SUCCESS ? d->arbiter : NULL, previous);
+	if (GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(previous) == CUDA_ERROR_NOT_READY)
+		waited = wait_event(gp_shim_device(dev, &d) == CUDA_SUCCESS ? d->arbiter : NULL,
+				    previous);
+	if (waited > WAIT_SHORT_NS) {
 		if (trail[dev].every > 1)
 			trail[dev].every /= 2;
 	} else if (trail[dev].every < EVERY_MAX) {
