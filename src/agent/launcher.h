@@ -1,0 +1,44 @@
+/* launcher.h — starting, watching and stopping a task's processes.
+ *
+ * The agent runs each task as its own process group (the task's shell
+ * and everything it starts), so that one signal reaches all of it: a
+ * cancel or a preemption sends SIGTERM to the group and, when the group
+ * outlives the grace period, SIGKILL. The task's output goes to a log
+ * file (`gpupool logs ID` reads it); its environment is the agent's plus
+ * the task's own variables (visible devices, LD_PRELOAD of libgpushare,
+ * the GPUPOOL_* limits). Failures to start (no such directory, a log that
+ * cannot be written, a program that cannot be executed) come back as
+ * errors from gp_launch, not as a task that dies at once.
+ *
+ * Functions return 0 or a negative errno; nothing prints or exits. */
+#ifndef GP_AGENT_LAUNCHER_H
+#define GP_AGENT_LAUNCHER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct gp_launch {
+	const char *command;            /* run by /bin/sh -c */
+	const char *workdir;            /* NULL: the agent's */
+	const char *log_path;           /* stdout and stderr, appended; NULL: /dev/null */
+	const char *const *env;         /* extra "NAME=value" entries, NULL-terminated */
+	unsigned long max_open_files;   /* RLIMIT_NOFILE; 0: the agent's */
+};
+
+/* Starts the task; its process group id (= the shell's pid) in *ret_pgid. */
+int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid);
+
+/* Has the group's leader exited? Returns 1 and its exit code in *ret_code
+ * (128 + N when killed by signal N, as shells report it), 0 while it
+ * runs, or a negative errno. Waits for the exit when `block`. */
+int gp_launch_reap(pid_t pgid, bool block, int *ret_code);
+
+/* Stops the whole group: SIGTERM, then SIGKILL to whatever is left after
+ * grace_ms. Returns when the leader has exited (its code in *ret_code,
+ * which may be NULL) and the group is gone, or has only members left that
+ * are not ours to reap. An agent should be a child subreaper
+ * (PR_SET_CHILD_SUBREAPER), so that members orphaned by their shell are
+ * its children and are reaped here too. */
+int gp_launch_stop(pid_t pgid, unsigned grace_ms, int *ret_code);
+
+#endif

@@ -1,0 +1,66 @@
+/* sched.h — one scheduling pass of the server, on the core's placement
+ * engine: which pending tasks start now and where, which running tasks
+ * are preempted to make room, and, for every task that waits, why.
+ *
+ * Order: priority (9 first), then age. Quotas are per tenant, in memory
+ * (MiB, summed over the task's devices) and compute (percent of a device,
+ * summed likewise): the guaranteed part is the tenant's own; past it, up
+ * to the borrowable part, a task runs on capacity nobody else needs now
+ * and is marked borrowed. A task within its tenant's guarantee that fits
+ * nowhere takes its capacity back: other tenants' borrowed tasks are
+ * preempted, lowest priority and newest first, until it fits. Above the
+ * guarantee plus the borrowable part a task waits for its tenant's own
+ * tasks to end.
+ *
+ * The pass is pure computation, like the core: the caller builds the
+ * cluster from the devices and commits the running tasks' placements;
+ * the pass commits what it starts and releases what it preempts, so the
+ * cluster afterwards is the state the decisions lead to. */
+#ifndef GP_SERVER_SCHED_H
+#define GP_SERVER_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/cluster.h"
+
+#define GP_SCHED_REASON_MAX 256
+
+struct gp_sched_tenant {
+	int64_t id;
+	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
+	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
+};
+
+struct gp_sched_task {
+	int64_t id, tenant;
+	unsigned priority;              /* 0-9 */
+	int64_t created;                /* any clock; older first */
+	struct gp_request req;
+	bool running;
+	bool borrowed;                  /* running past its tenant's guarantee */
+	struct gp_placement where;      /* when running */
+};
+
+enum gp_sched_verdict {
+	GP_SCHED_WAIT,          /* stays pending; see reason */
+	GP_SCHED_START,         /* start at `where` */
+	GP_SCHED_PREEMPT,       /* stop it (grace, then kill); it queues again */
+};
+
+struct gp_sched_outcome {
+	int64_t task;
+	enum gp_sched_verdict verdict;
+	bool borrowed;                  /* START: past the guarantee */
+	struct gp_placement where;      /* START */
+	char reason[GP_SCHED_REASON_MAX];
+};
+
+/* Decides for every pending task in `tasks` (and the running ones it
+ * preempts). `out` must hold n_tasks outcomes; their number is returned
+ * in *ret_n. Returns 0, -EINVAL (a task of an unknown tenant) or -ENOMEM. */
+int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
+		  const struct gp_sched_tenant *tenants, int n_tenants,
+		  struct gp_sched_task *tasks, int n_tasks, struct gp_sched_outcome *out, int *ret_n);
+
+#endif

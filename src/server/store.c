@@ -1,0 +1,987 @@
+/* store.c — the server's durable state in one SQLite file (see store.h).
+ *
+ * The file runs in WAL mode with synchronous=FULL, and every write is a
+ * single autocommit statement, so a function that writes returns only
+ * after its commit is synced. The schema is the list `migrations` below:
+ * migration N takes the file from user_version N-1 to N inside one
+ * transaction when the store is opened. Every statement is constant SQL
+ * with bound parameters; nothing a user sends becomes SQL text.
+ *
+ * Tokens are 32 bytes from getrandom(), shown once as hex; the tenants
+ * table keeps only the hex SHA-256 of that hex string (nettle). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nettle/sha2.h>
+#include <sqlite3.h>
+
+#include "server/store.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define ERROR_MAX	512
+#define BUSY_TIMEOUT_MS 5000
+#define TOKEN_BYTES	32
+#define PRIORITY_MAX	9
+#define PCT_MAX		100
+#define MEMORY_PATH	":memory:"
+
+struct gp_store {
+	sqlite3 *db;
+	char error[ERROR_MAX];
+};
+
+/* Migration i + 1 is migrations[i]: to change the schema, append one
+ * here and raise GP_STORE_SCHEMA_VERSION in store.h; never edit a
+ * released one. Each runs inside the opening transaction, with
+ * foreign_keys on (a table rebuild must not rely on turning it off). */
+static const char *const migrations[] = {
+	/* 1: the first schema. */
+	"CREATE TABLE tenants ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  token_sha256 TEXT NOT NULL UNIQUE,"
+	"  admin INTEGER NOT NULL DEFAULT 0,"
+	"  mem_guaranteed_mib INTEGER NOT NULL DEFAULT 0,"
+	"  mem_borrowable_mib INTEGER NOT NULL DEFAULT 0,"
+	"  compute_guaranteed_pct INTEGER NOT NULL DEFAULT 0,"
+	"  compute_borrowable_pct INTEGER NOT NULL DEFAULT 0,"
+	"  created INTEGER NOT NULL);"
+	"CREATE TABLE templates ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  models TEXT NOT NULL DEFAULT '',"
+	"  mem_mib INTEGER NOT NULL,"
+	"  compute_pct INTEGER NOT NULL,"
+	"  hard INTEGER NOT NULL);"
+	"CREATE TABLE tasks ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  tenant INTEGER NOT NULL REFERENCES tenants(id),"
+	"  name TEXT NOT NULL,"
+	"  command TEXT NOT NULL,"
+	"  mem_mib INTEGER NOT NULL,"
+	"  compute_pct INTEGER NOT NULL,"
+	"  devices INTEGER NOT NULL,"
+	"  whole INTEGER NOT NULL,"
+	"  exclusive INTEGER NOT NULL,"
+	"  hard INTEGER NOT NULL,"
+	"  priority INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  model TEXT NOT NULL,"
+	"  state INTEGER NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  placement TEXT NOT NULL,"
+	"  pid INTEGER NOT NULL,"
+	"  exit_code INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  started INTEGER NOT NULL,"
+	"  ended INTEGER NOT NULL);"
+	"CREATE INDEX tasks_state ON tasks(state);"
+	"CREATE INDEX tasks_tenant ON tasks(tenant);"
+	"CREATE TABLE audit ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  ts INTEGER NOT NULL,"
+	"  who TEXT NOT NULL,"
+	"  action TEXT NOT NULL,"
+	"  object TEXT NOT NULL,"
+	"  detail TEXT NOT NULL);",
+};
+
+_Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
+	       "GP_STORE_SCHEMA_VERSION must equal the number of migrations");
+
+/* Where gp_store_open reports why it failed: there is no store yet. */
+static _Thread_local char open_error[ERROR_MAX];
+
+/* ---- errors ---- */
+
+/* Records a message for gp_store_error and returns err. */
+static int fail(struct gp_store *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct gp_store *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int fail_open(int err, const char *msg)
+{
+	snprintf(open_error, sizeof(open_error), "%s", msg);
+	return err;
+}
+
+/* The errno for SQLite's last failure on db. */
+static int sqlite_errno(sqlite3 *db)
+{
+	int rc = sqlite3_extended_errcode(db);
+
+	switch (rc) {
+	case SQLITE_CONSTRAINT_UNIQUE:
+	case SQLITE_CONSTRAINT_PRIMARYKEY: return -EEXIST;
+	case SQLITE_CONSTRAINT_FOREIGNKEY: return -ENOENT;
+	case SQLITE_NOMEM: return -ENOMEM;
+	}
+	if ((rc & 0xff) == SQLITE_CONSTRAINT)
+		return -EINVAL;
+	return -EIO;
+}
+
+/* Fails with SQLite's last error on s, prefixed with what was being done. */
+static int fail_sqlite(struct gp_store *s, const char *what)
+{
+	return fail(s, sqlite_errno(s->db), "%s: %s", what, sqlite3_errmsg(s->db));
+}
+
+/* ---- small helpers ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void hex_encode(const uint8_t *bytes, size_t n, char *ret)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		ret[2 * i] = digits[bytes[i] >> 4];
+		ret[2 * i + 1] = digits[bytes[i] & 0xf];
+	}
+	ret[2 * n] = '\0';
+}
+
+/* ret: GP_TOKEN_HEX + 1 bytes, the hex SHA-256 of token. */
+static void token_hash(const char *token, char *ret)
+{
+	struct sha256_ctx ctx;
+	uint8_t digest[SHA256_DIGEST_SIZE];
+
+	sha256_init(&ctx);
+	sha256_update(&ctx, strlen(token), (const uint8_t *)token);
+	sha256_digest(&ctx, sizeof(digest), digest);
+	hex_encode(digest, sizeof(digest), ret);
+}
+
+/* ret: GP_TOKEN_HEX + 1 bytes, a fresh random token in hex. */
+static int token_new(char *ret)
+{
+	uint8_t bytes[TOKEN_BYTES];
+	size_t got = 0;
+
+	while (got < sizeof(bytes)) {
+		ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	hex_encode(bytes, sizeof(bytes), ret);
+	return 0;
+}
+
+/* A fixed-size field holds a terminated string. */
+static bool fits(const char *field, size_t size)
+{
+	return strnlen(field, size) < size;
+}
+
+static bool is_blank(const char *str)
+{
+	return str[0] == '\0';
+}
+
+/* The length of str cut to at most max bytes, not inside a UTF-8 character. */
+static int utf8_cut(const char *str, size_t max)
+{
+	size_t n = strnlen(str, max + 1);
+
+	if (n <= max)
+		return (int)n;
+	n = max;
+	while (n > 0 && ((unsigned char)str[n] & 0xc0) == 0x80)
+		n--;
+	return (int)n;
+}
+
+static void copy_text(sqlite3_stmt *st, int col, char *buf, size_t size)
+{
+	const char *text = (const char *)sqlite3_column_text(st, col);
+
+	snprintf(buf, size, "%s", text ? text : "");
+}
+
+/* ---- statements ---- */
+
+static void finalize(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st);
+}
+
+#define auto_stmt __attribute__((cleanup(finalize))) sqlite3_stmt
+
+static int prepare(struct gp_store *s, const char *sql, sqlite3_stmt **ret)
+{
+	if (sqlite3_prepare_v2(s->db, sql, -1, ret, NULL) != SQLITE_OK)
+		return fail_sqlite(s, "prepare");
+	return 0;
+}
+
+/* Runs a statement that returns no rows; 0 once it is committed. */
+static int step_done(struct gp_store *s, sqlite3_stmt *st, const char *what)
+{
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return fail_sqlite(s, what);
+	return 0;
+}
+
+/* 1: a row, 0: no more rows, < 0: failed. */
+static int step_row(struct gp_store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return fail_sqlite(s, what);
+}
+
+typedef void read_row_fn(sqlite3_stmt *st, void *ret);
+
+/* Reads the one row st selects into ret; -ENOENT with `missing` if none. */
+static int get_one(struct gp_store *s, sqlite3_stmt *st, read_row_fn *read, void *ret,
+		   const char *missing)
+{
+	int r = step_row(s, st, missing);
+
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return fail(s, -ENOENT, "%s", missing);
+	read(st, ret);
+	return 0;
+}
+
+/* Reads every row st selects into a malloc'd array of elements of size
+ * `size`; no rows gives *ret = NULL, *ret_n = 0. */
+static int get_all(struct gp_store *s, sqlite3_stmt *st, size_t size, read_row_fn *read,
+		   void **ret_rows, int *ret_n)
+{
+	char *rows = NULL;
+	int n = 0, cap = 0, r;
+
+	while ((r = step_row(s, st, "list")) == 1) {
+		if (n == cap) {
+			int grown = cap ? 2 * cap : 16;
+			char *bigger = realloc(rows, (size_t)grown * size);
+
+			if (!bigger) {
+				free(rows);
+				return fail(s, -ENOMEM, "list: out of memory");
+			}
+			rows = bigger;
+			cap = grown;
+		}
+		read(st, rows + (size_t)n++ * size);
+	}
+	if (r < 0) {
+		free(rows);
+		return r;
+	}
+	*ret_rows = rows;
+	*ret_n = n;
+	return 0;
+}
+
+/* The single integer a query such as a PRAGMA or COUNT(*) returns. */
+static int query_int(struct gp_store *s, const char *sql, int64_t *ret)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s, sql, &st);
+
+	if (r < 0)
+		return r;
+	r = step_row(s, st, sql);
+	if (r < 0)
+		return r;
+	*ret = r ? sqlite3_column_int64(st, 0) : 0;
+	return 0;
+}
+
+/* ---- opening and migrations ---- */
+
+static int exec(struct gp_store *s, const char *sql, const char *what)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return fail_sqlite(s, what);
+	return 0;
+}
+
+static int set_journal_wal(struct gp_store *s, bool in_memory)
+{
+	const char *want = in_memory ? "memory" : "wal", *mode;
+	auto_stmt *st = NULL;
+	int r = prepare(s, "PRAGMA journal_mode=WAL", &st);
+
+	if (r < 0)
+		return r;
+	r = step_row(s, st, "journal_mode");
+	if (r < 0)
+		return r;
+	mode = (const char *)sqlite3_column_text(st, 0);
+	if (r == 0 || !mode || strcmp(mode, want) != 0)
+		return fail(s, -EIO, "journal_mode: could not switch to WAL");
+	return 0;
+}
+
+static int configure(struct gp_store *s, bool in_memory)
+{
+	int r;
+
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	r = exec(s, "PRAGMA foreign_keys=ON", "foreign_keys");
+	if (r == 0)
+		r = set_journal_wal(s, in_memory);
+	if (r == 0)
+		r = exec(s, "PRAGMA synchronous=FULL", "synchronous");
+	return r;
+}
+
+static int check_version(struct gp_store *s, int64_t *ret)
+{
+	int r = query_int(s, "PRAGMA user_version", ret);
+
+	if (r < 0)
+		return r;
+	if (*ret < 0)
+		return fail(s, -EPROTO, "database schema version %lld is not gpupool's",
+			    (long long)*ret);
+	if (*ret > GP_STORE_SCHEMA_VERSION)
+		return fail(s, -EPROTO,
+			    "database schema version %lld is newer than this gpupool "
+			    "knows (%d); refusing to open it",
+			    (long long)*ret, GP_STORE_SCHEMA_VERSION);
+	return 0;
+}
+
+/* Applies the migrations after the file's version, in the transaction
+ * the caller holds (the version is read again there: another process
+ * may have migrated the file meanwhile). */
+static int apply_migrations(struct gp_store *s)
+{
+	char sql[64];
+	int64_t version;
+	int r = check_version(s, &version);
+
+	for (int64_t v = version; r == 0 && v < GP_STORE_SCHEMA_VERSION; v++)
+		r = exec(s, migrations[v], "migration");
+	if (r < 0 || version == GP_STORE_SCHEMA_VERSION)
+		return r;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", GP_STORE_SCHEMA_VERSION);
+	return exec(s, sql, "user_version");
+}
+
+static int migrate(struct gp_store *s)
+{
+	int r = exec(s, "BEGIN IMMEDIATE", "begin migration");
+
+	if (r < 0)
+		return r;
+	r = apply_migrations(s);
+	if (r == 0)
+		r = exec(s, "COMMIT", "commit migration");
+	if (r < 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+/* SQLite gives new files 0644; the tenants' token hashes are nobody
+ * else's business, so the file is made 0600 first. WAL and shm files
+ * take the database file's mode. */
+static int create_private(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int open_db(struct gp_store *s, const char *path)
+{
+	bool in_memory = strcmp(path, MEMORY_PATH) == 0;
+	int64_t version;
+	int r = in_memory ? 0 : create_private(path);
+
+	if (r < 0)
+		return fail(s, r, "%s: %s", path, strerror(-r));
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+			    NULL) != SQLITE_OK)
+		return s->db ? fail_sqlite(s, path) : fail(s, -ENOMEM, "out of memory");
+	/* Refuse a newer file before any pragma could write to it. */
+	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+	r = check_version(s, &version);
+	if (r == 0)
+		r = configure(s, in_memory);
+	if (r == 0 && version < GP_STORE_SCHEMA_VERSION)
+		r = migrate(s);
+	return r;
+}
+
+int gp_store_open(const char *path, struct gp_store **ret)
+{
+	struct gp_store *s;
+	int r;
+
+	if (!path || !ret)
+		return fail_open(-EINVAL, "gp_store_open: NULL argument");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail_open(-ENOMEM, "gp_store_open: out of memory");
+	r = open_db(s, path);
+	if (r < 0) {
+		snprintf(open_error, sizeof(open_error), "%s", s->error);
+		gp_store_close(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+void gp_store_close(struct gp_store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close_v2(s->db);
+	free(s);
+}
+
+const char *gp_store_error(const struct gp_store *s)
+{
+	return s ? s->error : open_error;
+}
+
+int gp_store_schema_version(struct gp_store *s)
+{
+	int64_t version;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = query_int(s, "PRAGMA user_version", &version);
+	return r < 0 ? r : (int)version;
+}
+
+/* ---- tenants ---- */
+
+#define TENANT_COLUMNS                                                                   \
+	"id, name, admin, mem_guaranteed_mib, mem_borrowable_mib, "                      \
+	"compute_guaranteed_pct, compute_borrowable_pct, created"
+
+static void read_tenant(sqlite3_stmt *st, void *ret)
+{
+	struct gp_tenant *t = ret;
+
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(st, 0);
+	copy_text(st, 1, t->name, sizeof(t->name));
+	t->admin = sqlite3_column_int(st, 2) != 0;
+	t->mem_guaranteed_mib = (uint64_t)sqlite3_column_int64(st, 3);
+	t->mem_borrowable_mib = (uint64_t)sqlite3_column_int64(st, 4);
+	t->compute_guaranteed_pct = (unsigned)sqlite3_column_int64(st, 5);
+	t->compute_borrowable_pct = (unsigned)sqlite3_column_int64(st, 6);
+	t->created = sqlite3_column_int64(st, 7);
+}
+
+static void bind_quota(sqlite3_stmt *st, int first, const struct gp_tenant *t)
+{
+	sqlite3_bind_int64(st, first, (int64_t)t->mem_guaranteed_mib);
+	sqlite3_bind_int64(st, first + 1, (int64_t)t->mem_borrowable_mib);
+	sqlite3_bind_int64(st, first + 2, t->compute_guaranteed_pct);
+	sqlite3_bind_int64(st, first + 3, t->compute_borrowable_pct);
+}
+
+int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out)
+{
+	char token[GP_TOKEN_HEX + 1], hash[GP_TOKEN_HEX + 1];
+	int64_t created = now_ms() / 1000;
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !t || !token_out)
+		return -EINVAL;
+	if (!fits(t->name, sizeof(t->name)) || is_blank(t->name))
+		return fail(s, -EINVAL, "tenant_add: the name is empty or too long");
+	r = token_new(token);
+	if (r < 0)
+		return fail(s, r, "tenant_add: getrandom: %s", strerror(-r));
+	token_hash(token, hash);
+	r = prepare(s,
+		    "INSERT INTO tenants (name, token_sha256, admin, mem_guaranteed_mib, "
+		    "mem_borrowable_mib, compute_guaranteed_pct, compute_borrowable_pct, "
+		    "created) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, t->admin);
+	bind_quota(st, 4, t);
+	sqlite3_bind_int64(st, 8, created);
+	r = step_done(s, st, "tenant_add");
+	if (r == -EEXIST)
+		return fail(s, r, "tenant_add: a tenant named '%s' exists", t->name);
+	if (r < 0)
+		return r;
+	t->id = sqlite3_last_insert_rowid(s->db);
+	t->created = created;
+	memcpy(token_out, token, sizeof(token));
+	return 0;
+}
+
+int gp_store_tenant_by_token(struct gp_store *s, const char *token, struct gp_tenant *ret)
+{
+	char hash[GP_TOKEN_HEX + 1];
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !token || !ret)
+		return -EINVAL;
+	token_hash(token, hash);
+	r = prepare(s, "SELECT " TENANT_COLUMNS " FROM tenants WHERE token_sha256 = ?1",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	return get_one(s, st, read_tenant, ret, "no tenant has this token");
+}
+
+int gp_store_tenant_by_name(struct gp_store *s, const char *name, struct gp_tenant *ret)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !name || !ret)
+		return -EINVAL;
+	r = prepare(s, "SELECT " TENANT_COLUMNS " FROM tenants WHERE name = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	return get_one(s, st, read_tenant, ret, "no such tenant");
+}
+
+int gp_store_tenant_list(struct gp_store *s, struct gp_tenant **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = prepare(s, "SELECT " TENANT_COLUMNS " FROM tenants ORDER BY id", &st);
+	if (r < 0)
+		return r;
+	r = get_all(s, st, sizeof(**ret), read_tenant, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !t)
+		return -EINVAL;
+	r = prepare(
+		s,
+		"UPDATE tenants SET mem_guaranteed_mib = ?1, mem_borrowable_mib = ?2, "
+		"compute_guaranteed_pct = ?3, compute_borrowable_pct = ?4 WHERE id = ?5",
+		&st);
+	if (r < 0)
+		return r;
+	bind_quota(st, 1, t);
+	sqlite3_bind_int64(st, 5, t->id);
+	r = step_done(s, st, "tenant_set_quota");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no tenant %lld", (long long)t->id);
+	return r;
+}
+
+/* ---- templates ---- */
+
+#define TEMPLATE_COLUMNS "id, name, models, mem_mib, compute_pct, hard"
+
+static void read_template(sqlite3_stmt *st, void *ret)
+{
+	struct gp_template *t = ret;
+
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(st, 0);
+	copy_text(st, 1, t->name, sizeof(t->name));
+	copy_text(st, 2, t->models, sizeof(t->models));
+	t->mem_mib = (uint64_t)sqlite3_column_int64(st, 3);
+	t->compute_pct = (unsigned)sqlite3_column_int64(st, 4);
+	t->hard = sqlite3_column_int(st, 5) != 0;
+}
+
+static bool template_is_valid(const struct gp_template *t)
+{
+	return fits(t->name, sizeof(t->name)) && !is_blank(t->name) &&
+	       fits(t->models, sizeof(t->models)) && t->compute_pct <= PCT_MAX;
+}
+
+int gp_store_template_add(struct gp_store *s, struct gp_template *t)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !t)
+		return -EINVAL;
+	if (!template_is_valid(t))
+		return fail(s, -EINVAL, "template_add: invalid template");
+	r = prepare(s,
+		    "INSERT INTO templates (name, models, mem_mib, compute_pct, hard) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, t->models, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (int64_t)t->mem_mib);
+	sqlite3_bind_int64(st, 4, t->compute_pct);
+	sqlite3_bind_int(st, 5, t->hard);
+	r = step_done(s, st, "template_add");
+	if (r == -EEXIST)
+		return fail(s, r, "template_add: a template named '%s' exists", t->name);
+	if (r == 0)
+		t->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+int gp_store_template_by_name(struct gp_store *s, const char *name,
+			      struct gp_template *ret)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !name || !ret)
+		return -EINVAL;
+	r = prepare(s, "SELECT " TEMPLATE_COLUMNS " FROM templates WHERE name = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	return get_one(s, st, read_template, ret, "no such template");
+}
+
+int gp_store_template_list(struct gp_store *s, struct gp_template **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = prepare(s, "SELECT " TEMPLATE_COLUMNS " FROM templates ORDER BY id", &st);
+	if (r < 0)
+		return r;
+	r = get_all(s, st, sizeof(**ret), read_template, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+/* ---- tasks ---- */
+
+/* The columns in the order read_task reads and bind_task binds them. */
+#define TASK_COLUMNS                                                                     \
+	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
+	"hard, "                                                                         \
+	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
+	"started, ended"
+
+static void read_task(sqlite3_stmt *st, void *ret)
+{
+	struct gp_task *t = ret;
+
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(st, 0);
+	t->tenant = sqlite3_column_int64(st, 1);
+	copy_text(st, 2, t->name, sizeof(t->name));
+	copy_text(st, 3, t->command, sizeof(t->command));
+	t->mem_mib = (uint64_t)sqlite3_column_int64(st, 4);
+	t->compute_pct = (unsigned)sqlite3_column_int64(st, 5);
+	t->devices = (unsigned)sqlite3_column_int64(st, 6);
+	t->whole = sqlite3_column_int(st, 7) != 0;
+	t->exclusive = sqlite3_column_int(st, 8) != 0;
+	t->hard = sqlite3_column_int(st, 9) != 0;
+	t->priority = (unsigned)sqlite3_column_int64(st, 10);
+	copy_text(st, 11, t->kind, sizeof(t->kind));
+	copy_text(st, 12, t->model, sizeof(t->model));
+	t->state = (enum gp_task_state)sqlite3_column_int(st, 13);
+	copy_text(st, 14, t->reason, sizeof(t->reason));
+	copy_text(st, 15, t->placement, sizeof(t->placement));
+	t->pid = sqlite3_column_int64(st, 16);
+	t->exit_code = sqlite3_column_int(st, 17);
+	t->created = sqlite3_column_int64(st, 18);
+	t->started = sqlite3_column_int64(st, 19);
+	t->ended = sqlite3_column_int64(st, 20);
+}
+
+/* Binds every column but id, as parameters 2..21 in TASK_COLUMNS order. */
+static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
+{
+	sqlite3_bind_int64(st, 2, t->tenant);
+	sqlite3_bind_text(st, 3, t->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, t->command, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (int64_t)t->mem_mib);
+	sqlite3_bind_int64(st, 6, t->compute_pct);
+	sqlite3_bind_int64(st, 7, t->devices);
+	sqlite3_bind_int(st, 8, t->whole);
+	sqlite3_bind_int(st, 9, t->exclusive);
+	sqlite3_bind_int(st, 10, t->hard);
+	sqlite3_bind_int64(st, 11, t->priority);
+	sqlite3_bind_text(st, 12, t->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 13, t->model, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 14, (int)t->state);
+	sqlite3_bind_text(st, 15, t->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 16, t->placement, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 17, t->pid);
+	sqlite3_bind_int(st, 18, t->exit_code);
+	sqlite3_bind_int64(st, 19, t->created);
+	sqlite3_bind_int64(st, 20, t->started);
+	sqlite3_bind_int64(st, 21, t->ended);
+}
+
+static bool state_is_valid(int state)
+{
+	return state >= GP_TASK_PENDING && state <= GP_TASK_LOST;
+}
+
+static bool task_strings_fit(const struct gp_task *t)
+{
+	return fits(t->name, sizeof(t->name)) && fits(t->command, sizeof(t->command)) &&
+	       fits(t->kind, sizeof(t->kind)) && fits(t->model, sizeof(t->model)) &&
+	       fits(t->reason, sizeof(t->reason)) &&
+	       fits(t->placement, sizeof(t->placement));
+}
+
+static bool task_is_valid(const struct gp_task *t)
+{
+	return task_strings_fit(t) && t->priority <= PRIORITY_MAX &&
+	       t->compute_pct <= PCT_MAX && state_is_valid((int)t->state);
+}
+
+int gp_store_task_add(struct gp_store *s, struct gp_task *t)
+{
+	struct gp_task row;
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !t)
+		return -EINVAL;
+	row = *t;
+	row.state = GP_TASK_PENDING;
+	row.created = now_ms();
+	if (!task_is_valid(&row))
+		return fail(s, -EINVAL, "task_add: invalid task");
+	r = prepare(s,
+		    "INSERT INTO tasks (" TASK_COLUMNS
+		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
+		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+		    &st);
+	if (r < 0)
+		return r;
+	bind_task(st, &row);
+	r = step_done(s, st, "task_add");
+	if (r == -ENOENT)
+		return fail(s, r, "task_add: no tenant %lld", (long long)t->tenant);
+	if (r < 0)
+		return r;
+	row.id = sqlite3_last_insert_rowid(s->db);
+	*t = row;
+	return 0;
+}
+
+int gp_store_task_get(struct gp_store *s, int64_t id, struct gp_task *ret)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !ret)
+		return -EINVAL;
+	r = prepare(s, "SELECT " TASK_COLUMNS " FROM tasks WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	return get_one(s, st, read_task, ret, "no such task");
+}
+
+/* One constant query per filter, so that each can use its index. */
+static const char *task_list_sql(bool by_tenant, bool by_state)
+{
+	static const char *const sql[2][2] = {
+		{"SELECT " TASK_COLUMNS " FROM tasks ORDER BY id",
+		 "SELECT " TASK_COLUMNS " FROM tasks WHERE state = ?2 ORDER BY id"},
+		{"SELECT " TASK_COLUMNS " FROM tasks WHERE tenant = ?1 ORDER BY id",
+		 "SELECT " TASK_COLUMNS " FROM tasks WHERE tenant = ?1 AND state = ?2 "
+		 "ORDER BY id"},
+	};
+
+	return sql[by_tenant][by_state];
+}
+
+int gp_store_task_list(struct gp_store *s, int64_t tenant, int state,
+		       struct gp_task **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || (state >= 0 && !state_is_valid(state)))
+		return -EINVAL;
+	r = prepare(s, task_list_sql(tenant >= 0, state >= 0), &st);
+	if (r < 0)
+		return r;
+	if (tenant >= 0)
+		sqlite3_bind_int64(st, 1, tenant);
+	if (state >= 0)
+		sqlite3_bind_int(st, 2, state);
+	r = get_all(s, st, sizeof(**ret), read_task, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+int gp_store_task_count(struct gp_store *s, int state)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || (state >= 0 && !state_is_valid(state)))
+		return -EINVAL;
+	r = prepare(s,
+		    state < 0 ? "SELECT COUNT(*) FROM tasks"
+			      : "SELECT COUNT(*) FROM tasks WHERE state = ?1",
+		    &st);
+	if (r < 0)
+		return r;
+	if (state >= 0)
+		sqlite3_bind_int(st, 1, state);
+	r = step_row(s, st, "task_count");
+	if (r < 0)
+		return r;
+	return sqlite3_column_int(st, 0);
+}
+
+int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !t)
+		return -EINVAL;
+	if (!task_is_valid(t))
+		return fail(s, -EINVAL, "task_update: invalid task");
+	r = prepare(
+		s,
+		"UPDATE tasks SET state = ?14, reason = ?15, placement = ?16, pid = ?17, "
+		"exit_code = ?18, started = ?20, ended = ?21, compute_pct = ?6, "
+		"priority = ?11 WHERE id = ?1",
+		&st);
+	if (r < 0)
+		return r;
+	bind_task(st, t);
+	sqlite3_bind_int64(st, 1, t->id);
+	r = step_done(s, st, "task_update");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)t->id);
+	return r;
+}
+
+/* ---- audit ---- */
+
+static bool audit_is_valid(const char *who, const char *action, const char *object)
+{
+	return who && action && !is_blank(who) && !is_blank(action) &&
+	       strlen(who) < GP_NAME_MAX && strlen(action) < GP_AUDIT_ACTION_MAX &&
+	       (!object || strlen(object) < GP_AUDIT_OBJECT_MAX);
+}
+
+int gp_store_audit(struct gp_store *s, const char *who, const char *action,
+		   const char *object, const char *detail)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	if (!audit_is_valid(who, action, object))
+		return fail(s, -EINVAL, "audit: invalid who, action or object");
+	r = prepare(s,
+		    "INSERT INTO audit (ts, who, action, object, detail) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_text(st, 2, who, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, action, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, object ? object : "", -1, SQLITE_STATIC);
+	detail = detail ? detail : "";
+	sqlite3_bind_text(st, 5, detail, utf8_cut(detail, GP_REASON_MAX - 1),
+			  SQLITE_STATIC);
+	return step_done(s, st, "audit");
+}
+
+static void read_audit(sqlite3_stmt *st, void *ret)
+{
+	struct gp_audit_entry *e = ret;
+
+	memset(e, 0, sizeof(*e));
+	e->id = sqlite3_column_int64(st, 0);
+	e->ts = sqlite3_column_int64(st, 1);
+	copy_text(st, 2, e->who, sizeof(e->who));
+	copy_text(st, 3, e->action, sizeof(e->action));
+	copy_text(st, 4, e->object, sizeof(e->object));
+	copy_text(st, 5, e->detail, sizeof(e->detail));
+}
+
+int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT id, ts, who, action, object, detail FROM audit ORDER BY id",
+		    &st);
+	if (r < 0)
+		return r;
+	r = get_all(s, st, sizeof(**ret), read_audit, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}

@@ -1,0 +1,237 @@
+/* test-launcher.c — the agent's process groups (src/agent/launcher.c),
+ * with real shells: output and exit codes, the task's environment and
+ * working directory, start-up errors, and stopping a group that obeys
+ * SIGTERM, one that ignores it, and one whose children outlive the shell. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/launcher.h"
+
+#define TEST_ALARM_S 20
+
+struct fixture {
+	char dir[64];
+	char log[128];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	strcpy(f->dir, "/tmp/gp-launcher-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->log, sizeof(f->log), "%s/task.log", f->dir);
+	alarm(TEST_ALARM_S);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	alarm(0);
+	return 0;
+}
+
+/* Runs `command` to its end; returns its exit code. */
+static int run(struct fixture *f, const char *command, const char *const *env)
+{
+	struct gp_launch spec = { .command = command, .log_path = f->log, .env = env };
+	pid_t pgid;
+	int code = -1;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	return code;
+}
+
+static void log_read(struct fixture *f, char *buf, size_t size)
+{
+	FILE *in = fopen(f->log, "r");
+	size_t n;
+
+	assert_non_null(in);
+	n = fread(buf, 1, size - 1, in);
+	buf[n] = '\0';
+	fclose(in);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_output_and_exit_code(void **state)
+{
+	struct fixture *f = *state;
+	char log[256];
+
+	assert_int_equal(run(f, "echo to-stdout; echo to-stderr >&2; exit 3", NULL), 3);
+	log_read(f, log, sizeof(log));
+	assert_non_null(strstr(log, "to-stdout\n"));
+	assert_non_null(strstr(log, "to-stderr\n"));
+	/* The log is appended to, not replaced. */
+	assert_int_equal(run(f, "echo again", NULL), 0);
+	log_read(f, log, sizeof(log));
+	assert_non_null(strstr(log, "to-stdout\n"));
+	assert_non_null(strstr(log, "again\n"));
+}
+
+static void test_environment(void **state)
+{
+	struct fixture *f = *state;
+	const char *env[] = { "GPUPOOL_COMPUTE=30", "HOME=/gp-test-home", NULL };
+
+	assert_int_equal(setenv("GP_TEST_INHERITED", "yes", 1), 0);
+	assert_int_equal(run(f, "test \"$GPUPOOL_COMPUTE\" = 30 && test \"$HOME\" = /gp-test-home"
+				" && test \"$GP_TEST_INHERITED\" = yes", env),
+			 0);
+	/* Replaced, not doubled: one HOME in the environment. */
+	assert_int_equal(run(f, "test \"$(env | grep -c '^HOME=')\" = 1", env), 0);
+}
+
+static void test_workdir_and_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch spec = { .command = "pwd; ulimit -n", .log_path = f->log,
+				  .workdir = f->dir, .max_open_files = 64 };
+	char log[256], want[128];
+	pid_t pgid;
+	int code;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	assert_int_equal(code, 0);
+	log_read(f, log, sizeof(log));
+	snprintf(want, sizeof(want), "%s\n64\n", f->dir);
+	assert_string_equal(log, want);
+}
+
+static void test_start_errors(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch spec = { .command = "true", .log_path = f->log,
+				  .workdir = "/nonexistent/gp-dir" };
+	pid_t pgid = 0;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), -ENOENT);       /* no such workdir */
+	spec.workdir = NULL;
+	spec.log_path = "/nonexistent/gp-dir/task.log";
+	assert_int_equal(gp_launch_start(&spec, &pgid), -ENOENT);       /* log not writable */
+	spec.log_path = f->log;
+	spec.command = "";
+	assert_int_equal(gp_launch_start(&spec, &pgid), -EINVAL);
+	assert_int_equal(gp_launch_start(NULL, &pgid), -EINVAL);
+	assert_int_equal(pgid, 0);
+	/* A program that does not exist is the task's failure: the shell's 127. */
+	assert_int_equal(run(f, "/nonexistent/gp-program", NULL), 127);
+}
+
+static void test_reap_while_running(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch spec = { .command = "sleep 30", .log_path = f->log };
+	pid_t pgid;
+	int code = -1;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, false, &code), 0);
+	assert_int_equal(gp_launch_stop(pgid, 1000, &code), 0);
+	assert_int_equal(code, 128 + SIGTERM);
+	assert_int_equal(gp_launch_reap(pgid, false, &code), -ECHILD);
+}
+
+static void test_stop_graceful(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch spec = { .command = "trap 'echo bye; exit 7' TERM; while :; do sleep 0.05; done",
+				  .log_path = f->log };
+	char log[256];
+	double t0;
+	pid_t pgid;
+	int code = -1;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	usleep(200000);         /* let the shell set its trap */
+	t0 = now_s();
+	assert_int_equal(gp_launch_stop(pgid, 5000, &code), 0);
+	assert_int_equal(code, 7);
+	assert_true(now_s() - t0 < 2.5);        /* well before the grace ran out */
+	log_read(f, log, sizeof(log));
+	assert_non_null(strstr(log, "bye\n"));
+}
+
+static void test_stop_forced(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch spec = { .command = "trap '' TERM; sleep 30; sleep 30", .log_path = f->log };
+	double t0;
+	pid_t pgid;
+	int code = -1;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	usleep(200000);
+	t0 = now_s();
+	assert_int_equal(gp_launch_stop(pgid, 300, &code), 0);
+	assert_int_equal(code, 128 + SIGKILL);
+	assert_true(now_s() - t0 >= 0.3);
+	assert_true(now_s() - t0 < 3);
+	assert_true(kill(-pgid, 0) < 0 && errno == ESRCH);
+}
+
+/* Children that outlive the shell are stopped with it. */
+static void test_stop_whole_group(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch spec = { .command = "(trap '' TERM; sleep 30) & sleep 30 & wait",
+				  .log_path = f->log };
+	pid_t pgid;
+	int code = -1;
+
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	usleep(200000);
+	assert_int_equal(gp_launch_stop(pgid, 300, &code), 0);
+	assert_true(kill(-pgid, 0) < 0 && errno == ESRCH);
+}
+
+int main(void)
+{
+	/* As the agent is: orphans of a task's shell become ours to reap. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_output_and_exit_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workdir_and_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reap_while_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_graceful, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_forced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_whole_group, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

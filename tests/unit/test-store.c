@@ -1,0 +1,851 @@
+/* test-store.c — the server's SQLite store (src/server/store.c): schema
+ * and migrations, the refusal of newer files, tenants and their tokens,
+ * templates, tasks, the audit log, argument checks, and durability when
+ * a writer is killed with SIGKILL at a random moment.
+ *
+ * Each test has its own directory (mkdtemp, removed afterwards) and an
+ * alarm, so that a hang fails the run instead of stopping it. Some checks
+ * read the file with sqlite3 directly, past the store's API. The forked
+ * writer never uses cmocka's assertions: it reports through a pipe and
+ * its exit status. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "server/store.h"
+
+#define TEST_ALARM_S   60
+#define DURABLE_TASKS  200
+#define DURABLE_ROUNDS 3
+
+struct fixture {
+	char dir[64];
+	char path[PATH_MAX];
+	struct gp_store *s;
+};
+
+/* ---- fixtures ---- */
+
+static int setup_dir(void **state)
+{
+	static struct fixture f;
+
+	alarm(TEST_ALARM_S);
+	memset(&f, 0, sizeof(f));
+	snprintf(f.dir, sizeof(f.dir), "/tmp/gp-store-XXXXXX");
+	assert_non_null(mkdtemp(f.dir));
+	snprintf(f.path, sizeof(f.path), "%s/gpupool.db", f.dir);
+	*state = &f;
+	return 0;
+}
+
+static int setup_store(void **state)
+{
+	struct fixture *f;
+
+	setup_dir(state);
+	f = *state;
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	gp_store_close(f->s);
+	f->s = NULL;
+	remove_tree(f->dir);
+	alarm(0);
+	return 0;
+}
+
+/* ---- builders ---- */
+
+static struct gp_tenant tenant(const char *name)
+{
+	struct gp_tenant t = {.mem_guaranteed_mib = 8192,
+			      .mem_borrowable_mib = 4096,
+			      .compute_guaranteed_pct = 150,
+			      .compute_borrowable_pct = 50};
+
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	return t;
+}
+
+static int64_t add_tenant(struct gp_store *s, const char *name)
+{
+	struct gp_tenant t = tenant(name);
+	char token[GP_TOKEN_HEX + 1];
+
+	assert_int_equal(gp_store_tenant_add(s, &t, token), 0);
+	return t.id;
+}
+
+static struct gp_task task(int64_t tenant_id, const char *name)
+{
+	struct gp_task t = {.tenant = tenant_id,
+			    .mem_mib = 4096,
+			    .compute_pct = 30,
+			    .devices = 1,
+			    .hard = true,
+			    .priority = 5};
+
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	snprintf(t.command, sizeof(t.command), "python train.py --name '%s'", name);
+	snprintf(t.kind, sizeof(t.kind), "training");
+	snprintf(t.model, sizeof(t.model), "A100");
+	return t;
+}
+
+static int64_t add_task(struct gp_store *s, int64_t tenant_id, const char *name)
+{
+	struct gp_task t = task(tenant_id, name);
+
+	assert_int_equal(gp_store_task_add(s, &t), 0);
+	return t.id;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void assert_template_equal(const struct gp_template *a,
+				  const struct gp_template *b)
+{
+	assert_int_equal(a->id, b->id);
+	assert_string_equal(a->name, b->name);
+	assert_string_equal(a->models, b->models);
+	assert_int_equal(a->mem_mib, b->mem_mib);
+	assert_int_equal(a->compute_pct, b->compute_pct);
+	assert_int_equal(a->hard, b->hard);
+}
+
+static void assert_task_equal(const struct gp_task *a, const struct gp_task *b)
+{
+	assert_int_equal(a->id, b->id);
+	assert_int_equal(a->tenant, b->tenant);
+	assert_string_equal(a->name, b->name);
+	assert_string_equal(a->command, b->command);
+	assert_int_equal(a->mem_mib, b->mem_mib);
+	assert_int_equal(a->compute_pct, b->compute_pct);
+	assert_int_equal(a->devices, b->devices);
+	assert_int_equal(a->whole, b->whole);
+	assert_int_equal(a->exclusive, b->exclusive);
+	assert_int_equal(a->hard, b->hard);
+	assert_int_equal(a->priority, b->priority);
+	assert_string_equal(a->kind, b->kind);
+	assert_string_equal(a->model, b->model);
+	assert_int_equal(a->state, b->state);
+	assert_string_equal(a->reason, b->reason);
+	assert_string_equal(a->placement, b->placement);
+	assert_int_equal(a->pid, b->pid);
+	assert_int_equal(a->exit_code, b->exit_code);
+	assert_int_equal(a->created, b->created);
+	assert_int_equal(a->started, b->started);
+	assert_int_equal(a->ended, b->ended);
+}
+
+/* ---- reading the file directly ---- */
+
+static sqlite3 *raw_open(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	return db;
+}
+
+static int64_t raw_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v;
+
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void raw_exec(sqlite3 *db, const char *sql)
+{
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+static char *read_file(const char *path, size_t *ret_n)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	n = ftell(fp);
+	assert_true(n >= 0);
+	rewind(fp);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+	fclose(fp);
+	*ret_n = (size_t)n;
+	return buf;
+}
+
+/* ---- schema ---- */
+
+static void test_open_creates_schema(void **state)
+{
+	struct fixture *f = *state;
+	const char *tables =
+		"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
+		"name IN ('tenants', 'templates', 'tasks', 'audit')";
+	const char *indexes =
+		"SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND "
+		"tbl_name = 'tasks' AND sql IS NOT NULL";
+	struct stat st;
+	sqlite3 *db;
+
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	db = raw_open(f->path);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), GP_STORE_SCHEMA_VERSION);
+	assert_int_equal(raw_int(db, tables), 4);
+	assert_int_equal(raw_int(db, indexes), 2);
+	assert_int_equal(raw_int(db, "SELECT COUNT(*) FROM pragma_journal_mode "
+				     "WHERE journal_mode = 'wal'"),
+			 1);
+	sqlite3_close(db);
+}
+
+static void test_open_in_memory(void **state)
+{
+	struct gp_store *s = NULL;
+
+	(void)state;
+	assert_int_equal(gp_store_open(":memory:", &s), 0);
+	assert_int_equal(gp_store_schema_version(s), GP_STORE_SCHEMA_VERSION);
+	assert_true(add_tenant(s, "mem") > 0);
+	gp_store_close(s);
+}
+
+static void test_reopen_keeps_data(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_template tpl = {.name = "t4-half", .mem_mib = 8192, .compute_pct = 50};
+	struct gp_tenant t;
+	struct gp_template got_tpl;
+	struct gp_task got;
+	int64_t tenant_id = add_tenant(f->s, "vision");
+	int64_t task_id = add_task(f->s, tenant_id, "resnet");
+
+	assert_int_equal(gp_store_template_add(f->s, &tpl), 0);
+	gp_store_close(f->s);
+	f->s = NULL;
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "vision", &t), 0);
+	assert_int_equal(t.id, tenant_id);
+	assert_int_equal(gp_store_task_get(f->s, task_id, &got), 0);
+	assert_string_equal(got.name, "resnet");
+	assert_int_equal(gp_store_template_by_name(f->s, "t4-half", &got_tpl), 0);
+	assert_int_equal(got_tpl.mem_mib, 8192);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_store *s = (struct gp_store *)f; /* a sentinel: must stay as is */
+	char sql[64];
+	size_t n_before, n_after;
+	char *before, *after;
+	sqlite3 *db = raw_open(f->path);
+
+	raw_exec(db, "CREATE TABLE future (x INTEGER); INSERT INTO future VALUES (42)");
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+		 GP_STORE_SCHEMA_VERSION + 1);
+	raw_exec(db, sql);
+	sqlite3_close(db);
+	before = read_file(f->path, &n_before);
+
+	assert_int_equal(gp_store_open(f->path, &s), -EPROTO);
+	assert_ptr_equal(s, f);
+	assert_non_null(strstr(gp_store_error(NULL), "newer"));
+
+	after = read_file(f->path, &n_after);
+	assert_int_equal(n_before, n_after);
+	assert_memory_equal(before, after, n_before);
+	db = raw_open(f->path);
+	assert_int_equal(raw_int(db, "PRAGMA user_version"), GP_STORE_SCHEMA_VERSION + 1);
+	assert_int_equal(raw_int(db, "SELECT COUNT(*) FROM sqlite_master"), 1);
+	sqlite3_close(db);
+	free(before);
+	free(after);
+}
+
+static void test_not_a_database(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_store *s = NULL;
+	FILE *fp = fopen(f->path, "w");
+
+	assert_non_null(fp);
+	fputs("this is not an SQLite database, but it is long enough to look like one.\n"
+	      "this is not an SQLite database, but it is long enough to look like one.\n",
+	      fp);
+	fclose(fp);
+	assert_int_equal(gp_store_open(f->path, &s), -EIO);
+	assert_null(s);
+	assert_true(strlen(gp_store_error(NULL)) > 0);
+}
+
+/* ---- tenants ---- */
+
+static void test_tenant_add_and_lookup(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("nlp"), got;
+	char token[GP_TOKEN_HEX + 1];
+	int64_t before = now_ms() / 1000;
+
+	t.admin = true;
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), 0);
+	assert_true(t.id > 0);
+	assert_true(t.created >= before && t.created <= now_ms() / 1000);
+	assert_int_equal(strlen(token), GP_TOKEN_HEX);
+	assert_int_equal(strspn(token, "0123456789abcdef"), GP_TOKEN_HEX);
+
+	assert_int_equal(gp_store_tenant_by_name(f->s, "nlp", &got), 0);
+	assert_int_equal(got.id, t.id);
+	assert_true(got.admin);
+	assert_int_equal(got.mem_guaranteed_mib, 8192);
+	assert_int_equal(got.mem_borrowable_mib, 4096);
+	assert_int_equal(got.compute_guaranteed_pct, 150);
+	assert_int_equal(got.compute_borrowable_pct, 50);
+	assert_int_equal(got.created, t.created);
+
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(gp_store_tenant_by_token(f->s, token, &got), 0);
+	assert_int_equal(got.id, t.id);
+	assert_string_equal(got.name, "nlp");
+}
+
+static void test_tenant_wrong_token(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("nlp"), got = {.id = 77};
+	char token[GP_TOKEN_HEX + 1];
+
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), 0);
+	token[10] = token[10] == '0' ? '1' : '0';
+	assert_int_equal(gp_store_tenant_by_token(f->s, token, &got), -ENOENT);
+	assert_int_equal(got.id, 77);
+	assert_int_equal(gp_store_tenant_by_token(f->s, "", &got), -ENOENT);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "nobody", &got), -ENOENT);
+}
+
+/* Every column of every tenant row, and the file's bytes, lack the token. */
+static void test_tenant_token_not_stored(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("nlp");
+	char token[GP_TOKEN_HEX + 1];
+	sqlite3_stmt *st = NULL;
+	size_t n;
+	char *bytes;
+	int rows = 0;
+	sqlite3 *db;
+
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), 0);
+	db = raw_open(f->path);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT * FROM tenants", -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		rows++;
+		for (int c = 0; c < sqlite3_column_count(st); c++) {
+			const char *v = (const char *)sqlite3_column_text(st, c);
+
+			assert_null(v ? strstr(v, token) : NULL);
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_int_equal(rows, 1);
+
+	gp_store_close(f->s); /* checkpoints the WAL into the file */
+	f->s = NULL;
+	bytes = read_file(f->path, &n);
+	assert_null(memmem(bytes, n, token, GP_TOKEN_HEX));
+	free(bytes);
+}
+
+static void test_tenant_duplicate(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("nlp");
+	char token[GP_TOKEN_HEX + 1] = "untouched";
+
+	add_tenant(f->s, "nlp");
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EEXIST);
+	assert_string_equal(token, "untouched");
+	assert_non_null(strstr(gp_store_error(f->s), "nlp"));
+}
+
+static void test_tenant_list_and_quota(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant *list = NULL, got, missing = {.id = 9999};
+	int n = -1;
+
+	assert_int_equal(gp_store_tenant_list(f->s, &list, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(list);
+
+	add_tenant(f->s, "a");
+	add_tenant(f->s, "b");
+	assert_int_equal(gp_store_tenant_by_name(f->s, "b", &got), 0);
+	got.mem_guaranteed_mib = 1;
+	got.mem_borrowable_mib = 2;
+	got.compute_guaranteed_pct = 3;
+	got.compute_borrowable_pct = 4;
+	assert_int_equal(gp_store_tenant_set_quota(f->s, &got), 0);
+	assert_int_equal(gp_store_tenant_set_quota(f->s, &missing), -ENOENT);
+
+	assert_int_equal(gp_store_tenant_list(f->s, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0].name, "a");
+	assert_int_equal(list[0].mem_guaranteed_mib, 8192);
+	assert_string_equal(list[1].name, "b");
+	assert_int_equal(list[1].mem_guaranteed_mib, 1);
+	assert_int_equal(list[1].mem_borrowable_mib, 2);
+	assert_int_equal(list[1].compute_guaranteed_pct, 3);
+	assert_int_equal(list[1].compute_borrowable_pct, 4);
+	free(list);
+}
+
+/* ---- templates ---- */
+
+static void test_template_add_and_list(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_template a = {.name = "a100-20g",
+				.models = "A100,A800",
+				.mem_mib = 20480,
+				.compute_pct = 30,
+				.hard = true};
+	struct gp_template b = {.name = "t4-half", .mem_mib = 8192, .compute_pct = 50};
+	struct gp_template dup = {.name = "t4-half"}, got, *list = NULL;
+	int n = 0;
+
+	assert_int_equal(gp_store_template_add(f->s, &a), 0);
+	assert_int_equal(gp_store_template_add(f->s, &b), 0);
+	assert_true(a.id > 0 && b.id > a.id);
+	assert_int_equal(gp_store_template_add(f->s, &dup), -EEXIST);
+	assert_int_equal(gp_store_template_by_name(f->s, "nope", &got), -ENOENT);
+
+	assert_int_equal(gp_store_template_by_name(f->s, "a100-20g", &got), 0);
+	assert_template_equal(&got, &a);
+	assert_int_equal(gp_store_template_list(f->s, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_template_equal(&list[0], &a);
+	assert_template_equal(&list[1], &b);
+	free(list);
+}
+
+/* ---- tasks ---- */
+
+static void test_task_add(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_task t = task(tenant_id, "bert"), got, orphan = task(4242, "x");
+	int64_t before = now_ms();
+
+	t.state = GP_TASK_RUNNING; /* ignored: a new task is pending */
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_true(t.id > 0);
+	assert_int_equal(t.state, GP_TASK_PENDING);
+	assert_true(t.created >= before && t.created <= now_ms());
+
+	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
+	assert_task_equal(&got, &t);
+	assert_int_equal(gp_store_task_get(f->s, t.id + 1, &got), -ENOENT);
+	assert_int_equal(gp_store_task_add(f->s, &orphan), -ENOENT);
+	assert_int_equal(orphan.id, 0);
+
+	/* Task names may repeat; each task is its id. */
+	assert_true(add_task(f->s, tenant_id, "bert") > t.id);
+}
+
+static void test_task_list(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a"), b = add_tenant(f->s, "b");
+	int64_t a1 = add_task(f->s, a, "a1"), b1 = add_task(f->s, b, "b1");
+	int64_t a2 = add_task(f->s, a, "a2");
+	struct gp_task *list = NULL, t;
+	int n = 0;
+
+	assert_int_equal(gp_store_task_get(f->s, a2, &t), 0);
+	t.state = GP_TASK_RUNNING;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+
+	assert_int_equal(gp_store_task_list(f->s, -1, -1, &list, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(list[0].id, a1);
+	assert_int_equal(list[1].id, b1);
+	assert_int_equal(list[2].id, a2);
+	free(list);
+
+	assert_int_equal(gp_store_task_list(f->s, a, -1, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].id, a1);
+	assert_int_equal(list[1].id, a2);
+	free(list);
+
+	assert_int_equal(gp_store_task_list(f->s, -1, GP_TASK_PENDING, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].id, a1);
+	assert_int_equal(list[1].id, b1);
+	free(list);
+
+	assert_int_equal(gp_store_task_list(f->s, a, GP_TASK_RUNNING, &list, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(list[0].id, a2);
+	free(list);
+
+	list = (struct gp_task *)&t;
+	assert_int_equal(gp_store_task_list(f->s, b, GP_TASK_RUNNING, &list, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(list);
+}
+
+static void test_task_update(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_task t = task(tenant_id, "bert"), want, got, missing;
+
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	want = t;
+	want.state = GP_TASK_FAILED;
+	snprintf(want.reason, sizeof(want.reason), "exited with status 3");
+	snprintf(want.placement, sizeof(want.placement), "node0:GPU-1234,node0:GPU-5678");
+	want.pid = 123456789012;
+	want.exit_code = -9;
+	want.started = t.created + 1000;
+	want.ended = t.created + 5000;
+	want.compute_pct = 80;
+	want.priority = 9;
+	assert_int_equal(gp_store_task_update(f->s, &want), 0);
+	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
+	assert_task_equal(&got, &want);
+
+	/* The other fields are fixed at submission. */
+	want.mem_mib = 1;
+	want.devices = 8;
+	snprintf(want.command, sizeof(want.command), "rm -rf /");
+	assert_int_equal(gp_store_task_update(f->s, &want), 0);
+	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
+	assert_int_equal(got.mem_mib, t.mem_mib);
+	assert_int_equal(got.devices, t.devices);
+	assert_string_equal(got.command, t.command);
+
+	missing = want;
+	missing.id = t.id + 100;
+	assert_int_equal(gp_store_task_update(f->s, &missing), -ENOENT);
+}
+
+static void test_task_count(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_task t;
+
+	assert_int_equal(gp_store_task_count(f->s, -1), 0);
+	for (int i = 0; i < 5; i++)
+		add_task(f->s, tenant_id, "job");
+	assert_int_equal(gp_store_task_get(f->s, 1, &t), 0);
+	t.state = GP_TASK_SUCCEEDED;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_task_count(f->s, -1), 5);
+	assert_int_equal(gp_store_task_count(f->s, GP_TASK_PENDING), 4);
+	assert_int_equal(gp_store_task_count(f->s, GP_TASK_SUCCEEDED), 1);
+	assert_int_equal(gp_store_task_count(f->s, GP_TASK_LOST), 0);
+}
+
+/* ---- audit ---- */
+
+static void test_audit(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_audit_entry *log = NULL;
+	char long_detail[GP_REASON_MAX * 2];
+	int64_t before = now_ms();
+	int n = 0;
+
+	memset(long_detail, 'x', sizeof(long_detail) - 1);
+	long_detail[sizeof(long_detail) - 1] = '\0';
+	assert_int_equal(gp_store_audit_list(f->s, &log, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(log);
+
+	assert_int_equal(
+		gp_store_audit(f->s, "admin", "tenant.add", "tenant/nlp", "quota 8G"), 0);
+	assert_int_equal(gp_store_audit(f->s, "nlp", "task.cancel", "task/7", NULL), 0);
+	assert_int_equal(gp_store_audit(f->s, "server", "task.lost", NULL, long_detail),
+			 0);
+	assert_int_equal(gp_store_audit_list(f->s, &log, &n), 0);
+	assert_int_equal(n, 3);
+	assert_true(log[0].id < log[1].id && log[1].id < log[2].id);
+	assert_true(log[0].ts >= before && log[2].ts <= now_ms());
+	assert_string_equal(log[0].who, "admin");
+	assert_string_equal(log[0].action, "tenant.add");
+	assert_string_equal(log[0].object, "tenant/nlp");
+	assert_string_equal(log[0].detail, "quota 8G");
+	assert_string_equal(log[1].detail, "");
+	assert_string_equal(log[2].object, "");
+	assert_int_equal(strlen(log[2].detail), GP_REASON_MAX - 1);
+	free(log);
+}
+
+/* ---- arguments ---- */
+
+static void test_bad_arguments(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_tenant t = tenant(""), got, *tenants;
+	struct gp_template tpl = {.name = "x", .compute_pct = 101};
+	struct gp_task k = task(tenant_id, "job"), *tasks;
+	struct gp_audit_entry *log;
+	char token[GP_TOKEN_HEX + 1], big[GP_NAME_MAX + 8];
+	struct gp_store *s = NULL;
+	int n;
+
+	memset(big, 'n', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(gp_store_open(NULL, &s), -EINVAL);
+	assert_int_equal(gp_store_open(f->path, NULL), -EINVAL);
+	assert_int_equal(gp_store_schema_version(NULL), -EINVAL);
+
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EINVAL);
+	memset(t.name, 'n', sizeof(t.name)); /* not terminated */
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EINVAL);
+	t = tenant("ok");
+	assert_int_equal(gp_store_tenant_add(NULL, &t, token), -EINVAL);
+	assert_int_equal(gp_store_tenant_add(f->s, NULL, token), -EINVAL);
+	assert_int_equal(gp_store_tenant_add(f->s, &t, NULL), -EINVAL);
+	assert_int_equal(gp_store_tenant_by_token(f->s, NULL, &got), -EINVAL);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "nlp", NULL), -EINVAL);
+	assert_int_equal(gp_store_tenant_list(f->s, &tenants, NULL), -EINVAL);
+	assert_int_equal(gp_store_tenant_set_quota(f->s, NULL), -EINVAL);
+
+	assert_int_equal(gp_store_template_add(f->s, &tpl), -EINVAL);
+	tpl.compute_pct = 10;
+	tpl.name[0] = '\0';
+	assert_int_equal(gp_store_template_add(f->s, &tpl), -EINVAL);
+	assert_int_equal(gp_store_template_by_name(f->s, NULL, &tpl), -EINVAL);
+	assert_int_equal(gp_store_template_list(f->s, NULL, &n), -EINVAL);
+
+	k.priority = 10;
+	assert_int_equal(gp_store_task_add(f->s, &k), -EINVAL);
+	k.priority = 0;
+	k.compute_pct = 101;
+	assert_int_equal(gp_store_task_add(f->s, &k), -EINVAL);
+	k.compute_pct = 100;
+	assert_int_equal(gp_store_task_add(f->s, &k), 0);
+	k.state = (enum gp_task_state)42;
+	assert_int_equal(gp_store_task_update(f->s, &k), -EINVAL);
+	k.state = GP_TASK_RUNNING;
+	k.priority = 12;
+	assert_int_equal(gp_store_task_update(f->s, &k), -EINVAL);
+	assert_int_equal(gp_store_task_add(f->s, NULL), -EINVAL);
+	assert_int_equal(gp_store_task_get(f->s, k.id, NULL), -EINVAL);
+	assert_int_equal(gp_store_task_list(f->s, -1, 42, &tasks, &n), -EINVAL);
+	assert_int_equal(gp_store_task_list(NULL, -1, -1, &tasks, &n), -EINVAL);
+	assert_int_equal(gp_store_task_count(f->s, 42), -EINVAL);
+
+	assert_int_equal(gp_store_audit(f->s, NULL, "x", "y", "z"), -EINVAL);
+	assert_int_equal(gp_store_audit(f->s, "", "x", "y", "z"), -EINVAL);
+	assert_int_equal(gp_store_audit(f->s, "admin", "", "y", "z"), -EINVAL);
+	assert_int_equal(gp_store_audit(f->s, big, "x", "y", "z"), -EINVAL);
+	assert_int_equal(gp_store_audit(f->s, "admin", "x", big, "z"), -EINVAL);
+	assert_int_equal(gp_store_audit_list(f->s, &log, NULL), -EINVAL);
+	assert_int_equal(gp_store_task_count(f->s, -1), 1);
+}
+
+/* A string bound as a parameter is data: SQL in it does nothing. */
+static void test_names_are_not_sql(void **state)
+{
+	struct fixture *f = *state;
+	const char *evil = "x'); DROP TABLE tasks; --";
+	struct gp_tenant got;
+
+	add_tenant(f->s, evil);
+	assert_int_equal(gp_store_tenant_by_name(f->s, evil, &got), 0);
+	assert_string_equal(got.name, evil);
+	assert_int_equal(gp_store_task_count(f->s, -1), 0);
+}
+
+/* ---- durability ---- */
+
+/* The writer: adds tasks and reports each id once the call returned.
+ * Exits 0 after all of them, 1 if a call failed. */
+static void writer(const char *path, int64_t tenant_id, int fd)
+{
+	struct gp_store *s = NULL;
+
+	if (gp_store_open(path, &s) < 0)
+		_exit(1);
+	for (int i = 0; i < DURABLE_TASKS; i++) {
+		struct gp_task t = task(tenant_id, "durable");
+
+		if (gp_store_task_add(s, &t) < 0)
+			_exit(1);
+		if (write(fd, &t.id, sizeof(t.id)) != (ssize_t)sizeof(t.id))
+			_exit(1);
+	}
+	gp_store_close(s);
+	_exit(0);
+}
+
+/* Reads ids from fd into ids (at most DURABLE_TASKS); returns how many. */
+static int read_ids(int fd, int64_t *ids, int n, int want)
+{
+	while (n < want) {
+		ssize_t got = read(fd, &ids[n], sizeof(ids[n]));
+
+		if (got <= 0)
+			break;
+		assert_int_equal(got, sizeof(ids[n]));
+		n++;
+	}
+	return n;
+}
+
+/* Kills a writer after a random number of reported ids plus a random
+ * delay; returns how many ids it reported in all. */
+static int run_killed_writer(const char *path, int64_t tenant_id, int64_t *ids)
+{
+	int fds[2], status, n;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		writer(path, tenant_id, fds[1]);
+	}
+	close(fds[1]);
+	n = read_ids(fds[0], ids, 0, rand() % DURABLE_TASKS);
+	usleep((useconds_t)(rand() % 3000));
+	kill(pid, SIGKILL);
+	n = read_ids(fds[0], ids, n, DURABLE_TASKS);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) ||
+		    (WIFEXITED(status) && WEXITSTATUS(status) == 0));
+	return n;
+}
+
+static void test_durable_after_sigkill(void **state)
+{
+	struct fixture *f = *state;
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	int64_t ids[DURABLE_TASKS], tenant_id = add_tenant(f->s, "durable");
+	struct gp_task t;
+
+	print_message("durability seed %u\n", seed);
+	srand(seed);
+	gp_store_close(f->s); /* no open store across fork */
+	f->s = NULL;
+	for (int round = 0; round < DURABLE_ROUNDS; round++) {
+		int n = run_killed_writer(f->path, tenant_id, ids);
+
+		assert_int_equal(gp_store_open(f->path, &f->s), 0);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(gp_store_task_get(f->s, ids[i], &t), 0);
+		assert_true(gp_store_task_count(f->s, -1) >= n);
+		gp_store_close(f->s);
+		f->s = NULL;
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_creates_schema, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_in_memory, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_keeps_data, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup_dir,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_database, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_add_and_lookup, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_wrong_token, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_token_not_stored, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_duplicate, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_list_and_quota, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_template_add_and_list, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_task_add, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_task_list, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_task_update, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_task_count, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_audit, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_arguments, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_names_are_not_sql, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_durable_after_sigkill, setup_store,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
