@@ -7,7 +7,7 @@
 set -eu
 
 # Command that must exist  Debian package that provides it
-TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq"
+TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:curl sqlite3:sqlite3"
 # Development packages, checked by name with dpkg.
 LIBS="libcmocka-dev libcsv-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev nettle-dev
 	libcurl4-openssl-dev libyaml-dev"

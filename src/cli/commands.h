@@ -12,6 +12,14 @@ int gp_cmd_sim(int argc, char **argv);
 int gp_cmd_bench(int argc, char **argv);
 int gp_cmd_policies(int argc, char **argv);
 
+/* The server's clients (cli/client.h): cmd-task.c and cmd-admin.c.
+ * submit is also `run`; it takes its name for messages from argv[0]. */
+int gp_cmd_submit(int argc, char **argv);
+int gp_cmd_task(int argc, char **argv);
+int gp_cmd_tenant(int argc, char **argv);
+int gp_cmd_template(int argc, char **argv);
+int gp_cmd_audit(int argc, char **argv);
+
 /* Parses "42-51" or "1,5,9" (or a mix) into at most max seeds. Returns
  * the count, or -1 when malformed. */
 int gp_parse_seeds(const char *text, unsigned long long *seeds, int max);

@@ -5,6 +5,7 @@
 #include "cli/cmd-region.h"
 #include "cli/commands.h"
 #include "core/policy.h"
+#include "server/server.h"
 
 #define GP_VERSION "0.1.0"
 
@@ -17,13 +18,21 @@ static const struct {
 	{ "bench", gp_cmd_bench, "measure the scheduler (bench sched --help)" },
 	{ "policies", gp_cmd_policies, "list the placement policies" },
 	{ "region", gp_cmd_region, "show and change the limits of the tasks on each device" },
+	{ "server", gp_cmd_server, "run the server: the API on a Unix socket" },
+	{ "submit", gp_cmd_submit, "queue a task (also: run)" },
+	{ "run", gp_cmd_submit, NULL },
+	{ "task", gp_cmd_task, "list, show, change and cancel tasks" },
+	{ "tenant", gp_cmd_tenant, "add and list tenants" },
+	{ "template", gp_cmd_template, "add and list slice templates" },
+	{ "audit", gp_cmd_audit, "show the audit log" },
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: gpupool COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)        /* aliases have none */
+			fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n`gpupool COMMAND --help` describes each command.\n");
 }
 

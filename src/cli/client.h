@@ -1,0 +1,86 @@
+/* client.h — what the gpupool commands that talk to the server share:
+ * the common flags (--socket, --token, --token-file, -o), parsing a
+ * command's flags together with them, one HTTP/JSON request over the
+ * server's Unix socket (libcurl), subcommand dispatch and output helpers.
+ *
+ * Where things come from, first found wins:
+ *   socket: --socket, $GPUPOOL_SOCKET, the server's default path
+ *           (server/server.h); an "http://..." URL is used as it is;
+ *   token:  --token, --token-file, $GPUPOOL_TOKEN, $GPUPOOL_TOKEN_FILE,
+ *           the admin token file next to the default database when it
+ *           can be read (the user who runs the server is its admin).
+ *
+ * Functions that return an exit status (cli/commands.h) have printed
+ * the one line that says what went wrong. Ownership: a reply's JSON is
+ * the caller's (json_decref). */
+#ifndef GP_CLI_CLIENT_H
+#define GP_CLI_CLIENT_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The flags every client command takes. */
+struct gp_client_flags {
+	const char *socket;
+	const char *token;
+	const char *token_file;
+	bool json; /* -o json (or --json): print the server's JSON */
+};
+
+/* A command's own flags, parsed by gp_client_parse with the common ones. */
+struct gp_client_command {
+	const char *name;	      /* "task set", for messages */
+	void (*usage)(FILE *out);     /* the --help text */
+	const struct option *options; /* its own long options ({0}-ended), or NULL */
+	const char *short_options;    /* its own short options, or NULL */
+	/* Takes one of its own options; 0, or -EINVAL with the message out. */
+	int (*option)(void *ctx, int c, const char *value);
+	bool args_last; /* options end at the first argument */
+};
+
+/* Parses argv (argv[0] is the subcommand's name). Returns 1 after
+ * printing --help, 0 with *ret_first the index of the first argument, or
+ * -EINVAL after printing what was wrong. */
+int gp_client_parse(const struct gp_client_command *cmd, void *ctx, int argc, char **argv,
+		    struct gp_client_flags *f, int *ret_first);
+
+/* Sends METHOD PATH with body (NULL: none). Exit status 0 with *ret_reply
+ * the server's JSON answer; 1 when the server refused (its message is
+ * printed) or could not be reached. */
+int gp_client_request(const struct gp_client_flags *f, const char *cmd,
+		      const char *method, const char *path, json_t *body,
+		      json_t **ret_reply);
+
+/* A subcommand, and the dispatch of `gpupool NAME SUB ...` to it. */
+struct gp_client_sub {
+	const char *name;
+	int (*run)(int argc, char **argv); /* argv[0] is the subcommand */
+	const char *summary;
+};
+int gp_client_dispatch(const char *name, const struct gp_client_sub *subs, size_t n,
+		       int argc, char **argv);
+
+/* Values given on the command line: each prints "CMD: --FLAG "VALUE"
+ * must be ..." and returns -EINVAL when the value is wrong. */
+int gp_client_uint(const char *cmd, const char *flag, const char *text, unsigned lo,
+		   unsigned hi, unsigned *ret);
+int gp_client_mib(const char *cmd, const char *flag, const char *text, bool zero_ok,
+		  uint64_t *ret);
+int gp_client_choice(const char *cmd, const char *flag, const char *text,
+		     const char *const *choices);
+/* A task id argument; exit status 2 with the message when it is not. */
+int gp_client_id(const char *cmd, const char *text, long long *ret);
+
+/* Output. print_json writes one compact line. mib_text writes "4G" or
+ * "1536M". */
+void gp_client_print_json(json_t *v);
+const char *gp_client_mib_text(json_int_t mib, char *buf, size_t size);
+/* Calls row for each element of the array reply[key]. */
+void gp_client_rows(json_t *reply, const char *key, void (*row)(json_t *item));
+json_int_t gp_client_int(json_t *obj, const char *key);
+const char *gp_client_str(json_t *obj, const char *key); /* "" when absent */
+
+#endif

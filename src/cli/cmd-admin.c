@@ -1,0 +1,431 @@
+/* cmd-admin.c — the admin's commands: `gpupool tenant add|ls`,
+ * `gpupool template add|ls` and `gpupool audit`, through the server's
+ * API (cli/client.h, docs/api.md). A tenant may list itself and the
+ * templates; the server refuses the rest to anyone but the admin. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+#define TENANT_PCT_MAX (100 * 1024)
+#define AUDIT_MAX      100000
+#define PATH_LEN       64
+
+static const char *const isolations[] = {"hard", "shared", NULL};
+
+/* What an admin subcommand collects: its name, the body, --limit. */
+struct admin_options {
+	const char *cmd;
+	json_t *body;
+	unsigned limit;
+};
+
+static int set_mib(struct admin_options *o, const char *flag, const char *key,
+		   const char *value, bool zero_ok)
+{
+	uint64_t mib;
+
+	if (gp_client_mib(o->cmd, flag, value, zero_ok, &mib) < 0)
+		return -EINVAL;
+	json_object_set_new(o->body, key, json_integer((json_int_t)mib));
+	return 0;
+}
+
+static int set_uint(struct admin_options *o, const char *flag, const char *key,
+		    const char *value, unsigned lo, unsigned hi)
+{
+	unsigned v;
+
+	if (gp_client_uint(o->cmd, flag, value, lo, hi, &v) < 0)
+		return -EINVAL;
+	json_object_set_new(o->body, key, json_integer(v));
+	return 0;
+}
+
+/* Parses the flags and exactly `want` arguments (a name, or none). */
+static int parse(const struct gp_client_command *cmd, struct admin_options *o, int argc,
+		 char **argv, struct gp_client_flags *f, int want)
+{
+	int first, r = gp_client_parse(cmd, o, argc, argv, f, &first);
+
+	if (r)
+		return r > 0 ? 1 : -EINVAL;
+	if (argc - first == want) {
+		if (want)
+			json_object_set_new(o->body, "name", json_string(argv[first]));
+		return 0;
+	}
+	if (want)
+		fprintf(stderr, "gpupool %s: needs one name (gpupool %s --help)\n",
+			cmd->name, cmd->name);
+	else
+		fprintf(stderr, "gpupool %s: takes no arguments, got \"%s\"\n", cmd->name,
+			argv[first]);
+	return -EINVAL;
+}
+
+/* One request: which, and how its answer is printed. */
+struct request {
+	int want; /* arguments: 1 (a name) or 0 */
+	const char *method, *path;
+	void (*print)(json_t *reply);
+	int (*check)(const struct admin_options *o); /* flags given; NULL: none */
+};
+
+/* Parses, sends the request, prints the answer; an exit status. */
+static int run(const struct gp_client_command *cmd, struct admin_options *o, int argc,
+	       char **argv, const struct request *req)
+{
+	struct gp_client_flags f = {0};
+	json_t *reply = NULL;
+	int want = req->want, status, r = parse(cmd, o, argc, argv, &f, want);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	status = req->check ? req->check(o) : GP_EXIT_OK;
+	if (status != GP_EXIT_OK)
+		return status;
+	status = gp_client_request(&f, cmd->name, req->method, req->path,
+				   want ? o->body : NULL, &reply);
+	if (status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		req->print(reply);
+	json_decref(reply);
+	return status;
+}
+
+static int no_option(void *ctx, int c, const char *value)
+{
+	(void)ctx;
+	(void)c;
+	(void)value;
+	return -EINVAL;
+}
+
+/* ---- tenants ---------------------------------------------------------- */
+
+static void tenant_add_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool tenant add NAME [--mem-guaranteed SIZE] "
+		"[--mem-borrowable SIZE]\n"
+		"                          [--compute-guaranteed PCT] "
+		"[--compute-borrowable PCT]\n"
+		"\n"
+		"Adds a tenant (admin only) and prints its token, which is shown only "
+		"this\n"
+		"once. Quotas sum over devices: 200 %% of compute is two whole devices.\n"
+		"\n"
+		"  --mem-guaranteed SIZE      memory the tenant is sure to get (default "
+		"0)\n"
+		"  --mem-borrowable SIZE      more it may borrow while others do not use "
+		"it\n"
+		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
+		"device\n"
+		"  --compute-borrowable PCT   more it may borrow\n");
+}
+
+static int tenant_add_option(void *ctx, int c, const char *value)
+{
+	struct admin_options *o = ctx;
+
+	switch (c) {
+	case 'm': return set_mib(o, "mem-guaranteed", "mem_guaranteed_mib", value, true);
+	case 'M': return set_mib(o, "mem-borrowable", "mem_borrowable_mib", value, true);
+	case 'c':
+		return set_uint(o, "compute-guaranteed", "compute_guaranteed_pct", value,
+				0, TENANT_PCT_MAX);
+	case 'C':
+		return set_uint(o, "compute-borrowable", "compute_borrowable_pct", value,
+				0, TENANT_PCT_MAX);
+	}
+	return -EINVAL;
+}
+
+/* The token alone on stdout, so that TOKEN=$(gpupool tenant add x) works. */
+static void tenant_add_print(json_t *t)
+{
+	fprintf(stderr, "tenant \"%s\" added; its token, shown only this once:\n",
+		gp_client_str(t, "name"));
+	printf("%s\n", gp_client_str(t, "token"));
+}
+
+static int tenant_add(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"mem-guaranteed", required_argument, NULL, 'm'},
+		{"mem-borrowable", required_argument, NULL, 'M'},
+		{"compute-guaranteed", required_argument, NULL, 'c'},
+		{"compute-borrowable", required_argument, NULL, 'C'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "tenant add",
+		.usage = tenant_add_usage,
+		.options = own,
+		.option = tenant_add_option,
+	};
+	static const struct request req = {1, "POST", "/v1/tenants", tenant_add_print};
+	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
+	int status = run(&cmd, &o, argc, argv, &req);
+
+	json_decref(o.body);
+	return status;
+}
+
+static void tenant_ls_usage(FILE *out)
+{
+	fprintf(out, "usage: gpupool tenant ls [-o json|table]\n\n"
+		     "Lists the tenants and their quotas (a tenant sees only itself).\n");
+}
+
+static void tenant_row(json_t *t)
+{
+	char g[32], b[32], mem[70], compute[40];
+	bool no_mem = !gp_client_int(t, "mem_guaranteed_mib") &&
+		      !gp_client_int(t, "mem_borrowable_mib");
+
+	snprintf(
+		mem, sizeof(mem), "%s+%s",
+		gp_client_mib_text(gp_client_int(t, "mem_guaranteed_mib"), g, sizeof(g)),
+		gp_client_mib_text(gp_client_int(t, "mem_borrowable_mib"), b, sizeof(b)));
+	snprintf(compute, sizeof(compute), "%lld+%lld%%",
+		 (long long)gp_client_int(t, "compute_guaranteed_pct"),
+		 (long long)gp_client_int(t, "compute_borrowable_pct"));
+	printf("%-6lld %-16s %-5s %-15s %-15s %s\n", (long long)gp_client_int(t, "id"),
+	       gp_client_str(t, "name"),
+	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no",
+	       no_mem ? "-" : mem, compute, gp_client_str(t, "created"));
+}
+
+static void tenant_ls_print(json_t *reply)
+{
+	printf("%-6s %-16s %-5s %-15s %-15s %s\n", "ID", "NAME", "ADMIN", "MEM (G+B)",
+	       "COMPUTE (G+B)", "CREATED");
+	gp_client_rows(reply, "tenants", tenant_row);
+}
+
+static int tenant_ls(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "tenant ls",
+		.usage = tenant_ls_usage,
+		.option = no_option,
+	};
+	static const struct request req = {0, "GET", "/v1/tenants", tenant_ls_print};
+	struct admin_options o = {.cmd = cmd.name};
+
+	return run(&cmd, &o, argc, argv, &req);
+}
+
+int gp_cmd_tenant(int argc, char **argv)
+{
+	static const struct gp_client_sub subs[] = {
+		{"add", tenant_add, "add a tenant and print its token (admin)"},
+		{"ls", tenant_ls, "list the tenants"},
+	};
+
+	return gp_client_dispatch("tenant", subs, sizeof(subs) / sizeof(subs[0]), argc,
+				  argv);
+}
+
+/* ---- templates -------------------------------------------------------- */
+
+static void template_add_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool template add NAME --mem SIZE --compute PCT [--models "
+		"LIST]\n"
+		"                            [--isolation hard|shared]\n"
+		"\n"
+		"Adds a named slice shape (admin only), for `gpupool submit --template "
+		"NAME`.\n"
+		"\n"
+		"  --mem SIZE        memory per device: 4G, 512M\n"
+		"  --compute PCT     share of the device, 1..100\n"
+		"  --models LIST     comma list of device models it is for (default: "
+		"any)\n"
+		"  --isolation I     hard (the share is a cap; default) or shared\n");
+}
+
+static int template_add_option(void *ctx, int c, const char *value)
+{
+	struct admin_options *o = ctx;
+
+	switch (c) {
+	case 'm': return set_mib(o, "mem", "mem_mib", value, false);
+	case 'c': return set_uint(o, "compute", "compute_pct", value, 1, 100);
+	case 'M': json_object_set_new(o->body, "models", json_string(value)); return 0;
+	case 'i':
+		if (gp_client_choice(o->cmd, "isolation", value, isolations) < 0)
+			return -EINVAL;
+		json_object_set_new(o->body, "isolation", json_string(value));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* --mem and --compute are required: say so before asking the server. */
+static int template_add_check(const struct admin_options *o)
+{
+	if (json_object_get(o->body, "mem_mib") &&
+	    json_object_get(o->body, "compute_pct"))
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool template add: --mem and --compute are required\n");
+	return GP_EXIT_USAGE;
+}
+
+static void template_add_print(json_t *t)
+{
+	printf("template \"%s\" added\n", gp_client_str(t, "name"));
+}
+
+static int template_add(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"mem", required_argument, NULL, 'm'},
+		{"compute", required_argument, NULL, 'c'},
+		{"models", required_argument, NULL, 'M'},
+		{"isolation", required_argument, NULL, 'i'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "template add",
+		.usage = template_add_usage,
+		.options = own,
+		.option = template_add_option,
+	};
+	static const struct request req = {1, "POST", "/v1/templates", template_add_print,
+					   template_add_check};
+	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
+	int status = run(&cmd, &o, argc, argv, &req);
+
+	json_decref(o.body);
+	return status;
+}
+
+static void template_ls_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool template ls [-o json|table]\n\nLists the templates.\n");
+}
+
+static void template_row(json_t *t)
+{
+	char mem[32];
+	const char *models = gp_client_str(t, "models");
+
+	printf("%-6lld %-16s %6s %6lld%% %-9s %s\n", (long long)gp_client_int(t, "id"),
+	       gp_client_str(t, "name"),
+	       gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem)),
+	       (long long)gp_client_int(t, "compute_pct"), gp_client_str(t, "isolation"),
+	       *models ? models : "any");
+}
+
+static void template_ls_print(json_t *reply)
+{
+	printf("%-6s %-16s %6s %7s %-9s %s\n", "ID", "NAME", "MEM", "COMPUTE",
+	       "ISOLATION", "MODELS");
+	gp_client_rows(reply, "templates", template_row);
+}
+
+static int template_ls(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "template ls",
+		.usage = template_ls_usage,
+		.option = no_option,
+	};
+	static const struct request req = {0, "GET", "/v1/templates", template_ls_print};
+	struct admin_options o = {.cmd = cmd.name};
+
+	return run(&cmd, &o, argc, argv, &req);
+}
+
+int gp_cmd_template(int argc, char **argv)
+{
+	static const struct gp_client_sub subs[] = {
+		{"add", template_add, "add a slice template (admin)"},
+		{"ls", template_ls, "list the templates"},
+	};
+
+	return gp_client_dispatch("template", subs, sizeof(subs) / sizeof(subs[0]), argc,
+				  argv);
+}
+
+/* ---- audit ------------------------------------------------------------ */
+
+static void audit_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool audit [--limit N] [-o json|table]\n"
+		"\n"
+		"Shows the newest entries of the audit log (admin only): who changed "
+		"what,\n"
+		"when, and why.\n"
+		"\n"
+		"  --limit N   how many entries, 1..%d (default 100)\n",
+		AUDIT_MAX);
+}
+
+static int audit_option(void *ctx, int c, const char *value)
+{
+	struct admin_options *o = ctx;
+
+	if (c != 'l')
+		return -EINVAL;
+	return gp_client_uint(o->cmd, "limit", value, 1, AUDIT_MAX, &o->limit);
+}
+
+static void audit_row(json_t *e)
+{
+	printf("%-20s %-12s %-14s %-16s %s\n", gp_client_str(e, "time"),
+	       gp_client_str(e, "who"), gp_client_str(e, "action"),
+	       gp_client_str(e, "object"), gp_client_str(e, "detail"));
+}
+
+static void audit_print(json_t *reply)
+{
+	printf("%-20s %-12s %-14s %-16s %s\n", "TIME", "WHO", "ACTION", "OBJECT",
+	       "DETAIL");
+	gp_client_rows(reply, "audit", audit_row);
+}
+
+int gp_cmd_audit(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"limit", required_argument, NULL, 'l'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "audit",
+		.usage = audit_usage,
+		.options = own,
+		.option = audit_option,
+	};
+	struct admin_options o = {.cmd = cmd.name, .limit = 100};
+	struct gp_client_flags f = {0};
+	char path[PATH_LEN];
+	json_t *reply = NULL;
+	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (first < argc) {
+		fprintf(stderr, "gpupool audit: takes no arguments, got \"%s\"\n",
+			argv[first]);
+		return GP_EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "/v1/audit?limit=%u", o.limit);
+	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
+	if (status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		audit_print(reply);
+	json_decref(reply);
+	return status;
+}

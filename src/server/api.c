@@ -1,0 +1,889 @@
+/* api.c — the handlers of the REST/JSON API (see api.h, docs/api.md).
+ *
+ * Every handler follows the same steps: find the caller by its token,
+ * check the body against the endpoint's field table (so that a wrong
+ * request is told which field and why), make one store call that
+ * writes, append an audit row, answer. A store failure becomes an HTTP
+ * status in one place (store_failed). Objects go out as JSON built by
+ * the *_json functions; times are RFC 3339 UTC strings. */
+#include "server/api.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/fields.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define MEM_MIB_MAX	  (16ULL * 1024 * 1024) /* 16 TiB */
+#define TENANT_PCT_MAX	  (100 * 1024)		/* a quota sums over devices */
+#define DEVICES_MAX	  64
+#define PRIORITY_DEFAULT  5
+#define AUDIT_LIMIT	  100
+#define AUDIT_LIMIT_MAX	  100000
+#define SHELL_PLAIN_CHARS GP_FIELD_NAME_CHARS "/:=@%+,"
+
+struct gp_api {
+	struct gp_store *store;
+	unsigned queue_max;
+};
+
+static const char *const state_names[] = {
+	[GP_TASK_PENDING] = "pending",	   [GP_TASK_RUNNING] = "running",
+	[GP_TASK_SUCCEEDED] = "succeeded", [GP_TASK_FAILED] = "failed",
+	[GP_TASK_CANCELLED] = "cancelled", [GP_TASK_PREEMPTED] = "preempted",
+	[GP_TASK_LOST] = "lost",	   [GP_TASK_LOST + 1] = NULL,
+};
+static const char *const isolations[] = {"hard", "shared", NULL};
+static const char *const kinds[] = {"batch", "training", "inference", "interactive",
+				    NULL};
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* The HTTP status for each errno a store call may give; others are 500. */
+static const struct {
+	int err;
+	unsigned status;
+} store_statuses[] = {
+	{-ENOENT, 404},
+	{-EEXIST, 409},
+	{-EINVAL, 400},
+};
+
+static bool store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
+			 const char *what)
+{
+	unsigned status = 500;
+
+	for (size_t i = 0; i < ARRAY_SIZE(store_statuses); i++)
+		if (store_statuses[i].err == err)
+			status = store_statuses[i].status;
+	gp_http_error(ret, status, "%s: %s", what, gp_store_error(api->store));
+	return false;
+}
+
+/* ---- JSON out -------------------------------------------------------- */
+
+/* An RFC 3339 UTC time, or null for 0 (not yet). */
+static json_t *time_json(int64_t unix_s)
+{
+	char text[32];
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+
+	if (!unix_s || !gmtime_r(&t, &tm))
+		return json_null();
+	strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(text);
+}
+
+static json_t *tenant_json(const struct gp_tenant *t)
+{
+	return json_pack("{s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:o}", "id",
+			 (json_int_t)t->id, "name", t->name, "admin", t->admin,
+			 "mem_guaranteed_mib", (json_int_t)t->mem_guaranteed_mib,
+			 "mem_borrowable_mib", (json_int_t)t->mem_borrowable_mib,
+			 "compute_guaranteed_pct", (json_int_t)t->compute_guaranteed_pct,
+			 "compute_borrowable_pct", (json_int_t)t->compute_borrowable_pct,
+			 "created", time_json(t->created));
+}
+
+static json_t *template_json(const struct gp_template *t)
+{
+	return json_pack("{s:I, s:s, s:s, s:I, s:I, s:s}", "id", (json_int_t)t->id,
+			 "name", t->name, "models", t->models, "mem_mib",
+			 (json_int_t)t->mem_mib, "compute_pct",
+			 (json_int_t)t->compute_pct, "isolation",
+			 isolations[t->hard ? 0 : 1]);
+}
+
+static const char *state_name(enum gp_task_state s)
+{
+	return (unsigned)s <= GP_TASK_LOST ? state_names[s] : "unknown";
+}
+
+static json_t *task_json(const struct gp_task *t, const char *tenant)
+{
+	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:b, s:s, s:I}",
+			      "id", (json_int_t)t->id, "tenant", tenant, "name", t->name,
+			      "command", t->command, "mem_mib", (json_int_t)t->mem_mib,
+			      "compute_pct", (json_int_t)t->compute_pct, "devices",
+			      (json_int_t)t->devices, "whole", t->whole, "exclusive",
+			      t->exclusive, "isolation", isolations[t->hard ? 0 : 1],
+			      "priority", (json_int_t)t->priority);
+
+	json_object_update_new(
+		o, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o, s:o, s:o}", "kind",
+			     t->kind, "model", t->model, "state", state_name(t->state),
+			     "reason", t->reason, "placement", t->placement, "pid",
+			     (json_int_t)t->pid, "exit_code", t->exit_code, "created",
+			     time_json(t->created / 1000), "started",
+			     time_json(t->started / 1000), "ended",
+			     time_json(t->ended / 1000)));
+	return o;
+}
+
+static json_t *audit_json(const struct gp_audit_entry *e)
+{
+	return json_pack("{s:I, s:o, s:s, s:s, s:s, s:s}", "id", (json_int_t)e->id,
+			 "time", time_json(e->ts / 1000), "who", e->who, "action",
+			 e->action, "object", e->object, "detail", e->detail);
+}
+
+/* ---- the fields each endpoint takes ---------------------------------- */
+
+static const struct gp_field tenant_fields[] = {
+	{"name", GP_FIELD_NAME, .required = true},
+	{"mem_guaranteed_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},
+	{"mem_borrowable_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},
+	{"compute_guaranteed_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},
+	{"compute_borrowable_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},
+	{NULL},
+};
+
+static const struct gp_field template_fields[] = {
+	{"name", GP_FIELD_NAME, .required = true},
+	{"models", GP_FIELD_TEXT, .hi = GP_NAME_MAX * 2 - 1},
+	{"mem_mib", GP_FIELD_UINT, true, 1, MEM_MIB_MAX},
+	{"compute_pct", GP_FIELD_UINT, true, 1, 100},
+	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
+	{NULL},
+};
+
+static const struct gp_field task_fields[] = {
+	{"name", GP_FIELD_NAME},
+	{"command", GP_FIELD_COMMAND, .required = true},
+	{"template", GP_FIELD_NAME},
+	{"mem_mib", GP_FIELD_UINT, false, 1, MEM_MIB_MAX},
+	{"compute_pct", GP_FIELD_UINT, false, 1, 100},
+	{"devices", GP_FIELD_UINT, false, 1, DEVICES_MAX},
+	{"whole", GP_FIELD_BOOL},
+	{"exclusive", GP_FIELD_BOOL},
+	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
+	{"priority", GP_FIELD_UINT, false, 0, 9},
+	{"kind", GP_FIELD_CHOICE, .choices = kinds},
+	{"model", GP_FIELD_TEXT, .hi = GP_NAME_MAX - 1},
+	{NULL},
+};
+
+static const struct gp_field task_set_fields[] = {
+	{"compute_pct", GP_FIELD_UINT, false, 1, 100},
+	{"priority", GP_FIELD_UINT, false, 0, 9},
+	{"reason", GP_FIELD_TEXT, .hi = 200},
+	{NULL},
+};
+
+static void copy(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src);
+}
+
+/* ---- callers ---------------------------------------------------------- */
+
+/* Fills *me with the tenant whose token came with the request. */
+static bool caller(struct gp_api *api, const struct gp_http_request *req,
+		   struct gp_http_reply *ret, struct gp_tenant *me)
+{
+	int r;
+
+	if (!req->token) {
+		gp_http_error(
+			ret, 401,
+			"no token: send the header \"Authorization: Bearer TOKEN\" (the "
+			"gpupool command reads $GPUPOOL_TOKEN or --token-file)");
+		return false;
+	}
+	r = gp_store_tenant_by_token(api->store, req->token, me);
+	if (r == -ENOENT || r == -EINVAL) {
+		gp_http_error(ret, 401,
+			      "unknown token: ask the admin for your tenant's token");
+		return false;
+	}
+	return r < 0 ? store_failed(api, ret, r, "token") : true;
+}
+
+static bool caller_admin(struct gp_api *api, const struct gp_http_request *req,
+			 struct gp_http_reply *ret, struct gp_tenant *me,
+			 const char *what)
+{
+	if (!caller(api, req, ret, me))
+		return false;
+	if (me->admin)
+		return true;
+	gp_http_error(ret, 403, "only the admin may %s", what);
+	return false;
+}
+
+/* Appends an audit row for a write that succeeded. */
+static bool audit(struct gp_api *api, struct gp_http_reply *ret, const char *who,
+		  const char *action, const char *object, const char *detail)
+{
+	int r = gp_store_audit(api->store, who, action, object, detail);
+
+	if (r == 0)
+		return true;
+	gp_http_error(ret, 500, "%s %s was done, but its audit row was not written: %s",
+		      action, object, gp_store_error(api->store));
+	return false;
+}
+
+/* ---- health ----------------------------------------------------------- */
+
+static void health(void *ctx, const struct gp_http_request *req,
+		   struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	int v = gp_store_schema_version(api->store);
+
+	(void)req;
+	if (v < 0)
+		store_failed(api, ret, v, "health");
+	else
+		gp_http_json(ret, 200, json_pack("{s:b, s:i}", "ok", 1, "schema", v));
+}
+
+/* ---- tenants ---------------------------------------------------------- */
+
+static void tenant_add(void *ctx, const struct gp_http_request *req,
+		       struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me, t = {0};
+	char token[GP_TOKEN_HEX + 1], detail[GP_REASON_MAX];
+	json_auto_t *body = NULL;
+	json_t *out;
+	int r;
+
+	if (!caller_admin(api, req, ret, &me, "add tenants") ||
+	    !gp_fields_parse(req, tenant_fields, ret, &body))
+		return;
+	copy(t.name, sizeof(t.name), gp_field_string(body, "name", ""));
+	t.mem_guaranteed_mib = gp_field_uint(body, "mem_guaranteed_mib", 0);
+	t.mem_borrowable_mib = gp_field_uint(body, "mem_borrowable_mib", 0);
+	t.compute_guaranteed_pct =
+		(unsigned)gp_field_uint(body, "compute_guaranteed_pct", 0);
+	t.compute_borrowable_pct =
+		(unsigned)gp_field_uint(body, "compute_borrowable_pct", 0);
+	r = gp_store_tenant_add(api->store, &t, token);
+	if (r == -EEXIST) {
+		gp_http_error(ret, 409, "tenant \"%s\" exists; pick another name",
+			      t.name);
+		return;
+	}
+	if (r < 0) {
+		store_failed(api, ret, r, "adding the tenant");
+		return;
+	}
+	snprintf(detail, sizeof(detail), "memory %llu+%llu MiB, compute %u+%u %%",
+		 (unsigned long long)t.mem_guaranteed_mib,
+		 (unsigned long long)t.mem_borrowable_mib, t.compute_guaranteed_pct,
+		 t.compute_borrowable_pct);
+	if (!audit(api, ret, me.name, "tenant.add", t.name, detail))
+		return;
+	out = tenant_json(&t);
+	json_object_set_new(out, "token", json_string(token));
+	gp_http_json(ret, 201, out);
+}
+
+static void tenant_list(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me, *all = NULL;
+	json_t *list = json_array();
+	int n = 0, r = 0;
+
+	if (!caller(api, req, ret, &me)) {
+		json_decref(list);
+		return;
+	}
+	if (me.admin)
+		r = gp_store_tenant_list(api->store, &all, &n);
+	else
+		json_array_append_new(list, tenant_json(&me));
+	for (int i = 0; i < n; i++)
+		json_array_append_new(list, tenant_json(&all[i]));
+	free(all);
+	if (r < 0) {
+		json_decref(list);
+		store_failed(api, ret, r, "listing tenants");
+		return;
+	}
+	gp_http_json(ret, 200, json_pack("{s:o}", "tenants", list));
+}
+
+/* ---- templates -------------------------------------------------------- */
+
+static void template_add(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_template t = {0};
+	char detail[GP_REASON_MAX];
+	json_auto_t *body = NULL;
+	int r;
+
+	if (!caller_admin(api, req, ret, &me, "add templates") ||
+	    !gp_fields_parse(req, template_fields, ret, &body))
+		return;
+	copy(t.name, sizeof(t.name), gp_field_string(body, "name", ""));
+	copy(t.models, sizeof(t.models), gp_field_string(body, "models", ""));
+	t.mem_mib = gp_field_uint(body, "mem_mib", 0);
+	t.compute_pct = (unsigned)gp_field_uint(body, "compute_pct", 0);
+	t.hard = strcmp(gp_field_string(body, "isolation", "hard"), "hard") == 0;
+	r = gp_store_template_add(api->store, &t);
+	if (r == -EEXIST) {
+		gp_http_error(ret, 409, "template \"%s\" exists; pick another name",
+			      t.name);
+		return;
+	}
+	if (r < 0) {
+		store_failed(api, ret, r, "adding the template");
+		return;
+	}
+	snprintf(detail, sizeof(detail), "%llu MiB, %u %%, %s, models \"%s\"",
+		 (unsigned long long)t.mem_mib, t.compute_pct, t.hard ? "hard" : "shared",
+		 t.models);
+	if (audit(api, ret, me.name, "template.add", t.name, detail))
+		gp_http_json(ret, 201, template_json(&t));
+}
+
+static void template_list(void *ctx, const struct gp_http_request *req,
+			  struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_template *all = NULL;
+	json_t *list;
+	int n = 0, r;
+
+	if (!caller(api, req, ret, &me))
+		return;
+	r = gp_store_template_list(api->store, &all, &n);
+	if (r < 0) {
+		store_failed(api, ret, r, "listing templates");
+		return;
+	}
+	list = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(list, template_json(&all[i]));
+	free(all);
+	gp_http_json(ret, 200, json_pack("{s:o}", "templates", list));
+}
+
+/* ---- tasks: names and loading ----------------------------------------- */
+
+/* The tenants, to name the owner of each task. */
+struct tenant_names {
+	struct gp_tenant *all;
+	int n;
+};
+
+static void names_release(struct tenant_names *names)
+{
+	free(names->all);
+}
+
+static const char *tenant_name(const struct tenant_names *names, int64_t id)
+{
+	for (int i = 0; i < names->n; i++)
+		if (names->all[i].id == id)
+			return names->all[i].name;
+	return "";
+}
+
+static bool names_load(struct gp_api *api, struct gp_http_reply *ret,
+		       struct tenant_names *names)
+{
+	int r = gp_store_tenant_list(api->store, &names->all, &names->n);
+
+	return r < 0 ? store_failed(api, ret, r, "listing tenants") : true;
+}
+
+/* The task `id`, if the caller may see it: 404, or 403 for another's. */
+static bool task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id,
+		      struct gp_http_reply *ret, struct gp_task *t)
+{
+	int r = gp_store_task_get(api->store, id, t);
+
+	if (r == -ENOENT) {
+		gp_http_error(ret, 404, "no task %lld", (long long)id);
+		return false;
+	}
+	if (r < 0)
+		return store_failed(api, ret, r, "reading the task");
+	if (me->admin || t->tenant == me->id)
+		return true;
+	gp_http_error(ret, 403, "task %lld belongs to another tenant", (long long)id);
+	return false;
+}
+
+/* The caller's own name for its task; the admin looks names up. */
+static void task_reply(struct gp_api *api, const struct gp_tenant *me,
+		       struct gp_http_reply *ret, unsigned status,
+		       const struct gp_task *t)
+{
+	struct tenant_names names = {0};
+
+	if (t->tenant == me->id) {
+		gp_http_json(ret, status, task_json(t, me->name));
+	} else if (names_load(api, ret, &names)) {
+		gp_http_json(ret, status, task_json(t, tenant_name(&names, t->tenant)));
+		names_release(&names);
+	}
+}
+
+static bool is_ended(enum gp_task_state s)
+{
+	return s == GP_TASK_SUCCEEDED || s == GP_TASK_FAILED || s == GP_TASK_CANCELLED ||
+	       s == GP_TASK_LOST;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- tasks: submitting ------------------------------------------------ */
+
+static bool put(char *buf, size_t size, size_t *len, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (*len + n >= size)
+		return false;
+	memcpy(buf + *len, text, n + 1);
+	*len += n;
+	return true;
+}
+
+/* Appends arg for /bin/sh: as it is when plain, else in single quotes. */
+static bool put_quoted(char *buf, size_t size, size_t *len, const char *arg)
+{
+	char one[2] = "";
+
+	if (*arg && strspn(arg, SHELL_PLAIN_CHARS) == strlen(arg))
+		return put(buf, size, len, arg);
+	if (!put(buf, size, len, "'"))
+		return false;
+	for (; *arg; arg++) {
+		one[0] = *arg;
+		if (!put(buf, size, len, *arg == '\'' ? "'\\''" : one))
+			return false;
+	}
+	return put(buf, size, len, "'");
+}
+
+/* A command string as it is; an argument array quoted into one. */
+static bool command_text(json_t *v, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (json_is_string(v))
+		return put(buf, size, &len, json_string_value(v));
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		if ((i && !put(buf, size, &len, " ")) ||
+		    !put_quoted(buf, size, &len, json_string_value(json_array_get(v, i))))
+			return false;
+	}
+	return true;
+}
+
+/* A task without a name is named after its program: "python" for
+ * "/usr/bin/python train.py". */
+static void default_name(const char *command, char *name, size_t size)
+{
+	size_t start = 0, end = strcspn(command, " \t'");
+
+	for (size_t i = 0; i < end; i++)
+		if (command[i] == '/')
+			start = i + 1;
+	snprintf(name, size, "%.*s", (int)(end - start), command + start);
+	for (char *p = name; *p; p++)
+		if (!strchr(GP_FIELD_NAME_CHARS, *p))
+			*p = '-';
+	if (!gp_field_is_name(name))
+		snprintf(name, size, "task");
+}
+
+/* The slice from the template named in the body, if any. */
+static bool task_template(struct gp_api *api, json_t *body, struct gp_task *t,
+			  struct gp_http_reply *ret)
+{
+	const char *name = gp_field_string(body, "template", NULL);
+	struct gp_template tpl;
+	int r;
+
+	if (!name)
+		return true;
+	r = gp_store_template_by_name(api->store, name, &tpl);
+	if (r == -ENOENT) {
+		gp_http_error(ret, 400,
+			      "field \"template\": no template \"%s\" (GET /v1/templates "
+			      "lists them)",
+			      name);
+		return false;
+	}
+	if (r < 0)
+		return store_failed(api, ret, r, "reading the template");
+	t->mem_mib = tpl.mem_mib;
+	t->compute_pct = tpl.compute_pct;
+	t->hard = tpl.hard;
+	if (strlen(tpl.models) < sizeof(t->model))
+		copy(t->model, sizeof(t->model), tpl.models);
+	return true;
+}
+
+/* The slice: a template, then mem_mib and compute_pct over it; a whole
+ * device needs neither. */
+static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
+		       struct gp_http_reply *ret)
+{
+	t->hard = true;
+	if (!task_template(api, body, t, ret))
+		return false;
+	t->whole = gp_field_bool(body, "whole");
+	t->mem_mib = gp_field_uint(body, "mem_mib", t->mem_mib);
+	t->compute_pct = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
+	if (t->whole) {
+		t->mem_mib = 0; /* all of it */
+		t->compute_pct = 100;
+	}
+	if (!t->mem_mib && !t->whole) {
+		gp_http_error(ret, 400,
+			      "field \"mem_mib\" is required (or give \"template\", or "
+			      "\"whole\": true)");
+		return false;
+	}
+	if (!t->compute_pct) {
+		gp_http_error(ret, 400,
+			      "field \"compute_pct\" is required (or give \"template\", "
+			      "or \"whole\": true)");
+		return false;
+	}
+	if (gp_field_has(body, "isolation"))
+		t->hard = strcmp(gp_field_string(body, "isolation", "hard"), "hard") == 0;
+	return true;
+}
+
+static bool task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
+			   struct gp_task *t, struct gp_http_reply *ret)
+{
+	t->tenant = me->id;
+	if (!command_text(json_object_get(body, "command"), t->command,
+			  sizeof(t->command))) {
+		gp_http_error(ret, 400,
+			      "field \"command\" is over %d bytes once quoted for the "
+			      "shell",
+			      GP_COMMAND_MAX - 1);
+		return false;
+	}
+	if (gp_field_has(body, "name"))
+		copy(t->name, sizeof(t->name), gp_field_string(body, "name", ""));
+	else
+		default_name(t->command, t->name, sizeof(t->name));
+	if (!task_slice(api, body, t, ret))
+		return false;
+	t->devices = (unsigned)gp_field_uint(body, "devices", 1);
+	t->exclusive = gp_field_bool(body, "exclusive");
+	t->priority = (unsigned)gp_field_uint(body, "priority", PRIORITY_DEFAULT);
+	copy(t->kind, sizeof(t->kind), gp_field_string(body, "kind", "batch"));
+	if (gp_field_has(body, "model")) /* over the template's models */
+		copy(t->model, sizeof(t->model), gp_field_string(body, "model", ""));
+	copy(t->reason, sizeof(t->reason), "waiting for the scheduler");
+	return true;
+}
+
+/* The queue (pending and preempted tasks) is bounded. */
+static bool queue_has_room(struct gp_api *api, struct gp_http_reply *ret)
+{
+	int pending = gp_store_task_count(api->store, GP_TASK_PENDING);
+	int preempted = gp_store_task_count(api->store, GP_TASK_PREEMPTED);
+
+	if (pending < 0 || preempted < 0)
+		return store_failed(api, ret, pending < 0 ? pending : preempted,
+				    "counting the queue");
+	if ((unsigned)(pending + preempted) < api->queue_max)
+		return true;
+	gp_http_error(ret, 503,
+		      "queue full (%d pending tasks); retry later or raise --queue-max",
+		      pending + preempted);
+	return false;
+}
+
+static void task_submit(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_task t = {0};
+	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	json_auto_t *body = NULL;
+	int r;
+
+	if (!caller(api, req, ret, &me) ||
+	    !gp_fields_parse(req, task_fields, ret, &body) ||
+	    !task_from_body(api, body, &me, &t, ret) || !queue_has_room(api, ret))
+		return;
+	r = gp_store_task_add(api->store, &t);
+	if (r < 0) {
+		store_failed(api, ret, r, "storing the task");
+		return;
+	}
+	snprintf(object, sizeof(object), "%lld", (long long)t.id);
+	snprintf(detail, sizeof(detail),
+		 "\"%s\": %llu MiB, %u %%, %u device(s), priority %u", t.name,
+		 (unsigned long long)t.mem_mib, t.compute_pct, t.devices, t.priority);
+	if (!audit(api, ret, me.name, "task.submit", object, detail))
+		return;
+	gp_http_json(ret, 201, task_json(&t, me.name));
+	snprintf(ret->location, sizeof(ret->location), "/v1/tasks/%lld", (long long)t.id);
+}
+
+/* ---- tasks: reading --------------------------------------------------- */
+
+static bool state_from_query(const struct gp_http_request *req, int *ret_state,
+			     struct gp_http_reply *ret)
+{
+	const char *want = gp_http_query(req, "state");
+	char names[128];
+
+	*ret_state = -1;
+	if (!want)
+		return true;
+	for (int i = 0; state_names[i]; i++)
+		if (!strcmp(want, state_names[i]))
+			*ret_state = i;
+	if (*ret_state >= 0)
+		return true;
+	gp_field_list(state_names, names, sizeof(names));
+	gp_http_error(ret, 400, "query \"state\" must be one of: %s", names);
+	return false;
+}
+
+static void task_list(void *ctx, const struct gp_http_request *req,
+		      struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct tenant_names names = {0};
+	struct gp_task *all = NULL;
+	json_t *list;
+	int n = 0, state, r;
+
+	if (!caller(api, req, ret, &me) || !state_from_query(req, &state, ret) ||
+	    !names_load(api, ret, &names))
+		return;
+	r = gp_store_task_list(api->store, me.admin ? -1 : me.id, state, &all, &n);
+	if (r < 0) {
+		names_release(&names);
+		store_failed(api, ret, r, "listing tasks");
+		return;
+	}
+	list = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			list, task_json(&all[i], tenant_name(&names, all[i].tenant)));
+	free(all);
+	names_release(&names);
+	gp_http_json(ret, 200, json_pack("{s:o}", "tasks", list));
+}
+
+static void task_show(void *ctx, const struct gp_http_request *req,
+		      struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_task t;
+
+	if (caller(api, req, ret, &me) && task_load(api, &me, req->id, ret, &t))
+		task_reply(api, &me, ret, 200, &t);
+}
+
+/* ---- tasks: changing -------------------------------------------------- */
+
+static void task_cancel(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_task t;
+	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	int r;
+
+	if (!caller(api, req, ret, &me) || !task_load(api, &me, req->id, ret, &t))
+		return;
+	if (t.state == GP_TASK_CANCELLED) {
+		task_reply(api, &me, ret, 200, &t); /* cancelling twice is fine */
+		return;
+	}
+	if (t.state == GP_TASK_RUNNING || is_ended(t.state)) {
+		gp_http_error(ret, 409, "task %lld is %s; %s", (long long)t.id,
+			      state_name(t.state),
+			      t.state == GP_TASK_RUNNING
+				      ? "stopping a running task needs the agent (not "
+					"there yet)"
+				      : "there is nothing to cancel");
+		return;
+	}
+	snprintf(detail, sizeof(detail), "was %s", state_name(t.state));
+	t.state = GP_TASK_CANCELLED;
+	t.ended = now_ms();
+	snprintf(t.reason, sizeof(t.reason), "cancelled by %s", me.name);
+	r = gp_store_task_update(api->store, &t);
+	if (r < 0) {
+		store_failed(api, ret, r, "cancelling the task");
+		return;
+	}
+	snprintf(object, sizeof(object), "%lld", (long long)t.id);
+	if (audit(api, ret, me.name, "task.cancel", object, detail))
+		task_reply(api, &me, ret, 200, &t);
+}
+
+/* Applies compute_pct and priority from the body to t; says what changed. */
+static void task_changes(json_t *body, struct gp_task *t, char *detail, size_t size)
+{
+	unsigned compute = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
+	unsigned priority = (unsigned)gp_field_uint(body, "priority", t->priority);
+	const char *reason = gp_field_string(body, "reason", "");
+
+	snprintf(detail, size, "compute_pct %u -> %u, priority %u -> %u; reason: %s",
+		 t->compute_pct, compute, t->priority, priority,
+		 *reason ? reason : "(none given)");
+	t->compute_pct = compute;
+	t->priority = priority;
+}
+
+static void task_set(void *ctx, const struct gp_http_request *req,
+		     struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_task t;
+	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	json_auto_t *body = NULL;
+	int r;
+
+	if (!caller(api, req, ret, &me) ||
+	    !gp_fields_parse(req, task_set_fields, ret, &body) ||
+	    !task_load(api, &me, req->id, ret, &t))
+		return;
+	if (!gp_field_has(body, "compute_pct") && !gp_field_has(body, "priority")) {
+		gp_http_error(ret, 400,
+			      "give \"compute_pct\" or \"priority\" (or both) to change");
+		return;
+	}
+	if (is_ended(t.state)) {
+		gp_http_error(ret, 409, "task %lld is %s; there is nothing to change",
+			      (long long)t.id, state_name(t.state));
+		return;
+	}
+	task_changes(body, &t, detail, sizeof(detail));
+	r = gp_store_task_update(api->store, &t);
+	if (r < 0) {
+		store_failed(api, ret, r, "changing the task");
+		return;
+	}
+	snprintf(object, sizeof(object), "%lld", (long long)t.id);
+	if (audit(api, ret, me.name, "task.set", object, detail))
+		task_reply(api, &me, ret, 200, &t);
+}
+
+/* ---- audit ------------------------------------------------------------ */
+
+static bool limit_from_query(const struct gp_http_request *req, int *ret_limit,
+			     struct gp_http_reply *ret)
+{
+	const char *text = gp_http_query(req, "limit");
+	char *end;
+	long v;
+
+	*ret_limit = AUDIT_LIMIT;
+	if (!text)
+		return true;
+	v = strtol(text, &end, 10);
+	if (*text >= '0' && *text <= '9' && !*end && v >= 1 && v <= AUDIT_LIMIT_MAX) {
+		*ret_limit = (int)v;
+		return true;
+	}
+	gp_http_error(ret, 400, "query \"limit\" must be a whole number from 1 to %d",
+		      AUDIT_LIMIT_MAX);
+	return false;
+}
+
+static void audit_list(void *ctx, const struct gp_http_request *req,
+		       struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_audit_entry *all = NULL;
+	json_t *list;
+	int n = 0, limit, r;
+
+	if (!caller_admin(api, req, ret, &me, "read the audit log") ||
+	    !limit_from_query(req, &limit, ret))
+		return;
+	r = gp_store_audit_list(api->store, &all, &n);
+	if (r < 0) {
+		store_failed(api, ret, r, "reading the audit log");
+		return;
+	}
+	list = json_array();
+	for (int i = n > limit ? n - limit : 0; i < n; i++)
+		json_array_append_new(list, audit_json(&all[i]));
+	free(all);
+	gp_http_json(ret, 200, json_pack("{s:o}", "audit", list));
+}
+
+/* ---- the API ---------------------------------------------------------- */
+
+static const struct gp_http_route routes[] = {
+	{"GET", "/v1/health", health},
+	{"POST", "/v1/tenants", tenant_add},
+	{"GET", "/v1/tenants", tenant_list},
+	{"POST", "/v1/templates", template_add},
+	{"GET", "/v1/templates", template_list},
+	{"POST", "/v1/tasks", task_submit},
+	{"GET", "/v1/tasks", task_list},
+	{"GET", "/v1/tasks/{id}", task_show},
+	{"PATCH", "/v1/tasks/{id}", task_set},
+	{"POST", "/v1/tasks/{id}/cancel", task_cancel},
+	{"GET", "/v1/audit", audit_list},
+};
+
+const struct gp_http_route *gp_api_routes(size_t *ret_n)
+{
+	*ret_n = ARRAY_SIZE(routes);
+	return routes;
+}
+
+int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
+	       struct gp_api **ret)
+{
+	struct gp_api *api;
+
+	if (!store || !o || !ret || !o->queue_max)
+		return -EINVAL;
+	api = calloc(1, sizeof(*api));
+	if (!api)
+		return -ENOMEM;
+	api->store = store;
+	api->queue_max = o->queue_max;
+	*ret = api;
+	return 0;
+}
+
+struct gp_api *gp_api_free(struct gp_api *api)
+{
+	free(api);
+	return NULL;
+}

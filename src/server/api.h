@@ -1,0 +1,38 @@
+/* api.h — the server's REST/JSON API (docs/api.md): the route table and
+ * the handlers behind it, which authenticate each caller by its bearer
+ * token, check the request, act on the store and write the audit log.
+ *
+ * A tenant sees and changes only its own tasks; the admin tenant (the
+ * one the server made at its first start) sees everything and alone adds
+ * tenants and templates and reads the audit log. A write is answered only
+ * after the store call that made it returned, so an acknowledged write is
+ * on disk.
+ *
+ * Ownership: the api uses the store it is given and does not close it;
+ * the caller keeps the store alive until gp_api_free. */
+#ifndef GP_SERVER_API_H
+#define GP_SERVER_API_H
+
+#include <stddef.h>
+
+#include "server/http.h"
+#include "server/store.h"
+
+#define GP_API_BODY_MAX	  (1024 * 1024) /* larger request bodies get 413 */
+#define GP_API_QUEUE_MAX  10000		/* the default bound on pending tasks */
+#define GP_API_ADMIN_NAME "admin"	/* the admin tenant's name */
+
+struct gp_api;
+
+struct gp_api_options {
+	unsigned queue_max; /* submissions get 503 at this many pending tasks */
+};
+
+int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
+	       struct gp_api **ret);
+struct gp_api *gp_api_free(struct gp_api *api); /* accepts NULL; returns NULL */
+
+/* The routes, to serve with gp_http_serve and the api as its context. */
+const struct gp_http_route *gp_api_routes(size_t *ret_n);
+
+#endif

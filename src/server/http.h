@@ -1,0 +1,89 @@
+/* http.h — the server's HTTP front: libmicrohttpd listening on a Unix
+ * socket (mode 0600) and optionally on TCP 127.0.0.1:PORT, a request
+ * body read into memory up to a cap, and a small route table that maps a
+ * method and a path pattern to a handler.
+ *
+ * Invariants: handlers run one at a time, whichever listener a request
+ * came in on, so a handler may use state that is not thread-safe (the
+ * store). The layer answers by itself 404 (no route), 405 (route without
+ * that method, with an Allow header) and 413 (body over the cap); every
+ * body it sends is JSON, errors as {"error": "..."}. Replies with a
+ * status of 500 or more (but 503, a full queue) are logged on stderr,
+ * once, here.
+ *
+ * Ownership: the caller keeps the routes and the context alive until
+ * gp_http_stop returns; a handler's reply body belongs to the reply. */
+#ifndef GP_SERVER_HTTP_H
+#define GP_SERVER_HTTP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gp_http;
+
+/* A request as a handler sees it; valid during the handler call only. */
+struct gp_http_request {
+	const char *method; /* "GET", "POST", ... */
+	const char *path;   /* without the query string */
+	const char *body;   /* NUL-terminated; "" when none */
+	size_t body_len;
+	const char *token; /* from "Authorization: Bearer TOKEN"; NULL: none */
+	int64_t id;	   /* the number in the pattern's {id}; 0: none */
+	void *conn;	   /* for gp_http_query */
+};
+
+/* What a handler answers: a status and an optional JSON body. */
+struct gp_http_reply {
+	unsigned status;
+	json_t *body;	   /* owned by the reply; NULL: no body */
+	char location[64]; /* a Location header when not empty */
+};
+
+typedef void gp_http_handler(void *ctx, const struct gp_http_request *req,
+			     struct gp_http_reply *ret);
+
+/* A pattern is a path whose segments must match exactly, except "{id}",
+ * which matches a positive decimal number (given in request->id). */
+struct gp_http_route {
+	const char *method;
+	const char *pattern;
+	gp_http_handler *handler;
+};
+
+struct gp_http_options {
+	const char *socket_path; /* made here, mode 0600; removed at stop */
+	unsigned tcp_port;	 /* 0: no TCP listener */
+	size_t body_max;	 /* larger bodies get 413 */
+};
+
+/* Makes the listening sockets, serving nothing yet, so that a server
+ * can claim its socket before it touches anything else. A socket file
+ * left by a dead server is replaced; -EADDRINUSE when a server answers
+ * on it (or the TCP port is taken), -EEXIST when the path is not a
+ * socket, another negative errno when a socket could not be made. Call
+ * it while the process has one thread: it sets the umask for a moment. */
+int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret);
+
+/* Starts serving routes in background threads, ctx passed to every
+ * handler. -EIO when libmicrohttpd would not start (it said why on
+ * stderr). */
+int gp_http_serve(struct gp_http *h, const struct gp_http_route *routes, size_t n,
+		  void *ctx);
+
+/* Stops listening, waits for the handler running now, removes the
+ * socket file. Accepts NULL; returns NULL. */
+struct gp_http *gp_http_stop(struct gp_http *h);
+
+/* The value of the query parameter `key` ("?state=pending"); NULL when
+ * absent. Valid during the handler call. */
+const char *gp_http_query(const struct gp_http_request *req, const char *key);
+
+/* Sets ret to status and {"error": MESSAGE}. */
+__attribute__((format(printf, 3, 4))) void
+gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, ...);
+
+/* Sets ret to status and body (the reply takes the reference). */
+void gp_http_json(struct gp_http_reply *ret, unsigned status, json_t *body);
+
+#endif

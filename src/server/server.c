@@ -1,0 +1,502 @@
+/* server.c — the `gpupool server` command (see server.h).
+ *
+ * Start-up runs in order, single-threaded: lock the database (one server
+ * per database), claim the socket (one server per socket), open and
+ * migrate the store, make the admin tenant if there is none and write its
+ * token to a 0600 file, mark the tasks left RUNNING as LOST (re-adopting
+ * them is the agent's job, later), and only then serve. A second server
+ * started by mistake so stops before it changes anything. SIGTERM and
+ * SIGINT are blocked before any thread starts, so only the main thread
+ * takes them, in sigwait; it then stops the listeners (waiting for the
+ * request in progress) and closes the store. */
+#include "server/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "server/api.h"
+#include "server/http.h"
+#include "server/store.h"
+
+#define QUEUE_MAX_LIMIT 10000000
+#define LOST_REASON	"server restarted; the task was not re-adopted"
+
+struct server_options {
+	char db[PATH_MAX];
+	char socket[PATH_MAX];
+	char token_file[PATH_MAX];
+	unsigned tcp_port; /* 0: none */
+	unsigned queue_max;
+};
+
+/* ---- default paths ----------------------------------------------------- */
+
+void gp_server_default_socket(char *buf, size_t size)
+{
+	const char *env = getenv("GPUPOOL_SOCKET");
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+
+	if (env && *env)
+		snprintf(buf, size, "%s", env);
+	else if (geteuid() == 0)
+		snprintf(buf, size, "/run/gpupool/server.sock");
+	else if (runtime && *runtime)
+		snprintf(buf, size, "%s/gpupool/server.sock", runtime);
+	else
+		snprintf(buf, size, "/tmp/gpupool-%u/server.sock", (unsigned)geteuid());
+}
+
+void gp_server_default_db(char *buf, size_t size)
+{
+	const char *env = getenv("GPUPOOL_DB");
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, size, "%s", env);
+	else if (geteuid() == 0)
+		snprintf(buf, size, "/var/lib/gpupool/gpupool.db");
+	else if (state && *state)
+		snprintf(buf, size, "%s/gpupool/gpupool.db", state);
+	else
+		snprintf(buf, size, "%s/.local/state/gpupool/gpupool.db",
+			 home ? home : ".");
+}
+
+void gp_server_admin_token_path(const char *db, char *buf, size_t size)
+{
+	const char *slash = strrchr(db, '/');
+
+	if (!slash)
+		snprintf(buf, size, "admin.token");
+	else
+		snprintf(buf, size, "%.*s/admin.token", (int)(slash - db), db);
+}
+
+/* Makes the missing directories above path, mode 0700. */
+static int make_parents(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void server_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool server [--db PATH] [--socket PATH] [--tcp PORT]\n"
+		"                      [--admin-token-file PATH] [--queue-max N]\n"
+		"\n"
+		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
+		"first\n"
+		"start it makes the admin tenant and writes its token to a file (mode "
+		"0600).\n"
+		"\n"
+		"  --db PATH        the SQLite database (default: $GPUPOOL_DB, else\n"
+		"                   /var/lib/gpupool/gpupool.db for root, else\n"
+		"                   ~/.local/state/gpupool/gpupool.db)\n"
+		"  --socket PATH    the Unix socket, mode 0600 (default: "
+		"$GPUPOOL_SOCKET, else\n"
+		"                   /run/gpupool/server.sock for root, else\n"
+		"                   $XDG_RUNTIME_DIR/gpupool/server.sock)\n"
+		"  --tcp PORT       also serve on 127.0.0.1:PORT\n"
+		"  --admin-token-file PATH\n"
+		"                   where the admin token is written at the first start\n"
+		"                   (default: admin.token next to the database)\n"
+		"  --queue-max N    refuse submissions (503) while N tasks are queued\n"
+		"                   (default %d)\n",
+		GP_API_QUEUE_MAX);
+}
+
+/* A whole number from lo to hi, nothing after it. */
+static bool parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (!(*text >= '0' && *text <= '9'))
+		return false;
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return false;
+	*ret = (unsigned)v;
+	return true;
+}
+
+static int parse_value(struct server_options *o, int c, const char *value)
+{
+	switch (c) {
+	case 'd': snprintf(o->db, sizeof(o->db), "%s", value); return 0;
+	case 's': snprintf(o->socket, sizeof(o->socket), "%s", value); return 0;
+	case 'a': snprintf(o->token_file, sizeof(o->token_file), "%s", value); return 0;
+	case 't':
+		if (parse_uint(value, 1, 65535, &o->tcp_port))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --tcp \"%s\" must be a port from 1 to 65535\n",
+			value);
+		return -EINVAL;
+	case 'q':
+		if (parse_uint(value, 1, QUEUE_MAX_LIMIT, &o->queue_max))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --queue-max \"%s\" must be a whole number from "
+			"1 to %d\n",
+			value, QUEUE_MAX_LIMIT);
+		return -EINVAL;
+	}
+	return -EINVAL;
+}
+
+/* Returns 1 for --help, 0, or -EINVAL (the message is out). */
+static int parse_options(int argc, char **argv, struct server_options *o)
+{
+	static const struct option all[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"socket", required_argument, NULL, 's'},
+		{"tcp", required_argument, NULL, 't'},
+		{"admin-token-file", required_argument, NULL, 'a'},
+		{"queue-max", required_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
+		if (c == 'h') {
+			server_usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			fprintf(stderr,
+				"gpupool server: %s \"%s\" (gpupool server --help lists "
+				"the options)\n",
+				c == '?' ? "unknown option" : "missing value for",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (parse_value(o, c, optarg) < 0)
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpupool server: takes no arguments, got \"%s\"\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void options_default(struct server_options *o)
+{
+	if (!o->db[0])
+		gp_server_default_db(o->db, sizeof(o->db));
+	if (!o->socket[0])
+		gp_server_default_socket(o->socket, sizeof(o->socket));
+	if (!o->token_file[0])
+		gp_server_admin_token_path(o->db, o->token_file, sizeof(o->token_file));
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One server per database: DB.lock stays locked while this one runs,
+ * and the kernel lets go of it when the process ends, however it ends. */
+static int db_lock(const struct server_options *o, int *ret_fd)
+{
+	char path[PATH_MAX + 8];
+	int r = make_parents(o->db), fd = -1;
+
+	snprintf(path, sizeof(path), "%s.lock", o->db);
+	if (r == 0 && (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		r = -errno;
+	if (r == 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+		r = -errno;
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: %s%s: %s\n",
+			r == -EWOULDBLOCK ? "another gpupool server uses "
+					  : "cannot lock ",
+			o->db, r == -EWOULDBLOCK ? "stop it first" : strerror(-r));
+		if (fd >= 0)
+			close(fd);
+		return GP_EXIT_FAIL;
+	}
+	*ret_fd = fd;
+	return GP_EXIT_OK;
+}
+
+static int store_open(const struct server_options *o, struct gp_store **ret)
+{
+	int r = gp_store_open(o->db, ret);
+
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: cannot open the database %s: %s\n",
+			o->db, gp_store_error(NULL));
+		return GP_EXIT_FAIL;
+	}
+	return GP_EXIT_OK;
+}
+
+static int token_write(int fd, const char *token)
+{
+	char line[GP_TOKEN_HEX + 2];
+	size_t len = (size_t)snprintf(line, sizeof(line), "%s\n", token);
+
+	if (write(fd, line, len) != (ssize_t)len || fsync(fd) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Makes the admin tenant and writes its token, the one time it is seen.
+ * The file is opened first, so that a token is never made that cannot
+ * be kept. */
+static int admin_make(struct gp_store *s, const char *path)
+{
+	struct gp_tenant admin = {.admin = true, .name = GP_API_ADMIN_NAME};
+	char token[GP_TOKEN_HEX + 1];
+	int r, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			 0600);
+
+	if (fd < 0 || fchmod(fd, 0600) < 0) {
+		fprintf(stderr,
+			"gpupool server: cannot write the admin token to %s: %s\n", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return GP_EXIT_FAIL;
+	}
+	r = gp_store_tenant_add(s, &admin, token);
+	if (r == 0)
+		r = token_write(fd, token);
+	close(fd);
+	if (r == 0)
+		r = gp_store_audit(s, "server", "tenant.add", GP_API_ADMIN_NAME,
+				   "first start");
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: cannot make the admin tenant: %s\n",
+			r == -EIO ? gp_store_error(s) : strerror(-r));
+		return GP_EXIT_FAIL;
+	}
+	fprintf(stderr,
+		"gpupool server: made the admin tenant; its token is in %s (mode 0600)\n",
+		path);
+	return GP_EXIT_OK;
+}
+
+static int admin_ensure(struct gp_store *s, const char *path)
+{
+	struct gp_tenant admin;
+	int r = gp_store_tenant_by_name(s, GP_API_ADMIN_NAME, &admin);
+
+	if (r == -ENOENT)
+		return admin_make(s, path);
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: cannot read the admin tenant: %s\n",
+			gp_store_error(s));
+		return GP_EXIT_FAIL;
+	}
+	if (!admin.admin) {
+		fprintf(stderr,
+			"gpupool server: the tenant \"%s\" is not the admin; this "
+			"database was not made by gpupool server\n",
+			GP_API_ADMIN_NAME);
+		return GP_EXIT_FAIL;
+	}
+	return GP_EXIT_OK;
+}
+
+static int task_mark_lost(struct gp_store *s, struct gp_task *t)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	int r;
+
+	t->state = GP_TASK_LOST;
+	t->ended = now_ms();
+	snprintf(t->reason, sizeof(t->reason), "%s", LOST_REASON);
+	r = gp_store_task_update(s, t);
+	if (r < 0)
+		return r;
+	snprintf(object, sizeof(object), "%lld", (long long)t->id);
+	return gp_store_audit(s, "server", "task.lost", object, LOST_REASON);
+}
+
+/* Tasks that were running when the server stopped have nobody watching
+ * them now: they are LOST until the agent can re-adopt them. */
+static int tasks_mark_lost(struct gp_store *s)
+{
+	struct gp_task *running = NULL;
+	int n = 0, r = gp_store_task_list(s, -1, GP_TASK_RUNNING, &running, &n);
+
+	for (int i = 0; r == 0 && i < n; i++)
+		r = task_mark_lost(s, &running[i]);
+	free(running);
+	if (r < 0) {
+		fprintf(stderr,
+			"gpupool server: cannot mark the running tasks lost: %s\n",
+			gp_store_error(s));
+		return GP_EXIT_FAIL;
+	}
+	if (n)
+		fprintf(stderr,
+			"gpupool server: %d task(s) were running when the server "
+			"stopped; they are marked lost\n",
+			n);
+	return GP_EXIT_OK;
+}
+
+static const char *listen_error(int r)
+{
+	switch (r) {
+	case -EADDRINUSE:
+		return "another server is listening there (or the port is taken)";
+	case -EEXIST: return "the path exists and is not a socket";
+	default: return strerror(-r);
+	}
+}
+
+static int http_listen(const struct server_options *o, struct gp_http **ret)
+{
+	struct gp_http_options ho = {
+		.socket_path = o->socket,
+		.tcp_port = o->tcp_port,
+		.body_max = GP_API_BODY_MAX,
+	};
+	int r = make_parents(o->socket);
+
+	if (r == 0)
+		r = gp_http_listen(&ho, ret);
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: cannot listen on %s", o->socket);
+		if (o->tcp_port)
+			fprintf(stderr, " and 127.0.0.1:%u", o->tcp_port);
+		fprintf(stderr, ": %s\n", listen_error(r));
+		return GP_EXIT_FAIL;
+	}
+	return GP_EXIT_OK;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+/* What a running server holds, in the order it takes them. */
+struct server {
+	int lock_fd;	      /* DB.lock, locked */
+	struct gp_http *http; /* listening from the start, serving at the end */
+	struct gp_store *store;
+	struct gp_api *api;
+};
+
+/* Blocked in every thread (the listeners' threads start later and
+ * inherit the mask), so that only sigwait takes them. */
+static void signals_block(sigset_t *stop)
+{
+	sigemptyset(stop);
+	sigaddset(stop, SIGTERM);
+	sigaddset(stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int serve(const struct server_options *o, struct server *s, sigset_t *stop)
+{
+	struct gp_api_options ao = {.queue_max = o->queue_max};
+	const struct gp_http_route *routes;
+	size_t n;
+	int sig = 0;
+
+	if (gp_api_new(s->store, &ao, &s->api) < 0)
+		return GP_EXIT_FAIL;
+	routes = gp_api_routes(&n);
+	if (gp_http_serve(s->http, routes, n, s->api) < 0) {
+		fprintf(stderr, "gpupool server: cannot start serving on %s\n",
+			o->socket);
+		return GP_EXIT_FAIL;
+	}
+	fprintf(stderr, "gpupool server: serving on %s", o->socket);
+	if (o->tcp_port)
+		fprintf(stderr, " and http://127.0.0.1:%u", o->tcp_port);
+	fprintf(stderr, "; database %s (schema %d)\n", o->db,
+		gp_store_schema_version(s->store));
+	sigwait(stop, &sig);
+	fprintf(stderr, "gpupool server: stopping (%s)\n",
+		sig == SIGINT ? "SIGINT" : "SIGTERM");
+	return GP_EXIT_OK;
+}
+
+/* Lets go in the reverse order: no request runs once the store closes. */
+static void server_release(struct server *s)
+{
+	s->http = gp_http_stop(s->http);
+	s->api = gp_api_free(s->api);
+	gp_store_close(s->store);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+}
+
+int gp_cmd_server(int argc, char **argv)
+{
+	struct server_options o = {.queue_max = GP_API_QUEUE_MAX};
+	struct server s = {.lock_fd = -1};
+	sigset_t stop;
+	int status, r = parse_options(argc, argv, &o);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	options_default(&o);
+	signals_block(&stop);
+	status = db_lock(&o, &s.lock_fd);
+	if (status == GP_EXIT_OK)
+		status = http_listen(&o, &s.http);
+	if (status == GP_EXIT_OK)
+		status = store_open(&o, &s.store);
+	if (status == GP_EXIT_OK)
+		status = admin_ensure(s.store, o.token_file);
+	if (status == GP_EXIT_OK)
+		status = tasks_mark_lost(s.store);
+	if (status == GP_EXIT_OK)
+		status = serve(&o, &s, &stop);
+	server_release(&s);
+	if (status == GP_EXIT_OK)
+		fprintf(stderr, "gpupool server: stopped\n");
+	return status;
+}

@@ -1,0 +1,205 @@
+#!/bin/sh
+# test-server.sh — `gpupool server` and its client commands end to end, with
+# real processes: a server on a socket in a temporary directory, tenants and
+# a template made by the admin, tasks submitted, hidden from other tenants,
+# changed with an audit row, cancelled; the queue bound; the errors a user
+# meets (no token, bad JSON, wrong flags); and durability: a server killed
+# with SIGKILL under a stream of submissions keeps every task it
+# acknowledged, and on restart marks the tasks it left running as lost.
+# usage: test-server.sh PATH/TO/gpupool
+set -u
+gp=$1
+. "$(dirname "$0")/../lib.sh"
+sock=$tmp/server.sock
+db=$tmp/state/gpupool.db
+log=$tmp/server.log
+out=$tmp/out
+# Every command says who it is: no fallback to a real admin token file.
+export GPUPOOL_SOCKET="$sock" GPUPOOL_DB="$tmp/unused/gpupool.db"
+unset GPUPOOL_TOKEN GPUPOOL_TOKEN_FILE
+
+# start ARGS...: starts the server in the background ($server is its pid)
+# and waits until it answers.
+start() {
+	"$gp" server --db "$db" "$@" >>"$log" 2>&1 &
+	server=$!
+	for _ in $(seq 100); do
+		curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	bad "the server did not start" "$log"
+	finish
+	exit 1
+}
+
+# api NAME STATUS PATTERN TOKEN METHOD PATH [CURL ARGS...]: the request
+# gets HTTP STATUS and a body (kept in $out) that matches PATTERN.
+api() {
+	name=$1 want=$2 pattern=$3 token=$4 method=$5 path=$6
+	shift 6
+	if [ -n "$token" ]; then set -- "$@" -H "Authorization: Bearer $token"; fi
+	got=$(curl -s -o "$out" -w '%{http_code}' --unix-socket "$sock" -X "$method" "$@" \
+		"http://gpupool$path")
+	if [ "$got" = "$want" ] && grep -Eq -- "$pattern" "$out"; then
+		ok "$name"
+	else
+		echo "HTTP $got (want $want), body:" >"$tmp/why"
+		bad "$name" "$tmp/why" "$out"
+	fi
+}
+
+# as TOKEN COMMAND...: runs gpupool as the tenant whose token is TOKEN.
+as() {
+	token=$1
+	shift
+	GPUPOOL_TOKEN=$token "$gp" "$@"
+}
+
+# ---- start, tenants, template ----------------------------------------------
+start --queue-max 5
+api health 200 '^\{"ok":true,"schema":[0-9]+\}$' "" GET /v1/health
+if [ "$(stat -c %a "$sock")" = 600 ]; then ok socket-mode; else bad "socket-mode: $(stat -c %a "$sock")"; fi
+token_file=$tmp/state/admin.token
+if [ "$(stat -c %a "$token_file")" = 600 ] && grep -q "its token is in $token_file" "$log"; then
+	ok admin-token-file
+else
+	bad "admin-token-file: not made 0600, or not said where" "$log"
+fi
+admin=$(cat "$token_file")
+
+alice=$(as "$admin" tenant add alice --mem-guaranteed 16G --compute-guaranteed 200 2>"$out")
+bob=$(as "$admin" tenant add bob --mem-guaranteed 8G --compute-borrowable 100 2>>"$out")
+if echo "$alice$bob" | grep -Eq '^[0-9a-f]{128}$'; then ok tenant-tokens; else bad tenant-tokens "$out"; fi
+expect tenant-taken 1 'tenant "alice" exists' -- as "$admin" tenant add alice
+expect tenant-not-admin 1 'only the admin may add tenants' -- as "$alice" tenant add carol
+expect template-add 0 'template "t4-half" added' -- \
+	as "$admin" template add t4-half --mem 8G --compute 50 --models t4
+expect template-ls 0 't4-half +8G +50% hard +t4' -- as "$bob" template ls
+as "$bob" tenant ls -o json >"$out"
+check tenant-sees-itself '.[0].tenants | length == 1 and .[0].name == "bob"' "$out"
+as "$admin" tenant ls -o json >"$out"
+check admin-sees-all '.[0].tenants | map(.name) == ["admin", "alice", "bob"]' "$out"
+
+# ---- submitting, and what another tenant sees ------------------------------
+a1=$(as "$alice" submit -q --name train --mem 4G --compute 30 --priority 8 -- python3 train.py)
+a2=$(as "$alice" run -q --template t4-half -- ./serve --port 8080)
+as "$alice" task ls -o json >"$out"
+check submit-pending ".[0].tasks | map(select(.id == ${a1:-0})) | .[0] | .state == \"pending\"
+	and .priority == 8 and .mem_mib == 4096 and .compute_pct == 30 and .tenant == \"alice\"
+	and .command == \"python3 train.py\"" "$out"
+check submit-template ".[0].tasks | map(select(.id == ${a2:-0})) | .[0] | .mem_mib == 8192
+	and .compute_pct == 50 and .model == \"t4\" and .name == \"serve\"" "$out"
+expect task-ls 0 "^${a1:-x} +alice +train +pending +8 +4G +30%" -- as "$alice" task ls
+api other-show-403 403 'belongs to another tenant' "$bob" GET "/v1/tasks/$a1"
+api other-cancel-403 403 'belongs to another tenant' "$bob" POST "/v1/tasks/$a1/cancel"
+expect other-show-cli 1 "task $a1 belongs to another tenant" -- as "$bob" task show "$a1"
+expect other-cancel-cli 1 "task $a1 belongs to another tenant" -- as "$bob" task cancel "$a1"
+b1=$(as "$bob" submit -q --mem 1G --compute 10 -- sleep 60)
+as "$bob" task ls -o json >"$out"
+check other-list ".[0].tasks | map(.id) == [${b1:-0}]" "$out"
+as "$admin" task ls --state pending -o json >"$out"
+check admin-list ".[0].tasks | map(.id) == [${a1:-0}, ${a2:-0}, ${b1:-0}]" "$out"
+
+# ---- what a wrong request is told ------------------------------------------
+api no-token 401 'no token' "" GET /v1/tasks
+api bad-token 401 'unknown token' "not-a-token" GET /v1/tasks
+expect bad-token-cli 1 'unknown token' -- as nope task ls
+api malformed-json 400 'malformed JSON at line 1, column [0-9]+' "$alice" POST /v1/tasks \
+	-d '{"command": "x", "mem_mib": 10'
+api bad-field 400 'field \\"compute_pct\\" must be a whole number from 1 to 100' "$alice" \
+	POST /v1/tasks -d '{"command": "x", "mem_mib": 10, "compute_pct": 300}'
+api unknown-field 400 'unknown field \\"priorty\\"' "$alice" POST /v1/tasks \
+	-d '{"command": "x", "priorty": 3}'
+api missing-field 400 'field \\"command\\" is required' "$alice" POST /v1/tasks -d '{}'
+api not-admin 403 'only the admin' "$alice" GET /v1/audit
+api no-such-task 404 'no task 999999' "$alice" GET /v1/tasks/999999
+api no-endpoint 404 'no endpoint' "$alice" GET /v1/nothing
+api wrong-method 405 'DELETE is not allowed on /v1/tasks' "$alice" DELETE /v1/tasks
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$tmp/big"
+api too-large 413 'over 1048576 bytes' "$alice" POST /v1/tasks --data-binary @"$tmp/big"
+
+# ---- the queue bound (--queue-max 5; 3 are pending) -------------------------
+as "$alice" submit -q --mem 1G --compute 10 -- true >/dev/null
+as "$alice" submit -q --mem 1G --compute 10 -- true >/dev/null
+expect queue-full 1 'queue full \(5 pending tasks\); retry later or raise --queue-max' -- \
+	as "$alice" submit --mem 1G --compute 10 -- true
+api queue-full-503 503 'queue full' "$alice" POST /v1/tasks \
+	-d '{"command": "true", "mem_mib": 1024, "compute_pct": 10}'
+
+# ---- changing and cancelling -----------------------------------------------
+expect task-set 0 "task $a1: compute 40%, priority 3" -- \
+	as "$alice" task set "$a1" --compute 40 --priority 3 --reason "make room for inference"
+as "$admin" audit -o json >"$out"
+check task-set-audited ".[0].audit | map(select(.action == \"task.set\")) | .[-1] |
+	.who == \"alice\" and .object == \"${a1:-x}\" and
+	(.detail | contains(\"compute_pct 30 -> 40\") and contains(\"make room for inference\"))" "$out"
+expect audit-table 0 'alice +task.set' -- as "$admin" audit --limit 5
+expect task-cancel 0 "task $a1: cancelled" -- as "$alice" task cancel "$a1"
+expect task-cancel-again 0 "task $a1: cancelled" -- as "$alice" task cancel "$a1"
+expect set-cancelled 1 "task $a1 is cancelled; there is nothing to change" -- \
+	as "$alice" task set "$a1" --priority 1
+expect queue-room-again 0 'submitted: pending' -- as "$alice" submit --mem 1G --compute 10 -- true
+
+# ---- usage -----------------------------------------------------------------
+expect help-submit 0 'usage: gpupool submit' -- "$gp" submit --help
+expect help-server 0 'usage: gpupool server' -- "$gp" server --help
+expect help-task 0 'cancel' -- "$gp" task --help
+expect unknown-flag 2 'unknown option "--frobnicate"' -- "$gp" submit --frobnicate -- true
+expect unknown-flag-ls 2 'unknown option "--all"' -- "$gp" task ls --all
+expect unknown-sub 2 'unknown subcommand "rm"' -- "$gp" task rm 1
+expect bad-mem 2 '--mem "4Q" must be a size' -- "$gp" submit --mem 4Q --compute 3 -- true
+expect bad-priority 2 '--priority "12" must be a whole number from 0 to 9' -- \
+	"$gp" submit --mem 4G --compute 30 --priority 12 -- true
+expect no-slice 2 'give the slice' -- "$gp" submit -- true
+expect no-command 2 'no command' -- "$gp" submit --mem 4G --compute 30
+expect set-nothing 2 'give --compute or --priority' -- "$gp" task set 1
+expect bad-id 2 '"abc" is not a task id' -- "$gp" task show abc
+expect bad-output 2 '-o "yaml" must be json or table' -- "$gp" task ls -o yaml
+expect server-bad-port 2 '--tcp "0" must be a port' -- "$gp" server --tcp 0
+expect server-same-socket 1 'another server is listening' -- "$gp" server --db "$tmp/other.db"
+expect server-same-db 1 "another gpupool server uses $db" -- \
+	"$gp" server --db "$db" --socket "$tmp/other.sock"
+
+# ---- stopping --------------------------------------------------------------
+kill -TERM "$server"
+wait "$server"
+status=$?
+if [ "$status" -eq 0 ] && [ ! -e "$sock" ] && grep -q 'stopping (SIGTERM)' "$log" &&
+   tail -n 1 "$log" | grep -q 'stopped$'; then
+	ok sigterm
+else
+	bad "sigterm: exit $status, socket $(ls "$sock" 2>&1)" "$log"
+fi
+expect unreachable 1 "cannot reach the server at $sock: is \`gpupool server\` running\?" -- \
+	as "$alice" task ls
+
+# ---- durability: SIGKILL under a stream of submissions ---------------------
+start
+: >"$tmp/acked"
+(
+	for i in $(seq 1000); do
+		as "$alice" submit -q --name "d$i" --mem 1G --compute 10 -- true 2>/dev/null
+	done >>"$tmp/acked"
+) &
+loop=$!
+for _ in $(seq 300); do
+	[ "$(wc -l <"$tmp/acked")" -ge 100 ] && break
+	sleep 0.1
+done
+kill -9 "$server"
+wait "$server" 2>/dev/null
+running=$(head -n 1 "$tmp/acked")
+sqlite3 "$db" "UPDATE tasks SET state = 1, started = 1 WHERE id = ${running:-0}"
+start
+wait "$loop"
+acked=$(wc -l <"$tmp/acked")
+jq -s . "$tmp/acked" >"$tmp/acked.json"
+as "$admin" task ls -o json >"$out"
+check durable "(.[0].tasks | map(.id)) as \$have | .[1] | length == $acked and
+	length >= 100 and (. - \$have) == []" "$out" "$tmp/acked.json"
+check lost-on-restart ".[0].tasks | map(select(.id == ${running:-0})) | .[0] |
+	.state == \"lost\" and .reason == \"server restarted; the task was not re-adopted\"" "$out"
+expect lost-said 0 'were running when the server stopped' -- cat "$log"
+echo "# $acked of 1000 submissions acknowledged around a SIGKILL"
+
+finish
