@@ -73,9 +73,12 @@ static void child_run(const struct gp_launch *spec, char **env, int in, int out,
 	sigset_t none;
 	int err;
 
+	/* The task starts with no signal blocked or ignored, whatever the
+	 * agent inherited (a shell's `&` ignores SIGINT and SIGQUIT). */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
 	if (setpgid(0, 0) < 0 || (spec->workdir && chdir(spec->workdir) < 0) ||
 	    dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 	    dup2(out, STDERR_FILENO) < 0 ||
@@ -158,20 +161,35 @@ static int exit_code(int status)
 	return 128 + WTERMSIG(status);
 }
 
-int gp_launch_reap(pid_t pgid, bool block, int *ret_code)
+/* Has the leader exited? Looks without reaping it: while it is an
+ * unreaped zombie, its pid, and so the group id, cannot be reused. */
+static int leader_exited(pid_t pgid, bool block)
 {
-	int status;
-	pid_t r;
+	siginfo_t info = { 0 };
+	int r;
 
-	if (pgid <= 0)
-		return -EINVAL;
 	do
-		r = waitpid(pgid, &status, block ? 0 : WNOHANG);
+		r = waitid(P_PID, (id_t)pgid, &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG));
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
-	if (r == 0)
-		return 0;
+	return info.si_pid != 0;
+}
+
+int gp_launch_reap(pid_t pgid, bool block, int *ret_code)
+{
+	int status, r;
+
+	if (pgid <= 0)
+		return -EINVAL;
+	r = leader_exited(pgid, block);
+	if (r <= 0)
+		return r;
+	/* The task ended with its shell: what it left behind goes too,
+	 * killed while the zombie still holds the group id. */
+	kill(-pgid, SIGKILL);
+	while (waitpid(pgid, &status, 0) < 0 && errno == EINTR)
+		;
 	if (ret_code)
 		*ret_code = exit_code(status);
 	return 1;
@@ -185,23 +203,24 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static bool group_empty(pid_t pgid)
+/* Reaps what of the group has exited (noting the leader's code) and
+ * tells whether any member is left that is ours to wait for. With the
+ * caller a child subreaper, every member is, in the end: orphans are
+ * reparented to it. While it has one, alive or zombie, the group id is
+ * held, so signalling the group cannot reach a stranger. */
+static bool group_left(pid_t pgid, bool *leader_gone, int *code)
 {
-	return kill(-pgid, 0) < 0 && errno == ESRCH;
-}
+	for (;;) {
+		int status;
+		pid_t p = waitpid(-pgid, &status, WNOHANG);
 
-/* Reaps whatever of the group has exited and is ours to reap: the leader
- * (noting its code) and, when we are a subreaper, its orphans. */
-static void group_reap(pid_t pgid, bool *leader_gone, int *code)
-{
-	int status;
-	pid_t p;
-
-	while ((p = waitpid(-pgid, &status, WNOHANG)) > 0)
+		if (p <= 0)
+			return p == 0;
 		if (p == pgid) {
 			*leader_gone = true;
 			*code = exit_code(status);
 		}
+	}
 }
 
 int gp_launch_stop(pid_t pgid, unsigned grace_ms, int *ret_code)
@@ -213,24 +232,21 @@ int gp_launch_stop(pid_t pgid, unsigned grace_ms, int *ret_code)
 
 	if (pgid <= 0)
 		return -EINVAL;
-	if (kill(-pgid, SIGTERM) < 0 && errno != ESRCH)
-		return -errno;
-	for (;;) {
-		group_reap(pgid, &leader_gone, &code);
-		if (leader_gone && group_empty(pgid))
-			break;
+	if (group_left(pgid, &leader_gone, &code))
+		kill(-pgid, SIGTERM);
+	else if (!leader_gone)
+		return -ECHILD;
+	while (group_left(pgid, &leader_gone, &code)) {
 		if (now_ms() >= deadline) {
-			if (killed && leader_gone)
-				break;  /* members left are not ours to reap */
-			if (!killed) {
-				kill(-pgid, SIGKILL);
-				killed = true;
-				deadline = now_ms() + KILL_WAIT_MS;
-			}
+			if (killed)
+				break;  /* unkillable (uninterruptible sleep): give up waiting */
+			kill(-pgid, SIGKILL);
+			killed = true;
+			deadline = now_ms() + KILL_WAIT_MS;
 		}
 		nanosleep(&poll, NULL);
 	}
 	if (ret_code)
 		*ret_code = code;
-	return 0;
+	return leader_gone ? 0 : -ETIMEDOUT;
 }

@@ -30,15 +30,19 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid);
 
 /* Has the group's leader exited? Returns 1 and its exit code in *ret_code
  * (128 + N when killed by signal N, as shells report it), 0 while it
- * runs, or a negative errno. Waits for the exit when `block`. */
+ * runs, or a negative errno. Waits for the exit when `block`. The task
+ * ends with its shell: members of the group still running then are
+ * killed (SIGKILL) before the shell is reaped. */
 int gp_launch_reap(pid_t pgid, bool block, int *ret_code);
 
 /* Stops the whole group: SIGTERM, then SIGKILL to whatever is left after
- * grace_ms. Returns when the leader has exited (its code in *ret_code,
- * which may be NULL) and the group is gone, or has only members left that
- * are not ours to reap. An agent should be a child subreaper
+ * grace_ms. Returns once no member is left that is ours to wait for, the
+ * leader's code in *ret_code (which may be NULL); -ECHILD when the group
+ * was already gone. The caller should be a child subreaper
  * (PR_SET_CHILD_SUBREAPER), so that members orphaned by their shell are
- * its children and are reaped here too. */
+ * its children: they are then waited for (and killed after the grace)
+ * too. The group is only ever signalled while one of its members is an
+ * unreaped child, so a recycled group id is never hit. */
 int gp_launch_stop(pid_t pgid, unsigned grace_ms, int *ret_code);
 
 #endif

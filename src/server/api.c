@@ -147,7 +147,7 @@ static const struct gp_field tenant_fields[] = {
 
 static const struct gp_field template_fields[] = {
 	{"name", GP_FIELD_NAME, .required = true},
-	{"models", GP_FIELD_TEXT, .hi = GP_NAME_MAX * 2 - 1},
+	{"models", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX * 2 - 1},
 	{"mem_mib", GP_FIELD_UINT, true, 1, MEM_MIB_MAX},
 	{"compute_pct", GP_FIELD_UINT, true, 1, 100},
 	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
@@ -166,7 +166,7 @@ static const struct gp_field task_fields[] = {
 	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
 	{"priority", GP_FIELD_UINT, false, 0, 9},
 	{"kind", GP_FIELD_CHOICE, .choices = kinds},
-	{"model", GP_FIELD_TEXT, .hi = GP_NAME_MAX - 1},
+	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
 	{NULL},
 };
 

@@ -14,7 +14,7 @@ bool gp_field_is_name(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n < GP_NAME_MAX && strspn(s, GP_FIELD_NAME_CHARS) == n &&
+	return n > 0 && n < GP_STORE_NAME_MAX && strspn(s, GP_FIELD_NAME_CHARS) == n &&
 	       !strchr("._-", s[0]);
 }
 
@@ -96,7 +96,7 @@ static void value_wrong(const struct gp_field *f, struct gp_http_reply *ret)
 			ret, 400,
 			"field \"%s\" must be 1 to %d letters, digits, '.', '_' or '-', "
 			"starting with a letter or digit",
-			f->name, GP_NAME_MAX - 1);
+			f->name, GP_STORE_NAME_MAX - 1);
 		return;
 	case GP_FIELD_TEXT:
 		gp_http_error(ret, 400,

@@ -22,7 +22,7 @@
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 enum gp_field_kind {
-	GP_FIELD_NAME, /* 1 to GP_NAME_MAX - 1 name characters, first alphanumeric */
+	GP_FIELD_NAME, /* 1 to GP_STORE_NAME_MAX - 1 name characters, first alphanumeric */
 	GP_FIELD_TEXT, /* a string of at most `hi` bytes */
 	GP_FIELD_UINT, /* a whole number from lo to hi */
 	GP_FIELD_BOOL,

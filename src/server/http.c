@@ -474,3 +474,13 @@ struct gp_http *gp_http_stop(struct gp_http *h)
 	free(h);
 	return NULL;
 }
+
+void gp_http_lock(struct gp_http *h)
+{
+	pthread_mutex_lock(&h->lock);
+}
+
+void gp_http_unlock(struct gp_http *h)
+{
+	pthread_mutex_unlock(&h->lock);
+}

@@ -75,6 +75,11 @@ int gp_http_serve(struct gp_http *h, const struct gp_http_route *routes, size_t 
  * socket file. Accepts NULL; returns NULL. */
 struct gp_http *gp_http_stop(struct gp_http *h);
 
+/* The lock every handler runs under: another thread holds it to use
+ * what the handlers use (the store) without racing them. */
+void gp_http_lock(struct gp_http *h);
+void gp_http_unlock(struct gp_http *h);
+
 /* The value of the query parameter `key` ("?state=pending"); NULL when
  * absent. Valid during the handler call. */
 const char *gp_http_query(const struct gp_http_request *req, const char *key);

@@ -133,7 +133,9 @@ static bool place(struct pass *p, struct gp_sched_task *t, bool within_guarantee
 	return false;
 }
 
-static void decide(struct pass *p, struct gp_sched_task *t)
+/* Decides for t; in the first round only for a task within its tenant's
+ * guarantee (returns false, deciding nothing, for the others). */
+static bool decide(struct pass *p, struct gp_sched_task *t, bool first_round)
 {
 	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
 	const struct gp_sched_tenant *q = &p->tenants[k];
@@ -141,6 +143,9 @@ static void decide(struct pass *p, struct gp_sched_task *t)
 	bool guaranteed = within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct);
 	struct gp_sched_outcome *o;
 	struct gp_decision d;
+
+	if (first_round && !guaranteed)
+		return false;
 
 	if (!within(p->used[k], need, q->mem_guaranteed_mib + q->mem_borrowable_mib,
 		    q->compute_guaranteed_pct + q->compute_borrowable_pct)) {
@@ -154,14 +159,14 @@ static void decide(struct pass *p, struct gp_sched_task *t)
 			 q->mem_guaranteed_mib + q->mem_borrowable_mib,
 			 q->compute_guaranteed_pct + q->compute_borrowable_pct, need.mem_mib,
 			 need.compute_pct);
-		return;
+		return true;
 	}
 	if (!place(p, t, guaranteed, &d)) {
 		o = outcome(p, t, GP_SCHED_WAIT);
 		snprintf(o->reason, sizeof(o->reason), "no device fits now (%s)%s",
 			 gp_nofit_name(d.reason),
 			 guaranteed ? "" : "; past its guarantee it only borrows idle capacity");
-		return;
+		return true;
 	}
 	gp_cluster_commit(p->c, &t->req, &d.where);
 	t->running = true;
@@ -174,6 +179,7 @@ static void decide(struct pass *p, struct gp_sched_task *t)
 	o->borrowed = t->borrowed;
 	snprintf(o->reason, sizeof(o->reason), "%s",
 		 guaranteed ? "within the tenant's guarantee" : "on borrowed quota");
+	return true;
 }
 
 int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
@@ -208,8 +214,15 @@ int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 		}
 	}
 	qsort(queue, (size_t)queued, sizeof(*queue), queue_order);
+	/* Guaranteed capacity first, borrowing after: a borrower ahead in the
+	 * queue must not take what a task within its guarantee needs (it would
+	 * be preempted at once, queued again ahead of it, and so on). */
 	for (int i = 0; i < queued; i++)
-		decide(&p, queue[i]);
+		if (decide(&p, queue[i], true))
+			queue[i] = NULL;
+	for (int i = 0; i < queued; i++)
+		if (queue[i])
+			decide(&p, queue[i], false);
 	*ret_n = p.n_out;
 out:
 	free(p.used);

@@ -2,7 +2,8 @@
  * engine: which pending tasks start now and where, which running tasks
  * are preempted to make room, and, for every task that waits, why.
  *
- * Order: priority (9 first), then age. Quotas are per tenant, in memory
+ * Order: priority (9 first), then age — first among the tasks within
+ * their tenant's guarantee, then among those that would borrow. Quotas are per tenant, in memory
  * (MiB, summed over the task's devices) and compute (percent of a device,
  * summed likewise): the guaranteed part is the tenant's own; past it, up
  * to the borrowable part, a task runs on capacity nobody else needs now

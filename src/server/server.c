@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,9 +31,11 @@
 #include "cli/commands.h"
 #include "server/api.h"
 #include "server/http.h"
+#include "server/loop.h"
 #include "server/store.h"
 
 #define QUEUE_MAX_LIMIT 10000000
+#define GRACE_MS_DEFAULT 5000
 #define LOST_REASON	"server restarted; the task was not re-adopted"
 
 struct server_options {
@@ -40,6 +44,11 @@ struct server_options {
 	char token_file[PATH_MAX];
 	unsigned tcp_port; /* 0: none */
 	unsigned queue_max;
+	bool with_agent;   /* run this machine's agent and the scheduling loop */
+	char shim[PATH_MAX];    /* libgpushare.so for the tasks; "" none */
+	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
+	char log_dir[PATH_MAX]; /* task logs */
+	unsigned grace_ms;
 };
 
 /* ---- default paths ----------------------------------------------------- */
@@ -111,6 +120,36 @@ static int make_parents(const char *path)
 	}
 }
 
+/* name next to the database file: DIR/name. */
+static void beside_db(const char *db, const char *name, char *buf, size_t size)
+{
+	const char *slash = strrchr(db, '/');
+
+	if (!slash)
+		snprintf(buf, size, "%s", name);
+	else
+		snprintf(buf, size, "%.*s/%s", (int)(slash - db), db, name);
+}
+
+/* libgpushare.so next to this program (build/ holds both), if there. */
+static void shim_default(char *buf, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	buf[0] = '\0';
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return;
+	snprintf(buf, size, "%.*s/libgpushare.so", (int)(slash - self), self);
+	if (access(buf, R_OK) != 0)
+		buf[0] = '\0';
+}
+
 /* ---- options ------------------------------------------------------------ */
 
 static void server_usage(FILE *out)
@@ -118,6 +157,8 @@ static void server_usage(FILE *out)
 	fprintf(out,
 		"usage: gpupool server [--db PATH] [--socket PATH] [--tcp PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
+		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
+		"                       [--log-dir DIR] [--grace-ms N]]\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
 		"first\n"
@@ -136,8 +177,18 @@ static void server_usage(FILE *out)
 		"                   where the admin token is written at the first start\n"
 		"                   (default: admin.token next to the database)\n"
 		"  --queue-max N    refuse submissions (503) while N tasks are queued\n"
+		"                   (default %d)\n"
+		"  --with-agent     also be this machine's agent: discover its devices\n"
+		"                   (NVML; simdev's when GPUPOOL_SIM_DEVICES is set), run\n"
+		"                   the scheduling loop and start the tasks\n"
+		"  --shim PATH      libgpushare.so preloaded into tasks (default: next to\n"
+		"                   the gpupool program, when there)\n"
+		"  --run-dir DIR    where the shim's regions live (default: its own)\n"
+		"  --log-dir DIR    task logs, task-ID.log (default: logs/ next to the\n"
+		"                   database)\n"
+		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted\n"
 		"                   (default %d)\n",
-		GP_API_QUEUE_MAX);
+		GP_API_QUEUE_MAX, GRACE_MS_DEFAULT);
 }
 
 /* A whole number from lo to hi, nothing after it. */
@@ -169,6 +220,17 @@ static int parse_value(struct server_options *o, int c, const char *value)
 			"gpupool server: --tcp \"%s\" must be a port from 1 to 65535\n",
 			value);
 		return -EINVAL;
+	case 'S': snprintf(o->shim, sizeof(o->shim), "%s", value); return 0;
+	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", value); return 0;
+	case 'l': snprintf(o->log_dir, sizeof(o->log_dir), "%s", value); return 0;
+	case 'g':
+		if (parse_uint(value, 0, 3600000, &o->grace_ms))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --grace-ms \"%s\" must be milliseconds from 0 to "
+			"3600000\n",
+			value);
+		return -EINVAL;
 	case 'q':
 		if (parse_uint(value, 1, QUEUE_MAX_LIMIT, &o->queue_max))
 			return 0;
@@ -190,6 +252,11 @@ static int parse_options(int argc, char **argv, struct server_options *o)
 		{"tcp", required_argument, NULL, 't'},
 		{"admin-token-file", required_argument, NULL, 'a'},
 		{"queue-max", required_argument, NULL, 'q'},
+		{"with-agent", no_argument, NULL, 'A'},
+		{"shim", required_argument, NULL, 'S'},
+		{"run-dir", required_argument, NULL, 'r'},
+		{"log-dir", required_argument, NULL, 'l'},
+		{"grace-ms", required_argument, NULL, 'g'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -201,6 +268,10 @@ static int parse_options(int argc, char **argv, struct server_options *o)
 		if (c == 'h') {
 			server_usage(stdout);
 			return 1;
+		}
+		if (c == 'A') {
+			o->with_agent = true;
+			continue;
 		}
 		if (c == '?' || c == ':') {
 			fprintf(stderr,
@@ -229,6 +300,10 @@ static void options_default(struct server_options *o)
 		gp_server_default_socket(o->socket, sizeof(o->socket));
 	if (!o->token_file[0])
 		gp_server_admin_token_path(o->db, o->token_file, sizeof(o->token_file));
+	if (!o->log_dir[0])
+		beside_db(o->db, "logs", o->log_dir, sizeof(o->log_dir));
+	if (!o->shim[0])
+		shim_default(o->shim, sizeof(o->shim));
 }
 
 /* ---- start-up ------------------------------------------------------------ */
@@ -424,7 +499,43 @@ struct server {
 	struct gp_http *http; /* listening from the start, serving at the end */
 	struct gp_store *store;
 	struct gp_api *api;
+	struct gp_agent *agent; /* with --with-agent */
+	struct gp_loop *loop;
 };
+
+/* This machine's agent: its devices, found now, said on stderr. The
+ * server becomes a child subreaper, so that what tasks leave behind is
+ * its to reap and to stop. */
+static int agent_open(const struct server_options *o, struct gp_agent **ret)
+{
+	struct gp_agent_options ao = { .shim_path = o->shim[0] ? o->shim : NULL,
+				       .run_dir = o->run_dir[0] ? o->run_dir : NULL,
+				       .log_dir = o->log_dir, .grace_ms = o->grace_ms };
+	const struct gp_agent_node *n;
+	char err[512];
+	int r = make_parents(o->log_dir) < 0 ? -errno : mkdir(o->log_dir, 0700);
+
+	if (r < 0 && errno != EEXIST) {
+		fprintf(stderr, "gpupool server: cannot make the log directory %s: %s\n",
+			o->log_dir, strerror(errno));
+		return GP_EXIT_FAIL;
+	}
+	if (gp_agent_new(&ao, ret, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool server: --with-agent: %s\n", err);
+		return GP_EXIT_FAIL;
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	n = gp_agent_node(*ret);
+	fprintf(stderr, "gpupool server: agent: %u device(s), driver %s, CUDA %d.%d%s%s\n",
+		n->devices, n->driver_version, n->cuda_version / 1000,
+		n->cuda_version % 1000 / 10, ao.shim_path ? "; tasks preload " : "",
+		ao.shim_path ? ao.shim_path : "");
+	for (unsigned i = 0; i < n->devices; i++)
+		fprintf(stderr, "gpupool server:   %u %s %s %" PRIu64 " MiB%s%s\n", i,
+			n->device[i].uuid, n->device[i].name, n->device[i].mem_total_mib,
+			n->device[i].compatible ? "" : ": not usable: ", n->device[i].reason);
+	return GP_EXIT_OK;
+}
 
 /* Blocked in every thread (the listeners' threads start later and
  * inherit the mask), so that only sigwait takes them. */
@@ -452,6 +563,10 @@ static int serve(const struct server_options *o, struct server *s, sigset_t *sto
 			o->socket);
 		return GP_EXIT_FAIL;
 	}
+	if (s->agent && gp_loop_start(s->store, s->http, s->agent, &s->loop) < 0) {
+		fprintf(stderr, "gpupool server: cannot start the scheduling loop\n");
+		return GP_EXIT_FAIL;
+	}
 	fprintf(stderr, "gpupool server: serving on %s", o->socket);
 	if (o->tcp_port)
 		fprintf(stderr, " and http://127.0.0.1:%u", o->tcp_port);
@@ -466,6 +581,8 @@ static int serve(const struct server_options *o, struct server *s, sigset_t *sto
 /* Lets go in the reverse order: no request runs once the store closes. */
 static void server_release(struct server *s)
 {
+	s->loop = gp_loop_stop(s->loop);
+	gp_agent_free(s->agent);
 	s->http = gp_http_stop(s->http);
 	s->api = gp_api_free(s->api);
 	gp_store_close(s->store);
@@ -475,7 +592,7 @@ static void server_release(struct server *s)
 
 int gp_cmd_server(int argc, char **argv)
 {
-	struct server_options o = {.queue_max = GP_API_QUEUE_MAX};
+	struct server_options o = {.queue_max = GP_API_QUEUE_MAX, .grace_ms = GRACE_MS_DEFAULT};
 	struct server s = {.lock_fd = -1};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);
@@ -493,6 +610,8 @@ int gp_cmd_server(int argc, char **argv)
 		status = admin_ensure(s.store, o.token_file);
 	if (status == GP_EXIT_OK)
 		status = tasks_mark_lost(s.store);
+	if (status == GP_EXIT_OK && o.with_agent)
+		status = agent_open(&o, &s.agent);
 	if (status == GP_EXIT_OK)
 		status = serve(&o, &s, &stop);
 	server_release(&s);

@@ -924,7 +924,7 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 static bool audit_is_valid(const char *who, const char *action, const char *object)
 {
 	return who && action && !is_blank(who) && !is_blank(action) &&
-	       strlen(who) < GP_NAME_MAX && strlen(action) < GP_AUDIT_ACTION_MAX &&
+	       strlen(who) < GP_STORE_NAME_MAX && strlen(action) < GP_AUDIT_ACTION_MAX &&
 	       (!object || strlen(object) < GP_AUDIT_OBJECT_MAX);
 }
 

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GP_NAME_MAX	    64
+#define GP_STORE_NAME_MAX	    64
 #define GP_COMMAND_MAX	    1024
 #define GP_REASON_MAX	    256
 #define GP_TOKEN_HEX	    64 /* a token's SHA-256, in hex */
@@ -51,7 +51,7 @@ enum gp_task_state {
 
 struct gp_tenant {
 	int64_t id;
-	char name[GP_NAME_MAX];
+	char name[GP_STORE_NAME_MAX];
 	bool admin;
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	unsigned compute_guaranteed_pct, compute_borrowable_pct; /* sum over devices */
@@ -60,8 +60,8 @@ struct gp_tenant {
 
 struct gp_template {
 	int64_t id;
-	char name[GP_NAME_MAX];
-	char models[GP_NAME_MAX * 2]; /* comma list of device models; empty: any */
+	char name[GP_STORE_NAME_MAX];
+	char models[GP_STORE_NAME_MAX * 2]; /* comma list of device models; empty: any */
 	uint64_t mem_mib;
 	unsigned compute_pct;
 	bool hard; /* isolation: hard cap, or shared */
@@ -70,7 +70,7 @@ struct gp_template {
 struct gp_task {
 	int64_t id;
 	int64_t tenant;
-	char name[GP_NAME_MAX];
+	char name[GP_STORE_NAME_MAX];
 	char command[GP_COMMAND_MAX];
 	uint64_t mem_mib;     /* per device */
 	unsigned compute_pct; /* per device */
@@ -80,7 +80,7 @@ struct gp_task {
 	bool hard;
 	unsigned priority;	 /* 0-9 */
 	char kind[16];		 /* "inference", "training", "batch", ... */
-	char model[GP_NAME_MAX]; /* device model constraint; empty: any */
+	char model[GP_STORE_NAME_MAX]; /* device model constraint; empty: any */
 	enum gp_task_state state;
 	char reason[GP_REASON_MAX];    /* why pending, why failed */
 	char placement[GP_REASON_MAX]; /* "node0:GPU-uuid,..." when running */
@@ -92,7 +92,7 @@ struct gp_task {
 struct gp_audit_entry {
 	int64_t id;
 	int64_t ts; /* unix ms */
-	char who[GP_NAME_MAX];
+	char who[GP_STORE_NAME_MAX];
 	char action[GP_AUDIT_ACTION_MAX];
 	char object[GP_AUDIT_OBJECT_MAX];
 	char detail[GP_REASON_MAX];

@@ -1,7 +1,8 @@
 /* cuda.c — simdev's libcuda.so.1: a CUDA driver for simulated devices.
  *
  * Programs load it as they load the real driver (dlopen + cuGetProcAddress_v2,
- * or direct linking) and get devices from GPUPOOL_SIM_DEVICES (simdev.h).
+ * or direct linking) and get devices from GPUPOOL_SIM_DEVICES (simdev.h),
+ * of which CUDA_VISIBLE_DEVICES shows some, renumbered, as the real driver.
  * What is real: device memory (anonymous mappings, so copies and memsets
  * work), its accounting across processes, streams, events, and time: a
  * kernel occupies its device for the time its parameters ask for (the
@@ -121,7 +122,7 @@ struct op {
 
 struct ctx {
 	uint32_t magic;
-	int dev;
+	int dev;                        /* physical index, as in pools and allocs */
 	bool primary;
 	int retained;                   /* primary contexts */
 	unsigned flags;
@@ -200,10 +201,79 @@ static struct pool default_pool[SIM_DEVICES_MAX];
 static struct pool *current_pool[SIM_DEVICES_MAX];
 static struct alloc *allocs[ALLOC_BUCKETS];
 
+/* CUdevice values are the ordinals CUDA_VISIBLE_DEVICES leaves visible;
+ * everything else (contexts, pools, allocations, the shared state) holds
+ * the physical index: visible[ordinal]. */
+static int visible[SIM_DEVICES_MAX];
+static int visible_count;
+
 static __thread struct ctx *ctx_stack[CTX_STACK_MAX];
 static __thread int ctx_depth;
 
 /* ---- set-up ---------------------------------------------------------- */
+
+/* The physical device one entry of CUDA_VISIBLE_DEVICES (s, len bytes)
+ * names: an index, or a UUID ("GPU-...") or a prefix of one that fits
+ * exactly one device; -1 when it names none. */
+static int visible_entry(const char *s, size_t len)
+{
+	int n = sim_device_count(sim), found = -1, index = 0;
+
+	if (len > 0 && strspn(s, "0123456789") >= len) {
+		for (size_t i = 0; i < len; i++) {
+			index = index * 10 + (s[i] - '0');
+			if (index >= n)
+				return -1;
+		}
+		return index;
+	}
+	if (len < 4 || strncmp(s, "GPU-", 4) != 0)
+		return -1;
+	for (int d = 0; d < n; d++) {
+		if (strncmp(sim_device_uuid(sim, d), s, len) != 0)
+			continue;
+		if (found >= 0)
+			return -1;      /* ambiguous prefix */
+		found = d;
+	}
+	return found;
+}
+
+/* The ordinal of physical device phys, or -1 if it is not visible (the
+ * devices of contexts, pools and allocations always are). */
+static CUdevice device_ordinal(int phys)
+{
+	for (int i = 0; i < visible_count; i++)
+		if (visible[i] == phys)
+			return i;
+	return -1;
+}
+
+/* Fills visible[] as NVIDIA's driver reads CUDA_VISIBLE_DEVICES: unset,
+ * every device; else the devices listed, in that order, up to the first
+ * entry that is invalid or a repeat (empty: none). */
+static void visible_init(void)
+{
+	const char *p = getenv("CUDA_VISIBLE_DEVICES");
+	int n = sim_device_count(sim);
+
+	if (!p) {
+		for (visible_count = 0; visible_count < n; visible_count++)
+			visible[visible_count] = visible_count;
+		return;
+	}
+	while (visible_count < n) {
+		size_t len = strcspn(p, ",");
+		int d = visible_entry(p, len);
+
+		if (d < 0 || device_ordinal(d) >= 0)
+			break;
+		visible[visible_count++] = d;
+		if (p[len] != ',')
+			break;
+		p += len + 1;
+	}
+}
 
 static void init_once_fn(void)
 {
@@ -219,6 +289,16 @@ static void init_once_fn(void)
 	for (int d = 0; d < SIM_DEVICES_MAX; d++) {
 		default_pool[d] = (struct pool){ MAGIC_POOL, d };
 		current_pool[d] = &default_pool[d];
+	}
+	visible_init();
+	if (visible_count == 0) {
+		snprintf(init_error, sizeof(init_error),
+			 "CUDA_VISIBLE_DEVICES=\"%s\" leaves none of the %d devices visible",
+			 getenv("CUDA_VISIBLE_DEVICES"), sim_device_count(sim));
+		if (getenv("GPUPOOL_LOG"))
+			fprintf(stderr, "simdev: %s\n", init_error);
+		init_result = CUDA_ERROR_NO_DEVICE;
+		return;
 	}
 	init_result = CUDA_SUCCESS;
 }
@@ -281,30 +361,33 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char **str)
 
 /* ---- devices --------------------------------------------------------- */
 
-static bool device_valid(CUdevice dev)
+/* The physical index of visible ordinal dev, or -1 if there is none. */
+static int device_physical(CUdevice dev)
 {
-	return initialized && dev >= 0 && dev < sim_device_count(sim);
+	return initialized && dev >= 0 && dev < visible_count ? visible[dev] : -1;
 }
 
-#define REQUIRE_DEVICE(dev)                                             \
-	do {                                                            \
-		REQUIRE_INIT();                                         \
-		if (!device_valid(dev))                                 \
-			return CUDA_ERROR_INVALID_DEVICE;               \
-	} while (0)
+/* Declares phys, the physical index of the call's CUdevice dev. */
+#define REQUIRE_DEVICE(phys, dev)                                       \
+	REQUIRE_INIT();                                                 \
+	int phys = device_physical(dev);                                \
+	if (phys < 0)                                                   \
+		return CUDA_ERROR_INVALID_DEVICE
 
 CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
 	REQUIRE_INIT();
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = sim_device_count(sim);
+	*count = visible_count;
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 {
-	REQUIRE_DEVICE(ordinal);
+	REQUIRE_INIT();
+	if (device_physical(ordinal) < 0)
+		return CUDA_ERROR_INVALID_DEVICE;
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
 	*device = ordinal;
@@ -313,19 +396,19 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!name || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, (size_t)len, "%s", sim_device_model(sim, dev)->name);
+	snprintf(name, (size_t)len, "%s", sim_device_model(sim, phys)->name);
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!uuid)
 		return CUDA_ERROR_INVALID_VALUE;
-	sim_device_uuid_bytes(sim, dev, (unsigned char *)uuid->bytes);
+	sim_device_uuid_bytes(sim, phys, (unsigned char *)uuid->bytes);
 	return CUDA_SUCCESS;
 }
 
@@ -336,14 +419,14 @@ CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!bytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	*bytes = sim_mem_total(sim, dev);
+	*bytes = sim_mem_total(sim, phys);
 	return CUDA_SUCCESS;
 }
 
-static int attribute(const struct sim_model *m, CUdevice dev, CUdevice_attribute a)
+static int attribute(const struct sim_model *m, int phys, CUdevice_attribute a)
 {
 	switch (a) {
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
@@ -363,7 +446,7 @@ static int attribute(const struct sim_model *m, CUdevice dev, CUdevice_attribute
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return m->sms;
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
-	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return sim_device_pci_bus(sim, dev);
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return sim_device_pci_bus(sim, phys);
 	case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 1215000;
 	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
 	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 40 << 20;
@@ -382,29 +465,29 @@ static int attribute(const struct sim_model *m, CUdevice dev, CUdevice_attribute
 
 CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!value || (int)a <= 0 || a >= CU_DEVICE_ATTRIBUTE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
-	*value = attribute(sim_device_model(sim, dev), dev, a);
+	*value = attribute(sim_device_model(sim, phys), phys, a);
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!major || !minor)
 		return CUDA_ERROR_INVALID_VALUE;
-	*major = sim_device_model(sim, dev)->cc_major;
-	*minor = sim_device_model(sim, dev)->cc_minor;
+	*major = sim_device_model(sim, phys)->cc_major;
+	*minor = sim_device_model(sim, phys)->cc_minor;
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGetPCIBusId(char *bus_id, int len, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!bus_id || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(bus_id, (size_t)len, "00000000:%02X:00.0", sim_device_pci_bus(sim, dev));
+	snprintf(bus_id, (size_t)len, "00000000:%02X:00.0", sim_device_pci_bus(sim, phys));
 	return CUDA_SUCCESS;
 }
 
@@ -573,15 +656,15 @@ static void ctx_free(struct ctx *c)
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&global_lock);
-	if (!primary[dev])
-		primary[dev] = ctx_new(dev, true, 0);
-	if (primary[dev])
-		primary[dev]->retained++;
-	*pctx = (CUcontext)primary[dev];
+	if (!primary[phys])
+		primary[phys] = ctx_new(phys, true, 0);
+	if (primary[phys])
+		primary[phys]->retained++;
+	*pctx = (CUcontext)primary[phys];
 	pthread_mutex_unlock(&global_lock);
 	return *pctx ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -590,11 +673,11 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	struct ctx *c = NULL;
 
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	pthread_mutex_lock(&global_lock);
-	if (primary[dev] && --primary[dev]->retained == 0) {
-		c = primary[dev];
-		primary[dev] = NULL;
+	if (primary[phys] && --primary[phys]->retained == 0) {
+		c = primary[phys];
+		primary[phys] = NULL;
 	}
 	pthread_mutex_unlock(&global_lock);
 	if (c)
@@ -611,10 +694,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	struct ctx *c;
 
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	pthread_mutex_lock(&global_lock);
-	c = primary[dev];
-	primary[dev] = NULL;
+	c = primary[phys];
+	primary[phys] = NULL;
 	pthread_mutex_unlock(&global_lock);
 	if (c)
 		ctx_free(c);
@@ -628,22 +711,22 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!flags || !active)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&global_lock);
-	*flags = primary[dev] ? primary[dev]->flags : 0;
-	*active = primary[dev] != NULL;
+	*flags = primary[phys] ? primary[phys]->flags : 0;
+	*active = primary[phys] != NULL;
 	pthread_mutex_unlock(&global_lock);
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	pthread_mutex_lock(&global_lock);
-	if (primary[dev])
-		primary[dev]->flags = flags;
+	if (primary[phys])
+		primary[phys]->flags = flags;
 	pthread_mutex_unlock(&global_lock);
 	return CUDA_SUCCESS;
 }
@@ -665,10 +748,10 @@ CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice de
 {
 	struct ctx *c;
 
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	c = ctx_new(dev, false, flags);
+	c = ctx_new(phys, false, flags);
 	if (!c)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*pctx = (CUcontext)c;
@@ -752,7 +835,7 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
 	REQUIRE_CTX(c);
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	*device = c->dev;
+	*device = device_ordinal(c->dev);
 	return CUDA_SUCCESS;
 }
 
@@ -765,7 +848,7 @@ CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	*device = c->dev;
+	*device = device_ordinal(c->dev);
 	return CUDA_SUCCESS;
 }
 
@@ -1055,8 +1138,8 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 	if (!handle || !prop || size == 0 || size % VMM_GRANULARITY ||
 	    prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_INVALID_VALUE;
-	dev = prop->location.id;
-	if (!device_valid(dev))
+	dev = device_physical(prop->location.id);
+	if (dev < 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (sim_mem_reserve(sim, dev, size) < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1526,19 +1609,19 @@ static struct pool *pool_of(CUmemoryPool h)
 
 CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!pool)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pool = (CUmemoryPool)&default_pool[dev];
+	*pool = (CUmemoryPool)&default_pool[phys];
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 {
-	REQUIRE_DEVICE(dev);
+	REQUIRE_DEVICE(phys, dev);
 	if (!pool)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pool = (CUmemoryPool)current_pool[dev];
+	*pool = (CUmemoryPool)current_pool[phys];
 	return CUDA_SUCCESS;
 }
 
@@ -1546,26 +1629,28 @@ CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 {
 	struct pool *p = pool_of(pool);
 
-	REQUIRE_DEVICE(dev);
-	if (!p || p->dev != dev)
+	REQUIRE_DEVICE(phys, dev);
+	if (!p || p->dev != phys)
 		return CUDA_ERROR_INVALID_VALUE;
-	current_pool[dev] = p;
+	current_pool[phys] = p;
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
 	struct pool *p;
+	int dev;
 
 	REQUIRE_INIT();
 	if (!pool || !props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!device_valid(props->location.id))
+	dev = device_physical(props->location.id);
+	if (dev < 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	p = malloc(sizeof(*p));
 	if (!p)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	*p = (struct pool){ MAGIC_POOL, props->location.id };
+	*p = (struct pool){ MAGIC_POOL, dev };
 	*pool = (CUmemoryPool)p;
 	return CUDA_SUCCESS;
 }
@@ -1909,19 +1994,21 @@ CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *phNode, CUgraph hGraph,
 	struct graph *g = graph_of(hGraph);
 	CUdeviceptr *grown;
 	CUresult r;
+	int dev;
 
 	(void)deps;
 	(void)numDeps;
 	REQUIRE_CTX(c);
 	if (!g || !p || !phNode || p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!device_valid(p->poolProps.location.id))
+	dev = device_physical(p->poolProps.location.id);
+	if (dev < 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	grown = realloc(g->mem, (g->mems + 1) * sizeof(*grown));
 	if (!grown)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	g->mem = grown;
-	r = device_alloc(c, p->poolProps.location.id, p->bytesize, &p->dptr);
+	r = device_alloc(c, dev, p->bytesize, &p->dptr);
 	if (r != CUDA_SUCCESS)
 		return r;
 	g->mem[g->mems++] = p->dptr;

@@ -114,6 +114,28 @@ static void test_environment(void **state)
 	assert_int_equal(run(f, "test \"$(env | grep -c '^HOME=')\" = 1", env), 0);
 }
 
+/* Signals the agent ignores or blocks are not the task's. */
+static void test_signals_reset(void **state)
+{
+	struct fixture *f = *state;
+	sigset_t block, old;
+
+	signal(SIGINT, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	/* The masks of the task's own processes (sed reads its own): the
+	 * SIGINT bit of the ignored ones and the SIGTERM bit of the blocked
+	 * ones must be clear. */
+	assert_int_equal(run(f, "ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status); "
+				"blk=$(sed -n 's/^SigBlk:[[:space:]]*//p' /proc/self/status); "
+				"[ $((0x$ign & 0x2)) -eq 0 ] && [ $((0x$blk & 0x4000)) -eq 0 ]",
+			     NULL),
+			 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	signal(SIGINT, SIG_DFL);
+}
+
 static void test_workdir_and_limits(void **state)
 {
 	struct fixture *f = *state;
@@ -225,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_output_and_exit_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signals_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workdir_and_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reap_while_running, setup, teardown),

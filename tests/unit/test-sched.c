@@ -178,6 +178,28 @@ static void test_no_pointless_preemption(void **state)
 	fixture_free(f);
 }
 
+/* A borrower ahead in the queue does not take what a task within its
+ * guarantee needs: it would only be preempted again. */
+static void test_guaranteed_before_borrowed(void **state)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *borrower, *owner;
+
+	(void)state;
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
+						 .mem_borrowable_mib = 16384,
+						 .compute_guaranteed_pct = 10,
+						 .compute_borrowable_pct = 90 };
+	f->tenant[1] = (struct gp_sched_tenant){ .id = 2, .mem_guaranteed_mib = 16384,
+						 .compute_guaranteed_pct = 100 };
+	borrower = submit(f, 1, 5, 8, 60);      /* older, same priority */
+	owner = submit(f, 2, 5, 8, 60);
+	pass(f);
+	assert_int_equal(verdict(f, owner), GP_SCHED_START);
+	assert_int_equal(verdict(f, borrower), GP_SCHED_WAIT);
+	fixture_free(f);
+}
+
 static void test_unknown_tenant(void **state)
 {
 	struct fixture *f = fixture_new(1);
@@ -197,6 +219,7 @@ int main(void)
 		cmocka_unit_test(test_over_quota_waits),
 		cmocka_unit_test(test_borrow_then_reclaim),
 		cmocka_unit_test(test_no_pointless_preemption),
+		cmocka_unit_test(test_guaranteed_before_borrowed),
 		cmocka_unit_test(test_unknown_tenant),
 	};
 

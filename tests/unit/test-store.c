@@ -657,7 +657,7 @@ static void test_bad_arguments(void **state)
 	struct gp_template tpl = {.name = "x", .compute_pct = 101};
 	struct gp_task k = task(tenant_id, "job"), *tasks;
 	struct gp_audit_entry *log;
-	char token[GP_TOKEN_HEX + 1], big[GP_NAME_MAX + 8];
+	char token[GP_TOKEN_HEX + 1], big[GP_STORE_NAME_MAX + 8];
 	struct gp_store *s = NULL;
 	int n;
 

@@ -1,0 +1,474 @@
+/* loop.c — the scheduling loop over the store, the core and the agent
+ * (loop.h). */
+#include "server/loop.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cluster.h"
+#include "core/policy.h"
+#include "server/sched.h"
+
+#define HOST_PLENTY 1000000000u /* tasks ask nothing of the host yet */
+
+/* A set of task ids (tasks being preempted; running tasks that borrow). */
+struct idset {
+	int64_t id[GP_AGENT_TASKS_MAX];
+	int n;
+};
+
+struct gp_loop {
+	struct gp_store *store;
+	struct gp_http *http;
+	struct gp_agent *agent;
+	struct gp_policy *policy;
+	pthread_t thread;
+	atomic_bool stop;
+	struct idset stopping, borrowed;
+};
+
+/* The tasks of one tick: store rows and the pass's view of them. */
+struct tick {
+	struct gp_task *task;
+	struct gp_sched_task *sched;
+	struct gp_sched_outcome *out;
+	int n, n_out;
+	struct gp_sched_tenant *tenant;
+	int tenants;
+	struct gp_cluster *cluster;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool idset_has(const struct idset *s, int64_t id)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->id[i] == id)
+			return true;
+	return false;
+}
+
+static void idset_add(struct idset *s, int64_t id)
+{
+	if (!idset_has(s, id) && s->n < GP_AGENT_TASKS_MAX)
+		s->id[s->n++] = id;
+}
+
+static bool idset_take(struct idset *s, int64_t id)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->id[i] == id) {
+			s->id[i] = s->id[--s->n];
+			return true;
+		}
+	return false;
+}
+
+static void audit(struct gp_loop *l, const char *action, int64_t task, const char *detail)
+{
+	char object[32];
+
+	snprintf(object, sizeof(object), "task %" PRId64, task);
+	gp_store_audit(l->store, "server", action, object, detail);
+}
+
+/* ---- tasks that ended --------------------------------------------------- */
+
+static void task_ended(void *ctx, int64_t id, int code, bool stopped)
+{
+	struct gp_loop *l = ctx;
+	bool preempted = idset_take(&l->stopping, id) && stopped;
+	struct gp_task t;
+
+	idset_take(&l->borrowed, id);
+	if (gp_store_task_get(l->store, id, &t) < 0)
+		return;
+	t.pid = 0;
+	t.exit_code = code;
+	if (preempted) {
+		t.state = GP_TASK_PREEMPTED;
+		t.placement[0] = '\0';
+		snprintf(t.reason, sizeof(t.reason),
+			 "preempted to give a tenant its guarantee back; queued again");
+	} else {
+		t.state = code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
+		t.ended = now_ms();
+		if (code > 128)
+			snprintf(t.reason, sizeof(t.reason), "killed by signal %d", code - 128);
+		else if (code)
+			snprintf(t.reason, sizeof(t.reason), "exited with code %d", code);
+		else
+			t.reason[0] = '\0';
+	}
+	gp_store_task_update(l->store, &t);
+	audit(l, preempted ? "task.requeue" : "task.end", id,
+	      t.reason[0] ? t.reason : "exited with code 0");
+}
+
+/* ---- the cluster of this machine ---------------------------------------- */
+
+static uint32_t device_mem_max(const struct gp_agent_node *n)
+{
+	uint32_t max = 0;
+
+	for (unsigned i = 0; i < n->devices; i++)
+		if (n->device[i].mem_total_mib > max)
+			max = (uint32_t)n->device[i].mem_total_mib;
+	return max;
+}
+
+static int cluster_build(const struct gp_agent_node *n, struct gp_cluster **ret)
+{
+	struct gp_node_spec spec = { .cpu_milli = HOST_PLENTY, .mem_mib = HOST_PLENTY,
+				     .devices = (uint8_t)n->devices };
+	struct gp_cluster *c;
+	int r = gp_cluster_new(0, &c);
+
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < n->devices && i < GP_NODE_DEVICES_MAX; i++) {
+		struct gp_device_spec *d = &spec.device[i];
+		int model = gp_cluster_model_id(c, n->device[i].name, true);
+
+		*d = (struct gp_device_spec){ .model = (uint8_t)(model < 0 ? 0 : model),
+					      .mem_mib = (uint32_t)n->device[i].mem_total_mib,
+					      .overcommit = 1000,
+					      .healthy = n->device[i].compatible };
+		snprintf(d->uuid, sizeof(d->uuid), "%.*s", (int)sizeof(d->uuid) - 1,
+			 n->device[i].uuid);
+	}
+	r = gp_cluster_add_node(c, &spec, NULL);
+	if (r < 0) {
+		gp_cluster_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+/* The request of a stored task; -ENOENT (reason in why) when no device
+ * of the model it asks for is here. */
+static int request_of(const struct gp_agent_node *n, struct gp_cluster *c, const struct gp_task *t,
+		      struct gp_request *req, char *why, size_t len)
+{
+	*req = (struct gp_request){ .devices = (uint8_t)(t->devices ? t->devices : 1) };
+	if (t->whole || t->exclusive) {
+		req->whole = true;
+		req->dev_mem_mib = device_mem_max(n);  /* what its quota is charged */
+	} else {
+		req->dev_mem_mib = (uint32_t)t->mem_mib;
+		req->dev_compute = t->compute_pct * 10;
+	}
+	if (!t->model[0])
+		return 0;
+	for (unsigned i = 0; i < n->devices; i++)
+		if (strcasestr(n->device[i].name, t->model))
+			req->models |= 1ULL << gp_cluster_model_id(c, n->device[i].name, false);
+	if (req->models)
+		return 0;
+	snprintf(why, len, "no device of model \"%s\" on this machine", t->model);
+	return -ENOENT;
+}
+
+/* Placement strings name devices by UUID, comma-separated. */
+static void placement_write(const struct gp_agent_node *n, const struct gp_placement *p,
+			    char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < p->devices && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+					 n->device[p->device[i]].uuid);
+}
+
+static bool placement_read(const struct gp_agent_node *n, const char *text,
+			   struct gp_placement *p)
+{
+	char copy[GP_REASON_MAX], *save = NULL;
+
+	*p = (struct gp_placement){ 0 };
+	snprintf(copy, sizeof(copy), "%s", text);
+	for (char *uuid = strtok_r(copy, ",", &save); uuid; uuid = strtok_r(NULL, ",", &save)) {
+		unsigned i = 0;
+
+		while (i < n->devices && strcmp(n->device[i].uuid, uuid) != 0)
+			i++;
+		if (i == n->devices || p->devices == GP_NODE_DEVICES_MAX)
+			return false;
+		p->device[p->devices++] = (uint8_t)i;
+	}
+	return p->devices > 0;
+}
+
+/* ---- one tick ----------------------------------------------------------- */
+
+static void reason_set(struct gp_loop *l, struct gp_task *t, const char *reason)
+{
+	if (strcmp(t->reason, reason) == 0)
+		return;         /* unchanged: no write */
+	snprintf(t->reason, sizeof(t->reason), "%s", reason);
+	gp_store_task_update(l->store, t);
+}
+
+/* Loads tenants and the running and queued tasks. */
+static int tick_load(struct gp_loop *l, struct tick *k)
+{
+	static const int states[] = { GP_TASK_RUNNING, GP_TASK_PENDING, GP_TASK_PREEMPTED };
+	struct gp_tenant *tenants = NULL;
+	int r = gp_store_tenant_list(l->store, &tenants, &k->tenants);
+
+	if (r < 0)
+		return r;
+	k->tenant = calloc((size_t)k->tenants + 1, sizeof(*k->tenant));
+	for (int i = 0; k->tenant && i < k->tenants; i++)
+		k->tenant[i] = (struct gp_sched_tenant){
+			.id = tenants[i].id,
+			.mem_guaranteed_mib = tenants[i].mem_guaranteed_mib,
+			.mem_borrowable_mib = tenants[i].mem_borrowable_mib,
+			.compute_guaranteed_pct = tenants[i].compute_guaranteed_pct,
+			.compute_borrowable_pct = tenants[i].compute_borrowable_pct,
+		};
+	/* A tenant with no quota at all (the admin, say) is not limited. */
+	for (int i = 0; k->tenant && i < k->tenants; i++)
+		if (!k->tenant[i].mem_guaranteed_mib && !k->tenant[i].mem_borrowable_mib &&
+		    !k->tenant[i].compute_guaranteed_pct && !k->tenant[i].compute_borrowable_pct) {
+			k->tenant[i].mem_guaranteed_mib = UINT64_MAX / 4;
+			k->tenant[i].compute_guaranteed_pct = UINT64_MAX / 4;
+		}
+	free(tenants);
+	if (!k->tenant)
+		return -ENOMEM;
+	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		struct gp_task *some = NULL, *all;
+		int n = 0;
+
+		if ((r = gp_store_task_list(l->store, -1, states[s], &some, &n)) < 0)
+			return r;
+		all = realloc(k->task, ((size_t)k->n + (size_t)n + 1) * sizeof(*all));
+		if (!all) {
+			free(some);
+			return -ENOMEM;
+		}
+		k->task = all;
+		if (n)
+			memcpy(k->task + k->n, some, (size_t)n * sizeof(*some));
+		k->n += n;
+		free(some);
+	}
+	return 0;
+}
+
+/* The pass's view: running tasks committed to the cluster, queued ones
+ * with their requests. Tasks being preempted are left out: their
+ * capacity counts as free (starts on their devices wait for them). */
+static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+	int count = 0;
+
+	k->sched = calloc((size_t)k->n + 1, sizeof(*k->sched));
+	k->out = calloc((size_t)k->n + 1, sizeof(*k->out));
+	if (!k->sched || !k->out || cluster_build(node, &k->cluster) < 0)
+		return -ENOMEM;
+	for (int i = 0; i < k->n; i++) {
+		struct gp_task *t = &k->task[i];
+		struct gp_sched_task *s = &k->sched[count];
+		char why[GP_REASON_MAX];
+
+		if (idset_has(&l->stopping, t->id))
+			continue;
+		*s = (struct gp_sched_task){ .id = t->id, .tenant = t->tenant,
+					     .priority = t->priority, .created = t->created,
+					     .running = t->state == GP_TASK_RUNNING,
+					     .borrowed = idset_has(&l->borrowed, t->id) };
+		if (request_of(node, k->cluster, t, &s->req, why, sizeof(why)) < 0) {
+			if (!s->running)
+				reason_set(l, t, why);
+			continue;
+		}
+		if (s->running && (!placement_read(node, t->placement, &s->where) ||
+				   gp_cluster_commit(k->cluster, &s->req, &s->where) < 0))
+			continue;       /* its devices are gone: it cannot count */
+		count++;
+	}
+	*ret_count = count;
+	return 0;
+}
+
+static struct gp_task *task_by_id(struct tick *k, int64_t id)
+{
+	for (int i = 0; i < k->n; i++)
+		if (k->task[i].id == id)
+			return &k->task[i];
+	return NULL;
+}
+
+/* Does a task being preempted still run on one of these devices? */
+static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_placement *p)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+
+	for (int i = 0; i < l->stopping.n; i++) {
+		struct gp_task *t = task_by_id(k, l->stopping.id[i]);
+		struct gp_placement q;
+
+		if (!t || !placement_read(node, t->placement, &q))
+			continue;
+		for (int a = 0; a < p->devices; a++)
+			for (int b = 0; b < q.devices; b++)
+				if (p->device[a] == q.device[b])
+					return true;
+	}
+	return false;
+}
+
+static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
+		       const struct gp_sched_outcome *o)
+{
+	struct gp_agent_task spec = { .id = t->id, .command = t->command,
+				      .devices = o->where.devices, .whole = t->whole || t->exclusive,
+				      .mem_mib = t->mem_mib, .compute_pct = t->compute_pct,
+				      .priority = t->priority, .hard = t->hard };
+	char detail[2 * GP_REASON_MAX + 8];
+	pid_t pgid;
+	int r;
+
+	if (devices_busy(l, k, &o->where)) {
+		reason_set(l, t, "starting once the preempted tasks on its devices have stopped");
+		return;
+	}
+	for (int i = 0; i < o->where.devices; i++)
+		spec.device[i] = o->where.device[i];
+	r = gp_agent_start(l->agent, &spec, &pgid);
+	if (r < 0) {
+		t->state = GP_TASK_FAILED;
+		t->ended = now_ms();
+		snprintf(t->reason, sizeof(t->reason), "could not start: %s", strerror(-r));
+		gp_store_task_update(l->store, t);
+		audit(l, "task.end", t->id, t->reason);
+		return;
+	}
+	t->state = GP_TASK_RUNNING;
+	t->pid = pgid;
+	t->started = now_ms();
+	t->ended = 0;
+	placement_write(gp_agent_node(l->agent), &o->where, t->placement, sizeof(t->placement));
+	snprintf(t->reason, sizeof(t->reason), "%s", o->reason);
+	gp_store_task_update(l->store, t);
+	if (o->borrowed)
+		idset_add(&l->borrowed, t->id);
+	snprintf(detail, sizeof(detail), "on %s (%s)", t->placement, o->reason);
+	audit(l, "task.start", t->id, detail);
+}
+
+static void task_preempt(struct gp_loop *l, struct gp_task *t, const struct gp_sched_outcome *o)
+{
+	if (gp_agent_stop(l->agent, t->id) < 0)
+		return;
+	idset_add(&l->stopping, t->id);
+	reason_set(l, t, o->reason);
+	audit(l, "task.preempt", t->id, o->reason);
+}
+
+static void tick_apply(struct gp_loop *l, struct tick *k)
+{
+	for (int i = 0; i < k->n_out; i++) {
+		const struct gp_sched_outcome *o = &k->out[i];
+		struct gp_task *t = task_by_id(k, o->task);
+
+		if (!t)
+			continue;
+		if (o->verdict == GP_SCHED_START)
+			task_start(l, k, t, o);
+		else if (o->verdict == GP_SCHED_PREEMPT)
+			task_preempt(l, t, o);
+		else
+			reason_set(l, t, o->reason);
+	}
+	for (int i = 0; i < k->n; i++)
+		if (k->task[i].state == GP_TASK_RUNNING)
+			gp_agent_set(l->agent, k->task[i].id, k->task[i].compute_pct,
+				     k->task[i].priority);
+}
+
+static void tick_free(struct tick *k)
+{
+	gp_cluster_free(k->cluster);
+	free(k->task);
+	free(k->sched);
+	free(k->out);
+	free(k->tenant);
+}
+
+void gp_loop_tick(struct gp_loop *l)
+{
+	struct tick k = { 0 };
+	int count = 0;
+
+	gp_agent_poll(l->agent, task_ended, l);
+	if (tick_load(l, &k) == 0 && tick_prepare(l, &k, &count) == 0 &&
+	    gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, count, k.out,
+			  &k.n_out) == 0)
+		tick_apply(l, &k);
+	tick_free(&k);
+}
+
+/* ---- the thread --------------------------------------------------------- */
+
+static void *loop_main(void *arg)
+{
+	struct gp_loop *l = arg;
+	const struct timespec tick = { 0, GP_LOOP_TICK_MS * 1000000L };
+
+	while (!atomic_load(&l->stop)) {
+		gp_http_lock(l->http);
+		gp_loop_tick(l);
+		gp_http_unlock(l->http);
+		nanosleep(&tick, NULL);
+	}
+	return NULL;
+}
+
+int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent *agent,
+		  struct gp_loop **ret)
+{
+	struct gp_loop *l = calloc(1, sizeof(*l));
+	int r;
+
+	if (!l)
+		return -ENOMEM;
+	*l = (struct gp_loop){ .store = store, .http = http, .agent = agent };
+	r = gp_policy_new("default", &(struct gp_policy_config){ 0 }, &l->policy);
+	if (r == 0 && (r = -pthread_create(&l->thread, NULL, loop_main, l)) < 0)
+		gp_policy_free(l->policy);
+	if (r < 0) {
+		free(l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+struct gp_loop *gp_loop_stop(struct gp_loop *l)
+{
+	if (!l)
+		return NULL;
+	atomic_store(&l->stop, true);
+	pthread_join(l->thread, NULL);
+	gp_policy_free(l->policy);
+	free(l);
+	return NULL;
+}

@@ -1,0 +1,126 @@
+#!/bin/sh
+# test-loop.sh — `gpupool server --with-agent` end to end on one simulated
+# T4 (15 GiB): tasks run as real processes through libgpushare, and their
+# ends are recorded with the exit code; a task over its tenant's quota
+# waits and says why; a tenant borrows idle capacity and the lender takes
+# it back by preemption, the victim getting SIGTERM (its grace period)
+# before it is queued again; a live change of a running task's share
+# reaches the device's region within a second.
+# usage: test-loop.sh PATH/TO/gpupool PATH/TO/gpuload
+set -u
+gp=$1
+gl=$2
+. "$(dirname "$0")/../lib.sh"
+export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
+export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR=$tmp/sim
+run=$tmp/run
+log=$tmp/server.log
+
+"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$run" --grace-ms 3000 \
+	>"$log" 2>&1 &
+for _ in $(seq 100); do
+	[ -S "$GPUPOOL_SOCKET" ] && "$gp" task ls >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+# wait_for NAME SECONDS ID JQ: waits until task ID's JSON satisfies JQ.
+wait_for() {
+	name=$1 seconds=$2 id=$3 expr=$4
+	for _ in $(seq $((seconds * 10))); do
+		"$gp" task show "$id" -o json >"$tmp/task.json" 2>&1
+		if jq -e "$expr" "$tmp/task.json" >/dev/null 2>&1; then
+			ok "$name"
+			return 0
+		fi
+		sleep 0.1
+	done
+	bad "$name" "$tmp/task.json"
+	return 1
+}
+
+# as TOKEN COMMAND...: gpupool as a tenant.
+as() {
+	token=$1
+	shift
+	GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE= "$gp" "$@"
+}
+
+expect "the agent found the device" 0 "1 device\\(s\\)" -- cat "$log"
+
+# ---- ends and exit codes ----------------------------------------------------
+ok_id=$("$gp" submit -q --mem 1G --compute 10 -- "$gl" burn --duration 0.3 --json)
+fail_id=$("$gp" submit -q --mem 1G --compute 10 -- sh -c 'exit 3')
+wait_for "a task that exits 0 succeeds" 10 "$ok_id" '.state == "succeeded" and .exit_code == 0'
+wait_for "a task that exits 3 fails with its code" 10 "$fail_id" \
+	'.state == "failed" and .exit_code == 3 and (.reason | test("code 3"))'
+expect "its output is in its log" 0 '"kernels"' -- cat "$tmp/state/logs/task-$ok_id.log"
+
+# ---- quota: over it, a task waits and says why --------------------------------
+small=$("$gp" tenant add small --mem-guaranteed 4G --compute-guaranteed 50 -o json | jq -r .token)
+first=$(as "$small" submit -q --mem 3G --compute 30 -- sleep 30)
+second=$(as "$small" submit -q --mem 3G --compute 30 -- sleep 30)
+wait_for "within quota, a task runs" 5 "$first" '.state == "running"'
+wait_for "over quota, a task waits with the reason" 5 "$second" \
+	'.state == "pending" and (.reason | test("over quota"))'
+as "$small" task cancel "$second" >/dev/null 2>&1
+as "$small" task show "$first" -o json >"$tmp/first.json"
+kill -9 -"$(jq -r .pid "$tmp/first.json")" 2>/dev/null
+wait_for "a task killed from outside is recorded as failed" 5 "$first" \
+	'.state == "failed" and (.reason | test("signal 9"))'
+
+# ---- borrowing, and reclaim by preemption with a grace period ---------------------
+lender=$("$gp" tenant add lender --mem-guaranteed 12G --compute-guaranteed 70 -o json | jq -r .token)
+borrower=$("$gp" tenant add borrower --mem-guaranteed 2G --compute-guaranteed 10 \
+	--mem-borrowable 14G --compute-borrowable 90 -o json | jq -r .token)
+victims=""
+for n in 1 2 3; do
+	# Each borrowed task notes SIGTERM in its own file before it exits.
+	victims="$victims $(as "$borrower" submit -q --mem 4G --compute 30 -- \
+		sh -c "trap 'echo TERM >$tmp/term-$n; exit 0' TERM; while :; do sleep 0.05; done")"
+done
+for v in $victims; do
+	wait_for "borrowed task $v runs on idle capacity" 5 "$v" \
+		'.state == "running" and (.reason | test("borrowed"))'
+done
+owner=$(as "$lender" submit -q --mem 7G --compute 40 -- sleep 30)
+wait_for "the lender's task starts once capacity is taken back" 10 "$owner" '.state == "running"'
+preempted=0
+for v in $victims; do
+	"$gp" task show "$v" -o json >"$tmp/v.json"
+	if jq -e '.state == "preempted"' "$tmp/v.json" >/dev/null; then
+		preempted=$((preempted + 1))
+	fi
+done
+[ "$preempted" -eq 1 ] && ok "exactly one borrowed task was preempted" ||
+	bad "exactly one borrowed task was preempted (got $preempted)" "$log"
+expect "the victim got SIGTERM first (its grace period)" 0 "TERM" -- sh -c "cat $tmp/term-*"
+expect "the preemption is in the audit log" 0 "task.preempt" -- "$gp" audit
+
+# ---- a live change reaches the region ---------------------------------------------
+live=$("$gp" submit -q --mem 1G --compute 20 -- "$gl" burn --duration 20)
+wait_for "the burner runs" 5 "$live" '.state == "running"'
+# Its process joins the device's region when it first touches the driver.
+for _ in $(seq 50); do
+	"$gp" region ls --dir "$run" --json >"$tmp/region.json" 2>&1
+	jq -e ".devices[0].tasks[] | select(.id == \"task-$live\")" "$tmp/region.json" \
+		>/dev/null 2>&1 && break
+	sleep 0.1
+done
+"$gp" task set "$live" --compute 45 --reason "test: more for the burner" >/dev/null
+changed=no
+for _ in $(seq 10); do
+	"$gp" region ls --dir "$run" --json >"$tmp/region.json" 2>&1
+	if jq -e ".devices[0].tasks[] | select(.id == \"task-$live\") | .compute == 45" \
+		"$tmp/region.json" >/dev/null 2>&1; then
+		changed=yes
+		break
+	fi
+	sleep 0.1
+done
+[ "$changed" = yes ] && ok "a share change is in the region within 1 s" ||
+	bad "a share change is in the region within 1 s" "$tmp/region.json"
+
+# The server leaves tasks running when it stops: stop them first.
+"$gp" task ls -o json | jq -r '.[] | select(.state == "running") | .pid' |
+	while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
+finish
