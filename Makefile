@@ -9,7 +9,7 @@ SHARED ?= ../shared
 TRACES ?= $(SHARED)/traces/openb
 MESON_OPTS ?=
 
-.PHONY: all deps check check-asan bench demo format clean abi-map
+.PHONY: all deps check check-asan bench demo demo-trace format clean abi-map
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -43,11 +43,17 @@ bench: all
 	bench/bench-openb-variants.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/variants \
 		| tee $(BUILD)/bench/openb-variants.json
 	bench/bench-shim.sh $(BUILD) | tee $(BUILD)/bench/shim.json
+	bench/bench-server.sh $(BUILD) | tee $(BUILD)/bench/server.json
 
-# The main job. For now: every placement policy on the production trace,
-# next to the published results. ARGS are passed to the demo script.
+# The main job: the platform on simulated devices for about a minute, then
+# a report (scripts/demo.sh; ARGS=--keep leaves the server running).
+# demo-trace: every placement policy on the production trace, next to the
+# published results.
 demo: all
 	@scripts/demo.sh $(ARGS)
+
+demo-trace: all
+	@scripts/demo-trace.sh $(ARGS)
 
 # Regenerates the CUDA driver ABI map from an installed toolkit (committed,
 # so that building needs no toolkit; tests/shim/test-abi-map.sh checks it).

@@ -114,8 +114,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 }
 
 /* Sets up a POST of body to o->url with the token, kept alive. */
-static CURL *easy_new(const struct options *o, struct curl_slist *headers, const char *body,
-		      struct conn *c)
+static CURL *easy_new(const struct options *o, struct curl_slist *headers,
+		      const char *body, struct conn *c)
 {
 	CURL *e = curl_easy_init();
 
@@ -170,8 +170,8 @@ static void tally_add(struct tally *t, struct conn *c, CURLcode code)
 	}
 	t->http_errors++;
 	if (!t->first_error[0])
-		snprintf(t->first_error, sizeof(t->first_error), "HTTP %ld: %.200s", status,
-			 c->reply);
+		snprintf(t->first_error, sizeof(t->first_error), "HTTP %ld: %.200s",
+			 status, c->reply);
 }
 
 static void conn_send(CURLM *m, struct conn *c)
@@ -202,7 +202,8 @@ static double submit_run(const struct options *o, struct conn *conns, struct tal
 
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&c);
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+					  (char **)&c);
 			tally_add(t, c, msg->data.result);
 			curl_multi_remove_handle(m, c->easy);
 			done++;
@@ -238,9 +239,11 @@ static int mode_submit(const struct options *o)
 	       "\"connections\":%ld,\"created\":%ld,\"http_errors\":%ld,"
 	       "\"transport_errors\":%ld,\"new_connections\":%ld,\"seconds\":%.3f,"
 	       "\"per_sec\":%.1f,\"latency_p50_ms\":%.2f,\"latency_p99_ms\":%.2f}\n",
-	       o->socket ? "unix" : "tcp", o->count, o->connections, t.created, t.http_errors,
-	       t.transport_errors, t.connects, seconds, round1((double)t.created / seconds),
-	       quantile(t.latency_ms, t.answers, 0.5), quantile(t.latency_ms, t.answers, 0.99));
+	       o->socket ? "unix" : "tcp", o->count, o->connections, t.created,
+	       t.http_errors, t.transport_errors, t.connects, seconds,
+	       round1((double)t.created / seconds),
+	       quantile(t.latency_ms, t.answers, 0.5),
+	       quantile(t.latency_ms, t.answers, 0.99));
 	for (long i = 0; i < o->connections; i++)
 		curl_easy_cleanup(conns[i].easy);
 	curl_slist_free_all(headers);
@@ -284,7 +287,8 @@ static int mode_baseline(const struct options *o)
 	int64_t start;
 	double seconds;
 
-	if (sqlite3_open(o->db, &db) != SQLITE_OK || db_exec(db, "PRAGMA journal_mode=WAL") ||
+	if (sqlite3_open(o->db, &db) != SQLITE_OK ||
+	    db_exec(db, "PRAGMA journal_mode=WAL") ||
 	    db_exec(db, "PRAGMA synchronous=FULL") ||
 	    db_exec(db, "CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, "
 			"created INTEGER NOT NULL, n INTEGER NOT NULL, "
@@ -301,7 +305,8 @@ static int mode_baseline(const struct options *o)
 	seconds = (double)(mono_ns() - start) / 1e9;
 	sqlite3_finalize(st);
 	sqlite3_close(db);
-	printf("{\"mode\":\"baseline\",\"inserts\":%ld,\"seconds\":%.3f,\"per_sec\":%.1f}\n",
+	printf("{\"mode\":\"baseline\",\"inserts\":%ld,\"seconds\":%.3f,"
+	       "\"per_sec\":%.1f}\n",
 	       done, seconds, round1((double)done / seconds));
 	return done == o->count ? 0 : 1;
 }
@@ -360,8 +365,8 @@ static bool task_is_there(const struct task_times *t, bool want_ended)
 /* Polls the store until every task has started or ended (want_ended:
  * until every one has ended), or timeout_ms passes. Fills times;
  * returns how many are not there yet. */
-static long tasks_wait(sqlite3_stmt *st, const int64_t *ids, long n, struct task_times *times,
-		       bool want_ended, int64_t timeout_ms)
+static long tasks_wait(sqlite3_stmt *st, const int64_t *ids, long n,
+		       struct task_times *times, bool want_ended, int64_t timeout_ms)
 {
 	int64_t until = mono_ns() + timeout_ms * 1000000;
 	const struct timespec pause = {0, 20 * 1000000};
@@ -403,8 +408,8 @@ static long latency_submit_all(const struct options *o, struct conn *c, int64_t 
 	return ok;
 }
 
-static void latency_report(const struct options *o, const struct task_times *times, long n,
-			   long submitted)
+static void latency_report(const struct options *o, const struct task_times *times,
+			   long n, long submitted)
 {
 	double *ms = calloc((size_t)n, sizeof(double));
 	long ran = 0;
@@ -414,9 +419,9 @@ static void latency_report(const struct options *o, const struct task_times *tim
 			ms[ran++] = (double)(times[i].started - times[i].created);
 	if (ms)
 		qsort(ms, (size_t)ran, sizeof(double), cmp_double);
-	printf("{\"mode\":\"latency\",\"tasks\":%ld,\"rate_per_sec\":%.1f,\"submitted\":%ld,"
-	       "\"running_count\":%ld,\"not_started\":%ld,\"p50_ms\":%.0f,\"p99_ms\":%.0f,"
-	       "\"max_ms\":%.0f}\n",
+	printf("{\"mode\":\"latency\",\"tasks\":%ld,\"rate_per_sec\":%.1f,"
+	       "\"submitted\":%ld,\"running_count\":%ld,\"not_started\":%ld,"
+	       "\"p50_ms\":%.0f,\"p99_ms\":%.0f,\"max_ms\":%.0f}\n",
 	       o->count, o->rate, submitted, ran, submitted - ran,
 	       ms ? quantile(ms, ran, 0.5) : 0, ms ? quantile(ms, ran, 0.99) : 0,
 	       ms && ran ? ms[ran - 1] : 0);
@@ -436,8 +441,9 @@ static int mode_latency(const struct options *o)
 	if (!ids || !times || !(c.easy = easy_new(o, headers, latency_body, &c)))
 		return 1;
 	if (sqlite3_open_v2(o->db, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT created, started, ended FROM tasks WHERE id = ?1", -1,
-			       &st, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(db,
+			       "SELECT created, started, ended FROM tasks WHERE id = ?1",
+			       -1, &st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "bench-server: %s: %s\n", o->db, sqlite3_errmsg(db));
 		return 1;
 	}
@@ -460,21 +466,26 @@ static int mode_latency(const struct options *o)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bench-server submit --url URL [--socket PATH] --token T --count N "
-		"--connections C\n"
-		"       bench-server baseline --db PATH --count N\n"
-		"       bench-server latency --url URL [--socket PATH] --token T --count N "
-		"--rate R --db PATH\n");
+	fprintf(out, "usage: bench-server submit --url URL [--socket PATH] --token T "
+		     "--count N "
+		     "--connections C\n"
+		     "       bench-server baseline --db PATH --count N\n"
+		     "       bench-server latency --url URL [--socket PATH] --token T "
+		     "--count N "
+		     "--rate R --db PATH\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option all[] = {
-		{"url", required_argument, NULL, 'u'},	{"socket", required_argument, NULL, 's'},
-		{"token", required_argument, NULL, 't'}, {"db", required_argument, NULL, 'd'},
-		{"count", required_argument, NULL, 'n'}, {"connections", required_argument, NULL, 'c'},
-		{"rate", required_argument, NULL, 'r'},	{NULL, 0, NULL, 0},
+		{"url", required_argument, NULL, 'u'},
+		{"socket", required_argument, NULL, 's'},
+		{"token", required_argument, NULL, 't'},
+		{"db", required_argument, NULL, 'd'},
+		{"count", required_argument, NULL, 'n'},
+		{"connections", required_argument, NULL, 'c'},
+		{"rate", required_argument, NULL, 'r'},
+		{NULL, 0, NULL, 0},
 	};
 	int c;
 

@@ -28,6 +28,7 @@ conns=${CONNECTIONS:-8}
 tasks=${TASKS:-200}
 rate=${RATE:-50}
 tmp=$(mktemp -d)
+# shellcheck disable=SC2154 # status is set inside the trap
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
 
 fail() { # MESSAGE -> the message and the server's log, exit 1
@@ -75,8 +76,8 @@ unix=$("$client" submit --url http://localhost/v1/tasks --socket "$tmp/unix/sock
 server_stop
 
 # Submit to running, with the scheduling loop and simulated devices.
-export LD_LIBRARY_PATH=$build/simdev GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2 \
-	GPUPOOL_SIM_DIR=$tmp/sim GPUPOOL_RUN_DIR=$tmp/run
+export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2 \
+	GPUPOOL_SIM_DIR="$tmp/sim" GPUPOOL_RUN_DIR="$tmp/run"
 server_start agent --with-agent --run-dir "$tmp/run"
 lat=$("$client" latency --url http://localhost/v1/tasks --socket "$tmp/agent/sock" \
 	--token "$token" --count "$tasks" --rate "$rate" --db "$tmp/agent/gp.db") ||

@@ -1,19 +1,185 @@
 #!/bin/sh
-# demo.sh — `make demo`: replays the Alibaba openb production trace with every
-# placement policy (10 seeds, inflated to 130 % of the cluster's GPUs) and
-# prints GPU allocated % next to the published results of the FGD paper.
+# demo.sh — `make demo`: the whole platform on one machine, for about a
+# minute, on simulated devices (2 x A100-80G, 2 x T4-16G; simdev) unless
+# DEVICE=real: a server with its agent, two tenants with quotas, templates,
+# the seed's worked example (an inference service, a training task and a
+# preprocessing task sharing cards), a mixed load that exceeds one tenant's
+# quota (borrowing, queueing, one preemption), a live change of a running
+# task's share, and the same tasks again on whole cards as the baseline.
+# Then a report, from what the server, NVML and the tasks themselves said.
+# usage: scripts/demo.sh [--keep]   (--keep: leave the server running)
 set -eu
 cd "$(dirname "$0")/.."
-traces=${TRACES:-../shared/traces/openb}
-nodes=$traces/openb_node_list_gpu_node.csv
-pods=$traces/openb_pod_list_default.csv
-if [ ! -r "$nodes" ] || [ ! -r "$pods" ]; then
-	echo "demo: the openb trace is not at $traces; set TRACES=DIR" >&2
-	exit 1
+root=$PWD
+gp=$root/build/gpupool
+gl=$root/build/gpuload
+probe=$root/build/tests/nvml-probe
+keep=no
+for arg in "$@"; do
+	case $arg in
+	--keep) keep=yes ;;
+	*) echo "demo: unknown option $arg (the only one is --keep)" >&2; exit 2 ;;
+	esac
+done
+
+dir=$(mktemp -d /tmp/gpupool-demo-XXXXXX)
+if [ "${DEVICE:-sim}" = sim ]; then
+	export LD_LIBRARY_PATH=$root/build/simdev GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2
+	export GPUPOOL_SIM_DIR=$dir/sim
 fi
-build/gpupool sim --nodes "$nodes" --pods "$pods" --policy all --seeds 42-51 "$@"
-echo
-echo "@100%, @130%: GPU allocated % of the cluster's 6,212 GPUs when the GPU"
-echo "demand that arrived first reaches 100 % and 130 % (mean of 10 seeds)."
-echo "paper: the published means (Weng et al., USENIX ATC '23). default is gpupool's"
-echo "own policy; see docs/scheduling.md."
+export GPUPOOL_SOCKET=$dir/server.sock GPUPOOL_TOKEN_FILE=$dir/state/admin.token
+server=""
+sampler=""
+stop_all() {
+	[ -n "$sampler" ] && kill "$sampler" 2>/dev/null
+	if [ "$keep" = no ]; then
+		"$gp" task ls -o json 2>/dev/null | jq -r '.tasks[] | select(.state == "running") | .pid' |
+			while read -r pid; do kill -9 -"$pid" 2>/dev/null || true; done
+		[ -n "$server" ] && kill "$server" 2>/dev/null
+		rm -rf "$dir"
+	fi
+}
+trap stop_all EXIT
+say() { printf '\n== %s\n' "$*"; }
+
+# ---- the server, its agent, tenants and templates ------------------------------
+say "starting the server with this machine's agent ($dir)"
+prices=""
+if "$gp" server --help | grep -q -- --price; then
+	for p in A100=2.50 T4=0.35; do prices="$prices --price $p"; done
+fi
+# shellcheck disable=SC2086 # $prices is a list of options
+"$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --grace-ms 2000 \
+	$prices >"$dir/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+	"$gp" task ls >/dev/null 2>&1 && break
+	sleep 0.1
+done
+grep "gpupool server:" "$dir/server.log" | sed 's/^gpupool server: /  /'
+
+token() { jq -r .token; }
+vision=$("$gp" tenant add vision --mem-guaranteed 10G --compute-guaranteed 80 \
+	--mem-borrowable 18G --compute-borrowable 150 -o json | token)
+nlp=$("$gp" tenant add nlp --mem-guaranteed 24G --compute-guaranteed 150 -o json | token)
+"$gp" template add infer-4g --mem 4G --compute 30 --isolation shared >/dev/null
+"$gp" template add train-16g --mem 16G --compute 80 --models A100 --isolation shared >/dev/null
+"$gp" template add prep-2g --mem 2G --compute 20 >/dev/null
+echo "  tenants: vision (10 GiB / 80 % guaranteed, may borrow 18 GiB / 150 %),"
+echo "           nlp (24 GiB / 150 % guaranteed)"
+echo "  templates: infer-4g (4 GiB, 30 %), train-16g (16 GiB, 80 %, A100), prep-2g (2 GiB, 20 %);"
+echo "  shared isolation for the service and training (idle time is lent), hard elsewhere"
+
+as() { who=$1; shift; GPUPOOL_TOKEN=$who GPUPOOL_TOKEN_FILE= "$gp" "$@"; }
+submit() { who=$1; shift; as "$who" submit -q "$@"; }
+wait_state() { # ID STATE SECONDS
+	for _ in $(seq $(($3 * 10))); do
+		[ "$("$gp" task show "$1" -o json | jq -r .state)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_done() { # ID...: until none of them is queued or running (60 s at most)
+	for _ in $(seq 300); do
+		busy=no
+		for id in "$@"; do
+			"$gp" task show "$id" -o json | jq -e '.state | test("pending|running|preempted")' \
+				>/dev/null && busy=yes && break
+		done
+		[ "$busy" = no ] && return 0
+		sleep 0.2
+	done
+	echo "demo: tasks still queued or running after 60 s:" >&2
+	"$gp" task ls >&2
+	exit 1
+}
+result() { # ID JQ: from the task's own JSON output (its log)
+	jq -r "$2" "$dir/state/logs/task-$1.log" 2>/dev/null | tail -1
+}
+
+# The sampler: every half second, the tasks and NVML's view of the devices.
+sample() {
+	while :; do
+		now=$(date +%s.%N)
+		printf '{"t":%s,"phase":"%s","tasks":%s,"nvml":%s}\n' "$now" "$(cat "$dir/phase")" \
+			"$("$gp" task ls -o json 2>/dev/null | jq -c .tasks || echo '[]')" \
+			"$("$probe" 2>/dev/null || echo null)"
+		sleep 0.5
+	done >>"$dir/samples.jsonl"
+}
+echo idle >"$dir/phase"
+sample &
+sampler=$!
+
+# ---- 1. the inference probe alone --------------------------------------------------
+say "1. the inference service alone on an A100 (priority 8, 4 GiB, 30 %)"
+alone=$(submit "$vision" --name infer-alone --template infer-4g --priority 8 --model A100 \
+	--kind inference -- "$gl" serve --qps 200 --duration 4 --json)
+wait_done "$alone"
+echo "  p99 latency alone: $(result "$alone" .p99_us) us"
+
+# ---- 2. sliced: the worked example, a mixed load, a live change -----------------------
+say "2. sliced: the worked example, then a mixed load over vision's quota"
+echo sliced >"$dir/phase"
+infer=$(submit "$vision" --name infer --template infer-4g --priority 8 --model A100 \
+	--kind inference -- "$gl" serve --qps 200 --duration 16 --json)
+train=$(submit "$nlp" --name train --template train-16g --priority 3 --kind training \
+	-- "$gl" train --duration 16 --json)
+prep=$(submit "$nlp" --name prep --template prep-2g --priority 1 --model A100 \
+	-- "$gl" burn --duration 16 --json)
+wait_state "$prep" running 5 || true
+mixed=""
+for n in 1 2 3 4 5; do
+	mixed="$mixed $(submit "$vision" --name "vision-$n" --mem 6G --compute 50 --model T4 \
+		--isolation shared --priority 2 -- "$gl" train --duration 12 --json)"
+done
+sleep 2
+echo "  vision submitted 5 training tasks of 6 GiB / 50 % on the T4s:"
+for id in $mixed; do
+	"$gp" task show "$id" -o json | jq -r '"    task \(.id) \(.state): \(.reason)"'
+done
+say "   nlp needs its guarantee on a T4: a borrowed task is preempted"
+reclaim=$(submit "$nlp" --name nlp-t4 --mem 6G --compute 50 --model T4 --priority 4 \
+	-- "$gl" train --duration 10 --json)
+wait_state "$reclaim" running 10 || true
+"$gp" audit -o json | jq -r '.audit[] | select(.action == "task.preempt") |
+	"    \(.object) preempted: \(.detail)"' | tail -1
+"$gp" task show "$reclaim" -o json | jq -r '"    task \(.id) (nlp-t4) \(.state)"'
+
+say "   live change: the training task gets 60 % instead of 80 %, without a restart"
+"$gp" task set "$train" --compute 60 --reason "demo: room for another task" | sed 's/^/    /'
+wait_done $infer $train $prep $mixed $reclaim
+
+# ---- 3. the baseline: the same tasks on whole cards -------------------------------------
+say "3. baseline: the same tasks again, one whole card each (as without slicing)"
+echo whole >"$dir/phase"
+whole=""
+for id in $infer $train $prep $mixed $reclaim; do
+	"$gp" task show "$id" -o json >"$dir/task.json"
+	whole="$whole $("$gp" submit -q --whole --name "$(jq -r .name "$dir/task.json")" \
+		--priority "$(jq -r .priority "$dir/task.json")" -- sh -c "$(jq -r .command "$dir/task.json")")"
+done
+wait_done $whole
+echo idle >"$dir/phase"
+kill "$sampler" 2>/dev/null
+sampler=""
+
+# ---- the report -------------------------------------------------------------------------
+say "REPORT"
+jq -s -r -f "$root/scripts/demo-report.jq" "$dir/samples.jsonl"
+echo "  inference p99: alone $(result "$alone" .p99_us) us, beside training and" \
+	"preprocessing $(result "$infer" .p99_us) us"
+echo "  training steps/s: $(result "$train" .steps_per_sec) (80 % then 60 %)"
+if "$gp" bill --help >/dev/null 2>&1; then
+	echo
+	"$gp" bill --month "$(date -u +%Y-%m)"
+fi
+if [ "$keep" = yes ]; then
+	echo
+	echo "The server keeps running. Use it with:"
+	echo "  export GPUPOOL_SOCKET=$GPUPOOL_SOCKET GPUPOOL_TOKEN_FILE=$GPUPOOL_TOKEN_FILE"
+	[ "${DEVICE:-sim}" = sim ] &&
+		echo "  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH GPUPOOL_SIM_DEVICES=$GPUPOOL_SIM_DEVICES GPUPOOL_SIM_DIR=$GPUPOOL_SIM_DIR"
+	echo "  build/gpupool task ls; build/gpupool audit; build/gpupool --help"
+	echo "Stop it with: kill $server"
+fi

@@ -28,6 +28,7 @@ struct gp_agent {
 	struct gp_agent_options o;
 	struct gp_agent_node node;
 	struct gp_region *region[GP_AGENT_DEVICES_MAX]; /* opened when first needed */
+	struct gp_usage *usage;
 	struct running task[GP_AGENT_TASKS_MAX];
 	int tasks;
 };
@@ -50,6 +51,8 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 		return -ENOMEM;
 	a->o = *o;
 	r = gp_devices_discover(o->nvml_library, &a->node, err, err_len);
+	if (r == 0)
+		r = gp_usage_open(o->nvml_library, a->node.devices, &a->usage, err, err_len);
 	if (r < 0) {
 		free(a);
 		return r;
@@ -65,6 +68,7 @@ void gp_agent_free(struct gp_agent *a)
 	for (int i = 0; i < GP_AGENT_DEVICES_MAX; i++)
 		if (a->region[i])
 			gp_region_close(a->region[i]);
+	gp_usage_close(a->usage);
 	free(a);
 }
 
@@ -211,4 +215,10 @@ int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigne
 	r->applied_compute = compute_pct;
 	r->applied_priority = priority;
 	return 0;
+}
+
+int gp_agent_sample(struct gp_agent *a, struct gp_usage_device *devices,
+		    struct gp_usage_group *groups, size_t n)
+{
+	return gp_usage_sample(a->usage, devices, groups, n);
 }

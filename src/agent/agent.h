@@ -8,6 +8,8 @@
  * without blocking (SIGTERM now, SIGKILL once the grace period is over,
  * at a later gp_agent_poll), reaps them, and applies live changes of a
  * running task's share and priority to its devices' regions (shim/region.h).
+ * It samples what the devices and the tasks' process groups use
+ * (usage.h), for metering, metrics and alerts.
  *
  * It is used from one thread (the server's loop). Functions return 0 or a
  * negative errno. */
@@ -20,6 +22,7 @@
 #include <sys/types.h>
 
 #include "agent/devices.h"
+#include "agent/usage.h"
 
 #define GP_AGENT_TASKS_MAX 256
 
@@ -47,7 +50,8 @@ struct gp_agent_task {
 	bool hard;
 };
 
-/* Discovers the devices; on failure says why in err. */
+/* Discovers the devices and opens NVML for sampling; on failure says
+ * why in err. */
 int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *err,
 		 size_t err_len);
 void gp_agent_free(struct gp_agent *a);    /* stops nothing: tasks outlive it */
@@ -72,5 +76,11 @@ void gp_agent_poll(struct gp_agent *a,
  * -EAGAIN while its processes have not joined a region yet (call again
  * later); 0 once applied (again with the same values: nothing to do). */
 int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigned priority);
+
+/* Samples this node: devices[] (gp_agent_node's count of them) and, for
+ * each group (a task's process group on one of its devices), what it used
+ * since the previous sampling (usage.h). */
+int gp_agent_sample(struct gp_agent *a, struct gp_usage_device *devices,
+		    struct gp_usage_group *groups, size_t n);
 
 #endif

@@ -45,12 +45,15 @@ static int common_flag(const struct gp_client_command *cmd, struct gp_client_fla
 	case OPT_TOKEN_FILE: f->token_file = value; return 0;
 	case OPT_JSON: f->json = true; return 0;
 	case 'o':
-		if (strcmp(value, "json") && strcmp(value, "table")) {
-			fprintf(stderr, "gpupool %s: -o \"%s\" must be json or table\n",
-				cmd->name, value);
+		if (strcmp(value, "json") && strcmp(value, "table") &&
+		    (!cmd->csv_ok || strcmp(value, "csv"))) {
+			fprintf(stderr, "gpupool %s: -o \"%s\" must be %s\n", cmd->name,
+				value,
+				cmd->csv_ok ? "table, csv or json" : "json or table");
 			return -EINVAL;
 		}
 		f->json = !strcmp(value, "json");
+		f->csv = !strcmp(value, "csv");
 		return 0;
 	}
 	return -EINVAL;

@@ -28,6 +28,7 @@ struct gp_client_flags {
 	const char *token;
 	const char *token_file;
 	bool json; /* -o json (or --json): print the server's JSON */
+	bool csv;  /* -o csv, where the command takes it */
 };
 
 /* A command's own flags, parsed by gp_client_parse with the common ones. */
@@ -39,6 +40,7 @@ struct gp_client_command {
 	/* Takes one of its own options; 0, or -EINVAL with the message out. */
 	int (*option)(void *ctx, int c, const char *value);
 	bool args_last; /* options end at the first argument */
+	bool csv_ok;	/* -o csv is one of its outputs */
 };
 
 /* Parses argv (argv[0] is the subcommand's name). Returns 1 after

@@ -19,6 +19,10 @@ int gp_cmd_task(int argc, char **argv);
 int gp_cmd_tenant(int argc, char **argv);
 int gp_cmd_template(int argc, char **argv);
 int gp_cmd_audit(int argc, char **argv);
+/* Metering and monitoring: cmd-bill.c, cmd-top.c. */
+int gp_cmd_bill(int argc, char **argv);
+int gp_cmd_top(int argc, char **argv);
+int gp_cmd_alerts(int argc, char **argv);
 
 /* Parses "42-51" or "1,5,9" (or a mix) into at most max seeds. Returns
  * the count, or -1 when malformed. */

@@ -25,6 +25,9 @@ static const struct {
 	{ "tenant", gp_cmd_tenant, "add and list tenants" },
 	{ "template", gp_cmd_template, "add and list slice templates" },
 	{ "audit", gp_cmd_audit, "show the audit log" },
+	{ "bill", gp_cmd_bill, "a month's bill per tenant and device model" },
+	{ "top", gp_cmd_top, "live view of devices, tasks and the queue" },
+	{ "alerts", gp_cmd_alerts, "list and clear alerts" },
 };
 
 static void usage(FILE *out)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "server/api-impl.h"
 #include "server/fields.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -26,11 +27,6 @@
 #define AUDIT_LIMIT	  100
 #define AUDIT_LIMIT_MAX	  100000
 #define SHELL_PLAIN_CHARS GP_FIELD_NAME_CHARS "/:=@%+,"
-
-struct gp_api {
-	struct gp_store *store;
-	unsigned queue_max;
-};
 
 static const char *const state_names[] = {
 	[GP_TASK_PENDING] = "pending",	   [GP_TASK_RUNNING] = "running",
@@ -858,6 +854,12 @@ static const struct gp_http_route routes[] = {
 	{"PATCH", "/v1/tasks/{id}", task_set},
 	{"POST", "/v1/tasks/{id}/cancel", task_cancel},
 	{"GET", "/v1/audit", audit_list},
+	{"GET", "/v1/usage", gp_api_usage},
+	{"GET", "/v1/bill", gp_api_bill},
+	{"GET", "/v1/alerts", gp_api_alerts},
+	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
+	{"GET", "/v1/status", gp_api_status},
+	{"GET", "/metrics", gp_api_metrics},
 };
 
 const struct gp_http_route *gp_api_routes(size_t *ret_n)
@@ -878,8 +880,40 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 		return -ENOMEM;
 	api->store = store;
 	api->queue_max = o->queue_max;
+	api->loop = o->loop;
+	for (int i = 0; i < o->n_prices && i < GP_PRICES_MAX; i++)
+		api->price[api->prices++] = o->prices[i];
 	*ret = api;
 	return 0;
+}
+
+void gp_api_set_loop(struct gp_api *api, const struct gp_loop *loop)
+{
+	api->loop = loop;
+}
+
+/* ---- shared with api-meter.c (api-impl.h) ------------------------------ */
+
+bool gp_api_caller(struct gp_api *api, const struct gp_http_request *req,
+		   struct gp_http_reply *ret, struct gp_tenant *me)
+{
+	return caller(api, req, ret, me);
+}
+
+bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
+			 const char *what)
+{
+	return store_failed(api, ret, err, what);
+}
+
+json_t *gp_api_time_json(int64_t unix_s)
+{
+	return time_json(unix_s);
+}
+
+const char *gp_api_state_name(enum gp_task_state s)
+{
+	return state_name(s);
 }
 
 struct gp_api *gp_api_free(struct gp_api *api)

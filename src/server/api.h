@@ -8,14 +8,20 @@
  * after the store call that made it returned, so an acknowledged write is
  * on disk.
  *
+ * Metering, bills, alerts, metrics and the live status are in
+ * api-meter.c; what the two files share is in api-impl.h.
+ *
  * Ownership: the api uses the store it is given and does not close it;
- * the caller keeps the store alive until gp_api_free. */
+ * the caller keeps the store alive until gp_api_free, and the loop until
+ * it calls gp_api_set_loop(api, NULL). */
 #ifndef GP_SERVER_API_H
 #define GP_SERVER_API_H
 
 #include <stddef.h>
 
+#include "server/bill.h"
 #include "server/http.h"
+#include "server/loop.h"
 #include "server/store.h"
 
 #define GP_API_BODY_MAX	  (1024 * 1024) /* larger request bodies get 413 */
@@ -26,11 +32,18 @@ struct gp_api;
 
 struct gp_api_options {
 	unsigned queue_max; /* submissions get 503 at this many pending tasks */
+	const struct gp_price *prices; /* for bills; copied */
+	int n_prices;
+	const struct gp_loop *loop; /* live numbers (metrics, status); NULL: none */
 };
 
 int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 	       struct gp_api **ret);
 struct gp_api *gp_api_free(struct gp_api *api); /* accepts NULL; returns NULL */
+
+/* Changes where the live numbers come from (NULL: nowhere, before the
+ * loop stops). Call it holding the http lock. */
+void gp_api_set_loop(struct gp_api *api, const struct gp_loop *loop);
 
 /* The routes, to serve with gp_http_serve and the api as its context. */
 const struct gp_http_route *gp_api_routes(size_t *ret_n);

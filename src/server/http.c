@@ -53,8 +53,21 @@ struct incoming {
 void gp_http_json(struct gp_http_reply *ret, unsigned status, json_t *body)
 {
 	json_decref(ret->body);
+	free(ret->text);
+	ret->text = NULL;
 	ret->status = status;
 	ret->body = body;
+}
+
+void gp_http_text(struct gp_http_reply *ret, unsigned status, char *text,
+		  const char *content_type)
+{
+	json_decref(ret->body);
+	ret->body = NULL;
+	free(ret->text);
+	ret->status = status;
+	ret->text = text;
+	ret->content_type = content_type;
 }
 
 void gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, ...)
@@ -68,14 +81,21 @@ void gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, 
 	gp_http_json(ret, status, json_pack("{s:s}", "error", message));
 }
 
-/* The reply's JSON and a newline, malloc'd (MHD frees it); NULL: none. */
+/* The reply's text, or its JSON and a newline, malloc'd (MHD frees it);
+ * NULL: none. */
 static char *reply_text(const struct gp_http_reply *reply, size_t *ret_len)
 {
-	char *text = reply->body ? json_dumps(reply->body, JSON_COMPACT) : NULL;
+	char *text = reply->text   ? strdup(reply->text)
+		     : reply->body ? json_dumps(reply->body, JSON_COMPACT)
+				   : NULL;
 	char *line;
 	size_t len;
 
 	*ret_len = 0;
+	if (text && reply->text) {
+		*ret_len = strlen(text);
+		return text;
+	}
 	if (!text)
 		return NULL;
 	len = strlen(text);
@@ -104,7 +124,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn,
 		free(text);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				reply->text ? reply->content_type : "application/json");
 	if (reply->location[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, reply->location);
 	if (reply->status == MHD_HTTP_UNAUTHORIZED)
@@ -267,6 +288,7 @@ static enum MHD_Result answer(struct gp_http *h, struct MHD_Connection *conn,
 	log_failure(&req, &reply);
 	r = send_reply(conn, &reply, allow);
 	json_decref(reply.body);
+	free(reply.text);
 	return r;
 }
 

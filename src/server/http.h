@@ -7,7 +7,8 @@
  * came in on, so a handler may use state that is not thread-safe (the
  * store). The layer answers by itself 404 (no route), 405 (route without
  * that method, with an Allow header) and 413 (body over the cap); every
- * body it sends is JSON, errors as {"error": "..."}. Replies with a
+ * body it sends is JSON, errors as {"error": "..."}, but for the text a
+ * handler gives with gp_http_text (Prometheus metrics). Replies with a
  * status of 500 or more (but 503, a full queue) are logged on stderr,
  * once, here.
  *
@@ -33,11 +34,13 @@ struct gp_http_request {
 	void *conn;	   /* for gp_http_query */
 };
 
-/* What a handler answers: a status and an optional JSON body. */
+/* What a handler answers: a status and an optional JSON body, or text. */
 struct gp_http_reply {
 	unsigned status;
-	json_t *body;	   /* owned by the reply; NULL: no body */
-	char location[64]; /* a Location header when not empty */
+	json_t *body;		  /* owned by the reply; NULL: no body */
+	char location[64];	  /* a Location header when not empty */
+	char *text;		  /* malloc'd, owned by the reply; sent instead of body */
+	const char *content_type; /* of text; a static string */
 };
 
 typedef void gp_http_handler(void *ctx, const struct gp_http_request *req,
@@ -90,5 +93,10 @@ gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, ...);
 
 /* Sets ret to status and body (the reply takes the reference). */
 void gp_http_json(struct gp_http_reply *ret, unsigned status, json_t *body);
+
+/* Sets ret to status and text, a malloc'd string the reply takes, sent
+ * with the Content-Type content_type (a static string). */
+void gp_http_text(struct gp_http_reply *ret, unsigned status, char *text,
+		  const char *content_type);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/cluster.h"
 #include "core/policy.h"
+#include "server/alerts.h"
 #include "server/sched.h"
 
 #define HOST_PLENTY 1000000000u /* tasks ask nothing of the host yet */
@@ -31,6 +32,10 @@ struct gp_loop {
 	pthread_t thread;
 	atomic_bool stop;
 	struct idset stopping, borrowed;
+	struct gp_meter *meter;
+	struct gp_alerts *alerts;
+	struct gp_loop_stats stats;
+	bool meter_failing; /* said so on stderr; said again when it recovers */
 };
 
 /* The tasks of one tick: store rows and the pass's view of them. */
@@ -90,9 +95,11 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 {
 	struct gp_loop *l = ctx;
 	bool preempted = idset_take(&l->stopping, id) && stopped;
+	int64_t now = now_ms();
 	struct gp_task t;
 
 	idset_take(&l->borrowed, id);
+	gp_meter_end(l->meter, id, now);
 	if (gp_store_task_get(l->store, id, &t) < 0)
 		return;
 	t.pid = 0;
@@ -104,7 +111,7 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 			 "preempted to give a tenant its guarantee back; queued again");
 	} else {
 		t.state = code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
-		t.ended = now_ms();
+		t.ended = now;
 		if (code > 128)
 			snprintf(t.reason, sizeof(t.reason), "killed by signal %d", code - 128);
 		else if (code)
@@ -115,6 +122,8 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 	gp_store_task_update(l->store, &t);
 	audit(l, preempted ? "task.requeue" : "task.end", id,
 	      t.reason[0] ? t.reason : "exited with code 0");
+	if (t.state == GP_TASK_FAILED)
+		gp_alerts_task_failed(l->alerts, &t, t.reason);
 }
 
 /* ---- the cluster of this machine ---------------------------------------- */
@@ -359,12 +368,15 @@ static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		snprintf(t->reason, sizeof(t->reason), "could not start: %s", strerror(-r));
 		gp_store_task_update(l->store, t);
 		audit(l, "task.end", t->id, t->reason);
+		gp_alerts_task_failed(l->alerts, t, t->reason);
 		return;
 	}
 	t->state = GP_TASK_RUNNING;
 	t->pid = pgid;
 	t->started = now_ms();
 	t->ended = 0;
+	gp_meter_start(l->meter, t, spec.device, spec.devices, pgid, t->started);
+	gp_histogram_observe(&l->stats.wait, (double)(t->started - t->created) / 1000.0);
 	placement_write(gp_agent_node(l->agent), &o->where, t->placement, sizeof(t->placement));
 	snprintf(t->reason, sizeof(t->reason), "%s", o->reason);
 	gp_store_task_update(l->store, t);
@@ -399,9 +411,41 @@ static void tick_apply(struct gp_loop *l, struct tick *k)
 			reason_set(l, t, o->reason);
 	}
 	for (int i = 0; i < k->n; i++)
-		if (k->task[i].state == GP_TASK_RUNNING)
+		if (k->task[i].state == GP_TASK_RUNNING) {
 			gp_agent_set(l->agent, k->task[i].id, k->task[i].compute_pct,
 				     k->task[i].priority);
+			gp_meter_share(l->meter, k->task[i].id, k->task[i].compute_pct);
+		}
+}
+
+/* Says on stderr when metering starts failing, and when it works again. */
+static void meter_report(struct gp_loop *l, int r)
+{
+	if (r < 0 && !l->meter_failing)
+		fprintf(stderr, "gpupool server: metering: cannot write usage records: %s\n",
+			r == -EIO ? gp_store_error(l->store) : strerror(-r));
+	else if (r >= 0 && l->meter_failing)
+		fprintf(stderr, "gpupool server: metering: writing usage records again\n");
+	l->meter_failing = r < 0;
+}
+
+/* One sampling and what follows from it, in one transaction. The alert
+ * rules run on what was sampled even when the records could not be
+ * written; their failure does not undo the records. */
+static void tick_sample(struct gp_loop *l, int64_t now)
+{
+	int r = gp_store_begin(l->store);
+
+	if (r == 0)
+		r = gp_meter_sample(l->meter, now);
+	if (r == 0) {
+		gp_alerts_check(l->alerts, l->meter);
+		r = gp_store_commit(l->store);
+	} else {
+		gp_store_rollback(l->store);
+		gp_alerts_check(l->alerts, l->meter);
+	}
+	meter_report(l, r);
 }
 
 static void tick_free(struct tick *k)
@@ -424,6 +468,18 @@ void gp_loop_tick(struct gp_loop *l)
 			  &k.n_out) == 0)
 		tick_apply(l, &k);
 	tick_free(&k);
+	if (gp_meter_due(l->meter, now_ms()))
+		tick_sample(l, now_ms());
+}
+
+const struct gp_meter *gp_loop_meter(const struct gp_loop *l)
+{
+	return l ? l->meter : NULL;
+}
+
+const struct gp_loop_stats *gp_loop_stats(const struct gp_loop *l)
+{
+	return l ? &l->stats : NULL;
 }
 
 /* ---- the thread --------------------------------------------------------- */
@@ -434,17 +490,47 @@ static void *loop_main(void *arg)
 	const struct timespec tick = { 0, GP_LOOP_TICK_MS * 1000000L };
 
 	while (!atomic_load(&l->stop)) {
+		struct timespec start, end;
+
 		gp_http_lock(l->http);
+		clock_gettime(CLOCK_MONOTONIC, &start);
 		gp_loop_tick(l);
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		gp_summary_observe(&l->stats.tick,
+				   (double)(end.tv_sec - start.tv_sec) +
+					   (double)(end.tv_nsec - start.tv_nsec) / 1e9);
 		gp_http_unlock(l->http);
 		nanosleep(&tick, NULL);
 	}
 	return NULL;
 }
 
-int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent *agent,
-		  struct gp_loop **ret)
+static struct gp_meter_options meter_options(const struct gp_loop_options *o)
 {
+	struct gp_meter_options m = { GP_LOOP_SAMPLE_MS, GP_LOOP_GROW_SAMPLES,
+				      GP_LOOP_UTIL_WINDOW_S };
+
+	if (o && o->sample_ms)
+		m.sample_ms = o->sample_ms;
+	if (o && o->grow_samples)
+		m.grow_samples = o->grow_samples;
+	if (o && o->util_window_s)
+		m.util_window_s = o->util_window_s;
+	return m;
+}
+
+static void loop_release(struct gp_loop *l)
+{
+	gp_policy_free(l->policy);
+	gp_meter_free(l->meter);
+	gp_alerts_free(l->alerts);
+	free(l);
+}
+
+int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent *agent,
+		  const struct gp_loop_options *o, struct gp_loop **ret)
+{
+	struct gp_meter_options mo = meter_options(o);
 	struct gp_loop *l = calloc(1, sizeof(*l));
 	int r;
 
@@ -452,10 +538,14 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent 
 		return -ENOMEM;
 	*l = (struct gp_loop){ .store = store, .http = http, .agent = agent };
 	r = gp_policy_new("default", &(struct gp_policy_config){ 0 }, &l->policy);
-	if (r == 0 && (r = -pthread_create(&l->thread, NULL, loop_main, l)) < 0)
-		gp_policy_free(l->policy);
+	if (r == 0)
+		r = gp_meter_new(store, agent, &mo, &l->meter);
+	if (r == 0)
+		r = gp_alerts_new(store, &l->alerts);
+	if (r == 0)
+		r = -pthread_create(&l->thread, NULL, loop_main, l);
 	if (r < 0) {
-		free(l);
+		loop_release(l);
 		return r;
 	}
 	*ret = l;
@@ -468,7 +558,11 @@ struct gp_loop *gp_loop_stop(struct gp_loop *l)
 		return NULL;
 	atomic_store(&l->stop, true);
 	pthread_join(l->thread, NULL);
-	gp_policy_free(l->policy);
-	free(l);
+	/* What the running tasks used until now is recorded; they run on,
+	 * unwatched (the next server marks them lost). */
+	gp_http_lock(l->http);
+	tick_sample(l, now_ms());
+	gp_http_unlock(l->http);
+	loop_release(l);
 	return NULL;
 }

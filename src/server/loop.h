@@ -11,7 +11,12 @@
  *      preempted to stop (SIGTERM, SIGKILL after the grace period), and
  *      writes each waiting task's reason when it changed;
  *   4. applies live changes of running tasks' share and priority to their
- *      devices' regions.
+ *      devices' regions;
+ *   5. every sample_ms (and at once when a task ended), samples what the
+ *      devices and tasks use, writes the usage records (meter.h) and
+ *      raises or clears alerts (alerts.h), in one transaction.
+ * It times its ticks and the queue waits of the tasks it starts, for the
+ * metrics (metrics.h); a task that fails raises a critical alert.
  * A task starts only once the tasks being preempted on its devices have
  * stopped. Every start, preemption and end is in the audit log. */
 #ifndef GP_SERVER_LOOP_H
@@ -19,21 +24,38 @@
 
 #include "agent/agent.h"
 #include "server/http.h"
+#include "server/meter.h"
+#include "server/metrics.h"
 #include "server/store.h"
 
 #define GP_LOOP_TICK_MS 100
 
+#define GP_LOOP_SAMPLE_MS     10000 /* usage sampling period */
+#define GP_LOOP_GROW_SAMPLES  10    /* memory growth: samplings in a row */
+#define GP_LOOP_UTIL_WINDOW_S 86400 /* low utilization: averaged over a day */
+
 struct gp_loop;
 
+struct gp_loop_options {
+	unsigned sample_ms;	/* 0: GP_LOOP_SAMPLE_MS */
+	unsigned grow_samples;	/* 0: GP_LOOP_GROW_SAMPLES */
+	unsigned util_window_s; /* 0: GP_LOOP_UTIL_WINDOW_S */
+};
+
 /* Starts the loop's thread; the store, the http server (for its lock)
- * and the agent must outlive it. */
+ * and the agent must outlive it. o may be NULL (the defaults). */
 int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent *agent,
-		  struct gp_loop **ret);
+		  const struct gp_loop_options *o, struct gp_loop **ret);
 
 /* Stops the thread (tasks keep running). Accepts NULL; returns NULL. */
 struct gp_loop *gp_loop_stop(struct gp_loop *l);
 
 /* One tick, for tests and for the thread: the caller holds the lock. */
 void gp_loop_tick(struct gp_loop *l);
+
+/* The live numbers, for the API's handlers (which hold the lock); NULL
+ * for l NULL. */
+const struct gp_meter *gp_loop_meter(const struct gp_loop *l);
+const struct gp_loop_stats *gp_loop_stats(const struct gp_loop *l);
 
 #endif

@@ -30,6 +30,7 @@
 
 #include "cli/commands.h"
 #include "server/api.h"
+#include "server/bill.h"
 #include "server/http.h"
 #include "server/loop.h"
 #include "server/store.h"
@@ -49,6 +50,9 @@ struct server_options {
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
 	char log_dir[PATH_MAX]; /* task logs */
 	unsigned grace_ms;
+	struct gp_loop_options loop; /* sampling, alert windows */
+	struct gp_price price[GP_PRICES_MAX];
+	int prices;
 };
 
 /* ---- default paths ----------------------------------------------------- */
@@ -158,7 +162,9 @@ static void server_usage(FILE *out)
 		"usage: gpupool server [--db PATH] [--socket PATH] [--tcp PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
-		"                       [--log-dir DIR] [--grace-ms N]]\n"
+		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
+		"                       [--util-window SECONDS] [--grow-samples N]]\n"
+		"                      [--price MODEL=PRICE]...\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
 		"first\n"
@@ -187,8 +193,20 @@ static void server_usage(FILE *out)
 		"  --log-dir DIR    task logs, task-ID.log (default: logs/ next to the\n"
 		"                   database)\n"
 		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted\n"
-		"                   (default %d)\n",
-		GP_API_QUEUE_MAX, GRACE_MS_DEFAULT);
+		"                   (default %d)\n"
+		"  --sample-ms N    usage sampling period, for metering, metrics and\n"
+		"                   alerts (default %d)\n"
+		"  --util-window SECONDS\n"
+		"                   a device whose utilization averaged over this long\n"
+		"                   is below 30 %% raises an info alert (default %d)\n"
+		"  --grow-samples N a task whose memory rose in each of the last N\n"
+		"                   samplings raises a warning (default %d)\n"
+		"  --price MODEL=PRICE\n"
+		"                   price of one hour of a whole device whose name\n"
+		"                   contains MODEL (case-insensitive), for bills;\n"
+		"                   repeatable, e.g. --price A100=2.50 --price T4=0.35\n",
+		GP_API_QUEUE_MAX, GRACE_MS_DEFAULT, GP_LOOP_SAMPLE_MS,
+		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
 
 /* A whole number from lo to hi, nothing after it. */
@@ -207,9 +225,59 @@ static bool parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *ret
 	return true;
 }
 
+/* --price MODEL=PRICE, one more. */
+static int parse_price(struct server_options *o, const char *value)
+{
+	char err[256];
+
+	if (o->prices == GP_PRICES_MAX) {
+		fprintf(stderr, "gpupool server: --price: at most %d prices\n",
+			GP_PRICES_MAX);
+		return -EINVAL;
+	}
+	if (gp_price_parse(value, &o->price[o->prices], err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool server: --price %s\n", err);
+		return -EINVAL;
+	}
+	o->prices++;
+	return 0;
+}
+
+/* A whole number option from lo to hi; says which when it is not. */
+static int parse_range(const char *flag, const char *value, unsigned lo, unsigned hi,
+		       unsigned *ret)
+{
+	if (parse_uint(value, lo, hi, ret))
+		return 0;
+	fprintf(stderr,
+		"gpupool server: --%s \"%s\" must be a whole number from %u to %u\n",
+		flag, value, lo, hi);
+	return -EINVAL;
+}
+
+static int parse_monitoring(struct server_options *o, int c, const char *value)
+{
+	switch (c) {
+	case 'P': return parse_price(o, value);
+	case 'M':
+		return parse_range("sample-ms", value, 100, 3600000, &o->loop.sample_ms);
+	case 'W':
+		return parse_range("util-window", value, 1, 31 * 86400,
+				   &o->loop.util_window_s);
+	case 'G':
+		return parse_range("grow-samples", value, 1, GP_METER_GROW_MAX,
+				   &o->loop.grow_samples);
+	}
+	return -EINVAL;
+}
+
 static int parse_value(struct server_options *o, int c, const char *value)
 {
 	switch (c) {
+	case 'P':
+	case 'M':
+	case 'W':
+	case 'G': return parse_monitoring(o, c, value);
 	case 'd': snprintf(o->db, sizeof(o->db), "%s", value); return 0;
 	case 's': snprintf(o->socket, sizeof(o->socket), "%s", value); return 0;
 	case 'a': snprintf(o->token_file, sizeof(o->token_file), "%s", value); return 0;
@@ -257,6 +325,10 @@ static int parse_options(int argc, char **argv, struct server_options *o)
 		{"run-dir", required_argument, NULL, 'r'},
 		{"log-dir", required_argument, NULL, 'l'},
 		{"grace-ms", required_argument, NULL, 'g'},
+		{"sample-ms", required_argument, NULL, 'M'},
+		{"util-window", required_argument, NULL, 'W'},
+		{"grow-samples", required_argument, NULL, 'G'},
+		{"price", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -550,21 +622,24 @@ static void signals_block(sigset_t *stop)
 
 static int serve(const struct server_options *o, struct server *s, sigset_t *stop)
 {
-	struct gp_api_options ao = {.queue_max = o->queue_max};
+	struct gp_api_options ao = {
+		.queue_max = o->queue_max, .prices = o->price, .n_prices = o->prices};
 	const struct gp_http_route *routes;
 	size_t n;
 	int sig = 0;
 
+	if (s->agent &&
+	    gp_loop_start(s->store, s->http, s->agent, &o->loop, &s->loop) < 0) {
+		fprintf(stderr, "gpupool server: cannot start the scheduling loop\n");
+		return GP_EXIT_FAIL;
+	}
+	ao.loop = s->loop;
 	if (gp_api_new(s->store, &ao, &s->api) < 0)
 		return GP_EXIT_FAIL;
 	routes = gp_api_routes(&n);
 	if (gp_http_serve(s->http, routes, n, s->api) < 0) {
 		fprintf(stderr, "gpupool server: cannot start serving on %s\n",
 			o->socket);
-		return GP_EXIT_FAIL;
-	}
-	if (s->agent && gp_loop_start(s->store, s->http, s->agent, &s->loop) < 0) {
-		fprintf(stderr, "gpupool server: cannot start the scheduling loop\n");
 		return GP_EXIT_FAIL;
 	}
 	fprintf(stderr, "gpupool server: serving on %s", o->socket);
@@ -578,9 +653,15 @@ static int serve(const struct server_options *o, struct server *s, sigset_t *sto
 	return GP_EXIT_OK;
 }
 
-/* Lets go in the reverse order: no request runs once the store closes. */
+/* Lets go in the reverse order: no request runs once the store closes,
+ * and none reads the loop's numbers once it stops. */
 static void server_release(struct server *s)
 {
+	if (s->api && s->http) {
+		gp_http_lock(s->http);
+		gp_api_set_loop(s->api, NULL);
+		gp_http_unlock(s->http);
+	}
 	s->loop = gp_loop_stop(s->loop);
 	gp_agent_free(s->agent);
 	s->http = gp_http_stop(s->http);

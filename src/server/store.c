@@ -8,7 +8,12 @@
  * with bound parameters; nothing a user sends becomes SQL text.
  *
  * Tokens are 32 bytes from getrandom(), shown once as hex; the tenants
- * table keeps only the hex SHA-256 of that hex string (nettle). */
+ * table keeps only the hex SHA-256 of that hex string (nettle).
+ *
+ * Usage records and alerts are written many at a time by the loop's
+ * sampling: gp_store_begin/commit make them one transaction, and the
+ * functions that write several rows open their own when the caller has
+ * none (sqlite3_get_autocommit tells). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -91,6 +96,33 @@ static const char *const migrations[] = {
 	"  action TEXT NOT NULL,"
 	"  object TEXT NOT NULL,"
 	"  detail TEXT NOT NULL);",
+	/* 2: metering — one row per task, device and sampling interval. */
+	"CREATE TABLE usage ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  task INTEGER NOT NULL REFERENCES tasks(id),"
+	"  tenant INTEGER NOT NULL REFERENCES tenants(id),"
+	"  device_uuid TEXT NOT NULL,"
+	"  device_model TEXT NOT NULL,"
+	"  start_ms INTEGER NOT NULL,"
+	"  end_ms INTEGER NOT NULL,"
+	"  mem_mib INTEGER NOT NULL,"
+	"  compute_pct INTEGER NOT NULL,"
+	"  used_ms INTEGER NOT NULL,"
+	"  CHECK (start_ms <= end_ms AND used_ms <= end_ms - start_ms));"
+	"CREATE INDEX usage_start ON usage(start_ms);"
+	"CREATE INDEX usage_tenant_start ON usage(tenant, start_ms);",
+	/* 3: alerts; at most one active per kind and object. */
+	"CREATE TABLE alerts ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  level INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  object TEXT NOT NULL,"
+	"  tenant INTEGER NOT NULL,"
+	"  message TEXT NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  cleared INTEGER NOT NULL DEFAULT 0);"
+	"CREATE UNIQUE INDEX alerts_active ON alerts(kind, object) WHERE cleared = 0;"
+	"CREATE INDEX alerts_tenant ON alerts(tenant);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -894,6 +926,29 @@ int gp_store_task_count(struct gp_store *s, int state)
 	return sqlite3_column_int(st, 0);
 }
 
+int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !ret_n || !ret_oldest)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT COUNT(*), COALESCE(MIN(created), 0) FROM tasks "
+		    "WHERE state IN (?1, ?2)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int(st, 1, GP_TASK_PENDING);
+	sqlite3_bind_int(st, 2, GP_TASK_PREEMPTED);
+	r = step_row(s, st, "queue_stats");
+	if (r < 0)
+		return r;
+	*ret_n = sqlite3_column_int(st, 0);
+	*ret_oldest = sqlite3_column_int64(st, 1);
+	return 0;
+}
+
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 {
 	auto_stmt *st = NULL;
@@ -984,4 +1039,345 @@ int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *re
 	if (r == 0)
 		*ret = rows;
 	return r;
+}
+
+/* ---- transactions ---- */
+
+int gp_store_begin(struct gp_store *s)
+{
+	if (!s)
+		return -EINVAL;
+	return exec(s, "BEGIN IMMEDIATE", "begin");
+}
+
+int gp_store_commit(struct gp_store *s)
+{
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = exec(s, "COMMIT", "commit");
+	if (r < 0)
+		gp_store_rollback(s);
+	return r;
+}
+
+void gp_store_rollback(struct gp_store *s)
+{
+	if (s && !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Opens a transaction unless the caller holds one; *ret_own says which. */
+static int begin_own(struct gp_store *s, bool *ret_own)
+{
+	*ret_own = sqlite3_get_autocommit(s->db) != 0;
+	return *ret_own ? gp_store_begin(s) : 0;
+}
+
+/* Ends what begin_own began: commit after r == 0, else roll back. */
+static int end_own(struct gp_store *s, bool own, int r)
+{
+	if (!own)
+		return r;
+	if (r < 0) {
+		gp_store_rollback(s);
+		return r;
+	}
+	return gp_store_commit(s);
+}
+
+/* ---- usage ---- */
+
+#define USAGE_COLUMNS                                                                    \
+	"id, task, tenant, device_uuid, device_model, start_ms, end_ms, mem_mib, "       \
+	"compute_pct, used_ms"
+
+static void read_usage(sqlite3_stmt *st, void *ret)
+{
+	struct gp_usage_record *u = ret;
+
+	memset(u, 0, sizeof(*u));
+	u->id = sqlite3_column_int64(st, 0);
+	u->task = sqlite3_column_int64(st, 1);
+	u->tenant = sqlite3_column_int64(st, 2);
+	copy_text(st, 3, u->device_uuid, sizeof(u->device_uuid));
+	copy_text(st, 4, u->device_model, sizeof(u->device_model));
+	u->start_ms = sqlite3_column_int64(st, 5);
+	u->end_ms = sqlite3_column_int64(st, 6);
+	u->mem_mib = (uint64_t)sqlite3_column_int64(st, 7);
+	u->compute_pct = (unsigned)sqlite3_column_int64(st, 8);
+	u->used_ms = (uint64_t)sqlite3_column_int64(st, 9);
+}
+
+static bool usage_is_valid(const struct gp_usage_record *u)
+{
+	return fits(u->device_uuid, sizeof(u->device_uuid)) &&
+	       !is_blank(u->device_uuid) &&
+	       fits(u->device_model, sizeof(u->device_model)) &&
+	       !is_blank(u->device_model) && u->start_ms <= u->end_ms &&
+	       u->used_ms <= (uint64_t)(u->end_ms - u->start_ms) &&
+	       u->compute_pct <= PCT_MAX && u->mem_mib <= INT64_MAX;
+}
+
+static int usage_insert(struct gp_store *s, sqlite3_stmt *st, struct gp_usage_record *u)
+{
+	int r;
+
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, u->task);
+	sqlite3_bind_int64(st, 2, u->tenant);
+	sqlite3_bind_text(st, 3, u->device_uuid, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, u->device_model, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, u->start_ms);
+	sqlite3_bind_int64(st, 6, u->end_ms);
+	sqlite3_bind_int64(st, 7, (int64_t)u->mem_mib);
+	sqlite3_bind_int64(st, 8, u->compute_pct);
+	sqlite3_bind_int64(st, 9, (int64_t)u->used_ms);
+	r = step_done(s, st, "usage_add");
+	if (r == -ENOENT)
+		return fail(s, r, "usage_add: no task %lld of tenant %lld",
+			    (long long)u->task, (long long)u->tenant);
+	return r;
+}
+
+static int usage_insert_all(struct gp_store *s, struct gp_usage_record *recs, int n,
+			    int64_t *ids)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s,
+			"INSERT INTO usage (task, tenant, device_uuid, device_model, "
+			"start_ms, end_ms, mem_mib, compute_pct, used_ms) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			&st);
+
+	for (int i = 0; r == 0 && i < n; i++) {
+		r = usage_insert(s, st, &recs[i]);
+		ids[i] = sqlite3_last_insert_rowid(s->db);
+	}
+	return r;
+}
+
+int gp_store_usage_add(struct gp_store *s, struct gp_usage_record *recs, int n)
+{
+	int64_t *ids;
+	bool own;
+	int r;
+
+	if (!s || n < 0 || (n && !recs))
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (!usage_is_valid(&recs[i]))
+			return fail(s, -EINVAL, "usage_add: record %d is invalid", i);
+	if (n == 0)
+		return 0;
+	ids = calloc((size_t)n, sizeof(*ids));
+	if (!ids)
+		return fail(s, -ENOMEM, "usage_add: out of memory");
+	r = begin_own(s, &own);
+	if (r == 0)
+		r = end_own(s, own, usage_insert_all(s, recs, n, ids));
+	for (int i = 0; r == 0 && i < n; i++)
+		recs[i].id = ids[i];
+	free(ids);
+	return r;
+}
+
+/* Binds the tenant (?1, < 0: all) and the range (?2, ?3) of a usage query. */
+static void bind_usage_range(sqlite3_stmt *st, int64_t tenant, int64_t from, int64_t to)
+{
+	sqlite3_bind_int64(st, 1, tenant);
+	sqlite3_bind_int64(st, 2, from);
+	sqlite3_bind_int64(st, 3, to);
+}
+
+int gp_store_usage_list(struct gp_store *s, int64_t tenant, int64_t from_ms,
+			int64_t to_ms, int64_t after_id, int limit,
+			struct gp_usage_record **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1)
+		return -EINVAL;
+	r = prepare(
+		s,
+		"SELECT " USAGE_COLUMNS " FROM usage WHERE (?1 < 0 OR tenant = ?1) "
+		"AND start_ms >= ?2 AND start_ms < ?3 AND id > ?4 ORDER BY id LIMIT ?5",
+		&st);
+	if (r < 0)
+		return r;
+	bind_usage_range(st, tenant, from_ms, to_ms);
+	sqlite3_bind_int64(st, 4, after_id);
+	sqlite3_bind_int(st, 5, limit);
+	r = get_all(s, st, sizeof(**ret), read_usage, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+static void read_usage_sum(sqlite3_stmt *st, void *ret)
+{
+	struct gp_usage_sum *u = ret;
+
+	memset(u, 0, sizeof(*u));
+	u->tenant = sqlite3_column_int64(st, 0);
+	copy_text(st, 1, u->device_model, sizeof(u->device_model));
+	u->records = sqlite3_column_int64(st, 2);
+	u->duration_ms = sqlite3_column_int64(st, 3);
+	u->pct_ms = sqlite3_column_int64(st, 4);
+	u->mib_ms = sqlite3_column_int64(st, 5);
+	u->used_ms = sqlite3_column_int64(st, 6);
+}
+
+int gp_store_usage_sum(struct gp_store *s, int64_t tenant, int64_t from_ms, int64_t to_ms,
+		       struct gp_usage_sum **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT tenant, device_model, COUNT(*), SUM(end_ms - start_ms), "
+		    "SUM(compute_pct * (end_ms - start_ms)), "
+		    "SUM(mem_mib * (end_ms - start_ms)), SUM(used_ms) FROM usage "
+		    "WHERE (?1 < 0 OR tenant = ?1) AND start_ms >= ?2 AND start_ms < ?3 "
+		    "GROUP BY tenant, device_model ORDER BY tenant, device_model",
+		    &st);
+	if (r < 0)
+		return r;
+	bind_usage_range(st, tenant, from_ms, to_ms);
+	r = get_all(s, st, sizeof(**ret), read_usage_sum, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+/* ---- alerts ---- */
+
+#define ALERT_COLUMNS "id, level, kind, object, tenant, message, created, cleared"
+
+static void read_alert(sqlite3_stmt *st, void *ret)
+{
+	struct gp_alert *a = ret;
+
+	memset(a, 0, sizeof(*a));
+	a->id = sqlite3_column_int64(st, 0);
+	a->level = (enum gp_alert_level)sqlite3_column_int(st, 1);
+	copy_text(st, 2, a->kind, sizeof(a->kind));
+	copy_text(st, 3, a->object, sizeof(a->object));
+	a->tenant = sqlite3_column_int64(st, 4);
+	copy_text(st, 5, a->message, sizeof(a->message));
+	a->created = sqlite3_column_int64(st, 6);
+	a->cleared = sqlite3_column_int64(st, 7);
+}
+
+static bool alert_is_valid(const struct gp_alert *a)
+{
+	return a->level >= GP_ALERT_INFO && a->level <= GP_ALERT_CRITICAL &&
+	       fits(a->kind, sizeof(a->kind)) && !is_blank(a->kind) &&
+	       fits(a->object, sizeof(a->object)) && fits(a->message, sizeof(a->message));
+}
+
+int gp_store_alert_raise(struct gp_store *s, struct gp_alert *a, bool *ret_new)
+{
+	auto_stmt *st = NULL;
+	int64_t created = now_ms();
+	int r;
+
+	if (!s || !a || !ret_new)
+		return -EINVAL;
+	if (!alert_is_valid(a))
+		return fail(s, -EINVAL, "alert_raise: invalid alert");
+	/* The partial unique index keeps one active alert per kind and object. */
+	r = prepare(s,
+		    "INSERT OR IGNORE INTO alerts (level, kind, object, tenant, message, "
+		    "created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int(st, 1, (int)a->level);
+	sqlite3_bind_text(st, 2, a->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, a->object, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, a->tenant);
+	sqlite3_bind_text(st, 5, a->message, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, created);
+	r = step_done(s, st, "alert_raise");
+	if (r < 0)
+		return r;
+	*ret_new = sqlite3_changes(s->db) > 0;
+	if (*ret_new) {
+		a->id = sqlite3_last_insert_rowid(s->db);
+		a->created = created;
+		a->cleared = 0;
+	}
+	return 0;
+}
+
+int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *object)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !kind || !object)
+		return -EINVAL;
+	r = prepare(s,
+		    "UPDATE alerts SET cleared = ?1 WHERE kind = ?2 AND object = ?3 AND "
+		    "cleared = 0",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, object, -1, SQLITE_STATIC);
+	return step_done(s, st, "alert_clear");
+}
+
+int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, int limit,
+			struct gp_alert **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT " ALERT_COLUMNS " FROM alerts WHERE (?1 < 0 OR tenant = ?1) "
+		    "AND (?2 = 0 OR cleared = 0) ORDER BY id DESC LIMIT ?3",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, tenant);
+	sqlite3_bind_int(st, 2, active_only);
+	sqlite3_bind_int(st, 3, limit);
+	r = get_all(s, st, sizeof(**ret), read_alert, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret)
+{
+	auto_stmt *up = NULL, *st = NULL;
+	int r;
+
+	if (!s || !ret)
+		return -EINVAL;
+	r = prepare(s, "UPDATE alerts SET cleared = ?1 WHERE id = ?2 AND cleared = 0",
+		    &up);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(up, 1, now_ms());
+	sqlite3_bind_int64(up, 2, id);
+	r = step_done(s, up, "alert_clear");
+	if (r == 0)
+		r = prepare(s, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	return get_one(s, st, read_alert, ret, "no such alert");
 }

@@ -8,7 +8,8 @@
  * a newer gpupool is refused, never rewritten.
  *
  * Objects: tenants (with a bearer token, kept only as its SHA-256 hash,
- * and quotas), templates, tasks, and the audit log. Rows come back in
+ * and quotas), templates, tasks, the audit log, usage records (metering)
+ * and alerts. Rows come back in
  * caller-owned structs; lists come back as arrays the caller frees with
  * free(). Functions return 0 or a negative errno (-ENOENT: no such row,
  * -EEXIST: name taken, -EIO: SQLite failed; gp_store_error says why).
@@ -35,7 +36,10 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 1
+#define GP_STORE_SCHEMA_VERSION 3
+
+#define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
+#define GP_ALERT_KIND_MAX   32
 
 struct gp_store;
 
@@ -98,6 +102,45 @@ struct gp_audit_entry {
 	char detail[GP_REASON_MAX];
 };
 
+/* One usage record: what a task held of one device, and used of it, over
+ * the interval [start_ms, end_ms) (unix ms). Intervals of one task and
+ * device tile its run without overlapping. */
+struct gp_usage_record {
+	int64_t id;
+	int64_t task, tenant;
+	char device_uuid[GP_STORE_DEVICE_MAX];
+	char device_model[GP_STORE_DEVICE_MAX]; /* as NVML names it: "Tesla T4" */
+	int64_t start_ms, end_ms;
+	uint64_t mem_mib;     /* allocated (a whole device: all of it) */
+	unsigned compute_pct; /* allocated share; 100 for a whole device */
+	uint64_t used_ms;     /* device time its processes used, <= end - start */
+};
+
+/* The records of one tenant on one device model, added up (exact
+ * integers: hours and money are the caller's arithmetic). */
+struct gp_usage_sum {
+	int64_t tenant;
+	char device_model[GP_STORE_DEVICE_MAX];
+	int64_t records;
+	int64_t duration_ms; /* sum of end - start */
+	int64_t pct_ms;	     /* sum of compute_pct x (end - start) */
+	int64_t mib_ms;	     /* sum of mem_mib x (end - start) */
+	int64_t used_ms;
+};
+
+enum gp_alert_level { GP_ALERT_INFO, GP_ALERT_WARNING, GP_ALERT_CRITICAL };
+
+/* An alert: at most one is active (cleared == 0) per kind and object. */
+struct gp_alert {
+	int64_t id;
+	enum gp_alert_level level;
+	char kind[GP_ALERT_KIND_MAX];	  /* "task.failed", "device.busy", ... */
+	char object[GP_AUDIT_OBJECT_MAX]; /* "task 12", "device GPU-...", "tenant x" */
+	int64_t tenant;			  /* whose it is; 0: the pool's */
+	char message[GP_REASON_MAX];
+	int64_t created, cleared; /* unix ms; cleared 0: active */
+};
+
 /* open creates the file (mode 0600) if needed and migrates it to
  * GP_STORE_SCHEMA_VERSION; a file whose schema is newer gives -EPROTO and
  * is not written. ":memory:" opens a private in-memory store (tests).
@@ -132,6 +175,9 @@ int gp_store_task_get(struct gp_store *s, int64_t id, struct gp_task *ret);
 int gp_store_task_list(struct gp_store *s, int64_t tenant, int state,
 		       struct gp_task **ret, int *ret_n);
 int gp_store_task_count(struct gp_store *s, int state); /* >= 0, or -errno */
+/* The queue: how many tasks are pending or preempted, and when the
+ * oldest of them was submitted (unix ms; 0 when none). */
+int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
 /* Writes state, reason, placement, pid, exit_code, started, ended, and
  * the live-changeable compute_pct and priority.
  * task_update changes the task t->id (-ENOENT: none); task_add gives
@@ -147,5 +193,43 @@ int gp_store_audit(struct gp_store *s, const char *who, const char *action,
  * a longer detail is cut to GP_REASON_MAX - 1 bytes.
  * audit_list returns the whole log, oldest first (ordered by id). */
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n);
+
+/* Transactions. Writes are durable one by one; a caller that makes many
+ * at once (a sampling's usage records and alerts) wraps them in
+ * begin/commit, so that they cost one commit (one fsync) and land all or
+ * none. commit rolls back when it fails; rollback accepts a store with no
+ * open transaction. Store calls inside join the caller's transaction. */
+int gp_store_begin(struct gp_store *s);
+int gp_store_commit(struct gp_store *s);
+void gp_store_rollback(struct gp_store *s);
+
+/* Usage. usage_add writes n records all or none, in one transaction (or
+ * in the caller's), and sets their ids; a record needs an existing task
+ * and tenant (-ENOENT), non-empty device strings that fit, start <= end
+ * and used_ms <= end - start (-EINVAL).
+ * usage_list: the records whose start is in [from_ms, to_ms) and whose id
+ * is above after_id, ordered by id, at most limit (>= 1); tenant < 0:
+ * every tenant's. usage_sum: the records whose start is in the range,
+ * added up per tenant and device model, ordered by tenant id and model. */
+int gp_store_usage_add(struct gp_store *s, struct gp_usage_record *recs, int n);
+int gp_store_usage_list(struct gp_store *s, int64_t tenant, int64_t from_ms,
+			int64_t to_ms, int64_t after_id, int limit,
+			struct gp_usage_record **ret, int *ret_n);
+int gp_store_usage_sum(struct gp_store *s, int64_t tenant, int64_t from_ms, int64_t to_ms,
+		       struct gp_usage_sum **ret, int *ret_n);
+
+/* Alerts, deduplicated: alert_raise writes a->created (now) and a->id
+ * and sets *ret_new when no alert of a->kind on a->object is active;
+ * otherwise it writes nothing, *ret_new false. alert_clear marks the
+ * active alert of that kind and object cleared now (none: 0, nothing
+ * written). alert_list: the alerts, newest first, at most `limit`;
+ * tenant < 0: everyone's, else that tenant's; active_only: not cleared. */
+int gp_store_alert_raise(struct gp_store *s, struct gp_alert *a, bool *ret_new);
+int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *object);
+int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, int limit,
+			struct gp_alert **ret, int *ret_n);
+/* An operator clears alert id (now). -ENOENT: no such alert; clearing a
+ * cleared one changes nothing. The alert, as it is now, in *ret. */
+int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret);
 
 #endif

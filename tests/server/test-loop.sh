@@ -121,6 +121,6 @@ done
 	bad "a share change is in the region within 1 s" "$tmp/region.json"
 
 # The server leaves tasks running when it stops: stop them first.
-"$gp" task ls -o json | jq -r '.[] | select(.state == "running") | .pid' |
+"$gp" task ls -o json | jq -r '.tasks[] | select(.state == "running") | .pid' |
 	while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
 finish

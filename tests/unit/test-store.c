@@ -1,7 +1,9 @@
 /* test-store.c — the server's SQLite store (src/server/store.c): schema
  * and migrations, the refusal of newer files, tenants and their tokens,
- * templates, tasks, the audit log, argument checks, and durability when
- * a writer is killed with SIGKILL at a random moment.
+ * templates, tasks, the audit log, usage records (one transaction per
+ * batch, all or none; sums per tenant and model), alerts (one active per
+ * kind and object), argument checks, and durability when a writer is
+ * killed with SIGKILL at a random moment.
  *
  * Each test has its own directory (mkdtemp, removed afterwards) and an
  * alarm, so that a hang fails the run instead of stopping it. Some checks
@@ -726,6 +728,261 @@ static void test_names_are_not_sql(void **state)
 	assert_int_equal(gp_store_task_count(f->s, -1), 0);
 }
 
+/* ---- migrations from older files ---- */
+
+static void test_migrates_from_schema_1(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_usage_record u = {
+		.start_ms = 0, .end_ms = 1000, .mem_mib = 1, .used_ms = 1};
+	int64_t tenant_id, task_id;
+	sqlite3 *db;
+
+	/* A file as the first release left it: schema 1, no usage or alerts. */
+	tenant_id = add_tenant(f->s, "old");
+	task_id = add_task(f->s, tenant_id, "old-task");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, "DROP TABLE usage; DROP TABLE alerts; PRAGMA user_version = 1");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+	u.task = task_id;
+	u.tenant = tenant_id;
+	snprintf(u.device_uuid, sizeof(u.device_uuid), "GPU-1");
+	snprintf(u.device_model, sizeof(u.device_model), "Tesla T4");
+	assert_int_equal(gp_store_usage_add(f->s, &u, 1), 0);
+	assert_true(u.id > 0);
+}
+
+/* ---- usage ---- */
+
+static struct gp_usage_record usage(int64_t task_id, int64_t tenant_id, const char *model,
+				    int64_t start, int64_t end, unsigned pct,
+				    uint64_t used)
+{
+	struct gp_usage_record u = {.task = task_id,
+				    .tenant = tenant_id,
+				    .start_ms = start,
+				    .end_ms = end,
+				    .mem_mib = 2048,
+				    .compute_pct = pct,
+				    .used_ms = used};
+
+	snprintf(u.device_uuid, sizeof(u.device_uuid), "GPU-%s", model);
+	snprintf(u.device_model, sizeof(u.device_model), "%s", model);
+	return u;
+}
+
+static int64_t usage_count(struct gp_store *s)
+{
+	struct gp_usage_record *all = NULL;
+	int n = -1;
+
+	assert_int_equal(
+		gp_store_usage_list(s, -1, INT64_MIN, INT64_MAX, 0, INT32_MAX, &all, &n),
+		0);
+	free(all);
+	return n;
+}
+
+static void test_usage_add_list_sum(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a"), b = add_tenant(f->s, "b");
+	int64_t ta = add_task(f->s, a, "x"), tb = add_task(f->s, b, "y");
+	struct gp_usage_record recs[] = {
+		usage(ta, a, "Tesla T4", 1000, 2000, 30, 250),
+		usage(ta, a, "Tesla T4", 2000, 4000, 30, 700),
+		usage(ta, a, "NVIDIA A100", 1000, 2000, 100, 1000),
+		usage(tb, b, "Tesla T4", 5000, 6000, 50, 0),
+		usage(tb, b, "Tesla T4", 9000, 9500, 50, 500), /* starts past the range */
+	};
+	struct gp_usage_record *got = NULL;
+	struct gp_usage_sum *sums = NULL;
+	int n = 0;
+
+	assert_int_equal(gp_store_usage_add(f->s, recs, 5), 0);
+	for (int i = 0; i < 5; i++)
+		assert_true(recs[i].id > 0);
+
+	/* Records whose start is in [from, to), of one tenant or all. */
+	assert_int_equal(gp_store_usage_list(f->s, a, 0, 9000, 0, 100, &got, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(got[1].start_ms, 2000);
+	assert_int_equal(got[1].used_ms, 700);
+	assert_string_equal(got[2].device_model, "NVIDIA A100");
+	free(got);
+	assert_int_equal(gp_store_usage_list(f->s, -1, 0, 9000, 0, 100, &got, &n), 0);
+	assert_int_equal(n, 4);
+	free(got);
+	/* Pages: after an id, at most limit. */
+	assert_int_equal(gp_store_usage_list(f->s, -1, 0, 9000, recs[1].id, 2, &got, &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[0].id, recs[2].id);
+	assert_int_equal(got[1].id, recs[3].id);
+	free(got);
+	assert_int_equal(gp_store_usage_list(f->s, -1, 0, 9000, 0, 0, &got, &n), -EINVAL);
+
+	/* Sums per tenant and model, exact integers. */
+	assert_int_equal(gp_store_usage_sum(f->s, -1, 0, 9000, &sums, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(sums[0].tenant, a);
+	assert_string_equal(sums[0].device_model, "NVIDIA A100");
+	assert_int_equal(sums[1].records, 2);
+	assert_int_equal(sums[1].duration_ms, 3000);
+	assert_int_equal(sums[1].pct_ms, 30 * 3000);
+	assert_int_equal(sums[1].mib_ms, 2048 * 3000);
+	assert_int_equal(sums[1].used_ms, 950);
+	assert_int_equal(sums[2].tenant, b);
+	free(sums);
+	assert_int_equal(gp_store_usage_sum(f->s, b, 100000, 200000, &sums, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(sums);
+}
+
+static void test_usage_all_or_none(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a"), ta = add_task(f->s, a, "x");
+	struct gp_usage_record recs[] = {
+		usage(ta, a, "Tesla T4", 0, 1000, 30, 100),
+		usage(ta, a, "Tesla T4", 1000, 2000, 30, 100),
+	};
+
+	/* An invalid record: nothing is written. */
+	recs[1].used_ms = 1001; /* more than the interval */
+	assert_int_equal(gp_store_usage_add(f->s, recs, 2), -EINVAL);
+	recs[1].used_ms = 100;
+	recs[1].end_ms = 500; /* ends before it starts */
+	assert_int_equal(gp_store_usage_add(f->s, recs, 2), -EINVAL);
+	recs[1].end_ms = 2000;
+	recs[1].device_model[0] = '\0';
+	assert_int_equal(gp_store_usage_add(f->s, recs, 2), -EINVAL);
+	snprintf(recs[1].device_model, sizeof(recs[1].device_model), "Tesla T4");
+	/* A record of no task: the first, already inserted, is rolled back. */
+	recs[1].task = ta + 100;
+	assert_int_equal(gp_store_usage_add(f->s, recs, 2), -ENOENT);
+	assert_int_equal(usage_count(f->s), 0);
+	recs[1].task = ta;
+	assert_int_equal(gp_store_usage_add(f->s, recs, 0), 0);
+	assert_int_equal(gp_store_usage_add(f->s, NULL, 1), -EINVAL);
+
+	/* Inside the caller's transaction: its rollback undoes the records. */
+	assert_int_equal(gp_store_begin(f->s), 0);
+	assert_int_equal(gp_store_usage_add(f->s, recs, 2), 0);
+	assert_int_equal(gp_store_audit(f->s, "server", "test", "x", NULL), 0);
+	gp_store_rollback(f->s);
+	assert_int_equal(usage_count(f->s), 0);
+	assert_int_equal(gp_store_begin(f->s), 0);
+	assert_int_equal(gp_store_usage_add(f->s, recs, 2), 0);
+	assert_int_equal(gp_store_commit(f->s), 0);
+	assert_int_equal(usage_count(f->s), 2);
+	gp_store_rollback(f->s); /* no transaction: nothing happens */
+	assert_int_equal(usage_count(f->s), 2);
+}
+
+static void test_queue_stats(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a"), first;
+	struct gp_task t;
+	int64_t oldest = -1;
+	int n = -1;
+
+	assert_int_equal(gp_store_queue_stats(f->s, &n, &oldest), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(oldest, 0);
+	first = add_task(f->s, a, "one");
+	add_task(f->s, a, "two");
+	assert_int_equal(gp_store_task_get(f->s, first, &t), 0);
+	assert_int_equal(gp_store_queue_stats(f->s, &n, &oldest), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(oldest, t.created);
+	/* Preempted tasks wait too; running ones do not. */
+	t.state = GP_TASK_RUNNING;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_queue_stats(f->s, &n, &oldest), 0);
+	assert_int_equal(n, 1);
+	t.state = GP_TASK_PREEMPTED;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_queue_stats(f->s, &n, &oldest), 0);
+	assert_int_equal(n, 2);
+}
+
+/* ---- alerts ---- */
+
+static struct gp_alert alert(enum gp_alert_level level, const char *kind,
+			     const char *object)
+{
+	struct gp_alert a = {.level = level};
+
+	snprintf(a.kind, sizeof(a.kind), "%s", kind);
+	snprintf(a.object, sizeof(a.object), "%s", object);
+	snprintf(a.message, sizeof(a.message), "%s on %s", kind, object);
+	return a;
+}
+
+static void test_alerts_deduplicated(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_alert a = alert(GP_ALERT_WARNING, "device.busy", "device GPU-1");
+	struct gp_alert b = alert(GP_ALERT_CRITICAL, "task.failed", "task 7");
+	struct gp_alert *got = NULL, got1;
+	int64_t cleared;
+	bool fresh = false;
+	int n = 0;
+
+	b.tenant = 2;
+	assert_int_equal(gp_store_alert_raise(f->s, &a, &fresh), 0);
+	assert_true(fresh);
+	assert_true(a.id > 0 && a.created > 0);
+	/* The same kind on the same object while active: nothing new. */
+	a.id = 0;
+	assert_int_equal(gp_store_alert_raise(f->s, &a, &fresh), 0);
+	assert_false(fresh);
+	assert_int_equal(a.id, 0);
+	assert_int_equal(gp_store_alert_raise(f->s, &b, &fresh), 0);
+	assert_true(fresh);
+
+	/* Cleared, it may be raised again. */
+	assert_int_equal(gp_store_alert_clear(f->s, "device.busy", "device GPU-1"), 0);
+	assert_int_equal(gp_store_alert_clear(f->s, "device.busy", "device GPU-1"), 0);
+	assert_int_equal(gp_store_alert_raise(f->s, &a, &fresh), 0);
+	assert_true(fresh);
+
+	assert_int_equal(gp_store_alert_list(f->s, -1, false, 100, &got, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(got[0].kind, "device.busy"); /* newest first */
+	assert_int_equal(got[0].cleared, 0);
+	assert_int_equal(got[1].level, GP_ALERT_CRITICAL);
+	assert_true(got[2].cleared > 0);
+	free(got);
+	assert_int_equal(gp_store_alert_list(f->s, -1, true, 100, &got, &n), 0);
+	assert_int_equal(n, 2);
+	free(got);
+	assert_int_equal(gp_store_alert_list(f->s, 2, true, 100, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(got[0].object, "task 7");
+	free(got);
+	assert_int_equal(gp_store_alert_list(f->s, -1, false, 1, &got, &n), 0);
+	assert_int_equal(n, 1);
+	free(got);
+	/* An operator clears one by id; again changes nothing; no such id. */
+	assert_int_equal(gp_store_alert_clear_id(f->s, b.id, &got1), 0);
+	assert_true(got1.cleared > 0);
+	assert_string_equal(got1.object, "task 7");
+	cleared = got1.cleared;
+	assert_int_equal(gp_store_alert_clear_id(f->s, b.id, &got1), 0);
+	assert_int_equal(got1.cleared, cleared);
+	assert_int_equal(gp_store_alert_clear_id(f->s, b.id + 100, &got1), -ENOENT);
+	a.kind[0] = '\0';
+	assert_int_equal(gp_store_alert_raise(f->s, &a, &fresh), -EINVAL);
+	assert_int_equal(gp_store_alert_list(f->s, -1, false, 0, &got, &n), -EINVAL);
+}
+
 /* ---- durability ---- */
 
 /* The writer: adds tasks and reports each id once the call returned.
@@ -843,6 +1100,15 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_are_not_sql, setup_store,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_1, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_usage_add_list_sum, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_usage_all_or_none, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_alerts_deduplicated, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_queue_stats, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_durable_after_sigkill, setup_store,
 						teardown),
 	};

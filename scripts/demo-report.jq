@@ -1,0 +1,41 @@
+# demo-report.jq — the report of scripts/demo.sh, from its samples (one JSON
+# object per half second: the phase, `gpupool task ls -o json`, and NVML's
+# devices as build/tests/nvml-probe prints them). Per card and phase: the
+# tasks it held, the most at once, NVML's physical utilization, the share
+# allocated on it, and effective utilization (physical / allocated); then
+# sliced against whole cards.
+def mean: if length == 0 then 0 else add / length end;
+def round1: . * 10 | round / 10;
+def running: .tasks | map(select(.state == "running"));
+def on($uuid): map(select((.placement // "") | split(",") | index($uuid)));
+def share: if .whole or .exclusive then 100 else .compute_pct end;
+def phase($p): map(select(.phase == $p and .nvml != null));
+def card($samples; $c):
+	($samples | map(running | on($c.uuid))) as $per
+	| { name: $c.name,
+	    tasks: ($per | add // [] | map(.name) | unique),
+	    peak: ($per | map(length) | max // 0),
+	    physical: ($samples | map(.nvml.devices[] | select(.uuid == $c.uuid) | .util_gpu)
+	               | mean),
+	    allocated: ($per | map(map(share) | add // 0) | mean) };
+def stats($p):
+	phase($p) as $s
+	| { cards: [($s[0].nvml.devices // [])[] | card($s; .)],
+	    peak_running: ($s | map(running | length) | max // 0),
+	    seconds: (if ($s | length) > 0 then $s[-1].t - $s[0].t else 0 end) }
+	| .physical = (.cards | map(.physical) | mean);
+def ratio($a; $b): if $b > 0 then ($a / $b | round1 | tostring) + "x" else "-" end;
+def line: "  \(.name | .[0:22] | . + " " * (22 - length)) \(.peak) at once, physical " +
+	"\(.physical | round1) %, allocated \(.allocated | round1) %, effective " +
+	"\(if .allocated > 0 then (.physical / .allocated * 100 | round1 | tostring) + " %"
+	  else "-" end)\n      held: \(.tasks | join(", "))";
+stats("sliced") as $sliced | stats("whole") as $whole
+| "Tasks per card while sliced (physical = NVML utilization; effective = physical / allocated):",
+  ($sliced.cards[] | line),
+  "Baseline, the same tasks on whole cards, one each:",
+  ($whole.cards[] | line),
+  "Sliced vs whole cards, the same tasks: \($sliced.peak_running) ran at once instead of " +
+  "\($whole.peak_running) (\(ratio($sliced.peak_running; $whole.peak_running))); all done in " +
+  "\($sliced.seconds | round) s instead of \($whole.seconds | round) s; mean physical " +
+  "utilization of the cards \($sliced.physical | round1) % instead of " +
+  "\($whole.physical | round1) % (\(ratio($sliced.physical; $whole.physical)))"

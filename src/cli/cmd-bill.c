@@ -1,0 +1,183 @@
+/* cmd-bill.c — `gpupool bill`: a month's bill from the server
+ * (GET /v1/bill, docs/api.md), as a table for people, CSV for
+ * spreadsheets (a header, then one line per tenant and device model) or
+ * the server's JSON. The arithmetic is the server's; this only prints. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/month.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+
+#define PATH_LEN   160
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+
+struct bill_options {
+	const char *month;  /* YYYY-MM; NULL: the server's current month */
+	const char *tenant; /* NULL: all the caller may see */
+};
+
+static void bill_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool bill [--month YYYY-MM] [--tenant NAME] [-o "
+		"table|csv|json]\n"
+		"\n"
+		"Prints a month's bill (UTC): per tenant and device model, the "
+		"allocated\n"
+		"GPU-hours (share x hours), allocated memory GiB-hours, used GPU-hours\n"
+		"(device time the tasks used) and the cost (allocated GPU-hours x the\n"
+		"model's price, from `gpupool server --price`). The admin sees every\n"
+		"tenant, a tenant itself.\n"
+		"\n"
+		"  --month YYYY-MM   the month (default: this one)\n"
+		"  --tenant NAME     only this tenant (admin)\n"
+		"  -o csv            a header and one line per tenant and model\n");
+}
+
+static int bill_option(void *ctx, int c, const char *value)
+{
+	struct bill_options *o = ctx;
+	int64_t from, to;
+
+	if (c == 't') {
+		if (!*value || strspn(value, NAME_CHARS) != strlen(value)) {
+			fprintf(stderr,
+				"gpupool bill: --tenant \"%s\" is not a tenant's name "
+				"(letters, digits, '.', '_', '-')\n",
+				value);
+			return -EINVAL;
+		}
+		o->tenant = value;
+		return 0;
+	}
+	if (c != 'm')
+		return -EINVAL;
+	if (gp_month_parse(value, &from, &to) < 0) {
+		fprintf(stderr,
+			"gpupool bill: --month \"%s\" must be YYYY-MM, e.g. 2026-11\n",
+			value);
+		return -EINVAL;
+	}
+	o->month = value;
+	return 0;
+}
+
+static double number(json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+/* ---- table -------------------------------------------------------------- */
+
+static void table_line(const char *tenant, const char *model, json_t *o,
+		       const char *price)
+{
+	printf("%-16s %-24s %12.4f %12.4f %12.4f %8s %12.4f\n", tenant, model,
+	       number(o, "allocated_gpu_hours"), number(o, "allocated_mem_gib_hours"),
+	       number(o, "used_gpu_hours"), price, number(o, "cost"));
+}
+
+static void table_row(json_t *row)
+{
+	char price[32] = "-";
+
+	if (json_is_true(json_object_get(row, "priced")))
+		snprintf(price, sizeof(price), "%.2f", number(row, "price_per_hour"));
+	table_line(gp_client_str(row, "tenant"), gp_client_str(row, "model"), row, price);
+}
+
+static void bill_table(json_t *bill)
+{
+	json_t *unpriced = json_object_get(bill, "unpriced_models");
+
+	printf("bill for %s (UTC)\n\n", gp_client_str(bill, "month"));
+	printf("%-16s %-24s %12s %12s %12s %8s %12s\n", "TENANT", "MODEL", "GPU-H ALLOC",
+	       "MEM GIB-H", "GPU-H USED", "PRICE/H", "COST");
+	gp_client_rows(bill, "rows", table_row);
+	table_line("total", "", json_object_get(bill, "totals"), "");
+	for (size_t i = 0; i < json_array_size(unpriced); i++)
+		printf("%s\"%s\"", i ? ", " : "\nno price for ",
+		       json_string_value(json_array_get(unpriced, i)));
+	if (json_array_size(unpriced))
+		printf(": it costs 0 here (gpupool server --price MODEL=PRICE)\n");
+}
+
+/* ---- CSV (RFC 4180) ----------------------------------------------------- */
+
+static void csv_field(const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void csv_row(json_t *row)
+{
+	csv_field(gp_client_str(row, "tenant"));
+	putchar(',');
+	csv_field(gp_client_str(row, "model"));
+	printf(",%.6f,%.6f,%.6f,%.4f,%.6f\n", number(row, "allocated_gpu_hours"),
+	       number(row, "allocated_mem_gib_hours"), number(row, "used_gpu_hours"),
+	       number(row, "price_per_hour"), number(row, "cost"));
+}
+
+static void bill_csv(json_t *bill)
+{
+	printf("tenant,model,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,"
+	       "price_per_hour,cost\n");
+	gp_client_rows(bill, "rows", csv_row);
+}
+
+int gp_cmd_bill(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"month", required_argument, NULL, 'm'},
+		{"tenant", required_argument, NULL, 't'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "bill",
+		.usage = bill_usage,
+		.options = own,
+		.option = bill_option,
+		.csv_ok = true,
+	};
+	struct bill_options o = {0};
+	struct gp_client_flags f = {0};
+	char path[PATH_LEN] = "/v1/bill";
+	json_t *reply = NULL;
+	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (first < argc) {
+		fprintf(stderr, "gpupool bill: takes no arguments, got \"%s\"\n",
+			argv[first]);
+		return GP_EXIT_USAGE;
+	}
+	if (o.month)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "?month=%s",
+			 o.month);
+	if (o.tenant)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%ctenant=%s",
+			 o.month ? '&' : '?', o.tenant);
+	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
+	if (status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK && f.csv)
+		bill_csv(reply);
+	else if (status == GP_EXIT_OK)
+		bill_table(reply);
+	json_decref(reply);
+	return status;
+}

@@ -1,0 +1,301 @@
+/* alerts.c — raising and clearing alerts (alerts.h).
+ *
+ * A check reads the active condition alerts from the store (a read: no
+ * fsync; and an operator's clear is seen at once), builds the list of
+ * conditions that hold now, and reconciles the two: new conditions are
+ * raised, vanished ones cleared. When nothing changed, nothing is
+ * written. */
+#include "server/alerts.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOAD_MAX 100000
+
+/* An active condition alert, or a condition that holds now. */
+struct cond {
+	struct gp_alert alert;
+};
+
+struct conds {
+	struct cond *c;
+	int n, cap;
+};
+
+struct gp_alerts {
+	struct gp_store *store;
+	struct conds active; /* during a check */
+};
+
+static bool is_condition(const char *kind)
+{
+	return strcmp(kind, "task.failed") != 0;
+}
+
+static int conds_push(struct conds *s, const struct gp_alert *a)
+{
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 16;
+		struct cond *bigger = realloc(s->c, (size_t)cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		s->c = bigger;
+		s->cap = cap;
+	}
+	s->c[s->n++].alert = *a;
+	return 0;
+}
+
+static int conds_find(const struct conds *s, const char *kind, const char *object)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->c[i].alert.kind, kind) &&
+		    !strcmp(s->c[i].alert.object, object))
+			return i;
+	return -1;
+}
+
+int gp_alerts_new(struct gp_store *store, struct gp_alerts **ret)
+{
+	struct gp_alerts *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	a->store = store;
+	*ret = a;
+	return 0;
+}
+
+/* The active condition alerts, from the store. */
+static int active_load(struct gp_alerts *a)
+{
+	struct gp_alert *all = NULL;
+	int n = 0, r = gp_store_alert_list(a->store, -1, true, LOAD_MAX, &all, &n);
+
+	a->active.n = 0;
+	for (int i = 0; r == 0 && i < n; i++)
+		if (is_condition(all[i].kind))
+			r = conds_push(&a->active, &all[i]);
+	free(all);
+	return r;
+}
+
+struct gp_alerts *gp_alerts_free(struct gp_alerts *a)
+{
+	if (a) {
+		free(a->active.c);
+		free(a);
+	}
+	return NULL;
+}
+
+static struct gp_alert alert_make(enum gp_alert_level level, const char *kind,
+				  const char *object, int64_t tenant)
+{
+	struct gp_alert al = {.level = level, .tenant = tenant};
+
+	snprintf(al.kind, sizeof(al.kind), "%s", kind);
+	snprintf(al.object, sizeof(al.object), "%s", object);
+	return al;
+}
+
+int gp_alerts_task_failed(struct gp_alerts *a, const struct gp_task *t, const char *why)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	struct gp_alert al;
+	bool fresh;
+
+	snprintf(object, sizeof(object), "task %" PRId64, t->id);
+	al = alert_make(GP_ALERT_CRITICAL, "task.failed", object, t->tenant);
+	snprintf(al.message, sizeof(al.message), "task %" PRId64 " (%s) failed: %s",
+		 t->id, t->name, why);
+	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+/* ---- the conditions ----------------------------------------------------- */
+
+static bool was_active(const struct gp_alerts *a, const char *kind, const char *object)
+{
+	return conds_find(&a->active, kind, object) >= 0;
+}
+
+/* Above the line, or still above the clearing line when already raised. */
+static bool high(const struct gp_alerts *a, const char *kind, const char *object,
+		 double pct)
+{
+	return pct > GP_ALERT_HIGH_PCT ||
+	       (pct >= GP_ALERT_CLEAR_PCT && was_active(a, kind, object));
+}
+
+static double pct_of(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* The device's busiest resource: memory in use (NVML), or the memory or
+ * compute its slices hold, in percent; each part in parts[3]. */
+static int device_use(const struct gp_meter_device *d, int parts[3])
+{
+	parts[0] = (int)pct_of(d->mem_used_mib, d->mem_total_mib);
+	parts[1] = (int)pct_of(d->alloc_mem_mib, d->mem_total_mib);
+	parts[2] = d->alloc_pct > 1000 ? 1000 : (int)d->alloc_pct;
+	return parts[0] > parts[1] ? (parts[0] > parts[2] ? parts[0] : parts[2])
+				   : (parts[1] > parts[2] ? parts[1] : parts[2]);
+}
+
+static int device_busy(const struct gp_alerts *a, const struct gp_agent_device *dev,
+		       const struct gp_meter_device *d, const char *object,
+		       struct conds *now)
+{
+	struct gp_alert al;
+	int part[3], use = device_use(d, part);
+
+	if (!high(a, "device.busy", object, use))
+		return 0;
+	al = alert_make(GP_ALERT_WARNING, "device.busy", object, 0);
+	snprintf(al.message, sizeof(al.message),
+		 "%.48s (%.44s) is %d %% used: memory in use %d %%, slices hold %d %% of "
+		 "its "
+		 "memory and %d %% of its compute",
+		 dev->name, dev->uuid, use, part[0], part[1], part[2]);
+	return conds_push(now, &al);
+}
+
+static int device_idle(const struct gp_agent_device *dev, const struct gp_meter_device *d,
+		       const char *object, struct conds *now)
+{
+	struct gp_alert al;
+
+	if (!d->window_full || d->util_avg_pct >= GP_ALERT_IDLE_PCT)
+		return 0;
+	al = alert_make(GP_ALERT_INFO, "device.idle", object, 0);
+	snprintf(al.message, sizeof(al.message),
+		 "%.48s (%.44s) averaged %d %% utilization over the window: pack more "
+		 "work "
+		 "on it, or lend it",
+		 dev->name, dev->uuid, (int)d->util_avg_pct);
+	return conds_push(now, &al);
+}
+
+static int device_conds(const struct gp_alerts *a, const struct gp_meter *m, unsigned i,
+			struct conds *now)
+{
+	const struct gp_agent_device *dev = &gp_meter_node(m)->device[i];
+	const struct gp_meter_device *d = gp_meter_device(m, i);
+	char object[GP_AUDIT_OBJECT_MAX];
+	int r;
+
+	if (!d->ok)
+		return 0;
+	snprintf(object, sizeof(object), "device %.56s", dev->uuid);
+	r = device_busy(a, dev, d, object, now);
+	return r < 0 ? r : device_idle(dev, d, object, now);
+}
+
+static int tenant_conds(const struct gp_alerts *a, const struct gp_meter *m,
+			const struct gp_tenant *t, struct conds *now)
+{
+	uint64_t mem, pct, mem_quota = t->mem_guaranteed_mib + t->mem_borrowable_mib,
+			   pct_quota = (uint64_t)t->compute_guaranteed_pct +
+				       t->compute_borrowable_pct;
+	char object[GP_AUDIT_OBJECT_MAX];
+	double mem_use, pct_use;
+	struct gp_alert al;
+
+	if (!mem_quota && !pct_quota)
+		return 0; /* no quota: not limited */
+	gp_meter_tenant_use(m, t->id, &mem, &pct);
+	mem_use = pct_of(mem, mem_quota);
+	pct_use = pct_of(pct, pct_quota);
+	snprintf(object, sizeof(object), "tenant %.55s", t->name);
+	if (!high(a, "quota.high", object, mem_use > pct_use ? mem_use : pct_use))
+		return 0;
+	al = alert_make(GP_ALERT_WARNING, "quota.high", object, t->id);
+	snprintf(al.message, sizeof(al.message),
+		 "tenant %s uses %.0f %% of its memory quota (%" PRIu64 " of %" PRIu64
+		 " MiB) and %.0f %% of its compute quota (%" PRIu64 " of %" PRIu64 " %%)",
+		 t->name, mem_use, mem, mem_quota, pct_use, pct, pct_quota);
+	return conds_push(now, &al);
+}
+
+static int task_conds(const struct gp_meter_task *t, unsigned samples, struct conds *now)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	struct gp_alert al;
+
+	if (!t->mem_growing)
+		return 0;
+	snprintf(object, sizeof(object), "task %" PRId64, t->id);
+	al = alert_make(GP_ALERT_WARNING, "task.memory-grows", object, t->tenant);
+	snprintf(al.message, sizeof(al.message),
+		 "task %" PRId64
+		 "'s memory rose in each of the last %u samplings, to %" PRIu64
+		 " MiB: a leak?",
+		 t->id, samples, t->mem_used_mib);
+	return conds_push(now, &al);
+}
+
+static int conds_collect(const struct gp_alerts *a, const struct gp_meter *m,
+			 const struct gp_tenant *tenants, int n_tenants,
+			 struct conds *now)
+{
+	int r = 0;
+
+	for (unsigned i = 0; r == 0 && i < gp_meter_node(m)->devices; i++)
+		r = device_conds(a, m, i, now);
+	for (int i = 0; r == 0 && i < n_tenants; i++)
+		r = tenant_conds(a, m, &tenants[i], now);
+	for (int i = 0; r == 0 && i < gp_meter_tasks(m); i++)
+		r = task_conds(gp_meter_task(m, i), gp_meter_grow_samples(m), now);
+	return r;
+}
+
+/* ---- reconciling -------------------------------------------------------- */
+
+static int reconcile(struct gp_alerts *a, const struct conds *now)
+{
+	bool fresh;
+	int r = 0;
+
+	for (int i = 0; r == 0 && i < now->n; i++) {
+		struct gp_alert al = now->c[i].alert;
+
+		if (was_active(a, al.kind, al.object))
+			continue;
+		r = gp_store_alert_raise(a->store, &al, &fresh);
+		if (r == 0)
+			r = conds_push(&a->active, &al);
+	}
+	for (int i = 0; r == 0 && i < a->active.n;) {
+		const struct gp_alert *al = &a->active.c[i].alert;
+
+		if (conds_find(now, al->kind, al->object) >= 0) {
+			i++;
+			continue;
+		}
+		r = gp_store_alert_clear(a->store, al->kind, al->object);
+		a->active.c[i] = a->active.c[--a->active.n];
+	}
+	return r;
+}
+
+int gp_alerts_check(struct gp_alerts *a, const struct gp_meter *m)
+{
+	struct gp_tenant *tenants = NULL;
+	struct conds now = {0};
+	int n = 0, r = gp_store_tenant_list(a->store, &tenants, &n);
+
+	if (r == 0)
+		r = active_load(a);
+	if (r == 0)
+		r = conds_collect(a, m, tenants, n, &now);
+	if (r == 0)
+		r = reconcile(a, &now);
+	free(tenants);
+	free(now.c);
+	return r;
+}

@@ -1,0 +1,53 @@
+/* alerts.h — the server's alert rules. Alerts live in the store (one
+ * active alert per kind and object, store.h); this module decides when
+ * to raise and when to clear them.
+ *
+ *   level     kind                object         when
+ *   critical  task.failed         "task ID"      a task failed (non-zero
+ *                                                exit, signal, could not start)
+ *   warning   device.busy         "device UUID"  memory in use (NVML), or the
+ *                                                slices' memory or compute,
+ *                                                above 80 % of the device
+ *   warning   quota.high          "tenant NAME"  a tenant's running tasks hold
+ *                                                above 80 % of its memory or
+ *                                                compute quota (guaranteed +
+ *                                                borrowable)
+ *   warning   task.memory-grows   "task ID"      a running task's memory rose
+ *                                                in each of the last N samplings
+ *   info      device.idle         "device UUID"  utilization averaged over the
+ *                                                window below 30 %
+ *
+ * The conditions are checked after each sampling (gp_alerts_check): one
+ * that starts to hold raises its alert, one that stops holding clears it
+ * (the 80 % ones at 70 %, so that a value near the line does not raise an
+ * alert at every sampling). task.failed is raised at once and stays until
+ * an operator clears it (POST /v1/alerts/ID/clear).
+ *
+ * Used from the loop's thread; store writes join the caller's transaction.
+ * The active alerts are read from the store at each check, so an alert an
+ * operator cleared while its condition still holds is raised again.
+ * Functions return 0 or a negative errno. */
+#ifndef GP_SERVER_ALERTS_H
+#define GP_SERVER_ALERTS_H
+
+#include "server/meter.h"
+#include "server/store.h"
+
+#define GP_ALERT_HIGH_PCT  80 /* device.busy, quota.high: raised above */
+#define GP_ALERT_CLEAR_PCT 70 /* ... and cleared below */
+#define GP_ALERT_IDLE_PCT  30 /* device.idle: raised below */
+
+struct gp_alerts;
+
+/* The rules over the store's alerts (those of a previous run are cleared
+ * at the first check if their condition no longer holds). */
+int gp_alerts_new(struct gp_store *store, struct gp_alerts **ret);
+struct gp_alerts *gp_alerts_free(struct gp_alerts *a); /* accepts NULL; returns NULL */
+
+/* Task t failed; `why` says how. */
+int gp_alerts_task_failed(struct gp_alerts *a, const struct gp_task *t, const char *why);
+
+/* Raises and clears the condition alerts from the meter's numbers. */
+int gp_alerts_check(struct gp_alerts *a, const struct gp_meter *m);
+
+#endif

@@ -1,0 +1,45 @@
+/* api-impl.h — what the API's handler files share (api.c: tenants,
+ * templates, tasks, audit; api-meter.c: usage, bills, alerts, metrics,
+ * status). Not for use outside src/server/api*.c. */
+#ifndef GP_SERVER_API_IMPL_H
+#define GP_SERVER_API_IMPL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/api.h"
+
+struct gp_api {
+	struct gp_store *store;
+	unsigned queue_max;
+	struct gp_price price[GP_PRICES_MAX];
+	int prices;
+	const struct gp_loop *loop; /* NULL without the agent */
+};
+
+/* Fills *me with the caller (by its token); false with 401 in ret. */
+bool gp_api_caller(struct gp_api *api, const struct gp_http_request *req,
+		   struct gp_http_reply *ret, struct gp_tenant *me);
+/* Sets ret to the HTTP status of a store failure; returns false. */
+bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
+			 const char *what);
+/* An RFC 3339 UTC time of unix seconds, or null for 0. */
+json_t *gp_api_time_json(int64_t unix_s);
+/* A task state's name ("pending"...). */
+const char *gp_api_state_name(enum gp_task_state s);
+
+/* The handlers of api-meter.c. */
+void gp_api_usage(void *ctx, const struct gp_http_request *req,
+		  struct gp_http_reply *ret);
+void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+void gp_api_alerts(void *ctx, const struct gp_http_request *req,
+		   struct gp_http_reply *ret);
+void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret);
+void gp_api_metrics(void *ctx, const struct gp_http_request *req,
+		    struct gp_http_reply *ret);
+void gp_api_status(void *ctx, const struct gp_http_request *req,
+		   struct gp_http_reply *ret);
+
+#endif

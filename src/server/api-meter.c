@@ -1,0 +1,518 @@
+/* api-meter.c — the API's metering and monitoring endpoints
+ * (docs/api.md): the usage records of a month and the bill made from
+ * them, the alerts, the live status (`gpupool top`) and the Prometheus
+ * metrics.
+ *
+ * A tenant sees its own records, bill, alerts and tasks; the admin sees
+ * every tenant's, or one tenant's with ?tenant=NAME. The month is
+ * ?month=YYYY-MM in UTC, the current one when absent. /metrics needs no
+ * token, as Prometheus scrapes it: the Unix socket is the server user's
+ * alone (0600) and TCP listens on the loopback only; it names tenants,
+ * tasks and devices, never commands or tokens. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/month.h"
+#include "server/api-impl.h"
+#include "server/bill.h"
+#include "server/metrics.h"
+
+#define USAGE_PAGE	 100000
+#define USAGE_PAGE_MAX	 1000000
+#define ALERTS_DEFAULT	 100
+#define ALERTS_MAX	 10000
+#define STATUS_QUEUE_MAX 50
+#define MIB_PER_GIB	 1024
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the query ---------------------------------------------------------- */
+
+/* What a metering request asks about. */
+struct period {
+	char month[GP_MONTH_TEXT];
+	int64_t from_ms, to_ms;
+	int64_t tenant;		 /* -1: all (the admin only) */
+	struct gp_tenant *names; /* every tenant, to name them */
+	int n_names;
+};
+
+static void period_release(struct period *p)
+{
+	free(p->names);
+}
+
+static bool month_from_query(const struct gp_http_request *req, struct period *p,
+			     struct gp_http_reply *ret)
+{
+	const char *month = gp_http_query(req, "month");
+
+	if (!month) {
+		gp_month_format(now_ms(), p->month);
+		gp_month_parse(p->month, &p->from_ms, &p->to_ms);
+		return true;
+	}
+	if (gp_month_parse(month, &p->from_ms, &p->to_ms) == 0) {
+		snprintf(p->month, sizeof(p->month), "%s", month);
+		return true;
+	}
+	gp_http_error(ret, 400,
+		      "query \"month\" must be YYYY-MM (a month in UTC), e.g. 2026-11");
+	return false;
+}
+
+/* ?tenant=NAME: the admin's filter; a tenant may name only itself. */
+static bool tenant_from_query(const struct gp_http_request *req,
+			      const struct gp_tenant *me, struct period *p,
+			      struct gp_http_reply *ret)
+{
+	const char *name = gp_http_query(req, "tenant");
+
+	p->tenant = me->admin ? -1 : me->id;
+	if (!name)
+		return true;
+	for (int i = 0; i < p->n_names; i++)
+		if (!strcmp(p->names[i].name, name) &&
+		    (me->admin || p->names[i].id == me->id)) {
+			p->tenant = p->names[i].id;
+			return true;
+		}
+	gp_http_error(ret, me->admin ? 400 : 403,
+		      me->admin
+			      ? "query \"tenant\": no tenant \"%s\""
+			      : "query \"tenant\": \"%s\" is not you; a tenant sees only "
+				"its own usage",
+		      name);
+	return false;
+}
+
+static bool period_load(struct gp_api *api, const struct gp_http_request *req,
+			struct period *p, struct gp_http_reply *ret)
+{
+	struct gp_tenant me;
+	int r;
+
+	if (!gp_api_caller(api, req, ret, &me) || !month_from_query(req, p, ret))
+		return false;
+	r = gp_store_tenant_list(api->store, &p->names, &p->n_names);
+	if (r < 0)
+		return gp_api_store_failed(api, ret, r, "listing tenants");
+	return tenant_from_query(req, &me, p, ret);
+}
+
+static const char *name_of(const struct period *p, int64_t tenant)
+{
+	for (int i = 0; i < p->n_names; i++)
+		if (p->names[i].id == tenant)
+			return p->names[i].name;
+	return "?";
+}
+
+/* ---- usage records ------------------------------------------------------ */
+
+/* RFC 3339 UTC with milliseconds. */
+static json_t *time_ms_json(int64_t ms)
+{
+	char text[40];
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	size_t n;
+
+	if (!gmtime_r(&t, &tm))
+		return json_null();
+	n = strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(text + n, sizeof(text) - n, ".%03dZ", (int)(ms % 1000));
+	return json_string(text);
+}
+
+static json_t *record_json(const struct gp_usage_record *u, const char *tenant)
+{
+	return json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I}",
+			 "id", (json_int_t)u->id, "task", (json_int_t)u->task, "tenant",
+			 tenant, "device", u->device_uuid, "model", u->device_model,
+			 "start", time_ms_json(u->start_ms), "end",
+			 time_ms_json(u->end_ms), "start_ms", (json_int_t)u->start_ms,
+			 "end_ms", (json_int_t)u->end_ms, "mem_mib",
+			 (json_int_t)u->mem_mib, "compute_pct",
+			 (json_int_t)u->compute_pct, "used_ms", (json_int_t)u->used_ms);
+}
+
+/* The query parameter key as a whole number from lo to hi; `absent` when
+ * not given. False with 400 in ret when it is something else. */
+static bool query_number(const struct gp_http_request *req, const char *key, long long lo,
+			 long long hi, long long absent, long long *ret_v,
+			 struct gp_http_reply *ret)
+{
+	const char *text = gp_http_query(req, key);
+	char *end = NULL;
+	long long v;
+
+	*ret_v = absent;
+	if (!text)
+		return true;
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (*text >= '0' && *text <= '9' && !*end && !errno && v >= lo && v <= hi) {
+		*ret_v = v;
+		return true;
+	}
+	gp_http_error(ret, 400, "query \"%s\" must be a whole number from %lld to %lld",
+		      key, lo, hi);
+	return false;
+}
+
+/* ?after=ID (0: from the start) and ?limit=N, one page of records. */
+static bool page_from_query(const struct gp_http_request *req, int64_t *ret_after,
+			    int *ret_limit, struct gp_http_reply *ret)
+{
+	long long after, limit;
+
+	if (!query_number(req, "after", 0, INT64_MAX, 0, &after, ret) ||
+	    !query_number(req, "limit", 1, USAGE_PAGE_MAX, USAGE_PAGE, &limit, ret))
+		return false;
+	*ret_after = after;
+	*ret_limit = (int)limit;
+	return true;
+}
+
+static void usage_reply(const struct period *p, const struct gp_usage_record *all, int n,
+			int limit, struct gp_http_reply *ret)
+{
+	json_t *list = json_array(), *reply;
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(list,
+				      record_json(&all[i], name_of(p, all[i].tenant)));
+	reply = json_pack("{s:s, s:o}", "month", p->month, "usage", list);
+	/* A full page: there may be more, after its last record. */
+	json_object_set_new(reply, "next_after",
+			    n == limit ? json_integer((json_int_t)all[n - 1].id)
+				       : json_null());
+	gp_http_json(ret, 200, reply);
+}
+
+void gp_api_usage(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct period p = {0};
+	struct gp_usage_record *all = NULL;
+	int64_t after;
+	int n = 0, limit, r;
+
+	if (!period_load(api, req, &p, ret) ||
+	    !page_from_query(req, &after, &limit, ret)) {
+		period_release(&p);
+		return;
+	}
+	r = gp_store_usage_list(api->store, p.tenant, p.from_ms, p.to_ms, after, limit,
+				&all, &n);
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "reading the usage records");
+	else
+		usage_reply(&p, all, n, limit, ret);
+	free(all);
+	period_release(&p);
+}
+
+/* ---- the bill ----------------------------------------------------------- */
+
+void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct period p = {0};
+	struct gp_usage_sum *sums = NULL;
+	int n = 0, r;
+
+	if (!period_load(api, req, &p, ret)) {
+		period_release(&p);
+		return;
+	}
+	r = gp_store_usage_sum(api->store, p.tenant, p.from_ms, p.to_ms, &sums, &n);
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "adding up the usage records");
+	else
+		gp_http_json(ret, 200,
+			     gp_bill_json(p.month, sums, n, p.names, p.n_names,
+					  api->price, api->prices));
+	free(sums);
+	period_release(&p);
+}
+
+/* ---- alerts ------------------------------------------------------------- */
+
+static const char *const levels[] = {"info", "warning", "critical"};
+
+static json_t *alert_json(const struct gp_alert *a, const char *tenant)
+{
+	return json_pack("{s:I, s:s, s:s, s:s, s:s?, s:s, s:o, s:o}", "id",
+			 (json_int_t)a->id, "level", levels[a->level], "kind", a->kind,
+			 "object", a->object, "tenant", tenant, "message", a->message,
+			 "created", time_ms_json(a->created), "cleared",
+			 a->cleared ? time_ms_json(a->cleared) : json_null());
+}
+
+static const char *tenant_of(const struct gp_tenant *all, int n, int64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (all[i].id == id)
+			return all[i].name;
+	return NULL;
+}
+
+/* ?state=active|all and ?limit=N. */
+static bool alerts_query(const struct gp_http_request *req, bool *ret_active,
+			 int *ret_limit, struct gp_http_reply *ret)
+{
+	const char *state = gp_http_query(req, "state");
+	long long limit;
+
+	if (state && strcmp(state, "active") && strcmp(state, "all")) {
+		gp_http_error(ret, 400, "query \"state\" must be active or all");
+		return false;
+	}
+	if (!query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &limit, ret))
+		return false;
+	*ret_active = !state || !strcmp(state, "active");
+	*ret_limit = (int)limit;
+	return true;
+}
+
+static void alerts_reply(struct gp_api *api, struct gp_alert *all, int n,
+			 struct gp_http_reply *ret)
+{
+	struct gp_tenant *names = NULL;
+	int n_names = 0, r = gp_store_tenant_list(api->store, &names, &n_names);
+	json_t *list;
+
+	if (r < 0) {
+		gp_api_store_failed(api, ret, r, "listing tenants");
+		return;
+	}
+	list = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			list,
+			alert_json(&all[i], tenant_of(names, n_names, all[i].tenant)));
+	free(names);
+	gp_http_json(ret, 200, json_pack("{s:o}", "alerts", list));
+}
+
+void gp_api_alerts(void *ctx, const struct gp_http_request *req,
+		   struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_alert *all = NULL;
+	bool active;
+	int limit, n = 0, r;
+
+	if (!gp_api_caller(api, req, ret, &me) ||
+	    !alerts_query(req, &active, &limit, ret))
+		return;
+	r = gp_store_alert_list(api->store, me.admin ? -1 : me.id, active, limit, &all,
+				&n);
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "listing alerts");
+	else
+		alerts_reply(api, all, n, ret);
+	free(all);
+}
+
+void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_alert a;
+	char object[GP_AUDIT_OBJECT_MAX];
+	int r;
+
+	if (!gp_api_caller(api, req, ret, &me))
+		return;
+	if (!me.admin) {
+		gp_http_error(ret, 403, "only the admin may clear alerts");
+		return;
+	}
+	r = gp_store_alert_clear_id(api->store, req->id, &a);
+	if (r == -ENOENT) {
+		gp_http_error(ret, 404, "no alert %lld", (long long)req->id);
+		return;
+	}
+	if (r < 0) {
+		gp_api_store_failed(api, ret, r, "clearing the alert");
+		return;
+	}
+	snprintf(object, sizeof(object), "alert %lld", (long long)a.id);
+	gp_store_audit(api->store, me.name, "alert.clear", object, a.message);
+	alerts_reply(api, &a, 1, ret);
+}
+
+/* ---- metrics ------------------------------------------------------------ */
+
+void gp_api_metrics(void *ctx, const struct gp_http_request *req,
+		    struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_metrics_source src = {.store = api->store,
+					.meter = gp_loop_meter(api->loop),
+					.stats = gp_loop_stats(api->loop),
+					.now_ms = now_ms()};
+	char *text = NULL;
+	int r = gp_metrics_render(&src, &text);
+
+	(void)req;
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "making the metrics");
+	else
+		gp_http_text(ret, 200, text, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+static json_t *device_json(const struct gp_meter *m, unsigned i)
+{
+	const struct gp_agent_device *dev = &gp_meter_node(m)->device[i];
+	const struct gp_meter_device *d = gp_meter_device(m, i);
+
+	return json_pack("{s:i, s:s, s:s, s:b, s:i, s:f, s:I, s:I, s:i, s:I}", "index",
+			 (int)i, "uuid", dev->uuid, "model", dev->name, "ok", d->ok,
+			 "utilization_pct", (int)d->util_pct, "utilization_window_pct",
+			 d->util_avg_pct, "memory_used_mib", (json_int_t)d->mem_used_mib,
+			 "memory_total_mib", (json_int_t)d->mem_total_mib,
+			 "allocated_compute_pct", (int)d->alloc_pct,
+			 "allocated_memory_mib", (json_int_t)d->alloc_mem_mib);
+}
+
+static const struct gp_meter_task *meter_task(const struct gp_meter *m, int64_t id)
+{
+	for (int i = 0; m && i < gp_meter_tasks(m); i++)
+		if (gp_meter_task(m, i)->id == id)
+			return gp_meter_task(m, i);
+	return NULL;
+}
+
+static json_t *running_json(const struct gp_task *t, const char *tenant,
+			    const struct gp_meter *m, int64_t now)
+{
+	const struct gp_meter_task *mt = meter_task(m, t->id);
+	json_t *o = json_pack(
+		"{s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I}", "id", (json_int_t)t->id,
+		"name", t->name, "tenant", tenant, "compute_pct",
+		(json_int_t)(t->whole || t->exclusive ? 100 : t->compute_pct), "mem_mib",
+		(json_int_t)t->mem_mib, "devices", (json_int_t)t->devices, "placement",
+		t->placement, "running_s", (json_int_t)((now - t->started) / 1000));
+
+	json_object_set_new(o, "effective_utilization",
+			    mt && mt->sampled ? json_real(mt->effective) : json_null());
+	json_object_set_new(o, "memory_used_mib",
+			    mt && mt->sampled ? json_integer((json_int_t)mt->mem_used_mib)
+					      : json_null());
+	return o;
+}
+
+static json_t *waiting_json(const struct gp_task *t, const char *tenant, int64_t now)
+{
+	return json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:s}", "id", (json_int_t)t->id,
+			 "name", t->name, "tenant", tenant, "state",
+			 gp_api_state_name(t->state), "priority", (json_int_t)t->priority,
+			 "waiting_s", (json_int_t)((now - t->created) / 1000), "reason",
+			 t->reason);
+}
+
+/* Appends the caller's tasks (the admin: all) in `state` to list, at most max. */
+static int tasks_json(struct gp_api *api, const struct gp_tenant *me, int state,
+		      const struct gp_tenant *names, int n_names, int max, json_t *list,
+		      int64_t now)
+{
+	const struct gp_meter *m = gp_loop_meter(api->loop);
+	struct gp_task *all = NULL;
+	int n = 0,
+	    r = gp_store_task_list(api->store, me->admin ? -1 : me->id, state, &all, &n);
+
+	for (int i = 0; r == 0 && i < n && (int)json_array_size(list) < max; i++) {
+		const char *tenant = tenant_of(names, n_names, all[i].tenant);
+
+		json_array_append_new(
+			list,
+			state == GP_TASK_RUNNING
+				? running_json(&all[i], tenant ? tenant : "", m, now)
+				: waiting_json(&all[i], tenant ? tenant : "", now));
+	}
+	free(all);
+	return r;
+}
+
+static int status_tasks(struct gp_api *api, const struct gp_tenant *me, json_t *status,
+			int64_t now)
+{
+	json_t *running = json_array(), *waiting = json_array();
+	struct gp_tenant *names = NULL;
+	int n_names = 0, r = gp_store_tenant_list(api->store, &names, &n_names);
+
+	if (r == 0)
+		r = tasks_json(api, me, GP_TASK_RUNNING, names, n_names, INT32_MAX,
+			       running, now);
+	if (r == 0)
+		r = tasks_json(api, me, GP_TASK_PREEMPTED, names, n_names,
+			       STATUS_QUEUE_MAX, waiting, now);
+	if (r == 0)
+		r = tasks_json(api, me, GP_TASK_PENDING, names, n_names, STATUS_QUEUE_MAX,
+			       waiting, now);
+	free(names);
+	json_object_set_new(status, "tasks", running);
+	json_object_set_new(status, "waiting", waiting);
+	return r;
+}
+
+static int status_queue(struct gp_api *api, json_t *status, int64_t now)
+{
+	int64_t oldest;
+	int n, r = gp_store_queue_stats(api->store, &n, &oldest);
+
+	if (r == 0)
+		json_object_set_new(status, "queue",
+				    json_pack("{s:i, s:f}", "length", n, "oldest_wait_s",
+					      n ? (double)(now - oldest) / 1000.0 : 0.0));
+	return r;
+}
+
+void gp_api_status(void *ctx, const struct gp_http_request *req,
+		   struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	const struct gp_meter *m = gp_loop_meter(api->loop);
+	json_t *status, *devices = json_array();
+	int64_t now = now_ms();
+	struct gp_tenant me;
+	int r;
+
+	if (!gp_api_caller(api, req, ret, &me)) {
+		json_decref(devices);
+		return;
+	}
+	for (unsigned i = 0; m && i < gp_meter_node(m)->devices; i++)
+		json_array_append_new(devices, device_json(m, i));
+	status = json_pack("{s:o, s:o, s:o, s:i}", "time", time_ms_json(now), "sampled",
+			   m && gp_meter_last_ms(m) ? time_ms_json(gp_meter_last_ms(m))
+						    : json_null(),
+			   "devices", devices, "sample_ms",
+			   m ? (int)gp_meter_period_ms(m) : 0);
+	r = status_queue(api, status, now);
+	if (r == 0)
+		r = status_tasks(api, &me, status, now);
+	if (r < 0) {
+		json_decref(status);
+		gp_api_store_failed(api, ret, r, "reading the tasks");
+		return;
+	}
+	gp_http_json(ret, 200, status);
+}

@@ -1,0 +1,460 @@
+/* meter.c — usage intervals, records and live numbers (meter.h).
+ *
+ * Each followed task keeps an open interval: since when, and the device
+ * time used in it per device (µs, from the samplings). A sampling asks the
+ * agent about every followed task's process group on each of its devices
+ * at once, adds the used time to the open intervals, then closes them:
+ * each becomes a record per device (cut at month boundaries) and a new
+ * interval starts. Device averages over the utilization window are kept in
+ * a ring of buckets, so the memory they need does not depend on the
+ * window's length. */
+#include "server/meter.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/month.h"
+
+#define BUCKETS	    60	    /* of the utilization window */
+#define UNSAVED_MAX 1000000 /* records kept while the store fails */
+
+/* A followed task: its public numbers and its open interval. */
+struct followed {
+	struct gp_meter_task pub;
+	int64_t since_ms;			/* the open interval's start */
+	uint64_t used_us[GP_AGENT_DEVICES_MAX]; /* in it, per device */
+	int64_t ended_ms;			/* 0 while it runs */
+	bool whole;				/* whole devices: the share is 100 % */
+	unsigned next_pct;			/* the share from the next interval on */
+	uint64_t mem_seen[GP_METER_GROW_MAX + 1]; /* the last samplings', oldest first */
+	unsigned mem_seen_n;
+};
+
+/* A device's utilization integrated over time, per bucket of the window. */
+struct window {
+	int64_t bucket_ms;
+	int64_t epoch[BUCKETS];		     /* which bucket_ms-long slot each holds */
+	double busy[BUCKETS], time[BUCKETS]; /* pct x ms, ms */
+	int64_t watched_since, last_ms;
+};
+
+/* A growable array of records. */
+struct records {
+	struct gp_usage_record *r;
+	int n, cap;
+};
+
+struct gp_meter {
+	struct gp_store *store;
+	struct gp_agent *agent;
+	struct gp_meter_options o;
+	struct followed task[GP_AGENT_TASKS_MAX];
+	int tasks;
+	struct gp_meter_device device[GP_AGENT_DEVICES_MAX];
+	struct window window[GP_AGENT_DEVICES_MAX];
+	int64_t last_ms;
+	bool urgent;		/* a task ended or a share changed */
+	struct records unsaved; /* made, not yet in the store */
+};
+
+int gp_meter_new(struct gp_store *store, struct gp_agent *agent,
+		 const struct gp_meter_options *o, struct gp_meter **ret)
+{
+	struct gp_meter *m;
+	int64_t bucket;
+
+	if (!store || !agent || !o || !ret || !o->sample_ms || !o->util_window_s ||
+	    o->grow_samples > GP_METER_GROW_MAX)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*m = (struct gp_meter){.store = store, .agent = agent, .o = *o};
+	bucket = (int64_t)o->util_window_s * 1000 / BUCKETS;
+	for (int i = 0; i < GP_AGENT_DEVICES_MAX; i++)
+		m->window[i].bucket_ms = bucket > 0 ? bucket : 1;
+	*ret = m;
+	return 0;
+}
+
+struct gp_meter *gp_meter_free(struct gp_meter *m)
+{
+	if (m)
+		free(m->unsaved.r);
+	free(m);
+	return NULL;
+}
+
+/* The running task id. One that ended keeps its entry until the next
+ * sampling, and may meanwhile start again (queued again after a
+ * preemption): that is a new entry. */
+static struct followed *followed_find(struct gp_meter *m, int64_t id)
+{
+	for (int i = 0; i < m->tasks; i++)
+		if (m->task[i].pub.id == id && !m->task[i].ended_ms)
+			return &m->task[i];
+	return NULL;
+}
+
+/* ---- the loop's news ---------------------------------------------------- */
+
+int gp_meter_start(struct gp_meter *m, const struct gp_task *t, const unsigned *dev,
+		   unsigned n, pid_t pgid, int64_t now_ms)
+{
+	const struct gp_agent_node *node = gp_agent_node(m->agent);
+	bool whole = t->whole || t->exclusive;
+	struct followed *f;
+
+	if (m->tasks == GP_AGENT_TASKS_MAX)
+		return -ENOSPC;
+	if (n == 0 || n > GP_AGENT_DEVICES_MAX)
+		return -EINVAL;
+	f = &m->task[m->tasks++];
+	*f = (struct followed){.since_ms = now_ms, .whole = whole};
+	f->pub = (struct gp_meter_task){.id = t->id,
+					.tenant = t->tenant,
+					.pgid = pgid,
+					.devices = n,
+					.compute_pct = whole ? 100 : t->compute_pct};
+	for (unsigned i = 0; i < n; i++) {
+		f->pub.device[i] = dev[i];
+		f->pub.mem_mib[i] =
+			whole ? node->device[dev[i]].mem_total_mib : t->mem_mib;
+	}
+	f->next_pct = f->pub.compute_pct;
+	return 0;
+}
+
+void gp_meter_end(struct gp_meter *m, int64_t id, int64_t now_ms)
+{
+	struct followed *f = followed_find(m, id);
+
+	if (f && !f->ended_ms) {
+		f->ended_ms = now_ms > f->since_ms ? now_ms : f->since_ms;
+		m->urgent = true;
+	}
+}
+
+void gp_meter_share(struct gp_meter *m, int64_t id, unsigned compute_pct)
+{
+	struct followed *f = followed_find(m, id);
+
+	if (!f || f->whole || f->next_pct == compute_pct || !compute_pct ||
+	    compute_pct > 100)
+		return;
+	f->next_pct = compute_pct;
+	m->urgent = true;
+}
+
+bool gp_meter_due(const struct gp_meter *m, int64_t now_ms)
+{
+	return m->urgent || now_ms - m->last_ms >= (int64_t)m->o.sample_ms;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int records_push(struct records *rs, const struct gp_usage_record *rec)
+{
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? 2 * rs->cap : 64;
+		struct gp_usage_record *bigger =
+			realloc(rs->r, (size_t)cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		rs->r = bigger;
+		rs->cap = cap;
+	}
+	rs->r[rs->n++] = *rec;
+	return 0;
+}
+
+/* rec over [from, to) with `used` ms, cut at the month boundaries. */
+static int records_add_cut(struct records *rs, struct gp_usage_record rec, int64_t from,
+			   int64_t to, uint64_t used)
+{
+	while (from < to) {
+		int64_t month_from, month_to, end;
+		uint64_t part;
+		int r;
+
+		gp_month_bounds(from, &month_from, &month_to);
+		end = to < month_to ? to : month_to;
+		part = end == to ? used
+				 : used * (uint64_t)(end - from) / (uint64_t)(to - from);
+		rec.start_ms = from;
+		rec.end_ms = end;
+		rec.used_ms = part;
+		if ((r = records_push(rs, &rec)) < 0)
+			return r;
+		used -= part;
+		from = end;
+	}
+	return 0;
+}
+
+/* The records of f's open interval up to `to`; the interval restarts there. */
+static int records_close(struct gp_meter *m, struct followed *f, int64_t to,
+			 struct records *rs)
+{
+	const struct gp_agent_node *node = gp_agent_node(m->agent);
+	int64_t span = to - f->since_ms;
+	int r = 0;
+
+	for (unsigned i = 0; r == 0 && span > 0 && i < f->pub.devices; i++) {
+		const struct gp_agent_device *d = &node->device[f->pub.device[i]];
+		struct gp_usage_record rec = {.task = f->pub.id,
+					      .tenant = f->pub.tenant,
+					      .mem_mib = f->pub.mem_mib[i],
+					      .compute_pct = f->pub.compute_pct};
+		uint64_t used = (f->used_us[i] + 500) / 1000;
+
+		snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", d->uuid);
+		snprintf(rec.device_model, sizeof(rec.device_model), "%s", d->name);
+		r = records_add_cut(rs, rec, f->since_ms, to,
+				    used < (uint64_t)span ? used : (uint64_t)span);
+	}
+	memset(f->used_us, 0, sizeof(f->used_us));
+	f->since_ms = to > f->since_ms ? to : f->since_ms;
+	f->pub.compute_pct = f->next_pct;
+	return r;
+}
+
+/* ---- live numbers ------------------------------------------------------- */
+
+static void window_add(struct window *w, int64_t now, unsigned util_pct)
+{
+	int64_t slot = now / w->bucket_ms, dt;
+	int b = (int)(slot % BUCKETS);
+
+	if (!w->watched_since)
+		w->watched_since = w->last_ms = now;
+	dt = now - w->last_ms;
+	w->last_ms = now;
+	if (w->epoch[b] != slot) {
+		w->epoch[b] = slot;
+		w->busy[b] = w->time[b] = 0;
+	}
+	w->busy[b] += (double)util_pct * (double)dt;
+	w->time[b] += (double)dt;
+}
+
+/* The average over the buckets still inside the window. */
+static double window_avg(const struct window *w, int64_t now)
+{
+	int64_t slot = now / w->bucket_ms;
+	double busy = 0, time = 0;
+
+	for (int b = 0; b < BUCKETS; b++)
+		if (slot - w->epoch[b] < BUCKETS) {
+			busy += w->busy[b];
+			time += w->time[b];
+		}
+	return time > 0 ? busy / time : 0;
+}
+
+static void devices_update(struct gp_meter *m, const struct gp_usage_device *dev,
+			   int64_t now)
+{
+	const struct gp_agent_node *node = gp_agent_node(m->agent);
+
+	for (unsigned i = 0; i < node->devices; i++) {
+		struct gp_meter_device *d = &m->device[i];
+		struct window *w = &m->window[i];
+
+		*d = (struct gp_meter_device){.ok = dev[i].ok,
+					      .util_pct = dev[i].util_pct,
+					      .mem_used_mib = dev[i].mem_used_mib,
+					      .mem_total_mib = dev[i].mem_total_mib};
+		if (!d->ok)
+			continue;
+		window_add(w, now, d->util_pct);
+		d->util_avg_pct = window_avg(w, now);
+		d->window_full =
+			now - w->watched_since >= (int64_t)m->o.util_window_s * 1000;
+	}
+	for (int t = 0; t < m->tasks; t++)
+		for (unsigned i = 0; !m->task[t].ended_ms && i < m->task[t].pub.devices;
+		     i++) {
+			struct gp_meter_device *d = &m->device[m->task[t].pub.device[i]];
+
+			d->alloc_mem_mib += m->task[t].pub.mem_mib[i];
+			d->alloc_pct += m->task[t].pub.compute_pct;
+		}
+}
+
+/* Remembers the memory of this sampling and says whether it rose in each
+ * of the last grow_samples. */
+static bool memory_grows(struct followed *f, unsigned want)
+{
+	unsigned keep = want + 1;
+
+	if (f->mem_seen_n == keep)
+		memmove(f->mem_seen, f->mem_seen + 1,
+			(keep - 1) * sizeof(f->mem_seen[0]));
+	else
+		f->mem_seen_n++;
+	f->mem_seen[f->mem_seen_n - 1] = f->pub.mem_used_mib;
+	if (!want || f->mem_seen_n < keep)
+		return false;
+	for (unsigned i = 1; i < keep; i++)
+		if (f->mem_seen[i] <= f->mem_seen[i - 1])
+			return false;
+	return true;
+}
+
+/* Adds what f's groups g[0..devices-1] used since the last sampling, and
+ * takes their memory now. */
+static void task_update(struct gp_meter *m, struct followed *f,
+			const struct gp_usage_group *g, int64_t now)
+{
+	int64_t to = f->ended_ms ? f->ended_ms : now;
+	double used = 0, span_us = (double)(to - f->since_ms) * 1000.0;
+
+	f->pub.mem_used_mib = 0;
+	for (unsigned i = 0; i < f->pub.devices; i++) {
+		f->used_us[i] += g[i].used_us;
+		f->pub.mem_used_mib += g[i].mem_mib;
+		used += (double)f->used_us[i];
+	}
+	if (span_us > 0) {
+		f->pub.effective =
+			used / (span_us * f->pub.devices * f->pub.compute_pct / 100.0);
+		f->pub.sampled = true;
+	}
+	f->pub.mem_growing = memory_grows(f, m->o.grow_samples);
+}
+
+/* ---- one sampling ------------------------------------------------------- */
+
+static int groups_build(struct gp_meter *m, struct gp_usage_group **ret, size_t *ret_n)
+{
+	size_t n = 0;
+
+	for (int t = 0; t < m->tasks; t++)
+		n += m->task[t].pub.devices;
+	*ret = calloc(n + 1, sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	n = 0;
+	for (int t = 0; t < m->tasks; t++)
+		for (unsigned i = 0; i < m->task[t].pub.devices; i++)
+			(*ret)[n++] = (struct gp_usage_group){
+				.pgid = m->task[t].pub.pgid,
+				.device = m->task[t].pub.device[i]};
+	*ret_n = n;
+	return 0;
+}
+
+/* Closes every interval into records; forgets the tasks that ended. */
+static int records_make(struct gp_meter *m, int64_t now, struct records *rs)
+{
+	int r = 0;
+
+	for (int t = 0; r == 0 && t < m->tasks; t++) {
+		struct followed *f = &m->task[t];
+
+		r = records_close(m, f, f->ended_ms ? f->ended_ms : now, rs);
+	}
+	for (int t = 0; t < m->tasks;)
+		if (m->task[t].ended_ms)
+			m->task[t] = m->task[--m->tasks];
+		else
+			t++;
+	return r;
+}
+
+/* Writes the records made so far. When the store fails for a while
+ * (-EIO: a full disk, a lock) they are kept for the next sampling, up to
+ * UNSAVED_MAX; records the store refuses (-EINVAL, -ENOENT) are dropped,
+ * as they would be refused again. */
+static int records_save(struct gp_meter *m)
+{
+	int r = gp_store_usage_add(m->store, m->unsaved.r, m->unsaved.n);
+
+	if (r == 0 || r == -EINVAL || r == -ENOENT || m->unsaved.n > UNSAVED_MAX)
+		m->unsaved.n = 0;
+	return r;
+}
+
+int gp_meter_sample(struct gp_meter *m, int64_t now_ms)
+{
+	struct gp_usage_device dev[GP_AGENT_DEVICES_MAX] = {0};
+	struct gp_usage_group *groups = NULL;
+	size_t n = 0, at = 0;
+	int sampled = groups_build(m, &groups, &n), r;
+
+	if (sampled == 0)
+		sampled = gp_agent_sample(m->agent, dev, groups, n);
+	m->last_ms = now_ms;
+	m->urgent = false;
+	if (sampled == 0) {
+		for (int t = 0; t < m->tasks; t++) {
+			task_update(m, &m->task[t], groups + at, now_ms);
+			at += m->task[t].pub.devices;
+		}
+		devices_update(m, dev, now_ms);
+	}
+	free(groups);
+	/* Without a sample the intervals still close: held, nothing used. */
+	r = records_make(m, now_ms, &m->unsaved);
+	return r < 0 ? r : records_save(m);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+const struct gp_meter_device *gp_meter_device(const struct gp_meter *m, unsigned i)
+{
+	return i < gp_agent_node(m->agent)->devices ? &m->device[i] : NULL;
+}
+
+int gp_meter_tasks(const struct gp_meter *m)
+{
+	return m->tasks;
+}
+
+const struct gp_meter_task *gp_meter_task(const struct gp_meter *m, int i)
+{
+	return i >= 0 && i < m->tasks ? &m->task[i].pub : NULL;
+}
+
+unsigned gp_meter_period_ms(const struct gp_meter *m)
+{
+	return m->o.sample_ms;
+}
+
+unsigned gp_meter_grow_samples(const struct gp_meter *m)
+{
+	return m->o.grow_samples;
+}
+
+int64_t gp_meter_last_ms(const struct gp_meter *m)
+{
+	return m->last_ms;
+}
+
+const struct gp_agent_node *gp_meter_node(const struct gp_meter *m)
+{
+	return gp_agent_node(m->agent);
+}
+
+void gp_meter_tenant_use(const struct gp_meter *m, int64_t tenant, uint64_t *ret_mem_mib,
+			 uint64_t *ret_pct)
+{
+	uint64_t mem = 0, pct = 0;
+
+	for (int t = 0; t < m->tasks; t++) {
+		const struct gp_meter_task *task = &m->task[t].pub;
+
+		if (task->tenant != tenant || m->task[t].ended_ms)
+			continue;
+		for (unsigned i = 0; i < task->devices; i++) {
+			mem += task->mem_mib[i];
+			pct += task->compute_pct;
+		}
+	}
+	*ret_mem_mib = mem;
+	*ret_pct = pct;
+}

@@ -1,0 +1,63 @@
+/* metrics.h — the server's Prometheus metrics (GET /metrics): what the
+ * store, the meter and the loop know, in the text exposition format
+ * (version 0.0.4: "# HELP", "# TYPE", then `name{label="value"} number`
+ * lines), and the two kinds of observation the loop keeps for it:
+ *   - a summary: the scheduler's tick durations, quantiles over the last
+ *     GP_SUMMARY_WINDOW ticks, with the sum and count of all of them;
+ *   - a histogram: how long tasks waited in the queue before they
+ *     started, in fixed buckets (seconds).
+ * Names follow Prometheus's conventions: a gpupool_ prefix, base units
+ * (bytes, seconds), ratios from 0 to 1, _total for counters. docs/api.md
+ * lists every series.
+ *
+ * Ownership: gp_metrics_render gives the caller a malloc'd string. */
+#ifndef GP_SERVER_METRICS_H
+#define GP_SERVER_METRICS_H
+
+#include <stdint.h>
+
+#include "server/meter.h"
+#include "server/store.h"
+
+#define GP_SUMMARY_WINDOW 1024
+#define GP_WAIT_BUCKETS	  11
+
+struct gp_summary {
+	double window[GP_SUMMARY_WINDOW]; /* the latest observations, a ring */
+	unsigned filled, next;
+	uint64_t count;
+	double sum;
+};
+
+struct gp_histogram {
+	uint64_t bucket[GP_WAIT_BUCKETS]; /* not cumulative: counts per bucket */
+	uint64_t count;
+	double sum;
+};
+
+/* What the loop observes for the metrics. */
+struct gp_loop_stats {
+	struct gp_summary tick;	  /* seconds per scheduling tick */
+	struct gp_histogram wait; /* seconds from submission to start */
+};
+
+void gp_summary_observe(struct gp_summary *s, double v);
+/* The q-quantile (0..1) of the window; 0 when it is empty. */
+double gp_summary_quantile(const struct gp_summary *s, double q);
+void gp_histogram_observe(struct gp_histogram *h, double seconds);
+/* The upper bound of bucket i (the last is +Inf). */
+double gp_histogram_bound(unsigned i);
+
+/* What the metrics are made of; meter and stats are NULL without the
+ * agent (the series of devices and tasks are then absent). */
+struct gp_metrics_source {
+	struct gp_store *store;
+	const struct gp_meter *meter;
+	const struct gp_loop_stats *stats;
+	int64_t now_ms;
+};
+
+/* The metrics as text in *ret (malloc'd). -ENOMEM, or a store error. */
+int gp_metrics_render(const struct gp_metrics_source *src, char **ret);
+
+#endif
