@@ -602,17 +602,14 @@ static bool task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 /* The queue (pending and preempted tasks) is bounded. */
 static bool queue_has_room(struct gp_api *api, struct gp_http_reply *ret)
 {
-	int pending = gp_store_task_count(api->store, GP_TASK_PENDING);
-	int preempted = gp_store_task_count(api->store, GP_TASK_PREEMPTED);
+	int queued = gp_store_queue_length(api->store);
 
-	if (pending < 0 || preempted < 0)
-		return store_failed(api, ret, pending < 0 ? pending : preempted,
-				    "counting the queue");
-	if ((unsigned)(pending + preempted) < api->queue_max)
+	if (queued < 0)
+		return store_failed(api, ret, queued, "counting the queue");
+	if ((unsigned)queued < api->queue_max)
 		return true;
 	gp_http_error(ret, 503,
-		      "queue full (%d pending tasks); retry later or raise --queue-max",
-		      pending + preempted);
+		      "queue full (%d pending tasks); retry later or raise --queue-max", queued);
 	return false;
 }
 
@@ -630,8 +627,12 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
 	    !task_from_body(api, body, &me, &t, ret) || !queue_has_room(api, ret))
 		return;
-	r = gp_store_task_add(api->store, &t);
+	/* The task and its audit row: one transaction, one fsync. */
+	r = gp_store_begin(api->store);
+	if (r == 0)
+		r = gp_store_task_add(api->store, &t);
 	if (r < 0) {
+		gp_store_rollback(api->store);
 		store_failed(api, ret, r, "storing the task");
 		return;
 	}
@@ -639,8 +640,14 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 	snprintf(detail, sizeof(detail),
 		 "\"%s\": %llu MiB, %u %%, %u device(s), priority %u", t.name,
 		 (unsigned long long)t.mem_mib, t.compute_pct, t.devices, t.priority);
-	if (!audit(api, ret, me.name, "task.submit", object, detail))
+	r = gp_store_audit(api->store, me.name, "task.submit", object, detail);
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0) {
+		gp_store_rollback(api->store);
+		store_failed(api, ret, r, "storing the task");
 		return;
+	}
 	gp_http_json(ret, 201, task_json(&t, me.name));
 	snprintf(ret->location, sizeof(ret->location), "/v1/tasks/%lld", (long long)t.id);
 }

@@ -40,6 +40,7 @@
 struct gp_store {
 	sqlite3 *db;
 	char error[ERROR_MAX];
+	int queued;     /* pending + preempted tasks; -1 until counted */
 };
 
 /* Migration i + 1 is migrations[i]: to change the schema, append one
@@ -486,6 +487,8 @@ int gp_store_open(const char *path, struct gp_store **ret)
 	if (!path || !ret)
 		return fail_open(-EINVAL, "gp_store_open: NULL argument");
 	s = calloc(1, sizeof(*s));
+	if (s)
+		s->queued = -1;
 	if (!s)
 		return fail_open(-ENOMEM, "gp_store_open: out of memory");
 	r = open_db(s, path);
@@ -852,6 +855,8 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		return r;
 	row.id = sqlite3_last_insert_rowid(s->db);
 	*t = row;
+	if (s->queued >= 0)
+		s->queued++;    /* a new task is pending */
 	return 0;
 }
 
@@ -969,6 +974,7 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 	bind_task(st, t);
 	sqlite3_bind_int64(st, 1, t->id);
 	r = step_done(s, st, "task_update");
+	s->queued = -1;         /* the state may have changed: count again */
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no task %lld", (long long)t->id);
 	return r;
@@ -1064,8 +1070,26 @@ int gp_store_commit(struct gp_store *s)
 
 void gp_store_rollback(struct gp_store *s)
 {
-	if (s && !sqlite3_get_autocommit(s->db))
+	if (s && !sqlite3_get_autocommit(s->db)) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		s->queued = -1;
+	}
+}
+
+int gp_store_queue_length(struct gp_store *s)
+{
+	int pending, preempted;
+
+	if (!s)
+		return -EINVAL;
+	if (s->queued >= 0)
+		return s->queued;
+	pending = gp_store_task_count(s, GP_TASK_PENDING);
+	preempted = gp_store_task_count(s, GP_TASK_PREEMPTED);
+	if (pending < 0 || preempted < 0)
+		return pending < 0 ? pending : preempted;
+	s->queued = pending + preempted;
+	return s->queued;
 }
 
 /* Opens a transaction unless the caller holds one; *ret_own says which. */

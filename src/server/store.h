@@ -175,6 +175,10 @@ int gp_store_task_get(struct gp_store *s, int64_t id, struct gp_task *ret);
 int gp_store_task_list(struct gp_store *s, int64_t tenant, int state,
 		       struct gp_task **ret, int *ret_n);
 int gp_store_task_count(struct gp_store *s, int state); /* >= 0, or -errno */
+/* Pending plus preempted tasks, counted once and then kept up to date by
+ * task_add (and counted again after a task_update or a rollback): what
+ * the queue bound checks at every submission, without a scan. */
+int gp_store_queue_length(struct gp_store *s);
 /* The queue: how many tasks are pending or preempted, and when the
  * oldest of them was submitted (unix ms; 0 when none). */
 int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);

@@ -614,6 +614,33 @@ static void test_task_count(void **state)
 	assert_int_equal(gp_store_task_count(f->s, GP_TASK_LOST), 0);
 }
 
+/* The queue's length stays right through adds, updates and rollbacks. */
+static void test_queue_length(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_task t;
+
+	assert_int_equal(gp_store_queue_length(f->s), 0);
+	for (int i = 0; i < 3; i++)
+		add_task(f->s, tenant_id, "job");
+	assert_int_equal(gp_store_queue_length(f->s), 3);
+	assert_int_equal(gp_store_task_get(f->s, 1, &t), 0);
+	t.state = GP_TASK_RUNNING;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_queue_length(f->s), 2);
+	t.state = GP_TASK_PREEMPTED;    /* queued again */
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_queue_length(f->s), 3);
+	assert_int_equal(gp_store_begin(f->s), 0);
+	add_task(f->s, tenant_id, "undone");
+	assert_int_equal(gp_store_queue_length(f->s), 4);
+	gp_store_rollback(f->s);
+	assert_int_equal(gp_store_queue_length(f->s), 3);
+	add_task(f->s, tenant_id, "job");
+	assert_int_equal(gp_store_queue_length(f->s), 4);
+}
+
 /* ---- audit ---- */
 
 static void test_audit(void **state)
@@ -1074,6 +1101,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_creates_schema, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_open_in_memory, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_length, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_data, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup_dir,
