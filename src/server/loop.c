@@ -36,6 +36,7 @@ struct gp_loop {
 	struct gp_alerts *alerts;
 	struct gp_loop_stats stats;
 	bool meter_failing; /* said so on stderr; said again when it recovers */
+	struct gp_loop_options o;
 };
 
 /* The tasks of one tick: store rows and the pass's view of them. */
@@ -138,7 +139,29 @@ static uint32_t device_mem_max(const struct gp_agent_node *n)
 	return max;
 }
 
-static int cluster_build(const struct gp_agent_node *n, struct gp_cluster **ret)
+/* The overcommit of a device named `name` (permille): the option whose
+ * model is the longest part of the name, else the one for all, else none. */
+static unsigned overcommit_of(const struct gp_loop_options *o, const char *name)
+{
+	unsigned all = 1000, matched = 0;
+	size_t best = 0;
+
+	for (int i = 0; i < o->overcommits; i++) {
+		const struct gp_overcommit *x = &o->overcommit[i];
+		size_t len = strlen(x->model);
+
+		if (len == 0)
+			all = x->permille;
+		else if (len > best && strcasestr(name, x->model)) {
+			best = len;
+			matched = x->permille;
+		}
+	}
+	return best ? matched : all;
+}
+
+static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_node *n,
+			 struct gp_cluster **ret)
 {
 	struct gp_node_spec spec = { .cpu_milli = HOST_PLENTY, .mem_mib = HOST_PLENTY,
 				     .devices = (uint8_t)n->devices };
@@ -153,7 +176,8 @@ static int cluster_build(const struct gp_agent_node *n, struct gp_cluster **ret)
 
 		*d = (struct gp_device_spec){ .model = (uint8_t)(model < 0 ? 0 : model),
 					      .mem_mib = (uint32_t)n->device[i].mem_total_mib,
-					      .overcommit = 1000,
+					      .overcommit =
+						      (uint16_t)overcommit_of(o, n->device[i].name),
 					      .healthy = n->device[i].compatible };
 		snprintf(d->uuid, sizeof(d->uuid), "%.*s", (int)sizeof(d->uuid) - 1,
 			 n->device[i].uuid);
@@ -290,7 +314,7 @@ static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 
 	k->sched = calloc((size_t)k->n + 1, sizeof(*k->sched));
 	k->out = calloc((size_t)k->n + 1, sizeof(*k->out));
-	if (!k->sched || !k->out || cluster_build(node, &k->cluster) < 0)
+	if (!k->sched || !k->out || cluster_build(&l->o, node, &k->cluster) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < k->n; i++) {
 		struct gp_task *t = &k->task[i];
@@ -537,6 +561,8 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent 
 	if (!l)
 		return -ENOMEM;
 	*l = (struct gp_loop){ .store = store, .http = http, .agent = agent };
+	if (o)
+		l->o = *o;
 	r = gp_policy_new("default", &(struct gp_policy_config){ 0 }, &l->policy);
 	if (r == 0)
 		r = gp_meter_new(store, agent, &mo, &l->meter);

@@ -36,7 +36,18 @@
 
 struct gp_loop;
 
+#define GP_LOOP_OVERCOMMITS_MAX 16
+
+/* A device's compute overcommit: the share of it that may be handed out,
+ * in permille (1000 to 1500: memory is never overcommitted). */
+struct gp_overcommit {
+	char model[64];         /* a case-insensitive part of the NVML name; "" all */
+	unsigned permille;
+};
+
 struct gp_loop_options {
+	struct gp_overcommit overcommit[GP_LOOP_OVERCOMMITS_MAX];
+	int overcommits;        /* the longest matching model wins, then "" */
 	unsigned sample_ms;	/* 0: GP_LOOP_SAMPLE_MS */
 	unsigned grow_samples;	/* 0: GP_LOOP_GROW_SAMPLES */
 	unsigned util_window_s; /* 0: GP_LOOP_UTIL_WINDOW_S */

@@ -164,7 +164,7 @@ static void server_usage(FILE *out)
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
 		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]]\n"
-		"                      [--price MODEL=PRICE]...\n"
+		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
 		"first\n"
@@ -194,6 +194,9 @@ static void server_usage(FILE *out)
 		"                   database)\n"
 		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted\n"
 		"                   (default %d)\n"
+		"  --overcommit [MODEL=]RATIO\n"
+		"                   compute that may be handed out of a device (of that\n"
+		"                   model), 1.0 to 1.5 (default 1.0; memory never)\n"
 		"  --sample-ms N    usage sampling period, for metering, metrics and\n"
 		"                   alerts (default %d)\n"
 		"  --util-window SECONDS\n"
@@ -255,9 +258,40 @@ static int parse_range(const char *flag, const char *value, unsigned lo, unsigne
 	return -EINVAL;
 }
 
+/* --overcommit RATIO (every device) or MODEL=RATIO, 1.0 to 1.5. */
+static int parse_overcommit(struct server_options *o, const char *value)
+{
+	struct gp_overcommit *x = &o->loop.overcommit[o->loop.overcommits];
+	const char *eq = strchr(value, '=');
+	const char *ratio = eq ? eq + 1 : value;
+	char *end;
+	double v;
+
+	if (o->loop.overcommits == GP_LOOP_OVERCOMMITS_MAX) {
+		fprintf(stderr, "gpupool server: --overcommit: at most %d\n",
+			GP_LOOP_OVERCOMMITS_MAX);
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtod(ratio, &end);
+	if (errno || end == ratio || *end || v < 1.0 || v > 1.5 ||
+	    (eq && (eq == value || (size_t)(eq - value) >= sizeof(x->model)))) {
+		fprintf(stderr,
+			"gpupool server: --overcommit \"%s\": give RATIO or MODEL=RATIO, the "
+			"ratio from 1.0 to 1.5 (compute only; memory is never overcommitted)\n",
+			value);
+		return -EINVAL;
+	}
+	snprintf(x->model, sizeof(x->model), "%.*s", eq ? (int)(eq - value) : 0, value);
+	x->permille = (unsigned)(v * 1000 + 0.5);
+	o->loop.overcommits++;
+	return 0;
+}
+
 static int parse_monitoring(struct server_options *o, int c, const char *value)
 {
 	switch (c) {
+	case 'O': return parse_overcommit(o, value);
 	case 'P': return parse_price(o, value);
 	case 'M':
 		return parse_range("sample-ms", value, 100, 3600000, &o->loop.sample_ms);
@@ -275,6 +309,7 @@ static int parse_value(struct server_options *o, int c, const char *value)
 {
 	switch (c) {
 	case 'P':
+	case 'O':
 	case 'M':
 	case 'W':
 	case 'G': return parse_monitoring(o, c, value);
@@ -329,6 +364,7 @@ static int parse_options(int argc, char **argv, struct server_options *o)
 		{"util-window", required_argument, NULL, 'W'},
 		{"grow-samples", required_argument, NULL, 'G'},
 		{"price", required_argument, NULL, 'P'},
+		{"overcommit", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
