@@ -38,6 +38,9 @@
 #define QUEUE_MAX_LIMIT 10000000
 #define GRACE_MS_DEFAULT 5000
 #define LOST_REASON	"server restarted; the task was not re-adopted"
+#define LOST_STOPPED_REASON                                                        \
+	"server restarted; the task's processes were stopped, since a new server "  \
+	"cannot watch them: submit it again"
 
 struct server_options {
 	char db[PATH_MAX];
@@ -529,23 +532,59 @@ static int admin_ensure(struct gp_store *s, const char *path)
 	return GP_EXIT_OK;
 }
 
+/* Is the task's process group still there, its leader the task's? The
+ * leader's environment names the task (the agent sets GPUPOOL_TASK_ID),
+ * so a recycled pid is never taken for it. */
+static bool task_still_runs(const struct gp_task *t)
+{
+	char path[64], want[64], env[65536];
+	ssize_t n;
+	int fd;
+
+	if (t->pid <= 0 || getpgid((pid_t)t->pid) != (pid_t)t->pid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%lld/environ", (long long)t->pid);
+	snprintf(want, sizeof(want), "GPUPOOL_TASK_ID=task-%lld", (long long)t->id);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	env[n] = '\0';
+	for (char *e = env; e < env + n; e += strlen(e) + 1)
+		if (strcmp(e, want) == 0)
+			return true;
+	return false;
+}
+
+/* A task left running: lost. Its processes, if they still run, are
+ * stopped — a new server cannot watch them (they are not its children),
+ * and they would hold their slice with nobody accounting for it. */
 static int task_mark_lost(struct gp_store *s, struct gp_task *t)
 {
+	const char *reason = LOST_REASON;
 	char object[GP_AUDIT_OBJECT_MAX];
 	int r;
 
+	if (task_still_runs(t)) {
+		kill(-(pid_t)t->pid, SIGKILL);
+		reason = LOST_STOPPED_REASON;
+	}
 	t->state = GP_TASK_LOST;
 	t->ended = now_ms();
-	snprintf(t->reason, sizeof(t->reason), "%s", LOST_REASON);
+	snprintf(t->reason, sizeof(t->reason), "%s", reason);
 	r = gp_store_task_update(s, t);
 	if (r < 0)
 		return r;
 	snprintf(object, sizeof(object), "%lld", (long long)t->id);
-	return gp_store_audit(s, "server", "task.lost", object, LOST_REASON);
+	return gp_store_audit(s, "server", "task.lost", object, reason);
 }
 
 /* Tasks that were running when the server stopped have nobody watching
- * them now: they are LOST until the agent can re-adopt them. */
+ * them now: they are LOST (their processes stopped) until an agent can
+ * re-adopt them. */
 static int tasks_mark_lost(struct gp_store *s)
 {
 	struct gp_task *running = NULL;
