@@ -342,6 +342,29 @@ static int get_all(struct gp_store *s, sqlite3_stmt *st, size_t size, read_row_f
 	return 0;
 }
 
+/* The one row `sql` selects with the text `key` as ?1. */
+static int get_one_by(struct gp_store *s, const char *sql, const char *key, read_row_fn *read,
+		      void *ret, const char *missing)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s, sql, &st);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	return get_one(s, st, read, ret, missing);
+}
+
+/* Every row `sql` (without parameters) selects, as get_all. */
+static int get_all_of(struct gp_store *s, const char *sql, size_t size, read_row_fn *read,
+		      void **ret_rows, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s, sql, &st);
+
+	return r < 0 ? r : get_all(s, st, size, read, ret_rows, ret_n);
+}
+
 /* The single integer a query such as a PRAGMA or COUNT(*) returns. */
 static int query_int(struct gp_store *s, const char *sql, int64_t *ret)
 {
@@ -612,30 +635,21 @@ int gp_store_tenant_by_token(struct gp_store *s, const char *token, struct gp_te
 
 int gp_store_tenant_by_name(struct gp_store *s, const char *name, struct gp_tenant *ret)
 {
-	auto_stmt *st = NULL;
-	int r;
-
 	if (!s || !name || !ret)
 		return -EINVAL;
-	r = prepare(s, "SELECT " TENANT_COLUMNS " FROM tenants WHERE name = ?1", &st);
-	if (r < 0)
-		return r;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return get_one(s, st, read_tenant, ret, "no such tenant");
+	return get_one_by(s, "SELECT " TENANT_COLUMNS " FROM tenants WHERE name = ?1", name,
+			  read_tenant, ret, "no such tenant");
 }
 
 int gp_store_tenant_list(struct gp_store *s, struct gp_tenant **ret, int *ret_n)
 {
-	auto_stmt *st = NULL;
 	void *rows;
 	int r;
 
 	if (!s || !ret || !ret_n)
 		return -EINVAL;
-	r = prepare(s, "SELECT " TENANT_COLUMNS " FROM tenants ORDER BY id", &st);
-	if (r < 0)
-		return r;
-	r = get_all(s, st, sizeof(**ret), read_tenant, &rows, ret_n);
+	r = get_all_of(s, "SELECT " TENANT_COLUMNS " FROM tenants ORDER BY id",
+		       sizeof(**ret), read_tenant, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;
 	return r;
@@ -717,30 +731,21 @@ int gp_store_template_add(struct gp_store *s, struct gp_template *t)
 int gp_store_template_by_name(struct gp_store *s, const char *name,
 			      struct gp_template *ret)
 {
-	auto_stmt *st = NULL;
-	int r;
-
 	if (!s || !name || !ret)
 		return -EINVAL;
-	r = prepare(s, "SELECT " TEMPLATE_COLUMNS " FROM templates WHERE name = ?1", &st);
-	if (r < 0)
-		return r;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	return get_one(s, st, read_template, ret, "no such template");
+	return get_one_by(s, "SELECT " TEMPLATE_COLUMNS " FROM templates WHERE name = ?1", name,
+			  read_template, ret, "no such template");
 }
 
 int gp_store_template_list(struct gp_store *s, struct gp_template **ret, int *ret_n)
 {
-	auto_stmt *st = NULL;
 	void *rows;
 	int r;
 
 	if (!s || !ret || !ret_n)
 		return -EINVAL;
-	r = prepare(s, "SELECT " TEMPLATE_COLUMNS " FROM templates ORDER BY id", &st);
-	if (r < 0)
-		return r;
-	r = get_all(s, st, sizeof(**ret), read_template, &rows, ret_n);
+	r = get_all_of(s, "SELECT " TEMPLATE_COLUMNS " FROM templates ORDER BY id",
+		       sizeof(**ret), read_template, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;
 	return r;
@@ -1030,18 +1035,13 @@ static void read_audit(sqlite3_stmt *st, void *ret)
 
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n)
 {
-	auto_stmt *st = NULL;
 	void *rows;
 	int r;
 
 	if (!s || !ret || !ret_n)
 		return -EINVAL;
-	r = prepare(s,
-		    "SELECT id, ts, who, action, object, detail FROM audit ORDER BY id",
-		    &st);
-	if (r < 0)
-		return r;
-	r = get_all(s, st, sizeof(**ret), read_audit, &rows, ret_n);
+	r = get_all_of(s, "SELECT id, ts, who, action, object, detail FROM audit ORDER BY id",
+		       sizeof(**ret), read_audit, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;
 	return r;
