@@ -30,7 +30,8 @@ def line: "  \(.name | .[0:22] | . + " " * (22 - length)) \(.peak) at once, phys
 	"\(if .allocated > 0 then (.physical / .allocated * 100 | round1 | tostring) + " %"
 	  else "-" end)\n      held: \(.tasks | join(", "))";
 stats("sliced") as $sliced | stats("whole") as $whole
-| "Tasks per card while sliced (physical = NVML utilization; effective = physical / allocated):",
+| "Tasks per card while sliced (physical = NVML utilization; effective = physical / allocated,",
+  "over 100 % when tasks in shared isolation borrow idle time):",
   ($sliced.cards[] | line),
   "Baseline, the same tasks on whole cards, one each:",
   ($whole.cards[] | line),

@@ -61,12 +61,12 @@ grep "gpupool server:" "$dir/server.log" | sed 's/^gpupool server: /  /'
 token() { jq -r .token; }
 vision=$("$gp" tenant add vision --mem-guaranteed 10G --compute-guaranteed 80 \
 	--mem-borrowable 18G --compute-borrowable 150 -o json | token)
-nlp=$("$gp" tenant add nlp --mem-guaranteed 24G --compute-guaranteed 150 -o json | token)
+nlp=$("$gp" tenant add nlp --mem-guaranteed 32G --compute-guaranteed 200 -o json | token)
 "$gp" template add infer-4g --mem 4G --compute 30 --isolation shared >/dev/null
 "$gp" template add train-16g --mem 16G --compute 80 --models A100 --isolation shared >/dev/null
 "$gp" template add prep-2g --mem 2G --compute 20 >/dev/null
 echo "  tenants: vision (10 GiB / 80 % guaranteed, may borrow 18 GiB / 150 %),"
-echo "           nlp (24 GiB / 150 % guaranteed)"
+echo "           nlp (32 GiB / 200 % guaranteed)"
 echo "  templates: infer-4g (4 GiB, 30 %), train-16g (16 GiB, 80 %, A100), prep-2g (2 GiB, 20 %);"
 echo "  shared isolation for the service and training (idle time is lent), hard elsewhere"
 
@@ -122,16 +122,25 @@ echo "  p99 latency alone: $(result "$alone" .p99_us) us"
 say "2. sliced: the worked example, then a mixed load over vision's quota"
 echo sliced >"$dir/phase"
 infer=$(submit "$vision" --name infer --template infer-4g --priority 8 --model A100 \
-	--kind inference -- "$gl" serve --qps 200 --duration 16 --json)
+	--kind inference -- "$gl" serve --qps 200 --duration 14 --json)
+# Training and preprocessing are work-bound (a number of steps), so that a
+# slice and a whole card are compared on the same work.
 train=$(submit "$nlp" --name train --template train-16g --priority 3 --kind training \
-	-- "$gl" train --duration 16 --json)
+	-- "$gl" train --steps 1200 --duration 60 --json)
 prep=$(submit "$nlp" --name prep --template prep-2g --priority 1 --model A100 \
-	-- "$gl" burn --duration 16 --json)
+	-- "$gl" train --steps 250 --duration 60 --json)
 wait_state "$prep" running 5 || true
+# Three small services of the nlp tenant: slices pack them beside the
+# inference service; on whole cards each would need a card of its own.
+small=""
+for n in 1 2 3; do
+	small="$small $(submit "$nlp" --name "embed-$n" --mem 2G --compute 15 --template infer-4g \
+		--kind inference -- "$gl" serve --qps 100 --duration 10 --json)"
+done
 mixed=""
 for n in 1 2 3 4 5; do
 	mixed="$mixed $(submit "$vision" --name "vision-$n" --mem 6G --compute 50 --model T4 \
-		--isolation shared --priority 2 -- "$gl" train --duration 12 --json)"
+		--isolation shared --priority 2 -- "$gl" train --steps 600 --duration 60 --json)"
 done
 sleep 2
 echo "  vision submitted 5 training tasks of 6 GiB / 50 % on the T4s:"
@@ -140,21 +149,22 @@ for id in $mixed; do
 done
 say "   nlp needs its guarantee on a T4: a borrowed task is preempted"
 reclaim=$(submit "$nlp" --name nlp-t4 --mem 6G --compute 50 --model T4 --priority 4 \
-	-- "$gl" train --duration 10 --json)
+	-- "$gl" train --steps 500 --duration 60 --json)
 wait_state "$reclaim" running 10 || true
-"$gp" audit -o json | jq -r '.audit[] | select(.action == "task.preempt") |
-	"    \(.object) preempted: \(.detail)"' | tail -1
+"$gp" audit -o json | jq -r '[.audit[] | select(.action == "task.preempt")] |
+	if length == 0 then "    (no task was preempted: nlp found room)"
+	else .[] | "    \(.object) preempted: \(.detail)" end'
 "$gp" task show "$reclaim" -o json | jq -r '"    task \(.id) (nlp-t4) \(.state)"'
 
 say "   live change: the training task gets 60 % instead of 80 %, without a restart"
 "$gp" task set "$train" --compute 60 --reason "demo: room for another task" | sed 's/^/    /'
-wait_done $infer $train $prep $mixed $reclaim
+wait_done $infer $train $prep $small $mixed $reclaim
 
 # ---- 3. the baseline: the same tasks on whole cards -------------------------------------
 say "3. baseline: the same tasks again, one whole card each (as without slicing)"
 echo whole >"$dir/phase"
 whole=""
-for id in $infer $train $prep $mixed $reclaim; do
+for id in $infer $train $prep $small $mixed $reclaim; do
 	"$gp" task show "$id" -o json >"$dir/task.json"
 	whole="$whole $("$gp" submit -q --whole --name "$(jq -r .name "$dir/task.json")" \
 		--priority "$(jq -r .priority "$dir/task.json")" -- sh -c "$(jq -r .command "$dir/task.json")")"
@@ -169,7 +179,8 @@ say "REPORT"
 jq -s -r -f "$root/scripts/demo-report.jq" "$dir/samples.jsonl"
 echo "  inference p99: alone $(result "$alone" .p99_us) us, beside training and" \
 	"preprocessing $(result "$infer" .p99_us) us"
-echo "  training steps/s: $(result "$train" .steps_per_sec) (80 % then 60 %)"
+echo "  the training task: $(result "$train" .steps) steps at $(result "$train" .steps_per_sec)" \
+	"steps/s (80 % then 60 % of an A100, shared isolation)"
 if "$gp" bill --help >/dev/null 2>&1; then
 	echo
 	"$gp" bill --month "$(date -u +%Y-%m)"

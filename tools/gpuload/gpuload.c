@@ -59,7 +59,9 @@ static void usage(FILE *out)
 		     "  --hold SECONDS        alloc: print, then keep the memory this long (default 0)\n"
 		     "  --qps Q               serve: mean requests per second (default 100)\n"
 		     "  --seed N              serve: seed of the arrival times (default 1)\n"
-		     "  --kernels-per-step N  train: kernels per step (default 4)\n");
+		     "  --kernels-per-step N  train: kernels per step (default 4)\n"
+		     "  --steps N             train: stop after N steps (a fixed amount of work)\n"
+		     "                        or at --duration, whichever comes first\n");
 }
 
 static int bad_value(const char *flag, const char *text, const char *what)
@@ -100,7 +102,7 @@ static int parse_whole(const char *flag, const char *text, long long min, long l
 enum {
 	OPT_DEVICE = 256, OPT_DURATION, OPT_KERNEL_US, OPT_BLOCKS, OPT_THREADS, OPT_JSON,
 	OPT_DIRECT, OPT_PRINT_PTX, OPT_INTERVAL_MS, OPT_MIB, OPT_CHUNK_MIB, OPT_HOLD,
-	OPT_QPS, OPT_SEED, OPT_KERNELS_PER_STEP, OPT_HELP,
+	OPT_QPS, OPT_SEED, OPT_KERNELS_PER_STEP, OPT_STEPS, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -119,6 +121,7 @@ static const struct option longopts[] = {
 	{ "qps", required_argument, NULL, OPT_QPS },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "kernels-per-step", required_argument, NULL, OPT_KERNELS_PER_STEP },
+	{ "steps", required_argument, NULL, OPT_STEPS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -158,6 +161,10 @@ static int parse_whole_option(int c, const char *flag, struct gl_options *o)
 	case OPT_KERNELS_PER_STEP:
 		ret = parse_whole(flag, optarg, 1, 1000000, "a whole number from 1 to 1000000", &v);
 		o->kernels_per_step = (long)v;
+		return ret;
+	case OPT_STEPS:
+		ret = parse_whole(flag, optarg, 1, LLONG_MAX, "a whole number of steps >= 1", &v);
+		o->steps = v;
 		return ret;
 	default:
 		usage(stderr);

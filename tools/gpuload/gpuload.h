@@ -33,6 +33,7 @@ struct gl_options {
 	double qps;                     /* serve */
 	unsigned long long seed;        /* serve */
 	long kernels_per_step;          /* train */
+	long long steps;                /* train: stop after this many; 0: --duration only */
 };
 
 /* What a mode works with; opened and closed by gpuload.c. */

@@ -363,7 +363,8 @@ static int train_loop(const struct gl_session *s, struct gl_samples *ms, uint64_
 	uint64_t start = gl_now_ns(), deadline = start + duration_ns(s->opt), t0;
 	int ret = 0;
 
-	while (!ret && (t0 = gl_now_ns()) < deadline) {
+	for (long long n = 0; !ret && (t0 = gl_now_ns()) < deadline &&
+			      (!s->opt->steps || n < s->opt->steps); n++) {
 		ret = train_step(s);
 		if (!ret)
 			ret = gl_samples_add(ms, (double)(gl_now_ns() - t0) / 1e6);
