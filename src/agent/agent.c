@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/launcher.h"
 #include "shim/region.h"
@@ -21,6 +22,7 @@ struct running {
 	pid_t pgid;
 	bool stopping;
 	uint64_t kill_at_ms;            /* when stopping: SIGKILL then */
+	struct gp_launch_exit exit;     /* when stopping: what of the group has ended */
 	unsigned applied_compute, applied_priority;     /* in the regions */
 };
 
@@ -51,6 +53,8 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 		return -ENOMEM;
 	a->o = *o;
 	r = gp_devices_discover(o->nvml_library, &a->node, err, err_len);
+	if (r == 0 && gethostname(a->node.hostname, sizeof(a->node.hostname) - 1) < 0)
+		snprintf(a->node.hostname, sizeof(a->node.hostname), "localhost");
 	if (r == 0)
 		r = gp_usage_open(o->nvml_library, a->node.devices, &a->usage, err, err_len);
 	if (r < 0) {
@@ -156,6 +160,21 @@ int gp_agent_stop(struct gp_agent *a, int64_t task)
 	return 0;
 }
 
+/* Has the task ended? A task ends with its shell, and what it leaves is
+ * killed; but a task being stopped ends when its whole group has, so
+ * that a program under a shell gets its grace period too. 1 with its
+ * code (the shell's), 0 while it runs. */
+static int running_reap(struct running *r, int *ret_code)
+{
+	int done;
+
+	if (!r->stopping)
+		return gp_launch_reap(r->pgid, false, ret_code);
+	done = gp_launch_reap_group(r->pgid, &r->exit);
+	*ret_code = r->exit.code;
+	return done;
+}
+
 void gp_agent_poll(struct gp_agent *a,
 		   void (*ended)(void *ctx, int64_t task, int code, bool stopped), void *ctx)
 {
@@ -167,7 +186,7 @@ void gp_agent_poll(struct gp_agent *a,
 
 		if (r->stopping && now >= r->kill_at_ms)
 			kill(-r->pgid, SIGKILL);
-		if (gp_launch_reap(r->pgid, false, &code) == 0) {
+		if (running_reap(r, &code) == 0) {
 			i++;
 			continue;
 		}

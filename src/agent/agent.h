@@ -68,7 +68,10 @@ int gp_agent_stop(struct gp_agent *a, int64_t task);
 
 /* Reaps the tasks that ended, calling ended(ctx, id, code, stopped) for
  * each (code as a shell reports it; stopped: gp_agent_stop asked), and
- * kills the groups whose grace period is over. */
+ * kills the groups whose grace period is over. A task ends with its
+ * shell, what it leaves behind killed; a task being stopped ends once
+ * its whole group has (the shell may die of SIGTERM first; its program
+ * still has the grace period), with the shell's code. */
 void gp_agent_poll(struct gp_agent *a,
 		   void (*ended)(void *ctx, int64_t task, int code, bool stopped), void *ctx);
 

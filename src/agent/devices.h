@@ -32,6 +32,7 @@ struct gp_agent_device {
 };
 
 struct gp_agent_node {
+	char hostname[GP_DEVICE_TEXT_MAX];              /* set by the agent, not discovery */
 	char driver_version[GP_DEVICE_TEXT_MAX];        /* "580.65.06" */
 	int cuda_version;                               /* 1000 x major + 10 x minor */
 	unsigned devices;

@@ -223,6 +223,13 @@ static bool group_left(pid_t pgid, bool *leader_gone, int *code)
 	}
 }
 
+int gp_launch_reap_group(pid_t pgid, struct gp_launch_exit *state)
+{
+	if (pgid <= 0 || !state)
+		return -EINVAL;
+	return group_left(pgid, &state->leader_gone, &state->code) ? 0 : 1;
+}
+
 int gp_launch_stop(pid_t pgid, unsigned grace_ms, int *ret_code)
 {
 	const struct timespec poll = { 0, STOP_POLL_NS };

@@ -35,6 +35,23 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid);
  * killed (SIGKILL) before the shell is reaped. */
 int gp_launch_reap(pid_t pgid, bool block, int *ret_code);
 
+/* What gp_launch_reap_group has seen of a group: the leader's code once
+ * it has exited. Starts zeroed. */
+struct gp_launch_exit {
+	bool leader_gone;
+	int code; /* as gp_launch_reap gives it */
+};
+
+/* For a group being stopped without blocking (the caller sent SIGTERM
+ * and sends SIGKILL once the grace period is over): reaps what of the
+ * group has exited, keeping the leader's code in *state, and kills
+ * nothing, so that the members left when the shell exits first (a shell
+ * that runs the program as its child dies of SIGTERM at once) still get
+ * their grace period. Returns 1 once no member that is ours to wait for
+ * is left (the caller should be a child subreaper, as for
+ * gp_launch_stop), 0 while some are. */
+int gp_launch_reap_group(pid_t pgid, struct gp_launch_exit *state);
+
 /* Stops the whole group: SIGTERM, then SIGKILL to whatever is left after
  * grace_ms. Returns once no member is left that is ours to wait for, the
  * leader's code in *ret_code (which may be NULL); -ECHILD when the group

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/commands.h"
 #include "server/server.h"
@@ -36,6 +37,26 @@ static const struct option common_options[] = {
 
 /* ---- flags ------------------------------------------------------------ */
 
+/* -o FORMAT: json and table always, csv and yaml where the command has them. */
+static int output_flag(const struct gp_client_command *cmd, struct gp_client_flags *f,
+		       const char *value)
+{
+	bool csv = cmd->csv_ok && !strcmp(value, "csv");
+	bool yaml = cmd->yaml_ok && !strcmp(value, "yaml");
+
+	if (strcmp(value, "json") && strcmp(value, "table") && !csv && !yaml) {
+		fprintf(stderr, "gpupool %s: -o \"%s\" must be %s\n", cmd->name, value,
+			cmd->csv_ok	 ? "table, csv or json"
+			: cmd->yaml_ok ? "table, yaml or json"
+				       : "json or table");
+		return -EINVAL;
+	}
+	f->json = !strcmp(value, "json");
+	f->csv = csv;
+	f->yaml = yaml;
+	return 0;
+}
+
 static int common_flag(const struct gp_client_command *cmd, struct gp_client_flags *f,
 		       int c, const char *value)
 {
@@ -44,17 +65,7 @@ static int common_flag(const struct gp_client_command *cmd, struct gp_client_fla
 	case OPT_TOKEN: f->token = value; return 0;
 	case OPT_TOKEN_FILE: f->token_file = value; return 0;
 	case OPT_JSON: f->json = true; return 0;
-	case 'o':
-		if (strcmp(value, "json") && strcmp(value, "table") &&
-		    (!cmd->csv_ok || strcmp(value, "csv"))) {
-			fprintf(stderr, "gpupool %s: -o \"%s\" must be %s\n", cmd->name,
-				value,
-				cmd->csv_ok ? "table, csv or json" : "json or table");
-			return -EINVAL;
-		}
-		f->json = !strcmp(value, "json");
-		f->csv = !strcmp(value, "csv");
-		return 0;
+	case 'o': return output_flag(cmd, f, value);
 	}
 	return -EINVAL;
 }
@@ -294,11 +305,36 @@ static void target_set(CURL *curl, const char *where, const char *path)
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 }
 
+/* A header of the reply to keep: its name, and its value once seen. */
+struct header_want {
+	const char *name;
+	char *value;
+	size_t size;
+};
+
+static size_t on_header(char *line, size_t size, size_t n, void *userdata)
+{
+	struct header_want *want = userdata;
+	size_t len = size * n, name = strlen(want->name);
+
+	if (len > name + 1 && line[name] == ':' && !strncasecmp(line, want->name, name)) {
+		const char *v = line + name + 1;
+		size_t vlen = len - name - 1;
+
+		while (vlen && (*v == ' ' || *v == '\t'))
+			v++, vlen--;
+		while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n'))
+			vlen--;
+		snprintf(want->value, want->size, "%.*s", (int)vlen, v);
+	}
+	return len;
+}
+
 /* One request; the curl code, with the status and body in the out
- * parameters when it is CURLE_OK. */
+ * parameters when it is CURLE_OK; want (NULL: none) gets a header. */
 static CURLcode perform(const char *where, const char *token, const char *method,
 			const char *path, const char *body, long *ret_status,
-			struct buffer *ret_body)
+			struct buffer *ret_body, struct header_want *want)
 {
 	CURL *curl = curl_easy_init();
 	struct curl_slist *headers = headers_make(token);
@@ -317,6 +353,10 @@ static CURLcode perform(const char *where, const char *token, const char *method
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, ret_body);
 	if (body)
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	if (want) {
+		curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(curl, CURLOPT_HEADERDATA, want);
+	}
 	rc = curl_easy_perform(curl);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, ret_status);
@@ -384,12 +424,41 @@ int gp_client_request(const struct gp_client_flags *f, const char *cmd,
 	text = body		       ? json_dumps(body, JSON_COMPACT)
 	       : strcmp(method, "GET") ? strdup("")
 				       : NULL;
-	rc = perform(where, token, method, path, text, &status, &got);
+	rc = perform(where, token, method, path, text, &status, &got, NULL);
 	free(text);
 	exit_status = rc == CURLE_OK ? answer(cmd, status, got.data, ret_reply)
 				     : unreachable(cmd, where, rc);
 	free(got.data);
 	return exit_status;
+}
+
+int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const char *path,
+		       const char *header, struct gp_client_text *ret)
+{
+	char where[PATH_MAX], token[TOKEN_MAX], value[sizeof(ret->header)] = "";
+	struct header_want want = {header, value, sizeof(value)};
+	struct buffer got = {0};
+	json_t *reply;
+	long status = 0;
+	CURLcode rc;
+	int exit_status = token_resolve(f, cmd, token, sizeof(token));
+
+	if (exit_status != GP_EXIT_OK)
+		return exit_status;
+	socket_resolve(f, where, sizeof(where));
+	rc = perform(where, token, "GET", path, NULL, &status, &got, header ? &want : NULL);
+	if (rc != CURLE_OK || status >= 300) {
+		reply = got.data ? json_loads(got.data, 0, NULL) : NULL;
+		exit_status = rc == CURLE_OK ? refused(cmd, status, reply)
+					     : unreachable(cmd, where, rc);
+		json_decref(reply);
+		free(got.data);
+		return exit_status;
+	}
+	*ret = (struct gp_client_text){.data = got.data ? got.data : strdup(""),
+				       .len = got.len};
+	snprintf(ret->header, sizeof(ret->header), "%s", value);
+	return GP_EXIT_OK;
 }
 
 /* ---- subcommands ------------------------------------------------------ */

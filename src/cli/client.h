@@ -29,6 +29,7 @@ struct gp_client_flags {
 	const char *token_file;
 	bool json; /* -o json (or --json): print the server's JSON */
 	bool csv;  /* -o csv, where the command takes it */
+	bool yaml; /* -o yaml, likewise */
 };
 
 /* A command's own flags, parsed by gp_client_parse with the common ones. */
@@ -41,6 +42,7 @@ struct gp_client_command {
 	int (*option)(void *ctx, int c, const char *value);
 	bool args_last; /* options end at the first argument */
 	bool csv_ok;	/* -o csv is one of its outputs */
+	bool yaml_ok;	/* -o yaml is one of its outputs */
 };
 
 /* Parses argv (argv[0] is the subcommand's name). Returns 1 after
@@ -55,6 +57,20 @@ int gp_client_parse(const struct gp_client_command *cmd, void *ctx, int argc, ch
 int gp_client_request(const struct gp_client_flags *f, const char *cmd,
 		      const char *method, const char *path, json_t *body,
 		      json_t **ret_reply);
+
+/* A text answer (GET /v1/tasks/ID/logs): its bytes, and the value of
+ * one header of the reply. */
+struct gp_client_text {
+	char *data; /* malloc'd and NUL-terminated (NULs may come before); the caller's */
+	size_t len;
+	char header[64]; /* the value of the header asked for; "" when absent */
+};
+
+/* GETs path and gives the answer as it came, when the server said yes;
+ * header names the header whose value goes to ret->header (NULL: none).
+ * Exit status as gp_client_request. */
+int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const char *path,
+		       const char *header, struct gp_client_text *ret);
 
 /* A subcommand, and the dispatch of `gpupool NAME SUB ...` to it. */
 struct gp_client_sub {

@@ -1,7 +1,8 @@
 /* cmd-admin.c — the admin's commands: `gpupool tenant add|ls`,
- * `gpupool template add|ls` and `gpupool audit`, through the server's
- * API (cli/client.h, docs/api.md). A tenant may list itself and the
- * templates; the server refuses the rest to anyone but the admin. */
+ * `gpupool template add|ls|show` and `gpupool audit`, through the
+ * server's API (cli/client.h, docs/api.md). A tenant may list itself and
+ * the templates; the server refuses the rest to anyone but the admin.
+ * Templates also print as YAML descriptions (-o yaml, cli/yaml.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/yaml.h"
 
 #define TENANT_PCT_MAX (100 * 1024)
 #define AUDIT_MAX      100000
@@ -73,7 +75,22 @@ struct request {
 	const char *method, *path;
 	void (*print)(json_t *reply);
 	int (*check)(const struct admin_options *o); /* flags given; NULL: none */
+	json_t *(*describe)(json_t *reply);	     /* the -o yaml document (new) */
 };
+
+/* Prints doc (taken) as YAML; an exit status. */
+static int yaml_out(const char *cmd, json_t *doc)
+{
+	char err[256];
+	int r = doc ? gp_yaml_print(stdout, doc, err, sizeof(err)) : -ENOMEM;
+
+	json_decref(doc);
+	if (r == 0)
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool %s: cannot write YAML: %s\n", cmd,
+		doc ? err : "out of memory");
+	return GP_EXIT_FAIL;
+}
 
 /* Parses, sends the request, prints the answer; an exit status. */
 static int run(const struct gp_client_command *cmd, struct admin_options *o, int argc,
@@ -92,6 +109,8 @@ static int run(const struct gp_client_command *cmd, struct admin_options *o, int
 				   want ? o->body : NULL, &reply);
 	if (status == GP_EXIT_OK && f.json)
 		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK && f.yaml)
+		status = yaml_out(cmd->name, req->describe(reply));
 	else if (status == GP_EXIT_OK)
 		req->print(reply);
 	json_decref(reply);
@@ -310,8 +329,51 @@ static int template_add(int argc, char **argv)
 
 static void template_ls_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: gpupool template ls [-o json|table]\n\nLists the templates.\n");
+	fprintf(out, "usage: gpupool template ls [-o table|yaml|json]\n"
+		     "\n"
+		     "Lists the templates. -o yaml prints them as YAML descriptions:\n"
+		     "name, models (a list; empty: any model), memory_mib, compute_pct,\n"
+		     "isolation.\n");
+}
+
+/* The models of a template, "a100, t4", as a list. */
+static json_t *models_list(const char *models)
+{
+	json_t *list = json_array();
+	const char *p = models;
+
+	while (*p) {
+		size_t skip = strspn(p, ", "), n;
+
+		p += skip;
+		n = strcspn(p, ",");
+		while (n && p[n - 1] == ' ')
+			n--;
+		if (n)
+			json_array_append_new(list, json_stringn(p, n));
+		p += strcspn(p, ",");
+	}
+	return list;
+}
+
+/* A template (as the server gives it) as its YAML description. */
+static json_t *template_description(json_t *t)
+{
+	return json_pack("{s:s, s:o, s:I, s:I, s:s}", "name", gp_client_str(t, "name"),
+			 "models", models_list(gp_client_str(t, "models")), "memory_mib",
+			 gp_client_int(t, "mem_mib"), "compute_pct",
+			 gp_client_int(t, "compute_pct"), "isolation",
+			 gp_client_str(t, "isolation"));
+}
+
+static json_t *templates_description(json_t *reply)
+{
+	json_t *list = json_array(), *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(reply, "templates"), i, t)
+		json_array_append_new(list, template_description(t));
+	return json_pack("{s:o}", "templates", list);
 }
 
 static void template_row(json_t *t)
@@ -339,11 +401,96 @@ static int template_ls(int argc, char **argv)
 		.name = "template ls",
 		.usage = template_ls_usage,
 		.option = no_option,
+		.yaml_ok = true,
 	};
-	static const struct request req = {0, "GET", "/v1/templates", template_ls_print};
+	static const struct request req = {.method = "GET",
+					   .path = "/v1/templates",
+					   .print = template_ls_print,
+					   .describe = templates_description};
 	struct admin_options o = {.cmd = cmd.name};
 
 	return run(&cmd, &o, argc, argv, &req);
+}
+
+static void template_show_usage(FILE *out)
+{
+	fprintf(out, "usage: gpupool template show NAME [-o table|yaml|json]\n"
+		     "\n"
+		     "Shows one template; -o yaml as its YAML description (name, "
+		     "models,\n"
+		     "memory_mib, compute_pct, isolation), -o json as the server has "
+		     "it.\n");
+}
+
+static void template_show_print(json_t *t)
+{
+	char mem[32];
+	const char *models = gp_client_str(t, "models");
+
+	printf("%-10s %s\n%-10s %s\n%-10s %s\n%-10s %lld%%\n%-10s %s\n", "name",
+	       gp_client_str(t, "name"), "models", *models ? models : "any", "memory",
+	       gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem)),
+	       "compute", (long long)gp_client_int(t, "compute_pct"), "isolation",
+	       gp_client_str(t, "isolation"));
+}
+
+/* The template named name in the list the server gave; NULL: none. */
+static json_t *template_find(json_t *reply, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(reply, "templates"), i, t)
+		if (!strcmp(gp_client_str(t, "name"), name))
+			return t;
+	return NULL;
+}
+
+static int template_show_out(const struct gp_client_flags *f, json_t *reply,
+			     const char *name)
+{
+	json_t *t = template_find(reply, name);
+
+	if (!t) {
+		fprintf(stderr,
+			"gpupool template show: no template \"%s\" (gpupool template ls "
+			"lists them)\n",
+			name);
+		return GP_EXIT_FAIL;
+	}
+	if (f->yaml)
+		return yaml_out("template show", template_description(t));
+	if (f->json)
+		gp_client_print_json(t);
+	else
+		template_show_print(t);
+	return GP_EXIT_OK;
+}
+
+static int template_show(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "template show",
+		.usage = template_show_usage,
+		.option = no_option,
+		.yaml_ok = true,
+	};
+	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
+	struct gp_client_flags f = {0};
+	json_t *reply = NULL;
+	int status, r = parse(&cmd, &o, argc, argv, &f, 1);
+
+	if (r == 0)
+		status = gp_client_request(&f, cmd.name, "GET", "/v1/templates", NULL,
+					   &reply);
+	else
+		status = r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (r == 0 && status == GP_EXIT_OK)
+		status = template_show_out(&f, reply,
+					   json_string_value(json_object_get(o.body, "name")));
+	json_decref(reply);
+	json_decref(o.body);
+	return status;
 }
 
 int gp_cmd_template(int argc, char **argv)
@@ -351,6 +498,7 @@ int gp_cmd_template(int argc, char **argv)
 	static const struct gp_client_sub subs[] = {
 		{"add", template_add, "add a slice template (admin)"},
 		{"ls", template_ls, "list the templates"},
+		{"show", template_show, "show one template (-o yaml: its YAML description)"},
 	};
 
 	return gp_client_dispatch("template", subs, sizeof(subs) / sizeof(subs[0]), argc,

@@ -460,13 +460,25 @@ static int task_set(int argc, char **argv)
 
 static void cancel_usage(FILE *out)
 {
-	fprintf(out, "usage: gpupool task cancel ID\n\nCancels a queued task.\n");
+	fprintf(out,
+		"usage: gpupool task cancel ID\n"
+		"\n"
+		"Cancels a task. A queued one is cancelled at once. A running one is\n"
+		"stopped by the server's agent (SIGTERM to its processes, SIGKILL after\n"
+		"the server's --grace-ms): it stays running, \"cancelling\", until it\n"
+		"has stopped, then it is cancelled with its exit code (`gpupool task\n"
+		"show ID`). A server without --with-agent cannot stop a running task.\n");
 }
 
 static void cancel_print(json_t *task)
 {
-	printf("task %lld: %s\n", (long long)gp_client_int(task, "id"),
-	       gp_client_str(task, "state"));
+	const char *state = gp_client_str(task, "state");
+
+	if (!strcmp(state, "running"))
+		printf("task %lld: running; %s\n", (long long)gp_client_int(task, "id"),
+		       gp_client_str(task, "reason"));
+	else
+		printf("task %lld: %s\n", (long long)gp_client_int(task, "id"), state);
 }
 
 static int task_cancel(int argc, char **argv)
@@ -495,7 +507,7 @@ int gp_cmd_task(int argc, char **argv)
 		{"ls", task_ls, "list tasks"},
 		{"show", task_show, "show one task"},
 		{"set", task_set, "change a task's compute share or priority"},
-		{"cancel", task_cancel, "cancel a queued task"},
+		{"cancel", task_cancel, "cancel a task (a running one: stop it)"},
 	};
 
 	return gp_client_dispatch("task", subs, sizeof(subs) / sizeof(subs[0]), argc,

@@ -19,6 +19,11 @@ int gp_cmd_task(int argc, char **argv);
 int gp_cmd_tenant(int argc, char **argv);
 int gp_cmd_template(int argc, char **argv);
 int gp_cmd_audit(int argc, char **argv);
+/* A task's output: cmd-logs.c. The nodes, devices and queue: cmd-pool.c. */
+int gp_cmd_logs(int argc, char **argv);
+int gp_cmd_node(int argc, char **argv);
+int gp_cmd_device(int argc, char **argv);
+int gp_cmd_queue(int argc, char **argv);
 /* Metering and monitoring: cmd-bill.c, cmd-top.c. */
 int gp_cmd_bill(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);

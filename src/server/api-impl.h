@@ -1,10 +1,12 @@
 /* api-impl.h — what the API's handler files share (api.c: tenants,
  * templates, tasks, audit; api-meter.c: usage, bills, alerts, metrics,
- * status). Not for use outside src/server/api*.c. */
+ * status; api-pool.c: the node, its devices, the queue; api-logs.c: task
+ * logs). Not for use outside src/server/api*.c. */
 #ifndef GP_SERVER_API_IMPL_H
 #define GP_SERVER_API_IMPL_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,12 +17,22 @@ struct gp_api {
 	unsigned queue_max;
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
-	const struct gp_loop *loop; /* NULL without the agent */
+	struct gp_loop *loop; /* NULL without the agent */
+	char log_dir[PATH_MAX];
 };
 
 /* Fills *me with the caller (by its token); false with 401 in ret. */
 bool gp_api_caller(struct gp_api *api, const struct gp_http_request *req,
 		   struct gp_http_reply *ret, struct gp_tenant *me);
+/* Fills *t with task id if the caller may see it; false with 404 (no
+ * such task) or 403 (another tenant's) in ret. */
+bool gp_api_task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id,
+		      struct gp_http_reply *ret, struct gp_task *t);
+/* The query parameter key as a whole number from lo to hi, `absent` when
+ * not given; false with 400 in ret when it is something else. */
+bool gp_api_query_number(const struct gp_http_request *req, const char *key, long long lo,
+			 long long hi, long long absent, long long *ret_v,
+			 struct gp_http_reply *ret);
 /* Sets ret to the HTTP status of a store failure; returns false. */
 bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
 			 const char *what);
@@ -41,5 +53,11 @@ void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret);
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
+/* api-pool.c and api-logs.c. */
+void gp_api_devices(void *ctx, const struct gp_http_request *req,
+		    struct gp_http_reply *ret);
+void gp_api_nodes(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+void gp_api_queue(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+void gp_api_logs(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 
 #endif

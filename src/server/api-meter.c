@@ -146,9 +146,7 @@ static json_t *record_json(const struct gp_usage_record *u, const char *tenant)
 			 (json_int_t)u->compute_pct, "used_ms", (json_int_t)u->used_ms);
 }
 
-/* The query parameter key as a whole number from lo to hi; `absent` when
- * not given. False with 400 in ret when it is something else. */
-static bool query_number(const struct gp_http_request *req, const char *key, long long lo,
+bool gp_api_query_number(const struct gp_http_request *req, const char *key, long long lo,
 			 long long hi, long long absent, long long *ret_v,
 			 struct gp_http_reply *ret)
 {
@@ -176,8 +174,9 @@ static bool page_from_query(const struct gp_http_request *req, int64_t *ret_afte
 {
 	long long after, limit;
 
-	if (!query_number(req, "after", 0, INT64_MAX, 0, &after, ret) ||
-	    !query_number(req, "limit", 1, USAGE_PAGE_MAX, USAGE_PAGE, &limit, ret))
+	if (!gp_api_query_number(req, "after", 0, INT64_MAX, 0, &after, ret) ||
+	    !gp_api_query_number(req, "limit", 1, USAGE_PAGE_MAX, USAGE_PAGE, &limit,
+				 ret))
 		return false;
 	*ret_after = after;
 	*ret_limit = (int)limit;
@@ -279,7 +278,8 @@ static bool alerts_query(const struct gp_http_request *req, bool *ret_active,
 		gp_http_error(ret, 400, "query \"state\" must be active or all");
 		return false;
 	}
-	if (!query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &limit, ret))
+	if (!gp_api_query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &limit,
+				 ret))
 		return false;
 	*ret_active = !state || !strcmp(state, "active");
 	*ret_limit = (int)limit;

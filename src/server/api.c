@@ -714,6 +714,57 @@ static void task_show(void *ctx, const struct gp_http_request *req,
 
 /* ---- tasks: changing -------------------------------------------------- */
 
+/* A queued task is cancelled at once. */
+static void cancel_queued(const struct gp_tenant *me, struct gp_task *t, char *detail,
+			  size_t size)
+{
+	snprintf(detail, size, "was %s", state_name(t->state));
+	t->state = GP_TASK_CANCELLED;
+	t->ended = now_ms();
+	snprintf(t->reason, sizeof(t->reason), "cancelled by %s", me->name);
+}
+
+/* A running task is stopped by the loop, through the agent; it stays
+ * running (reason: cancelling) until it has stopped. 409 without one. */
+static bool cancel_running(struct gp_api *api, const struct gp_tenant *me,
+			   struct gp_task *t, char *detail, size_t size,
+			   struct gp_http_reply *ret)
+{
+	int r;
+
+	if (!api->loop) {
+		gp_http_error(ret, 409,
+			      "task %lld is running; stopping a running task needs the "
+			      "agent, and this server runs without --with-agent",
+			      (long long)t->id);
+		return false;
+	}
+	r = gp_loop_cancel(api->loop, t->id, me->name);
+	if (r == -ENOENT) {
+		gp_http_error(ret, 409,
+			      "task %lld is running, but not on this server's agent; "
+			      "there is nothing here to stop",
+			      (long long)t->id);
+		return false;
+	}
+	if (r < 0) {
+		gp_http_error(ret, 500, "cancelling task %lld: %s", (long long)t->id,
+			      strerror(-r));
+		return false;
+	}
+	snprintf(detail, size,
+		 "was running; stopping it (SIGTERM, SIGKILL after the grace period)");
+	snprintf(t->reason, sizeof(t->reason), "cancelling (asked by %s)", me->name);
+	return true;
+}
+
+/* Cancelled already, or being cancelled: asking again changes nothing. */
+static bool cancel_asked(const struct gp_api *api, const struct gp_task *t)
+{
+	return t->state == GP_TASK_CANCELLED ||
+	       (t->state == GP_TASK_RUNNING && gp_loop_cancelling(api->loop, t->id));
+}
+
 static void task_cancel(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret)
 {
@@ -725,23 +776,19 @@ static void task_cancel(void *ctx, const struct gp_http_request *req,
 
 	if (!caller(api, req, ret, &me) || !task_load(api, &me, req->id, ret, &t))
 		return;
-	if (t.state == GP_TASK_CANCELLED) {
-		task_reply(api, &me, ret, 200, &t); /* cancelling twice is fine */
+	if (cancel_asked(api, &t)) {
+		task_reply(api, &me, ret, 200, &t);
 		return;
 	}
-	if (t.state == GP_TASK_RUNNING || is_ended(t.state)) {
-		gp_http_error(ret, 409, "task %lld is %s; %s", (long long)t.id,
-			      state_name(t.state),
-			      t.state == GP_TASK_RUNNING
-				      ? "stopping a running task needs the agent (not "
-					"there yet)"
-				      : "there is nothing to cancel");
+	if (is_ended(t.state)) {
+		gp_http_error(ret, 409, "task %lld is %s; there is nothing to cancel",
+			      (long long)t.id, state_name(t.state));
 		return;
 	}
-	snprintf(detail, sizeof(detail), "was %s", state_name(t.state));
-	t.state = GP_TASK_CANCELLED;
-	t.ended = now_ms();
-	snprintf(t.reason, sizeof(t.reason), "cancelled by %s", me.name);
+	if (t.state != GP_TASK_RUNNING)
+		cancel_queued(&me, &t, detail, sizeof(detail));
+	else if (!cancel_running(api, &me, &t, detail, sizeof(detail), ret))
+		return;
 	r = gp_store_task_update(api->store, &t);
 	if (r < 0) {
 		store_failed(api, ret, r, "cancelling the task");
@@ -860,6 +907,10 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/tasks/{id}", task_show},
 	{"PATCH", "/v1/tasks/{id}", task_set},
 	{"POST", "/v1/tasks/{id}/cancel", task_cancel},
+	{"GET", "/v1/tasks/{id}/logs", gp_api_logs},
+	{"GET", "/v1/queue", gp_api_queue},
+	{"GET", "/v1/devices", gp_api_devices},
+	{"GET", "/v1/nodes", gp_api_nodes},
 	{"GET", "/v1/audit", audit_list},
 	{"GET", "/v1/usage", gp_api_usage},
 	{"GET", "/v1/bill", gp_api_bill},
@@ -888,13 +939,14 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 	api->store = store;
 	api->queue_max = o->queue_max;
 	api->loop = o->loop;
+	snprintf(api->log_dir, sizeof(api->log_dir), "%s", o->log_dir ? o->log_dir : "logs");
 	for (int i = 0; i < o->n_prices && i < GP_PRICES_MAX; i++)
 		api->price[api->prices++] = o->prices[i];
 	*ret = api;
 	return 0;
 }
 
-void gp_api_set_loop(struct gp_api *api, const struct gp_loop *loop)
+void gp_api_set_loop(struct gp_api *api, struct gp_loop *loop)
 {
 	api->loop = loop;
 }
@@ -905,6 +957,12 @@ bool gp_api_caller(struct gp_api *api, const struct gp_http_request *req,
 		   struct gp_http_reply *ret, struct gp_tenant *me)
 {
 	return caller(api, req, ret, me);
+}
+
+bool gp_api_task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id,
+		      struct gp_http_reply *ret, struct gp_task *t)
+{
+	return task_load(api, me, id, ret, t);
 }
 
 bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,

@@ -9,7 +9,8 @@
  * on disk.
  *
  * Metering, bills, alerts, metrics and the live status are in
- * api-meter.c; what the two files share is in api-impl.h.
+ * api-meter.c; the node, its devices and the queue in api-pool.c; task
+ * logs in api-logs.c; what the files share is in api-impl.h.
  *
  * Ownership: the api uses the store it is given and does not close it;
  * the caller keeps the store alive until gp_api_free, and the loop until
@@ -34,7 +35,8 @@ struct gp_api_options {
 	unsigned queue_max; /* submissions get 503 at this many pending tasks */
 	const struct gp_price *prices; /* for bills; copied */
 	int n_prices;
-	const struct gp_loop *loop; /* live numbers (metrics, status); NULL: none */
+	struct gp_loop *loop; /* live numbers, cancels of running tasks; NULL: none */
+	const char *log_dir;  /* where task-ID.log files are (copied); NULL: "logs" */
 };
 
 int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
@@ -43,7 +45,7 @@ struct gp_api *gp_api_free(struct gp_api *api); /* accepts NULL; returns NULL */
 
 /* Changes where the live numbers come from (NULL: nowhere, before the
  * loop stops). Call it holding the http lock. */
-void gp_api_set_loop(struct gp_api *api, const struct gp_loop *loop);
+void gp_api_set_loop(struct gp_api *api, struct gp_loop *loop);
 
 /* The routes, to serve with gp_http_serve and the api as its context. */
 const struct gp_http_route *gp_api_routes(size_t *ret_n);

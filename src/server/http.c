@@ -59,15 +59,22 @@ void gp_http_json(struct gp_http_reply *ret, unsigned status, json_t *body)
 	ret->body = body;
 }
 
-void gp_http_text(struct gp_http_reply *ret, unsigned status, char *text,
-		  const char *content_type)
+void gp_http_bytes(struct gp_http_reply *ret, unsigned status, char *text, size_t len,
+		   const char *content_type)
 {
 	json_decref(ret->body);
 	ret->body = NULL;
 	free(ret->text);
 	ret->status = status;
 	ret->text = text;
+	ret->text_len = len;
 	ret->content_type = content_type;
+}
+
+void gp_http_text(struct gp_http_reply *ret, unsigned status, char *text,
+		  const char *content_type)
+{
+	gp_http_bytes(ret, status, text, text ? strlen(text) : 0, content_type);
 }
 
 void gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, ...)
@@ -85,17 +92,19 @@ void gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, 
  * NULL: none. */
 static char *reply_text(const struct gp_http_reply *reply, size_t *ret_len)
 {
-	char *text = reply->text   ? strdup(reply->text)
-		     : reply->body ? json_dumps(reply->body, JSON_COMPACT)
-				   : NULL;
-	char *line;
+	char *text, *line;
 	size_t len;
 
 	*ret_len = 0;
-	if (text && reply->text) {
-		*ret_len = strlen(text);
+	if (reply->text) {
+		text = malloc(reply->text_len + 1);
+		if (text) {
+			memcpy(text, reply->text, reply->text_len);
+			*ret_len = reply->text_len;
+		}
 		return text;
 	}
+	text = reply->body ? json_dumps(reply->body, JSON_COMPACT) : NULL;
 	if (!text)
 		return NULL;
 	len = strlen(text);
@@ -128,6 +137,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn,
 				reply->text ? reply->content_type : "application/json");
 	if (reply->location[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, reply->location);
+	if (reply->header)
+		MHD_add_response_header(resp, reply->header, reply->header_value);
 	if (reply->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	if (reply->status == MHD_HTTP_METHOD_NOT_ALLOWED)

@@ -40,7 +40,10 @@ struct gp_http_reply {
 	json_t *body;		  /* owned by the reply; NULL: no body */
 	char location[64];	  /* a Location header when not empty */
 	char *text;		  /* malloc'd, owned by the reply; sent instead of body */
+	size_t text_len;	  /* its length in bytes (it may hold NULs) */
 	const char *content_type; /* of text; a static string */
+	const char *header;	  /* one more header when not NULL (a static name) */
+	char header_value[64];	  /* ... and its value */
 };
 
 typedef void gp_http_handler(void *ctx, const struct gp_http_request *req,
@@ -98,5 +101,10 @@ void gp_http_json(struct gp_http_reply *ret, unsigned status, json_t *body);
  * with the Content-Type content_type (a static string). */
 void gp_http_text(struct gp_http_reply *ret, unsigned status, char *text,
 		  const char *content_type);
+
+/* The same for len bytes at text (malloc'd, taken; NULs are sent as
+ * they are). */
+void gp_http_bytes(struct gp_http_reply *ret, unsigned status, char *text, size_t len,
+		   const char *content_type);
 
 #endif

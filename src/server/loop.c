@@ -24,6 +24,12 @@ struct idset {
 	int n;
 };
 
+/* Running tasks a tenant asked to cancel (gp_loop_cancel), and who. */
+struct cancels {
+	struct idset ids;
+	char who[GP_AGENT_TASKS_MAX][GP_STORE_NAME_MAX]; /* by the index in ids */
+};
+
 struct gp_loop {
 	struct gp_store *store;
 	struct gp_http *http;
@@ -32,6 +38,7 @@ struct gp_loop {
 	pthread_t thread;
 	atomic_bool stop;
 	struct idset stopping, borrowed;
+	struct cancels cancelling;
 	struct gp_meter *meter;
 	struct gp_alerts *alerts;
 	struct gp_loop_stats stats;
@@ -82,6 +89,31 @@ static bool idset_take(struct idset *s, int64_t id)
 	return false;
 }
 
+static void cancels_add(struct cancels *c, int64_t id, const char *who)
+{
+	for (int i = 0; i < c->ids.n; i++)
+		if (c->ids.id[i] == id)
+			return; /* the first to ask is the one named */
+	if (c->ids.n == GP_AGENT_TASKS_MAX)
+		return;
+	snprintf(c->who[c->ids.n], sizeof(c->who[0]), "%s", who);
+	c->ids.id[c->ids.n++] = id;
+}
+
+/* Takes id out of the set; who asked in ret_who. False when not there. */
+static bool cancels_take(struct cancels *c, int64_t id, char *ret_who, size_t len)
+{
+	for (int i = 0; i < c->ids.n; i++)
+		if (c->ids.id[i] == id) {
+			snprintf(ret_who, len, "%s", c->who[i]);
+			c->ids.n--;
+			c->ids.id[i] = c->ids.id[c->ids.n];
+			memcpy(c->who[i], c->who[c->ids.n], sizeof(c->who[i]));
+			return true;
+		}
+	return false;
+}
+
 static void audit(struct gp_loop *l, const char *action, int64_t task, const char *detail)
 {
 	char object[32];
@@ -92,10 +124,32 @@ static void audit(struct gp_loop *l, const char *action, int64_t task, const cha
 
 /* ---- tasks that ended --------------------------------------------------- */
 
+/* How a task's process ended, as its reason says it. */
+static void exit_text(int code, char *buf, size_t len)
+{
+	if (code > 128)
+		snprintf(buf, len, "killed by signal %d", code - 128);
+	else
+		snprintf(buf, len, "exited with code %d", code);
+}
+
+/* A task stopped because a tenant cancelled it. */
+static void ended_cancelled(struct gp_task *t, const char *who, int code, int64_t now)
+{
+	char how[64];
+
+	exit_text(code, how, sizeof(how));
+	t->state = GP_TASK_CANCELLED;
+	t->ended = now;
+	snprintf(t->reason, sizeof(t->reason), "cancelled by %s; %s", who, how);
+}
+
 static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 {
 	struct gp_loop *l = ctx;
-	bool preempted = idset_take(&l->stopping, id) && stopped;
+	char who[GP_STORE_NAME_MAX];
+	bool cancelled = cancels_take(&l->cancelling, id, who, sizeof(who)) && stopped;
+	bool preempted = idset_take(&l->stopping, id) && stopped && !cancelled;
 	int64_t now = now_ms();
 	struct gp_task t;
 
@@ -105,7 +159,9 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 		return;
 	t.pid = 0;
 	t.exit_code = code;
-	if (preempted) {
+	if (cancelled) {
+		ended_cancelled(&t, who, code, now);
+	} else if (preempted) {
 		t.state = GP_TASK_PREEMPTED;
 		t.placement[0] = '\0';
 		snprintf(t.reason, sizeof(t.reason),
@@ -321,7 +377,7 @@ static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 		struct gp_sched_task *s = &k->sched[count];
 		char why[GP_REASON_MAX];
 
-		if (idset_has(&l->stopping, t->id))
+		if (idset_has(&l->stopping, t->id) || idset_has(&l->cancelling.ids, t->id))
 			continue;
 		*s = (struct gp_sched_task){ .id = t->id, .tenant = t->tenant,
 					     .priority = t->priority, .created = t->created,
@@ -349,13 +405,14 @@ static struct gp_task *task_by_id(struct tick *k, int64_t id)
 	return NULL;
 }
 
-/* Does a task being preempted still run on one of these devices? */
-static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_placement *p)
+/* Does a task of `stopping` still run on one of these devices? */
+static bool devices_busy_of(struct gp_loop *l, struct tick *k, const struct idset *stopping,
+			    const struct gp_placement *p)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
 
-	for (int i = 0; i < l->stopping.n; i++) {
-		struct gp_task *t = task_by_id(k, l->stopping.id[i]);
+	for (int i = 0; i < stopping->n; i++) {
+		struct gp_task *t = task_by_id(k, stopping->id[i]);
 		struct gp_placement q;
 
 		if (!t || !placement_read(node, t->placement, &q))
@@ -366,6 +423,13 @@ static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_plac
 					return true;
 	}
 	return false;
+}
+
+/* Does a task being preempted or cancelled still run on these devices? */
+static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_placement *p)
+{
+	return devices_busy_of(l, k, &l->stopping, p) ||
+	       devices_busy_of(l, k, &l->cancelling.ids, p);
 }
 
 static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
@@ -494,6 +558,23 @@ void gp_loop_tick(struct gp_loop *l)
 	tick_free(&k);
 	if (gp_meter_due(l->meter, now_ms()))
 		tick_sample(l, now_ms());
+}
+
+int gp_loop_cancel(struct gp_loop *l, int64_t task, const char *who)
+{
+	int r;
+
+	if (!l || !who)
+		return -EINVAL;
+	r = gp_agent_stop(l->agent, task);
+	if (r == 0)
+		cancels_add(&l->cancelling, task, who);
+	return r;
+}
+
+bool gp_loop_cancelling(const struct gp_loop *l, int64_t task)
+{
+	return l && idset_has(&l->cancelling.ids, task);
 }
 
 const struct gp_meter *gp_loop_meter(const struct gp_loop *l)

@@ -4,7 +4,7 @@
  * Every tick (GP_LOOP_TICK_MS), under the lock the API's handlers run
  * under, the loop
  *   1. reaps the tasks that ended and records how (succeeded, failed with
- *      its exit code, or preempted and queued again);
+ *      its exit code, preempted and queued again, or cancelled);
  *   2. builds the cluster from the agent's devices and the running tasks,
  *      and runs one scheduling pass (sched.h) over the queued tasks;
  *   3. starts what the pass starts (the agent launches it), asks the
@@ -18,7 +18,12 @@
  * It times its ticks and the queue waits of the tasks it starts, for the
  * metrics (metrics.h); a task that fails raises a critical alert.
  * A task starts only once the tasks being preempted on its devices have
- * stopped. Every start, preemption and end is in the audit log. */
+ * stopped. Every start, preemption and end is in the audit log.
+ *
+ * A running task is cancelled through gp_loop_cancel: the agent stops it
+ * as it stops the preempted (SIGTERM, SIGKILL after the grace period),
+ * it keeps its devices until it has stopped, and once reaped it is
+ * CANCELLED with its exit code (neither failed nor preempted). */
 #ifndef GP_SERVER_LOOP_H
 #define GP_SERVER_LOOP_H
 
@@ -63,6 +68,15 @@ struct gp_loop *gp_loop_stop(struct gp_loop *l);
 
 /* One tick, for tests and for the thread: the caller holds the lock. */
 void gp_loop_tick(struct gp_loop *l);
+
+/* Cancels the running task `task` for the tenant named who: the agent
+ * sends SIGTERM to its group now, SIGKILL after the grace period, and the
+ * tick that reaps it records it as cancelled by who. Asking again changes
+ * nothing. -ENOENT when the agent does not run it. The caller holds the
+ * lock (the API's handlers do). */
+int gp_loop_cancel(struct gp_loop *l, int64_t task, const char *who);
+/* Is the running task being cancelled? False for l NULL. */
+bool gp_loop_cancelling(const struct gp_loop *l, int64_t task);
 
 /* The live numbers, for the API's handlers (which hold the lock); NULL
  * for l NULL. */

@@ -32,17 +32,19 @@ static bool within(struct usage used, struct usage add, uint64_t mem, uint64_t c
 	return used.mem_mib + add.mem_mib <= mem && used.compute_pct + add.compute_pct <= compute;
 }
 
-/* Is a before b in the queue? Priority, then age, then id. */
-static int queue_order(const void *pa, const void *pb)
+int gp_sched_compare(const struct gp_sched_task *a, const struct gp_sched_task *b)
 {
-	const struct gp_sched_task *a = *(struct gp_sched_task *const *)pa;
-	const struct gp_sched_task *b = *(struct gp_sched_task *const *)pb;
-
 	if (a->priority != b->priority)
 		return a->priority > b->priority ? -1 : 1;
 	if (a->created != b->created)
 		return a->created < b->created ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int queue_order(const void *pa, const void *pb)
+{
+	return gp_sched_compare(*(struct gp_sched_task *const *)pa,
+				*(struct gp_sched_task *const *)pb);
 }
 
 /* The state of one pass. */

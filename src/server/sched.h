@@ -57,6 +57,11 @@ struct gp_sched_outcome {
 	char reason[GP_SCHED_REASON_MAX];
 };
 
+/* The queue's order, as qsort wants it: below 0 when a comes before b.
+ * Priority (9 first), then age (older first), then id. Only id,
+ * priority and created are read. */
+int gp_sched_compare(const struct gp_sched_task *a, const struct gp_sched_task *b);
+
 /* Decides for every pending task in `tasks` (and the running ones it
  * preempts). `out` must hold n_tasks outcomes; their number is returned
  * in *ret_n. Returns 0, -EINVAL (a task of an unknown tenant) or -ENOMEM. */

@@ -195,8 +195,8 @@ static void server_usage(FILE *out)
 		"  --run-dir DIR    where the shim's regions live (default: its own)\n"
 		"  --log-dir DIR    task logs, task-ID.log (default: logs/ next to the\n"
 		"                   database)\n"
-		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted\n"
-		"                   (default %d)\n"
+		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted or\n"
+		"                   cancelled (default %d)\n"
 		"  --overcommit [MODEL=]RATIO\n"
 		"                   compute that may be handed out of a device (of that\n"
 		"                   model), 1.0 to 1.5 (default 1.0; memory never)\n"
@@ -697,8 +697,10 @@ static void signals_block(sigset_t *stop)
 
 static int serve(const struct server_options *o, struct server *s, sigset_t *stop)
 {
-	struct gp_api_options ao = {
-		.queue_max = o->queue_max, .prices = o->price, .n_prices = o->prices};
+	struct gp_api_options ao = {.queue_max = o->queue_max,
+				    .prices = o->price,
+				    .n_prices = o->prices,
+				    .log_dir = o->log_dir};
 	const struct gp_http_route *routes;
 	size_t n;
 	int sig = 0;

@@ -2,8 +2,10 @@
 # test-server.sh — `gpupool server` and its client commands end to end, with
 # real processes: a server on a socket in a temporary directory, tenants and
 # a template made by the admin, tasks submitted, hidden from other tenants,
-# changed with an audit row, cancelled; the queue bound; the errors a user
-# meets (no token, bad JSON, wrong flags); and durability: a server killed
+# changed with an audit row, cancelled; the queue in the scheduler's order;
+# templates as YAML; what a server without --with-agent says of devices,
+# nodes, logs and cancelling a running task; the queue bound; the errors a
+# user meets (no token, bad JSON, wrong flags); and durability: a server killed
 # with SIGKILL under a stream of submissions keeps every task it
 # acknowledged, and on restart marks the tasks it left running as lost.
 # usage: test-server.sh PATH/TO/gpupool
@@ -80,6 +82,36 @@ check tenant-sees-itself '.[0].tenants | length == 1 and .[0].name == "bob"' "$o
 as "$admin" tenant ls -o json >"$out"
 check admin-sees-all '.[0].tenants | map(.name) == ["admin", "alice", "bob"]' "$out"
 
+# ---- templates as YAML -------------------------------------------------------
+as "$admin" template add 0x10 --mem 1536M --compute 5 --isolation shared --models "a100, h100" \
+	>/dev/null
+as "$bob" template ls -o json >"$tmp/templates.json"
+as "$bob" template ls -o yaml >"$tmp/templates.yaml"
+as "$bob" template show 0x10 -o yaml >"$tmp/one.yaml"
+# The YAML, read back, has each template's fields, models as a list.
+want='[.[0].templates[] | {name, models: (.models | if . == "" then [] else split(", ") end),
+	memory_mib: .mem_mib, compute_pct, isolation}]'
+if python3 -c 'import yaml' 2>/dev/null; then
+	python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
+		"$tmp/templates.yaml" >"$tmp/templates-yaml.json" 2>"$out"
+	check template-ls-yaml "(${want}) == .[1].templates" "$tmp/templates.json" "$tmp/templates-yaml.json"
+	python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
+		"$tmp/one.yaml" >"$tmp/one-yaml.json" 2>"$out"
+	check template-show-yaml "(${want} | map(select(.name == \"0x10\")) | .[0]) == .[1] and
+		(.[1].name | type) == \"string\"" "$tmp/templates.json" "$tmp/one-yaml.json"
+else
+	echo "# python3's yaml module is missing: the YAML is checked by its text alone"
+fi
+expect template-yaml-text 0 "^- name: t4-half\$" -- cat "$tmp/templates.yaml"
+expect template-yaml-quoted 0 "^name: '0x10'\$" -- cat "$tmp/one.yaml"
+expect template-show 0 '^memory +1536M$' -- as "$bob" template show 0x10
+as "$bob" template show t4-half -o json >"$out"
+check template-show-json '.[0].name == "t4-half" and .[0].mem_mib == 8192' "$out"
+expect template-show-none 1 'no template "nope" \(gpupool template ls lists them\)' -- \
+	as "$bob" template show nope
+expect template-show-no-name 2 'needs one name' -- as "$bob" template show
+expect template-bad-output 2 '-o "csv" must be table, yaml or json' -- as "$bob" template ls -o csv
+
 # ---- submitting, and what another tenant sees ------------------------------
 a1=$(as "$alice" submit -q --name train --mem 4G --compute 30 --priority 8 -- python3 train.py)
 a2=$(as "$alice" run -q --template t4-half -- ./serve --port 8080)
@@ -99,6 +131,26 @@ as "$bob" task ls -o json >"$out"
 check other-list ".[0].tasks | map(.id) == [${b1:-0}]" "$out"
 as "$admin" task ls --state pending -o json >"$out"
 check admin-list ".[0].tasks | map(.id) == [${a1:-0}, ${a2:-0}, ${b1:-0}]" "$out"
+
+# ---- the queue, and what a server without an agent says ----------------------
+# a1 has priority 8; a2 and b1 have 5, a2 the older.
+as "$admin" queue -o json >"$out"
+check queue-order ".[0].length == 3 and [.[0].queue[] | [.position, .id, .tenant]] ==
+	[[1, ${a1:-0}, \"alice\"], [2, ${a2:-0}, \"alice\"], [3, ${b1:-0}, \"bob\"]]" "$out"
+as "$bob" queue -o json >"$out"
+check queue-tenant "[.[0].queue[] | [.position, .id]] == [[3, ${b1:-0}]] and .[0].length == 3" "$out"
+expect queue-table 0 "^3 +${b1:-x} +bob +sleep +pending +5 +1G x 10% +[0-9]+s +waiting for the scheduler" -- \
+	as "$bob" queue
+expect device-ls-no-agent 0 '^no devices: this server runs no agent \(it was started without --with-agent\)' -- \
+	as "$bob" device ls
+expect node-ls-no-agent 0 '^no nodes: this server runs no agent' -- as "$bob" node ls
+as "$bob" device ls -o json >"$out"
+check devices-json-no-agent '.[0].agent == false and .[0].devices == [] and (.[0].note | length > 0)' "$out"
+api nodes-no-agent 200 '"nodes":\[\]' "$bob" GET /v1/nodes
+expect logs-not-run 1 "task ${a2:-x} has no log yet: it has not run \\(pending\\)" -- as "$alice" logs "$a2"
+expect logs-other 1 "task ${a1:-x} belongs to another tenant" -- as "$bob" logs "$a1"
+api logs-403 403 'belongs to another tenant' "$bob" GET "/v1/tasks/$a1/logs"
+api logs-bad-tail 400 'query \\"tail\\" must be a whole number from 1' "$alice" GET "/v1/tasks/$a1/logs?tail=0"
 
 # ---- what a wrong request is told ------------------------------------------
 api no-token 401 'no token' "" GET /v1/tasks
@@ -135,6 +187,13 @@ check task-set-audited ".[0].audit | map(select(.action == \"task.set\")) | .[-1
 	(.detail | contains(\"compute_pct 30 -> 40\") and contains(\"make room for inference\"))" "$out"
 expect audit-table 0 'alice +task.set' -- as "$admin" audit --limit 5
 expect task-cancel 0 "task $a1: cancelled" -- as "$alice" task cancel "$a1"
+# A running task (made so in the database): without the agent nothing can stop it.
+sqlite3 -cmd '.timeout 5000' "$db" "UPDATE tasks SET state = 1, started = 1 WHERE id = ${b1:-0}"
+expect cancel-running-no-agent 1 "task $b1 is running; stopping a running task needs the agent, and this server runs without --with-agent" -- \
+	as "$bob" task cancel "$b1"
+api cancel-running-409 409 'needs the agent' "$bob" POST "/v1/tasks/$b1/cancel"
+expect logs-gone 1 "task $b1 has no log: task-$b1.log is not in the server's --log-dir" -- \
+	as "$bob" logs "$b1"
 expect task-cancel-again 0 "task $a1: cancelled" -- as "$alice" task cancel "$a1"
 expect set-cancelled 1 "task $a1 is cancelled; there is nothing to change" -- \
 	as "$alice" task set "$a1" --priority 1
@@ -144,6 +203,17 @@ expect queue-room-again 0 'submitted: pending' -- as "$alice" submit --mem 1G --
 expect help-submit 0 'usage: gpupool submit' -- "$gp" submit --help
 expect help-server 0 'usage: gpupool server' -- "$gp" server --help
 expect help-task 0 'cancel' -- "$gp" task --help
+expect help-logs 0 'usage: gpupool logs ID \[--tail N\]' -- "$gp" logs --help
+expect help-queue 0 'usage: gpupool queue' -- "$gp" queue --help
+expect help-device 0 'usage: gpupool device ls' -- "$gp" device ls --help
+expect help-node 0 'usage: gpupool node ls' -- "$gp" node ls --help
+expect help-template-show 0 'usage: gpupool template show NAME' -- "$gp" template show --help
+expect help-cancel 0 'SIGKILL after' -- "$gp" task cancel --help
+expect help-server-log-dir 0 '--log-dir DIR' -- "$gp" server --help
+expect logs-no-id 2 'needs one task id' -- "$gp" logs
+expect logs-bad-bytes 2 '--bytes "0" must be a size from 1 to 16M' -- "$gp" logs 1 --bytes 0
+expect logs-json 2 'a log is text' -- "$gp" logs 1 -o json
+expect queue-args 2 'takes no arguments, got "x"' -- "$gp" queue x
 expect unknown-flag 2 'unknown option "--frobnicate"' -- "$gp" submit --frobnicate -- true
 expect unknown-flag-ls 2 'unknown option "--all"' -- "$gp" task ls --all
 expect unknown-sub 2 'unknown subcommand "rm"' -- "$gp" task rm 1

@@ -240,6 +240,37 @@ static void test_stop_whole_group(void **state)
 	assert_true(kill(-pgid, 0) < 0 && errno == ESRCH);
 }
 
+/* A group being stopped without blocking: when the shell dies of SIGTERM
+ * first, the program under it still has its grace period. */
+static void test_reap_group(void **state)
+{
+	struct fixture *f = *state;
+	char command[256], log[256];
+	struct gp_launch spec = { .command = command, .log_path = f->log };
+	struct gp_launch_exit seen = { 0 };
+	pid_t pgid;
+	int done = 0;
+
+	snprintf(command, sizeof(command),
+		 "sh -c \"trap 'sleep 0.3; echo bye; exit 0' TERM; while :; do sleep 0.05; done\"");
+	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	usleep(200000);
+	assert_int_equal(gp_launch_reap_group(pgid, &seen), 0);
+	kill(-pgid, SIGTERM);
+	usleep(100000);
+	assert_int_equal(gp_launch_reap_group(pgid, &seen), 0); /* the program still runs */
+	assert_true(seen.leader_gone);
+	assert_int_equal(seen.code, 128 + SIGTERM);
+	for (int i = 0; i < 100 && !done; i++) {
+		done = gp_launch_reap_group(pgid, &seen);
+		usleep(20000);
+	}
+	assert_int_equal(done, 1);
+	log_read(f, log, sizeof(log));
+	assert_non_null(strstr(log, "bye\n"));
+	assert_int_equal(gp_launch_reap_group(pgid, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	/* As the agent is: orphans of a task's shell become ours to reap. */
@@ -254,6 +285,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_graceful, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_forced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_whole_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reap_group, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

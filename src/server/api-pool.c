@@ -1,0 +1,322 @@
+/* api-pool.c — what the pool is made of and what waits for it
+ * (docs/api.md): GET /v1/nodes (this machine, as its agent found it),
+ * GET /v1/devices (each device: identity, memory, utilization at the
+ * last sampling, the driver compatibility check, the tasks on it) and
+ * GET /v1/queue (the queued tasks in the scheduler's order, with their
+ * position and why they wait).
+ *
+ * The node and devices come from the agent through the loop's meter
+ * (api->loop; NULL without --with-agent, when the lists are empty and a
+ * note says why). Any tenant may read them; a device lists the ids of
+ * the caller's own tasks on it (the admin: all) and counts everyone's.
+ * The queue lists the caller's own tasks (the admin: all), each with its
+ * position in the whole queue. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/api-impl.h"
+#include "server/sched.h"
+
+#define NO_AGENT_NOTE                                                                    \
+	"this server runs no agent (it was started without --with-agent): it has no "    \
+	"devices and starts no tasks"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static json_t *cuda_json(int version)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%d.%d", version / 1000, version % 1000 / 10);
+	return json_string(text);
+}
+
+/* {"agent": false, "note": ..., key: []}: the answer without an agent. */
+static json_t *no_agent(const char *key)
+{
+	return json_pack("{s:b, s:s, s:[]}", "agent", 0, "note", NO_AGENT_NOTE, key);
+}
+
+/* The running tasks (everyone's), to find them on each device. */
+struct running {
+	struct gp_task *all;
+	int n;
+};
+
+/* Is uuid one of the devices of placement ("GPU-a,GPU-b")? */
+static bool placement_has(const char *placement, const char *uuid)
+{
+	size_t n = strlen(uuid);
+
+	for (const char *p = strstr(placement, uuid); p && n; p = strstr(p + 1, uuid))
+		if ((p == placement || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+/* ---- devices -------------------------------------------------------------- */
+
+/* "ok", or why the device is not used or not watched. */
+static const char *health(const struct gp_agent_device *dev,
+			  const struct gp_meter_device *d, bool sampled)
+{
+	if (!dev->compatible)
+		return "incompatible";
+	if (!sampled)
+		return "unsampled";
+	return d->ok ? "ok" : "unresponsive";
+}
+
+/* The ids of the caller's tasks on the device, and how many there are. */
+static void device_tasks(json_t *o, const struct gp_tenant *me, const struct running *run,
+			 const char *uuid)
+{
+	json_t *ids = json_array();
+	int total = 0;
+
+	for (int i = 0; i < run->n; i++) {
+		if (!placement_has(run->all[i].placement, uuid))
+			continue;
+		total++;
+		if (me->admin || run->all[i].tenant == me->id)
+			json_array_append_new(ids, json_integer((json_int_t)run->all[i].id));
+	}
+	json_object_set_new(o, "tasks", ids);
+	json_object_set_new(o, "tasks_running", json_integer(total));
+}
+
+/* The last sampling's numbers; null before the first. */
+static void device_live(json_t *o, const struct gp_meter_device *d, bool sampled)
+{
+	bool ok = sampled && d->ok;
+
+	json_object_set_new(o, "memory_used_mib",
+			    ok ? json_integer((json_int_t)d->mem_used_mib) : json_null());
+	json_object_set_new(o, "utilization_pct",
+			    ok ? json_integer((json_int_t)d->util_pct) : json_null());
+	json_object_set_new(o, "allocated_compute_pct", json_integer(d->alloc_pct));
+	json_object_set_new(o, "allocated_memory_mib",
+			    json_integer((json_int_t)d->alloc_mem_mib));
+}
+
+static json_t *device_json(const struct gp_meter *m, unsigned i, const struct gp_tenant *me,
+			   const struct running *run)
+{
+	const struct gp_agent_node *node = gp_meter_node(m);
+	const struct gp_agent_device *dev = &node->device[i];
+	const struct gp_meter_device *d = gp_meter_device(m, i);
+	bool sampled = gp_meter_last_ms(m) != 0;
+	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:o, s:b, s:s?, s:s}",
+			      "index", (int)i, "uuid", dev->uuid, "name", dev->name,
+			      "pci_bus_id", dev->pci_bus_id, "memory_total_mib",
+			      (json_int_t)dev->mem_total_mib, "driver_version",
+			      node->driver_version, "cuda_version",
+			      cuda_json(node->cuda_version), "compatible", dev->compatible,
+			      "reason", dev->compatible ? NULL : dev->reason, "health",
+			      health(dev, d, sampled));
+
+	device_live(o, d, sampled);
+	device_tasks(o, me, run, dev->uuid);
+	return o;
+}
+
+static bool running_load(struct gp_api *api, struct running *run,
+			 struct gp_http_reply *ret)
+{
+	int r = gp_store_task_list(api->store, -1, GP_TASK_RUNNING, &run->all, &run->n);
+
+	return r < 0 ? gp_api_store_failed(api, ret, r, "listing the running tasks") : true;
+}
+
+void gp_api_devices(void *ctx, const struct gp_http_request *req,
+		    struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	const struct gp_meter *m = gp_loop_meter(api->loop);
+	struct running run = {0};
+	struct gp_tenant me;
+	json_t *list;
+
+	if (!gp_api_caller(api, req, ret, &me))
+		return;
+	if (!m) {
+		gp_http_json(ret, 200, no_agent("devices"));
+		return;
+	}
+	if (!running_load(api, &run, ret))
+		return;
+	list = json_array();
+	for (unsigned i = 0; i < gp_meter_node(m)->devices; i++)
+		json_array_append_new(list, device_json(m, i, &me, &run));
+	free(run.all);
+	gp_http_json(ret, 200,
+		     json_pack("{s:b, s:s, s:o}", "agent", 1, "hostname",
+			       gp_meter_node(m)->hostname, "devices", list));
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+static json_t *node_json(const struct gp_meter *m, int tasks_running)
+{
+	const struct gp_agent_node *n = gp_meter_node(m);
+	uint64_t memory = 0;
+	int usable = 0;
+
+	for (unsigned i = 0; i < n->devices; i++) {
+		memory += n->device[i].mem_total_mib;
+		usable += n->device[i].compatible;
+	}
+	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:I, s:i, s:o}", "hostname",
+			 n->hostname, "driver_version", n->driver_version, "cuda_version",
+			 cuda_json(n->cuda_version), "devices", (int)n->devices,
+			 "devices_usable", usable, "memory_total_mib", (json_int_t)memory,
+			 "tasks_running", tasks_running, "sampled",
+			 gp_meter_last_ms(m) ? gp_api_time_json(gp_meter_last_ms(m) / 1000)
+					     : json_null());
+}
+
+void gp_api_nodes(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	const struct gp_meter *m = gp_loop_meter(api->loop);
+	struct gp_tenant me;
+	int running;
+
+	if (!gp_api_caller(api, req, ret, &me))
+		return;
+	if (!m) {
+		gp_http_json(ret, 200, no_agent("nodes"));
+		return;
+	}
+	running = gp_store_task_count(api->store, GP_TASK_RUNNING);
+	if (running < 0) {
+		gp_api_store_failed(api, ret, running, "counting the running tasks");
+		return;
+	}
+	gp_http_json(ret, 200,
+		     json_pack("{s:b, s:[o]}", "agent", 1, "nodes", node_json(m, running)));
+}
+
+/* ---- the queue ------------------------------------------------------------ */
+
+/* A queued task with the key the scheduler orders it by. */
+struct queued {
+	struct gp_sched_task key;
+	const struct gp_task *task;
+};
+
+static int queued_order(const void *a, const void *b)
+{
+	return gp_sched_compare(&((const struct queued *)a)->key,
+				&((const struct queued *)b)->key);
+}
+
+/* Every queued task (pending and preempted), everyone's. */
+static int queue_load(struct gp_store *s, struct gp_task **ret, int *ret_n)
+{
+	struct gp_task *pending = NULL, *preempted = NULL, *all;
+	int n1 = 0, n2 = 0, r = gp_store_task_list(s, -1, GP_TASK_PENDING, &pending, &n1);
+
+	if (r == 0)
+		r = gp_store_task_list(s, -1, GP_TASK_PREEMPTED, &preempted, &n2);
+	all = r == 0 ? realloc(pending, ((size_t)n1 + (size_t)n2 + 1) * sizeof(*all)) : NULL;
+	if (r == 0 && !all)
+		r = -ENOMEM;
+	if (r < 0) {
+		free(pending);
+		free(preempted);
+		return r;
+	}
+	if (n2)
+		memcpy(all + n1, preempted, (size_t)n2 * sizeof(*all));
+	free(preempted);
+	*ret = all;
+	*ret_n = n1 + n2;
+	return 0;
+}
+
+static const char *tenant_name(const struct gp_tenant *all, int n, int64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (all[i].id == id)
+			return all[i].name;
+	return "";
+}
+
+static json_t *queued_json(const struct gp_task *t, int position, const char *tenant,
+			   int64_t now)
+{
+	json_t *o = json_pack("{s:i, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "position",
+			      position, "id", (json_int_t)t->id, "name", t->name, "tenant",
+			      tenant, "state", gp_api_state_name(t->state), "priority",
+			      (json_int_t)t->priority, "mem_mib", (json_int_t)t->mem_mib,
+			      "compute_pct", (json_int_t)t->compute_pct, "devices",
+			      (json_int_t)t->devices);
+
+	json_object_update_new(
+		o, json_pack("{s:b, s:b, s:s, s:o, s:I, s:s}", "whole", t->whole,
+			     "exclusive", t->exclusive, "model", t->model, "created",
+			     gp_api_time_json(t->created / 1000), "waiting_s",
+			     (json_int_t)((now - t->created) / 1000), "reason", t->reason));
+	return o;
+}
+
+/* The queue in order, as JSON; the caller's own tasks (the admin: all).
+ * NULL when out of memory. */
+static json_t *queue_json(const struct gp_task *all, int n, const struct gp_tenant *me,
+			  const struct gp_tenant *names, int n_names)
+{
+	struct queued *q = calloc((size_t)n + 1, sizeof(*q));
+	json_t *list;
+	int64_t now = now_ms();
+
+	if (!q)
+		return NULL;
+	list = json_array();
+	for (int i = 0; i < n; i++)
+		q[i] = (struct queued){.key = {.id = all[i].id,
+					       .priority = all[i].priority,
+					       .created = all[i].created},
+				       .task = &all[i]};
+	qsort(q, (size_t)n, sizeof(*q), queued_order);
+	for (int i = 0; i < n; i++)
+		if (me->admin || q[i].task->tenant == me->id)
+			json_array_append_new(
+				list, queued_json(q[i].task, i + 1,
+						  tenant_name(names, n_names, q[i].task->tenant),
+						  now));
+	free(q);
+	return json_pack("{s:i, s:o}", "length", n, "queue", list);
+}
+
+void gp_api_queue(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me, *names = NULL;
+	struct gp_task *all = NULL;
+	json_t *out = NULL;
+	int n = 0, n_names = 0, r;
+
+	if (!gp_api_caller(api, req, ret, &me))
+		return;
+	r = gp_store_tenant_list(api->store, &names, &n_names);
+	if (r == 0)
+		r = queue_load(api->store, &all, &n);
+	if (r == 0 && !(out = queue_json(all, n, &me, names, n_names)))
+		r = -ENOMEM;
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "reading the queue");
+	else
+		gp_http_json(ret, 200, out);
+	free(all);
+	free(names);
+}
