@@ -648,6 +648,8 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "storing the task");
 		return;
 	}
+	if (api->loop)
+		gp_loop_wake(api->loop);        /* a pass soon, not at the next tick */
 	gp_http_json(ret, 201, task_json(&t, me.name));
 	snprintf(ret->location, sizeof(ret->location), "/v1/tasks/%lld", (long long)t.id);
 }

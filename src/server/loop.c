@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/pshared.h"
 #include "core/cluster.h"
 #include "core/policy.h"
 #include "server/alerts.h"
@@ -37,6 +38,7 @@ struct gp_loop {
 	struct gp_policy *policy;
 	pthread_t thread;
 	atomic_bool stop;
+	_Atomic uint32_t wake_gen;      /* futex: bumped by gp_loop_wake */
 	struct idset stopping, borrowed;
 	struct cancels cancelling;
 	struct gp_meter *meter;
@@ -589,12 +591,30 @@ const struct gp_loop_stats *gp_loop_stats(const struct gp_loop *l)
 
 /* ---- the thread --------------------------------------------------------- */
 
+/* Sleeps until the next tick is due: GP_LOOP_TICK_MS after the last one,
+ * or at a wake-up, but not sooner than GP_LOOP_TICK_MIN_MS after it (a
+ * burst of submissions does not make the loop take the lock back to back). */
+static void loop_sleep(struct gp_loop *l, uint32_t gen)
+{
+	const struct timespec least = { 0, GP_LOOP_TICK_MIN_MS * 1000000L };
+
+	nanosleep(&least, NULL);
+	gp_futex_wait(&l->wake_gen, gen,
+		      (uint64_t)(GP_LOOP_TICK_MS - GP_LOOP_TICK_MIN_MS) * 1000000ULL);
+}
+
+void gp_loop_wake(struct gp_loop *l)
+{
+	atomic_fetch_add(&l->wake_gen, 1);
+	gp_futex_wake_all(&l->wake_gen);
+}
+
 static void *loop_main(void *arg)
 {
 	struct gp_loop *l = arg;
-	const struct timespec tick = { 0, GP_LOOP_TICK_MS * 1000000L };
 
 	while (!atomic_load(&l->stop)) {
+		uint32_t gen = atomic_load(&l->wake_gen);
 		struct timespec start, end;
 
 		gp_http_lock(l->http);
@@ -605,7 +625,7 @@ static void *loop_main(void *arg)
 				   (double)(end.tv_sec - start.tv_sec) +
 					   (double)(end.tv_nsec - start.tv_nsec) / 1e9);
 		gp_http_unlock(l->http);
-		nanosleep(&tick, NULL);
+		loop_sleep(l, gen);
 	}
 	return NULL;
 }
@@ -664,6 +684,7 @@ struct gp_loop *gp_loop_stop(struct gp_loop *l)
 	if (!l)
 		return NULL;
 	atomic_store(&l->stop, true);
+	gp_loop_wake(l);
 	pthread_join(l->thread, NULL);
 	/* What the running tasks used until now is recorded; they run on,
 	 * unwatched (the next server marks them lost). */

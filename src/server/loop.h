@@ -34,6 +34,7 @@
 #include "server/store.h"
 
 #define GP_LOOP_TICK_MS 100
+#define GP_LOOP_TICK_MIN_MS 10      /* between ticks, however often woken */
 
 #define GP_LOOP_SAMPLE_MS     10000 /* usage sampling period */
 #define GP_LOOP_GROW_SAMPLES  10    /* memory growth: samplings in a row */
@@ -62,6 +63,10 @@ struct gp_loop_options {
  * and the agent must outlive it. o may be NULL (the defaults). */
 int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent *agent,
 		  const struct gp_loop_options *o, struct gp_loop **ret);
+
+/* Asks for a tick soon (a task was submitted): within GP_LOOP_TICK_MIN_MS
+ * of the last one rather than GP_LOOP_TICK_MS. Safe from any thread. */
+void gp_loop_wake(struct gp_loop *l);
 
 /* Stops the thread (tasks keep running). Accepts NULL; returns NULL. */
 struct gp_loop *gp_loop_stop(struct gp_loop *l);
