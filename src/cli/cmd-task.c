@@ -366,6 +366,23 @@ static int task_request(const struct gp_client_flags *f, const char *cmd,
 	return status;
 }
 
+/* A subcommand that takes one task id and no option: sends METHOD to
+ * /v1/tasks/ID + suffix and prints the answer with `print`. */
+static int one_task(const struct gp_client_command *cmd, const char *method, const char *suffix,
+		    void (*print)(json_t *), int argc, char **argv)
+{
+	struct gp_client_flags f = {0};
+	long long id;
+	int first, status, r = gp_client_parse(cmd, NULL, argc, argv, &f, &first);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	status = one_id(cmd->name, argc, argv, first, &id);
+	if (status == GP_EXIT_OK)
+		status = task_request(&f, cmd->name, method, id, suffix, NULL, print);
+	return status;
+}
+
 static int task_show(int argc, char **argv)
 {
 	static const struct gp_client_command cmd = {
@@ -373,16 +390,8 @@ static int task_show(int argc, char **argv)
 		.usage = show_usage,
 		.option = no_option,
 	};
-	struct gp_client_flags f = {0};
-	long long id;
-	int first, status, r = gp_client_parse(&cmd, NULL, argc, argv, &f, &first);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	status = one_id(cmd.name, argc, argv, first, &id);
-	if (status == GP_EXIT_OK)
-		status = task_request(&f, cmd.name, "GET", id, "", NULL, show_print);
-	return status;
+	return one_task(&cmd, "GET", "", show_print, argc, argv);
 }
 
 /* ---- task set --------------------------------------------------------- */
@@ -488,17 +497,8 @@ static int task_cancel(int argc, char **argv)
 		.usage = cancel_usage,
 		.option = no_option,
 	};
-	struct gp_client_flags f = {0};
-	long long id;
-	int first, status, r = gp_client_parse(&cmd, NULL, argc, argv, &f, &first);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	status = one_id(cmd.name, argc, argv, first, &id);
-	if (status == GP_EXIT_OK)
-		status = task_request(&f, cmd.name, "POST", id, "/cancel", NULL,
-				      cancel_print);
-	return status;
+	return one_task(&cmd, "POST", "/cancel", cancel_print, argc, argv);
 }
 
 int gp_cmd_task(int argc, char **argv)
