@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/parse.h"
 #include "cli/commands.h"
 #include "server/server.h"
 #include "shim/region.h"
@@ -127,25 +128,11 @@ int gp_client_parse(const struct gp_client_command *cmd, void *ctx, int argc, ch
 
 /* ---- values ----------------------------------------------------------- */
 
-static bool parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *ret)
-{
-	unsigned long v;
-	char *end;
-
-	if (!(*text >= '0' && *text <= '9'))
-		return false;
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || (*end && strcmp(end, "%")) || v < lo || v > hi)
-		return false;
-	*ret = (unsigned)v;
-	return true;
-}
 
 int gp_client_uint(const char *cmd, const char *flag, const char *text, unsigned lo,
 		   unsigned hi, unsigned *ret)
 {
-	if (parse_uint(text, lo, hi, ret))
+	if (gp_parse_uint(text, lo, hi, "%", ret))
 		return 0;
 	fprintf(stderr, "gpupool %s: --%s \"%s\" must be a whole number from %u to %u\n",
 		cmd, flag, text, lo, hi);

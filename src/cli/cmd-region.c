@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parse.h"
 #include "cli/commands.h"
 #include "shim/region.h"
 
@@ -71,22 +72,6 @@ static const char *isolation_name(enum gp_isolation i)
 	return i == GP_ISOLATION_SHARED ? "shared" : "hard";
 }
 
-/* A whole number from lo to hi, with nothing after it (but `suffix`). */
-static bool parse_uint(const char *text, unsigned lo, unsigned hi, const char *suffix,
-		       unsigned *ret)
-{
-	unsigned long v;
-	char *end;
-
-	if (!(*text >= '0' && *text <= '9'))
-		return false;
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || v < lo || v > hi || (*end && !(suffix && !strcmp(end, suffix))))
-		return false;
-	*ret = (unsigned)v;
-	return true;
-}
 
 static int parse_value(struct region_options *o, int c, const char *value)
 {
@@ -104,7 +89,7 @@ static int parse_value(struct region_options *o, int c, const char *value)
 		o->set |= SET_MEM;
 		return 0;
 	case 'c':
-		if (!parse_uint(value, 1, 100, "%", &o->limits.compute)) {
+		if (!gp_parse_uint(value, 1, 100, "%", &o->limits.compute)) {
 			fprintf(stderr, "gpupool region %s: --compute \"%s\" must be a percent from 1 to 100\n",
 				o->sub, value);
 			return -EINVAL;
@@ -112,7 +97,7 @@ static int parse_value(struct region_options *o, int c, const char *value)
 		o->set |= SET_COMPUTE;
 		return 0;
 	case 'p':
-		if (!parse_uint(value, 0, 9, NULL, &o->limits.priority)) {
+		if (!gp_parse_uint(value, 0, 9, NULL, &o->limits.priority)) {
 			fprintf(stderr, "gpupool region %s: --priority \"%s\" must be a whole number from 0 to 9\n",
 				o->sub, value);
 			return -EINVAL;

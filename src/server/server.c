@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 #include "cli/commands.h"
 #include "server/api.h"
 #include "server/bill.h"
@@ -215,21 +216,6 @@ static void server_usage(FILE *out)
 		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
 
-/* A whole number from lo to hi, nothing after it. */
-static bool parse_uint(const char *text, unsigned lo, unsigned hi, unsigned *ret)
-{
-	unsigned long v;
-	char *end;
-
-	if (!(*text >= '0' && *text <= '9'))
-		return false;
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return false;
-	*ret = (unsigned)v;
-	return true;
-}
 
 /* --price MODEL=PRICE, one more. */
 static int parse_price(struct server_options *o, const char *value)
@@ -253,7 +239,7 @@ static int parse_price(struct server_options *o, const char *value)
 static int parse_range(const char *flag, const char *value, unsigned lo, unsigned hi,
 		       unsigned *ret)
 {
-	if (parse_uint(value, lo, hi, ret))
+	if (gp_parse_uint(value, lo, hi, NULL, ret))
 		return 0;
 	fprintf(stderr,
 		"gpupool server: --%s \"%s\" must be a whole number from %u to %u\n",
@@ -320,7 +306,7 @@ static int parse_value(struct server_options *o, int c, const char *value)
 	case 's': snprintf(o->socket, sizeof(o->socket), "%s", value); return 0;
 	case 'a': snprintf(o->token_file, sizeof(o->token_file), "%s", value); return 0;
 	case 't':
-		if (parse_uint(value, 1, 65535, &o->tcp_port))
+		if (gp_parse_uint(value, 1, 65535, NULL, &o->tcp_port))
 			return 0;
 		fprintf(stderr,
 			"gpupool server: --tcp \"%s\" must be a port from 1 to 65535\n",
@@ -330,7 +316,7 @@ static int parse_value(struct server_options *o, int c, const char *value)
 	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", value); return 0;
 	case 'l': snprintf(o->log_dir, sizeof(o->log_dir), "%s", value); return 0;
 	case 'g':
-		if (parse_uint(value, 0, 3600000, &o->grace_ms))
+		if (gp_parse_uint(value, 0, 3600000, NULL, &o->grace_ms))
 			return 0;
 		fprintf(stderr,
 			"gpupool server: --grace-ms \"%s\" must be milliseconds from 0 to "
@@ -338,7 +324,7 @@ static int parse_value(struct server_options *o, int c, const char *value)
 			value);
 		return -EINVAL;
 	case 'q':
-		if (parse_uint(value, 1, QUEUE_MAX_LIMIT, &o->queue_max))
+		if (gp_parse_uint(value, 1, QUEUE_MAX_LIMIT, NULL, &o->queue_max))
 			return 0;
 		fprintf(stderr,
 			"gpupool server: --queue-max \"%s\" must be a whole number from "

@@ -1,0 +1,13 @@
+/* parse.h — reading numbers that people type into flags and fields. */
+#ifndef GP_BASE_PARSE_H
+#define GP_BASE_PARSE_H
+
+#include <stdbool.h>
+
+/* A whole number from lo to hi written in decimal digits with nothing
+ * after it but, when suffix is not NULL, that suffix ("%": "30%" and "30"
+ * are both 30). No sign, no spaces. True and *ret set when it is one. */
+bool gp_parse_uint(const char *text, unsigned lo, unsigned hi, const char *suffix,
+		   unsigned *ret);
+
+#endif
