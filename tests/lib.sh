@@ -6,7 +6,9 @@ fail=0
 tmp=$(mktemp -d)
 # jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell
 # that has no jobs, and would leave them running.
-trap 'jobs -p >"$tmp/.jobs"; kill $(cat "$tmp/.jobs") 2>/dev/null; rm -rf "$tmp"' EXIT
+# cleanup_hook runs first: a test may redefine it (tests/server/agent-lib.sh).
+cleanup_hook() { :; }
+trap 'cleanup_hook; jobs -p >"$tmp/.jobs"; kill $(cat "$tmp/.jobs") 2>/dev/null; rm -rf "$tmp"' EXIT
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 

@@ -13,22 +13,11 @@ set -u
 gp=$1
 gl=$2
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=t4-16g:1,a100-40g:1 GPUPOOL_SIM_DIR=$tmp/sim
+export GPUPOOL_SIM_DEVICES=t4-16g:1,a100-40g:1
+. "$(dirname "$0")/agent-lib.sh"
 log=$tmp/server.log
 
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
-	--sample-ms 500 --price t4=0.35 --price H100=4 >"$log" 2>&1 &
-for _ in $(seq 100); do
-	[ -S "$GPUPOOL_SOCKET" ] && "$gp" task ls >/dev/null 2>&1 && break
-	sleep 0.1
-done
-
-as() {
-	token=$1
-	shift
-	GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE= "$gp" "$@"
-}
+server_start --sample-ms 500 --price t4=0.35 --price H100=4
 
 vision=$("$gp" tenant add vision --mem-guaranteed 8G --compute-guaranteed 100)
 nlp=$("$gp" tenant add nlp --mem-guaranteed 8G --compute-guaranteed 100)

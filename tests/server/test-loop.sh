@@ -11,39 +11,11 @@ set -u
 gp=$1
 gl=$2
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR=$tmp/sim
+export GPUPOOL_SIM_DEVICES=t4-16g:1
+. "$(dirname "$0")/agent-lib.sh"
 run=$tmp/run
 log=$tmp/server.log
-
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$run" --grace-ms 3000 \
-	>"$log" 2>&1 &
-for _ in $(seq 100); do
-	[ -S "$GPUPOOL_SOCKET" ] && "$gp" task ls >/dev/null 2>&1 && break
-	sleep 0.1
-done
-
-# wait_for NAME SECONDS ID JQ: waits until task ID's JSON satisfies JQ.
-wait_for() {
-	name=$1 seconds=$2 id=$3 expr=$4
-	for _ in $(seq $((seconds * 10))); do
-		"$gp" task show "$id" -o json >"$tmp/task.json" 2>&1
-		if jq -e "$expr" "$tmp/task.json" >/dev/null 2>&1; then
-			ok "$name"
-			return 0
-		fi
-		sleep 0.1
-	done
-	bad "$name" "$tmp/task.json"
-	return 1
-}
-
-# as TOKEN COMMAND...: gpupool as a tenant.
-as() {
-	token=$1
-	shift
-	GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE= "$gp" "$@"
-}
+server_start --grace-ms 3000
 
 expect "the agent found the device" 0 "1 device\\(s\\)" -- cat "$log"
 
@@ -119,8 +91,4 @@ for _ in $(seq 10); do
 done
 [ "$changed" = yes ] && ok "a share change is in the region within 1 s" ||
 	bad "a share change is in the region within 1 s" "$tmp/region.json"
-
-# The server leaves tasks running when it stops: stop them first.
-"$gp" task ls -o json | jq -r '.tasks[] | select(.state == "running") | .pid' |
-	while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
 finish

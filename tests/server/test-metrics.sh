@@ -13,22 +13,12 @@ set -u
 gp=$1
 gl=$2
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=t4-16g:1,a100-40g:1 GPUPOOL_SIM_DIR=$tmp/sim
+export GPUPOOL_SIM_DEVICES=t4-16g:1,a100-40g:1
+. "$(dirname "$0")/agent-lib.sh"
 log=$tmp/server.log
 
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
-	--sample-ms 500 --util-window 2 --grow-samples 3 >"$log" 2>&1 &
-for _ in $(seq 100); do
-	[ -S "$GPUPOOL_SOCKET" ] && "$gp" task ls >/dev/null 2>&1 && break
-	sleep 0.1
-done
+server_start --sample-ms 500 --util-window 2 --grow-samples 3
 
-as() {
-	token=$1
-	shift
-	GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE= "$gp" "$@"
-}
 metrics() { curl -s --unix-socket "$GPUPOOL_SOCKET" http://gpupool/metrics; }
 # value SERIES: the value of the first sample whose name and labels match.
 value() { grep -E "^$1 " "$tmp/metrics.txt" | head -1 | awk '{ print $NF }'; }
@@ -122,6 +112,4 @@ expect "a tenant's top shows only its tasks" 0 'near' -- as "$small" top --once
 grep -q burner "$tmp/out" && bad "a tenant's top shows only its tasks" "$tmp/out" || ok "no other tenant's task in it"
 
 "$gp" task cancel "$stuck" >/dev/null 2>&1
-"$gp" task ls -o json | jq -r '.tasks[] | select(.state == "running") | .pid' |
-	while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
 finish

@@ -6,20 +6,15 @@
 set -u
 gp=$1
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR=$tmp/sim
+export GPUPOOL_SIM_DEVICES=t4-16g:1
+. "$(dirname "$0")/agent-lib.sh"
 
 expect "a ratio over 1.5 is refused" 2 "1.0 to 1.5" -- \
 	"$gp" server --db "$tmp/x.db" --with-agent --overcommit T4=2
 expect "a ratio that is not a number is refused" 2 "MODEL=RATIO" -- \
 	"$gp" server --db "$tmp/x.db" --with-agent --overcommit fast
 
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
-	--overcommit 1.0 --overcommit T4=1.5 >"$tmp/server.log" 2>&1 &
-for _ in $(seq 100); do
-	"$gp" task ls >/dev/null 2>&1 && break
-	sleep 0.1
-done
+server_start --overcommit 1.0 --overcommit T4=1.5
 ids=""
 for n in 1 2 3 4; do ids="$ids $("$gp" submit -q --mem 3G --compute 50 -- sleep 30)"; done
 sleep 1.5

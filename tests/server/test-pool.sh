@@ -13,38 +13,12 @@
 set -u
 gp=$1
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=t4-16g:2 GPUPOOL_SIM_DIR=$tmp/sim
+export GPUPOOL_SIM_DEVICES=t4-16g:2
+. "$(dirname "$0")/agent-lib.sh"
 log=$tmp/server.log
 logs=$tmp/state/logs
 
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
-	--grace-ms 1500 --sample-ms 300 >"$log" 2>&1 &
-for _ in $(seq 100); do
-	[ -S "$GPUPOOL_SOCKET" ] && "$gp" task ls >/dev/null 2>&1 && break
-	sleep 0.1
-done
-
-# wait_for NAME SECONDS ID JQ: waits until task ID's JSON satisfies JQ.
-wait_for() {
-	name=$1 seconds=$2 id=$3 expr=$4
-	for _ in $(seq $((seconds * 10))); do
-		"$gp" task show "$id" -o json >"$tmp/task.json" 2>&1
-		if jq -e "$expr" "$tmp/task.json" >/dev/null 2>&1; then
-			ok "$name"
-			return 0
-		fi
-		sleep 0.1
-	done
-	bad "$name" "$tmp/task.json"
-	return 1
-}
-
-as() {
-	token=$1
-	shift
-	GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE= "$gp" "$@"
-}
+server_start --grace-ms 1500 --sample-ms 300
 
 alice=$("$gp" tenant add alice 2>/dev/null)
 bob=$("$gp" tenant add bob 2>/dev/null)
@@ -190,7 +164,4 @@ expect "queue: a table" 0 "^1 +$old +bob +old +pending +7 +1G x 10% " -- "$gp" q
 expect "queue: a tenant is told it sees its own" 0 '3 queued in all; you see your own' -- \
 	as "$alice" queue
 
-# The server leaves tasks running when it stops: stop them first.
-"$gp" task ls -o json | jq -r '.tasks[] | select(.state == "running") | .pid' |
-	while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
 finish

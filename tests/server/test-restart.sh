@@ -8,20 +8,10 @@
 set -u
 gp=$1
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR=$tmp/sim
+export GPUPOOL_SIM_DEVICES=t4-16g:1
+. "$(dirname "$0")/agent-lib.sh"
 
-start() {
-	"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
-		>>"$tmp/server.log" 2>&1 &
-	server=$!
-	for _ in $(seq 100); do
-		"$gp" task ls >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-}
-
-start
+server_start
 long=$("$gp" submit -q --mem 1G --compute 10 -- sleep 60)
 short=$("$gp" submit -q --mem 1G --compute 10 -- sleep 60)
 for _ in $(seq 50); do
@@ -34,7 +24,7 @@ pid_short=$("$gp" task show "$short" -o json | jq .pid)
 kill -9 "$server"
 kill -9 -"$pid_short"   # this one ends while no server watches
 sleep 0.2
-start
+server_start
 "$gp" task show "$long" -o json >"$tmp/long.json"
 "$gp" task show "$short" -o json >"$tmp/short.json"
 check "a task still running at restart is lost, its processes stopped" \

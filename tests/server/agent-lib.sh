@@ -1,0 +1,49 @@
+# agent-lib.sh — what the tests of `gpupool server --with-agent` share;
+# sourced after ../lib.sh, with $gp set. The server and its simulated
+# devices (GPUPOOL_SIM_DEVICES, set by the test) live in $tmp; at exit the
+# tasks it started are stopped too (a server leaves them running).
+export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
+export GPUPOOL_SIM_DIR=$tmp/sim
+
+# server_start ARGS...: starts the server with this machine's agent ($server
+# is its pid, its output in $tmp/server.log) and waits until it answers.
+server_start() {
+	"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" "$@" \
+		>>"$tmp/server.log" 2>&1 &
+	server=$!
+	for _ in $(seq 100); do
+		"$gp" task ls >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	bad "the server did not start" "$tmp/server.log"
+	return 1
+}
+
+# as TOKEN COMMAND...: gpupool as the tenant whose token is TOKEN.
+as() {
+	token=$1
+	shift
+	GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE= "$gp" "$@"
+}
+
+# wait_for NAME SECONDS ID JQ: waits until task ID's JSON (kept in
+# $tmp/task.json) satisfies JQ.
+wait_for() {
+	name=$1 seconds=$2 id=$3 expr=$4
+	for _ in $(seq $((seconds * 10))); do
+		"$gp" task show "$id" -o json >"$tmp/task.json" 2>&1
+		if jq -e "$expr" "$tmp/task.json" >/dev/null 2>&1; then
+			ok "$name"
+			return 0
+		fi
+		sleep 0.1
+	done
+	bad "$name" "$tmp/task.json"
+	return 1
+}
+
+# At exit, before lib.sh's cleanup: the server's running tasks.
+cleanup_hook() {
+	"$gp" task ls -o json 2>/dev/null | jq -r '.tasks[] | select(.state == "running") | .pid' |
+		while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
+}
