@@ -518,3 +518,16 @@ const char *gp_client_str(json_t *obj, const char *key)
 
 	return s ? s : "";
 }
+
+const char *gp_client_mib_about(json_t *v, char *buf, size_t size)
+{
+	json_int_t mib = json_integer_value(v);
+
+	if (!json_is_integer(v))
+		snprintf(buf, size, "-");
+	else if (mib >= 1024)
+		snprintf(buf, size, "%.1fG", (double)mib / 1024.0);
+	else
+		snprintf(buf, size, "%lldM", (long long)mib);
+	return buf;
+}

@@ -100,5 +100,8 @@ const char *gp_client_mib_text(json_int_t mib, char *buf, size_t size);
 void gp_client_rows(json_t *reply, const char *key, void (*row)(json_t *item));
 json_int_t gp_client_int(json_t *obj, const char *key);
 const char *gp_client_str(json_t *obj, const char *key); /* "" when absent */
+/* A measured amount of MiB, rounded for people: "12.5G", "900M"; "-"
+ * when v is not an integer. Written into buf, which it returns. */
+const char *gp_client_mib_about(json_t *v, char *buf, size_t size);
 
 #endif

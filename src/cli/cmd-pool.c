@@ -55,20 +55,6 @@ static bool no_agent(json_t *reply, const char *what)
 	return true;
 }
 
-/* "12.5G" or "900M"; "-" for null. */
-static const char *mib_human(json_t *v, char *buf, size_t size)
-{
-	json_int_t mib = json_integer_value(v);
-
-	if (!json_is_integer(v))
-		snprintf(buf, size, "-");
-	else if (mib >= 1024)
-		snprintf(buf, size, "%.1fG", (double)mib / 1024.0);
-	else
-		snprintf(buf, size, "%lldM", (long long)mib);
-	return buf;
-}
-
 /* ---- device ls ------------------------------------------------------------ */
 
 static void device_ls_usage(FILE *out)
@@ -107,8 +93,8 @@ static void device_row(json_t *d)
 	if (json_is_integer(u))
 		snprintf(util, sizeof(util), "%lld%%", (long long)json_integer_value(u));
 	snprintf(memory, sizeof(memory), "%s / %s",
-		 mib_human(json_object_get(d, "memory_used_mib"), used, sizeof(used)),
-		 mib_human(json_object_get(d, "memory_total_mib"), total, sizeof(total)));
+		 gp_client_mib_about(json_object_get(d, "memory_used_mib"), used, sizeof(used)),
+		 gp_client_mib_about(json_object_get(d, "memory_total_mib"), total, sizeof(total)));
 	printf("%-3lld %-40s %-24.24s %-16s %5s %-10s %-12s %3lld %s\n",
 	       (long long)gp_client_int(d, "index"), gp_client_str(d, "uuid"),
 	       gp_client_str(d, "name"), memory, util, gp_client_str(d, "driver_version"),
@@ -169,7 +155,7 @@ static void node_row(json_t *n)
 	       gp_client_str(n, "driver_version"), gp_client_str(n, "cuda_version"),
 	       (long long)gp_client_int(n, "devices"),
 	       (long long)gp_client_int(n, "devices_usable"),
-	       mib_human(json_object_get(n, "memory_total_mib"), memory, sizeof(memory)),
+	       gp_client_mib_about(json_object_get(n, "memory_total_mib"), memory, sizeof(memory)),
 	       (long long)gp_client_int(n, "tasks_running"));
 }
 

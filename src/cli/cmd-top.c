@@ -47,33 +47,19 @@ static int top_option(void *ctx, int c, const char *value)
 	return 0;
 }
 
-/* "12.5G" or "900M". */
-static const char *mib_human(json_t *v, char *buf, size_t size)
-{
-	json_int_t mib = json_integer_value(v);
-
-	if (!json_is_integer(v))
-		snprintf(buf, size, "-");
-	else if (mib >= 1024)
-		snprintf(buf, size, "%.1fG", (double)mib / 1024.0);
-	else
-		snprintf(buf, size, "%lldM", (long long)mib);
-	return buf;
-}
-
 static void device_row(json_t *d)
 {
 	char used[32], total[32], held[32], memory[72];
 
 	snprintf(memory, sizeof(memory), "%s / %s",
-		 mib_human(json_object_get(d, "memory_used_mib"), used, sizeof(used)),
-		 mib_human(json_object_get(d, "memory_total_mib"), total, sizeof(total)));
+		 gp_client_mib_about(json_object_get(d, "memory_used_mib"), used, sizeof(used)),
+		 gp_client_mib_about(json_object_get(d, "memory_total_mib"), total, sizeof(total)));
 	printf("  %-2lld %-24.24s %4lld%% %4.0f%%  %-16s %6lld%% %8s\n",
 	       (long long)gp_client_int(d, "index"), gp_client_str(d, "model"),
 	       (long long)gp_client_int(d, "utilization_pct"),
 	       json_number_value(json_object_get(d, "utilization_window_pct")), memory,
 	       (long long)gp_client_int(d, "allocated_compute_pct"),
-	       mib_human(json_object_get(d, "allocated_memory_mib"), held, sizeof(held)));
+	       gp_client_mib_about(json_object_get(d, "allocated_memory_mib"), held, sizeof(held)));
 }
 
 static void task_row(json_t *t)
@@ -85,8 +71,8 @@ static void task_row(json_t *t)
 		snprintf(effective, sizeof(effective), "%.0f%%",
 			 100 * json_number_value(eff));
 	snprintf(memory, sizeof(memory), "%s / %s",
-		 mib_human(json_object_get(t, "memory_used_mib"), used, sizeof(used)),
-		 mib_human(json_object_get(t, "mem_mib"), slice, sizeof(slice)));
+		 gp_client_mib_about(json_object_get(t, "memory_used_mib"), used, sizeof(used)),
+		 gp_client_mib_about(json_object_get(t, "mem_mib"), slice, sizeof(slice)));
 	printf("  %-6lld %-12.12s %-16.16s %4lld%% %9s  %-18s %6llds\n",
 	       (long long)gp_client_int(t, "id"), gp_client_str(t, "tenant"),
 	       gp_client_str(t, "name"), (long long)gp_client_int(t, "compute_pct"),
