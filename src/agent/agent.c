@@ -175,6 +175,29 @@ static int running_reap(struct running *r, int *ret_code)
 	return done;
 }
 
+static struct gp_region *region_of(struct gp_agent *a, unsigned dev)
+{
+	const struct gp_agent_device *d = &a->node.device[dev];
+
+	if (!a->region[dev] &&
+	    gp_region_open(a->o.run_dir, d->uuid, d->mem_total_mib << 20, &a->region[dev]) < 0)
+		return NULL;
+	return a->region[dev];
+}
+
+/* A task ended: the memory its processes held in its devices' regions is
+ * given back now (the regions free a dead process's slot when someone
+ * looks; with nobody using the device, nobody else would). */
+static void regions_reclaim(struct gp_agent *a, const struct running *r)
+{
+	for (unsigned i = 0; i < r->spec.devices; i++) {
+		struct gp_region *region = region_of(a, r->spec.device[i]);
+
+		if (region)
+			gp_region_reclaim(region);
+	}
+}
+
 void gp_agent_poll(struct gp_agent *a,
 		   void (*ended)(void *ctx, int64_t task, int code, bool stopped), void *ctx)
 {
@@ -190,19 +213,10 @@ void gp_agent_poll(struct gp_agent *a,
 			i++;
 			continue;
 		}
+		regions_reclaim(a, r);
 		ended(ctx, r->spec.id, code, r->stopping);
 		a->task[i] = a->task[--a->tasks];
 	}
-}
-
-static struct gp_region *region_of(struct gp_agent *a, unsigned dev)
-{
-	const struct gp_agent_device *d = &a->node.device[dev];
-
-	if (!a->region[dev] &&
-	    gp_region_open(a->o.run_dir, d->uuid, d->mem_total_mib << 20, &a->region[dev]) < 0)
-		return NULL;
-	return a->region[dev];
 }
 
 int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigned priority)
