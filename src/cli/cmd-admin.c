@@ -1,4 +1,4 @@
-/* cmd-admin.c — the admin's commands: `gpupool tenant add|ls`,
+/* cmd-admin.c — the admin's commands: `gpupool tenant add|quota|ls`,
  * `gpupool template add|ls|show` and `gpupool audit`, through the
  * server's API (cli/client.h, docs/api.md). A tenant may list itself and
  * the templates; the server refuses the rest to anyone but the admin.
@@ -15,6 +15,9 @@
 #define TENANT_PCT_MAX (100 * 1024)
 #define AUDIT_MAX      100000
 #define PATH_LEN       64
+#define NAME_LEN       64 /* a tenant's or a model's name, with its NUL */
+#define NAME_CHARS                                                                       \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 static const char *const isolations[] = {"hard", "shared", NULL};
 
@@ -196,10 +199,181 @@ static int tenant_add(int argc, char **argv)
 	return status;
 }
 
+static void tenant_quota_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool tenant quota NAME MODEL --mem-guaranteed SIZE "
+		"--compute-guaranteed PCT\n"
+		"                            [--mem-borrowable SIZE] [--compute-borrowable "
+		"PCT]\n"
+		"       gpupool tenant quota NAME MODEL --remove\n"
+		"\n"
+		"Sets (or replaces, or removes) the tenant's quota on the devices of one "
+		"model\n"
+		"(admin only), on top of its overall quota: it counts only the tasks' "
+		"shares\n"
+		"on devices whose NVML name contains MODEL (case-insensitive; the "
+		"longest\n"
+		"match among the tenant's quotas wins): `gpupool tenant quota vision T4\n"
+		"--mem-guaranteed 16G --compute-guaranteed 200`.\n"
+		"\n"
+		"  --mem-guaranteed SIZE      memory on those devices it is sure to get\n"
+		"  --mem-borrowable SIZE      more it may borrow there (default 0)\n"
+		"  --compute-guaranteed PCT   compute there, in %% of a device\n"
+		"  --compute-borrowable PCT   more it may borrow there (default 0)\n"
+		"  --remove                   remove the quota of that model\n");
+}
+
+/* A name as the server takes it in a path: NAME_CHARS, first alphanumeric. */
+static bool is_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < NAME_LEN && strspn(s, NAME_CHARS) == n && !strchr("._-", s[0]);
+}
+
+/* What `tenant quota` collects: the body, and --remove. */
+struct quota_options {
+	struct admin_options a;
+	bool remove;
+};
+
+static int tenant_quota_option(void *ctx, int c, const char *value)
+{
+	struct quota_options *o = ctx;
+
+	if (c == 'r') {
+		o->remove = true;
+		return 0;
+	}
+	return tenant_add_option(&o->a, c, value);
+}
+
+/* The arguments (NAME MODEL) and the flags agree; the request's path in
+ * path. An exit status. */
+static int tenant_quota_check(const struct quota_options *o, int argc, char **argv,
+			      char *path, size_t size)
+{
+	static const char *const what[] = {"NAME", "MODEL"};
+	bool mem = json_object_get(o->a.body, "mem_guaranteed_mib") != NULL;
+	bool compute = json_object_get(o->a.body, "compute_guaranteed_pct") != NULL;
+
+	if (argc != 2) {
+		fprintf(stderr, "gpupool tenant quota: needs NAME and MODEL (gpupool tenant "
+				"quota --help)\n");
+		return GP_EXIT_USAGE;
+	}
+	for (int i = 0; i < 2; i++)
+		if (!is_name(argv[i])) {
+			fprintf(stderr,
+				"gpupool tenant quota: %s \"%s\" must be letters, digits, '.', "
+				"'_' or '-'\n",
+				what[i], argv[i]);
+			return GP_EXIT_USAGE;
+		}
+	if (o->remove && json_object_size(o->a.body)) {
+		fprintf(stderr, "gpupool tenant quota: --remove takes no other flag\n");
+		return GP_EXIT_USAGE;
+	}
+	if (!o->remove && (!mem || !compute)) {
+		fprintf(stderr, "gpupool tenant quota: --mem-guaranteed and "
+				"--compute-guaranteed are required (or --remove)\n");
+		return GP_EXIT_USAGE;
+	}
+	snprintf(path, size, "/v1/tenants/%s/quotas/%s", argv[0], argv[1]);
+	return GP_EXIT_OK;
+}
+
+static void tenant_quota_print(json_t *reply, const char *model, bool removed)
+{
+	json_t *q;
+	size_t i;
+
+	printf("tenant \"%s\": quota for model %s %s\n", gp_client_str(reply, "tenant"),
+	       model, removed ? "removed" : "set");
+	json_array_foreach(json_object_get(reply, "model_quotas"), i, q) {
+		char g[32], b[32];
+
+		printf("  %-16s memory %s+%s, compute %lld+%lld%%\n", gp_client_str(q, "model"),
+		       gp_client_mib_text(gp_client_int(q, "mem_guaranteed_mib"), g, sizeof(g)),
+		       gp_client_mib_text(gp_client_int(q, "mem_borrowable_mib"), b, sizeof(b)),
+		       (long long)gp_client_int(q, "compute_guaranteed_pct"),
+		       (long long)gp_client_int(q, "compute_borrowable_pct"));
+	}
+}
+
+static int tenant_quota_send(const struct quota_options *o, int argc, char **argv,
+			     const struct gp_client_flags *f)
+{
+	char path[3 * PATH_LEN];
+	json_t *reply = NULL;
+	int status = tenant_quota_check(o, argc, argv, path, sizeof(path));
+
+	if (status != GP_EXIT_OK)
+		return status;
+	status = gp_client_request(f, o->a.cmd, o->remove ? "DELETE" : "PUT", path,
+				   o->remove ? NULL : o->a.body, &reply);
+	if (status == GP_EXIT_OK && f->json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		tenant_quota_print(reply, argv[1], o->remove);
+	json_decref(reply);
+	return status;
+}
+
+static int tenant_quota(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"mem-guaranteed", required_argument, NULL, 'm'},
+		{"mem-borrowable", required_argument, NULL, 'M'},
+		{"compute-guaranteed", required_argument, NULL, 'c'},
+		{"compute-borrowable", required_argument, NULL, 'C'},
+		{"remove", no_argument, NULL, 'r'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "tenant quota",
+		.usage = tenant_quota_usage,
+		.options = own,
+		.option = tenant_quota_option,
+	};
+	struct quota_options o = {.a = {.cmd = cmd.name, .body = json_object()}};
+	struct gp_client_flags f = {0};
+	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+
+	if (r)
+		status = r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	else
+		status = tenant_quota_send(&o, argc - first, argv + first, &f);
+	json_decref(o.a.body);
+	return status;
+}
+
 static void tenant_ls_usage(FILE *out)
 {
 	fprintf(out, "usage: gpupool tenant ls [-o json|table]\n\n"
-		     "Lists the tenants and their quotas (a tenant sees only itself).\n");
+		     "Lists the tenants and their quotas, each model quota on a line of its\n"
+		     "own under its tenant (a tenant sees only itself).\n");
+}
+
+/* A line under its tenant for each model quota: "on MODEL". */
+static void model_quota_rows(json_t *quotas)
+{
+	json_t *q;
+	size_t i;
+
+	json_array_foreach(quotas, i, q) {
+		char g[32], b[32], mem[70], compute[40], on[NAME_LEN + 4];
+
+		snprintf(on, sizeof(on), "on %s", gp_client_str(q, "model"));
+		snprintf(mem, sizeof(mem), "%s+%s",
+			 gp_client_mib_text(gp_client_int(q, "mem_guaranteed_mib"), g, sizeof(g)),
+			 gp_client_mib_text(gp_client_int(q, "mem_borrowable_mib"), b, sizeof(b)));
+		snprintf(compute, sizeof(compute), "%lld+%lld%%",
+			 (long long)gp_client_int(q, "compute_guaranteed_pct"),
+			 (long long)gp_client_int(q, "compute_borrowable_pct"));
+		printf("%-6s   %-14s %-5s %-15s %s\n", "", on, "", mem, compute);
+	}
 }
 
 static void tenant_row(json_t *t)
@@ -219,6 +393,7 @@ static void tenant_row(json_t *t)
 	       gp_client_str(t, "name"),
 	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no",
 	       no_mem ? "-" : mem, compute, gp_client_str(t, "created"));
+	model_quota_rows(json_object_get(t, "model_quotas"));
 }
 
 static void tenant_ls_print(json_t *reply)
@@ -245,6 +420,7 @@ int gp_cmd_tenant(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
 		{"add", tenant_add, "add a tenant and print its token (admin)"},
+		{"quota", tenant_quota, "set or remove a tenant's quota on one device model (admin)"},
 		{"ls", tenant_ls, "list the tenants"},
 	};
 

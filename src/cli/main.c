@@ -26,7 +26,7 @@ static const struct {
 	{ "queue", gp_cmd_queue, "the queued tasks in the scheduler's order, and why they wait" },
 	{ "node", gp_cmd_node, "list the nodes (node ls)" },
 	{ "device", gp_cmd_device, "list the devices, their health and tasks (device ls)" },
-	{ "tenant", gp_cmd_tenant, "add and list tenants" },
+	{ "tenant", gp_cmd_tenant, "add tenants, set their quotas per device model, list them" },
 	{ "template", gp_cmd_template, "add, list and show slice templates" },
 	{ "audit", gp_cmd_audit, "show the audit log" },
 	{ "bill", gp_cmd_bill, "a month's bill per tenant and device model" },

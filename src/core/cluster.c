@@ -459,6 +459,19 @@ const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
 	return c->node[node].uuid ? c->node[node].uuid[device] : "";
 }
 
+int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device)
+{
+	const struct node *n;
+
+	if (node >= c->nodes || device < 0)
+		return -ENOENT;
+	n = &c->node[node];
+	for (int i = 0; i < n->cls->state.devices; i++)
+		if (n->perm[i] == device)
+			return n->cls->state.dev[i].model;
+	return -ENOENT;
+}
+
 int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t index,
 			  struct gp_node_usage *ret_usage)
 {

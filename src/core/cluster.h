@@ -77,6 +77,10 @@ int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t node,
 const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
 				   int device);
 
+/* The model id of a device (physical index), or -ENOENT when the node
+ * or device does not exist. */
+int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device);
+
 /* Number of distinct node states now (equivalence classes). */
 uint32_t gp_cluster_class_count(const struct gp_cluster *c);
 

@@ -1,7 +1,8 @@
 /* api-impl.h — what the API's handler files share (api.c: tenants,
  * templates, tasks, audit; api-meter.c: usage, bills, alerts, metrics,
  * status; api-pool.c: the node, its devices, the queue; api-logs.c: task
- * logs). Not for use outside src/server/api*.c. */
+ * logs; api-quota.c: tenants' quotas per device model). Not for use
+ * outside src/server/api*.c. */
 #ifndef GP_SERVER_API_IMPL_H
 #define GP_SERVER_API_IMPL_H
 
@@ -53,6 +54,13 @@ void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret);
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
+/* api-quota.c: the model quotas of a tenant (from all[0..n), the
+ * tenant's only) as a new JSON array, and the handlers. */
+json_t *gp_api_model_quotas_json(const struct gp_model_quota *all, int n, int64_t tenant);
+void gp_api_model_quota_set(void *ctx, const struct gp_http_request *req,
+			    struct gp_http_reply *ret);
+void gp_api_model_quota_remove(void *ctx, const struct gp_http_request *req,
+			       struct gp_http_reply *ret);
 /* api-pool.c and api-logs.c. */
 void gp_api_devices(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret);

@@ -281,8 +281,27 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 	if (!audit(api, ret, me.name, "tenant.add", t.name, detail))
 		return;
 	out = tenant_json(&t);
+	json_object_set_new(out, "model_quotas", json_array());
 	json_object_set_new(out, "token", json_string(token));
 	gp_http_json(ret, 201, out);
+}
+
+/* Gives each tenant of list its "model_quotas" (tenant < 0: all may have
+ * some; else only that one's are read). */
+static int model_quotas_add(struct gp_api *api, int64_t tenant, json_t *list)
+{
+	struct gp_model_quota *all = NULL;
+	json_t *t;
+	size_t i;
+	int n = 0, r = gp_store_model_quota_list(api->store, tenant, &all, &n);
+
+	json_array_foreach(list, i, t) {
+		json_int_t id = json_integer_value(json_object_get(t, "id"));
+
+		json_object_set_new(t, "model_quotas", gp_api_model_quotas_json(all, n, id));
+	}
+	free(all);
+	return r;
 }
 
 static void tenant_list(void *ctx, const struct gp_http_request *req,
@@ -304,6 +323,8 @@ static void tenant_list(void *ctx, const struct gp_http_request *req,
 	for (int i = 0; i < n; i++)
 		json_array_append_new(list, tenant_json(&all[i]));
 	free(all);
+	if (r == 0)
+		r = model_quotas_add(api, me.admin ? -1 : me.id, list);
 	if (r < 0) {
 		json_decref(list);
 		store_failed(api, ret, r, "listing tenants");
@@ -902,6 +923,8 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/health", health},
 	{"POST", "/v1/tenants", tenant_add},
 	{"GET", "/v1/tenants", tenant_list},
+	{"PUT", "/v1/tenants/{name}/quotas/{name}", gp_api_model_quota_set},
+	{"DELETE", "/v1/tenants/{name}/quotas/{name}", gp_api_model_quota_remove},
 	{"POST", "/v1/templates", template_add},
 	{"GET", "/v1/templates", template_list},
 	{"POST", "/v1/tasks", task_submit},

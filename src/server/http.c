@@ -162,11 +162,20 @@ static void log_failure(const struct gp_http_request *req,
 
 /* ---- routing --------------------------------------------------------- */
 
-/* Whether path matches pattern; the number in "{id}" goes to *ret_id. */
+/* Whether path matches pattern; the number in "{id}" goes to *ret_id;
+ * "{name}" matches one non-empty segment (the handler reads it from the
+ * path). */
 static bool path_matches(const char *pattern, const char *path, int64_t *ret_id)
 {
 	while (*pattern && *path) {
-		if (!strncmp(pattern, "{id}", 4)) {
+		if (!strncmp(pattern, "{name}", 6)) {
+			size_t n = strcspn(path, "/");
+
+			if (!n)
+				return false;
+			path += n;
+			pattern += 6;
+		} else if (!strncmp(pattern, "{id}", 4)) {
 			char *end;
 			long long v;
 

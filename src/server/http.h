@@ -50,7 +50,8 @@ typedef void gp_http_handler(void *ctx, const struct gp_http_request *req,
 			     struct gp_http_reply *ret);
 
 /* A pattern is a path whose segments must match exactly, except "{id}",
- * which matches a positive decimal number (given in request->id). */
+ * which matches a positive decimal number (given in request->id), and
+ * "{name}", which matches any one non-empty segment (read from path). */
 struct gp_http_route {
 	const char *method;
 	const char *pattern;

@@ -56,6 +56,8 @@ struct tick {
 	int n, n_out;
 	struct gp_sched_tenant *tenant;
 	int tenants;
+	struct gp_sched_model_quota *quota;     /* the tenants' model quotas */
+	int quotas;
 	struct gp_cluster *cluster;
 };
 
@@ -399,6 +401,86 @@ static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 	return 0;
 }
 
+/* Of the model quotas of `tenant` in all[0..n), the one whose model is
+ * the longest part of the device name `name` (case-insensitive); -1:
+ * none (as --overcommit and --price match models). */
+static int quota_best(const struct gp_model_quota *all, int n, int64_t tenant, const char *name)
+{
+	size_t best_len = 0;
+	int best = -1;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(all[i].model);
+
+		if (all[i].tenant == tenant && len > best_len && strcasestr(name, all[i].model)) {
+			best_len = len;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* The model ids of this machine's devices that the quota all[q] governs. */
+static uint64_t quota_models(const struct gp_agent_node *node, struct gp_cluster *c,
+			     const struct gp_model_quota *all, int n, int q)
+{
+	uint64_t models = 0;
+
+	for (unsigned i = 0; i < node->devices && i < GP_NODE_DEVICES_MAX; i++) {
+		int id = gp_cluster_model_id(c, node->device[i].name, false);
+
+		if (id >= 0 && quota_best(all, n, all[q].tenant, node->device[i].name) == q)
+			models |= 1ULL << id;
+	}
+	return models;
+}
+
+/* Gives tenant t its model quotas that govern a device here. */
+static void tenant_model_quotas(const struct gp_agent_node *node, struct tick *k,
+				struct gp_sched_tenant *t, const struct gp_model_quota *all,
+				int n)
+{
+	int first = k->quotas;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t models = all[i].tenant == t->id
+					  ? quota_models(node, k->cluster, all, n, i)
+					  : 0;
+		struct gp_sched_model_quota *q = &k->quota[k->quotas];
+
+		if (!models)
+			continue;
+		*q = (struct gp_sched_model_quota){
+			.models = models,
+			.mem_guaranteed_mib = all[i].mem_guaranteed_mib,
+			.mem_borrowable_mib = all[i].mem_borrowable_mib,
+			.compute_guaranteed_pct = all[i].compute_guaranteed_pct,
+			.compute_borrowable_pct = all[i].compute_borrowable_pct,
+		};
+		snprintf(q->name, sizeof(q->name), "%s", all[i].model);
+		k->quotas++;
+	}
+	t->model_quota = k->quota + first;
+	t->model_quotas = k->quotas - first;
+}
+
+/* The tenants' model quotas, as the pass wants them (after
+ * tick_prepare built the cluster). */
+static int tick_model_quotas(struct gp_loop *l, struct tick *k)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+	struct gp_model_quota *all = NULL;
+	int n = 0, r = gp_store_model_quota_list(l->store, -1, &all, &n);
+
+	if (r < 0)
+		return r;
+	k->quota = calloc((size_t)n + 1, sizeof(*k->quota));
+	for (int i = 0; k->quota && i < k->tenants; i++)
+		tenant_model_quotas(node, k, &k->tenant[i], all, n);
+	free(all);
+	return k->quota ? 0 : -ENOMEM;
+}
+
 static struct gp_task *task_by_id(struct tick *k, int64_t id)
 {
 	for (int i = 0; i < k->n; i++)
@@ -545,6 +627,7 @@ static void tick_free(struct tick *k)
 	free(k->sched);
 	free(k->out);
 	free(k->tenant);
+	free(k->quota);
 }
 
 void gp_loop_tick(struct gp_loop *l)
@@ -554,6 +637,7 @@ void gp_loop_tick(struct gp_loop *l)
 
 	gp_agent_poll(l->agent, task_ended, l);
 	if (tick_load(l, &k) == 0 && tick_prepare(l, &k, &count) == 0 &&
+	    tick_model_quotas(l, &k) == 0 &&
 	    gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, count, k.out,
 			  &k.n_out) == 0)
 		tick_apply(l, &k);

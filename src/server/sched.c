@@ -1,10 +1,12 @@
-/* sched.c — one scheduling pass: quotas, borrowing, reclaim (sched.h). */
+/* sched.c — one scheduling pass: quotas (overall and per device model),
+ * borrowing, reclaim (sched.h). */
 #include "server/sched.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* What a task counts against its tenant's quota. */
 struct usage {
@@ -32,6 +34,26 @@ static bool within(struct usage used, struct usage add, uint64_t mem, uint64_t c
 	return used.mem_mib + add.mem_mib <= mem && used.compute_pct + add.compute_pct <= compute;
 }
 
+static void usage_add(struct usage *u, struct usage add)
+{
+	u->mem_mib += add.mem_mib;
+	u->compute_pct += add.compute_pct;
+}
+
+static void usage_sub(struct usage *u, struct usage sub)
+{
+	u->mem_mib -= sub.mem_mib;
+	u->compute_pct -= sub.compute_pct;
+}
+
+/* Within a model quota: its guarantee, or with `borrow` all of it. */
+static bool within_model(struct usage used, struct usage add,
+			 const struct gp_sched_model_quota *q, bool borrow)
+{
+	return within(used, add, q->mem_guaranteed_mib + (borrow ? q->mem_borrowable_mib : 0),
+		      q->compute_guaranteed_pct + (borrow ? q->compute_borrowable_pct : 0));
+}
+
 int gp_sched_compare(const struct gp_sched_task *a, const struct gp_sched_task *b)
 {
 	if (a->priority != b->priority)
@@ -47,6 +69,13 @@ static int queue_order(const void *pa, const void *pb)
 				*(struct gp_sched_task *const *)pb);
 }
 
+/* Which model quota stopped a task: its index, and what the task would
+ * have counted against it. */
+struct blocked {
+	int quota;                      /* -1: none */
+	struct usage need;
+};
+
 /* The state of one pass. */
 struct pass {
 	struct gp_cluster *c;
@@ -54,6 +83,8 @@ struct pass {
 	const struct gp_sched_tenant *tenants;
 	int n_tenants;
 	struct usage *used;             /* per tenant */
+	struct usage *model_used;       /* per model quota: from model_base[tenant] */
+	int *model_base;
 	struct gp_sched_task *tasks;
 	int n_tasks;
 	struct gp_sched_outcome *out;
@@ -70,16 +101,101 @@ static struct gp_sched_outcome *outcome(struct pass *p, const struct gp_sched_ta
 	return o;
 }
 
+/* ---- model quotas ------------------------------------------------------- */
+
+/* The model quota of tenant k that governs model id `model`; -1: none. */
+static int model_quota_of(const struct pass *p, int k, int model)
+{
+	const struct gp_sched_tenant *q = &p->tenants[k];
+
+	for (int i = 0; model >= 0 && i < q->model_quotas; i++)
+		if (q->model_quota[i].models >> model & 1)
+			return i;
+	return -1;
+}
+
+/* What req at `where` counts against each model quota of tenant k, into
+ * add[] (by quota index): each share on a device of a governed model. */
+static void model_need(const struct pass *p, int k, const struct gp_request *req,
+		       const struct gp_placement *where, struct usage *add)
+{
+	struct usage share = task_usage(&(struct gp_request){ .devices = 1,
+							      .whole = req->whole,
+							      .dev_mem_mib = req->dev_mem_mib,
+							      .dev_compute = req->dev_compute });
+
+	for (int i = 0; i < where->devices; i++) {
+		int m = gp_cluster_device_model(p->c, where->node, where->device[i]);
+		int q = model_quota_of(p, k, m);
+
+		if (q >= 0)
+			usage_add(&add[q], share);
+	}
+}
+
+/* Counts (or with `back`, gives back) req at `where` in the model quotas
+ * of tenant k. */
+static void model_charge(struct pass *p, int k, const struct gp_request *req,
+			 const struct gp_placement *where, bool back)
+{
+	struct usage add[GP_MODELS_MAX] = { 0 };
+	struct usage *used = &p->model_used[p->model_base[k]];
+
+	model_need(p, k, req, where, add);
+	for (int i = 0; i < p->tenants[k].model_quotas; i++) {
+		if (back)
+			usage_sub(&used[i], add[i]);
+		else
+			usage_add(&used[i], add[i]);
+	}
+}
+
+/* The first model quota of tenant k that req at `where` would take past
+ * its guarantee (or, with `borrow`, past all of it), in *ret; false when
+ * none would be. */
+static bool model_over(const struct pass *p, int k, const struct gp_request *req,
+		       const struct gp_placement *where, bool borrow, struct blocked *ret)
+{
+	const struct gp_sched_tenant *q = &p->tenants[k];
+	const struct usage *used = &p->model_used[p->model_base[k]];
+	struct usage add[GP_MODELS_MAX] = { 0 };
+
+	model_need(p, k, req, where, add);
+	for (int i = 0; i < q->model_quotas; i++)
+		if ((add[i].mem_mib || add[i].compute_pct) &&
+		    !within_model(used[i], add[i], &q->model_quota[i], borrow)) {
+			*ret = (struct blocked){ i, add[i] };
+			return true;
+		}
+	return false;
+}
+
+/* ---- placing, and reclaim ----------------------------------------------- */
+
+/* Does t hold a device of a model in `models` (0: any)? */
+static bool holds_model(const struct pass *p, const struct gp_sched_task *t, uint64_t models)
+{
+	for (int i = 0; models && i < t->where.devices; i++) {
+		int m = gp_cluster_device_model(p->c, t->where.node, t->where.device[i]);
+
+		if (m >= 0 && models >> m & 1)
+			return true;
+	}
+	return !models;
+}
+
 /* The running borrowed task of another tenant to preempt first for
- * `for_tenant`: lowest priority, then newest. NULL when none. */
-static struct gp_sched_task *reclaim_victim(struct pass *p, int64_t for_tenant)
+ * `for_tenant`, among those holding a device of `models` (0: any):
+ * lowest priority, then newest. NULL when none. */
+static struct gp_sched_task *reclaim_victim(struct pass *p, int64_t for_tenant, uint64_t models)
 {
 	struct gp_sched_task *victim = NULL;
 
 	for (int i = 0; i < p->n_tasks; i++) {
 		struct gp_sched_task *t = &p->tasks[i];
 
-		if (!t->running || !t->borrowed || t->tenant == for_tenant)
+		if (!t->running || !t->borrowed || t->tenant == for_tenant ||
+		    !holds_model(p, t, models))
 			continue;
 		if (!victim || t->priority < victim->priority ||
 		    (t->priority == victim->priority && t->created > victim->created))
@@ -89,133 +205,309 @@ static struct gp_sched_task *reclaim_victim(struct pass *p, int64_t for_tenant)
 }
 
 /* Records the preemption of victim t (already released from the
- * cluster) for for_task, and gives its tenant's quota back. */
+ * cluster) for for_task, and gives its tenant's quotas back. */
 static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_sched_task *for_task)
 {
 	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_PREEMPT);
-	struct usage u = task_usage(&t->req);
 	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
 
-	p->used[k].mem_mib -= u.mem_mib;
-	p->used[k].compute_pct -= u.compute_pct;
+	usage_sub(&p->used[k], task_usage(&t->req));
+	model_charge(p, k, &t->req, &t->where, true);
 	snprintf(o->reason, sizeof(o->reason),
 		 "preempted: it ran on borrowed quota, and task %" PRId64
 		 " of the lending tenant needs its guarantee back",
 		 for_task->id);
 }
 
-/* Places t; when it fits nowhere and is within its tenant's guarantee,
- * takes back borrowed capacity: releases victims one at a time until t
- * fits. If it never fits, the victims are put back and nobody is
- * preempted for nothing. Returns true when placed (decision in *d). */
-static bool place(struct pass *p, struct gp_sched_task *t, bool within_guarantee,
-		  struct gp_decision *d)
+/* Puts the n victims released for a placement that is not taken back. */
+static void victims_restore(struct pass *p, int n)
 {
-	struct gp_sched_task *victim;
-	int n = 0;
-
-	if (gp_place(p->c, p->policy, &t->req, d) == 0 && d->placed)
-		return true;
-	if (!within_guarantee)
-		return false;
-	while ((victim = reclaim_victim(p, t->tenant))) {
-		gp_cluster_release(p->c, &victim->req, &victim->where);
-		victim->running = false;
-		p->released[n++] = victim;
-		if (gp_place(p->c, p->policy, &t->req, d) == 0 && d->placed) {
-			for (int i = 0; i < n; i++)
-				preempted(p, p->released[i], t);
-			return true;
-		}
-	}
 	for (int i = 0; i < n; i++) {
 		gp_cluster_commit(p->c, &p->released[i]->req, &p->released[i]->where);
 		p->released[i]->running = true;
 	}
+}
+
+static void victims_preempt(struct pass *p, int n, const struct gp_sched_task *for_task)
+{
+	for (int i = 0; i < n; i++)
+		preempted(p, p->released[i], for_task);
+}
+
+/* Places req (t's request on the models it may use now); with `reclaim`,
+ * when it fits nowhere, releases borrowed victims one at a time until it
+ * fits. Returns true when placed (decision in *d), the victims released
+ * for it in p->released[0..*ret_n) (the caller preempts or restores
+ * them); false with every victim restored. */
+static bool place(struct pass *p, struct gp_sched_task *t, const struct gp_request *req,
+		  bool reclaim, struct gp_decision *d, int *ret_n)
+{
+	struct gp_sched_task *victim;
+	int n = 0;
+
+	*ret_n = 0;
+	if (gp_place(p->c, p->policy, req, d) == 0 && d->placed)
+		return true;
+	if (!reclaim)
+		return false;
+	while ((victim = reclaim_victim(p, t->tenant, req->models))) {
+		gp_cluster_release(p->c, &victim->req, &victim->where);
+		victim->running = false;
+		p->released[n++] = victim;
+		if (gp_place(p->c, p->policy, req, d) == 0 && d->placed) {
+			*ret_n = n;
+			return true;
+		}
+	}
+	victims_restore(p, n);
 	return false;
 }
 
+/* Places t (tenant k) within its model quotas: their guarantees, or with
+ * `borrow` all of them. A placement that would take a model quota past
+ * that is tried again without the quota's models, until one keeps within
+ * every quota or no model is left; the first quota that was in the way
+ * in *ret_blocked. Reclaim as place(), victims preempted once placed. */
+static bool place_within(struct pass *p, int k, struct gp_sched_task *t, bool borrow,
+			 bool reclaim, struct gp_decision *d, struct blocked *ret_blocked)
+{
+	struct gp_request req = t->req;
+	struct blocked over;
+	int n;
+
+	ret_blocked->quota = -1;
+	while (place(p, t, &req, reclaim, d, &n)) {
+		if (!model_over(p, k, &req, &d->where, borrow, &over)) {
+			victims_preempt(p, n, t);
+			return true;
+		}
+		victims_restore(p, n);
+		if (ret_blocked->quota < 0)
+			*ret_blocked = over;
+		req.models = (req.models ? req.models : ~0ULL) &
+			     ~p->tenants[k].model_quota[over.quota].models;
+		if (!req.models) {
+			d->placed = false;
+			d->reason = GP_NOFIT_NONE;
+			return false;
+		}
+	}
+	return false;
+}
+
+/* ---- deciding ----------------------------------------------------------- */
+
+static void wait_over_quota(struct pass *p, const struct gp_sched_task *t, int k,
+			    struct usage need)
+{
+	const struct gp_sched_tenant *q = &p->tenants[k];
+	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
+
+	snprintf(o->reason, sizeof(o->reason),
+		 "over quota: the tenant uses %" PRIu64 " MiB and %" PRIu64
+		 " %% of its %" PRIu64 " MiB and %" PRIu64
+		 " %% (guaranteed + borrowable); this task needs %" PRIu64 " MiB and %" PRIu64
+		 " %%; it starts when the tenant's tasks end",
+		 p->used[k].mem_mib, p->used[k].compute_pct,
+		 q->mem_guaranteed_mib + q->mem_borrowable_mib,
+		 q->compute_guaranteed_pct + q->compute_borrowable_pct, need.mem_mib,
+		 need.compute_pct);
+}
+
+/* t waits for a model quota (b), and found no other device when
+ * `nofit` is not GP_NOFIT_NONE. */
+static void wait_over_model_quota(struct pass *p, const struct gp_sched_task *t, int k,
+				  const struct blocked *b, enum gp_nofit nofit)
+{
+	const struct gp_sched_model_quota *q = &p->tenants[k].model_quota[b->quota];
+	const struct usage *used = &p->model_used[p->model_base[k] + b->quota];
+	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
+	size_t len;
+
+	snprintf(o->reason, sizeof(o->reason),
+		 "over the %s quota: the tenant uses %" PRIu64 " MiB and %" PRIu64
+		 " %% of its %" PRIu64 " MiB and %" PRIu64 " %% there; this task needs %" PRIu64
+		 " MiB and %" PRIu64 " %%",
+		 q->name, used->mem_mib, used->compute_pct,
+		 q->mem_guaranteed_mib + q->mem_borrowable_mib,
+		 q->compute_guaranteed_pct + q->compute_borrowable_pct, b->need.mem_mib,
+		 b->need.compute_pct);
+	len = strlen(o->reason);
+	if (nofit != GP_NOFIT_NONE)
+		snprintf(o->reason + len, sizeof(o->reason) - len,
+			 "; no other device fits now (%s)", gp_nofit_name(nofit));
+}
+
+static void wait_no_fit(struct pass *p, const struct gp_sched_task *t, enum gp_nofit nofit,
+			bool guaranteed)
+{
+	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
+
+	snprintf(o->reason, sizeof(o->reason), "no device fits now (%s)%s", gp_nofit_name(nofit),
+		 guaranteed ? "" : "; past its guarantee it only borrows idle capacity");
+}
+
+/* t (tenant k) starts at d's placement. */
+static void start(struct pass *p, struct gp_sched_task *t, int k, const struct gp_decision *d,
+		  bool guaranteed)
+{
+	struct gp_sched_outcome *o;
+
+	gp_cluster_commit(p->c, &t->req, &d->where);
+	t->running = true;
+	t->borrowed = !guaranteed;
+	t->where = d->where;
+	usage_add(&p->used[k], task_usage(&t->req));
+	model_charge(p, k, &t->req, &t->where, false);
+	o = outcome(p, t, GP_SCHED_START);
+	o->where = d->where;
+	o->borrowed = t->borrowed;
+	snprintf(o->reason, sizeof(o->reason), "%s",
+		 guaranteed ? "within the tenant's guarantee" : "on borrowed quota");
+}
+
+/* The first round: t is within its tenant's overall guarantee and takes
+ * a placement within its model guarantees too, reclaiming capacity if it
+ * must. Returns false (deciding nothing) when a model guarantee is in
+ * the way: it may still borrow in the second round. */
+static bool decide_guaranteed(struct pass *p, struct gp_sched_task *t, int k)
+{
+	struct gp_decision d;
+	struct blocked b;
+
+	if (place_within(p, k, t, false, true, &d, &b)) {
+		start(p, t, k, &d, true);
+		return true;
+	}
+	if (b.quota >= 0)
+		return false;
+	wait_no_fit(p, t, d.reason, true);
+	return true;
+}
+
+/* The second round: t takes any placement within all of its quotas, and
+ * is borrowed when past one of its guarantees (it is here because it is
+ * past the overall one, or a model guarantee was in its way). */
+static void decide_borrowing(struct pass *p, struct gp_sched_task *t, int k, bool guaranteed)
+{
+	struct gp_decision d;
+	struct blocked b;
+
+	if (!place_within(p, k, t, true, false, &d, &b)) {
+		if (b.quota >= 0)
+			wait_over_model_quota(p, t, k, &b, d.reason);
+		else
+			wait_no_fit(p, t, d.reason, false);
+		return;
+	}
+	start(p, t, k, &d, guaranteed && !model_over(p, k, &t->req, &d.where, false, &b));
+}
+
 /* Decides for t; in the first round only for a task within its tenant's
- * guarantee (returns false, deciding nothing, for the others). */
+ * guarantees (returns false, deciding nothing, for the others). */
 static bool decide(struct pass *p, struct gp_sched_task *t, bool first_round)
 {
 	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
 	const struct gp_sched_tenant *q = &p->tenants[k];
 	struct usage need = task_usage(&t->req);
 	bool guaranteed = within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct);
-	struct gp_sched_outcome *o;
-	struct gp_decision d;
 
 	if (first_round && !guaranteed)
 		return false;
-
 	if (!within(p->used[k], need, q->mem_guaranteed_mib + q->mem_borrowable_mib,
 		    q->compute_guaranteed_pct + q->compute_borrowable_pct)) {
-		o = outcome(p, t, GP_SCHED_WAIT);
-		snprintf(o->reason, sizeof(o->reason),
-			 "over quota: the tenant uses %" PRIu64 " MiB and %" PRIu64
-			 " %% of its %" PRIu64 " MiB and %" PRIu64
-			 " %% (guaranteed + borrowable); this task needs %" PRIu64 " MiB and %" PRIu64
-			 " %%; it starts when the tenant's tasks end",
-			 p->used[k].mem_mib, p->used[k].compute_pct,
-			 q->mem_guaranteed_mib + q->mem_borrowable_mib,
-			 q->compute_guaranteed_pct + q->compute_borrowable_pct, need.mem_mib,
-			 need.compute_pct);
+		wait_over_quota(p, t, k, need);
 		return true;
 	}
-	if (!place(p, t, guaranteed, &d)) {
-		o = outcome(p, t, GP_SCHED_WAIT);
-		snprintf(o->reason, sizeof(o->reason), "no device fits now (%s)%s",
-			 gp_nofit_name(d.reason),
-			 guaranteed ? "" : "; past its guarantee it only borrows idle capacity");
-		return true;
-	}
-	gp_cluster_commit(p->c, &t->req, &d.where);
-	t->running = true;
-	t->borrowed = !guaranteed;
-	t->where = d.where;
-	p->used[k].mem_mib += need.mem_mib;
-	p->used[k].compute_pct += need.compute_pct;
-	o = outcome(p, t, GP_SCHED_START);
-	o->where = d.where;
-	o->borrowed = t->borrowed;
-	snprintf(o->reason, sizeof(o->reason), "%s",
-		 guaranteed ? "within the tenant's guarantee" : "on borrowed quota");
+	if (first_round)
+		return decide_guaranteed(p, t, k);
+	decide_borrowing(p, t, k, guaranteed);
 	return true;
+}
+
+/* ---- the pass ----------------------------------------------------------- */
+
+/* Model quotas of one tenant: at most GP_MODELS_MAX, over disjoint sets. */
+static bool model_quotas_valid(const struct gp_sched_tenant *q)
+{
+	uint64_t seen = 0;
+
+	if (q->model_quotas < 0 || q->model_quotas > GP_MODELS_MAX ||
+	    (q->model_quotas && !q->model_quota))
+		return false;
+	for (int i = 0; i < q->model_quotas; i++) {
+		if (seen & q->model_quota[i].models)
+			return false;
+		seen |= q->model_quota[i].models;
+	}
+	return true;
+}
+
+/* Allocates the pass's tables; -EINVAL for bad model quotas. */
+static int pass_init(struct pass *p, int n_tasks)
+{
+	int quotas = 0;
+
+	p->model_base = calloc((size_t)p->n_tenants + 1, sizeof(*p->model_base));
+	if (!p->model_base)
+		return -ENOMEM;
+	for (int k = 0; k < p->n_tenants; k++) {
+		if (!model_quotas_valid(&p->tenants[k]))
+			return -EINVAL;
+		p->model_base[k] = quotas;
+		quotas += p->tenants[k].model_quotas;
+	}
+	p->used = calloc((size_t)p->n_tenants + 1, sizeof(*p->used));
+	p->model_used = calloc((size_t)quotas + 1, sizeof(*p->model_used));
+	p->released = calloc((size_t)n_tasks + 1, sizeof(*p->released));
+	return p->used && p->model_used && p->released ? 0 : -ENOMEM;
+}
+
+static void pass_release(struct pass *p)
+{
+	free(p->used);
+	free(p->model_used);
+	free(p->model_base);
+	free(p->released);
+}
+
+/* Counts the running tasks in their tenants' quotas and queues the others
+ * in order; -EINVAL for a task of an unknown tenant. */
+static int pass_queue(struct pass *p, struct gp_sched_task **queue, int *ret_queued)
+{
+	int queued = 0;
+
+	for (int i = 0; i < p->n_tasks; i++) {
+		struct gp_sched_task *t = &p->tasks[i];
+		int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
+
+		if (k < 0)
+			return -EINVAL;
+		if (t->running) {
+			usage_add(&p->used[k], task_usage(&t->req));
+			model_charge(p, k, &t->req, &t->where, false);
+		} else {
+			queue[queued++] = t;
+		}
+	}
+	qsort(queue, (size_t)queued, sizeof(*queue), queue_order);
+	*ret_queued = queued;
+	return 0;
 }
 
 int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 		  const struct gp_sched_tenant *tenants, int n_tenants,
 		  struct gp_sched_task *tasks, int n_tasks, struct gp_sched_outcome *out, int *ret_n)
 {
-	struct pass p = { c, policy, tenants, n_tenants, NULL, tasks, n_tasks, out, 0, NULL };
-	struct gp_sched_task **queue;
-	int queued = 0, r = 0;
+	struct pass p = { .c = c, .policy = policy, .tenants = tenants, .n_tenants = n_tenants,
+			  .tasks = tasks, .n_tasks = n_tasks, .out = out };
+	struct gp_sched_task **queue = calloc((size_t)n_tasks + 1, sizeof(*queue));
+	int queued = 0, r = queue ? pass_init(&p, n_tasks) : -ENOMEM;
 
-	p.used = calloc((size_t)n_tenants + 1, sizeof(*p.used));
-	queue = calloc((size_t)n_tasks + 1, sizeof(*queue));
-	p.released = calloc((size_t)n_tasks + 1, sizeof(*p.released));
-	if (!p.used || !queue || !p.released) {
-		r = -ENOMEM;
+	if (r == 0)
+		r = pass_queue(&p, queue, &queued);
+	if (r < 0)
 		goto out;
-	}
-	for (int i = 0; i < n_tasks; i++) {
-		int k = tenant_index(tenants, n_tenants, tasks[i].tenant);
-
-		if (k < 0) {
-			r = -EINVAL;
-			goto out;
-		}
-		if (tasks[i].running) {
-			struct usage u = task_usage(&tasks[i].req);
-
-			p.used[k].mem_mib += u.mem_mib;
-			p.used[k].compute_pct += u.compute_pct;
-		} else {
-			queue[queued++] = &tasks[i];
-		}
-	}
-	qsort(queue, (size_t)queued, sizeof(*queue), queue_order);
 	/* Guaranteed capacity first, borrowing after: a borrower ahead in the
 	 * queue must not take what a task within its guarantee needs (it would
 	 * be preempted at once, queued again ahead of it, and so on). */
@@ -227,8 +519,7 @@ int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 			decide(&p, queue[i], false);
 	*ret_n = p.n_out;
 out:
-	free(p.used);
+	pass_release(&p);
 	free(queue);
-	free(p.released);
 	return r;
 }

@@ -13,6 +13,17 @@
  * guarantee plus the borrowable part a task waits for its tenant's own
  * tasks to end.
  *
+ * A tenant may also have quotas per device model (model quotas), with
+ * the same two parts, counting only the shares of its tasks placed on
+ * devices of that model. A task must fit both its tenant's overall quota
+ * and the model quota of every device it is placed on; it is borrowed
+ * when past either guarantee. The model is known only once a placement
+ * is chosen: a placement that would take a model quota past its limit is
+ * tried again without that quota's models, so the task goes to another
+ * model when it may, and otherwise waits with the quota named. Reclaim
+ * is for a task within all its guarantees, and preempts only borrowed
+ * tasks that hold a device of a model the task may go to.
+ *
  * The pass is pure computation, like the core: the caller builds the
  * cluster from the devices and commits the running tasks' placements;
  * the pass commits what it starts and releases what it preempts, so the
@@ -27,10 +38,25 @@
 
 #define GP_SCHED_REASON_MAX 256
 
+#define GP_SCHED_MODEL_NAME_MAX 64
+
+/* A tenant's quota on the devices of some models: `models` is the set of
+ * the cluster's model ids it governs. The model quotas of one tenant
+ * govern disjoint sets (the caller gives a device to the quota with the
+ * longest matching name); at most GP_MODELS_MAX of them. */
+struct gp_sched_model_quota {
+	char name[GP_SCHED_MODEL_NAME_MAX];     /* for the reasons: "T4" */
+	uint64_t models;
+	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
+	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
+};
+
 struct gp_sched_tenant {
 	int64_t id;
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
+	const struct gp_sched_model_quota *model_quota; /* the caller's; NULL: none */
+	int model_quotas;
 };
 
 struct gp_sched_task {
@@ -64,7 +90,8 @@ int gp_sched_compare(const struct gp_sched_task *a, const struct gp_sched_task *
 
 /* Decides for every pending task in `tasks` (and the running ones it
  * preempts). `out` must hold n_tasks outcomes; their number is returned
- * in *ret_n. Returns 0, -EINVAL (a task of an unknown tenant) or -ENOMEM. */
+ * in *ret_n. Returns 0, -EINVAL (a task of an unknown tenant, model
+ * quotas that overlap or are too many) or -ENOMEM. */
 int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 		  const struct gp_sched_tenant *tenants, int n_tenants,
 		  struct gp_sched_task *tasks, int n_tasks, struct gp_sched_outcome *out, int *ret_n);

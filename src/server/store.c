@@ -124,6 +124,16 @@ static const char *const migrations[] = {
 	"  cleared INTEGER NOT NULL DEFAULT 0);"
 	"CREATE UNIQUE INDEX alerts_active ON alerts(kind, object) WHERE cleared = 0;"
 	"CREATE INDEX alerts_tenant ON alerts(tenant);",
+	/* 4: quotas per device model, on top of a tenant's overall quota. */
+	"CREATE TABLE tenant_model_quotas ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  tenant INTEGER NOT NULL REFERENCES tenants(id),"
+	"  model TEXT NOT NULL COLLATE NOCASE,"
+	"  mem_guaranteed_mib INTEGER NOT NULL,"
+	"  mem_borrowable_mib INTEGER NOT NULL,"
+	"  compute_guaranteed_pct INTEGER NOT NULL,"
+	"  compute_borrowable_pct INTEGER NOT NULL,"
+	"  UNIQUE (tenant, model));",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -674,6 +684,98 @@ int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t)
 	r = step_done(s, st, "tenant_set_quota");
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no tenant %lld", (long long)t->id);
+	return r;
+}
+
+/* ---- model quotas ---- */
+
+#define MODEL_QUOTA_COLUMNS                                                              \
+	"tenant, model, mem_guaranteed_mib, mem_borrowable_mib, "                        \
+	"compute_guaranteed_pct, compute_borrowable_pct"
+
+static void read_model_quota(sqlite3_stmt *st, void *ret)
+{
+	struct gp_model_quota *q = ret;
+
+	memset(q, 0, sizeof(*q));
+	q->tenant = sqlite3_column_int64(st, 0);
+	copy_text(st, 1, q->model, sizeof(q->model));
+	q->mem_guaranteed_mib = (uint64_t)sqlite3_column_int64(st, 2);
+	q->mem_borrowable_mib = (uint64_t)sqlite3_column_int64(st, 3);
+	q->compute_guaranteed_pct = (unsigned)sqlite3_column_int64(st, 4);
+	q->compute_borrowable_pct = (unsigned)sqlite3_column_int64(st, 5);
+}
+
+int gp_store_model_quota_set(struct gp_store *s, const struct gp_model_quota *q)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !q)
+		return -EINVAL;
+	if (!fits(q->model, sizeof(q->model)) || is_blank(q->model))
+		return fail(s, -EINVAL, "model_quota_set: the model is empty or too long");
+	r = prepare(s,
+		    "INSERT INTO tenant_model_quotas (" MODEL_QUOTA_COLUMNS ") "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+		    "ON CONFLICT (tenant, model) DO UPDATE SET model = excluded.model, "
+		    "mem_guaranteed_mib = excluded.mem_guaranteed_mib, "
+		    "mem_borrowable_mib = excluded.mem_borrowable_mib, "
+		    "compute_guaranteed_pct = excluded.compute_guaranteed_pct, "
+		    "compute_borrowable_pct = excluded.compute_borrowable_pct",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, q->tenant);
+	sqlite3_bind_text(st, 2, q->model, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (int64_t)q->mem_guaranteed_mib);
+	sqlite3_bind_int64(st, 4, (int64_t)q->mem_borrowable_mib);
+	sqlite3_bind_int64(st, 5, q->compute_guaranteed_pct);
+	sqlite3_bind_int64(st, 6, q->compute_borrowable_pct);
+	r = step_done(s, st, "model_quota_set");
+	if (r == -ENOENT)
+		return fail(s, r, "model_quota_set: no tenant %lld", (long long)q->tenant);
+	return r;
+}
+
+int gp_store_model_quota_remove(struct gp_store *s, int64_t tenant, const char *model)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !model)
+		return -EINVAL;
+	r = prepare(s, "DELETE FROM tenant_model_quotas WHERE tenant = ?1 AND model = ?2",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, tenant);
+	sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+	r = step_done(s, st, "model_quota_remove");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no quota for model \"%s\"", model);
+	return r;
+}
+
+int gp_store_model_quota_list(struct gp_store *s, int64_t tenant,
+			      struct gp_model_quota **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT " MODEL_QUOTA_COLUMNS " FROM tenant_model_quotas "
+		    "WHERE ?1 < 0 OR tenant = ?1 ORDER BY tenant, model",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, tenant);
+	r = get_all(s, st, sizeof(**ret), read_model_quota, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
 	return r;
 }
 

@@ -8,8 +8,8 @@
  * a newer gpupool is refused, never rewritten.
  *
  * Objects: tenants (with a bearer token, kept only as its SHA-256 hash,
- * and quotas), templates, tasks, the audit log, usage records (metering)
- * and alerts. Rows come back in
+ * and quotas, overall and per device model), templates, tasks, the
+ * audit log, usage records (metering) and alerts. Rows come back in
  * caller-owned structs; lists come back as arrays the caller frees with
  * free(). Functions return 0 or a negative errno (-ENOENT: no such row,
  * -EEXIST: name taken, -EIO: SQLite failed; gp_store_error says why).
@@ -36,7 +36,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 3
+#define GP_STORE_SCHEMA_VERSION 4
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -60,6 +60,16 @@ struct gp_tenant {
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	unsigned compute_guaranteed_pct, compute_borrowable_pct; /* sum over devices */
 	int64_t created;					 /* unix seconds */
+};
+
+/* A tenant's quota on the devices of one model, on top of its overall
+ * quota: `model` is a case-insensitive part of the devices' NVML names
+ * ("A100", "T4"); one per tenant and model (compared without case). */
+struct gp_model_quota {
+	int64_t tenant;
+	char model[GP_STORE_NAME_MAX];
+	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
+	unsigned compute_guaranteed_pct, compute_borrowable_pct; /* sum over devices */
 };
 
 struct gp_template {
@@ -162,6 +172,16 @@ int gp_store_tenant_by_token(struct gp_store *s, const char *token,
 int gp_store_tenant_by_name(struct gp_store *s, const char *name, struct gp_tenant *ret);
 int gp_store_tenant_list(struct gp_store *s, struct gp_tenant **ret, int *ret_n);
 int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t);
+
+/* Model quotas. model_quota_set adds q, or replaces the quota of
+ * q->tenant for q->model (-ENOENT: no such tenant; -EINVAL: an empty
+ * model). model_quota_remove: -ENOENT when there is none.
+ * model_quota_list: tenant < 0: every tenant's; ordered by tenant id,
+ * then model. */
+int gp_store_model_quota_set(struct gp_store *s, const struct gp_model_quota *q);
+int gp_store_model_quota_remove(struct gp_store *s, int64_t tenant, const char *model);
+int gp_store_model_quota_list(struct gp_store *s, int64_t tenant,
+			      struct gp_model_quota **ret, int *ret_n);
 
 int gp_store_template_add(struct gp_store *s, struct gp_template *t); /* sets t->id */
 int gp_store_template_by_name(struct gp_store *s, const char *name,

@@ -1,9 +1,11 @@
 /* test-sched.c — the server's scheduling pass (src/server/sched.c) on
- * hand-made clusters: queue order, quotas, borrowing, and taking borrowed
- * capacity back by preemption (and not preempting for nothing). */
+ * hand-made clusters: queue order, quotas (overall and per device model),
+ * borrowing, and taking borrowed capacity back by preemption (and not
+ * preempting for nothing). */
 #include "helpers.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +38,42 @@ static struct fixture *fixture_new(int devices)
 							 .mem_guaranteed_mib = 1 << 20,
 							 .compute_guaranteed_pct = 10000 };
 	return f;
+}
+
+/* One node with `per_model` T4s (devices 0..) then as many A100s, all
+ * of 16 GiB: model ids in *ret_t4 and *ret_a100. */
+static struct fixture *fixture_two_models(int per_model, int *ret_t4, int *ret_a100)
+{
+	struct fixture *f = fixture_new(0);
+	int t4 = gp_cluster_model_id(f->c, "T4", true);
+	int a100 = gp_cluster_model_id(f->c, "A100", true);
+	struct gp_node_spec spec = node_spec(64, 256, 2 * per_model, t4);
+
+	for (int i = per_model; i < 2 * per_model; i++)
+		spec.device[i].model = (uint8_t)a100;
+	gp_cluster_free(f->c);
+	assert_int_equal(gp_cluster_new(0, &f->c), 0);
+	assert_int_equal(gp_cluster_model_id(f->c, "T4", true), t4);
+	assert_int_equal(gp_cluster_model_id(f->c, "A100", true), a100);
+	add_node(f->c, spec);
+	*ret_t4 = t4;
+	*ret_a100 = a100;
+	return f;
+}
+
+/* A model quota named name over the model id `model` (percent and GiB). */
+static struct gp_sched_model_quota model_quota(const char *name, int model, unsigned mem_gib,
+					       unsigned mem_borrow_gib, unsigned pct,
+					       unsigned pct_borrow)
+{
+	struct gp_sched_model_quota q = { .models = 1ULL << model,
+					  .mem_guaranteed_mib = mem_gib * 1024,
+					  .mem_borrowable_mib = mem_borrow_gib * 1024,
+					  .compute_guaranteed_pct = pct,
+					  .compute_borrowable_pct = pct_borrow };
+
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	return q;
 }
 
 static void fixture_free(struct fixture *f)
@@ -200,6 +238,171 @@ static void test_guaranteed_before_borrowed(void **state)
 	fixture_free(f);
 }
 
+/* The model of the device a started task went to. */
+static int started_model(struct fixture *f, const struct gp_sched_task *t)
+{
+	const struct gp_sched_outcome *o = outcome_of(f, t);
+
+	assert_non_null(o);
+	assert_int_equal(o->verdict, GP_SCHED_START);
+	return gp_cluster_device_model(f->c, o->where.node, o->where.device[0]);
+}
+
+/* A T4 quota of 50 % blocks a second 30 % task on the T4 the binpack
+ * policy would pick: it goes to an A100 instead; a task that asks for a
+ * T4 waits, and its reason names the T4 quota. */
+static void test_model_quota_other_model(void **state)
+{
+	int t4, a100;
+	struct fixture *f = fixture_two_models(1, &t4, &a100);
+	struct gp_sched_model_quota q = model_quota("T4", t4, 16, 0, 50, 0);
+	struct gp_sched_task *first, *second, *t4_only;
+
+	(void)state;
+	f->tenant[0].model_quota = &q;
+	f->tenant[0].model_quotas = 1;
+	first = submit(f, 1, 5, 2, 30);
+	pass(f);
+	assert_int_equal(started_model(f, first), t4);
+
+	second = submit(f, 1, 5, 2, 30);
+	t4_only = submit(f, 1, 5, 2, 30);
+	t4_only->req.models = 1ULL << t4;
+	pass(f);
+	assert_int_equal(started_model(f, second), a100);
+	assert_false(outcome_of(f, second)->borrowed);
+	assert_int_equal(verdict(f, t4_only), GP_SCHED_WAIT);
+	assert_non_null(strstr(outcome_of(f, t4_only)->reason,
+			       "over the T4 quota: the tenant uses 2048 MiB and 30 % of its "
+			       "16384 MiB and 50 % there; this task needs 2048 MiB and 30 %"));
+
+	/* Tenant 2 has no model quota: its T4 task runs beside them. */
+	t4_only = submit(f, 2, 5, 2, 30);
+	t4_only->req.models = 1ULL << t4;
+	pass(f);
+	assert_int_equal(started_model(f, t4_only), t4);
+	fixture_free(f);
+}
+
+/* Past the T4 guarantee, a task borrows even within the overall one;
+ * past the T4 quota's borrowable part, a T4 task waits; an A100 task is
+ * not limited by the T4 quota. */
+static void test_model_quota_borrowed(void **state)
+{
+	int t4, a100;
+	struct fixture *f = fixture_two_models(2, &t4, &a100);
+	struct gp_sched_model_quota q = model_quota("T4", t4, 8, 8, 40, 40);
+	struct gp_sched_task *t[4], *a;
+
+	(void)state;
+	f->tenant[0].model_quota = &q;
+	f->tenant[0].model_quotas = 1;
+	for (int i = 0; i < 4; i++) {
+		t[i] = submit(f, 1, 5, 1, 30);
+		t[i]->req.models = 1ULL << t4;
+	}
+	a = submit(f, 1, 5, 1, 30);
+	a->req.models = 1ULL << a100;
+	pass(f);
+	assert_int_equal(started_model(f, t[0]), t4);
+	assert_false(outcome_of(f, t[0])->borrowed);
+	assert_int_equal(started_model(f, t[1]), t4);  /* 60 % > 40 %: borrowed */
+	assert_true(outcome_of(f, t[1])->borrowed);
+	assert_int_equal(verdict(f, t[2]), GP_SCHED_WAIT); /* 90 % > 80 % */
+	assert_non_null(strstr(outcome_of(f, t[2])->reason, "over the T4 quota"));
+	assert_int_equal(verdict(f, t[3]), GP_SCHED_WAIT);
+	assert_int_equal(started_model(f, a), a100);
+	assert_false(outcome_of(f, a)->borrowed);
+	fixture_free(f);
+}
+
+/* Tenant 1 borrows on a T4 and on an A100; tenant 2's T4 task within
+ * its T4 guarantee preempts the T4 borrower only (the A100 one would be
+ * first in line, but its release would not help). A T4 task past the T4
+ * guarantee preempts nobody. */
+static void test_model_quota_reclaim(void **state)
+{
+	int t4, a100;
+	struct fixture *f = fixture_two_models(1, &t4, &a100);
+	struct gp_sched_model_quota q = model_quota("T4", t4, 16, 0, 50, 0);
+	struct gp_sched_task *on_t4, *on_a100, *owner;
+
+	(void)state;
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
+						 .mem_borrowable_mib = 32768,
+						 .compute_guaranteed_pct = 10,
+						 .compute_borrowable_pct = 200 };
+	f->tenant[1].model_quota = &q;
+	f->tenant[1].model_quotas = 1;
+	on_t4 = submit(f, 1, 5, 4, 80);
+	on_t4->req.models = 1ULL << t4;
+	on_a100 = submit(f, 1, 1, 4, 80);
+	on_a100->req.models = 1ULL << a100;
+	pass(f);
+	assert_true(outcome_of(f, on_t4)->borrowed);
+	assert_true(outcome_of(f, on_a100)->borrowed);
+
+	owner = submit(f, 2, 5, 4, 40);
+	owner->req.models = 1ULL << t4;
+	pass(f);
+	assert_int_equal(started_model(f, owner), t4);
+	assert_int_equal(verdict(f, on_t4), GP_SCHED_PREEMPT);
+	assert_null(outcome_of(f, on_a100));
+	assert_true(on_a100->running);
+
+	fixture_free(f);
+}
+
+/* A T4 task past its tenant's T4 guarantee (within the borrowable part)
+ * preempts nobody: it waits for idle capacity. */
+static void test_model_quota_no_reclaim_past_guarantee(void **state)
+{
+	int t4, a100;
+	struct fixture *f = fixture_two_models(1, &t4, &a100);
+	struct gp_sched_model_quota q = model_quota("T4", t4, 16, 0, 20, 80);
+	struct gp_sched_task *lent, *owner;
+
+	(void)state;
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
+						 .mem_borrowable_mib = 32768,
+						 .compute_guaranteed_pct = 10,
+						 .compute_borrowable_pct = 200 };
+	f->tenant[1].model_quota = &q;
+	f->tenant[1].model_quotas = 1;
+	lent = submit(f, 1, 5, 4, 80);
+	lent->req.models = 1ULL << t4;
+	pass(f);
+	assert_true(outcome_of(f, lent)->borrowed);
+
+	owner = submit(f, 2, 5, 4, 40);
+	owner->req.models = 1ULL << t4;
+	pass(f);
+	assert_int_equal(verdict(f, owner), GP_SCHED_WAIT);
+	assert_non_null(strstr(outcome_of(f, owner)->reason, "no device fits now"));
+	assert_null(outcome_of(f, lent));
+	assert_true(lent->running);
+	assert_int_equal(f->n_out, 1);
+	fixture_free(f);
+}
+
+/* Model quotas of one tenant must govern disjoint models. */
+static void test_model_quotas_overlap(void **state)
+{
+	int t4, a100;
+	struct fixture *f = fixture_two_models(1, &t4, &a100);
+	struct gp_sched_model_quota q[2] = { model_quota("T4", t4, 1, 0, 10, 0),
+					     model_quota("Tesla T4", t4, 1, 0, 10, 0) };
+
+	(void)state;
+	f->tenant[0].model_quota = q;
+	f->tenant[0].model_quotas = 2;
+	submit(f, 1, 5, 1, 10);
+	assert_int_equal(gp_sched_pass(f->c, f->policy, f->tenant, 2, f->task, f->n, f->out,
+				       &f->n_out),
+			 -EINVAL);
+	fixture_free(f);
+}
+
 static void test_unknown_tenant(void **state)
 {
 	struct fixture *f = fixture_new(1);
@@ -220,6 +423,11 @@ int main(void)
 		cmocka_unit_test(test_borrow_then_reclaim),
 		cmocka_unit_test(test_no_pointless_preemption),
 		cmocka_unit_test(test_guaranteed_before_borrowed),
+		cmocka_unit_test(test_model_quota_other_model),
+		cmocka_unit_test(test_model_quota_borrowed),
+		cmocka_unit_test(test_model_quota_reclaim),
+		cmocka_unit_test(test_model_quota_no_reclaim_past_guarantee),
+		cmocka_unit_test(test_model_quotas_overlap),
 		cmocka_unit_test(test_unknown_tenant),
 	};
 

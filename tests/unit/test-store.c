@@ -1,6 +1,7 @@
 /* test-store.c — the server's SQLite store (src/server/store.c): schema
  * and migrations, the refusal of newer files, tenants and their tokens,
- * templates, tasks, the audit log, usage records (one transaction per
+ * model quotas (set, replace, list, remove; a file at schema 3 upgraded in
+ * place), templates, tasks, the audit log, usage records (one transaction per
  * batch, all or none; sums per tenant and model), alerts (one active per
  * kind and object), argument checks, and durability when a writer is
  * killed with SIGKILL at a random moment.
@@ -770,7 +771,8 @@ static void test_migrates_from_schema_1(void **state)
 	task_id = add_task(f->s, tenant_id, "old-task");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "DROP TABLE usage; DROP TABLE alerts; PRAGMA user_version = 1");
+	raw_exec(db, "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
+		     "PRAGMA user_version = 1");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
@@ -781,6 +783,118 @@ static void test_migrates_from_schema_1(void **state)
 	snprintf(u.device_model, sizeof(u.device_model), "Tesla T4");
 	assert_int_equal(gp_store_usage_add(f->s, &u, 1), 0);
 	assert_true(u.id > 0);
+}
+
+/* A file at schema 3 (before model quotas) is brought to 4 in place,
+ * keeping its rows. */
+static void test_migrates_from_schema_3(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_model_quota q = {.model = "T4", .compute_guaranteed_pct = 50};
+	struct gp_model_quota *list = NULL;
+	struct gp_tenant t;
+	struct gp_task got;
+	int64_t tenant_id, task_id;
+	int n = -1;
+	sqlite3 *db;
+
+	tenant_id = add_tenant(f->s, "old");
+	task_id = add_task(f->s, tenant_id, "old-task");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, "DROP TABLE tenant_model_quotas; PRAGMA user_version = 3");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), 4);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
+	assert_int_equal(t.mem_guaranteed_mib, 8192);
+	assert_int_equal(gp_store_task_get(f->s, task_id, &got), 0);
+	assert_string_equal(got.name, "old-task");
+	q.tenant = tenant_id;
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
+	assert_int_equal(gp_store_model_quota_list(f->s, tenant_id, &list, &n), 0);
+	assert_int_equal(n, 1);
+	free(list);
+}
+
+/* ---- model quotas ---- */
+
+static struct gp_model_quota model_quota(int64_t tenant_id, const char *model, unsigned pct)
+{
+	struct gp_model_quota q = {.tenant = tenant_id,
+				   .mem_guaranteed_mib = 1024,
+				   .mem_borrowable_mib = 2048,
+				   .compute_guaranteed_pct = pct,
+				   .compute_borrowable_pct = 2 * pct};
+
+	snprintf(q.model, sizeof(q.model), "%s", model);
+	return q;
+}
+
+static void test_model_quota_set_list_remove(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a"), b = add_tenant(f->s, "b");
+	struct gp_model_quota q, *list = NULL;
+	int n = -1;
+
+	assert_int_equal(gp_store_model_quota_list(f->s, -1, &list, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(list);
+	q = model_quota(b, "T4", 200);
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
+	q = model_quota(a, "T4", 50);
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
+	q = model_quota(a, "A100", 100);
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
+	q = model_quota(a, "a100", 150); /* the same model: replaced */
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
+
+	assert_int_equal(gp_store_model_quota_list(f->s, -1, &list, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(list[0].tenant, a);
+	assert_string_equal(list[0].model, "a100");
+	assert_int_equal(list[0].mem_guaranteed_mib, 1024);
+	assert_int_equal(list[0].mem_borrowable_mib, 2048);
+	assert_int_equal(list[0].compute_guaranteed_pct, 150);
+	assert_int_equal(list[0].compute_borrowable_pct, 300);
+	assert_string_equal(list[1].model, "T4");
+	assert_int_equal(list[2].tenant, b);
+	free(list);
+
+	assert_int_equal(gp_store_model_quota_list(f->s, b, &list, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(list[0].compute_guaranteed_pct, 200);
+	free(list);
+
+	assert_int_equal(gp_store_model_quota_remove(f->s, a, "A100"), 0);
+	assert_int_equal(gp_store_model_quota_remove(f->s, a, "A100"), -ENOENT);
+	assert_int_equal(gp_store_model_quota_remove(f->s, b, "H100"), -ENOENT);
+	assert_int_equal(gp_store_model_quota_list(f->s, a, &list, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].model, "T4");
+	free(list);
+}
+
+static void test_model_quota_bad_arguments(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a");
+	struct gp_model_quota q = model_quota(a, "", 10);
+	struct gp_model_quota *list = NULL;
+	int n = 0;
+
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), -EINVAL);
+	q = model_quota(a + 100, "T4", 10);
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), -ENOENT);
+	assert_non_null(strstr(gp_store_error(f->s), "no tenant"));
+	memset(q.model, 'x', sizeof(q.model));
+	q.tenant = a;
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), -EINVAL);
+	assert_int_equal(gp_store_model_quota_set(f->s, NULL), -EINVAL);
+	assert_int_equal(gp_store_model_quota_remove(f->s, a, NULL), -EINVAL);
+	assert_int_equal(gp_store_model_quota_list(NULL, -1, &list, &n), -EINVAL);
 }
 
 /* ---- usage ---- */
@@ -1127,6 +1241,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_arguments, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_are_not_sql, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_3, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_model_quota_set_list_remove, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_model_quota_bad_arguments, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_1, setup_store,
 						teardown),
