@@ -8,15 +8,9 @@
 set -u
 gp=$1
 . "$(dirname "$0")/../lib.sh"
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
-export GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2 GPUPOOL_SIM_DIR=$tmp/sim
-
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
-	>"$tmp/server.log" 2>&1 &
-for _ in $(seq 100); do
-	"$gp" task ls >/dev/null 2>&1 && break
-	sleep 0.1
-done
+export GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2
+. "$(dirname "$0")/agent-lib.sh"
+server_start
 vision=$("$gp" tenant add vision 2>/dev/null)
 
 expect "a quota without its guaranteed parts is refused, naming the flags" 2 \
@@ -66,6 +60,4 @@ check "a task of any model runs, on an A100 (the T4 quota is used up)" \
 	"(.[0].tasks[] | select(.id == $any)) as \$t | \$t.state == \"running\" and
 	 ([.[1].devices[] | select(.name | test(\"A100\")) | .uuid] | index(\$t.placement) != null)" \
 	"$tmp/tasks.json" "$tmp/devices.json"
-jq -r '.tasks[] | select(.state == "running") | .pid' "$tmp/tasks.json" |
-	while read -r pid; do kill -9 -"$pid" 2>/dev/null; done
 finish
