@@ -124,7 +124,8 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 {
 	char text[ENV_MAX][ENV_TEXT], log[ENV_TEXT];
 	const char *env[ENV_MAX + 1];
-	struct gp_launch spec = { .command = t->command, .log_path = log, .env = env };
+	struct gp_launch spec = { .command = t->command, .log_path = log, .env = env,
+				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL };
 	struct running *r;
 	int err;
 
@@ -142,7 +143,8 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 	r = &a->task[a->tasks++];
 	*r = (struct running){ .spec = *t, .pgid = *ret_pgid, .applied_compute = t->compute_pct,
 			       .applied_priority = t->priority };
-	r->spec.command = NULL;
+	r->spec.command = NULL;        /* borrowed: not kept */
+	r->spec.workdir = NULL;
 	return 0;
 }
 

@@ -41,6 +41,7 @@ struct gp_agent_options {
 struct gp_agent_task {
 	int64_t id;
 	const char *command;
+	const char *workdir;            /* where it runs; NULL or "": the agent's */
 	unsigned devices;
 	unsigned device[GP_AGENT_DEVICES_MAX];
 	bool whole;                     /* whole devices: no slice limits */

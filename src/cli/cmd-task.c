@@ -4,9 +4,11 @@
  * flags, sends it, and prints the answer as a table, or with -o json the
  * server's JSON as it came. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -93,12 +95,28 @@ static void submit_usage(FILE *out)
 		"  --kind K           batch, training, inference or interactive (default "
 		"batch)\n"
 		"  --model M          only devices of this model\n"
+		"  --workdir DIR      where it runs (default: this directory)\n"
 		"  -q, --quiet        print only the task id\n"
 		"  -o json|table      the server's JSON, or text (default)\n"
 		"  --socket PATH      the server (default: $GPUPOOL_SOCKET, else the "
 		"server's)\n"
 		"  --token T, --token-file F   who you are (default: $GPUPOOL_TOKEN)\n",
 		DEVICES_MAX);
+}
+
+/* --workdir DIR, made absolute (the task runs there, on the agent's
+ * machine; this is the one machine of `--with-agent`). */
+static int set_workdir(struct task_options *o, const char *value)
+{
+	char path[PATH_MAX];
+
+	if (!realpath(value, path)) {
+		fprintf(stderr, "gpupool %s: --workdir %s: %s; give a directory that exists\n",
+			o->cmd, value, strerror(errno));
+		return -EINVAL;
+	}
+	json_object_set_new(o->body, "workdir", json_string(path));
+	return 0;
 }
 
 static int submit_option(void *ctx, int c, const char *value)
@@ -110,6 +128,7 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'n': json_object_set_new(o->body, "name", json_string(value)); return 0;
 	case 't': json_object_set_new(o->body, "template", json_string(value)); return 0;
 	case 'M': json_object_set_new(o->body, "model", json_string(value)); return 0;
+	case 'W': return set_workdir(o, value);
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
 	case 'x': json_object_set_new(o->body, "exclusive", json_true()); return 0;
 	case 'q': o->quiet = true; return 0;
@@ -139,6 +158,7 @@ static const struct option submit_options[] = {
 	{"priority", required_argument, NULL, 'p'},
 	{"kind", required_argument, NULL, 'k'},
 	{"model", required_argument, NULL, 'M'},
+	{"workdir", required_argument, NULL, 'W'},
 	{"quiet", no_argument, NULL, 'q'},
 	{0},
 };
@@ -177,6 +197,12 @@ static int submit_args(struct task_options *o, int argc, char **argv, int first)
 	for (int i = first; i < argc; i++)
 		json_array_append_new(command, json_string(argv[i]));
 	json_object_set_new(o->body, "command", command);
+	if (!json_object_get(o->body, "workdir")) {     /* where it was submitted */
+		char here[PATH_MAX];
+
+		if (getcwd(here, sizeof(here)))
+			json_object_set_new(o->body, "workdir", json_string(here));
+	}
 	return submit_check(o);
 }
 

@@ -112,6 +112,7 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 			      t->exclusive, "isolation", isolations[t->hard ? 0 : 1],
 			      "priority", (json_int_t)t->priority);
 
+	json_object_set_new(o, "workdir", json_string(t->workdir));
 	json_object_update_new(
 		o, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o, s:o, s:o}", "kind",
 			     t->kind, "model", t->model, "state", state_name(t->state),
@@ -163,6 +164,7 @@ static const struct gp_field task_fields[] = {
 	{"priority", GP_FIELD_UINT, false, 0, 9},
 	{"kind", GP_FIELD_CHOICE, .choices = kinds},
 	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
+	{"workdir", GP_FIELD_TEXT, .hi = GP_WORKDIR_MAX - 1},
 	{NULL},
 };
 
@@ -616,6 +618,13 @@ static bool task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	copy(t->kind, sizeof(t->kind), gp_field_string(body, "kind", "batch"));
 	if (gp_field_has(body, "model")) /* over the template's models */
 		copy(t->model, sizeof(t->model), gp_field_string(body, "model", ""));
+	copy(t->workdir, sizeof(t->workdir), gp_field_string(body, "workdir", ""));
+	if (t->workdir[0] && t->workdir[0] != '/') {
+		gp_http_error(ret, 400,
+			      "field \"workdir\" must be an absolute path (it is where the task "
+			      "runs, on the agent's machine)");
+		return false;
+	}
 	copy(t->reason, sizeof(t->reason), "waiting for the scheduler");
 	return true;
 }

@@ -519,7 +519,7 @@ static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_plac
 static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		       const struct gp_sched_outcome *o)
 {
-	struct gp_agent_task spec = { .id = t->id, .command = t->command,
+	struct gp_agent_task spec = { .id = t->id, .command = t->command, .workdir = t->workdir,
 				      .devices = o->where.devices, .whole = t->whole || t->exclusive,
 				      .mem_mib = t->mem_mib, .compute_pct = t->compute_pct,
 				      .priority = t->priority, .hard = t->hard };

@@ -134,6 +134,8 @@ static const char *const migrations[] = {
 	"  compute_guaranteed_pct INTEGER NOT NULL,"
 	"  compute_borrowable_pct INTEGER NOT NULL,"
 	"  UNIQUE (tenant, model));",
+	/* 5: where a task runs (the submitter's directory); "" the agent's. */
+	"ALTER TABLE tasks ADD COLUMN workdir TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -860,7 +862,7 @@ int gp_store_template_list(struct gp_store *s, struct gp_template **ret, int *re
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended"
+	"started, ended, workdir"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -888,9 +890,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	t->created = sqlite3_column_int64(st, 18);
 	t->started = sqlite3_column_int64(st, 19);
 	t->ended = sqlite3_column_int64(st, 20);
+	copy_text(st, 21, t->workdir, sizeof(t->workdir));
 }
 
-/* Binds every column but id, as parameters 2..21 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..22 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -913,6 +916,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_int64(st, 19, t->created);
 	sqlite3_bind_int64(st, 20, t->started);
 	sqlite3_bind_int64(st, 21, t->ended);
+	sqlite3_bind_text(st, 22, t->workdir, -1, SQLITE_STATIC);
 }
 
 static bool state_is_valid(int state)
@@ -923,6 +927,7 @@ static bool state_is_valid(int state)
 static bool task_strings_fit(const struct gp_task *t)
 {
 	return fits(t->name, sizeof(t->name)) && fits(t->command, sizeof(t->command)) &&
+	       fits(t->workdir, sizeof(t->workdir)) &&
 	       fits(t->kind, sizeof(t->kind)) && fits(t->model, sizeof(t->model)) &&
 	       fits(t->reason, sizeof(t->reason)) &&
 	       fits(t->placement, sizeof(t->placement));
@@ -950,7 +955,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 	r = prepare(s,
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
-		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
 		    &st);
 	if (r < 0)
 		return r;

@@ -29,6 +29,7 @@
 
 #define GP_STORE_NAME_MAX	    64
 #define GP_COMMAND_MAX	    1024
+#define GP_WORKDIR_MAX	    1024
 #define GP_REASON_MAX	    256
 #define GP_TOKEN_HEX	    64 /* a token's SHA-256, in hex */
 #define GP_AUDIT_ACTION_MAX 32
@@ -36,7 +37,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 4
+#define GP_STORE_SCHEMA_VERSION 5
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -86,6 +87,7 @@ struct gp_task {
 	int64_t tenant;
 	char name[GP_STORE_NAME_MAX];
 	char command[GP_COMMAND_MAX];
+	char workdir[GP_WORKDIR_MAX];   /* absolute; "": the agent's own */
 	uint64_t mem_mib;     /* per device */
 	unsigned compute_pct; /* per device */
 	unsigned devices;     /* how many devices */

@@ -5,7 +5,8 @@
 # waits and says why; a tenant borrows idle capacity and the lender takes
 # it back by preemption, the victim getting SIGTERM (its grace period)
 # before it is queued again; a live change of a running task's share
-# reaches the device's region within a second.
+# reaches the device's region within a second; a task runs in the
+# directory it was submitted from, or its --workdir.
 # usage: test-loop.sh PATH/TO/gpupool PATH/TO/gpuload
 set -u
 gp=$1
@@ -26,6 +27,17 @@ wait_for "a task that exits 0 succeeds" 10 "$ok_id" '.state == "succeeded" and .
 wait_for "a task that exits 3 fails with its code" 10 "$fail_id" \
 	'.state == "failed" and .exit_code == 3 and (.reason | test("code 3"))'
 expect "its output is in its log" 0 '"kernels"' -- cat "$tmp/state/logs/task-$ok_id.log"
+
+# ---- where a task runs: the directory it was submitted from, or --workdir ------
+mkdir -p "$tmp/here" "$tmp/there"
+here_id=$(cd "$tmp/here" && "$gp" submit -q --mem 1G --compute 10 -- pwd)
+there_id=$("$gp" submit -q --mem 1G --compute 10 --workdir "$tmp/there" -- pwd)
+wait_for "a task runs where it was submitted" 10 "$here_id" '.state == "succeeded"'
+expect "... its pwd says so" 0 "^$tmp/here\$" -- cat "$tmp/state/logs/task-$here_id.log"
+wait_for "or in its --workdir" 10 "$there_id" '.state == "succeeded"'
+expect "... its pwd says so" 0 "^$tmp/there\$" -- cat "$tmp/state/logs/task-$there_id.log"
+expect "a --workdir that does not exist is refused at once" 2 "give a directory that exists" -- \
+	"$gp" submit --mem 1G --compute 10 --workdir "$tmp/nowhere" -- pwd
 
 # ---- quota: over it, a task waits and says why --------------------------------
 small=$("$gp" tenant add small --mem-guaranteed 4G --compute-guaranteed 50 -o json | jq -r .token)

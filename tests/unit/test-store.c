@@ -503,6 +503,7 @@ static void test_task_add(void **state)
 	int64_t before = now_ms();
 
 	t.state = GP_TASK_RUNNING; /* ignored: a new task is pending */
+	snprintf(t.workdir, sizeof(t.workdir), "/srv/jobs/bert");
 	assert_int_equal(gp_store_task_add(f->s, &t), 0);
 	assert_true(t.id > 0);
 	assert_int_equal(t.state, GP_TASK_PENDING);
@@ -510,6 +511,7 @@ static void test_task_add(void **state)
 
 	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
 	assert_task_equal(&got, &t);
+	assert_string_equal(got.workdir, "/srv/jobs/bert");
 	assert_int_equal(gp_store_task_get(f->s, t.id + 1, &got), -ENOENT);
 	assert_int_equal(gp_store_task_add(f->s, &orphan), -ENOENT);
 	assert_int_equal(orphan.id, 0);
@@ -772,7 +774,7 @@ static void test_migrates_from_schema_1(void **state)
 	gp_store_close(f->s);
 	db = raw_open(f->path);
 	raw_exec(db, "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
-		     "PRAGMA user_version = 1");
+		     "ALTER TABLE tasks DROP COLUMN workdir; PRAGMA user_version = 1");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
@@ -785,8 +787,8 @@ static void test_migrates_from_schema_1(void **state)
 	assert_true(u.id > 0);
 }
 
-/* A file at schema 3 (before model quotas) is brought to 4 in place,
- * keeping its rows. */
+/* A file at schema 3 (before model quotas and task directories) is
+ * brought up to date in place, keeping its rows. */
 static void test_migrates_from_schema_3(void **state)
 {
 	struct fixture *f = *state;
@@ -802,15 +804,17 @@ static void test_migrates_from_schema_3(void **state)
 	task_id = add_task(f->s, tenant_id, "old-task");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "DROP TABLE tenant_model_quotas; PRAGMA user_version = 3");
+	raw_exec(db, "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
+		     "PRAGMA user_version = 3");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
-	assert_int_equal(gp_store_schema_version(f->s), 4);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
 	assert_int_equal(t.mem_guaranteed_mib, 8192);
 	assert_int_equal(gp_store_task_get(f->s, task_id, &got), 0);
 	assert_string_equal(got.name, "old-task");
+	assert_string_equal(got.workdir, "");   /* an old task: the agent's directory */
 	q.tenant = tenant_id;
 	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
 	assert_int_equal(gp_store_model_quota_list(f->s, tenant_id, &list, &n), 0);
