@@ -32,32 +32,16 @@
 #include "cli/commands.h"
 #include "server/api.h"
 #include "server/bill.h"
+#include "server/config.h"
 #include "server/http.h"
 #include "server/loop.h"
 #include "server/store.h"
 
-#define QUEUE_MAX_LIMIT 10000000
 #define GRACE_MS_DEFAULT 5000
 #define LOST_REASON	"server restarted; the task was not re-adopted"
 #define LOST_STOPPED_REASON                                                        \
 	"server restarted; the task's processes were stopped, since a new server "  \
 	"cannot watch them: submit it again"
-
-struct server_options {
-	char db[PATH_MAX];
-	char socket[PATH_MAX];
-	char token_file[PATH_MAX];
-	unsigned tcp_port; /* 0: none */
-	unsigned queue_max;
-	bool with_agent;   /* run this machine's agent and the scheduling loop */
-	char shim[PATH_MAX];    /* libgpushare.so for the tasks; "" none */
-	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
-	char log_dir[PATH_MAX]; /* task logs */
-	unsigned grace_ms;
-	struct gp_loop_options loop; /* sampling, alert windows */
-	struct gp_price price[GP_PRICES_MAX];
-	int prices;
-};
 
 /* ---- default paths ----------------------------------------------------- */
 
@@ -163,7 +147,7 @@ static void shim_default(char *buf, size_t size)
 static void server_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool server [--db PATH] [--socket PATH] [--tcp PORT]\n"
+		"usage: gpupool server [--config FILE] [--db PATH] [--socket PATH] [--tcp PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
 		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
@@ -175,6 +159,8 @@ static void server_usage(FILE *out)
 		"start it makes the admin tenant and writes its token to a file (mode "
 		"0600).\n"
 		"\n"
+		"  --config FILE    options from a YAML file (docs/api.md); flags given\n"
+		"                   override it\n"
 		"  --db PATH        the SQLite database (default: $GPUPOOL_DB, else\n"
 		"                   /var/lib/gpupool/gpupool.db for root, else\n"
 		"                   ~/.local/state/gpupool/gpupool.db)\n"
@@ -217,21 +203,21 @@ static void server_usage(FILE *out)
 }
 
 
-/* --price MODEL=PRICE, one more. */
-static int parse_price(struct server_options *o, const char *value)
+/* --price MODEL=PRICE, one more (or a new price for a model given). */
+static int parse_price(struct gp_server_options *o, const char *value)
 {
+	struct gp_price p;
 	char err[256];
 
-	if (o->prices == GP_PRICES_MAX) {
+	if (gp_price_parse(value, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool server: --price %s\n", err);
+		return -EINVAL;
+	}
+	if (gp_config_price_set(o, &p) < 0) {
 		fprintf(stderr, "gpupool server: --price: at most %d prices\n",
 			GP_PRICES_MAX);
 		return -EINVAL;
 	}
-	if (gp_price_parse(value, &o->price[o->prices], err, sizeof(err)) < 0) {
-		fprintf(stderr, "gpupool server: --price %s\n", err);
-		return -EINVAL;
-	}
-	o->prices++;
 	return 0;
 }
 
@@ -248,44 +234,39 @@ static int parse_range(const char *flag, const char *value, unsigned lo, unsigne
 }
 
 /* --overcommit RATIO (every device) or MODEL=RATIO, 1.0 to 1.5. */
-static int parse_overcommit(struct server_options *o, const char *value)
+static int parse_overcommit(struct gp_server_options *o, const char *value)
 {
-	struct gp_overcommit *x = &o->loop.overcommit[o->loop.overcommits];
 	const char *eq = strchr(value, '=');
-	const char *ratio = eq ? eq + 1 : value;
-	char *end;
-	double v;
+	char model[sizeof(o->loop.overcommit[0].model)];
+	unsigned permille;
+	int r;
 
-	if (o->loop.overcommits == GP_LOOP_OVERCOMMITS_MAX) {
-		fprintf(stderr, "gpupool server: --overcommit: at most %d\n",
-			GP_LOOP_OVERCOMMITS_MAX);
-		return -EINVAL;
-	}
-	errno = 0;
-	v = strtod(ratio, &end);
-	if (errno || end == ratio || *end || v < 1.0 || v > 1.5 ||
-	    (eq && (eq == value || (size_t)(eq - value) >= sizeof(x->model)))) {
+	if (!gp_config_ratio_parse(eq ? eq + 1 : value, &permille) || eq == value ||
+	    (eq && (size_t)(eq - value) >= sizeof(model))) {
 		fprintf(stderr,
 			"gpupool server: --overcommit \"%s\": give RATIO or MODEL=RATIO, the "
 			"ratio from 1.0 to 1.5 (compute only; memory is never overcommitted)\n",
 			value);
 		return -EINVAL;
 	}
-	snprintf(x->model, sizeof(x->model), "%.*s", eq ? (int)(eq - value) : 0, value);
-	x->permille = (unsigned)(v * 1000 + 0.5);
-	o->loop.overcommits++;
-	return 0;
+	snprintf(model, sizeof(model), "%.*s", eq ? (int)(eq - value) : 0, value);
+	r = gp_config_overcommit_set(o, model, permille);
+	if (r < 0)
+		fprintf(stderr, "gpupool server: --overcommit: at most %d\n",
+			GP_LOOP_OVERCOMMITS_MAX);
+	return r;
 }
 
-static int parse_monitoring(struct server_options *o, int c, const char *value)
+static int parse_monitoring(struct gp_server_options *o, int c, const char *value)
 {
 	switch (c) {
 	case 'O': return parse_overcommit(o, value);
 	case 'P': return parse_price(o, value);
 	case 'M':
-		return parse_range("sample-ms", value, 100, 3600000, &o->loop.sample_ms);
+		return parse_range("sample-ms", value, GP_CONFIG_SAMPLE_MS_MIN,
+				   GP_CONFIG_SAMPLE_MS_LIMIT, &o->loop.sample_ms);
 	case 'W':
-		return parse_range("util-window", value, 1, 31 * 86400,
+		return parse_range("util-window", value, 1, GP_CONFIG_UTIL_WINDOW_LIMIT,
 				   &o->loop.util_window_s);
 	case 'G':
 		return parse_range("grow-samples", value, 1, GP_METER_GROW_MAX,
@@ -294,7 +275,7 @@ static int parse_monitoring(struct server_options *o, int c, const char *value)
 	return -EINVAL;
 }
 
-static int parse_value(struct server_options *o, int c, const char *value)
+static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
 	switch (c) {
 	case 'P':
@@ -316,58 +297,85 @@ static int parse_value(struct server_options *o, int c, const char *value)
 	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", value); return 0;
 	case 'l': snprintf(o->log_dir, sizeof(o->log_dir), "%s", value); return 0;
 	case 'g':
-		if (gp_parse_uint(value, 0, 3600000, NULL, &o->grace_ms))
+		if (gp_parse_uint(value, 0, GP_CONFIG_GRACE_MS_LIMIT, NULL, &o->grace_ms))
 			return 0;
 		fprintf(stderr,
 			"gpupool server: --grace-ms \"%s\" must be milliseconds from 0 to "
-			"3600000\n",
-			value);
+			"%d\n",
+			value, GP_CONFIG_GRACE_MS_LIMIT);
 		return -EINVAL;
 	case 'q':
-		if (gp_parse_uint(value, 1, QUEUE_MAX_LIMIT, NULL, &o->queue_max))
+		if (gp_parse_uint(value, 1, GP_CONFIG_QUEUE_MAX_LIMIT, NULL, &o->queue_max))
 			return 0;
 		fprintf(stderr,
 			"gpupool server: --queue-max \"%s\" must be a whole number from "
 			"1 to %d\n",
-			value, QUEUE_MAX_LIMIT);
+			value, GP_CONFIG_QUEUE_MAX_LIMIT);
 		return -EINVAL;
 	}
 	return -EINVAL;
 }
 
-/* Returns 1 for --help, 0, or -EINVAL (the message is out). */
-static int parse_options(int argc, char **argv, struct server_options *o)
+/* The flags; getopt_long reads them twice (load_config, parse_options). */
+static const struct option server_flags[] = {
+	{"db", required_argument, NULL, 'd'},
+	{"socket", required_argument, NULL, 's'},
+	{"tcp", required_argument, NULL, 't'},
+	{"admin-token-file", required_argument, NULL, 'a'},
+	{"queue-max", required_argument, NULL, 'q'},
+	{"with-agent", no_argument, NULL, 'A'},
+	{"shim", required_argument, NULL, 'S'},
+	{"run-dir", required_argument, NULL, 'r'},
+	{"log-dir", required_argument, NULL, 'l'},
+	{"grace-ms", required_argument, NULL, 'g'},
+	{"sample-ms", required_argument, NULL, 'M'},
+	{"util-window", required_argument, NULL, 'W'},
+	{"grow-samples", required_argument, NULL, 'G'},
+	{"price", required_argument, NULL, 'P'},
+	{"overcommit", required_argument, NULL, 'O'},
+	{"config", required_argument, NULL, 'C'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+/* --config FILE, read before the other flags so that they override it
+ * (not for --help). Returns 0 or -EINVAL (the message is out). */
+static int load_config(int argc, char **argv, struct gp_server_options *o)
 {
-	static const struct option all[] = {
-		{"db", required_argument, NULL, 'd'},
-		{"socket", required_argument, NULL, 's'},
-		{"tcp", required_argument, NULL, 't'},
-		{"admin-token-file", required_argument, NULL, 'a'},
-		{"queue-max", required_argument, NULL, 'q'},
-		{"with-agent", no_argument, NULL, 'A'},
-		{"shim", required_argument, NULL, 'S'},
-		{"run-dir", required_argument, NULL, 'r'},
-		{"log-dir", required_argument, NULL, 'l'},
-		{"grace-ms", required_argument, NULL, 'g'},
-		{"sample-ms", required_argument, NULL, 'M'},
-		{"util-window", required_argument, NULL, 'W'},
-		{"grow-samples", required_argument, NULL, 'G'},
-		{"price", required_argument, NULL, 'P'},
-		{"overcommit", required_argument, NULL, 'O'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	const char *path = NULL;
+	char err[PATH_MAX + 512];
 	int c;
 
 	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
+	optind = 0; /* a full restart: argv is read twice */
+	while ((c = getopt_long(argc, argv, ":h", server_flags, NULL)) != -1) {
+		if (c == 'h')
+			return 0;
+		if (c == 'C')
+			path = optarg;
+	}
+	if (!path || gp_config_load(path, o, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "gpupool server: %s\n", err);
+	return -EINVAL;
+}
+
+/* Returns 1 for --help, 0, or -EINVAL (the message is out). */
+static int parse_options(int argc, char **argv, struct gp_server_options *o)
+{
+	int c;
+
+	if (load_config(argc, argv, o) < 0)
+		return -EINVAL;
+	opterr = 0;
+	optind = 0; /* a full restart: argv is read twice */
+	while ((c = getopt_long(argc, argv, ":h", server_flags, NULL)) != -1) {
 		if (c == 'h') {
 			server_usage(stdout);
 			return 1;
 		}
-		if (c == 'A') {
-			o->with_agent = true;
+		if (c == 'A' || c == 'C') {
+			o->with_agent |= c == 'A';
 			continue;
 		}
 		if (c == '?' || c == ':') {
@@ -389,7 +397,7 @@ static int parse_options(int argc, char **argv, struct server_options *o)
 	return 0;
 }
 
-static void options_default(struct server_options *o)
+static void options_default(struct gp_server_options *o)
 {
 	if (!o->db[0])
 		gp_server_default_db(o->db, sizeof(o->db));
@@ -415,7 +423,7 @@ static int64_t now_ms(void)
 
 /* One server per database: DB.lock stays locked while this one runs,
  * and the kernel lets go of it when the process ends, however it ends. */
-static int db_lock(const struct server_options *o, int *ret_fd)
+static int db_lock(const struct gp_server_options *o, int *ret_fd)
 {
 	char path[PATH_MAX + 8];
 	int r = make_parents(o->db), fd = -1;
@@ -438,7 +446,7 @@ static int db_lock(const struct server_options *o, int *ret_fd)
 	return GP_EXIT_OK;
 }
 
-static int store_open(const struct server_options *o, struct gp_store **ret)
+static int store_open(const struct gp_server_options *o, struct gp_store **ret)
 {
 	int r = gp_store_open(o->db, ret);
 
@@ -603,7 +611,7 @@ static const char *listen_error(int r)
 	}
 }
 
-static int http_listen(const struct server_options *o, struct gp_http **ret)
+static int http_listen(const struct gp_server_options *o, struct gp_http **ret)
 {
 	struct gp_http_options ho = {
 		.socket_path = o->socket,
@@ -639,7 +647,7 @@ struct server {
 /* This machine's agent: its devices, found now, said on stderr. The
  * server becomes a child subreaper, so that what tasks leave behind is
  * its to reap and to stop. */
-static int agent_open(const struct server_options *o, struct gp_agent **ret)
+static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 {
 	struct gp_agent_options ao = { .shim_path = o->shim[0] ? o->shim : NULL,
 				       .run_dir = o->run_dir[0] ? o->run_dir : NULL,
@@ -681,7 +689,7 @@ static void signals_block(sigset_t *stop)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static int serve(const struct server_options *o, struct server *s, sigset_t *stop)
+static int serve(const struct gp_server_options *o, struct server *s, sigset_t *stop)
 {
 	struct gp_api_options ao = {.queue_max = o->queue_max,
 				    .prices = o->price,
@@ -736,7 +744,7 @@ static void server_release(struct server *s)
 
 int gp_cmd_server(int argc, char **argv)
 {
-	struct server_options o = {.queue_max = GP_API_QUEUE_MAX, .grace_ms = GRACE_MS_DEFAULT};
+	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX, .grace_ms = GRACE_MS_DEFAULT};
 	struct server s = {.lock_fd = -1};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);

@@ -1,0 +1,484 @@
+/* config.c — the server's configuration file (see config.h), read with
+ * libyaml's parser, one event at a time: the stream, one document, one
+ * mapping of option keys, each to a scalar (or, for prices and
+ * overcommit, to a mapping of model keys to scalars). A table of the
+ * keys says where each goes in the options and how it is checked. Every
+ * event is deleted as soon as it has been looked at; the first problem
+ * stops the reading with its position (libyaml's marks, counted from 1). */
+#include "server/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "base/parse.h"
+#include "server/meter.h"
+
+enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_PRICES, KEY_OVERCOMMIT };
+
+struct key {
+	const char *name;
+	enum key_kind kind;
+	size_t offset;	/* in struct gp_server_options (paths, numbers, bools) */
+	unsigned lo, hi; /* KEY_UINT */
+};
+
+#define AT(member) offsetof(struct gp_server_options, member)
+
+static const struct key keys[] = {
+	{"db", KEY_PATH, AT(db), 0, 0},
+	{"socket", KEY_PATH, AT(socket), 0, 0},
+	{"tcp", KEY_UINT, AT(tcp_port), 1, 65535},
+	{"admin_token_file", KEY_PATH, AT(token_file), 0, 0},
+	{"queue_max", KEY_UINT, AT(queue_max), 1, GP_CONFIG_QUEUE_MAX_LIMIT},
+	{"with_agent", KEY_BOOL, AT(with_agent), 0, 0},
+	{"shim", KEY_PATH, AT(shim), 0, 0},
+	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
+	{"log_dir", KEY_PATH, AT(log_dir), 0, 0},
+	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
+	{"sample_ms", KEY_UINT, AT(loop.sample_ms), GP_CONFIG_SAMPLE_MS_MIN,
+	 GP_CONFIG_SAMPLE_MS_LIMIT},
+	{"util_window", KEY_UINT, AT(loop.util_window_s), 1, GP_CONFIG_UTIL_WINDOW_LIMIT},
+	{"grow_samples", KEY_UINT, AT(loop.grow_samples), 1, GP_METER_GROW_MAX},
+	{"prices", KEY_PRICES, 0, 0, 0},
+	{"overcommit", KEY_OVERCOMMIT, 0, 0, 0},
+};
+
+#define KEYS (sizeof(keys) / sizeof(keys[0]))
+#define KEY_LIST                                                                   \
+	"db, socket, tcp, admin_token_file, queue_max, with_agent, shim, run_dir, "  \
+	"log_dir, grace_ms, sample_ms, util_window, grow_samples, prices, overcommit"
+
+/* One file being read. */
+struct reader {
+	yaml_parser_t parser;
+	const char *path;
+	struct gp_server_options *o;
+	bool seen[KEYS];
+	char *err;
+	size_t err_len;
+};
+
+/* ---- prices and overcommits ------------------------------------------------ */
+
+int gp_config_price_set(struct gp_server_options *o, const struct gp_price *p)
+{
+	int i = 0;
+
+	while (i < o->prices && strcasecmp(o->price[i].model, p->model) != 0)
+		i++;
+	if (i == GP_PRICES_MAX)
+		return -ENOSPC;
+	o->price[i] = *p;
+	if (i == o->prices)
+		o->prices++;
+	return 0;
+}
+
+int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
+			     unsigned permille)
+{
+	struct gp_loop_options *l = &o->loop;
+	int i = 0;
+
+	if (strlen(model) >= sizeof(l->overcommit[0].model))
+		return -EINVAL;
+	while (i < l->overcommits && strcasecmp(l->overcommit[i].model, model) != 0)
+		i++;
+	if (i == GP_LOOP_OVERCOMMITS_MAX)
+		return -ENOSPC;
+	snprintf(l->overcommit[i].model, sizeof(l->overcommit[i].model), "%s", model);
+	l->overcommit[i].permille = permille;
+	if (i == l->overcommits)
+		l->overcommits++;
+	return 0;
+}
+
+bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	/* Written so that NaN fails too. */
+	if (errno || end == text || *end ||
+	    !(v >= GP_CONFIG_RATIO_MIN_PERMILLE / 1000.0 &&
+	      v <= GP_CONFIG_RATIO_MAX_PERMILLE / 1000.0))
+		return false;
+	*ret_permille = (unsigned)(v * 1000 + 0.5);
+	return true;
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* "FILE:LINE:COLUMN: key "name": what" in the reader's err; -EINVAL. */
+__attribute__((format(printf, 4, 5))) static int fail(struct reader *r,
+						      const yaml_mark_t *at,
+						      const char *name,
+						      const char *fmt, ...)
+{
+	size_t n = (size_t)snprintf(r->err, r->err_len, "%s:%zu:%zu: ", r->path,
+				    at->line + 1, at->column + 1);
+	va_list ap;
+
+	if (name && n < r->err_len)
+		n += (size_t)snprintf(r->err + n, r->err_len - n, "key \"%s\": ", name);
+	if (n < r->err_len) {
+		va_start(ap, fmt);
+		vsnprintf(r->err + n, r->err_len - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* The next event in ev (the caller deletes it), or the parser's error. */
+static int next(struct reader *r, yaml_event_t *ev)
+{
+	yaml_parser_t *p = &r->parser;
+
+	if (yaml_parser_parse(p, ev))
+		return 0;
+	return fail(r, p->error == YAML_READER_ERROR ? &p->mark : &p->problem_mark, NULL,
+		    "not valid YAML: %s%s%s; fix the file's syntax",
+		    p->problem ? p->problem : "unknown error", p->context ? ", " : "",
+		    p->context ? p->context : "");
+}
+
+static const char *scalar_text(const yaml_event_t *ev)
+{
+	return (const char *)ev->data.scalar.value;
+}
+
+/* ~, null or nothing, written plain. */
+static bool scalar_is_null(const yaml_event_t *ev)
+{
+	const char *s = scalar_text(ev);
+
+	return ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       (!*s || !strcmp(s, "~") || !strcasecmp(s, "null"));
+}
+
+/* What an event is, for the messages. */
+static const char *event_what(const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_MAPPING_START_EVENT: return "a mapping";
+	case YAML_SEQUENCE_START_EVENT: return "a list";
+	case YAML_ALIAS_EVENT: return "an alias (aliases are not supported)";
+	case YAML_SCALAR_EVENT:
+		if (scalar_is_null(ev))
+			return "empty";
+		if (strlen(scalar_text(ev)) != ev->data.scalar.length)
+			return "a value with a NUL byte";
+		return "a single value";
+	default: return "nothing";
+	}
+}
+
+/* The next event, which must be a non-null scalar without NUL bytes. */
+static int next_scalar(struct reader *r, yaml_event_t *ev, const char *name,
+		       const char *want)
+{
+	int e = next(r, ev);
+
+	if (e < 0)
+		return e;
+	if (ev->type == YAML_SCALAR_EVENT && !scalar_is_null(ev) &&
+	    strlen(scalar_text(ev)) == ev->data.scalar.length)
+		return 0;
+	e = fail(r, &ev->start_mark, name, "is %s; give %s", event_what(ev), want);
+	yaml_event_delete(ev);
+	return e;
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+static int set_path(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	char *dst = (char *)r->o + k->offset;
+	const char *s = scalar_text(ev);
+
+	if (strlen(s) >= PATH_MAX)
+		return fail(r, &ev->start_mark, k->name,
+			    "the path is longer than %d bytes; give a shorter one",
+			    PATH_MAX - 1);
+	snprintf(dst, PATH_MAX, "%s", s);
+	return 0;
+}
+
+static int set_uint(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	unsigned *dst = (unsigned *)(void *)((char *)r->o + k->offset);
+
+	if (gp_parse_uint(scalar_text(ev), k->lo, k->hi, NULL, dst))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not a whole number from %u to %u; give one in that range",
+		    scalar_text(ev), k->lo, k->hi);
+}
+
+static int set_bool(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	static const char *const yes[] = {"true", "yes", "on"};
+	static const char *const no[] = {"false", "no", "off"};
+	bool *dst = (bool *)(void *)((char *)r->o + k->offset);
+	const char *s = scalar_text(ev);
+
+	for (size_t i = 0; i < 3; i++) {
+		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
+			*dst = !strcasecmp(s, yes[i]);
+			return 0;
+		}
+	}
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not a boolean; write true or false", s);
+}
+
+/* prices: MODEL: PRICE, one entry. */
+static int set_price(struct reader *r, const yaml_event_t *model, const yaml_event_t *value)
+{
+	const char *m = scalar_text(model);
+	char text[GP_PRICE_MODEL_MAX + 64], err[256];
+	struct gp_price p;
+
+	if (strchr(m, '=') || strlen(m) >= GP_PRICE_MODEL_MAX)
+		return fail(r, &model->start_mark, "prices",
+			    "model \"%s\": give a part of the device's name, 1 to %d "
+			    "bytes without '='",
+			    m, GP_PRICE_MODEL_MAX - 1);
+	snprintf(text, sizeof(text), "%s=%.40s", m, scalar_text(value));
+	if (strlen(scalar_text(value)) > 40 ||
+	    gp_price_parse(text, &p, err, sizeof(err)) < 0)
+		return fail(r, &value->start_mark, "prices",
+			    "%s: \"%s\" is not a price; give a number from 0 to %.0f "
+			    "per hour, e.g. %s: 2.50",
+			    m, scalar_text(value), GP_PRICE_LIMIT, m);
+	if (gp_config_price_set(r->o, &p) < 0)
+		return fail(r, &model->start_mark, "prices",
+			    "more than %d prices; give fewer", GP_PRICES_MAX);
+	return 0;
+}
+
+/* overcommit: MODEL: RATIO, one entry ("*" or all: every device). */
+static int set_overcommit(struct reader *r, const yaml_event_t *model,
+			  const yaml_event_t *value)
+{
+	const char *m = scalar_text(model);
+	unsigned permille;
+	int e;
+
+	if (!strcmp(m, "*") || !strcasecmp(m, "all"))
+		m = "";
+	if (!gp_config_ratio_parse(scalar_text(value), &permille))
+		return fail(r, &value->start_mark, "overcommit",
+			    "%s: \"%s\" is not a ratio from 1.0 to 1.5; give one in that "
+			    "range (compute only: memory is never overcommitted)",
+			    scalar_text(model), scalar_text(value));
+	e = gp_config_overcommit_set(r->o, m, permille);
+	if (e == -ENOSPC)
+		return fail(r, &model->start_mark, "overcommit",
+			    "more than %d models; give fewer", GP_LOOP_OVERCOMMITS_MAX);
+	if (e < 0)
+		return fail(r, &model->start_mark, "overcommit",
+			    "model \"%s\" is too long; give a shorter part of the "
+			    "device's name",
+			    m);
+	return 0;
+}
+
+/* One MODEL: VALUE pair of a prices or overcommit mapping, its key read. */
+static int model_entry(struct reader *r, const struct key *k, const yaml_event_t *model)
+{
+	yaml_event_t value;
+	int e = next_scalar(r, &value, k->name,
+			    k->kind == KEY_PRICES ? "a price per hour, e.g. T4: 0.35"
+						  : "a ratio, e.g. T4: 1.5");
+
+	if (e < 0)
+		return e;
+	e = k->kind == KEY_PRICES ? set_price(r, model, &value)
+				  : set_overcommit(r, model, &value);
+	yaml_event_delete(&value);
+	return e;
+}
+
+/* prices or overcommit: a mapping of models. */
+static int set_models(struct reader *r, const struct key *k, yaml_event_t *start)
+{
+	const char *example = k->kind == KEY_PRICES ? "prices: {A100: 2.50, T4: 0.35}"
+						    : "overcommit: {T4: 1.5, \"*\": 1.0}";
+	yaml_event_t model;
+	bool end = false;
+	int e = 0;
+
+	if (start->type != YAML_MAPPING_START_EVENT)
+		return fail(r, &start->start_mark, k->name,
+			    "is %s; give a mapping of device models, e.g. %s",
+			    event_what(start), example);
+	while (!end && (e = next(r, &model)) == 0) {
+		end = model.type == YAML_MAPPING_END_EVENT;
+		if (!end && (model.type != YAML_SCALAR_EVENT || scalar_is_null(&model)))
+			e = fail(r, &model.start_mark, k->name,
+				 "a model is %s; give a part of a device's name, e.g. %s",
+				 event_what(&model), example);
+		else if (!end)
+			e = model_entry(r, k, &model);
+		yaml_event_delete(&model);
+		if (e < 0)
+			break;
+	}
+	return e;
+}
+
+/* The value of key k, from its first event. */
+static int set_value(struct reader *r, const struct key *k)
+{
+	static const char *const want[] = {
+		[KEY_PATH] = "a path", [KEY_UINT] = "a whole number", [KEY_BOOL] = "true or false",
+	};
+	yaml_event_t ev;
+	int e;
+
+	if (k->kind == KEY_PRICES || k->kind == KEY_OVERCOMMIT) {
+		if ((e = next(r, &ev)) < 0)
+			return e;
+		e = set_models(r, k, &ev);
+	} else {
+		if ((e = next_scalar(r, &ev, k->name, want[k->kind])) < 0)
+			return e;
+		e = k->kind == KEY_PATH ? set_path(r, k, &ev)
+		    : k->kind == KEY_UINT ? set_uint(r, k, &ev)
+					  : set_bool(r, k, &ev);
+	}
+	yaml_event_delete(&ev);
+	return e;
+}
+
+/* ---- the document ---------------------------------------------------------------- */
+
+static const struct key *key_find(const char *name)
+{
+	for (size_t i = 0; i < KEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+/* One key of the top mapping, and its value. */
+static int option_entry(struct reader *r, const yaml_event_t *ev)
+{
+	const char *name = scalar_text(ev);
+	const struct key *k = key_find(name);
+
+	if (!k)
+		return fail(r, &ev->start_mark, name,
+			    "unknown; the keys are " KEY_LIST " (the long options, "
+			    "'_' for '-')");
+	if (r->seen[k - keys])
+		return fail(r, &ev->start_mark, name, "given twice; keep one");
+	r->seen[k - keys] = true;
+	return set_value(r, k);
+}
+
+/* The top mapping, its start read: option keys to values. */
+static int options(struct reader *r)
+{
+	yaml_event_t ev;
+	bool end = false;
+	int e = 0;
+
+	while (!end && (e = next(r, &ev)) == 0) {
+		end = ev.type == YAML_MAPPING_END_EVENT;
+		if (!end && ev.type != YAML_SCALAR_EVENT)
+			e = fail(r, &ev.start_mark, NULL,
+				 "a key is %s; keys are option names such as db", event_what(&ev));
+		else if (!end)
+			e = option_entry(r, &ev);
+		yaml_event_delete(&ev);
+		if (e < 0)
+			break;
+	}
+	return e;
+}
+
+/* The next event, which must be of type `type`; it is deleted. */
+static int expect(struct reader *r, yaml_event_type_t type, const char *what)
+{
+	yaml_event_t ev;
+	int e = next(r, &ev);
+
+	if (e < 0)
+		return e;
+	if (ev.type != type)
+		e = fail(r, &ev.start_mark, NULL, "%s", what);
+	yaml_event_delete(&ev);
+	return e;
+}
+
+/* A document's content: a mapping of options, or nothing. */
+static int document(struct reader *r)
+{
+	yaml_event_t ev;
+	int e = next(r, &ev);
+
+	if (e < 0)
+		return e;
+	if (ev.type == YAML_MAPPING_START_EVENT)
+		e = options(r);
+	else if (ev.type != YAML_SCALAR_EVENT || !scalar_is_null(&ev))
+		e = fail(r, &ev.start_mark, NULL,
+			 "the file is %s; it must be a mapping of options, e.g. "
+			 "\"db: /var/lib/gpupool/gpupool.db\"",
+			 event_what(&ev));
+	yaml_event_delete(&ev);
+	if (e == 0)
+		e = expect(r, YAML_DOCUMENT_END_EVENT, "one document only; remove the rest");
+	return e;
+}
+
+static int stream(struct reader *r)
+{
+	yaml_event_t ev;
+	int e = expect(r, YAML_STREAM_START_EVENT, "not a YAML stream");
+
+	if (e < 0 || (e = next(r, &ev)) < 0)
+		return e;
+	if (ev.type == YAML_DOCUMENT_START_EVENT)
+		e = document(r);
+	else if (ev.type != YAML_STREAM_END_EVENT)
+		e = fail(r, &ev.start_mark, NULL, "not a YAML document");
+	if (e == 0 && ev.type == YAML_DOCUMENT_START_EVENT)
+		e = expect(r, YAML_STREAM_END_EVENT, "one document only; remove the rest");
+	yaml_event_delete(&ev);
+	return e;
+}
+
+int gp_config_load(const char *path, struct gp_server_options *o, char *err,
+		   size_t err_len)
+{
+	struct reader r = {.path = path, .o = o, .err = err, .err_len = err_len};
+	FILE *f = fopen(path, "re");
+	int e;
+
+	if (!f) {
+		e = -errno;
+		snprintf(err, err_len, "%s: cannot read the configuration: %s", path,
+			 strerror(-e));
+		return e;
+	}
+	if (!yaml_parser_initialize(&r.parser)) {
+		fclose(f);
+		snprintf(err, err_len, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_file(&r.parser, f);
+	e = stream(&r);
+	yaml_parser_delete(&r.parser);
+	fclose(f);
+	return e;
+}

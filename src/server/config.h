@@ -1,0 +1,74 @@
+/* config.h — `gpupool server`'s options, and its configuration file
+ * (`gpupool server --config FILE`).
+ *
+ * The file is YAML, read with libyaml's parser: one mapping whose keys
+ * are the long options with '_' for '-' (db, socket, tcp,
+ * admin_token_file, queue_max, with_agent, shim, run_dir, log_dir,
+ * grace_ms, sample_ms, util_window, grow_samples), plus `prices` (a
+ * mapping MODEL: PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or
+ * `all` for every device). The server loads it into its options before
+ * it reads its flags, so that a flag overrides the file; a price or an
+ * overcommit for a model already given replaces it.
+ *
+ * Every value is checked against the same limits as its flag (below).
+ * The first problem fails the whole file with one line
+ * "FILE:LINE:COLUMN: key \"x\": what is wrong and what to do".
+ *
+ * Ownership: the options are the caller's; nothing here allocates what
+ * outlives a call. */
+#ifndef GP_SERVER_CONFIG_H
+#define GP_SERVER_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server/bill.h"
+#include "server/loop.h"
+
+/* The limits of the options, for the flags and the file alike. */
+#define GP_CONFIG_QUEUE_MAX_LIMIT   10000000
+#define GP_CONFIG_GRACE_MS_LIMIT    3600000
+#define GP_CONFIG_SAMPLE_MS_MIN     100
+#define GP_CONFIG_SAMPLE_MS_LIMIT   3600000
+#define GP_CONFIG_UTIL_WINDOW_LIMIT (31 * 86400)
+#define GP_CONFIG_RATIO_MIN_PERMILLE 1000 /* overcommit 1.0 to 1.5 */
+#define GP_CONFIG_RATIO_MAX_PERMILLE 1500
+
+struct gp_server_options {
+	char db[PATH_MAX];
+	char socket[PATH_MAX];
+	char token_file[PATH_MAX];
+	unsigned tcp_port; /* 0: none */
+	unsigned queue_max;
+	bool with_agent;   /* run this machine's agent and the scheduling loop */
+	char shim[PATH_MAX];    /* libgpushare.so for the tasks; "" none */
+	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
+	char log_dir[PATH_MAX]; /* task logs */
+	unsigned grace_ms;
+	struct gp_loop_options loop; /* sampling, alert windows, overcommit */
+	struct gp_price price[GP_PRICES_MAX];
+	int prices;
+};
+
+/* Reads the file at path into o: each key it has replaces that option,
+ * prices and overcommits are set as by the two functions below; what it
+ * lacks is left as it is. -EINVAL (or -errno when it cannot be read)
+ * with the one-line reason in err; o may then be half filled. */
+int gp_config_load(const char *path, struct gp_server_options *o, char *err,
+		   size_t err_len);
+
+/* A price: replaces the one for the same model (case-insensitive), else
+ * is added. -ENOSPC when GP_PRICES_MAX are set. */
+int gp_config_price_set(struct gp_server_options *o, const struct gp_price *p);
+
+/* An overcommit of the devices whose name contains model ("" every
+ * device): replaces the one for the same model, else is added. -ENOSPC
+ * when GP_LOOP_OVERCOMMITS_MAX are set, -EINVAL for a model too long. */
+int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
+			     unsigned permille);
+
+/* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
+bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
+
+#endif

@@ -1,0 +1,66 @@
+#!/bin/sh
+# test-config.sh — `gpupool server --config FILE`: a server started from
+# docs/gpupool.example.yaml (its paths replaced by the test's; it gives
+# prices {A100: 2.50, T4: 0.35} and overcommit {"*": 1.0, T4: 1.5}) runs
+# three 50 % tasks at once on one simulated T4 and bills the T4 hours at
+# 0.35; flags override the file (--sample-ms, and --price for the same
+# model); a bad file stops the server before it starts, with
+# FILE:LINE:COLUMN and the key, exit status 2.
+# usage: test-config.sh PATH/TO/gpupool
+set -u
+gp=$1
+. "$(dirname "$0")/../lib.sh"
+export GPUPOOL_SIM_DEVICES=t4-16g:1
+. "$(dirname "$0")/agent-lib.sh"
+example=$(dirname "$0")/../../docs/gpupool.example.yaml
+cfg=$tmp/gpupool.yaml
+
+sed -e "s|^db: .*|db: $tmp/state/gpupool.db|" -e "s|^socket: .*|socket: $GPUPOOL_SOCKET|" \
+	-e "s|^run_dir: .*|run_dir: $tmp/run|" -e "s|^log_dir: .*|log_dir: $tmp/logs|" \
+	"$example" >"$cfg"
+
+# ---- bad files --------------------------------------------------------------------
+printf 'db: %s\nqueue_max: lots\n' "$tmp/bad.db" >"$tmp/bad.yaml"
+expect "a bad value: FILE:LINE:COLUMN, the key, what to do; exit 2" 2 \
+	"^gpupool server: $tmp/bad.yaml:2:12: key \"queue_max\": \"lots\" is not a whole number" -- \
+	"$gp" server --config "$tmp/bad.yaml"
+printf 'db: %s\nprice: {T4: 1}\n' "$tmp/bad.db" >"$tmp/bad.yaml"
+expect "an unknown key is named, with the keys there are" 2 \
+	"$tmp/bad.yaml:2:1: key \"price\": unknown; the keys are db, " -- \
+	"$gp" server --config "$tmp/bad.yaml"
+if [ -e "$tmp/bad.db" ]; then bad "a bad file starts nothing" /dev/null; else ok "a bad file starts nothing"; fi
+expect "a missing file is refused" 2 "cannot read the configuration" -- \
+	"$gp" server --config "$tmp/none.yaml"
+
+# ---- the example file, with a flag over it --------------------------------------------
+server_start --config "$cfg" --sample-ms 500
+curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $(cat "$GPUPOOL_TOKEN_FILE")" \
+	http://gpupool/v1/status >"$tmp/status.json"
+check "--sample-ms overrides the file's sample_ms" '.[0].sample_ms == 500' "$tmp/status.json"
+for n in 1 2 3 4; do "$gp" submit -q --mem 3G --compute 50 -- sleep 3 >/dev/null; done
+sleep 1
+"$gp" task ls -o json >"$tmp/tasks.json"
+check "the file's overcommit T4: 1.5 runs three 50 % tasks at once on the T4" \
+	'.[0].tasks | map(select(.state == "running")) | length == 3' "$tmp/tasks.json"
+for _ in $(seq 100); do
+	"$gp" task ls -o json >"$tmp/tasks.json"
+	jq -e '[.tasks[] | select(.state != "succeeded")] | length == 0' "$tmp/tasks.json" \
+		>/dev/null && break
+	sleep 0.1
+done
+check "the four tasks succeeded" '[.[0].tasks[] | select(.state == "succeeded")] | length == 4' \
+	"$tmp/tasks.json"
+month=$(date -u +%Y-%m)
+"$gp" bill --month "$month" -o json >"$tmp/bill.json"
+check "the bill prices the T4 hours at the file's 0.35" '
+	.[0].rows | length == 1 and (.[0] | (.model | test("T4")) and .priced and
+	.price_per_hour == 0.35 and .allocated_gpu_hours > 0 and
+	.cost == .allocated_gpu_hours * 0.35)' "$tmp/bill.json"
+
+# ---- a --price for the file's model wins ------------------------------------------------
+kill "$server" && wait "$server"
+server_start --config "$cfg" --price t4=0.5
+"$gp" bill --month "$month" -o json >"$tmp/bill.json"
+check "--price t4=0.5 replaces the file's T4: 0.35" \
+	'.[0].rows | length == 1 and .[0].price_per_hour == 0.5' "$tmp/bill.json"
+finish

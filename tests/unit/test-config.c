@@ -1,0 +1,235 @@
+/* test-config.c — the server's configuration file (src/server/config.c):
+ * docs/gpupool.example.yaml read whole, every key landing in its option,
+ * an empty file changing nothing, prices and overcommits replacing the
+ * same model's, and bad files refused with FILE:LINE:COLUMN, the key and
+ * what to do (syntax, unknown key, wrong type, bad value, repeated key). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/config.h"
+
+/* Writes text to a temporary file; its path in path (the caller unlinks). */
+static void write_file(char *path, size_t size, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, size, "/tmp/test-config-XXXXXX");
+	f = fdopen(mkstemp(path), "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Loads text; returns the result, err filled. */
+static int load_text(const char *text, struct gp_server_options *o, char *err,
+		     size_t err_len)
+{
+	char path[64];
+	int r;
+
+	write_file(path, sizeof(path), text);
+	r = gp_config_load(path, o, err, err_len);
+	unlink(path);
+	return r;
+}
+
+static void test_example(void **state)
+{
+	struct gp_server_options *o = calloc(1, sizeof(*o));
+	char err[1024] = "";
+
+	(void)state;
+	assert_non_null(o);
+	/* The tests run from tests/ (meson's workdir). */
+	assert_int_equal(gp_config_load("../docs/gpupool.example.yaml", o, err, sizeof(err)), 0);
+	assert_string_equal(o->db, "/var/lib/gpupool/gpupool.db");
+	assert_string_equal(o->socket, "/run/gpupool/server.sock");
+	assert_string_equal(o->run_dir, "/run/gpupool");
+	assert_string_equal(o->log_dir, "/var/lib/gpupool/logs");
+	assert_int_equal(o->tcp_port, 0);
+	assert_int_equal(o->queue_max, 10000);
+	assert_true(o->with_agent);
+	assert_int_equal(o->grace_ms, 5000);
+	assert_int_equal(o->loop.sample_ms, 10000);
+	assert_int_equal(o->loop.util_window_s, 86400);
+	assert_int_equal(o->loop.grow_samples, 10);
+	assert_int_equal(o->prices, 2);
+	assert_string_equal(o->price[0].model, "A100");
+	assert_true(o->price[0].per_hour == 2.5);
+	assert_string_equal(o->price[1].model, "T4");
+	assert_true(o->price[1].per_hour == 0.35);
+	assert_int_equal(o->loop.overcommits, 2);
+	assert_string_equal(o->loop.overcommit[0].model, "");
+	assert_int_equal(o->loop.overcommit[0].permille, 1000);
+	assert_string_equal(o->loop.overcommit[1].model, "T4");
+	assert_int_equal(o->loop.overcommit[1].permille, 1500);
+	free(o);
+}
+
+static void test_every_key(void **state)
+{
+	struct gp_server_options *o = calloc(1, sizeof(*o));
+	char err[1024] = "";
+
+	(void)state;
+	assert_non_null(o);
+	o->with_agent = true;
+	assert_int_equal(load_text("db: a.db\nsocket: 's p'\ntcp: 8470\nadmin_token_file: t\n"
+				   "queue_max: 7\nwith_agent: no\nshim: lib.so\nrun_dir: r\n"
+				   "log_dir: l\ngrace_ms: 0\nsample_ms: 100\nutil_window: 60\n"
+				   "grow_samples: 3\novercommit: {all: 1.25}\n",
+				   o, err, sizeof(err)),
+			 0);
+	assert_string_equal(o->db, "a.db");
+	assert_string_equal(o->socket, "s p");
+	assert_int_equal(o->tcp_port, 8470);
+	assert_string_equal(o->token_file, "t");
+	assert_int_equal(o->queue_max, 7);
+	assert_false(o->with_agent);
+	assert_string_equal(o->shim, "lib.so");
+	assert_string_equal(o->run_dir, "r");
+	assert_string_equal(o->log_dir, "l");
+	assert_int_equal(o->grace_ms, 0);
+	assert_int_equal(o->loop.sample_ms, 100);
+	assert_int_equal(o->loop.util_window_s, 60);
+	assert_int_equal(o->loop.grow_samples, 3);
+	assert_int_equal(o->loop.overcommits, 1);
+	assert_string_equal(o->loop.overcommit[0].model, "");
+	assert_int_equal(o->loop.overcommit[0].permille, 1250);
+	free(o);
+}
+
+static void test_empty_and_missing(void **state)
+{
+	struct gp_server_options *o = calloc(1, sizeof(*o));
+	char err[1024] = "";
+
+	(void)state;
+	assert_non_null(o);
+	o->queue_max = 5;
+	assert_int_equal(load_text("", o, err, sizeof(err)), 0);
+	assert_int_equal(load_text("# only a comment\n---\n", o, err, sizeof(err)), 0);
+	assert_int_equal(o->queue_max, 5);
+	assert_int_equal(gp_config_load("/nonexistent/gpupool.yaml", o, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "/nonexistent/gpupool.yaml: cannot read"));
+	free(o);
+}
+
+/* A later price or overcommit of the same model (any case) replaces it. */
+static void test_replace(void **state)
+{
+	struct gp_server_options *o = calloc(1, sizeof(*o));
+	struct gp_price p = {"t4", 0.5};
+	char err[1024] = "";
+
+	(void)state;
+	assert_non_null(o);
+	assert_int_equal(load_text("prices: {T4: 0.35, A100: 2}\novercommit: {T4: 1.5}\n", o,
+				   err, sizeof(err)),
+			 0);
+	assert_int_equal(gp_config_price_set(o, &p), 0);
+	assert_int_equal(o->prices, 2);
+	assert_string_equal(o->price[0].model, "t4");
+	assert_true(o->price[0].per_hour == 0.5);
+	assert_int_equal(gp_config_overcommit_set(o, "T4", 1100), 0);
+	assert_int_equal(gp_config_overcommit_set(o, "", 1200), 0);
+	assert_int_equal(o->loop.overcommits, 2);
+	assert_int_equal(o->loop.overcommit[0].permille, 1100);
+	for (int i = 2; i < GP_PRICES_MAX; i++) {
+		snprintf(p.model, sizeof(p.model), "M%d", i);
+		assert_int_equal(gp_config_price_set(o, &p), 0);
+	}
+	snprintf(p.model, sizeof(p.model), "one too many");
+	assert_int_equal(gp_config_price_set(o, &p), -ENOSPC);
+	free(o);
+}
+
+static void test_ratio(void **state)
+{
+	unsigned v = 7;
+
+	(void)state;
+	assert_true(gp_config_ratio_parse("1", &v));
+	assert_int_equal(v, 1000);
+	assert_true(gp_config_ratio_parse("1.5", &v));
+	assert_int_equal(v, 1500);
+	v = 7;
+	assert_false(gp_config_ratio_parse("1.51", &v));
+	assert_false(gp_config_ratio_parse("0.9", &v));
+	assert_false(gp_config_ratio_parse("nan", &v));
+	assert_false(gp_config_ratio_parse("1.2x", &v));
+	assert_false(gp_config_ratio_parse("", &v));
+	assert_int_equal(v, 7);
+}
+
+/* Each bad file: the message after the file's path (":LINE:COLUMN: ..."). */
+static void test_bad(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"db: x\nqueue_mx: 5\n", ":2:1: key \"queue_mx\": unknown; the keys are db, "},
+		{"db: [a, b]\n", ":1:5: key \"db\": is a list; give a path"},
+		{"db:\n", ":1:4: key \"db\": is empty; give a path"},
+		{"queue_max: 0\n", ":1:12: key \"queue_max\": \"0\" is not a whole number "
+				   "from 1 to 10000000"},
+		{"tcp: 70000\n", ":1:6: key \"tcp\": \"70000\" is not a whole number from 1 to 65535"},
+		{"with_agent: maybe\n", ":1:13: key \"with_agent\": \"maybe\" is not a boolean; "
+					"write true or false"},
+		{"sample_ms: 99\n", ":1:12: key \"sample_ms\": \"99\" is not a whole number from 100"},
+		{"prices: 0.35\n", ":1:9: key \"prices\": is a single value; give a mapping of "
+				   "device models, e.g. prices: {A100: 2.50, T4: 0.35}"},
+		{"prices:\n  T4: cheap\n", ":2:7: key \"prices\": T4: \"cheap\" is not a price; "
+					   "give a number from 0 to 1000000000 per hour"},
+		{"prices: {A=B: 1}\n", ":1:10: key \"prices\": model \"A=B\": give a part of"},
+		{"prices: {T4: [1]}\n", ":1:14: key \"prices\": is a list; give a price per hour"},
+		{"overcommit: {T4: 2}\n", ":1:18: key \"overcommit\": T4: \"2\" is not a ratio "
+					  "from 1.0 to 1.5"},
+		{"overcommit: 1.5\n", ":1:13: key \"overcommit\": is a single value; give a mapping"},
+		{"db: a\ndb: b\n", ":2:1: key \"db\": given twice; keep one"},
+		{"db: &p a\nsocket: *p\n", ":2:9: key \"socket\": is an alias"},
+		{"- db: a\n", ":1:1: the file is a list; it must be a mapping of options"},
+		{"db: \"a\n", ": not valid YAML: found unexpected end of stream"},
+		{"db: a\n  b: c\n", ":2:4: not valid YAML: mapping values are not allowed"},
+		{"db: a\n---\ndb: b\n", ":2:1: one document only"},
+	};
+	struct gp_server_options *o = calloc(1, sizeof(*o));
+	char err[1024], path[64];
+
+	(void)state;
+	assert_non_null(o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(path, sizeof(path), bad[i].text);
+		err[0] = '\0';
+		assert_int_equal(gp_config_load(path, o, err, sizeof(err)), -EINVAL);
+		unlink(path);
+		if (strncmp(err, path, strlen(path)) != 0 ||
+		    !strstr(err + strlen(path), bad[i].want) || strchr(err, '\n'))
+			fail_msg("%s: got \"%s\", want \"%s\"", bad[i].text, err, bad[i].want);
+	}
+	free(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_empty_and_missing),
+		cmocka_unit_test(test_replace),
+		cmocka_unit_test(test_ratio),
+		cmocka_unit_test(test_bad),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
