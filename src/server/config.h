@@ -49,6 +49,7 @@ struct gp_server_options {
 	struct gp_loop_options loop; /* sampling, alert windows, overcommit */
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
+	bool check_only;        /* --check-config: validate, say, exit */
 };
 
 /* Reads the file at path into o: each key it has replaces that option,

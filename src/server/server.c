@@ -147,7 +147,8 @@ static void shim_default(char *buf, size_t size)
 static void server_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool server [--config FILE] [--db PATH] [--socket PATH] [--tcp PORT]\n"
+		"usage: gpupool server [--config FILE [--check-config]] [--db PATH] [--socket PATH]\n"
+		"                      [--tcp PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
 		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
@@ -161,6 +162,8 @@ static void server_usage(FILE *out)
 		"\n"
 		"  --config FILE    options from a YAML file (docs/api.md); flags given\n"
 		"                   override it\n"
+		"  --check-config   read the options and the file, say what they give,\n"
+		"                   and exit (0, or 2 with what is wrong)\n"
 		"  --db PATH        the SQLite database (default: $GPUPOOL_DB, else\n"
 		"                   /var/lib/gpupool/gpupool.db for root, else\n"
 		"                   ~/.local/state/gpupool/gpupool.db)\n"
@@ -334,6 +337,7 @@ static const struct option server_flags[] = {
 	{"price", required_argument, NULL, 'P'},
 	{"overcommit", required_argument, NULL, 'O'},
 	{"config", required_argument, NULL, 'C'},
+	{"check-config", no_argument, NULL, 'K'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -374,8 +378,9 @@ static int parse_options(int argc, char **argv, struct gp_server_options *o)
 			server_usage(stdout);
 			return 1;
 		}
-		if (c == 'A' || c == 'C') {
+		if (c == 'A' || c == 'C' || c == 'K') {
 			o->with_agent |= c == 'A';
+			o->check_only |= c == 'K';
 			continue;
 		}
 		if (c == '?' || c == ':') {
@@ -742,6 +747,26 @@ static void server_release(struct server *s)
 		close(s->lock_fd);
 }
 
+/* --check-config: the options and file were read without an error;
+ * says what the server would use, and starts nothing. */
+static int config_show(const struct gp_server_options *o)
+{
+	printf("configuration OK\n  database   %s\n  socket     %s%s", o->db, o->socket,
+	       o->tcp_port ? "" : "\n");
+	if (o->tcp_port)
+		printf(" and 127.0.0.1:%u\n", o->tcp_port);
+	printf("  queue max  %u\n  agent      %s\n", o->queue_max,
+	       o->with_agent ? "yes (--with-agent)" : "no");
+	for (int i = 0; i < o->prices; i++)
+		printf("  price      %s = %.2f per device-hour\n", o->price[i].model,
+		       o->price[i].per_hour);
+	for (int i = 0; i < o->loop.overcommits; i++)
+		printf("  overcommit %s = %.2f\n",
+		       o->loop.overcommit[i].model[0] ? o->loop.overcommit[i].model : "(all)",
+		       o->loop.overcommit[i].permille / 1000.0);
+	return GP_EXIT_OK;
+}
+
 int gp_cmd_server(int argc, char **argv)
 {
 	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX, .grace_ms = GRACE_MS_DEFAULT};
@@ -752,6 +777,8 @@ int gp_cmd_server(int argc, char **argv)
 	if (r)
 		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 	options_default(&o);
+	if (o.check_only)
+		return config_show(&o);
 	signals_block(&stop);
 	status = db_lock(&o, &s.lock_fd);
 	if (status == GP_EXIT_OK)

@@ -31,6 +31,16 @@ expect "an unknown key is named, with the keys there are" 2 \
 if [ -e "$tmp/bad.db" ]; then bad "a bad file starts nothing" /dev/null; else ok "a bad file starts nothing"; fi
 expect "a missing file is refused" 2 "cannot read the configuration" -- \
 	"$gp" server --config "$tmp/none.yaml"
+expect "--check-config finds a bad file without starting anything" 2 "key \"price\": unknown" -- \
+	"$gp" server --config "$tmp/bad.yaml" --check-config
+expect "--check-config says what a good one gives, flags included" 0 \
+	"configuration OK.*price +A100 = 3.00.*overcommit T4 = 1.50" -- \
+	sh -c "'$gp' server --config '$cfg' --price A100=3 --check-config | tr '\n' ' '"
+if [ -e "$tmp/state/gpupool.db" ]; then
+	bad "--check-config made no database" /dev/null
+else
+	ok "--check-config made no database"
+fi
 
 # ---- the example file, with a flag over it --------------------------------------------
 server_start --config "$cfg" --sample-ms 500
