@@ -1,12 +1,18 @@
-/* cmd-logs.c — `gpupool logs ID [--tail N] [--bytes SIZE]`: a task's
- * output as the agent wrote it (GET /v1/tasks/ID/logs, docs/api.md),
- * printed as it came. The server sends at most the last --bytes of the
- * log (1M by default); when that cut lines the user asked for, a note
- * on stderr says so and how to see more. */
+/* cmd-logs.c — `gpupool logs ID [--tail N] [--bytes SIZE] [-f]`: a
+ * task's output as the agent wrote it (GET /v1/tasks/ID/logs,
+ * docs/api.md), printed as it came. The server sends at most the last
+ * --bytes of the log (1M by default); when that cut lines the user asked
+ * for, a note on stderr says so and how to see more.
+ *
+ * -f follows the log: every FOLLOW_MS the task's state is read, then what
+ * was appended since the last answer's end (?from=END); once the state
+ * says the task ended, the read after it got the whole log, and the
+ * command exits 0. A task that has not run yet is waited for. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -14,18 +20,22 @@
 
 #define TAIL_MAX       10000000
 #define BYTES_MAX      (16ULL * 1024 * 1024)
+#define BYTES_DEFAULT  (1024ULL * 1024)
 #define SKIPPED_HEADER "X-Gpupool-Log-Skipped"
+#define END_HEADER     "X-Gpupool-Log-End"
 #define PATH_LEN       128
+#define FOLLOW_MS      500
 
 struct logs_options {
-	unsigned tail;	      /* 0: all */
+	unsigned tail;		  /* 0: all */
 	unsigned long long bytes; /* 0: the server's default */
+	bool follow;		  /* -f */
 };
 
 static void logs_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool logs ID [--tail N] [--bytes SIZE]\n"
+		"usage: gpupool logs ID [--tail N] [--bytes SIZE] [-f]\n"
 		"\n"
 		"Prints the output of task ID (its stdout and stderr, as the agent "
 		"wrote\n"
@@ -34,7 +44,9 @@ static void logs_usage(FILE *out)
 		"\n"
 		"  --tail N       only the last N lines, 1..%d\n"
 		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4M (default\n"
-		"                 1M, at most 16M)\n",
+		"                 1M, at most 16M)\n"
+		"  -f, --follow   then print what the task appends, until it ends (exit\n"
+		"                 0) or Ctrl-C; a task that has not run yet is waited for\n",
 		TAIL_MAX);
 }
 
@@ -43,6 +55,10 @@ static int logs_option(void *ctx, int c, const char *value)
 	struct logs_options *o = ctx;
 	uint64_t bytes;
 
+	if (c == 'f') {
+		o->follow = true;
+		return 0;
+	}
 	if (c == 't')
 		return gp_client_uint("logs", "tail", value, 1, TAIL_MAX, &o->tail);
 	if (c != 'b')
@@ -107,23 +123,122 @@ static int logs_args(const struct gp_client_flags *f, int argc, char **argv, int
 	return gp_client_id("logs", argv[first], ret_id);
 }
 
+/* Prints the end of the log (--tail, --bytes), and where it ended in
+ * *ret_end. An exit status. */
+static int logs_first(const struct gp_client_flags *f, long long id,
+		      const struct logs_options *o, unsigned long long *ret_end)
+{
+	struct gp_client_text text;
+	char path[PATH_LEN];
+	int status;
+
+	logs_path(id, o, path, sizeof(path));
+	status = gp_client_get_text(f, "logs", path, SKIPPED_HEADER, &text);
+	if (status != GP_EXIT_OK)
+		return status;
+	fwrite(text.data, 1, text.len, stdout);
+	fflush(stdout);
+	logs_note(o, &text);
+	*ret_end = strtoull(text.header, NULL, 10) + text.len;
+	free(text.data);
+	return GP_EXIT_OK;
+}
+
+/* Prints what the log holds from *offset on (at most --bytes) and moves
+ * *offset past it; *ret_more when the answer was capped. An exit status. */
+static int logs_next(const struct gp_client_flags *f, long long id,
+		     const struct logs_options *o, unsigned long long *offset,
+		     bool *ret_more)
+{
+	unsigned long long cap = o->bytes ? o->bytes : BYTES_DEFAULT;
+	struct gp_client_text text;
+	char path[PATH_LEN];
+	int status;
+
+	snprintf(path, sizeof(path), "/v1/tasks/%lld/logs?from=%llu&bytes=%llu", id,
+		 *offset, cap);
+	status = gp_client_get_text(f, "logs", path, END_HEADER, &text);
+	if (status != GP_EXIT_OK)
+		return status;
+	fwrite(text.data, 1, text.len, stdout);
+	fflush(stdout);
+	*offset = text.header[0] ? strtoull(text.header, NULL, 10) : *offset + text.len;
+	*ret_more = text.len && text.len >= cap;
+	free(text.data);
+	return GP_EXIT_OK;
+}
+
+/* Has task id run (it has a log), has it ended? An exit status. */
+static int task_phase(const struct gp_client_flags *f, long long id, bool *ret_started,
+		      bool *ret_ended)
+{
+	static const char *const ended[] = {"succeeded", "failed", "cancelled", "lost"};
+	char path[PATH_LEN];
+	json_t *reply;
+	int status;
+
+	snprintf(path, sizeof(path), "/v1/tasks/%lld", id);
+	status = gp_client_request(f, "logs", "GET", path, NULL, &reply);
+	if (status != GP_EXIT_OK)
+		return status;
+	*ret_started = json_is_string(json_object_get(reply, "started"));
+	*ret_ended = false;
+	for (size_t i = 0; i < sizeof(ended) / sizeof(ended[0]); i++)
+		*ret_ended |= !strcmp(gp_client_str(reply, "state"), ended[i]);
+	json_decref(reply);
+	return GP_EXIT_OK;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* -f: the end of the log once there is one, then what is appended,
+ * until the task ended. An exit status. */
+static int logs_follow(const struct gp_client_flags *f, long long id,
+		       const struct logs_options *o)
+{
+	unsigned long long offset = 0;
+	bool started, ended, more, shown = false;
+	int status;
+
+	for (;;) {
+		status = task_phase(f, id, &started, &ended);
+		if (status == GP_EXIT_OK && !shown && (started || ended)) {
+			status = logs_first(f, id, o, &offset);
+			shown = true;
+		} else if (status == GP_EXIT_OK && shown) {
+			do
+				status = logs_next(f, id, o, &offset, &more);
+			while (status == GP_EXIT_OK && more);
+		}
+		if (status != GP_EXIT_OK || ended)
+			return status;
+		nap_ms(FOLLOW_MS);
+	}
+}
+
 int gp_cmd_logs(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{"tail", required_argument, NULL, 't'},
 		{"bytes", required_argument, NULL, 'b'},
+		{"follow", no_argument, NULL, 'f'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
 		.name = "logs",
 		.usage = logs_usage,
 		.options = own,
+		.short_options = "f",
 		.option = logs_option,
 	};
 	struct logs_options o = {0};
 	struct gp_client_flags f = {0};
-	struct gp_client_text text;
-	char path[PATH_LEN];
+	unsigned long long end;
 	long long id;
 	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
 
@@ -132,13 +247,5 @@ int gp_cmd_logs(int argc, char **argv)
 	status = logs_args(&f, argc, argv, first, &id);
 	if (status != GP_EXIT_OK)
 		return status;
-	logs_path(id, &o, path, sizeof(path));
-	status = gp_client_get_text(&f, cmd.name, path, SKIPPED_HEADER, &text);
-	if (status != GP_EXIT_OK)
-		return status;
-	fwrite(text.data, 1, text.len, stdout);
-	fflush(stdout);
-	logs_note(&o, &text);
-	free(text.data);
-	return GP_EXIT_OK;
+	return o.follow ? logs_follow(&f, id, &o) : logs_first(&f, id, &o, &end);
 }

@@ -124,16 +124,35 @@ static bool was_active(const struct gp_alerts *a, const char *kind, const char *
 }
 
 /* Above the line, or still above the clearing line when already raised. */
+static bool above(double pct, bool raised)
+{
+	return pct > GP_ALERT_HIGH_PCT || (pct >= GP_ALERT_CLEAR_PCT && raised);
+}
+
 static bool high(const struct gp_alerts *a, const char *kind, const char *object,
 		 double pct)
 {
-	return pct > GP_ALERT_HIGH_PCT ||
-	       (pct >= GP_ALERT_CLEAR_PCT && was_active(a, kind, object));
+	return above(pct, was_active(a, kind, object));
 }
 
 static double pct_of(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+double gp_quota_use_pct(const struct gp_quota_use *u)
+{
+	double mem = pct_of(u->mem_mib, u->mem_quota_mib),
+	       pct = pct_of(u->pct, u->pct_quota);
+
+	return mem > pct ? mem : pct;
+}
+
+bool gp_alerts_quota_high(const struct gp_quota_use *u, bool raised)
+{
+	if (!u->mem_quota_mib && !u->pct_quota)
+		return false; /* no quota: not limited */
+	return above(gp_quota_use_pct(u), raised);
 }
 
 /* The device's busiest resource: memory in use (NVML), or the memory or
@@ -196,30 +215,72 @@ static int device_conds(const struct gp_alerts *a, const struct gp_meter *m, uns
 	return r < 0 ? r : device_idle(dev, d, object, now);
 }
 
-static int tenant_conds(const struct gp_alerts *a, const struct gp_meter *m,
-			const struct gp_tenant *t, struct conds *now)
+/* What the check reads from the store. */
+struct quotas {
+	struct gp_tenant *tenant;
+	int tenants;
+	struct gp_model_quota *model;
+	int models;
+};
+
+/* quota.high on `object` for tenant t's quota u; `which` names a model
+ * quota ("T4 ") or is "" for the overall one. */
+static int quota_cond(const struct gp_alerts *a, const struct gp_tenant *t,
+		      const char *object, const char *which, const struct gp_quota_use *u,
+		      struct conds *now)
 {
-	uint64_t mem, pct, mem_quota = t->mem_guaranteed_mib + t->mem_borrowable_mib,
-			   pct_quota = (uint64_t)t->compute_guaranteed_pct +
-				       t->compute_borrowable_pct;
-	char object[GP_AUDIT_OBJECT_MAX];
-	double mem_use, pct_use;
 	struct gp_alert al;
 
-	if (!mem_quota && !pct_quota)
-		return 0; /* no quota: not limited */
-	gp_meter_tenant_use(m, t->id, &mem, &pct);
-	mem_use = pct_of(mem, mem_quota);
-	pct_use = pct_of(pct, pct_quota);
-	snprintf(object, sizeof(object), "tenant %.55s", t->name);
-	if (!high(a, "quota.high", object, mem_use > pct_use ? mem_use : pct_use))
+	if (!gp_alerts_quota_high(u, was_active(a, "quota.high", object)))
 		return 0;
 	al = alert_make(GP_ALERT_WARNING, "quota.high", object, t->id);
 	snprintf(al.message, sizeof(al.message),
-		 "tenant %s uses %.0f %% of its memory quota (%" PRIu64 " of %" PRIu64
-		 " MiB) and %.0f %% of its compute quota (%" PRIu64 " of %" PRIu64 " %%)",
-		 t->name, mem_use, mem, mem_quota, pct_use, pct, pct_quota);
+		 "tenant %s uses %.0f %% of its %smemory quota (%" PRIu64 " of %" PRIu64
+		 " MiB) and %.0f %% of its %scompute quota (%" PRIu64 " of %" PRIu64
+		 " %%)",
+		 t->name, pct_of(u->mem_mib, u->mem_quota_mib), which, u->mem_mib,
+		 u->mem_quota_mib, pct_of(u->pct, u->pct_quota), which, u->pct,
+		 u->pct_quota);
 	return conds_push(now, &al);
+}
+
+static int tenant_conds(const struct gp_alerts *a, const struct gp_meter *m,
+			const struct gp_tenant *t, struct conds *now)
+{
+	struct gp_quota_use u = {
+		.mem_quota_mib = t->mem_guaranteed_mib + t->mem_borrowable_mib,
+		.pct_quota =
+			(uint64_t)t->compute_guaranteed_pct + t->compute_borrowable_pct,
+	};
+	char object[GP_AUDIT_OBJECT_MAX];
+
+	gp_meter_tenant_use(m, t->id, &u.mem_mib, &u.pct);
+	snprintf(object, sizeof(object), "tenant %.55s", t->name);
+	return quota_cond(a, t, object, "", &u, now);
+}
+
+/* The model quota q->model[i]. */
+static int model_conds(const struct gp_alerts *a, const struct gp_meter *m,
+		       const struct quotas *q, int i, struct conds *now)
+{
+	const struct gp_model_quota *mq = &q->model[i];
+	struct gp_quota_use u = {
+		.mem_quota_mib = mq->mem_guaranteed_mib + mq->mem_borrowable_mib,
+		.pct_quota =
+			(uint64_t)mq->compute_guaranteed_pct + mq->compute_borrowable_pct,
+	};
+	char object[GP_AUDIT_OBJECT_MAX], which[GP_STORE_NAME_MAX + 1];
+	int k = 0;
+
+	while (k < q->tenants && q->tenant[k].id != mq->tenant)
+		k++;
+	if (k == q->tenants)
+		return 0;
+	gp_meter_model_use(m, q->model, q->models, i, &u.mem_mib, &u.pct);
+	snprintf(object, sizeof(object), "tenant %.36s/%.19s", q->tenant[k].name,
+		 mq->model);
+	snprintf(which, sizeof(which), "%s ", mq->model);
+	return quota_cond(a, &q->tenant[k], object, which, &u, now);
 }
 
 static int task_conds(const struct gp_meter_task *t, unsigned samples, struct conds *now)
@@ -240,15 +301,16 @@ static int task_conds(const struct gp_meter_task *t, unsigned samples, struct co
 }
 
 static int conds_collect(const struct gp_alerts *a, const struct gp_meter *m,
-			 const struct gp_tenant *tenants, int n_tenants,
-			 struct conds *now)
+			 const struct quotas *q, struct conds *now)
 {
 	int r = 0;
 
 	for (unsigned i = 0; r == 0 && i < gp_meter_node(m)->devices; i++)
 		r = device_conds(a, m, i, now);
-	for (int i = 0; r == 0 && i < n_tenants; i++)
-		r = tenant_conds(a, m, &tenants[i], now);
+	for (int i = 0; r == 0 && i < q->tenants; i++)
+		r = tenant_conds(a, m, &q->tenant[i], now);
+	for (int i = 0; r == 0 && i < q->models; i++)
+		r = model_conds(a, m, q, i, now);
 	for (int i = 0; r == 0 && i < gp_meter_tasks(m); i++)
 		r = task_conds(gp_meter_task(m, i), gp_meter_grow_samples(m), now);
 	return r;
@@ -285,17 +347,20 @@ static int reconcile(struct gp_alerts *a, const struct conds *now)
 
 int gp_alerts_check(struct gp_alerts *a, const struct gp_meter *m)
 {
-	struct gp_tenant *tenants = NULL;
+	struct quotas q = {0};
 	struct conds now = {0};
-	int n = 0, r = gp_store_tenant_list(a->store, &tenants, &n);
+	int r = gp_store_tenant_list(a->store, &q.tenant, &q.tenants);
 
+	if (r == 0)
+		r = gp_store_model_quota_list(a->store, -1, &q.model, &q.models);
 	if (r == 0)
 		r = active_load(a);
 	if (r == 0)
-		r = conds_collect(a, m, tenants, n, &now);
+		r = conds_collect(a, m, &q, &now);
 	if (r == 0)
 		r = reconcile(a, &now);
-	free(tenants);
+	free(q.tenant);
+	free(q.model);
 	free(now.c);
 	return r;
 }

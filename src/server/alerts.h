@@ -12,6 +12,9 @@
  *                                                above 80 % of its memory or
  *                                                compute quota (guaranteed +
  *                                                borrowable)
+ *   warning   quota.high          "tenant NAME/  likewise of one of its model
+ *                                  MODEL"        quotas, counting the shares on
+ *                                                the devices that quota governs
  *   warning   task.memory-grows   "task ID"      a running task's memory rose
  *                                                in each of the last N samplings
  *   info      device.idle         "device UUID"  utilization averaged over the
@@ -38,6 +41,23 @@
 #define GP_ALERT_IDLE_PCT  30 /* device.idle: raised below */
 
 struct gp_alerts;
+
+/* A quota (guaranteed + borrowable) and what is held against it. */
+struct gp_quota_use {
+	uint64_t mem_quota_mib, mem_mib;
+	uint64_t pct_quota, pct; /* compute, in percent of a device */
+};
+
+/* The share of the quota held, in percent: the larger of memory and
+ * compute (a part whose quota is 0 counts 0). */
+double gp_quota_use_pct(const struct gp_quota_use *u);
+
+/* The quota.high rule, for a tenant's overall quota or one of its model
+ * quotas: true when the alert is to be active (raised, or kept), false
+ * when it is to be cleared (or not raised). It holds above
+ * GP_ALERT_HIGH_PCT, and, when already `raised`, down to
+ * GP_ALERT_CLEAR_PCT. A quota of 0 in both parts is no limit: false. */
+bool gp_alerts_quota_high(const struct gp_quota_use *u, bool raised);
 
 /* The rules over the store's alerts (those of a previous run are cleared
  * at the first check if their condition no longer holds). */

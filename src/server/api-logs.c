@@ -6,7 +6,10 @@
  * otherwise), as for GET /v1/tasks/ID. ?tail=N keeps the last N lines;
  * at most ?bytes=N (default 1 MiB) from the end are read, and the header
  * X-Gpupool-Log-Skipped says how many bytes of the file came before the
- * text sent. A task that has not run has no log (404, saying so). */
+ * text sent, X-Gpupool-Log-End where it ended. ?from=BYTE reads on from
+ * that offset instead (at most ?bytes, as they are): a client following
+ * the log asks again from the last End. A task that has not run has no
+ * log (404, saying so). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +18,9 @@
 #include "server/logtail.h"
 
 #define TAIL_MAX       10000000
+#define FROM_MAX       (1LL << 62)
 #define SKIPPED_HEADER "X-Gpupool-Log-Skipped"
+#define END_HEADER     "X-Gpupool-Log-End"
 
 /* 404 for a task without a log file, saying why there is none. */
 static void no_log(const struct gp_task *t, struct gp_http_reply *ret)
@@ -32,10 +37,32 @@ static void no_log(const struct gp_task *t, struct gp_http_reply *ret)
 
 static void log_reply(struct gp_logtail *lt, struct gp_http_reply *ret)
 {
-	ret->header = SKIPPED_HEADER;
-	snprintf(ret->header_value, sizeof(ret->header_value), "%llu",
+	ret->header[0].name = SKIPPED_HEADER;
+	snprintf(ret->header[0].value, sizeof(ret->header[0].value), "%llu",
 		 (unsigned long long)lt->skipped);
+	ret->header[1].name = END_HEADER;
+	snprintf(ret->header[1].value, sizeof(ret->header[1].value), "%llu",
+		 (unsigned long long)(lt->skipped + lt->len));
 	gp_http_bytes(ret, 200, lt->text, lt->len, "text/plain");
+}
+
+/* The query: ?tail, ?bytes, ?from (-1: absent); false with ret set when
+ * one is bad or ?tail and ?from are both given. */
+static bool log_query(const struct gp_http_request *req, long long *ret_tail,
+		      long long *ret_bytes, long long *ret_from, struct gp_http_reply *ret)
+{
+	if (!gp_api_query_number(req, "tail", 1, TAIL_MAX, 0, ret_tail, ret) ||
+	    !gp_api_query_number(req, "bytes", 1, GP_LOGTAIL_MAX_BYTES,
+				 GP_LOGTAIL_DEFAULT_BYTES, ret_bytes, ret) ||
+	    !gp_api_query_number(req, "from", 0, FROM_MAX, -1, ret_from, ret))
+		return false;
+	if (*ret_tail && *ret_from >= 0) {
+		gp_http_error(ret, 400,
+			      "tail and from do not go together: from reads on from a byte "
+			      "offset (the X-Gpupool-Log-End of the last answer)");
+		return false;
+	}
+	return true;
 }
 
 void gp_api_logs(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
@@ -45,17 +72,18 @@ void gp_api_logs(void *ctx, const struct gp_http_request *req, struct gp_http_re
 	struct gp_task t;
 	struct gp_logtail lt;
 	char path[PATH_MAX + 64];
-	long long tail, bytes;
+	long long tail, bytes, from;
 	int r;
 
 	if (!gp_api_caller(api, req, ret, &me) ||
 	    !gp_api_task_load(api, &me, req->id, ret, &t) ||
-	    !gp_api_query_number(req, "tail", 1, TAIL_MAX, 0, &tail, ret) ||
-	    !gp_api_query_number(req, "bytes", 1, GP_LOGTAIL_MAX_BYTES,
-				 GP_LOGTAIL_DEFAULT_BYTES, &bytes, ret))
+	    !log_query(req, &tail, &bytes, &from, ret))
 		return;
 	snprintf(path, sizeof(path), "%s/task-%lld.log", api->log_dir, (long long)t.id);
-	r = gp_logtail_read(path, (unsigned)tail, (size_t)bytes, &lt);
+	if (from >= 0)
+		r = gp_logtail_read_from(path, (uint64_t)from, (size_t)bytes, &lt);
+	else
+		r = gp_logtail_read(path, (unsigned)tail, (size_t)bytes, &lt);
 	if (r == -ENOENT)
 		no_log(&t, ret);
 	else if (r < 0)

@@ -137,8 +137,10 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn,
 				reply->text ? reply->content_type : "application/json");
 	if (reply->location[0])
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, reply->location);
-	if (reply->header)
-		MHD_add_response_header(resp, reply->header, reply->header_value);
+	for (int i = 0; i < GP_HTTP_HEADERS_MAX; i++)
+		if (reply->header[i].name)
+			MHD_add_response_header(resp, reply->header[i].name,
+						reply->header[i].value);
 	if (reply->status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	if (reply->status == MHD_HTTP_METHOD_NOT_ALLOWED)

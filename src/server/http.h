@@ -34,6 +34,14 @@ struct gp_http_request {
 	void *conn;	   /* for gp_http_query */
 };
 
+#define GP_HTTP_HEADERS_MAX 2 /* extra headers of a reply */
+
+/* A header a handler adds to its reply. */
+struct gp_http_header {
+	const char *name; /* a static string; NULL: none */
+	char value[64];
+};
+
 /* What a handler answers: a status and an optional JSON body, or text. */
 struct gp_http_reply {
 	unsigned status;
@@ -42,8 +50,7 @@ struct gp_http_reply {
 	char *text;		  /* malloc'd, owned by the reply; sent instead of body */
 	size_t text_len;	  /* its length in bytes (it may hold NULs) */
 	const char *content_type; /* of text; a static string */
-	const char *header;	  /* one more header when not NULL (a static name) */
-	char header_value[64];	  /* ... and its value */
+	struct gp_http_header header[GP_HTTP_HEADERS_MAX]; /* more: those with a name */
 };
 
 typedef void gp_http_handler(void *ctx, const struct gp_http_request *req,

@@ -1,5 +1,6 @@
 /* logtail.h — the end of a task's log file (LOG_DIR/task-ID.log), for
- * GET /v1/tasks/ID/logs and `gpupool logs ID --tail N`.
+ * GET /v1/tasks/ID/logs and `gpupool logs ID --tail N`; and what was
+ * appended past an offset, for `gpupool logs ID -f`.
  *
  * A log can be large and is still being written while it is read, so
  * only its end is read: at most max_bytes from the end of the file as it
@@ -30,6 +31,14 @@ struct gp_logtail {
  * max_bytes must be from 1 to GP_LOGTAIL_MAX_BYTES (-EINVAL). */
 int gp_logtail_read(const char *path, unsigned lines, size_t max_bytes,
 		    struct gp_logtail *ret);
+
+/* Reads on from byte `from` (for following a log): the bytes from there
+ * to the end of the file as it is now, at most max_bytes of them, as they
+ * are (no cut at lines); ret->skipped is `from`, so that skipped + len is
+ * where to read on from next time. A `from` past the end gives no bytes
+ * and skipped = the file's size. max_bytes as gp_logtail_read. */
+int gp_logtail_read_from(const char *path, uint64_t from, size_t max_bytes,
+			 struct gp_logtail *ret);
 
 /* Where the text kept of buf[0..len) starts: after the first newline
  * when `cut` (buf starts inside a line) and buf has one before its end,

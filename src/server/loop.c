@@ -401,25 +401,6 @@ static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 	return 0;
 }
 
-/* Of the model quotas of `tenant` in all[0..n), the one whose model is
- * the longest part of the device name `name` (case-insensitive); -1:
- * none (as --overcommit and --price match models). */
-static int quota_best(const struct gp_model_quota *all, int n, int64_t tenant, const char *name)
-{
-	size_t best_len = 0;
-	int best = -1;
-
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(all[i].model);
-
-		if (all[i].tenant == tenant && len > best_len && strcasestr(name, all[i].model)) {
-			best_len = len;
-			best = i;
-		}
-	}
-	return best;
-}
-
 /* The model ids of this machine's devices that the quota all[q] governs. */
 static uint64_t quota_models(const struct gp_agent_node *node, struct gp_cluster *c,
 			     const struct gp_model_quota *all, int n, int q)
@@ -429,7 +410,8 @@ static uint64_t quota_models(const struct gp_agent_node *node, struct gp_cluster
 	for (unsigned i = 0; i < node->devices && i < GP_NODE_DEVICES_MAX; i++) {
 		int id = gp_cluster_model_id(c, node->device[i].name, false);
 
-		if (id >= 0 && quota_best(all, n, all[q].tenant, node->device[i].name) == q)
+		if (id >= 0 &&
+		    gp_store_model_quota_find(all, n, all[q].tenant, node->device[i].name) == q)
 			models |= 1ULL << id;
 	}
 	return models;

@@ -17,6 +17,8 @@
 
 #include "base/month.h"
 
+_Static_assert(GP_AGENT_DEVICES_MAX <= 32, "a device set is a uint32_t");
+
 #define BUCKETS	    60	    /* of the utilization window */
 #define UNSAVED_MAX 1000000 /* records kept while the store fails */
 
@@ -440,8 +442,10 @@ const struct gp_agent_node *gp_meter_node(const struct gp_meter *m)
 	return gp_agent_node(m->agent);
 }
 
-void gp_meter_tenant_use(const struct gp_meter *m, int64_t tenant, uint64_t *ret_mem_mib,
-			 uint64_t *ret_pct)
+/* What tenant's running tasks hold on the node's devices in the set
+ * `devices` (bit i: device i). */
+static void use_on(const struct gp_meter *m, int64_t tenant, uint32_t devices,
+		   uint64_t *ret_mem_mib, uint64_t *ret_pct)
 {
 	uint64_t mem = 0, pct = 0;
 
@@ -450,11 +454,31 @@ void gp_meter_tenant_use(const struct gp_meter *m, int64_t tenant, uint64_t *ret
 
 		if (task->tenant != tenant || m->task[t].ended_ms)
 			continue;
-		for (unsigned i = 0; i < task->devices; i++) {
-			mem += task->mem_mib[i];
-			pct += task->compute_pct;
-		}
+		for (unsigned i = 0; i < task->devices; i++)
+			if (devices >> task->device[i] & 1) {
+				mem += task->mem_mib[i];
+				pct += task->compute_pct;
+			}
 	}
 	*ret_mem_mib = mem;
 	*ret_pct = pct;
+}
+
+void gp_meter_tenant_use(const struct gp_meter *m, int64_t tenant, uint64_t *ret_mem_mib,
+			 uint64_t *ret_pct)
+{
+	use_on(m, tenant, UINT32_MAX, ret_mem_mib, ret_pct);
+}
+
+void gp_meter_model_use(const struct gp_meter *m, const struct gp_model_quota *all, int n,
+			int q, uint64_t *ret_mem_mib, uint64_t *ret_pct)
+{
+	const struct gp_agent_node *node = gp_agent_node(m->agent);
+	uint32_t devices = 0;
+
+	for (unsigned i = 0; i < node->devices; i++)
+		if (gp_store_model_quota_find(all, n, all[q].tenant,
+					      node->device[i].name) == q)
+			devices |= 1u << i;
+	use_on(m, all[q].tenant, devices, ret_mem_mib, ret_pct);
 }

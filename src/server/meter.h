@@ -98,6 +98,11 @@ const struct gp_agent_node *gp_meter_node(const struct gp_meter *m);
  * percent of a device, summed over their devices. */
 void gp_meter_tenant_use(const struct gp_meter *m, int64_t tenant, uint64_t *ret_mem_mib,
 			 uint64_t *ret_pct);
+/* Likewise, what the tenant of the model quota all[q] holds on the
+ * devices that quota governs (gp_store_model_quota_find among all[0..n),
+ * as the scheduler charges it). */
+void gp_meter_model_use(const struct gp_meter *m, const struct gp_model_quota *all, int n,
+			int q, uint64_t *ret_mem_mib, uint64_t *ret_pct);
 /* The sampling period; when the last sampling was (unix ms; 0: none). */
 unsigned gp_meter_period_ms(const struct gp_meter *m);
 unsigned gp_meter_grow_samples(const struct gp_meter *m);

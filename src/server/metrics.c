@@ -3,8 +3,10 @@
  * The text is written to a memory stream, one family at a time: its HELP
  * and TYPE lines, then its samples. Label values are escaped as the
  * format requires (backslash, double quote, newline). Families whose
- * source is absent (no agent: no devices, no running tasks) are left out
- * rather than reported as zeros. */
+ * source is absent (no agent: no devices, no running tasks; no model
+ * quotas) are left out rather than reported as zeros. Model quotas have
+ * families of their own (gpupool_tenant_model_*), so that no sum over a
+ * family counts a share twice. */
 #include "server/metrics.h"
 
 #include <errno.h>
@@ -198,6 +200,17 @@ static int queue_metrics(FILE *out, const struct gp_metrics_source *src)
 
 /* ---- tenants ------------------------------------------------------------ */
 
+/* Names of the running tasks and of the tenants, for labels; the
+ * tenants' model quotas. */
+struct names {
+	struct gp_task *task;
+	int tasks;
+	struct gp_tenant *tenant;
+	int tenants;
+	struct gp_model_quota *quota;
+	int quotas;
+};
+
 static void tenant_quota(FILE *out, const struct gp_tenant *t, int n)
 {
 	static const char *const parts[] = {"guaranteed", "borrowable"};
@@ -254,6 +267,89 @@ static void tenant_use(FILE *out, const struct gp_meter *m, const struct gp_tena
 		labels_add(&l, "tenant", t[i].name);
 		sample(out, "gpupool_tenant_compute_in_use_devices", &l, pct / 100.0);
 	}
+}
+
+/* The labels of model quota q: its tenant's name and its model. */
+static void model_labels(const struct names *nm, const struct gp_model_quota *q,
+			 struct labels *l)
+{
+	for (int i = 0; i < nm->tenants; i++)
+		if (nm->tenant[i].id == q->tenant)
+			labels_add(l, "tenant", nm->tenant[i].name);
+	labels_add(l, "model", q->model);
+}
+
+/* One family of the model quotas, by part; value() picks the number. */
+static void model_quota_family(FILE *out, const struct names *nm, const char *name,
+			       const char *help,
+			       double (*value)(const struct gp_model_quota *, int part))
+{
+	static const char *const parts[] = {"guaranteed", "borrowable"};
+
+	family(out, name, "gauge", help);
+	for (int i = 0; i < nm->quotas; i++)
+		for (int p = 0; p < 2; p++) {
+			struct labels l = {0};
+
+			model_labels(nm, &nm->quota[i], &l);
+			labels_add(&l, "part", parts[p]);
+			sample(out, name, &l, value(&nm->quota[i], p));
+		}
+}
+
+static double quota_mem(const struct gp_model_quota *q, int part)
+{
+	return (double)(part ? q->mem_borrowable_mib : q->mem_guaranteed_mib) * MIB;
+}
+
+static double quota_compute(const struct gp_model_quota *q, int part)
+{
+	return (part ? q->compute_borrowable_pct : q->compute_guaranteed_pct) / 100.0;
+}
+
+static void model_quota(FILE *out, const struct names *nm)
+{
+	if (!nm->quotas)
+		return;
+	model_quota_family(out, nm, "gpupool_tenant_model_quota_memory_bytes",
+			   "A tenant's memory quota on the devices of one model.",
+			   quota_mem);
+	model_quota_family(
+		out, nm, "gpupool_tenant_model_quota_compute_devices",
+		"A tenant's compute quota on the devices of one model, in devices.",
+		quota_compute);
+}
+
+/* What the tenants hold on the devices of their model quotas; `memory`
+ * picks the family. */
+static void model_use_family(FILE *out, const struct gp_meter *m, const struct names *nm,
+			     bool memory)
+{
+	const char *name = memory ? "gpupool_tenant_model_memory_in_use_bytes"
+				  : "gpupool_tenant_model_compute_in_use_devices";
+
+	family(out, name, "gauge",
+	       memory ? "Memory the tenant's running tasks hold on the devices its model "
+			"quota governs."
+		      : "Compute the tenant's running tasks hold on the devices its "
+			"model "
+			"quota governs, in devices.");
+	for (int i = 0; i < nm->quotas; i++) {
+		struct labels l = {0};
+		uint64_t mem, pct;
+
+		gp_meter_model_use(m, nm->quota, nm->quotas, i, &mem, &pct);
+		model_labels(nm, &nm->quota[i], &l);
+		sample(out, name, &l, memory ? (double)mem * MIB : pct / 100.0);
+	}
+}
+
+static void model_use(FILE *out, const struct gp_meter *m, const struct names *nm)
+{
+	if (!nm->quotas)
+		return;
+	model_use_family(out, m, nm, true);
+	model_use_family(out, m, nm, false);
 }
 
 /* ---- devices ------------------------------------------------------------ */
@@ -341,14 +437,6 @@ static void device_metrics(FILE *out, const struct gp_meter *m)
 }
 
 /* ---- tasks -------------------------------------------------------------- */
-
-/* Names of the running tasks and of the tenants, for labels. */
-struct names {
-	struct gp_task *task;
-	int tasks;
-	struct gp_tenant *tenant;
-	int tenants;
-};
 
 static void task_labels(const struct names *nm, const struct gp_meter_task *t,
 			struct labels *l)
@@ -461,6 +549,8 @@ static int names_load(struct gp_store *store, struct names *nm)
 	int r = gp_store_tenant_list(store, &nm->tenant, &nm->tenants);
 
 	if (r == 0)
+		r = gp_store_model_quota_list(store, -1, &nm->quota, &nm->quotas);
+	if (r == 0)
 		r = gp_store_task_list(store, -1, GP_TASK_RUNNING, &nm->task, &nm->tasks);
 	return r;
 }
@@ -471,10 +561,13 @@ static int render(FILE *out, const struct gp_metrics_source *src, struct names *
 
 	if (r == 0)
 		r = names_load(src->store, nm);
-	if (r == 0)
+	if (r == 0) {
 		tenant_quota(out, nm->tenant, nm->tenants);
+		model_quota(out, nm);
+	}
 	if (r == 0 && src->meter) {
 		tenant_use(out, src->meter, nm->tenant, nm->tenants);
+		model_use(out, src->meter, nm);
 		device_metrics(out, src->meter);
 		task_metrics(out, src->meter, nm);
 	}
@@ -500,6 +593,7 @@ int gp_metrics_render(const struct gp_metrics_source *src, char **ret)
 		r = -ENOMEM;
 	free(nm.task);
 	free(nm.tenant);
+	free(nm.quota);
 	if (r < 0) {
 		free(text);
 		return r;

@@ -781,6 +781,24 @@ int gp_store_model_quota_list(struct gp_store *s, int64_t tenant,
 	return r;
 }
 
+int gp_store_model_quota_find(const struct gp_model_quota *all, int n, int64_t tenant,
+			      const char *device_name)
+{
+	size_t best_len = 0;
+	int best = -1;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(all[i].model);
+
+		if (all[i].tenant == tenant && len > best_len &&
+		    strcasestr(device_name, all[i].model)) {
+			best_len = len;
+			best = i;
+		}
+	}
+	return best;
+}
+
 /* ---- templates ---- */
 
 #define TEMPLATE_COLUMNS "id, name, models, mem_mib, compute_pct, hard"

@@ -4,7 +4,8 @@
 # simulated T4s and real processes: `gpupool node ls` and `device ls`
 # (hostname, driver, CUDA, the compatibility check, the tasks on each
 # device); `gpupool logs` (the whole log, --tail, the byte cap and its
-# note, text/plain, who may read it, a task without a log); cancelling a
+# note, text/plain, who may read it, a task without a log; -f follows a
+# running task to its end, with --tail too; ?from=BYTE); cancelling a
 # running task (SIGTERM reaches it, it stays running while it stops, then
 # it is cancelled with its exit code and two audit rows; one that ignores
 # SIGTERM is killed after the grace period); `gpupool queue` (the
@@ -92,6 +93,46 @@ expect "logs: the cap is said on stderr" 0 'the first [0-9]+ bytes of the log ar
 rm -f "$logs/task-$big.log"
 expect "logs: a removed log is a clear 404" 1 "task $big has no log: task-$big.log is not in" -- \
 	"$gp" logs "$big"
+
+# ---- logs -f -----------------------------------------------------------------
+# Three lines at once, then one every 0.2 s; the task notes when it ends.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+slow=$(as "$alice" submit -q --name slow --mem 1G --compute 10 -- sh -c \
+	"echo early 1; echo early 2; echo early 3; sleep 0.4;
+	 for i in 1 2 3 4 5; do echo tick \$i; sleep 0.2; done; date +%s%N >$tmp/slow-ended")
+as "$alice" logs -f "$slow" >"$tmp/follow.txt" 2>&1 &
+follower=$!
+for _ in $(seq 30); do
+	as "$alice" logs "$slow" 2>/dev/null | grep -q 'early 3' && break
+	sleep 0.1
+done
+as "$alice" logs "$slow" --tail 1 -f >"$tmp/follow-tail.txt" 2>&1 &
+tailer=$!
+wait "$follower"
+follow_status=$? follow_done=$(now_ms)
+wait "$tailer"
+tail_status=$?
+{ printf 'early %s\n' 1 2 3; printf 'tick %s\n' 1 2 3 4 5; } >"$tmp/follow.want"
+[ "$follow_status" -eq 0 ] && cmp -s "$tmp/follow.txt" "$tmp/follow.want" &&
+	ok "logs -f: every line in order, then exit 0 when the task ended" ||
+	bad "logs -f: every line in order, then exit 0 (exit $follow_status)" "$tmp/follow.txt"
+late=$((follow_done - $(cat "$tmp/slow-ended" 2>/dev/null || echo 0) / 1000000))
+[ "$late" -ge 0 ] && [ "$late" -lt 2000 ] && ok "logs -f: it exits within 2 s of the task's end (${late} ms)" ||
+	bad "logs -f: it exits within 2 s of the task's end (${late} ms)"
+tail -n +3 "$tmp/follow.want" >"$tmp/follow-tail.want"
+[ "$tail_status" -eq 0 ] && cmp -s "$tmp/follow-tail.txt" "$tmp/follow-tail.want" &&
+	ok "logs --tail 1 -f: the last line, then what follows" ||
+	bad "logs --tail 1 -f (exit $tail_status)" "$tmp/follow-tail.txt"
+code=$(curl -s -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' --unix-socket "$GPUPOOL_SOCKET" \
+	-H "Authorization: Bearer $alice" "http://gpupool/v1/tasks/$slow/logs?from=8&bytes=13")
+[ "$code" = 200 ] && grep -qi '^x-gpupool-log-end: 21' "$tmp/headers" &&
+	grep -qi '^x-gpupool-log-skipped: 8' "$tmp/headers" && [ "$(cat "$tmp/body")" = "early 2
+early" ] && ok "GET /v1/tasks/ID/logs?from=8&bytes=13: those bytes, and where they end" ||
+	bad "GET /v1/tasks/ID/logs?from=8&bytes=13 ($code)" "$tmp/headers" "$tmp/body"
+expect "logs: ?tail and ?from together are refused" 0 'tail and from do not go together' -- \
+	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $alice" \
+	"http://gpupool/v1/tasks/$slow/logs?from=0&tail=1"
+expect "logs -f of no such task says so" 1 'no task 99999' -- as "$alice" logs -f 99999
 
 # ---- cancelling a running task ----------------------------------------------
 # It notes SIGTERM in a file, a moment after it came, then exits 0; the

@@ -2,15 +2,17 @@
 # test-quota.sh — tenants' quotas per device model, end to end: on two
 # simulated A100s and two T4s, a tenant limited to 50 % of T4s submits T4
 # tasks: one runs, the next waits with the T4 quota named, and a task of
-# any model goes to an A100. Also: `gpupool tenant quota` sets, shows
-# (`tenant ls`), refuses bad input naming the flag, and removes.
+# any model goes to an A100. The running task holds 90 % of the T4
+# quota: a quota.high warning names vision/T4, and /metrics has the model
+# quota series. Also: `gpupool tenant quota` sets, shows (`tenant ls`),
+# refuses bad input naming the flag, and removes.
 # usage: test-quota.sh PATH/TO/gpupool
 set -u
 gp=$1
 . "$(dirname "$0")/../lib.sh"
 export GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2
 . "$(dirname "$0")/agent-lib.sh"
-server_start
+server_start --sample-ms 300
 vision=$("$gp" tenant add vision 2>/dev/null)
 
 expect "a quota without its guaranteed parts is refused, naming the flags" 2 \
@@ -43,7 +45,7 @@ check "the changes are in the audit log" \
 	"$tmp/audit.json"
 
 export GPUPOOL_TOKEN=$vision
-first=$("$gp" submit -q --model T4 --mem 2G --compute 40 -- sleep 30)
+first=$("$gp" submit -q --model T4 --mem 2G --compute 45 -- sleep 30)
 sleep 0.5
 second=$("$gp" submit -q --model T4 --mem 2G --compute 40 -- sleep 30)
 any=$("$gp" submit -q --mem 2G --compute 40 -- sleep 30)
@@ -53,11 +55,34 @@ check "the first T4 task runs" ".[0].tasks[] | select(.id == $first) | .state ==
 	"$tmp/tasks.json"
 check "the second waits, over the T4 quota" \
 	".[0].tasks[] | select(.id == $second) | .state == \"pending\" and
-	 (.reason | startswith(\"over the T4 quota: the tenant uses 2048 MiB and 40 %\"))" \
+	 (.reason | startswith(\"over the T4 quota: the tenant uses 2048 MiB and 45 %\"))" \
 	"$tmp/tasks.json"
 "$gp" device ls -o json >"$tmp/devices.json"
 check "a task of any model runs, on an A100 (the T4 quota is used up)" \
 	"(.[0].tasks[] | select(.id == $any)) as \$t | \$t.state == \"running\" and
 	 ([.[1].devices[] | select(.name | test(\"A100\")) | .uuid] | index(\$t.placement) != null)" \
 	"$tmp/tasks.json" "$tmp/devices.json"
+
+# ---- quota.high and the metrics, per model ------------------------------------
+for _ in $(seq 30); do
+	"$gp" alerts -o json >"$tmp/alerts.json" 2>&1
+	jq -e '.alerts | any(.kind == "quota.high")' "$tmp/alerts.json" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+check "above 80 % of its T4 quota, vision gets a quota.high warning naming T4" \
+	'.[0].alerts | any(.level == "warning" and .kind == "quota.high" and
+	 .object == "tenant vision/T4" and .tenant == "vision" and
+	 (.message | test("90 % of its T4 compute quota \\(45 of 50 %\\)")))' "$tmp/alerts.json"
+check "no alert for its overall quota (it has none)" \
+	'[.[0].alerts[] | select(.kind == "quota.high")] | length == 1' "$tmp/alerts.json"
+curl -s --unix-socket "$GPUPOOL_SOCKET" http://gpupool/metrics >"$tmp/metrics.txt"
+expect "/metrics has the T4 quota of vision" 0 \
+	'^gpupool_tenant_model_quota_memory_bytes\{tenant="vision",model="T4",part="guaranteed"\} 17179869184$' -- \
+	cat "$tmp/metrics.txt"
+expect "/metrics has what vision holds on its T4s" 0 \
+	'^gpupool_tenant_model_compute_in_use_devices\{tenant="vision",model="T4"\} 0.45$' -- \
+	cat "$tmp/metrics.txt"
+expect "... in memory too" 0 \
+	'^gpupool_tenant_model_memory_in_use_bytes\{tenant="vision",model="T4"\} 2147483648$' -- \
+	cat "$tmp/metrics.txt"
 finish

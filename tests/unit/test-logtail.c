@@ -1,7 +1,8 @@
 /* test-logtail.c — the end of a task's log (src/server/logtail.c): the
  * last N lines, with or without a final newline; the byte cap, cut at a
  * line start unless one line is longer than the cap; an empty file; a
- * missing file and bad arguments refused. */
+ * missing file and bad arguments refused; reading on from an offset (for
+ * `gpupool logs -f`), capped, and past the end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +92,39 @@ static void test_refuses(void **state)
 	assert_string_equal(t.text, "untouched");
 }
 
+/* Reading on from an offset: the bytes as they are, capped; past the
+ * end, none, at the end. */
+static void from_equal(const char *text, uint64_t from, size_t max_bytes, const char *want,
+		       uint64_t want_skipped)
+{
+	struct gp_logtail t = {0};
+	char path[64];
+
+	file_make(path, sizeof(path), text);
+	assert_int_equal(gp_logtail_read_from(path, from, max_bytes, &t), 0);
+	unlink(path);
+	assert_string_equal(t.text, want);
+	assert_int_equal(t.len, strlen(want));
+	assert_int_equal(t.skipped, want_skipped);
+	assert_int_equal(t.size, strlen(text));
+	free(t.text);
+}
+
+static void test_from(void **state)
+{
+	(void)state;
+	from_equal("a\nbb\nc", 0, 100, "a\nbb\nc", 0);
+	from_equal("a\nbb\nc", 3, 100, "b\nc", 3); /* no cut at lines */
+	from_equal("a\nbb\nc", 2, 3, "bb\n", 2);
+	from_equal("a\nbb\nc", 6, 100, "", 6);
+	from_equal("a\nbb\nc", 99, 100, "", 6);
+	assert_int_equal(gp_logtail_read_from("/nonexistent/task-1.log", 0, 100,
+					      &(struct gp_logtail){0}),
+			 -ENOENT);
+	assert_int_equal(gp_logtail_read_from("/dev/null", 0, 0, &(struct gp_logtail){0}),
+			 -EINVAL);
+}
+
 static void test_start(void **state)
 {
 	(void)state;
@@ -108,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_refuses),
 		cmocka_unit_test(test_start),
+		cmocka_unit_test(test_from),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

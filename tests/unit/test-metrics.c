@@ -2,8 +2,8 @@
  * metrics.c): the summary's quantiles over its window and the histogram's
  * buckets, and a rendering from a store alone (no agent): every sample
  * line in the exposition format, HELP and TYPE for each family, label
- * values escaped, the queue and quota series right, and no device or task
- * series without the meter. */
+ * values escaped, the queue and quota series (overall and per model)
+ * right, and no device, task or in-use series without the meter. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,6 +83,8 @@ static void test_render_from_store(void **state)
 {
 	struct gp_tenant t = {.mem_guaranteed_mib = 4096, .compute_borrowable_pct = 150};
 	struct gp_task task = {.mem_mib = 1, .compute_pct = 10, .devices = 1};
+	struct gp_model_quota q = {.model = "T4", .mem_guaranteed_mib = 16384,
+				   .compute_guaranteed_pct = 50, .compute_borrowable_pct = 25};
 	struct gp_loop_stats *stats = calloc(1, sizeof(*stats));
 	struct gp_metrics_source src = {.stats = stats};
 	char token[GP_TOKEN_HEX + 1], *text = NULL;
@@ -93,6 +95,8 @@ static void test_render_from_store(void **state)
 	/* The store takes any name; the text must escape \ and ". */
 	snprintf(t.name, sizeof(t.name), "we\\ird\"name");
 	assert_int_equal(gp_store_tenant_add(s, &t, token), 0);
+	q.tenant = t.id;
+	assert_int_equal(gp_store_model_quota_set(s, &q), 0);
 	task.tenant = t.id;
 	snprintf(task.name, sizeof(task.name), "waits");
 	snprintf(task.command, sizeof(task.command), "true");
@@ -113,6 +117,11 @@ static void test_render_from_store(void **state)
 	assert_non_null(strstr(
 		text, "gpupool_tenant_quota_compute_devices{tenant=\"we\\\\ird\\\"name\","
 		      "part=\"borrowable\"} 1.5\n"));
+	/* Model quotas: their own families, the overall ones unchanged. */
+	assert_non_null(strstr(text, "gpupool_tenant_model_quota_memory_bytes{tenant=\"we\\\\ird"
+				     "\\\"name\",model=\"T4\",part=\"guaranteed\"} 17179869184\n"));
+	assert_non_null(strstr(text, "gpupool_tenant_model_quota_compute_devices{tenant=\"we\\\\"
+				     "ird\\\"name\",model=\"T4\",part=\"borrowable\"} 0.25\n"));
 	assert_non_null(strstr(text, "gpupool_queue_wait_seconds_bucket{le=\"5\"} 1\n"));
 	assert_non_null(
 		strstr(text, "gpupool_scheduler_tick_seconds{quantile=\"0.5\"} 0.002\n"));
@@ -120,6 +129,7 @@ static void test_render_from_store(void **state)
 	/* Without the agent: no devices, no tasks' live numbers. */
 	assert_null(strstr(text, "gpupool_device_"));
 	assert_null(strstr(text, "gpupool_task_"));
+	assert_null(strstr(text, "gpupool_tenant_model_memory_in_use"));
 	free(text);
 	gp_store_close(s);
 	free(stats);

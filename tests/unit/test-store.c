@@ -1,10 +1,10 @@
 /* test-store.c — the server's SQLite store (src/server/store.c): schema
  * and migrations, the refusal of newer files, tenants and their tokens,
  * model quotas (set, replace, list, remove; a file at schema 3 upgraded in
- * place), templates, tasks, the audit log, usage records (one transaction per
- * batch, all or none; sums per tenant and model), alerts (one active per
- * kind and object), argument checks, and durability when a writer is
- * killed with SIGKILL at a random moment.
+ * place; which quota governs a device), templates, tasks, the audit log,
+ * usage records (one transaction per batch, all or none; sums per tenant
+ * and model), alerts (one active per kind and object), argument checks,
+ * and durability when a writer is killed with SIGKILL at a random moment.
  *
  * Each test has its own directory (mkdtemp, removed afterwards) and an
  * alarm, so that a hang fails the run instead of stopping it. Some checks
@@ -901,6 +901,27 @@ static void test_model_quota_bad_arguments(void **state)
 	assert_int_equal(gp_store_model_quota_list(NULL, -1, &list, &n), -EINVAL);
 }
 
+/* The matching the scheduler, the alerts and the metrics share: the
+ * tenant's quota whose model is the longest part of the device's name,
+ * without case; none of another tenant's. */
+static void test_model_quota_find(void **state)
+{
+	struct gp_model_quota q[] = {
+		model_quota(1, "A100", 10), model_quota(1, "a100-sxm4-80", 10),
+		model_quota(2, "T4", 10), model_quota(1, "t4", 10),
+	};
+	int n = (int)(sizeof(q) / sizeof(q[0]));
+
+	(void)state;
+	assert_int_equal(gp_store_model_quota_find(q, n, 1, "Tesla T4"), 3);
+	assert_int_equal(gp_store_model_quota_find(q, n, 2, "Tesla T4"), 2);
+	assert_int_equal(gp_store_model_quota_find(q, n, 1, "NVIDIA A100-SXM4-80GB"), 1);
+	assert_int_equal(gp_store_model_quota_find(q, n, 1, "NVIDIA A100-SXM4-40GB"), 0);
+	assert_int_equal(gp_store_model_quota_find(q, n, 2, "NVIDIA A100-SXM4-40GB"), -1);
+	assert_int_equal(gp_store_model_quota_find(q, n, 3, "Tesla T4"), -1);
+	assert_int_equal(gp_store_model_quota_find(NULL, 0, 1, "Tesla T4"), -1);
+}
+
 /* ---- usage ---- */
 
 static struct gp_usage_record usage(int64_t task_id, int64_t tenant_id, const char *model,
@@ -1250,6 +1271,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_model_quota_set_list_remove, setup_store,
 						teardown),
+		cmocka_unit_test(test_model_quota_find),
 		cmocka_unit_test_setup_teardown(test_model_quota_bad_arguments, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_1, setup_store,
