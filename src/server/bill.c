@@ -19,12 +19,15 @@
 
 /* ---- prices ------------------------------------------------------------- */
 
+/* A decimal number ("2.50", "1e3"): strtod alone would also take
+ * hexadecimal ("0x10" is 16). */
 static bool price_number(const char *text, double *ret)
 {
 	char *end;
 	double v;
 
-	if (!(*text >= '0' && *text <= '9') && *text != '.')
+	if ((!(*text >= '0' && *text <= '9') && *text != '.') ||
+	    text[strspn(text, "0123456789.eE+-")] != '\0')
 		return false;
 	v = strtod(text, &end);
 	if (*end || !isfinite(v) || v < 0 || v > GP_PRICE_LIMIT)

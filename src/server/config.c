@@ -103,6 +103,9 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
 	char *end;
 	double v;
 
+	/* Decimal only: strtod alone would also take "0x1.4p0" or " +1.2". */
+	if (!(*text >= '0' && *text <= '9') || text[strspn(text, "0123456789.eE+-")] != '\0')
+		return false;
 	errno = 0;
 	v = strtod(text, &end);
 	/* Written so that NaN fails too. */

@@ -77,14 +77,45 @@ void gp_http_text(struct gp_http_reply *ret, unsigned status, char *text,
 	gp_http_bytes(ret, status, text, text ? strlen(text) : 0, content_type);
 }
 
+/* The length of the UTF-8 character at s (n bytes left, RFC 3629, as
+ * jansson checks it); 0 when there is none. */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	uint32_t c = s[0] & (0xffu >> (len + 1));
+
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
 void gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, ...)
 {
 	char message[512];
+	size_t n, len;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
+	/* JSON strings are UTF-8, and json_pack fails on anything else (the
+	 * reply would go without its message): a byte that is not part of a
+	 * character (one cut by the length limit, a path as sent) becomes '?'. */
+	n = strlen(message);
+	for (size_t i = 0; i < n; i += len)
+		if ((len = utf8_char((unsigned char *)message + i, n - i)) == 0) {
+			message[i] = '?';
+			len = 1;
+		}
 	gp_http_json(ret, status, json_pack("{s:s}", "error", message));
 }
 

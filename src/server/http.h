@@ -98,7 +98,8 @@ void gp_http_unlock(struct gp_http *h);
  * absent. Valid during the handler call. */
 const char *gp_http_query(const struct gp_http_request *req, const char *key);
 
-/* Sets ret to status and {"error": MESSAGE}. */
+/* Sets ret to status and {"error": MESSAGE}; MESSAGE is cut at 511 bytes,
+ * and its bytes that are not UTF-8 become '?'. */
 __attribute__((format(printf, 3, 4))) void
 gp_http_error(struct gp_http_reply *ret, unsigned status, const char *fmt, ...);
 

@@ -38,7 +38,9 @@ static int parse_mem_limits(struct gp_shim_config *cfg, char *err, size_t err_le
 
 	if (!text)
 		return 0;
-	if (strlen(text) >= sizeof(buf) || !*text)
+	/* Every item counts: "4G,,8G" is a mistake, not two limits. */
+	if (strlen(text) >= sizeof(buf) || !*text || strstr(text, ",,") || *text == ',' ||
+	    text[strlen(text) - 1] == ',')
 		goto bad;
 	strcpy(buf, text);
 	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {

@@ -24,6 +24,7 @@ static void test_price_parse(void **state)
 		"A100=-1",
 		"A100=abc",
 		"A100=2.5x",
+		"A100=0x10",
 		"A100=nan",
 		"A100=inf",
 		"A100=1e10",

@@ -168,6 +168,9 @@ static void test_ratio(void **state)
 	assert_false(gp_config_ratio_parse("0.9", &v));
 	assert_false(gp_config_ratio_parse("nan", &v));
 	assert_false(gp_config_ratio_parse("1.2x", &v));
+	assert_false(gp_config_ratio_parse("0x1.4p0", &v));     /* hexadecimal 1.25 */
+	assert_false(gp_config_ratio_parse(" 1.2", &v));
+	assert_false(gp_config_ratio_parse("+1.2", &v));
 	assert_false(gp_config_ratio_parse("", &v));
 	assert_int_equal(v, 7);
 }
