@@ -304,8 +304,11 @@ static int model_entry(struct reader *r, const struct key *k, const yaml_event_t
 
 	if (e < 0)
 		return e;
-	e = k->kind == KEY_PRICES ? set_price(r, model, &value)
-				  : set_overcommit(r, model, &value);
+	if (strlen(scalar_text(model)) != model->data.scalar.length)
+		e = fail(r, &model->start_mark, k->name, "a model with a NUL byte");
+	else
+		e = k->kind == KEY_PRICES ? set_price(r, model, &value)
+					  : set_overcommit(r, model, &value);
 	yaml_event_delete(&value);
 	return e;
 }
@@ -400,6 +403,9 @@ static int options(struct reader *r)
 		if (!end && ev.type != YAML_SCALAR_EVENT)
 			e = fail(r, &ev.start_mark, NULL,
 				 "a key is %s; keys are option names such as db", event_what(&ev));
+		else if (!end && strlen(scalar_text(&ev)) != ev.data.scalar.length)
+			e = fail(r, &ev.start_mark, NULL,
+				 "a key with a NUL byte; keys are option names such as db");
 		else if (!end)
 			e = option_entry(r, &ev);
 		yaml_event_delete(&ev);

@@ -200,6 +200,8 @@ static void test_bad(void **state)
 					  "from 1.0 to 1.5"},
 		{"overcommit: 1.5\n", ":1:13: key \"overcommit\": is a single value; give a mapping"},
 		{"db: a\ndb: b\n", ":2:1: key \"db\": given twice; keep one"},
+		{"\"db\\0junk\": /x.db\n", ":1:1: a key with a NUL byte"},
+		{"prices: {\"T4\\0x\": 1}\n", ":1:10: key \"prices\": a model with a NUL byte"},
 		{"db: &p a\nsocket: *p\n", ":2:9: key \"socket\": is an alias"},
 		{"- db: a\n", ":1:1: the file is a list; it must be a mapping of options"},
 		{"db: \"a\n", ": not valid YAML: found unexpected end of stream"},
