@@ -37,10 +37,20 @@
 #define PCT_MAX		100
 #define MEMORY_PATH	":memory:"
 
+/* Statements are prepared once and kept (every SQL text here is a
+ * literal, so its address names it); a call resets its statement when it
+ * is done. The number of distinct statements is fixed by the code. */
+#define STATEMENTS_MAX 96
+
 struct gp_store {
 	sqlite3 *db;
 	char error[ERROR_MAX];
 	int queued;     /* pending + preempted tasks; -1 until counted */
+	struct {
+		const char *sql;
+		sqlite3_stmt *st;
+	} statement[STATEMENTS_MAX];
+	int statements;
 };
 
 /* Migration i + 1 is migrations[i]: to change the schema, append one
@@ -273,17 +283,32 @@ static void copy_text(sqlite3_stmt *st, int col, char *buf, size_t size)
 
 /* ---- statements ---- */
 
-static void finalize(sqlite3_stmt **st)
+/* Done with a kept statement: ready for its next use. */
+static void release(sqlite3_stmt **st)
 {
-	sqlite3_finalize(*st);
+	if (*st) {
+		sqlite3_reset(*st);
+		sqlite3_clear_bindings(*st);
+	}
 }
 
-#define auto_stmt __attribute__((cleanup(finalize))) sqlite3_stmt
+#define auto_stmt __attribute__((cleanup(release))) sqlite3_stmt
 
+/* The statement of `sql` (a string literal), prepared at its first use. */
 static int prepare(struct gp_store *s, const char *sql, sqlite3_stmt **ret)
 {
-	if (sqlite3_prepare_v2(s->db, sql, -1, ret, NULL) != SQLITE_OK)
+	for (int i = 0; i < s->statements; i++)
+		if (s->statement[i].sql == sql) {
+			*ret = s->statement[i].st;
+			return 0;
+		}
+	if (s->statements == STATEMENTS_MAX)
+		return fail(s, -ENOSPC, "prepare: more than %d statements; raise STATEMENTS_MAX",
+			    STATEMENTS_MAX);
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) != SQLITE_OK)
 		return fail_sqlite(s, "prepare");
+	s->statement[s->statements].sql = sql;
+	s->statement[s->statements++].st = *ret;
 	return 0;
 }
 
@@ -540,6 +565,8 @@ void gp_store_close(struct gp_store *s)
 {
 	if (!s)
 		return;
+	for (int i = 0; i < s->statements; i++)
+		sqlite3_finalize(s->statement[i].st);
 	sqlite3_close_v2(s->db);
 	free(s);
 }
