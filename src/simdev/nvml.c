@@ -208,6 +208,14 @@ static nvmlReturn_t device_resolve(nvmlDevice_t device, struct sim **ret_sim,
 	return NVML_SUCCESS;
 }
 
+/* Resolves device into s and dev, or returns its error from the caller. */
+#define RESOLVE_DEVICE(device, s, dev)                                         \
+	do {                                                                   \
+		nvmlReturn_t resolved_ = device_resolve(device, &(s), &(dev)); \
+		if (resolved_ != NVML_SUCCESS)                                 \
+			return resolved_;                                      \
+	} while (0)
+
 static nvmlReturn_t string_copy(char *buf, unsigned int length, const char *s)
 {
 	size_t n = strlen(s);
@@ -243,13 +251,10 @@ static nvmlReturn_t procs_list(nvmlDevice_t device, unsigned int *count, const v
 			       struct sim_proc_info out[SIM_PROCS_MAX],
 			       unsigned int *ret_n)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev, n;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!count)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	n = sim_device_procs(s, dev, out, SIM_PROCS_MAX);
@@ -278,14 +283,11 @@ static nvmlReturn_t samples_list(nvmlDevice_t device, unsigned int *count,
 				 struct sim_proc_sample out[SIM_PROCS_MAX],
 				 unsigned int *ret_n)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev, got;
 	unsigned int n = 0;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!count)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	got = sim_device_samples(s, dev, since, out, SIM_PROCS_MAX);
@@ -477,13 +479,10 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t
 
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!index)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*index = (unsigned int)dev;
@@ -492,25 +491,19 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	return string_copy(name, length, sim_device_model(s, dev)->name);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	return string_copy(uuid, length, sim_device_uuid(s, dev));
 }
 
@@ -525,14 +518,11 @@ static unsigned int pci_device_id(const char *name)
 /* Domain 0, the device's bus, slot 0, function 0; subsystem id 0. */
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	unsigned int bus;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!pci)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	bus = (unsigned int)sim_device_pci_bus(s, dev) & 0xFFu;
@@ -552,13 +542,10 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
 	uint64_t total, used;
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!memory)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	memory_read(s, dev, &total, &used);
@@ -572,13 +559,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
 {
 	uint64_t total, used;
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!memory)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (memory->version != nvmlMemory_v2)
@@ -596,13 +580,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
 					   nvmlUtilization_t *utilization)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!utilization)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	utilization->gpu = percent_clamp(sim_device_utilization(s, dev, 0));
@@ -614,13 +595,10 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
 				  unsigned int *pendingMode)
 {
-	nvmlReturn_t ret;
 	struct sim *s;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!currentMode || !pendingMode)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*currentMode = NVML_DEVICE_MIG_DISABLE;
@@ -715,9 +693,7 @@ nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
 	unsigned int n;
 	int dev;
 
-	ret = device_resolve(device, &s, &dev);
-	if (ret != NVML_SUCCESS)
-		return ret;
+	RESOLVE_DEVICE(device, s, dev);
 	if (!info)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (info->version != nvmlProcessesUtilizationInfo_v1)
