@@ -126,6 +126,21 @@ int gp_client_parse(const struct gp_client_command *cmd, void *ctx, int argc, ch
 	return 0;
 }
 
+int gp_client_parse_bare(const struct gp_client_command *cmd, void *ctx, int argc, char **argv,
+			 struct gp_client_flags *f)
+{
+	int first, r = gp_client_parse(cmd, ctx, argc, argv, f, &first);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (first < argc) {
+		fprintf(stderr, "gpupool %s: takes no arguments, got \"%s\"\n", cmd->name,
+			argv[first]);
+		return GP_EXIT_USAGE;
+	}
+	return GP_CLIENT_GO;
+}
+
 /* ---- values ----------------------------------------------------------- */
 
 

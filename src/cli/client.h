@@ -48,6 +48,12 @@ struct gp_client_command {
 /* Parses argv (argv[0] is the subcommand's name). Returns 1 after
  * printing --help, 0 with *ret_first the index of the first argument, or
  * -EINVAL after printing what was wrong. */
+/* gp_client_parse for a command that takes no arguments, refusing any
+ * left: GP_CLIENT_GO to go on, else the exit status to return (OK after
+ * --help, USAGE with the message out). */
+#define GP_CLIENT_GO (-1)
+int gp_client_parse_bare(const struct gp_client_command *cmd, void *ctx, int argc, char **argv,
+			 struct gp_client_flags *f);
 int gp_client_parse(const struct gp_client_command *cmd, void *ctx, int argc, char **argv,
 		    struct gp_client_flags *f, int *ret_first);
 

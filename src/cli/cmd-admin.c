@@ -735,15 +735,10 @@ int gp_cmd_audit(int argc, char **argv)
 	struct gp_client_flags f = {0};
 	char path[PATH_LEN];
 	json_t *reply = NULL;
-	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (first < argc) {
-		fprintf(stderr, "gpupool audit: takes no arguments, got \"%s\"\n",
-			argv[first]);
-		return GP_EXIT_USAGE;
-	}
+	if (status != GP_CLIENT_GO)
+		return status;
 	snprintf(path, sizeof(path), "/v1/audit?limit=%u", o.limit);
 	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
 	if (status == GP_EXIT_OK && f.json)

@@ -156,15 +156,10 @@ int gp_cmd_bill(int argc, char **argv)
 	struct gp_client_flags f = {0};
 	char path[PATH_LEN] = "/v1/bill";
 	json_t *reply = NULL;
-	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (first < argc) {
-		fprintf(stderr, "gpupool bill: takes no arguments, got \"%s\"\n",
-			argv[first]);
-		return GP_EXIT_USAGE;
-	}
+	if (status != GP_CLIENT_GO)
+		return status;
 	if (o.month)
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "?month=%s",
 			 o.month);

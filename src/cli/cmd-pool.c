@@ -28,15 +28,10 @@ static int list(const struct gp_client_command *cmd, int argc, char **argv,
 {
 	struct gp_client_flags f = {0};
 	json_t *reply = NULL;
-	int first, status, r = gp_client_parse(cmd, NULL, argc, argv, &f, &first);
+	int status = gp_client_parse_bare(cmd, NULL, argc, argv, &f);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (first < argc) {
-		fprintf(stderr, "gpupool %s: takes no arguments, got \"%s\"\n", cmd->name,
-			argv[first]);
-		return GP_EXIT_USAGE;
-	}
+	if (status != GP_CLIENT_GO)
+		return status;
 	status = gp_client_request(&f, cmd->name, "GET", path, NULL, &reply);
 	if (status == GP_EXIT_OK && f.json)
 		gp_client_print_json(reply);

@@ -321,15 +321,10 @@ static int task_ls(int argc, char **argv)
 	struct task_options o = {.cmd = "task ls"};
 	char path[PATH_LEN] = "/v1/tasks";
 	json_t *reply = NULL;
-	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (first < argc) {
-		fprintf(stderr, "gpupool task ls: takes no arguments, got \"%s\"\n",
-			argv[first]);
-		return GP_EXIT_USAGE;
-	}
+	if (status != GP_CLIENT_GO)
+		return status;
 	if (o.state)
 		snprintf(path, sizeof(path), "/v1/tasks?state=%s", o.state);
 	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);

@@ -130,15 +130,10 @@ int gp_cmd_top(int argc, char **argv)
 	struct top_options o = {0};
 	struct gp_client_flags f = {0};
 	bool tty = isatty(STDOUT_FILENO);
-	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (first < argc) {
-		fprintf(stderr, "gpupool top: takes no arguments, got \"%s\"\n",
-			argv[first]);
-		return GP_EXIT_USAGE;
-	}
+	if (status != GP_CLIENT_GO)
+		return status;
 	for (;;) {
 		json_t *reply = NULL;
 
@@ -242,15 +237,10 @@ int gp_cmd_alerts(int argc, char **argv)
 	struct gp_client_flags f = {0};
 	char path[PATH_LEN];
 	json_t *reply = NULL;
-	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (first < argc) {
-		fprintf(stderr, "gpupool alerts: takes no arguments, got \"%s\"\n",
-			argv[first]);
-		return GP_EXIT_USAGE;
-	}
+	if (status != GP_CLIENT_GO)
+		return status;
 	if (o.clear)
 		snprintf(path, sizeof(path), "/v1/alerts/%lld/clear", o.clear);
 	else
