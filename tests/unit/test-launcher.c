@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tree.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,11 +46,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	if (system(cmd) != 0)
-		return -1;
+	remove_tree(f->dir);
 	free(f);
 	alarm(0);
 	return 0;

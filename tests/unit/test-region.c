@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tree.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -50,28 +52,6 @@ static int setup(void **state)
 	assert_int_equal(gp_region_open(f.dir, UUID, 16 * GiB, &f.r), 0);
 	*state = &f;
 	return 0;
-}
-
-static void remove_tree(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	while (d && (e = readdir(d))) {
-		struct stat st;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			remove_tree(path);
-		else
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
 }
 
 static int teardown(void **state)

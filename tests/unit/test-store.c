@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tree.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -66,23 +68,6 @@ static int setup_store(void **state)
 	f = *state;
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
 	return 0;
-}
-
-static void remove_tree(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
 }
 
 static int teardown(void **state)
