@@ -146,6 +146,10 @@ static const char *const migrations[] = {
 	"  UNIQUE (tenant, model));",
 	/* 5: where a task runs (the submitter's directory); "" the agent's. */
 	"ALTER TABLE tasks ADD COLUMN workdir TEXT NOT NULL DEFAULT '';",
+	/* 6: the Unix user a tenant's tasks run as ("" automatic), and the
+	 * environment variables a task's submitter declared (a JSON object). */
+	"ALTER TABLE tenants ADD COLUMN unix_user TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE tasks ADD COLUMN env TEXT NOT NULL DEFAULT '{}';",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -591,7 +595,7 @@ int gp_store_schema_version(struct gp_store *s)
 
 #define TENANT_COLUMNS                                                                   \
 	"id, name, admin, mem_guaranteed_mib, mem_borrowable_mib, "                      \
-	"compute_guaranteed_pct, compute_borrowable_pct, created"
+	"compute_guaranteed_pct, compute_borrowable_pct, created, unix_user"
 
 static void read_tenant(sqlite3_stmt *st, void *ret)
 {
@@ -606,6 +610,7 @@ static void read_tenant(sqlite3_stmt *st, void *ret)
 	t->compute_guaranteed_pct = (unsigned)sqlite3_column_int64(st, 5);
 	t->compute_borrowable_pct = (unsigned)sqlite3_column_int64(st, 6);
 	t->created = sqlite3_column_int64(st, 7);
+	copy_text(st, 8, t->user, sizeof(t->user));
 }
 
 static void bind_quota(sqlite3_stmt *st, int first, const struct gp_tenant *t)
@@ -627,6 +632,8 @@ int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out
 		return -EINVAL;
 	if (!fits(t->name, sizeof(t->name)) || is_blank(t->name))
 		return fail(s, -EINVAL, "tenant_add: the name is empty or too long");
+	if (!fits(t->user, sizeof(t->user)))
+		return fail(s, -EINVAL, "tenant_add: the user is too long");
 	r = token_new(token);
 	if (r < 0)
 		return fail(s, r, "tenant_add: getrandom: %s", strerror(-r));
@@ -634,8 +641,8 @@ int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out
 	r = prepare(s,
 		    "INSERT INTO tenants (name, token_sha256, admin, mem_guaranteed_mib, "
 		    "mem_borrowable_mib, compute_guaranteed_pct, compute_borrowable_pct, "
-		    "created) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		    "created, unix_user) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -644,6 +651,7 @@ int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out
 	sqlite3_bind_int(st, 3, t->admin);
 	bind_quota(st, 4, t);
 	sqlite3_bind_int64(st, 8, created);
+	sqlite3_bind_text(st, 9, t->user, -1, SQLITE_STATIC);
 	r = step_done(s, st, "tenant_add");
 	if (r == -EEXIST)
 		return fail(s, r, "tenant_add: a tenant named '%s' exists", t->name);
@@ -711,6 +719,26 @@ int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t)
 	bind_quota(st, 1, t);
 	sqlite3_bind_int64(st, 5, t->id);
 	r = step_done(s, st, "tenant_set_quota");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no tenant %lld", (long long)t->id);
+	return r;
+}
+
+int gp_store_tenant_set_user(struct gp_store *s, const struct gp_tenant *t)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !t)
+		return -EINVAL;
+	if (!fits(t->user, sizeof(t->user)))
+		return fail(s, -EINVAL, "tenant_set_user: the user is too long");
+	r = prepare(s, "UPDATE tenants SET unix_user = ?1 WHERE id = ?2", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, t->user, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, t->id);
+	r = step_done(s, st, "tenant_set_user");
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no tenant %lld", (long long)t->id);
 	return r;
@@ -1135,6 +1163,77 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no task %lld", (long long)t->id);
 	return r;
+}
+
+/* ---- a task's declared environment ---- */
+
+/* Is json the text of a JSON object? SQLite's JSON functions say. */
+static int is_json_object(struct gp_store *s, const char *json, bool *ret)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s,
+			"SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' "
+			"ELSE 0 END",
+			&st);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+	r = step_row(s, st, "task_env_set");
+	if (r < 0)
+		return r;
+	*ret = r && sqlite3_column_int(st, 0) == 1;
+	return 0;
+}
+
+int gp_store_task_env_set(struct gp_store *s, int64_t id, const char *json)
+{
+	auto_stmt *st = NULL;
+	bool object = false;
+	int r;
+
+	if (!s || !json)
+		return -EINVAL;
+	r = is_json_object(s, json, &object);
+	if (r < 0)
+		return r;
+	if (!object)
+		return fail(s, -EINVAL, "task_env_set: not the text of a JSON object");
+	r = prepare(s, "UPDATE tasks SET env = ?2 WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, json, -1, SQLITE_STATIC);
+	r = step_done(s, st, "task_env_set");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)id);
+	return r;
+}
+
+int gp_store_task_env_get(struct gp_store *s, int64_t id, char **ret_json)
+{
+	auto_stmt *st = NULL;
+	const char *text;
+	char *copy;
+	int r;
+
+	if (!s || !ret_json)
+		return -EINVAL;
+	r = prepare(s, "SELECT env FROM tasks WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	r = step_row(s, st, "task_env_get");
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)id);
+	text = (const char *)sqlite3_column_text(st, 0);
+	copy = strdup(text && *text ? text : "{}");
+	if (!copy)
+		return fail(s, -ENOMEM, "task_env_get: out of memory");
+	*ret_json = copy;
+	return 0;
 }
 
 /* ---- audit ---- */

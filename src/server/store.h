@@ -8,10 +8,11 @@
  * a newer gpupool is refused, never rewritten.
  *
  * Objects: tenants (with a bearer token, kept only as its SHA-256 hash,
- * and quotas, overall and per device model), templates, tasks, the
- * audit log, usage records (metering) and alerts. Rows come back in
- * caller-owned structs; lists come back as arrays the caller frees with
- * free(). Functions return 0 or a negative errno (-ENOENT: no such row,
+ * quotas, overall and per device model, and the Unix user their tasks
+ * run as), templates, tasks (and the environment variables their
+ * submitter declared), the audit log, usage records (metering) and
+ * alerts. Rows come back in caller-owned structs; lists come back as
+ * arrays the caller frees with free(). Functions return 0 or a negative errno (-ENOENT: no such row,
  * -EEXIST: name taken, -EIO: SQLite failed; gp_store_error says why).
  * A store is used from one thread at a time.
  *
@@ -27,6 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/user.h"
+
 #define GP_STORE_NAME_MAX	    64
 #define GP_COMMAND_MAX	    1024
 #define GP_WORKDIR_MAX	    1024
@@ -37,7 +40,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 5
+#define GP_STORE_SCHEMA_VERSION 6
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -61,6 +64,9 @@ struct gp_tenant {
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	unsigned compute_guaranteed_pct, compute_borrowable_pct; /* sum over devices */
 	int64_t created;					 /* unix seconds */
+	/* The Unix user its tasks run as: a spec of base/user.h, "" automatic.
+	 * The store keeps the text; the API checks it (gp_user_resolve). */
+	char user[GP_USER_SPEC_MAX];
 };
 
 /* A tenant's quota on the devices of one model, on top of its overall
@@ -167,13 +173,15 @@ int gp_store_schema_version(struct gp_store *s);      /* >= 0, or -errno */
 /* Tenants. tenant_add makes a random token, returns it once in
  * token_out (GP_TOKEN_HEX + 1 bytes) and stores only its hash.
  * tenant_add sets t->id and t->created; set_quota writes the four quota
- * fields of the tenant t->id (-ENOENT: none). */
+ * fields of the tenant t->id, set_user its user (-ENOENT: none; -EINVAL:
+ * a user that does not fit its field). */
 int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out);
 int gp_store_tenant_by_token(struct gp_store *s, const char *token,
 			     struct gp_tenant *ret);
 int gp_store_tenant_by_name(struct gp_store *s, const char *name, struct gp_tenant *ret);
 int gp_store_tenant_list(struct gp_store *s, struct gp_tenant **ret, int *ret_n);
 int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t);
+int gp_store_tenant_set_user(struct gp_store *s, const struct gp_tenant *t);
 
 /* Model quotas. model_quota_set adds q, or replaces the quota of
  * q->tenant for q->model (-ENOENT: no such tenant; -EINVAL: an empty
@@ -215,6 +223,17 @@ int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
  * task_update changes the task t->id (-ENOENT: none); task_add gives
  * -ENOENT if t->tenant is no tenant. */
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t);
+
+/* A task's declared environment variables, as the text of a JSON object
+ * (server/taskenv.h says what it may hold; the API checks it), kept
+ * beside the task and not in struct gp_task, which the scheduling loop
+ * loads by the thousand. env_set replaces the task's (-ENOENT: no task
+ * id; -EINVAL: json is not the text of a JSON object); it joins the
+ * caller's transaction, so a submission writes the task and its
+ * variables at once. env_get gives a malloc'd copy in *ret_json, "{}"
+ * when the task has none; the caller frees it. */
+int gp_store_task_env_set(struct gp_store *s, int64_t id, const char *json);
+int gp_store_task_env_get(struct gp_store *s, int64_t id, char **ret_json);
 
 /* The audit log: who (a tenant name, or "admin"/"server") did what to
  * which object, and why. */

@@ -1,7 +1,9 @@
 /* test-store.c — the server's SQLite store (src/server/store.c): schema
  * and migrations, the refusal of newer files, tenants and their tokens,
  * model quotas (set, replace, list, remove; a file at schema 3 upgraded in
- * place; which quota governs a device), templates, tasks, the audit log,
+ * place; which quota governs a device), tenants' Unix users and tasks'
+ * declared variables (a file at schema 5 upgraded in place; the variables
+ * written in the submission's transaction), templates, tasks, the audit log,
  * usage records (one transaction per batch, all or none; sums per tenant
  * and model), alerts (one active per kind and object), argument checks,
  * and durability when a writer is killed with SIGKILL at a random moment.
@@ -758,8 +760,11 @@ static void test_migrates_from_schema_1(void **state)
 	task_id = add_task(f->s, tenant_id, "old-task");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
-		     "ALTER TABLE tasks DROP COLUMN workdir; PRAGMA user_version = 1");
+	raw_exec(db,
+		 "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
+		 "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
+		 "env; "
+		 "ALTER TABLE tenants DROP COLUMN unix_user; PRAGMA user_version = 1");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
@@ -789,8 +794,11 @@ static void test_migrates_from_schema_3(void **state)
 	task_id = add_task(f->s, tenant_id, "old-task");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
-		     "PRAGMA user_version = 3");
+	raw_exec(db,
+		 "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
+		 "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
+		 "unix_user; "
+		 "PRAGMA user_version = 3");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
@@ -805,6 +813,157 @@ static void test_migrates_from_schema_3(void **state)
 	assert_int_equal(gp_store_model_quota_list(f->s, tenant_id, &list, &n), 0);
 	assert_int_equal(n, 1);
 	free(list);
+}
+
+/* A file at schema 5 (before tenants' users and tasks' variables) is
+ * brought up to date in place: old tenants are automatic, old tasks
+ * declared nothing, and both can be written. */
+static void test_migrates_from_schema_5(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t;
+	int64_t tenant_id, task_id;
+	char *env = NULL;
+	sqlite3 *db;
+
+	tenant_id = add_tenant(f->s, "old");
+	task_id = add_task(f->s, tenant_id, "old-task");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
+		     "unix_user; "
+		     "PRAGMA user_version = 5");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
+	assert_string_equal(t.user, "");
+	assert_int_equal(t.mem_guaranteed_mib, 8192);
+	assert_int_equal(gp_store_task_env_get(f->s, task_id, &env), 0);
+	assert_string_equal(env, "{}");
+	free(env);
+	snprintf(t.user, sizeof(t.user), "1000:1000");
+	assert_int_equal(gp_store_tenant_set_user(f->s, &t), 0);
+	assert_int_equal(gp_store_task_env_set(f->s, task_id, "{\"A\":\"1\"}"), 0);
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	assert_int_equal(
+		raw_int(db, "SELECT COUNT(*) FROM tenants WHERE unix_user = '1000:1000'"),
+		1);
+	assert_int_equal(
+		raw_int(db, "SELECT COUNT(*) FROM tasks WHERE env = '{\"A\":\"1\"}'"), 1);
+	sqlite3_close(db);
+	f->s = NULL;
+}
+
+/* ---- tenants' users and tasks' variables ---- */
+
+static void test_tenant_user(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("vision"), got, *list = NULL, missing = {.id = 9999};
+	char token[GP_TOKEN_HEX + 1];
+	int n = 0;
+
+	add_tenant(f->s, "auto");
+	snprintf(t.user, sizeof(t.user), "alice:render");
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), 0);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "vision", &got), 0);
+	assert_string_equal(got.user, "alice:render");
+	assert_int_equal(gp_store_tenant_by_token(f->s, token, &got), 0);
+	assert_string_equal(got.user, "alice:render");
+	assert_int_equal(gp_store_tenant_list(f->s, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0].user, "");
+	assert_string_equal(list[1].user, "alice:render");
+	free(list);
+
+	/* set_user changes the user alone; the quotas stay. */
+	snprintf(got.user, sizeof(got.user), "4242:4243");
+	got.mem_guaranteed_mib = 1;
+	assert_int_equal(gp_store_tenant_set_user(f->s, &got), 0);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "vision", &got), 0);
+	assert_string_equal(got.user, "4242:4243");
+	assert_int_equal(got.mem_guaranteed_mib, 8192);
+	got.user[0] = '\0';
+	assert_int_equal(gp_store_tenant_set_user(f->s, &got), 0);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "vision", &got), 0);
+	assert_string_equal(got.user, "");
+
+	assert_int_equal(gp_store_tenant_set_user(f->s, &missing), -ENOENT);
+	assert_int_equal(gp_store_tenant_set_user(f->s, NULL), -EINVAL);
+	memset(got.user, 'u', sizeof(got.user)); /* not terminated */
+	assert_int_equal(gp_store_tenant_set_user(f->s, &got), -EINVAL);
+	t = tenant("long");
+	memset(t.user, 'u', sizeof(t.user));
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EINVAL);
+}
+
+static void test_task_env(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	int64_t id = add_task(f->s, tenant_id, "job"),
+		other = add_task(f->s, tenant_id, "other");
+	const char *env = "{\"A\":\"1\",\"LD_LIBRARY_PATH\":\"/opt/lib\"}";
+	char *got = NULL, *untouched = (char *)&got;
+	struct gp_task t;
+
+	assert_int_equal(gp_store_task_env_get(f->s, id, &got), 0);
+	assert_string_equal(got, "{}"); /* none declared */
+	free(got);
+	assert_int_equal(gp_store_task_env_set(f->s, id, env), 0);
+	assert_int_equal(gp_store_task_env_get(f->s, id, &got), 0);
+	assert_string_equal(got, env);
+	free(got);
+	assert_int_equal(gp_store_task_env_get(f->s, other, &got), 0);
+	assert_string_equal(got, "{}");
+	free(got);
+	/* The task itself is as it was. */
+	assert_int_equal(gp_store_task_get(f->s, id, &t), 0);
+	assert_string_equal(t.name, "job");
+
+	static const char *const bad[] = {"",  "not json", "[1]", "\"A=1\"",
+					  "1", "{\"A\":",  "null"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (gp_store_task_env_set(f->s, id, bad[i]) != -EINVAL)
+			fail_msg("%s was stored", bad[i]);
+	assert_int_equal(gp_store_task_env_get(f->s, id, &got), 0);
+	assert_string_equal(got, env);
+	free(got);
+	assert_int_equal(gp_store_task_env_set(f->s, 9999, "{}"), -ENOENT);
+	assert_int_equal(gp_store_task_env_set(f->s, id, NULL), -EINVAL);
+	assert_int_equal(gp_store_task_env_set(NULL, id, "{}"), -EINVAL);
+	got = untouched;
+	assert_int_equal(gp_store_task_env_get(f->s, 9999, &got), -ENOENT);
+	assert_ptr_equal(got, untouched);
+	assert_int_equal(gp_store_task_env_get(f->s, id, NULL), -EINVAL);
+}
+
+/* A submission writes its task and variables at once: a rollback leaves
+ * neither. */
+static void test_task_env_in_transaction(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_task t = task(tenant_id, "job");
+	char *got = NULL;
+
+	assert_int_equal(gp_store_begin(f->s), 0);
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_store_task_env_set(f->s, t.id, "{\"A\":\"1\"}"), 0);
+	gp_store_rollback(f->s);
+	assert_int_equal(gp_store_task_count(f->s, -1), 0);
+	assert_int_equal(gp_store_task_env_get(f->s, t.id, &got), -ENOENT);
+
+	assert_int_equal(gp_store_begin(f->s), 0);
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_store_task_env_set(f->s, t.id, "{\"A\":\"2\"}"), 0);
+	assert_int_equal(gp_store_commit(f->s), 0);
+	assert_int_equal(gp_store_task_env_get(f->s, t.id, &got), 0);
+	assert_string_equal(got, "{\"A\":\"2\"}");
+	free(got);
 }
 
 /* ---- model quotas ---- */
@@ -1252,13 +1411,19 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_are_not_sql, setup_store,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_5, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_user, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_task_env, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_task_env_in_transaction, setup_store,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_3, setup_store,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_model_quota_set_list_remove, setup_store,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_model_quota_set_list_remove,
+						setup_store, teardown),
 		cmocka_unit_test(test_model_quota_find),
-		cmocka_unit_test_setup_teardown(test_model_quota_bad_arguments, setup_store,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_model_quota_bad_arguments,
+						setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_1, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_usage_add_list_sum, setup_store,
