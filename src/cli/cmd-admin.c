@@ -1,4 +1,4 @@
-/* cmd-admin.c — the admin's commands: `gpupool tenant add|quota|ls`,
+/* cmd-admin.c — the admin's commands: `gpupool tenant add|set|quota|ls`,
  * `gpupool template add|ls|show` and `gpupool audit`, through the
  * server's API (cli/client.h, docs/api.md). A tenant may list itself and
  * the templates; the server refuses the rest to anyone but the admin.
@@ -130,18 +130,26 @@ static int no_option(void *ctx, int c, const char *value)
 
 /* ---- tenants ---------------------------------------------------------- */
 
+/* What --user means, for the usage texts of `tenant add` and `tenant set`. */
+#define USER_HELP                                                                        \
+	"  --user SPEC                the Unix user its tasks run as, on the\n"          \
+	"                             server's machine: NAME, NAME:GROUP or\n"           \
+	"                             UID:GID, never root; or auto, an unprivileged\n"   \
+	"                             uid of gpupool's own (a new tenant's default)\n"
+
 static void tenant_add_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool tenant add NAME [--mem-guaranteed SIZE] "
-		"[--mem-borrowable SIZE]\n"
-		"                          [--compute-guaranteed PCT] "
-		"[--compute-borrowable PCT]\n"
+		"usage: gpupool tenant add NAME [--user SPEC|auto] [--mem-guaranteed "
+		"SIZE]\n"
+		"                          [--mem-borrowable SIZE] [--compute-guaranteed "
+		"PCT]\n"
+		"                          [--compute-borrowable PCT]\n"
 		"\n"
 		"Adds a tenant (admin only) and prints its token, which is shown only "
 		"this\n"
 		"once. Quotas sum over devices: 200 %% of compute is two whole devices.\n"
-		"\n"
+		"\n" USER_HELP
 		"  --mem-guaranteed SIZE      memory the tenant is sure to get (default "
 		"0)\n"
 		"  --mem-borrowable SIZE      more it may borrow while others do not use "
@@ -151,11 +159,26 @@ static void tenant_add_usage(FILE *out)
 		"  --compute-borrowable PCT   more it may borrow\n");
 }
 
+/* --user SPEC: "auto" is the API's "" (the server checks the rest). */
+static int set_user(struct admin_options *o, const char *value)
+{
+	if (!*value) {
+		fprintf(stderr,
+			"gpupool %s: --user needs NAME, NAME:GROUP, UID:GID or auto\n",
+			o->cmd);
+		return -EINVAL;
+	}
+	json_object_set_new(o->body, "user",
+			    json_string(strcmp(value, "auto") ? value : ""));
+	return 0;
+}
+
 static int tenant_add_option(void *ctx, int c, const char *value)
 {
 	struct admin_options *o = ctx;
 
 	switch (c) {
+	case 'u': return set_user(o, value);
 	case 'm': return set_mib(o, "mem-guaranteed", "mem_guaranteed_mib", value, true);
 	case 'M': return set_mib(o, "mem-borrowable", "mem_borrowable_mib", value, true);
 	case 'c':
@@ -179,6 +202,7 @@ static void tenant_add_print(json_t *t)
 static int tenant_add(int argc, char **argv)
 {
 	static const struct option own[] = {
+		{"user", required_argument, NULL, 'u'},
 		{"mem-guaranteed", required_argument, NULL, 'm'},
 		{"mem-borrowable", required_argument, NULL, 'M'},
 		{"compute-guaranteed", required_argument, NULL, 'c'},
@@ -195,6 +219,123 @@ static int tenant_add(int argc, char **argv)
 	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
 	int status = run(&cmd, &o, argc, argv, &req);
 
+	json_decref(o.body);
+	return status;
+}
+
+/* A name as the server takes it in a path: NAME_CHARS, first alphanumeric. */
+static bool is_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < NAME_LEN && strspn(s, NAME_CHARS) == n &&
+	       !strchr("._-", s[0]);
+}
+
+static void tenant_set_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool tenant set NAME [--user SPEC|auto] [--mem-guaranteed "
+		"SIZE]\n"
+		"                          [--mem-borrowable SIZE] [--compute-guaranteed "
+		"PCT]\n"
+		"                          [--compute-borrowable PCT]\n"
+		"\n"
+		"Changes a tenant's Unix user or its overall quota (admin only); what is "
+		"not\n"
+		"given stays. The audit log gets the old and new values. Tasks that run "
+		"keep\n"
+		"the user they started as; the next ones start as the new one.\n"
+		"\n" USER_HELP
+		"  --mem-guaranteed SIZE      memory the tenant is sure to get\n"
+		"  --mem-borrowable SIZE      more it may borrow while others do not use "
+		"it\n"
+		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
+		"device\n"
+		"  --compute-borrowable PCT   more it may borrow\n");
+}
+
+/* The user as `tenant ls` and `tenant set` print it. */
+static const char *user_shown(json_t *t)
+{
+	const char *user = gp_client_str(t, "user");
+
+	return *user ? user : "auto";
+}
+
+static void tenant_set_print(json_t *t)
+{
+	char g[32], b[32];
+
+	printf("tenant \"%s\": user %s, memory %s+%s, compute %lld+%lld%%\n",
+	       gp_client_str(t, "name"), user_shown(t),
+	       gp_client_mib_text(gp_client_int(t, "mem_guaranteed_mib"), g, sizeof(g)),
+	       gp_client_mib_text(gp_client_int(t, "mem_borrowable_mib"), b, sizeof(b)),
+	       (long long)gp_client_int(t, "compute_guaranteed_pct"),
+	       (long long)gp_client_int(t, "compute_borrowable_pct"));
+}
+
+/* NAME and at least one flag; the request's path in path. An exit status. */
+static int tenant_set_check(const struct admin_options *o, int argc, char **argv,
+			    char *path, size_t size)
+{
+	if (argc != 1) {
+		fprintf(stderr, "gpupool tenant set: needs one name (gpupool tenant set "
+				"--help)\n");
+		return GP_EXIT_USAGE;
+	}
+	if (!is_name(argv[0])) {
+		fprintf(stderr,
+			"gpupool tenant set: NAME \"%s\" must be letters, digits, "
+			"'.', '_' or '-'\n",
+			argv[0]);
+		return GP_EXIT_USAGE;
+	}
+	if (!json_object_size(o->body)) {
+		fprintf(stderr,
+			"gpupool tenant set: give what to change: --user, "
+			"--mem-guaranteed, --mem-borrowable, --compute-guaranteed or "
+			"--compute-borrowable\n");
+		return GP_EXIT_USAGE;
+	}
+	snprintf(path, size, "/v1/tenants/%s", argv[0]);
+	return GP_EXIT_OK;
+}
+
+static int tenant_set(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"user", required_argument, NULL, 'u'},
+		{"mem-guaranteed", required_argument, NULL, 'm'},
+		{"mem-borrowable", required_argument, NULL, 'M'},
+		{"compute-guaranteed", required_argument, NULL, 'c'},
+		{"compute-borrowable", required_argument, NULL, 'C'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "tenant set",
+		.usage = tenant_set_usage,
+		.options = own,
+		.option = tenant_add_option,
+	};
+	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
+	struct gp_client_flags f = {0};
+	char path[2 * PATH_LEN];
+	json_t *reply = NULL;
+	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+
+	if (r)
+		status = r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	else
+		status = tenant_set_check(&o, argc - first, argv + first, path,
+					  sizeof(path));
+	if (!r && status == GP_EXIT_OK)
+		status = gp_client_request(&f, cmd.name, "PATCH", path, o.body, &reply);
+	if (!r && status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (!r && status == GP_EXIT_OK)
+		tenant_set_print(reply);
+	json_decref(reply);
 	json_decref(o.body);
 	return status;
 }
@@ -222,14 +363,6 @@ static void tenant_quota_usage(FILE *out)
 		"  --compute-guaranteed PCT   compute there, in %% of a device\n"
 		"  --compute-borrowable PCT   more it may borrow there (default 0)\n"
 		"  --remove                   remove the quota of that model\n");
-}
-
-/* A name as the server takes it in a path: NAME_CHARS, first alphanumeric. */
-static bool is_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 0 && n < NAME_LEN && strspn(s, NAME_CHARS) == n && !strchr("._-", s[0]);
 }
 
 /* What `tenant quota` collects: the body, and --remove. */
@@ -352,8 +485,10 @@ static int tenant_quota(int argc, char **argv)
 static void tenant_ls_usage(FILE *out)
 {
 	fprintf(out, "usage: gpupool tenant ls [-o json|table]\n\n"
-		     "Lists the tenants and their quotas, each model quota on a line of its\n"
-		     "own under its tenant (a tenant sees only itself).\n");
+		     "Lists the tenants, the Unix user their tasks run as (auto: an\n"
+		     "unprivileged uid of gpupool's own) and their quotas, each model\n"
+		     "quota on a line of its own under its tenant (a tenant sees only\n"
+		     "itself).\n");
 }
 
 /* A line under its tenant for each model quota: "on MODEL". */
@@ -372,7 +507,8 @@ static void model_quota_rows(json_t *quotas)
 		snprintf(compute, sizeof(compute), "%lld+%lld%%",
 			 (long long)gp_client_int(q, "compute_guaranteed_pct"),
 			 (long long)gp_client_int(q, "compute_borrowable_pct"));
-		printf("%-6s   %-14s %-5s %-15s %s\n", "", on, "", mem, compute);
+		printf("%-6s   %-14s %-5s %-16s %-15s %s\n", "", on, "", "", mem,
+		       compute);
 	}
 }
 
@@ -389,17 +525,17 @@ static void tenant_row(json_t *t)
 	snprintf(compute, sizeof(compute), "%lld+%lld%%",
 		 (long long)gp_client_int(t, "compute_guaranteed_pct"),
 		 (long long)gp_client_int(t, "compute_borrowable_pct"));
-	printf("%-6lld %-16s %-5s %-15s %-15s %s\n", (long long)gp_client_int(t, "id"),
-	       gp_client_str(t, "name"),
-	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no",
+	printf("%-6lld %-16s %-5s %-16s %-15s %-15s %s\n",
+	       (long long)gp_client_int(t, "id"), gp_client_str(t, "name"),
+	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no", user_shown(t),
 	       no_mem ? "-" : mem, compute, gp_client_str(t, "created"));
 	model_quota_rows(json_object_get(t, "model_quotas"));
 }
 
 static void tenant_ls_print(json_t *reply)
 {
-	printf("%-6s %-16s %-5s %-15s %-15s %s\n", "ID", "NAME", "ADMIN", "MEM (G+B)",
-	       "COMPUTE (G+B)", "CREATED");
+	printf("%-6s %-16s %-5s %-16s %-15s %-15s %s\n", "ID", "NAME", "ADMIN", "USER",
+	       "MEM (G+B)", "COMPUTE (G+B)", "CREATED");
 	gp_client_rows(reply, "tenants", tenant_row);
 }
 
@@ -420,7 +556,10 @@ int gp_cmd_tenant(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
 		{"add", tenant_add, "add a tenant and print its token (admin)"},
-		{"quota", tenant_quota, "set or remove a tenant's quota on one device model (admin)"},
+		{"set", tenant_set,
+		 "change a tenant's Unix user or overall quota (admin)"},
+		{"quota", tenant_quota,
+		 "set or remove a tenant's quota on one device model (admin)"},
 		{"ls", tenant_ls, "list the tenants"},
 	};
 

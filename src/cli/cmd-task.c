@@ -1,5 +1,5 @@
-/* cmd-task.c — `gpupool submit` (alias `run`) and `gpupool task
- * ls|show|set|cancel`: a tenant's tasks, through the server's API
+/* cmd-task.c — `gpupool submit` (aliases `run` and `task submit`) and
+ * `gpupool task ls|show|set|cancel`: a tenant's tasks, through the server's API
  * (cli/client.h, docs/api.md). Each command builds one request from its
  * flags, sends it, and prints the answer as a table, or with -o json the
  * server's JSON as it came. */
@@ -12,9 +12,11 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "server/taskenv.h"
 
 #define DEVICES_MAX 64
 #define PATH_LEN    128
+#define WHY_MAX	    400
 
 static const char *const isolations[] = {"hard", "shared", NULL};
 static const char *const kinds[] = {"batch", "training", "inference", "interactive",
@@ -73,8 +75,8 @@ static int one_id(const char *cmd, int argc, char **argv, int first, long long *
 static void submit_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool submit [OPTIONS] -- COMMAND [ARGS...]   (or: gpupool run "
-		"...)\n"
+		"usage: gpupool submit [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       (or: gpupool run ..., gpupool task submit ...)\n"
 		"\n"
 		"Queues COMMAND as a task of your tenant and prints its id once the "
 		"server\n"
@@ -96,12 +98,19 @@ static void submit_usage(FILE *out)
 		"batch)\n"
 		"  --model M          only devices of this model\n"
 		"  --workdir DIR      where it runs (default: this directory)\n"
+		"  --env NAME=VALUE   a variable of the task's environment\n"
+		"                     (repeatable, at most %d): it holds only these\n"
+		"                     and what gpupool sets (its devices, its id,\n"
+		"                     PATH, HOME, ...). gpupool's own names\n"
+		"                     (GPUPOOL_*, LD_PRELOAD, *_VISIBLE_DEVICES,\n"
+		"                     HOME, USER, ...) are refused; LD_LIBRARY_PATH\n"
+		"                     is appended after the server's\n"
 		"  -q, --quiet        print only the task id\n"
 		"  -o json|table      the server's JSON, or text (default)\n"
 		"  --socket PATH      the server (default: $GPUPOOL_SOCKET, else the "
 		"server's)\n"
 		"  --token T, --token-file F   who you are (default: $GPUPOOL_TOKEN)\n",
-		DEVICES_MAX);
+		DEVICES_MAX, GP_TASK_ENV_MAX);
 }
 
 /* --workdir DIR, made absolute (the task runs there, on the agent's
@@ -119,6 +128,52 @@ static int set_workdir(struct task_options *o, const char *value)
 	return 0;
 }
 
+/* --env NAME=VALUE, checked as the server checks it (server/taskenv.h),
+ * before anything is sent. */
+static int set_env(struct task_options *o, const char *value)
+{
+	const char *eq = strchr(value, '=');
+	json_t *env = json_object_get(o->body, "env"), *v;
+	char name[GP_TASK_ENV_NAME_MAX + 2], why[WHY_MAX];
+
+	if (!eq) {
+		fprintf(stderr, "gpupool %s: --env \"%s\" must be NAME=VALUE\n", o->cmd,
+			value);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - value), value);
+	if (gp_task_env_name_check(name, why, sizeof(why)) < 0) {
+		fprintf(stderr, "gpupool %s: --env: %s\n", o->cmd, why);
+		return -EINVAL;
+	}
+	if (env && json_object_get(env, name)) {
+		fprintf(stderr,
+			"gpupool %s: --env %s is given twice; give each variable once\n",
+			o->cmd, name);
+		return -EINVAL;
+	}
+	if (json_object_size(env) == GP_TASK_ENV_MAX) {
+		fprintf(stderr,
+			"gpupool %s: more than %d --env; a task takes at most %d\n",
+			o->cmd, GP_TASK_ENV_MAX, GP_TASK_ENV_MAX);
+		return -EINVAL;
+	}
+	if (strlen(eq + 1) > GP_TASK_ENV_VALUE_MAX || !(v = json_string(eq + 1))) {
+		fprintf(stderr,
+			"gpupool %s: --env %s: the value must be UTF-8 text of at most "
+			"%d "
+			"bytes\n",
+			o->cmd, name, GP_TASK_ENV_VALUE_MAX);
+		return -EINVAL;
+	}
+	if (!env) {
+		env = json_object();
+		json_object_set_new(o->body, "env", env);
+	}
+	json_object_set_new(env, name, v);
+	return 0;
+}
+
 static int submit_option(void *ctx, int c, const char *value)
 {
 	struct task_options *o = ctx;
@@ -129,6 +184,7 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 't': json_object_set_new(o->body, "template", json_string(value)); return 0;
 	case 'M': json_object_set_new(o->body, "model", json_string(value)); return 0;
 	case 'W': return set_workdir(o, value);
+	case 'e': return set_env(o, value);
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
 	case 'x': json_object_set_new(o->body, "exclusive", json_true()); return 0;
 	case 'q': o->quiet = true; return 0;
@@ -159,6 +215,7 @@ static const struct option submit_options[] = {
 	{"kind", required_argument, NULL, 'k'},
 	{"model", required_argument, NULL, 'M'},
 	{"workdir", required_argument, NULL, 'W'},
+	{"env", required_argument, NULL, 'e'},
 	{"quiet", no_argument, NULL, 'q'},
 	{0},
 };
@@ -525,6 +582,7 @@ static int task_cancel(int argc, char **argv)
 int gp_cmd_task(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
+		{"submit", gp_cmd_submit, "queue a task (as gpupool submit)"},
 		{"ls", task_ls, "list tasks"},
 		{"show", task_show, "show one task"},
 		{"set", task_set, "change a task's compute share or priority"},

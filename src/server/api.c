@@ -9,14 +9,17 @@
 #include "server/api.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/user.h"
 #include "server/api-impl.h"
 #include "server/fields.h"
+#include "server/taskenv.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -27,6 +30,8 @@
 #define AUDIT_LIMIT	  100
 #define AUDIT_LIMIT_MAX	  100000
 #define SHELL_PLAIN_CHARS GP_FIELD_NAME_CHARS "/:=@%+,"
+#define TENANTS_PATH	  "/v1/tenants/"
+#define WHY_MAX		  400
 
 static const char *const state_names[] = {
 	[GP_TASK_PENDING] = "pending",	   [GP_TASK_RUNNING] = "running",
@@ -88,6 +93,15 @@ static json_t *tenant_json(const struct gp_tenant *t)
 			 "created", time_json(t->created));
 }
 
+/* A tenant as GET /v1/tenants shows it: with its user ("" automatic). */
+static json_t *tenant_user_json(const struct gp_tenant *t)
+{
+	json_t *o = tenant_json(t);
+
+	json_object_set_new(o, "user", json_string(t->user));
+	return o;
+}
+
 static json_t *template_json(const struct gp_template *t)
 {
 	return json_pack("{s:I, s:s, s:s, s:I, s:I, s:s}", "id", (json_int_t)t->id,
@@ -133,14 +147,32 @@ static json_t *audit_json(const struct gp_audit_entry *e)
 
 /* ---- the fields each endpoint takes ---------------------------------- */
 
+/* What a tenant has that the admin may change: the same checks when it
+ * is added (POST) and changed (PATCH). */
+#define TENANT_SETTABLE_FIELDS                                                           \
+	{"mem_guaranteed_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},                        \
+		{"mem_borrowable_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},                \
+		{"compute_guaranteed_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},         \
+		{"compute_borrowable_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},         \
+	{                                                                                \
+		"user", GP_FIELD_TEXT, .hi = GP_USER_SPEC_MAX - 1                        \
+	}
+
 static const struct gp_field tenant_fields[] = {
 	{"name", GP_FIELD_NAME, .required = true},
-	{"mem_guaranteed_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},
-	{"mem_borrowable_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},
-	{"compute_guaranteed_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},
-	{"compute_borrowable_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},
+	TENANT_SETTABLE_FIELDS,
 	{NULL},
 };
+
+static const struct gp_field tenant_set_fields[] = {
+	TENANT_SETTABLE_FIELDS,
+	{NULL},
+};
+
+/* The four quota fields, in the order tenant_set reports them. */
+static const char *const quota_names[] = {"mem_guaranteed_mib", "mem_borrowable_mib",
+					  "compute_guaranteed_pct",
+					  "compute_borrowable_pct", NULL};
 
 static const struct gp_field template_fields[] = {
 	{"name", GP_FIELD_NAME, .required = true},
@@ -165,6 +197,7 @@ static const struct gp_field task_fields[] = {
 	{"kind", GP_FIELD_CHOICE, .choices = kinds},
 	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
 	{"workdir", GP_FIELD_TEXT, .hi = GP_WORKDIR_MAX - 1},
+	{"env", GP_FIELD_ENV},
 	{NULL},
 };
 
@@ -246,18 +279,52 @@ static void health(void *ctx, const struct gp_http_request *req,
 
 /* ---- tenants ---------------------------------------------------------- */
 
+/* The body's "user", if given, into t->user: "" (automatic), or a spec
+ * that names a user (and group) of this machine other than root. */
+static bool user_from_body(json_t *body, struct gp_tenant *t, struct gp_http_reply *ret)
+{
+	const char *spec = gp_field_string(body, "user", NULL);
+	struct gp_user u;
+	char why[WHY_MAX];
+	int r;
+
+	if (!spec)
+		return true;
+	r = *spec ? gp_user_resolve(spec, &u, why, sizeof(why)) : 0;
+	if (r == -EINVAL || r == -ENOENT || r == -ENAMETOOLONG) {
+		gp_http_error(ret, 400, "field \"user\": %s", why);
+		return false;
+	}
+	if (r < 0) {
+		gp_http_error(ret, 500, "field \"user\": %s", why);
+		return false;
+	}
+	copy(t->user, sizeof(t->user), spec);
+	return true;
+}
+
+/* "automatic", or the spec quoted, for audit rows. */
+static const char *user_text(const char *spec, char *buf, size_t size)
+{
+	if (!*spec)
+		return "automatic";
+	snprintf(buf, size, "\"%s\"", spec);
+	return buf;
+}
+
 static void tenant_add(void *ctx, const struct gp_http_request *req,
 		       struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct gp_tenant me, t = {0};
-	char token[GP_TOKEN_HEX + 1], detail[GP_REASON_MAX];
+	char token[GP_TOKEN_HEX + 1], detail[GP_REASON_MAX], user[GP_USER_SPEC_MAX + 2];
 	json_auto_t *body = NULL;
 	json_t *out;
 	int r;
 
 	if (!caller_admin(api, req, ret, &me, "add tenants") ||
-	    !gp_fields_parse(req, tenant_fields, ret, &body))
+	    !gp_fields_parse(req, tenant_fields, ret, &body) ||
+	    !user_from_body(body, &t, ret))
 		return;
 	copy(t.name, sizeof(t.name), gp_field_string(body, "name", ""));
 	t.mem_guaranteed_mib = gp_field_uint(body, "mem_guaranteed_mib", 0);
@@ -276,13 +343,14 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "adding the tenant");
 		return;
 	}
-	snprintf(detail, sizeof(detail), "memory %llu+%llu MiB, compute %u+%u %%",
+	snprintf(detail, sizeof(detail),
+		 "memory %llu+%llu MiB, compute %u+%u %%, user %s",
 		 (unsigned long long)t.mem_guaranteed_mib,
 		 (unsigned long long)t.mem_borrowable_mib, t.compute_guaranteed_pct,
-		 t.compute_borrowable_pct);
+		 t.compute_borrowable_pct, user_text(t.user, user, sizeof(user)));
 	if (!audit(api, ret, me.name, "tenant.add", t.name, detail))
 		return;
-	out = tenant_json(&t);
+	out = tenant_user_json(&t);
 	json_object_set_new(out, "model_quotas", json_array());
 	json_object_set_new(out, "token", json_string(token));
 	gp_http_json(ret, 201, out);
@@ -321,9 +389,9 @@ static void tenant_list(void *ctx, const struct gp_http_request *req,
 	if (me.admin)
 		r = gp_store_tenant_list(api->store, &all, &n);
 	else
-		json_array_append_new(list, tenant_json(&me));
+		json_array_append_new(list, tenant_user_json(&me));
 	for (int i = 0; i < n; i++)
-		json_array_append_new(list, tenant_json(&all[i]));
+		json_array_append_new(list, tenant_user_json(&all[i]));
 	free(all);
 	if (r == 0)
 		r = model_quotas_add(api, me.admin ? -1 : me.id, list);
@@ -333,6 +401,142 @@ static void tenant_list(void *ctx, const struct gp_http_request *req,
 		return;
 	}
 	gp_http_json(ret, 200, json_pack("{s:o}", "tenants", list));
+}
+
+/* The tenant named in /v1/tenants/NAME; false with 404 in ret if none. */
+static bool tenant_target(struct gp_api *api, const struct gp_http_request *req,
+			  struct gp_http_reply *ret, struct gp_tenant *t)
+{
+	const char *name = req->path + strlen(TENANTS_PATH);
+	int r = gp_field_is_name(name) ? gp_store_tenant_by_name(api->store, name, t)
+				       : -ENOENT;
+
+	if (r == -ENOENT || r == -EINVAL) {
+		gp_http_error(ret, 404,
+			      "no tenant \"%.64s\" (gpupool tenant ls lists them)", name);
+		return false;
+	}
+	return r < 0 ? store_failed(api, ret, r, "finding the tenant") : true;
+}
+
+/* Appends to detail (of size bytes, *len used), cutting what does not fit. */
+static void detail_add(char *detail, size_t size, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void detail_add(char *detail, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(detail + *len, size - *len, fmt, ap);
+	va_end(ap);
+	*len = n < 0 || (size_t)n >= size - *len ? size : *len + (size_t)n;
+}
+
+/* Applies the body's quota fields to t, each given one said in detail
+ * ("name old -> new"); true when any was given. */
+static bool quota_changes(json_t *body, struct gp_tenant *t, char *detail, size_t size,
+			  size_t *len)
+{
+	uint64_t v[] = {t->mem_guaranteed_mib, t->mem_borrowable_mib,
+			t->compute_guaranteed_pct, t->compute_borrowable_pct};
+	bool any = false;
+
+	for (int i = 0; quota_names[i]; i++) {
+		uint64_t now = gp_field_uint(body, quota_names[i], v[i]);
+
+		if (!gp_field_has(body, quota_names[i]))
+			continue;
+		detail_add(detail, size, len, "%s%s %llu -> %llu", *len ? "; " : "",
+			   quota_names[i], (unsigned long long)v[i],
+			   (unsigned long long)now);
+		v[i] = now;
+		any = true;
+	}
+	t->mem_guaranteed_mib = v[0];
+	t->mem_borrowable_mib = v[1];
+	t->compute_guaranteed_pct = (unsigned)v[2];
+	t->compute_borrowable_pct = (unsigned)v[3];
+	return any;
+}
+
+/* The change to tenant t, its audit row and the quota and user writes: one
+ * transaction. */
+static int tenant_write(struct gp_api *api, const char *who, const struct gp_tenant *t,
+			bool quota, bool user, const char *detail)
+{
+	int r = gp_store_begin(api->store);
+
+	if (r == 0 && quota)
+		r = gp_store_tenant_set_quota(api->store, t);
+	if (r == 0 && user)
+		r = gp_store_tenant_set_user(api->store, t);
+	if (r == 0)
+		r = gp_store_audit(api->store, who, "tenant.set", t->name, detail);
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0)
+		gp_store_rollback(api->store);
+	return r;
+}
+
+/* Answers with tenant t as GET /v1/tenants shows it. */
+static void tenant_reply(struct gp_api *api, struct gp_http_reply *ret,
+			 const struct gp_tenant *t)
+{
+	json_t *list = json_array();
+	int r;
+
+	json_array_append_new(list, tenant_user_json(t));
+	r = model_quotas_add(api, t->id, list);
+	if (r < 0)
+		store_failed(api, ret, r, "listing the model quotas");
+	else
+		gp_http_json(ret, 200, json_incref(json_array_get(list, 0)));
+	json_decref(list);
+}
+
+static void tenant_set(void *ctx, const struct gp_http_request *req,
+		       struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me, t;
+	char detail[GP_REASON_MAX] = "", from[GP_USER_SPEC_MAX + 2],
+	     to[GP_USER_SPEC_MAX + 2];
+	char old_user[GP_USER_SPEC_MAX];
+	json_auto_t *body = NULL;
+	bool quota, user;
+	size_t len = 0;
+	int r;
+
+	if (!caller_admin(api, req, ret, &me, "change tenants") ||
+	    !tenant_target(api, req, ret, &t) ||
+	    !gp_fields_parse(req, tenant_set_fields, ret, &body))
+		return;
+	if (!json_object_size(body)) {
+		gp_http_error(ret, 400,
+			      "give what to change: \"user\", \"mem_guaranteed_mib\", "
+			      "\"mem_borrowable_mib\", \"compute_guaranteed_pct\" or "
+			      "\"compute_borrowable_pct\"");
+		return;
+	}
+	copy(old_user, sizeof(old_user), t.user);
+	if (!user_from_body(body, &t, ret))
+		return;
+	user = gp_field_has(body, "user");
+	if (user)
+		detail_add(detail, sizeof(detail), &len, "user %s -> %s",
+			   user_text(old_user, from, sizeof(from)),
+			   user_text(t.user, to, sizeof(to)));
+	quota = quota_changes(body, &t, detail, sizeof(detail), &len);
+	r = tenant_write(api, me.name, &t, quota, user, detail);
+	if (r < 0)
+		store_failed(api, ret, r, "changing the tenant");
+	else
+		tenant_reply(api, ret, &t);
 }
 
 /* ---- templates -------------------------------------------------------- */
@@ -442,19 +646,49 @@ static bool task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id
 	return false;
 }
 
-/* The caller's own name for its task; the admin looks names up. */
+/* Gives the task object o its declared variables, "env", from the store. */
+static bool task_env_add(struct gp_api *api, int64_t id, json_t *o,
+			 struct gp_http_reply *ret)
+{
+	char *text = NULL;
+	json_t *env;
+	int r = gp_store_task_env_get(api->store, id, &text);
+
+	if (r < 0)
+		return store_failed(api, ret, r, "reading the task's env");
+	env = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_object(env)) {
+		json_decref(env);
+		gp_http_error(ret, 500, "task %lld: its stored env is not a JSON object",
+			      (long long)id);
+		return false;
+	}
+	json_object_set_new(o, "env", env);
+	return true;
+}
+
+/* One task, with its env; the caller's own name for its task, the admin
+ * looks names up. */
 static void task_reply(struct gp_api *api, const struct gp_tenant *me,
 		       struct gp_http_reply *ret, unsigned status,
 		       const struct gp_task *t)
 {
 	struct tenant_names names = {0};
+	json_t *o;
 
 	if (t->tenant == me->id) {
-		gp_http_json(ret, status, task_json(t, me->name));
+		o = task_json(t, me->name);
 	} else if (names_load(api, ret, &names)) {
-		gp_http_json(ret, status, task_json(t, tenant_name(&names, t->tenant)));
+		o = task_json(t, tenant_name(&names, t->tenant));
 		names_release(&names);
+	} else {
+		return;
 	}
+	if (task_env_add(api, t->id, o, ret))
+		gp_http_json(ret, status, o);
+	else
+		json_decref(o);
 }
 
 static bool is_ended(enum gp_task_state s)
@@ -532,6 +766,49 @@ static void default_name(const char *command, char *name, size_t size)
 			*p = '-';
 	if (!gp_field_is_name(name))
 		snprintf(name, size, "task");
+}
+
+/* The declared variables of a submission: their text for the store
+ * (NULL when none were declared) and the names, for the audit row. */
+static int task_env_text(json_t *body, char **ret_text, char *names, size_t size)
+{
+	json_t *env = json_object_get(body, "env"), *v;
+	const char *name;
+	size_t len = 0;
+
+	*ret_text = NULL;
+	names[0] = '\0';
+	if (!json_object_size(env))
+		return 0;
+	json_object_foreach(env, name, v)
+		detail_add(names, size, &len, "%s%s", len ? ", " : "; env ", name);
+	*ret_text = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
+	return *ret_text ? 0 : -ENOMEM;
+}
+
+/* The task, its env and its audit row: one transaction, one fsync. */
+static int task_write(struct gp_api *api, const struct gp_tenant *me, struct gp_task *t,
+		      const char *env, const char *env_names)
+{
+	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	int r = gp_store_begin(api->store);
+
+	if (r == 0)
+		r = gp_store_task_add(api->store, t);
+	if (r == 0 && env)
+		r = gp_store_task_env_set(api->store, t->id, env);
+	snprintf(object, sizeof(object), "%lld", (long long)t->id);
+	snprintf(detail, sizeof(detail),
+		 "\"%s\": %llu MiB, %u %%, %u device(s), priority %u%s", t->name,
+		 (unsigned long long)t->mem_mib, t->compute_pct, t->devices, t->priority,
+		 env_names);
+	if (r == 0)
+		r = gp_store_audit(api->store, me->name, "task.submit", object, detail);
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0)
+		gp_store_rollback(api->store);
+	return r;
 }
 
 /* The slice from the template named in the body, if any. */
@@ -649,38 +926,31 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_task t = {0};
-	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	char env_names[GP_REASON_MAX], *env = NULL;
 	json_auto_t *body = NULL;
+	json_t *out, *env_in;
 	int r;
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
 	    !task_from_body(api, body, &me, &t, ret) || !queue_has_room(api, ret))
 		return;
-	/* The task and its audit row: one transaction, one fsync. */
-	r = gp_store_begin(api->store);
-	if (r == 0)
-		r = gp_store_task_add(api->store, &t);
-	if (r < 0) {
-		gp_store_rollback(api->store);
-		store_failed(api, ret, r, "storing the task");
+	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
+		gp_http_error(ret, 500, "storing the task: out of memory");
 		return;
 	}
-	snprintf(object, sizeof(object), "%lld", (long long)t.id);
-	snprintf(detail, sizeof(detail),
-		 "\"%s\": %llu MiB, %u %%, %u device(s), priority %u", t.name,
-		 (unsigned long long)t.mem_mib, t.compute_pct, t.devices, t.priority);
-	r = gp_store_audit(api->store, me.name, "task.submit", object, detail);
-	if (r == 0)
-		r = gp_store_commit(api->store);
+	r = task_write(api, &me, &t, env, env_names);
+	free(env);
 	if (r < 0) {
-		gp_store_rollback(api->store);
 		store_failed(api, ret, r, "storing the task");
 		return;
 	}
 	if (api->loop)
 		gp_loop_wake(api->loop);        /* a pass soon, not at the next tick */
-	gp_http_json(ret, 201, task_json(&t, me.name));
+	out = task_json(&t, me.name);
+	env_in = json_object_get(body, "env");
+	json_object_set_new(out, "env", env_in ? json_incref(env_in) : json_object());
+	gp_http_json(ret, 201, out);
 	snprintf(ret->location, sizeof(ret->location), "/v1/tasks/%lld", (long long)t.id);
 }
 
@@ -932,6 +1202,7 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/health", health},
 	{"POST", "/v1/tenants", tenant_add},
 	{"GET", "/v1/tenants", tenant_list},
+	{"PATCH", "/v1/tenants/{name}", tenant_set},
 	{"PUT", "/v1/tenants/{name}/quotas/{name}", gp_api_model_quota_set},
 	{"DELETE", "/v1/tenants/{name}/quotas/{name}", gp_api_model_quota_remove},
 	{"POST", "/v1/templates", template_add},

@@ -4,9 +4,9 @@
  *
  * A tenant sees and changes only its own tasks; the admin tenant (the
  * one the server made at its first start) sees everything and alone adds
- * tenants and templates and reads the audit log. A write is answered only
- * after the store call that made it returned, so an acknowledged write is
- * on disk.
+ * and changes tenants (their quotas and Unix users), adds templates and
+ * reads the audit log. A write is answered only after the store call
+ * that made it returned, so an acknowledged write is on disk.
  *
  * Metering, bills, alerts, metrics and the live status are in
  * api-meter.c; the node, its devices and the queue in api-pool.c; task

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "server/store.h"
+#include "server/taskenv.h"
 
 #define LIST_MAX 256
+#define WHY_MAX	 400
 
 bool gp_field_is_name(const char *s)
 {
@@ -68,7 +70,9 @@ static bool command_ok(json_t *v)
 	return total < GP_COMMAND_MAX;
 }
 
-static bool value_ok(const struct gp_field *f, json_t *v)
+/* Is v a good value of f? A kind whose message depends on what is wrong
+ * writes it to why (WHY_MAX bytes). */
+static bool value_ok(const struct gp_field *f, json_t *v, char *why)
 {
 	switch (f->kind) {
 	case GP_FIELD_NAME:
@@ -81,12 +85,14 @@ static bool value_ok(const struct gp_field *f, json_t *v)
 	case GP_FIELD_CHOICE:
 		return json_is_string(v) && is_choice(json_string_value(v), f->choices);
 	case GP_FIELD_COMMAND: return command_ok(v);
+	case GP_FIELD_ENV: return gp_task_env_check(v, why, WHY_MAX) == 0;
 	}
 	return false;
 }
 
-/* Says what a good value of f is. */
-static void value_wrong(const struct gp_field *f, struct gp_http_reply *ret)
+/* Says what a good value of f is (or, with why, what was wrong). */
+static void value_wrong(const struct gp_field *f, const char *why,
+			struct gp_http_reply *ret)
 {
 	char list[LIST_MAX];
 
@@ -122,6 +128,9 @@ static void value_wrong(const struct gp_field *f, struct gp_http_reply *ret)
 			"under %d bytes in all",
 			f->name, GP_COMMAND_MAX);
 		return;
+	case GP_FIELD_ENV:
+		gp_http_error(ret, 400, "field \"%s\": %s", f->name, why);
+		return;
 	}
 }
 
@@ -138,7 +147,7 @@ static bool member_ok(const struct gp_field *fields, const char *key, json_t *v,
 		      struct gp_http_reply *ret)
 {
 	const struct gp_field *f = field_find(fields, key);
-	char names[LIST_MAX];
+	char names[LIST_MAX], why[WHY_MAX] = "";
 
 	if (!f) {
 		names_list(fields, names, sizeof(names));
@@ -146,9 +155,9 @@ static bool member_ok(const struct gp_field *fields, const char *key, json_t *v,
 			      names);
 		return false;
 	}
-	if (value_ok(f, v))
+	if (value_ok(f, v, why))
 		return true;
-	value_wrong(f, ret);
+	value_wrong(f, why, ret);
 	return false;
 }
 

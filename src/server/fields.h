@@ -22,12 +22,14 @@
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 enum gp_field_kind {
-	GP_FIELD_NAME, /* 1 to GP_STORE_NAME_MAX - 1 name characters, first alphanumeric */
+	GP_FIELD_NAME, /* 1 to GP_STORE_NAME_MAX - 1 name characters, first alphanumeric
+			*/
 	GP_FIELD_TEXT, /* a string of at most `hi` bytes */
 	GP_FIELD_UINT, /* a whole number from lo to hi */
 	GP_FIELD_BOOL,
 	GP_FIELD_CHOICE,  /* one of `choices` (NULL-terminated) */
 	GP_FIELD_COMMAND, /* a string, or a non-empty array of strings */
+	GP_FIELD_ENV,	  /* a task's declared variables (server/taskenv.h) */
 };
 
 /* One field; a table ends with { NULL }. */

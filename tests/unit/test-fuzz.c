@@ -1,8 +1,10 @@
 /* test-fuzz.c — seeded mutation fuzzing of the parsers that take outside
  * input: the server's YAML configuration (gp_config_load), request bodies
- * checked against a field table (gp_fields_parse), sizes, whole numbers
- * and prices (gp_parse_size, gp_parse_uint, gp_price_parse) and
- * libgpushare's environment (gp_shim_config_load).
+ * checked against a field table (gp_fields_parse, a task's declared
+ * variables among them), the stored variables turned into an environment
+ * (gp_task_env_array), tenants' user specs (gp_user_resolve), sizes,
+ * whole numbers and prices (gp_parse_size, gp_parse_uint, gp_price_parse)
+ * and libgpushare's environment (gp_shim_config_load).
  *
  * Each test starts from a corpus of good and nearly good inputs and, a
  * few thousand times, applies a handful of random mutations (bit flips,
@@ -37,10 +39,12 @@
 
 #include "base/parse.h"
 #include "base/rng.h"
+#include "base/user.h"
 #include "server/bill.h"
 #include "server/config.h"
 #include "server/fields.h"
 #include "server/meter.h"
+#include "server/taskenv.h"
 #include "shim/config.h"
 #include "shim/region.h"
 
@@ -559,6 +563,7 @@ static const struct gp_field task_fields[] = {
 	{"priority", GP_FIELD_UINT, false, 0, 9},
 	{"kind", GP_FIELD_CHOICE, .choices = kinds},
 	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
+	{"env", GP_FIELD_ENV},
 	{NULL},
 };
 
@@ -575,23 +580,121 @@ static const struct gp_field *const field_tables[] = {task_fields, quota_fields}
 static const char *const fields_corpus[] = {
 	"{\"command\": [\"sleep\", \"1\"], \"name\": \"job-1\", \"mem_mib\": 1024, "
 	"\"compute_pct\": 50, \"devices\": 1, \"whole\": false, \"isolation\": \"hard\", "
-	"\"priority\": 5, \"kind\": \"batch\", \"model\": \"A100\", \"template\": \"t.1\"}",
+	"\"priority\": 5, \"kind\": \"batch\", \"model\": \"A100\", \"template\": "
+	"\"t.1\"}",
 	"{\"command\": \"python train.py --epochs 3\"}",
 	"{\"command\": [\"a\"], \"kind\": \"interactive\", \"isolation\": \"shared\"}",
-	"{\"name\": \"team_a\", \"mem_guaranteed_mib\": 16777216, \"compute_guaranteed_pct\": 0,"
+	"{\"name\": \"team_a\", \"mem_guaranteed_mib\": 16777216, "
+	"\"compute_guaranteed_pct\": 0,"
 	" \"reason\": \"more \\u00e9 \\ud83d\\ude00\"}",
 	"{\"name\": \"a\", \"mem_guaranteed_mib\": 0}",
 	"{\"command\": \"x\", \"command\": \"y\"}",
 	"{\"command\": [], \"mem_mib\": -1, \"devices\": 1.5, \"whole\": 1}",
-	"[1, 2, 3]", "\"text\"", "null", "{}", "", "{\"unknown\": true}",
+	"[1, 2, 3]",
+	"\"text\"",
+	"null",
+	"{}",
+	"",
+	"{\"unknown\": true}",
+	"{\"command\": \"x\", \"env\": {\"A\": \"1\", \"_B2\": \"x=y\", "
+	"\"LD_LIBRARY_PATH\": "
+	"\"/opt/lib\"}}",
+	"{\"command\": \"x\", \"env\": {\"LD_PRELOAD\": \"/x.so\", \"GPUPOOL_X\": \"\", "
+	"\"CUDA_VISIBLE_DEVICES\": \"0\", \"HOME\": \"/\"}}",
+	"{\"command\": \"x\", \"env\": {\"A\": 1, \"1B\": \"\", \"C\": \"\\u0000\"}}",
+	"{\"command\": \"x\", \"env\": []}",
 };
 
 static const char *const fields_tokens[] = {
-	"\"command\"", "\"name\"", "\"mem_mib\"", "\"priority\"", "\"reason\"", "\"kind\"",
-	"\"mem_guaranteed_mib\"", ":", ",", "{", "}", "[", "]", "true", "false", "null", "\"\"",
-	"\"\\u0000\"", "\"\\ud800\"", "\\u00e9", "\\\"", "1e3", "-9223372036854775808",
-	"\"hard\"", "\"batch\"", "\"a\"", "\"_a\"", ", \"x\": 1",
+	"\"command\"",
+	"\"name\"",
+	"\"mem_mib\"",
+	"\"priority\"",
+	"\"reason\"",
+	"\"kind\"",
+	"\"mem_guaranteed_mib\"",
+	":",
+	",",
+	"{",
+	"}",
+	"[",
+	"]",
+	"true",
+	"false",
+	"null",
+	"\"\"",
+	"\"\\u0000\"",
+	"\"\\ud800\"",
+	"\\u00e9",
+	"\\\"",
+	"1e3",
+	"-9223372036854775808",
+	"\"hard\"",
+	"\"batch\"",
+	"\"a\"",
+	"\"_a\"",
+	", \"x\": 1",
+	"\"env\"",
+	"{\"A\": \"1\"}",
+	"\"LD_PRELOAD\"",
+	"\"GPUPOOL_\"",
+	"_VISIBLE_DEVICES\"",
+	"\"HOME\"",
+	"\"ZE_AFFINITY_MASK\"",
+	"\"USER\"",
 };
+
+/* ---- task variables, worked out another way ------------------------------------- */
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* A name a submitter may declare: [A-Za-z_][A-Za-z0-9_]*, at most 128,
+ * none of gpupool's own. */
+static bool env_name_oracle(const char *name, size_t len)
+{
+	static const char *const own[] = {
+		"LD_PRELOAD",	    "LD_AUDIT", "GPU_DEVICE_ORDINAL",
+		"ZE_AFFINITY_MASK", "HOME",	"USER",
+		"LOGNAME"};
+
+	if (len == 0 || len > 128 || len != strlen(name) ||
+	    (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z')))
+			return false;
+	}
+	for (size_t i = 0; i < N(own); i++)
+		if (!strcmp(name, own[i]))
+			return false;
+	return strncmp(name, "GPUPOOL_", 8) != 0 && !ends_with(name, "_VISIBLE_DEVICES");
+}
+
+static bool env_oracle(json_t *env)
+{
+	const char *name;
+	size_t len;
+	json_t *v;
+
+	if (!json_is_object(env) || json_object_size(env) > 64)
+		return false;
+	json_object_keylen_foreach(env, name, len, v)
+	{
+		if (!env_name_oracle(name, len) || !json_is_string(v) ||
+		    json_string_length(v) > 4096 ||
+		    memchr(json_string_value(v), '\0', json_string_length(v)))
+			return false;
+	}
+	return true;
+}
 
 /* What a good body must hold: every member a field of the table with a
  * value of its kind, every required field there. */
@@ -637,6 +740,7 @@ static void check_good_body(const struct gp_field *fields, json_t *body)
 			      (json_is_array(v) && json_array_size(v) > 0 &&
 			       json_is_string(json_array_get(v, 0))));
 			break;
+		case GP_FIELD_ENV: CHECK(env_oracle(v)); break;
 		}
 	}
 	for (; fields->name; fields++)
@@ -706,6 +810,156 @@ static void test_fields_parse(void **state)
 	(void)state;
 	fuzz_fixed(&f, fixed, N(fixed), check_fields, NULL);
 	fuzz_run(&f, 6000, check_fields, NULL);
+}
+
+/* ---- gp_task_env_array ------------------------------------------------------------ */
+
+static const char *const env_corpus[] = {
+	"{}",
+	"{\"A\":\"1\"}",
+	"{\"LD_LIBRARY_PATH\":\"/opt/lib:/usr/lib\",\"PATH\":\"/bin\"}",
+	"{\"A\":\"x=y=z\",\"B_2\":\"\",\"_\":\"\\u00e9\\ud83d\\ude00\"}",
+	"{\"LD_PRELOAD\":\"/x\"}",
+	"{\"A\":1}",
+	"{\"A\":\"1\",\"A\":\"2\"}",
+	"[\"A=1\"]",
+	"{\"HIP_VISIBLE_DEVICES\":\"0\"}",
+	"{\"a\":\"\\u0000\"}",
+	"",
+	"null",
+};
+
+static const char *const env_tokens[] = {
+	"\"",	      "\":\"",
+	"\",\"",      "{",
+	"}",	      "=",
+	"\\u0000",    "\\n",
+	"GPUPOOL_",   "_VISIBLE_DEVICES",
+	"LD_PRELOAD", "LD_AUDIT",
+	"HOME",	      "USER",
+	"LOGNAME",    "LD_LIBRARY_PATH",
+	"1A",
+};
+
+static bool check_env_array(struct fuzz *f, void *ctx)
+{
+	static struct input in;
+	char **untouched = (char **)&in, **a = untouched;
+	json_t *parsed;
+	bool want;
+	size_t n = 0;
+	int r;
+
+	(void)ctx;
+	make_input(f, &in);
+	f->in = &in;
+	parsed = json_loads(in.b, JSON_REJECT_DUPLICATES, NULL);
+	want = parsed && env_oracle(parsed);
+	r = gp_task_env_array(in.b, &a);
+	CHECK(r == 0 || r == -EINVAL);
+	CHECK((r == 0) == want);
+	if (r < 0) {
+		CHECK(a == untouched);
+		json_decref(parsed);
+		return false;
+	}
+	/* One "NAME=value" per variable, each as the object has it. */
+	for (; a[n]; n++) {
+		const char *eq = strchr(a[n], '=');
+		json_t *v;
+
+		CHECK(eq != NULL);
+		v = json_object_getn(parsed, a[n], (size_t)(eq - a[n]));
+		CHECK(json_is_string(v) && !strcmp(eq + 1, json_string_value(v)));
+	}
+	CHECK(n == json_object_size(parsed));
+	gp_task_env_free(a);
+	json_decref(parsed);
+	return true;
+}
+
+static void test_env_array(void **state)
+{
+	struct fuzz f = {.parser = "gp_task_env_array",
+			 .corpus = env_corpus,
+			 .n_corpus = N(env_corpus),
+			 .tokens = env_tokens,
+			 .n_tokens = N(env_tokens)};
+
+	(void)state;
+	fuzz_run(&f, 6000, check_env_array, NULL);
+}
+
+/* ---- gp_user_resolve -------------------------------------------------------------- */
+
+static const char *const user_corpus[] = {
+	"root",
+	"daemon",
+	"nobody",
+	"daemon:daemon",
+	"bin:adm",
+	"1000:1000",
+	"0:0",
+	"1:0",
+	"65534:65534",
+	"4294967294:4294967294",
+	"4294967295:1",
+	"nobody:nogroup",
+	"a$",
+	"a:b:c",
+	"",
+	":",
+	"-x",
+	"gp-no-such-user",
+	"1000",
+	"x:1000",
+};
+
+static const char *const user_tokens[] = {
+	":", "$",  "root",   "0",      "00",	     "-",
+	".", "..", "daemon", "nobody", "4294967294", ":0",
+};
+
+static bool check_user(struct fuzz *f, void *ctx)
+{
+	static struct input in;
+	struct gp_user u;
+	char err[ERR_MAX];
+	size_t err_len = err_prepare(f, err);
+	int r;
+
+	(void)ctx;
+	make_input(f, &in);
+	f->in = &in;
+	memset(&u, 0x5a, sizeof(u));
+	r = gp_user_resolve(in.b, &u, err, err_len);
+	CHECK(r == 0 || r == -EINVAL || r == -ENOENT || r == -ENAMETOOLONG);
+	if (r < 0) {
+		check_err(err, err_len, true);
+		CHECK(u.uid == (uid_t)0x5a5a5a5a); /* untouched */
+		return false;
+	}
+	/* Never root, never the kernel's "no id"; a spec of the grammar's bytes. */
+	CHECK(u.uid != 0 && u.gid != 0);
+	CHECK(u.uid != (uid_t)-1 && u.gid != (gid_t)-1);
+	CHECK(memchr(u.name, '\0', sizeof(u.name)) &&
+	      memchr(u.home, '\0', sizeof(u.home)));
+	CHECK(strlen(in.b) < GP_USER_SPEC_MAX);
+	CHECK(strspn(in.b, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678"
+			   "9._-:$") == strlen(in.b));
+	return true;
+}
+
+static void test_user_resolve(void **state)
+{
+	struct fuzz f = {.parser = "gp_user_resolve",
+			 .corpus = user_corpus,
+			 .n_corpus = N(user_corpus),
+			 .tokens = user_tokens,
+			 .n_tokens = N(user_tokens)};
+
+	(void)state;
+	fuzz_run(&f, 4000, check_user, NULL);
 }
 
 /* ---- gp_config_load -------------------------------------------------------------- */
@@ -958,12 +1212,10 @@ static void test_shim_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_parse_uint),
-		cmocka_unit_test(test_price_parse),
-		cmocka_unit_test(test_fields_parse),
-		cmocka_unit_test(test_config_load),
-		cmocka_unit_test(test_shim_config),
+		cmocka_unit_test(test_parse_size),  cmocka_unit_test(test_parse_uint),
+		cmocka_unit_test(test_price_parse), cmocka_unit_test(test_fields_parse),
+		cmocka_unit_test(test_env_array),   cmocka_unit_test(test_user_resolve),
+		cmocka_unit_test(test_config_load), cmocka_unit_test(test_shim_config),
 	};
 
 #if defined(__SANITIZE_ADDRESS__)
