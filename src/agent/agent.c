@@ -1,4 +1,6 @@
-/* agent.c — this node's devices and running tasks (agent.h). */
+/* agent.c — this node's devices and running tasks: start, stop, reap,
+ * live changes, sampling (agent.h). Who a task runs as is identity.c's
+ * business; the verifier's thread is watch.c's. */
 #include "agent/agent.h"
 
 #include <errno.h>
@@ -7,40 +9,137 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/launcher.h"
-#include "shim/region.h"
+#include "agent/agent-impl.h"
+#include "base/hash.h"
+#include "base/user.h"
 
-#define ENV_MAX 10
-#define ENV_TEXT 1024
+#define CGROUP_EMPTY_WAIT_MS 2000 /* for a killed task's cgroup to empty */
 
-/* A task this agent started and has not reaped yet. */
-struct running {
-	struct gp_agent_task spec;      /* spec.command is not kept */
-	pid_t pgid;
-	bool stopping;
-	uint64_t kill_at_ms;            /* when stopping: SIGKILL then */
-	struct gp_launch_exit exit;     /* when stopping: what of the group has ended */
-	unsigned applied_compute, applied_priority;     /* in the regions */
-};
+/* TEMPORARY: until the regions' read-only limits table lands. */
+static int gp_region_prepare(const char *dir, const char *uuid, uint64_t total, gid_t group)
+{
+	(void)uuid, (void)total, (void)group;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return chmod(dir, 01777) < 0 ? -errno : 0; /* TEMPORARY */
+}
 
-struct gp_agent {
-	struct gp_agent_options o;
-	struct gp_agent_node node;
-	struct gp_region *region[GP_AGENT_DEVICES_MAX]; /* opened when first needed */
-	struct gp_usage *usage;
-	struct running task[GP_AGENT_TASKS_MAX];
-	int tasks;
-};
+static int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
+				const struct gp_task_limits *limits)
+{
+	(void)r, (void)id, (void)secret, (void)limits;
+	return 0;
+}
 
-static uint64_t now_ms(void)
+static void gp_region_task_forget(struct gp_region *r, const char *id)
+{
+	(void)r, (void)id;
+}
+
+uint64_t gp_agent_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct running *gp_agent_running(struct gp_agent *a, int64_t id)
+{
+	for (int i = 0; i < a->tasks; i++)
+		if (a->task[i].spec.id == id)
+			return &a->task[i];
+	return NULL;
+}
+
+int gp_agent_task_of(void *agent, pid_t pid, int64_t *ret_task)
+{
+	struct gp_agent *a = agent;
+	pid_t pgid;
+	int r = -ENOENT;
+
+	if (a->cgroups)
+		return gp_cgroups_task_of(a->cgroups, pid, ret_task);
+	pgid = getpgid(pid);
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; pgid > 0 && i < a->tasks; i++)
+		if (a->task[i].pgid == pgid) {
+			*ret_task = a->task[i].spec.id;
+			r = 0;
+		}
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
+/* ---- set-up --------------------------------------------------------------- */
+
+/* The cgroups, where the machine has them; else why not. */
+static void cgroups_open(struct gp_agent *a)
+{
+	char tag[32];
+	int left = 0;
+
+	if (a->o.cgroup && strcmp(a->o.cgroup, "off") == 0) {
+		snprintf(a->cgroup_why, sizeof(a->cgroup_why), "cgroups are off (--cgroup off)");
+		return;
+	}
+	snprintf(tag, sizeof(tag), "%08x", (unsigned)gp_hash_bytes(a->run_dir, strlen(a->run_dir)));
+	if (gp_cgroups_open(a->o.cgroup, tag, &a->cgroups, &left, a->cgroup_why,
+			    sizeof(a->cgroup_why)) < 0)
+		a->cgroups = NULL;
+	else if (left)
+		snprintf(a->cgroup_why, sizeof(a->cgroup_why),
+			 "stopped %d task(s) a previous server left running", left);
+}
+
+/* The devices' regions, made so that every task (in the task group) can
+ * use them, and the task table only the agent can write. */
+static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
+{
+	for (unsigned i = 0; i < a->node.devices; i++) {
+		const struct gp_agent_device *d = &a->node.device[i];
+		int r = gp_region_prepare(a->run_dir, d->uuid, d->mem_total_mib << 20,
+					  a->task_gid);
+
+		if (r == 0)
+			r = gp_region_open(a->run_dir, d->uuid, d->mem_total_mib << 20,
+					   &a->region[i]);
+		{ /* TEMPORARY */
+			char p[PATH_MAX + 128];
+			snprintf(p, sizeof(p), "%s/device-%s.region", a->run_dir, d->uuid);
+			chmod(p, 0666);
+		}
+		if (r < 0) {
+			snprintf(err, err_len, "cannot prepare the region of %s in %s: %s", d->uuid,
+				 a->run_dir, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int options_check(struct gp_agent *a, char *err, size_t err_len)
+{
+	if (!a->o.uid_base)
+		a->o.uid_base = GP_USER_AUTO_BASE;
+	if (!a->o.verify_ms)
+		a->o.verify_ms = GP_AGENT_VERIFY_MS;
+	if (a->o.verify_slack_mib == UINT64_MAX)
+		a->o.verify_slack_mib = GP_AGENT_SLACK_MIB;
+	if (a->o.uid_base < GP_USER_AUTO_BASE_MIN || a->o.uid_base > GP_USER_AUTO_BASE_MAX) {
+		snprintf(err, err_len, "the task uid base %u is not from %u to %u", a->o.uid_base,
+			 GP_USER_AUTO_BASE_MIN, GP_USER_AUTO_BASE_MAX);
+		return -EINVAL;
+	}
+	a->privileged = geteuid() == 0;
+	a->task_gid = a->privileged ? (gid_t)a->o.uid_base : getegid();
+	gp_region_dir(a->o.run_dir, a->run_dir, sizeof(a->run_dir));
+	return a->privileged ? gp_agent_groups_parse(a, err, err_len) : 0;
 }
 
 int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *err,
@@ -52,13 +151,24 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 	if (!a)
 		return -ENOMEM;
 	a->o = *o;
-	r = gp_devices_discover(o->nvml_library, &a->node, err, err_len);
+	pthread_mutex_init(&a->lock, NULL);
+	r = options_check(a, err, err_len);
+	if (r == 0)
+		r = gp_devices_discover(o->nvml_library, &a->node, err, err_len);
 	if (r == 0 && gethostname(a->node.hostname, sizeof(a->node.hostname) - 1) < 0)
 		snprintf(a->node.hostname, sizeof(a->node.hostname), "localhost");
 	if (r == 0)
 		r = gp_usage_open(o->nvml_library, a->node.devices, &a->usage, err, err_len);
+	if (r == 0) {
+		gp_usage_set_resolver(a->usage, gp_agent_task_of, a);
+		r = regions_prepare(a, err, err_len);
+	}
+	if (r == 0) {
+		cgroups_open(a);
+		r = gp_agent_watch_start(a, err, err_len);
+	}
 	if (r < 0) {
-		free(a);
+		gp_agent_free(a);
 		return r;
 	}
 	*ret = a;
@@ -69,10 +179,13 @@ void gp_agent_free(struct gp_agent *a)
 {
 	if (!a)
 		return;
+	gp_agent_watch_stop(a);
 	for (int i = 0; i < GP_AGENT_DEVICES_MAX; i++)
 		if (a->region[i])
 			gp_region_close(a->region[i]);
 	gp_usage_close(a->usage);
+	gp_cgroups_free(a->cgroups);
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
 
@@ -81,95 +194,227 @@ const struct gp_agent_node *gp_agent_node(const struct gp_agent *a)
 	return &a->node;
 }
 
-static struct running *running_find(struct gp_agent *a, int64_t id)
+bool gp_agent_isolated(const struct gp_agent *a, char *text, size_t len)
 {
-	for (int i = 0; i < a->tasks; i++)
-		if (a->task[i].spec.id == id)
-			return &a->task[i];
-	return NULL;
+	char cg[PATH_MAX + 64];
+
+	if (a->cgroups)
+		snprintf(cg, sizeof(cg), "each in a cgroup under %s%s%s",
+			 gp_cgroups_path(a->cgroups), a->cgroup_why[0] ? "; " : "",
+			 a->cgroup_why);
+	else
+		snprintf(cg, sizeof(cg),
+			 "as process groups (no cgroup: %s; a process that leaves its group "
+			 "is not stopped with its task, though the verifier sees it)",
+			 a->cgroup_why);
+	if (a->privileged)
+		snprintf(text, len,
+			 "tasks run as their tenants' users (uid %u + tenant id when a tenant "
+			 "has none), %s; verifier %s",
+			 a->o.uid_base, cg, a->verifier ? "on" : "off");
+	else
+		snprintf(text, len,
+			 "running as uid %u, not root: every task runs as this user, so tenants "
+			 "are NOT isolated from each other (docs/security.md); tasks run %s; "
+			 "verifier %s",
+			 (unsigned)geteuid(), cg, a->verifier ? "on" : "off");
+	return a->privileged;
 }
 
-/* The environment entries of a task, written into text (ENV_TEXT bytes
- * each) and pointed to by env (NULL-terminated). */
-static void env_build(const struct gp_agent *a, const struct gp_agent_task *t,
-		      char text[][ENV_TEXT], const char **env)
-{
-	int n = 0;
-	size_t used = 0;
+/* ---- starting --------------------------------------------------------------- */
 
-	used = (size_t)snprintf(text[n], ENV_TEXT, "CUDA_VISIBLE_DEVICES=");
-	for (unsigned i = 0; i < t->devices && used < ENV_TEXT; i++)
-		used += (size_t)snprintf(text[n] + used, ENV_TEXT - used, "%s%s", i ? "," : "",
-					 a->node.device[t->device[i]].uuid);
-	n++;
-	snprintf(text[n++], ENV_TEXT, "GPUPOOL_TASK_ID=task-%" PRId64, t->id);
-	if (a->o.run_dir)
-		snprintf(text[n++], ENV_TEXT, "GPUPOOL_RUN_DIR=%s", a->o.run_dir);
-	if (a->o.shim_path) {
-		snprintf(text[n++], ENV_TEXT, "LD_PRELOAD=%s", a->o.shim_path);
-		snprintf(text[n++], ENV_TEXT, "GPUPOOL_PRIORITY=%u", t->priority);
-		if (!t->whole) {
-			snprintf(text[n++], ENV_TEXT, "GPUPOOL_MEM_LIMIT=%" PRIu64 "M", t->mem_mib);
-			snprintf(text[n++], ENV_TEXT, "GPUPOOL_COMPUTE=%u", t->compute_pct);
-			snprintf(text[n++], ENV_TEXT, "GPUPOOL_ISOLATION=%s",
-				 t->hard ? "hard" : "shared");
+static struct gp_task_limits limits_of(const struct gp_agent_task *t, unsigned compute,
+				       unsigned priority)
+{
+	return (struct gp_task_limits){
+		.mem_bytes = t->whole ? 0 : t->mem_mib << 20,
+		.compute = t->whole ? 100 : compute,
+		.priority = priority,
+		.isolation = t->hard ? GP_ISOLATION_HARD : GP_ISOLATION_SHARED,
+	};
+}
+
+static void task_name(int64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "task-%" PRId64, id);
+}
+
+/* Writes the task's limits into its devices' task tables, where its
+ * processes find them by id and secret. */
+static int regions_admit(struct gp_agent *a, const struct gp_agent_task *t, const char *secret,
+			 char *err, size_t err_len)
+{
+	struct gp_task_limits limits = limits_of(t, t->compute_pct, t->priority);
+	char id[GP_TASK_ID_MAX];
+
+	task_name(t->id, id, sizeof(id));
+	for (unsigned i = 0; i < t->devices; i++) {
+		int r = gp_region_task_admit(a->region[t->device[i]], id, secret, &limits);
+
+		if (r < 0) {
+			snprintf(err, err_len, "cannot write its limits on %s: %s",
+				 a->node.device[t->device[i]].uuid,
+				 r == -ENOSPC ? "the device's task table is full" : strerror(-r));
+			return r;
 		}
 	}
-	for (int i = 0; i < n; i++)
-		env[i] = text[i];
-	env[n] = NULL;
+	return 0;
 }
 
-int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid)
+/* A task ended: its limits go, and the memory its processes held in its
+ * devices' regions is given back now (the regions free a dead process's
+ * slot when someone looks; with nobody using the device, nobody else
+ * would). */
+static void regions_forget(struct gp_agent *a, const struct gp_agent_task *t)
 {
-	char text[ENV_MAX][ENV_TEXT], log[ENV_TEXT];
-	const char *env[ENV_MAX + 1];
-	struct gp_launch spec = { .command = t->command, .log_path = log, .env = env,
-				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL };
-	struct running *r;
-	int err;
+	char id[GP_TASK_ID_MAX];
 
-	if (a->tasks == GP_AGENT_TASKS_MAX)
-		return -ENOSPC;
-	for (unsigned i = 0; i < t->devices; i++)
-		if (t->device[i] >= a->node.devices)
-			return -EINVAL;
+	task_name(t->id, id, sizeof(id));
+	for (unsigned i = 0; i < t->devices; i++) {
+		gp_region_task_forget(a->region[t->device[i]], id);
+		gp_region_reclaim(a->region[t->device[i]]);
+	}
+}
+
+/* Launches the task with its identity, in its cgroup when there is one. */
+static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
+		       const struct gp_task_identity *id, pid_t *ret_pgid, char *err,
+		       size_t err_len)
+{
+	char log[PATH_MAX];
+	struct gp_launch spec = { .command = t->command,
+				  .log_path = log,
+				  .env = (const char *const *)id->env,
+				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL,
+				  .user = id->switch_user ? &id->user : NULL,
+				  .preload = a->o.shim_path };
+	int r;
+
 	snprintf(log, sizeof(log), "%s/task-%" PRId64 ".log", a->o.log_dir ? a->o.log_dir : ".",
 		 t->id);
-	env_build(a, t, text, env);
-	err = gp_launch_start(&spec, ret_pgid);
-	if (err < 0)
-		return err;
+	if (a->cgroups) {
+		r = gp_cgroups_make(a->cgroups, t->id, &spec.cgroup_fd);
+		if (r < 0) {
+			snprintf(err, err_len, "cannot make its cgroup in %s: %s",
+				 gp_cgroups_path(a->cgroups), strerror(-r));
+			return r;
+		}
+	}
+	r = gp_launch_start(&spec, ret_pgid, err, err_len);
+	if (spec.cgroup_fd > 0)
+		close(spec.cgroup_fd);
+	if (r < 0 && a->cgroups)
+		gp_cgroups_remove(a->cgroups, t->id);
+	return r;
+}
+
+int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid,
+		   char *err, size_t err_len)
+{
+	struct gp_task_identity id;
+	struct running *r;
+	int e;
+
+	if (a->tasks == GP_AGENT_TASKS_MAX) {
+		snprintf(err, err_len, "this agent runs %d tasks already", GP_AGENT_TASKS_MAX);
+		return -ENOSPC;
+	}
+	for (unsigned i = 0; i < t->devices; i++)
+		if (t->device[i] >= a->node.devices) {
+			snprintf(err, err_len, "no device %u here", t->device[i]);
+			return -EINVAL;
+		}
+	e = gp_task_identity_make(a, t, &id, err, err_len);
+	if (e == 0)
+		e = regions_admit(a, t, id.secret, err, err_len);
+	if (e == 0)
+		e = task_launch(a, t, &id, ret_pgid, err, err_len);
+	gp_task_identity_release(&id);
+	if (e < 0) {
+		regions_forget(a, t);
+		return e;
+	}
+	pthread_mutex_lock(&a->lock);
 	r = &a->task[a->tasks++];
 	*r = (struct running){ .spec = *t, .pgid = *ret_pgid, .applied_compute = t->compute_pct,
 			       .applied_priority = t->priority };
-	r->spec.command = NULL;        /* borrowed: not kept */
-	r->spec.workdir = NULL;
+	r->spec.command = r->spec.workdir = r->spec.env = r->spec.user = NULL; /* borrowed */
+	pthread_mutex_unlock(&a->lock);
 	return 0;
+}
+
+/* ---- stopping and reaping ------------------------------------------------------ */
+
+/* Signals all of a task: its cgroup, else its process group. */
+static void task_signal(struct gp_agent *a, struct running *r, int sig)
+{
+	if (!a->cgroups) {
+		kill(-r->pgid, sig);
+	} else if (sig == SIGKILL) {
+		gp_cgroups_kill(a->cgroups, r->spec.id);
+	} else {
+		gp_cgroups_signal(a->cgroups, r->spec.id, sig);
+	}
 }
 
 int gp_agent_stop(struct gp_agent *a, int64_t task)
 {
-	struct running *r = running_find(a, task);
+	struct running *r;
+	int e = -ENOENT;
 
-	if (!r)
-		return -ENOENT;
-	if (!r->stopping) {
+	pthread_mutex_lock(&a->lock);
+	r = gp_agent_running(a, task);
+	if (r && !r->stopping) {
 		r->stopping = true;
-		r->kill_at_ms = now_ms() + a->o.grace_ms;
-		kill(-r->pgid, SIGTERM);
+		r->kill_at_ms = gp_agent_now_ms() + a->o.grace_ms;
+		task_signal(a, r, SIGTERM);
 	}
-	return 0;
+	if (r)
+		e = 0;
+	pthread_mutex_unlock(&a->lock);
+	return e;
+}
+
+/* In a cgroup: the task ends once its shell has exited (and, unless it
+ * is being stopped, what it left was killed) and its cgroup is empty. 1
+ * with the shell's code, 0 while it runs. */
+static int cgroup_reap(struct gp_agent *a, struct running *r, uint64_t now, int *ret_code)
+{
+	int populated;
+
+	if (!r->exit.leader_gone) {
+		if (gp_launch_reap_leader(r->pgid, &r->exit.code) <= 0)
+			return 0;
+		r->exit.leader_gone = true;
+		r->leader_gone_ms = now;
+		if (!r->stopping)
+			gp_cgroups_kill(a->cgroups, r->spec.id); /* it ends with its shell */
+	}
+	/* Killed processes leave at once, but for one stuck in the kernel
+	 * (uninterruptible sleep), which no signal moves: the task is then
+	 * reported ended anyway, its cgroup left for the next start. A task
+	 * being stopped waits for its grace period first. */
+	populated = gp_cgroups_populated(a->cgroups, r->spec.id);
+	if (populated > 0 &&
+	    now < (r->stopping && r->kill_at_ms > r->leader_gone_ms ? r->kill_at_ms
+								     : r->leader_gone_ms) +
+			  CGROUP_EMPTY_WAIT_MS)
+		return 0;
+	gp_cgroups_remove(a->cgroups, r->spec.id); /* a leftover, if busy: the next start's */
+	*ret_code = r->exit.code;
+	return 1;
 }
 
 /* Has the task ended? A task ends with its shell, and what it leaves is
- * killed; but a task being stopped ends when its whole group has, so
- * that a program under a shell gets its grace period too. 1 with its
- * code (the shell's), 0 while it runs. */
-static int running_reap(struct running *r, int *ret_code)
+ * killed; but a task being stopped ends when all of it has, so that a
+ * program under a shell gets its grace period too. 1 with its code (the
+ * shell's), 0 while it runs. */
+static int running_reap(struct gp_agent *a, struct running *r, uint64_t now, int *ret_code)
 {
 	int done;
 
+	if (a->cgroups)
+		return cgroup_reap(a, r, now, ret_code);
 	if (!r->stopping)
 		return gp_launch_reap(r->pgid, false, ret_code);
 	done = gp_launch_reap_group(r->pgid, &r->exit);
@@ -177,78 +422,156 @@ static int running_reap(struct running *r, int *ret_code)
 	return done;
 }
 
-static struct gp_region *region_of(struct gp_agent *a, unsigned dev)
+/* Is pid the shell of a task not reaped yet? Lock held. */
+static bool is_leader(const struct gp_agent *a, pid_t pid)
 {
-	const struct gp_agent_device *d = &a->node.device[dev];
-
-	if (!a->region[dev] &&
-	    gp_region_open(a->o.run_dir, d->uuid, d->mem_total_mib << 20, &a->region[dev]) < 0)
-		return NULL;
-	return a->region[dev];
+	for (int i = 0; i < a->tasks; i++)
+		if (a->task[i].pgid == pid && !a->task[i].exit.leader_gone)
+			return true;
+	return false;
 }
 
-/* A task ended: the memory its processes held in its devices' regions is
- * given back now (the regions free a dead process's slot when someone
- * looks; with nobody using the device, nobody else would). */
-static void regions_reclaim(struct gp_agent *a, const struct running *r)
+/* Reaps the orphans tasks left (the server is their subreaper), so that
+ * none stays a zombie; a task's shell is left to its task's reaping. */
+static void orphans_reap(struct gp_agent *a)
 {
-	for (unsigned i = 0; i < r->spec.devices; i++) {
-		struct gp_region *region = region_of(a, r->spec.device[i]);
+	for (;;) {
+		siginfo_t info = { 0 };
 
-		if (region)
-			gp_region_reclaim(region);
+		if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0)
+			return;
+		if (is_leader(a, info.si_pid))
+			return; /* its task's turn, at the next poll */
+		waitpid(info.si_pid, NULL, WNOHANG);
 	}
 }
 
-void gp_agent_poll(struct gp_agent *a,
-		   void (*ended)(void *ctx, int64_t task, int code, bool stopped), void *ctx)
+/* What one poll found ended, reported once the lock is let go. */
+struct ended {
+	int64_t id;
+	int code;
+	bool stopped;
+	char violation[GP_AGENT_WHY_MAX];
+};
+
+/* Kills what is due (grace over, or stopped by a violation) and takes
+ * out the tasks that ended, into out. Lock held. */
+static int table_poll(struct gp_agent *a, struct ended *out)
 {
-	uint64_t now = now_ms();
+	uint64_t now = gp_agent_now_ms();
+	int n = 0;
 
 	for (int i = 0; i < a->tasks;) {
 		struct running *r = &a->task[i];
 		int code = 0;
 
-		if (r->stopping && now >= r->kill_at_ms)
-			kill(-r->pgid, SIGKILL);
-		if (running_reap(r, &code) == 0) {
+		if ((r->stopping && now >= r->kill_at_ms) || r->violation_stops)
+			task_signal(a, r, SIGKILL);
+		if (running_reap(a, r, now, &code) == 0) {
 			i++;
 			continue;
 		}
-		regions_reclaim(a, r);
-		ended(ctx, r->spec.id, code, r->stopping);
+		out[n] = (struct ended){ .id = r->spec.id, .code = code, .stopped = r->stopping };
+		snprintf(out[n].violation, sizeof(out[n].violation), "%s",
+			 r->violation_stops ? r->violation : "");
+		n++;
+		regions_forget(a, &r->spec);
 		a->task[i] = a->task[--a->tasks];
 	}
+	orphans_reap(a);
+	return n;
 }
+
+/* The violations found since the last poll, reported once each. */
+struct told {
+	int64_t task;
+	char text[GP_AGENT_WHY_MAX];
+};
+
+static int violations_take(struct gp_agent *a, struct told *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->tasks && n < max; i++) {
+		struct running *r = &a->task[i];
+
+		if (!r->violation[0] || r->violation_told)
+			continue;
+		r->violation_told = true;
+		out[n].task = r->spec.id;
+		snprintf(out[n++].text, sizeof(out[0].text), "%s", r->violation);
+	}
+	for (int i = 0; i < GP_AGENT_STRANGERS && n < max; i++) {
+		struct stranger *s = &a->stranger[i];
+
+		if (!s->pid || s->told)
+			continue;
+		s->told = true;
+		out[n].task = 0;
+		snprintf(out[n++].text, sizeof(out[0].text), "%s", s->text);
+	}
+	return n;
+}
+
+void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev)
+{
+	struct ended *ended = calloc(GP_AGENT_TASKS_MAX, sizeof(*ended));
+	struct told *told = calloc(GP_AGENT_TASKS_MAX + GP_AGENT_STRANGERS, sizeof(*told));
+	int n_ended, n_told;
+
+	if (!ended || !told) {
+		free(ended);
+		free(told);
+		return; /* the next poll */
+	}
+	pthread_mutex_lock(&a->lock);
+	n_told = violations_take(a, told, GP_AGENT_TASKS_MAX + GP_AGENT_STRANGERS);
+	n_ended = table_poll(a, ended);
+	pthread_mutex_unlock(&a->lock);
+	for (int i = 0; ev->violation && i < n_told; i++)
+		ev->violation(ev->ctx, told[i].task, told[i].text);
+	for (int i = 0; i < n_ended; i++)
+		ev->ended(ev->ctx, ended[i].id, ended[i].code, ended[i].stopped,
+			  ended[i].violation[0] ? ended[i].violation : NULL);
+	free(ended);
+	free(told);
+}
+
+/* ---- live changes and sampling --------------------------------------------------- */
 
 int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigned priority)
 {
-	struct running *r = running_find(a, task);
 	struct gp_task_limits limits;
+	struct gp_agent_task spec;
 	char id[GP_TASK_ID_MAX];
+	struct running *r;
+	bool applied = false;
 
+	pthread_mutex_lock(&a->lock);
+	r = gp_agent_running(a, task);
+	if (r) {
+		spec = r->spec;
+		applied = r->applied_compute == compute_pct && r->applied_priority == priority;
+	}
+	pthread_mutex_unlock(&a->lock);
 	if (!r)
 		return -ENOENT;
-	if (r->applied_compute == compute_pct && r->applied_priority == priority)
+	if (spec.whole || applied)
 		return 0;
-	limits = (struct gp_task_limits){
-		.mem_bytes = r->spec.whole ? 0 : r->spec.mem_mib << 20,
-		.compute = r->spec.whole ? 100 : compute_pct,
-		.priority = priority,
-		.isolation = r->spec.hard ? GP_ISOLATION_HARD : GP_ISOLATION_SHARED,
-	};
-	snprintf(id, sizeof(id), "task-%" PRId64, task);
-	for (unsigned i = 0; i < r->spec.devices; i++) {
-		struct gp_region *region = region_of(a, r->spec.device[i]);
-		int err = region ? gp_region_set(region, id, &limits) : -EIO;
+	limits = limits_of(&spec, compute_pct, priority);
+	task_name(task, id, sizeof(id));
+	for (unsigned i = 0; i < spec.devices; i++) {
+		int err = gp_region_set(a->region[spec.device[i]], id, &limits);
 
-		if (err == -ENOENT)
-			return -EAGAIN;         /* its processes have not joined yet */
 		if (err < 0)
 			return err;
 	}
-	r->applied_compute = compute_pct;
-	r->applied_priority = priority;
+	pthread_mutex_lock(&a->lock);
+	if ((r = gp_agent_running(a, task))) {
+		r->applied_compute = compute_pct;
+		r->applied_priority = priority;
+	}
+	pthread_mutex_unlock(&a->lock);
 	return 0;
 }
 

@@ -1,18 +1,41 @@
 /* agent.h — the node side of gpupool: this node's devices and the tasks
  * running on them.
  *
- * The agent starts each task as a process group (launcher.h) with the
- * environment that confines it to its slice: CUDA_VISIBLE_DEVICES (the
- * UUIDs of its devices), LD_PRELOAD of libgpushare and the GPUPOOL_*
- * limits, its task id (task-ID) and run directory. It stops tasks
- * without blocking (SIGTERM now, SIGKILL once the grace period is over,
- * at a later gp_agent_poll), reaps them, and applies live changes of a
- * running task's share and priority to its devices' regions (shim/region.h).
- * It samples what the devices and the tasks' process groups use
- * (usage.h), for metering, metrics and alerts.
+ * Tasks are untrusted. The agent starts each one
+ *   - as its tenant's Unix user (an unprivileged uid of the tenant's own
+ *     when the tenant has none: uid_base + the tenant's id, base/user.h),
+ *     with the group every task shares for the devices' regions (gid
+ *     uid_base) and the configured extra groups, and no way to gain
+ *     privileges back — when the agent
+ *     runs as root; an unprivileged agent runs every task as itself, and
+ *     gp_agent_isolated() says tenants are then not isolated;
+ *   - in a cgroup of its own where the machine has cgroup v2 (cgroup.h),
+ *     else as a process group (launcher.h);
+ *   - with a clean environment: the names the configuration passes from
+ *     the agent's own (PATH, locale, the driver's library path, simdev's
+ *     variables), HOME, USER, LOGNAME, its devices (CUDA_VISIBLE_DEVICES
+ *     by UUID), its task id and secret, the region directory, LD_PRELOAD
+ *     of libgpushare, and the variables its submitter declared;
+ *   - with its limits written into its devices' regions, where the task
+ *     can read but not change them (shim/region.h), keyed by its task id
+ *     and a per-task secret only its environment holds.
+ * It stops tasks without blocking (SIGTERM now, SIGKILL once the grace
+ * period is over, at a later gp_agent_poll), reaps them and every orphan
+ * they leave (the server is a child subreaper), and applies live changes
+ * of a running task's share and priority to its devices' regions.
  *
- * It is used from one thread (the server's loop). Functions return 0 or a
- * negative errno. */
+ * The verifier (verifier.h) runs in a thread of the agent's own: every
+ * verify_ms it checks each device's processes, from the device library,
+ * against the running tasks; a violation is reported through
+ * gp_agent_poll's events and, by policy, the process is killed at once
+ * and its task stopped and reported failed with the reason.
+ *
+ * The agent samples what the devices and the tasks use (usage.h), for
+ * metering, metrics and alerts.
+ *
+ * Threads: the functions below are called from one thread (the server's
+ * loop); the verifier's thread shares the task table under the agent's
+ * lock. Functions return 0 or a negative errno. */
 #ifndef GP_AGENT_AGENT_H
 #define GP_AGENT_AGENT_H
 
@@ -24,9 +47,22 @@
 #include "agent/devices.h"
 #include "agent/usage.h"
 
-#define GP_AGENT_TASKS_MAX 256
+#define GP_AGENT_TASKS_MAX  256
+#define GP_AGENT_VERIFY_MS  500	   /* between two checks of the devices */
+#define GP_AGENT_SLACK_MIB  512	   /* what the driver counts beyond a slice */
+#define GP_AGENT_WHY_MAX    320
+/* What a task gets of the agent's environment (NAME, or NAME* for every
+ * name that starts so): the command path, the locale, the driver's
+ * library path, and simdev's variables (the simulated driver's). */
+#define GP_AGENT_TASK_ENV   "PATH LANG LANGUAGE LC_* TZ LD_LIBRARY_PATH GPUPOOL_SIM_*"
 
 struct gp_agent;
+
+enum gp_verify_policy {
+	GP_VERIFY_KILL,  /* alert, kill the process, stop and fail its task */
+	GP_VERIFY_ALERT, /* alert only */
+	GP_VERIFY_OFF,   /* no verifier */
+};
 
 struct gp_agent_options {
 	const char *nvml_library;       /* NULL: libnvidia-ml.so.1 */
@@ -34,14 +70,26 @@ struct gp_agent_options {
 	const char *run_dir;            /* the regions; NULL: the shim's default */
 	const char *log_dir;            /* task-ID.log files */
 	unsigned grace_ms;              /* from SIGTERM to SIGKILL */
+	const char *cgroup;             /* NULL or "auto", a cgroup2 path, or "off" */
+	unsigned uid_base;              /* automatic users' range; 0: GP_USER_AUTO_BASE */
+	const char *task_groups;        /* more groups for every task: "video,render" */
+	const char *task_env;           /* NULL: GP_AGENT_TASK_ENV */
+	enum gp_verify_policy verify;
+	unsigned verify_ms;             /* 0: GP_AGENT_VERIFY_MS */
+	uint64_t verify_slack_mib;      /* UINT64_MAX: GP_AGENT_SLACK_MIB */
 };
 
 /* What to run, and on which of this node's devices (indices into
  * gp_agent_node's devices). */
 struct gp_agent_task {
 	int64_t id;
+	int64_t tenant;
+	const char *user;               /* the tenant's user (base/user.h); NULL or "":
+					 * automatic, uid_base + tenant */
 	const char *command;
 	const char *workdir;            /* where it runs; NULL or "": the agent's */
+	const char *env;                /* the submitter's variables, as the store keeps
+					 * them (agent/taskenv.h); NULL: none */
 	unsigned devices;
 	unsigned device[GP_AGENT_DEVICES_MAX];
 	bool whole;                     /* whole devices: no slice limits */
@@ -51,39 +99,54 @@ struct gp_agent_task {
 	bool hard;
 };
 
-/* Discovers the devices and opens NVML for sampling; on failure says
- * why in err. */
+/* What gp_agent_poll reports. */
+struct gp_agent_events {
+	/* A task ended: code as a shell reports it; stopped: gp_agent_stop
+	 * asked; violation: why the verifier stopped it, or NULL. */
+	void (*ended)(void *ctx, int64_t task, int code, bool stopped, const char *violation);
+	/* The verifier found a violation (task 0: a process of no task); once
+	 * per task, and once per stranger process. */
+	void (*violation)(void *ctx, int64_t task, const char *text);
+	void *ctx;
+};
+
+/* Discovers the devices, opens NVML for sampling, prepares the devices'
+ * regions, the cgroups and the verifier; on failure says why in err. */
 int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *err,
 		 size_t err_len);
 void gp_agent_free(struct gp_agent *a);    /* stops nothing: tasks outlive it */
 
 const struct gp_agent_node *gp_agent_node(const struct gp_agent *a);
 
-/* Starts a task; its process group in *ret_pgid. -ENOSPC when the agent
- * runs GP_AGENT_TASKS_MAX tasks already. */
-int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid);
+/* Are tenants' tasks isolated from each other (separate users)? With
+ * how in text (for the server's start-up lines). */
+bool gp_agent_isolated(const struct gp_agent *a, char *text, size_t len);
 
-/* Asks a running task to stop (SIGTERM to its group); gp_agent_poll
- * kills what is left after the grace period. -ENOENT: not running here. */
+/* Starts a task; its process group in *ret_pgid. -ENOSPC when the agent
+ * runs GP_AGENT_TASKS_MAX tasks already. On failure says why in err. */
+int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid,
+		   char *err, size_t err_len);
+
+/* Asks a running task to stop (SIGTERM to all its processes);
+ * gp_agent_poll kills what is left after the grace period. -ENOENT: not
+ * running here. */
 int gp_agent_stop(struct gp_agent *a, int64_t task);
 
-/* Reaps the tasks that ended, calling ended(ctx, id, code, stopped) for
- * each (code as a shell reports it; stopped: gp_agent_stop asked), and
- * kills the groups whose grace period is over. A task ends with its
- * shell, what it leaves behind killed; a task being stopped ends once
- * its whole group has (the shell may die of SIGTERM first; its program
- * still has the grace period), with the shell's code. */
-void gp_agent_poll(struct gp_agent *a,
-		   void (*ended)(void *ctx, int64_t task, int code, bool stopped), void *ctx);
+/* Reports the violations found and the tasks that ended (ev->ended for
+ * each), and kills the tasks whose grace period is over or whose
+ * violation stops them. A task ends with its shell, what it leaves
+ * killed; a task being stopped ends once all its processes have (the
+ * shell may die of SIGTERM first; its program still has the grace
+ * period), with the shell's code. Also reaps every orphan. */
+void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev);
 
 /* Applies a running task's share and priority to its devices' regions.
- * -EAGAIN while its processes have not joined a region yet (call again
- * later); 0 once applied (again with the same values: nothing to do). */
+ * 0 once applied (again with the same values: nothing to do). */
 int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigned priority);
 
 /* Samples this node: devices[] (gp_agent_node's count of them) and, for
- * each group (a task's process group on one of its devices), what it used
- * since the previous sampling (usage.h). */
+ * each group (a task on one of its devices), what it used since the
+ * previous sampling (usage.h). */
 int gp_agent_sample(struct gp_agent *a, struct gp_usage_device *devices,
 		    struct gp_usage_group *groups, size_t n);
 

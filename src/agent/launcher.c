@@ -1,11 +1,11 @@
 /* launcher.c — a task's process group: start, reap, stop (launcher.h).
  *
  * Everything the child needs is prepared before fork (the environment,
- * the log and /dev/null descriptors), so that the child only calls
- * async-signal-safe functions between fork and exec. A pipe closed on exec
- * carries the child's errno back when it cannot set itself up or exec the
- * shell: gp_launch_start then reports the error instead of a task that
- * died at once. */
+ * the log and /dev/null descriptors, the cgroup's procs file, the user's
+ * groups), so that the child only calls async-signal-safe functions
+ * between fork and exec. A pipe closed on exec carries back which step of
+ * the child's set-up failed and its errno: gp_launch_start then reports
+ * the error instead of a task that died at once. */
 #include "agent/launcher.h"
 
 #include <errno.h>
@@ -14,64 +14,46 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define SHELL "/bin/sh"
 #define STOP_POLL_NS 5000000L   /* 5 ms */
 #define KILL_WAIT_MS 1000       /* for SIGKILLed members to be reaped */
 
-/* Does "NAME=value" entry `e` set the same name as `extra`? */
-static bool same_name(const char *e, const char *extra)
+/* The steps of the child's set-up, in order: the one that failed goes
+ * back to the parent with its errno. */
+enum step {
+	STEP_CGROUP,
+	STEP_OUTPUT,
+	STEP_LIMITS,
+	STEP_GROUPS,
+	STEP_GID,
+	STEP_UID,
+	STEP_PRIVS,
+	STEP_WORKDIR,
+	STEP_PRELOAD,
+	STEP_EXEC,
+};
+
+struct report {
+	int step;
+	int err;
+};
+
+/* In the child, before the identity changes: its own process group and
+ * cgroup, a clean signal state, its output, its limits. */
+static bool child_prepare(const struct gp_launch *spec, int in, int out, int *ret_step)
 {
-	size_t n = strcspn(extra, "=");
-
-	return !strncmp(e, extra, n) && e[n] == '=';
-}
-
-static bool overridden(const char *e, const char *const *extra)
-{
-	for (; extra && *extra; extra++)
-		if (same_name(e, *extra))
-			return true;
-	return false;
-}
-
-/* The agent's environment with the task's entries added or replacing
- * ours. The array is malloc'ed; its strings are borrowed. */
-static char **env_build(const char *const *extra)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	for (char **e = environ; *e; e++)
-		n++;
-	for (const char *const *x = extra; x && *x; x++)
-		n++;
-	env = malloc((n + 1) * sizeof(*env));
-	if (!env)
-		return NULL;
-	for (char **e = environ; *e; e++)
-		if (!overridden(*e, extra))
-			env[k++] = *e;
-	for (const char *const *x = extra; x && *x; x++)
-		env[k++] = (char *)*x;
-	env[k] = NULL;
-	return env;
-}
-
-/* In the child: become the group's leader, set up, exec the shell. On
- * failure, writes errno to `report` and exits 127. */
-static void child_run(const struct gp_launch *spec, char **env, int in, int out, int report)
-{
-	char *argv[] = { "sh", "-c", (char *)spec->command, NULL };
 	struct rlimit files = { spec->max_open_files, spec->max_open_files };
 	sigset_t none;
-	int err;
 
 	/* The task starts with no signal blocked or ignored, whatever the
 	 * agent inherited (a shell's `&` ignores SIGINT and SIGQUIT). */
@@ -79,77 +61,167 @@ static void child_run(const struct gp_launch *spec, char **env, int in, int out,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
-	if (setpgid(0, 0) < 0 || (spec->workdir && chdir(spec->workdir) < 0) ||
-	    dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
-	    dup2(out, STDERR_FILENO) < 0 ||
-	    (spec->max_open_files && setrlimit(RLIMIT_NOFILE, &files) < 0))
-		goto fail;
-	execve(SHELL, argv, env);
-fail:
-	err = errno;
-	if (write(report, &err, sizeof(err)) < 0) {
+	*ret_step = STEP_CGROUP;
+	if (setpgid(0, 0) < 0 || (spec->cgroup_fd > 0 && write(spec->cgroup_fd, "0", 1) != 1))
+		return false;
+	*ret_step = STEP_OUTPUT;
+	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+	    dup2(out, STDERR_FILENO) < 0)
+		return false;
+	*ret_step = STEP_LIMITS;
+	return !spec->max_open_files || setrlimit(RLIMIT_NOFILE, &files) == 0;
+}
+
+/* In the child: becomes the task's user, for good (no set-uid program
+ * gives privileges back), then enters its directory as that user. */
+static bool child_become(const struct gp_launch *spec, int *ret_step)
+{
+	const struct gp_launch_user *u = spec->user;
+
+	if (u) {
+		*ret_step = STEP_GROUPS;
+		if (setgroups((size_t)u->groups_n, u->groups) < 0)
+			return false;
+		*ret_step = STEP_GID;
+		if (setresgid(u->gid, u->gid, u->gid) < 0)
+			return false;
+		*ret_step = STEP_UID;
+		if (setresuid(u->uid, u->uid, u->uid) < 0)
+			return false;
+		*ret_step = STEP_PRIVS;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			return false;
+	}
+	*ret_step = STEP_WORKDIR;
+	if (spec->workdir && chdir(spec->workdir) < 0)
+		return false;
+	*ret_step = STEP_PRELOAD;
+	return !spec->preload || access(spec->preload, R_OK) == 0;
+}
+
+/* In the child: set up, exec the shell. On failure, writes the step and
+ * errno to `report` and exits 127. Only async-signal-safe calls. */
+static void child_run(const struct gp_launch *spec, int in, int out, int report)
+{
+	char *argv[] = { "sh", "-c", (char *)spec->command, NULL };
+	struct report what = { 0 };
+
+	if (child_prepare(spec, in, out, &what.step) && child_become(spec, &what.step)) {
+		/* Every descriptor of the agent's but the report pipe (itself
+		 * close-on-exec) is closed at exec, whoever opened it. */
+		syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+		what.step = STEP_EXEC;
+		execve(SHELL, argv, (char **)spec->env);
+	}
+	what.err = errno;
+	if (write(report, &what, sizeof(what)) < 0) {
 		/* nobody to tell */
 	}
 	_exit(127);
 }
 
-/* The parent's side: the child's errno if it failed before exec, else 0. */
-static int child_outcome(pid_t pid, int report)
+/* What a failed step means, for the reason. */
+static void step_text(const struct gp_launch *spec, const struct report *what, char *err,
+		      size_t len)
 {
-	int err = 0;
+	static const char *const steps[] = {
+		[STEP_CGROUP] = "cannot join its cgroup",
+		[STEP_OUTPUT] = "cannot take its output",
+		[STEP_LIMITS] = "cannot set its open-file limit",
+		[STEP_GROUPS] = "cannot set its groups",
+		[STEP_GID] = "cannot take its group id",
+		[STEP_UID] = "cannot take its user id",
+		[STEP_PRIVS] = "cannot drop the right to gain privileges",
+		[STEP_WORKDIR] = "cannot enter the working directory",
+		[STEP_PRELOAD] = "cannot read the interposer",
+		[STEP_EXEC] = "cannot start " SHELL,
+	};
+	const char *path = what->step == STEP_WORKDIR   ? spec->workdir
+			   : what->step == STEP_PRELOAD ? spec->preload
+							: NULL;
+	char who[48] = "";
+
+	if (spec->user)
+		snprintf(who, sizeof(who), "as uid %u: ", (unsigned)spec->user->uid);
+	snprintf(err, len, "%s%s%s%s: %s", who,
+		 what->step >= 0 && what->step <= STEP_EXEC ? steps[what->step] : "set-up",
+		 path ? " " : "", path ? path : "", strerror(what->err));
+}
+
+/* The parent's side: the child's errno if it failed before exec, else 0. */
+static int child_outcome(const struct gp_launch *spec, pid_t pid, int report, char *err,
+			 size_t err_len)
+{
+	struct report what = { 0 };
 	ssize_t got;
 
 	do
-		got = read(report, &err, sizeof(err));
+		got = read(report, &what, sizeof(what));
 	while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)sizeof(err)) {
-		waitpid(pid, NULL, 0);
-		return -err;
-	}
-	return 0;
+	if (got != (ssize_t)sizeof(what))
+		return 0;
+	waitpid(pid, NULL, 0);
+	step_text(spec, &what, err, err_len);
+	return what.err ? -what.err : -EIO;
 }
 
-int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid)
+/* The descriptors the child's output goes to: the log (opened here) or
+ * the given one, and /dev/null for its input. */
+static int output_open(const struct gp_launch *spec, int *ret_in, int *ret_out, bool *ret_own,
+		       char *err, size_t err_len)
 {
-	int in = -1, out = -1, pipefd[2] = { -1, -1 }, r = 0;
-	char **env = NULL;
+	const char *path = spec->log_path ? spec->log_path : "/dev/null";
+
+	*ret_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	*ret_own = !(spec->log_path == NULL && spec->log_fd > 0);
+	*ret_out = *ret_own ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)
+			    : spec->log_fd;
+	if (*ret_in >= 0 && *ret_out >= 0)
+		return 0;
+	snprintf(err, err_len, "cannot open %s: %s", *ret_in < 0 ? "/dev/null" : path,
+		 strerror(errno));
+	return -errno;
+}
+
+int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
+		    size_t err_len)
+{
+	int in = -1, out = -1, pipefd[2] = { -1, -1 }, r;
+	bool own_out = true;
 	pid_t pid;
 
-	if (!spec || !spec->command || !*spec->command || !ret_pgid)
+	if (!spec || !spec->command || !*spec->command || !spec->env || !ret_pgid) {
+		snprintf(err, err_len, "no command or no environment to start");
 		return -EINVAL;
-	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	out = open(spec->log_path ? spec->log_path : "/dev/null",
-		   O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	env = env_build(spec->env);
-	if (in < 0 || out < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+	}
+	r = output_open(spec, &in, &out, &own_out, err, err_len);
+	if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0) {
 		r = -errno;
-		goto out;
+		snprintf(err, err_len, "cannot make a pipe: %s", strerror(errno));
 	}
-	if (!env) {
-		r = -ENOMEM;
+	if (r < 0)
 		goto out;
-	}
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
+		snprintf(err, err_len, "cannot fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
-		child_run(spec, env, in, out, pipefd[1]);
+		child_run(spec, in, out, pipefd[1]);
 	setpgid(pid, pid);      /* also here: signals may follow at once */
 	close(pipefd[1]);
 	pipefd[1] = -1;
-	r = child_outcome(pid, pipefd[0]);
+	r = child_outcome(spec, pid, pipefd[0], err, err_len);
 	if (r == 0)
 		*ret_pgid = pid;
 out:
-	free(env);
 	for (int i = 0; i < 2; i++)
 		if (pipefd[i] >= 0)
 			close(pipefd[i]);
 	if (in >= 0)
 		close(in);
-	if (out >= 0)
+	if (out >= 0 && own_out)
 		close(out);
 	return r;
 }
@@ -190,6 +262,23 @@ int gp_launch_reap(pid_t pgid, bool block, int *ret_code)
 	kill(-pgid, SIGKILL);
 	while (waitpid(pgid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (ret_code)
+		*ret_code = exit_code(status);
+	return 1;
+}
+
+int gp_launch_reap_leader(pid_t pgid, int *ret_code)
+{
+	int status;
+	pid_t p;
+
+	if (pgid <= 0)
+		return -EINVAL;
+	do
+		p = waitpid(pgid, &status, WNOHANG);
+	while (p < 0 && errno == EINTR);
+	if (p <= 0)
+		return p < 0 ? -errno : 0;
 	if (ret_code)
 		*ret_code = exit_code(status);
 	return 1;

@@ -4,11 +4,12 @@
  * and everything it starts), so that one signal reaches all of it: a
  * cancel or a preemption sends SIGTERM to the group and, when the group
  * outlives the grace period, SIGKILL. The task's output goes to a log
- * file (`gpupool logs ID` reads it); its environment is the agent's plus
- * the task's own variables (visible devices, LD_PRELOAD of libgpushare,
- * the GPUPOOL_* limits). Failures to start (no such directory, a log that
- * cannot be written, a program that cannot be executed) come back as
- * errors from gp_launch, not as a task that dies at once.
+ * file or pipe (`gpupool logs ID` reads it); its environment is exactly
+ * the one it is given (agent.c builds it: nothing of the agent's leaks),
+ * and it may run as another user, in a cgroup of its own (cgroup.h).
+ * Failures to start (no such directory, a log that cannot be written, a
+ * user who cannot read the interposer) come back as errors from
+ * gp_launch_start, with the reason, not as a task that dies at once.
  *
  * Functions return 0 or a negative errno; nothing prints or exits. */
 #ifndef GP_AGENT_LAUNCHER_H
@@ -17,16 +18,39 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-struct gp_launch {
-	const char *command;            /* run by /bin/sh -c */
-	const char *workdir;            /* NULL: the agent's */
-	const char *log_path;           /* stdout and stderr, appended; NULL: /dev/null */
-	const char *const *env;         /* extra "NAME=value" entries, NULL-terminated */
-	unsigned long max_open_files;   /* RLIMIT_NOFILE; 0: the agent's */
+/* The Unix identity a task runs as. */
+struct gp_launch_user {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;            /* supplementary groups (groups_n of them) */
+	int groups_n;
 };
 
-/* Starts the task; its process group id (= the shell's pid) in *ret_pgid. */
-int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid);
+struct gp_launch {
+	const char *command;            /* run by /bin/sh -c */
+	const char *workdir;            /* entered as the task's user; NULL: the agent's */
+	const char *log_path;           /* stdout and stderr, appended; NULL: log_fd */
+	int log_fd;                     /* when log_path is NULL and log_fd > 0: stdout and
+					 * stderr go there (a pipe); else /dev/null */
+	const char *const *env;         /* the task's whole environment, NULL-terminated:
+					 * nothing of the agent's is inherited */
+	unsigned long max_open_files;   /* RLIMIT_NOFILE; 0: the agent's */
+	const struct gp_launch_user *user;      /* NULL: the agent's own user */
+	int cgroup_fd;                  /* > 0: the task's cgroup.procs, joined first */
+	const char *preload;            /* when set: must be readable by the task's user */
+};
+
+/* Starts the task; its process group id (= the shell's pid) in *ret_pgid.
+ * The child joins its cgroup, takes its output, limits and identity
+ * (setgroups, setgid, setuid, and no_new_privs so that no set-uid
+ * program gives any back), closes every other descriptor of the agent's
+ * at exec, and only then enters its working directory and checks that it
+ * can read its preload, as the task's user. When a step fails the child
+ * says which, and gp_launch_start returns its errno with the reason in
+ * err ("as uid 600002: cannot enter the working directory /root/x:
+ * Permission denied"). */
+int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
+		    size_t err_len);
 
 /* Has the group's leader exited? Returns 1 and its exit code in *ret_code
  * (128 + N when killed by signal N, as shells report it), 0 while it
@@ -34,6 +58,11 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid);
  * ends with its shell: members of the group still running then are
  * killed (SIGKILL) before the shell is reaped. */
 int gp_launch_reap(pid_t pgid, bool block, int *ret_code);
+
+/* Reaps the group's leader if it has exited, killing nothing: 1 with
+ * its code, 0 while it runs, or a negative errno. For a task in a
+ * cgroup, whose members are stopped through the cgroup. */
+int gp_launch_reap_leader(pid_t pgid, int *ret_code);
 
 /* What gp_launch_reap_group has seen of a group: the leader's code once
  * it has exited. Starts zeroed. */

@@ -18,13 +18,14 @@
 #include "agent/devices.h"
 #include "include/gp-nvml.h"
 
-#define PGID_CACHE 512
+#define TASK_CACHE 512
 #define LIST_FIRST 64
 #define LIST_TRIES 4
 
-/* A process seen on a device, and its group. */
-struct pgid_entry {
-	pid_t pid, pgid;
+/* A process seen on a device, and its task. */
+struct task_entry {
+	pid_t pid;
+	int64_t task; /* 0: none known */
 	uint64_t seen; /* the sampling it was last seen in */
 };
 
@@ -42,7 +43,9 @@ struct gp_usage {
 	nvmlDevice_t handle[GP_AGENT_DEVICES_MAX];
 	uint64_t last_seen_us[GP_AGENT_DEVICES_MAX]; /* newest sample timestamp */
 	uint64_t last_call_us[GP_AGENT_DEVICES_MAX]; /* when it was last sampled */
-	struct pgid_entry pgid[PGID_CACHE];
+	struct task_entry task[TASK_CACHE];
+	gp_usage_resolver *resolve;
+	void *resolve_ctx;
 	uint64_t sampling;
 	nvmlProcessInfo_t *proc;
 	unsigned proc_cap;
@@ -155,39 +158,45 @@ struct gp_usage *gp_usage_close(struct gp_usage *u)
 	return NULL;
 }
 
-/* ---- processes and their groups ---------------------------------------- */
+/* ---- processes and their tasks ----------------------------------------- */
 
-static struct pgid_entry *pgid_slot(struct gp_usage *u, pid_t pid)
+void gp_usage_set_resolver(struct gp_usage *u, gp_usage_resolver *fn, void *ctx)
 {
-	struct pgid_entry *oldest = &u->pgid[0];
+	u->resolve = fn;
+	u->resolve_ctx = ctx;
+}
 
-	for (int i = 0; i < PGID_CACHE; i++) {
-		if (u->pgid[i].pid == pid)
-			return &u->pgid[i];
-		if (u->pgid[i].seen < oldest->seen)
-			oldest = &u->pgid[i];
+static struct task_entry *task_slot(struct gp_usage *u, pid_t pid)
+{
+	struct task_entry *oldest = &u->task[0];
+
+	for (int i = 0; i < TASK_CACHE; i++) {
+		if (u->task[i].pid == pid)
+			return &u->task[i];
+		if (u->task[i].seen < oldest->seen)
+			oldest = &u->task[i];
 	}
-	*oldest = (struct pgid_entry){.pid = pid, .pgid = -1};
+	*oldest = (struct task_entry){.pid = pid};
 	return oldest;
 }
 
-/* The process group of pid: asked now when it lives, else remembered. */
-static pid_t pgid_of(struct gp_usage *u, pid_t pid)
+/* The task of pid: asked now when it lives, else remembered. */
+static int64_t task_of(struct gp_usage *u, pid_t pid)
 {
-	struct pgid_entry *e = pgid_slot(u, pid);
-	pid_t pgid = getpgid(pid);
+	struct task_entry *e = task_slot(u, pid);
+	int64_t task;
 
-	if (pgid >= 0)
-		e->pgid = pgid;
+	if (u->resolve && u->resolve(u->resolve_ctx, pid, &task) == 0)
+		e->task = task;
 	e->seen = u->sampling;
-	return e->pgid;
+	return e->task;
 }
 
 static struct gp_usage_group *group_find(struct gp_usage_group *groups, size_t n,
-					 pid_t pgid, unsigned device)
+					 int64_t task, unsigned device)
 {
-	for (size_t i = 0; pgid > 0 && i < n; i++)
-		if (groups[i].pgid == pgid && groups[i].device == device)
+	for (size_t i = 0; task > 0 && i < n; i++)
+		if (groups[i].task == task && groups[i].device == device)
 			return &groups[i];
 	return NULL;
 }
@@ -231,6 +240,23 @@ static int procs_list(struct gp_usage *u, unsigned d, unsigned *ret_n)
 	return -EAGAIN;
 }
 
+int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
+		       int max)
+{
+	unsigned count = 0;
+	int r;
+
+	if (!u || d >= u->devices || (max && !out))
+		return -EINVAL;
+	r = procs_list(u, d, &count);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < count && (int)i < max; i++)
+		out[i] = (struct gp_usage_process){ .pid = (pid_t)u->proc[i].pid,
+						    .mem_bytes = u->proc[i].usedGpuMemory };
+	return (int)count;
+}
+
 static void memory_add(struct gp_usage *u, unsigned d, struct gp_usage_group *groups,
 		       size_t n)
 {
@@ -240,7 +266,7 @@ static void memory_add(struct gp_usage *u, unsigned d, struct gp_usage_group *gr
 		return;
 	for (unsigned i = 0; i < count; i++) {
 		struct gp_usage_group *g =
-			group_find(groups, n, pgid_of(u, (pid_t)u->proc[i].pid), d);
+			group_find(groups, n, task_of(u, (pid_t)u->proc[i].pid), d);
 
 		if (!g)
 			continue;
@@ -309,7 +335,7 @@ static void used_add(struct gp_usage *u, unsigned d, uint64_t now,
 		uint64_t prev = previous_of(u->sample, i, u->last_seen_us[d]);
 		uint64_t dur = s->timeStamp > prev ? s->timeStamp - prev : 0;
 		struct gp_usage_group *g =
-			group_find(groups, n, pgid_of(u, (pid_t)s->pid), d);
+			group_find(groups, n, task_of(u, (pid_t)s->pid), d);
 
 		if (s->timeStamp > newest)
 			newest = s->timeStamp;

@@ -13,12 +13,14 @@
  * the last one seen: each adds smUtil % of its duration (from the
  * previous sample of that process, or the last one seen on the device,
  * never more than the time since the previous call). A process belongs
- * to the group whose process group id is its own (getpgid); the pgid of a
- * process seen once is remembered, so that samples of a process that has
- * exited since still count for its task.
+ * to the task the sampler's resolver names (the agent's: the task's
+ * cgroup, or its process group); the task of a process seen once is
+ * remembered, so that samples of a process that has exited since still
+ * count for its task.
  *
- * Used from one thread. Functions return 0 or a negative errno; the
- * caller owns the sampler (gp_usage_close accepts NULL, returns NULL). */
+ * A sampler is used from one thread (the verifier has one of its own).
+ * Functions return 0 or a negative errno; the caller owns the sampler
+ * (gp_usage_close accepts NULL, returns NULL). */
 #ifndef GP_AGENT_USAGE_H
 #define GP_AGENT_USAGE_H
 
@@ -35,9 +37,9 @@ struct gp_usage_device {
 	uint64_t mem_used_mib, mem_total_mib;
 };
 
-/* In: pgid and device. Out: the rest, for the time since the last call. */
+/* In: task and device. Out: the rest, for the time since the last call. */
 struct gp_usage_group {
-	pid_t pgid;
+	int64_t task;
 	unsigned device; /* NVML index, as gp_agent_node's devices */
 	uint64_t used_us;
 	uint64_t mem_mib;
@@ -49,6 +51,24 @@ struct gp_usage_group {
 int gp_usage_open(const char *library, unsigned devices, struct gp_usage **ret, char *err,
 		  size_t err_len);
 struct gp_usage *gp_usage_close(struct gp_usage *u);
+
+/* The task of a live process: 0 with its id in *ret_task, or -ENOENT. */
+typedef int gp_usage_resolver(void *ctx, pid_t pid, int64_t *ret_task);
+
+/* Sets how processes are mapped to tasks (none: no process is any
+ * task's). */
+void gp_usage_set_resolver(struct gp_usage *u, gp_usage_resolver *fn, void *ctx);
+
+/* A process on a device, as the device library lists it. */
+struct gp_usage_process {
+	pid_t pid;
+	uint64_t mem_bytes;
+};
+
+/* The compute processes of device d, up to max of them in out; returns
+ * how many there are (which may be more than max), or a negative errno. */
+int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
+		       int max);
 
 /* Fills devices[0..devices-1] and the out fields of groups[0..n-1]. A
  * device NVML fails for gets ok false and adds nothing to the groups. */

@@ -323,7 +323,8 @@ int gp_user_resolve(const char *spec, struct gp_user *ret, char *err, size_t err
 	return r;
 }
 
-int gp_user_auto(int64_t tenant_id, struct gp_user *ret, char *err, size_t err_len)
+int gp_user_auto(uint32_t base, int64_t tenant_id, struct gp_user *ret, char *err,
+		 size_t err_len)
 {
 	struct query q = {0}, g = {.group = true};
 	int r;
@@ -334,7 +335,11 @@ int gp_user_auto(int64_t tenant_id, struct gp_user *ret, char *err, size_t err_l
 			    "give it "
 			    "a user",
 			    (long long)tenant_id, GP_USER_AUTO_COUNT - 1);
-	q.id = g.id = GP_USER_AUTO_BASE + (unsigned long long)tenant_id;
+	if (base < GP_USER_AUTO_BASE_MIN || base > GP_USER_AUTO_BASE_MAX)
+		return fail(err, err_len, -EINVAL,
+			    "the automatic users' base %u is not from %u to %u", base,
+			    GP_USER_AUTO_BASE_MIN, GP_USER_AUTO_BASE_MAX);
+	q.id = g.id = base + (unsigned long long)tenant_id;
 	r = query_run(&q);
 	if (r == 0 && !q.found)
 		r = query_run(&g);

@@ -4,7 +4,8 @@
  * the server's. The admin gives each tenant a user spec (docs/api.md):
  *
  *   ""            automatic: gp_user_auto picks an unprivileged uid and
- *                 gid of gpupool's own range from the tenant's id;
+ *                 gid of gpupool's own range from the tenant's id (the
+ *                 range's first id is the group every task shares);
  *   "NAME"        that user's uid and primary gid (getpwnam_r);
  *   "NAME:GROUP"  that user's uid and that group's gid (getgrnam_r);
  *   "UID:GID"     two numerals; no passwd entry is needed.
@@ -46,6 +47,10 @@
  * container users. */
 #define GP_USER_AUTO_BASE  1879048192u /* 0x70000000 */
 #define GP_USER_AUTO_COUNT (1u << 24)
+/* Where a server may move the range (--task-uid-base): above the
+ * system's users, and the whole range below 2^31. */
+#define GP_USER_AUTO_BASE_MIN 65536u
+#define GP_USER_AUTO_BASE_MAX ((1u << 31) - GP_USER_AUTO_COUNT)
 
 struct gp_user {
 	uid_t uid;
@@ -62,10 +67,14 @@ struct gp_user {
  * is one. */
 int gp_user_resolve(const char *spec, struct gp_user *ret, char *err, size_t err_len);
 
-/* The automatic user of tenant tenant_id (name and home ""). -EINVAL: an
- * id outside 1 .. GP_USER_AUTO_COUNT - 1; -EEXIST: a passwd entry or a
- * group of this machine has that uid or gid (the tenant must be given a
- * user instead); another negative errno when a lookup failed. */
-int gp_user_auto(int64_t tenant_id, struct gp_user *ret, char *err, size_t err_len);
+/* The automatic user of tenant tenant_id in the range starting at base
+ * (GP_USER_AUTO_BASE unless the server moved it): uid and gid base +
+ * tenant_id, name and home "". -EINVAL: an id outside 1 ..
+ * GP_USER_AUTO_COUNT - 1, or a base outside GP_USER_AUTO_BASE_MIN ..
+ * GP_USER_AUTO_BASE_MAX; -EEXIST: a passwd entry or a group of this
+ * machine has that uid or gid (the tenant must be given a user instead);
+ * another negative errno when a lookup failed. */
+int gp_user_auto(uint32_t base, int64_t tenant_id, struct gp_user *ret, char *err,
+		 size_t err_len);
 
 #endif

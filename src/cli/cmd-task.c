@@ -12,7 +12,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "server/taskenv.h"
+#include "agent/taskenv.h"
 
 #define DEVICES_MAX 64
 #define PATH_LEN    128
@@ -128,7 +128,7 @@ static int set_workdir(struct task_options *o, const char *value)
 	return 0;
 }
 
-/* --env NAME=VALUE, checked as the server checks it (server/taskenv.h),
+/* --env NAME=VALUE, checked as the server checks it (agent/taskenv.h),
  * before anything is sent. */
 static int set_env(struct task_options *o, const char *value)
 {

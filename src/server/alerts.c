@@ -116,6 +116,25 @@ int gp_alerts_task_failed(struct gp_alerts *a, const struct gp_task *t, const ch
 	return gp_store_alert_raise(a->store, &al, &fresh);
 }
 
+int gp_alerts_violation(struct gp_alerts *a, const struct gp_task *t, const char *text)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	struct gp_alert al;
+	bool fresh;
+
+	if (t)
+		snprintf(object, sizeof(object), "task %" PRId64, t->id);
+	else
+		snprintf(object, sizeof(object), "node");
+	al = alert_make(GP_ALERT_CRITICAL, "task.violation", object, t ? t->tenant : 0);
+	if (t)
+		snprintf(al.message, sizeof(al.message), "task %" PRId64 " (%s): %s", t->id,
+			 t->name, text);
+	else
+		snprintf(al.message, sizeof(al.message), "%s", text);
+	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
 /* ---- the conditions ----------------------------------------------------- */
 
 static bool was_active(const struct gp_alerts *a, const char *kind, const char *object)

@@ -5,6 +5,12 @@
  *   level     kind                object         when
  *   critical  task.failed         "task ID"      a task failed (non-zero
  *                                                exit, signal, could not start)
+ *   critical  task.violation      "task ID"      the verifier found a task's
+ *                                                 process over its slice, without
+ *                                                 the interposer, or on a device
+ *                                                 not its task's (agent.h)
+ *   critical  task.violation      "node"         a device process that belongs
+ *                                                 to no task (the latest one)
  *   warning   device.busy         "device UUID"  memory in use (NVML), or the
  *                                                slices' memory or compute,
  *                                                above 80 % of the device
@@ -66,6 +72,11 @@ struct gp_alerts *gp_alerts_free(struct gp_alerts *a); /* accepts NULL; returns 
 
 /* Task t failed; `why` says how. */
 int gp_alerts_task_failed(struct gp_alerts *a, const struct gp_task *t, const char *why);
+
+/* The verifier found a violation by task t (NULL: by a process of no
+ * task); text names the process, the device and the figures. Stays until
+ * an operator clears it. */
+int gp_alerts_violation(struct gp_alerts *a, const struct gp_task *t, const char *text);
 
 /* Raises and clears the condition alerts from the meter's numbers. */
 int gp_alerts_check(struct gp_alerts *a, const struct gp_meter *m);

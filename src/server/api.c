@@ -19,7 +19,7 @@
 #include "base/user.h"
 #include "server/api-impl.h"
 #include "server/fields.h"
-#include "server/taskenv.h"
+#include "agent/taskenv.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -18,14 +18,17 @@
 #include "base/parse.h"
 #include "server/meter.h"
 
-enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_PRICES, KEY_OVERCOMMIT };
+enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_PRICES, KEY_OVERCOMMIT };
 
 struct key {
 	const char *name;
 	enum key_kind kind;
 	size_t offset;	/* in struct gp_server_options (paths, numbers, bools) */
 	unsigned lo, hi; /* KEY_UINT */
+	const char *const *choices; /* KEY_CHOICE: the index goes to an unsigned */
 };
+
+const char *const gp_config_verify_names[] = {"kill", "alert", "off", NULL};
 
 #define AT(member) offsetof(struct gp_server_options, member)
 
@@ -40,6 +43,15 @@ static const struct key keys[] = {
 	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
 	{"log_dir", KEY_PATH, AT(log_dir), 0, 0},
 	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
+	{"cgroup", KEY_PATH, AT(cgroup), 0, 0},
+	{"task_uid_base", KEY_UINT, AT(task_uid_base), GP_CONFIG_UID_BASE_MIN,
+	 GP_CONFIG_UID_BASE_LIMIT},
+	{"task_groups", KEY_PATH, AT(task_groups), 0, 0},
+	{"task_env", KEY_PATH, AT(task_env), 0, 0},
+	{"verify", KEY_CHOICE, AT(verify), 0, 0, gp_config_verify_names},
+	{"verify_ms", KEY_UINT, AT(verify_ms), GP_CONFIG_VERIFY_MS_MIN,
+	 GP_CONFIG_VERIFY_MS_LIMIT},
+	{"verify_slack_mib", KEY_UINT, AT(verify_slack_mib), 0, GP_CONFIG_SLACK_MIB_LIMIT},
 	{"sample_ms", KEY_UINT, AT(loop.sample_ms), GP_CONFIG_SAMPLE_MS_MIN,
 	 GP_CONFIG_SAMPLE_MS_LIMIT},
 	{"util_window", KEY_UINT, AT(loop.util_window_s), 1, GP_CONFIG_UTIL_WINDOW_LIMIT},
@@ -51,7 +63,9 @@ static const struct key keys[] = {
 #define KEYS (sizeof(keys) / sizeof(keys[0]))
 #define KEY_LIST                                                                   \
 	"db, socket, tcp, admin_token_file, queue_max, with_agent, shim, run_dir, "  \
-	"log_dir, grace_ms, sample_ms, util_window, grow_samples, prices, overcommit"
+	"log_dir, grace_ms, cgroup, task_uid_base, task_groups, task_env, verify, "     \
+	"verify_ms, verify_slack_mib, sample_ms, util_window, grow_samples, prices, "    \
+	"overcommit"
 
 /* One file being read. */
 struct reader {
@@ -242,6 +256,24 @@ static int set_bool(struct reader *r, const struct key *k, const yaml_event_t *e
 		    "\"%s\" is not a boolean; write true or false", s);
 }
 
+static int set_choice(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	unsigned *dst = (unsigned *)(void *)((char *)r->o + k->offset);
+	char list[128] = "";
+	size_t used = 0;
+
+	for (unsigned i = 0; k->choices[i]; i++) {
+		if (!strcmp(scalar_text(ev), k->choices[i])) {
+			*dst = i;
+			return 0;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 k->choices[i]);
+	}
+	return fail(r, &ev->start_mark, k->name, "\"%s\" is not one of: %s", scalar_text(ev),
+		    list);
+}
+
 /* prices: MODEL: PRICE, one entry. */
 static int set_price(struct reader *r, const yaml_event_t *model, const yaml_event_t *value)
 {
@@ -346,6 +378,7 @@ static int set_value(struct reader *r, const struct key *k)
 {
 	static const char *const want[] = {
 		[KEY_PATH] = "a path", [KEY_UINT] = "a whole number", [KEY_BOOL] = "true or false",
+		[KEY_CHOICE] = "one of its words",
 	};
 	yaml_event_t ev;
 	int e;
@@ -357,9 +390,10 @@ static int set_value(struct reader *r, const struct key *k)
 	} else {
 		if ((e = next_scalar(r, &ev, k->name, want[k->kind])) < 0)
 			return e;
-		e = k->kind == KEY_PATH ? set_path(r, k, &ev)
-		    : k->kind == KEY_UINT ? set_uint(r, k, &ev)
-					  : set_bool(r, k, &ev);
+		e = k->kind == KEY_PATH	    ? set_path(r, k, &ev)
+		    : k->kind == KEY_UINT   ? set_uint(r, k, &ev)
+		    : k->kind == KEY_CHOICE ? set_choice(r, k, &ev)
+					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);
 	return e;

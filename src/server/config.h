@@ -4,7 +4,9 @@
  * The file is YAML, read with libyaml's parser: one mapping whose keys
  * are the long options with '_' for '-' (db, socket, tcp,
  * admin_token_file, queue_max, with_agent, shim, run_dir, log_dir,
- * grace_ms, sample_ms, util_window, grow_samples), plus `prices` (a
+ * grace_ms, cgroup, task_uid_base, task_groups, task_env, verify,
+ * verify_ms, verify_slack_mib, sample_ms, util_window, grow_samples),
+ * plus `prices` (a
  * mapping MODEL: PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or
  * `all` for every device). The server loads it into its options before
  * it reads its flags, so that a flag overrides the file; a price or an
@@ -23,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/user.h"
 #include "server/bill.h"
 #include "server/loop.h"
 
@@ -32,6 +35,11 @@
 #define GP_CONFIG_SAMPLE_MS_MIN     100
 #define GP_CONFIG_SAMPLE_MS_LIMIT   3600000
 #define GP_CONFIG_UTIL_WINDOW_LIMIT (31 * 86400)
+#define GP_CONFIG_UID_BASE_MIN      GP_USER_AUTO_BASE_MIN /* base/user.h */
+#define GP_CONFIG_UID_BASE_LIMIT    GP_USER_AUTO_BASE_MAX
+#define GP_CONFIG_VERIFY_MS_MIN     100
+#define GP_CONFIG_VERIFY_MS_LIMIT   60000
+#define GP_CONFIG_SLACK_MIB_LIMIT   65536
 #define GP_CONFIG_RATIO_MIN_PERMILLE 1000 /* overcommit 1.0 to 1.5 */
 #define GP_CONFIG_RATIO_MAX_PERMILLE 1500
 
@@ -46,6 +54,14 @@ struct gp_server_options {
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
 	char log_dir[PATH_MAX]; /* task logs */
 	unsigned grace_ms;
+	/* tasks: who they run as, what they hold on to, who watches them */
+	char cgroup[PATH_MAX];          /* "" or "auto", a cgroup2 path, or "off" */
+	unsigned task_uid_base;         /* 0: the agent's default */
+	char task_groups[PATH_MAX];     /* more groups for every task: "video,render" */
+	char task_env[PATH_MAX];        /* names passed from the server's environment; "": default */
+	unsigned verify;                /* enum gp_verify_policy */
+	unsigned verify_ms;             /* 0: the agent's default */
+	unsigned verify_slack_mib;
 	struct gp_loop_options loop; /* sampling, alert windows, overcommit */
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
@@ -68,6 +84,9 @@ int gp_config_price_set(struct gp_server_options *o, const struct gp_price *p);
  * when GP_LOOP_OVERCOMMITS_MAX are set, -EINVAL for a model too long. */
 int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
 			     unsigned permille);
+
+/* The verifier's policies, in enum gp_verify_policy's order. */
+extern const char *const gp_config_verify_names[];
 
 /* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);

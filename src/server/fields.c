@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "server/store.h"
-#include "server/taskenv.h"
+#include "agent/taskenv.h"
 
 #define LIST_MAX 256
 #define WHY_MAX	 400

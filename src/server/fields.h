@@ -29,7 +29,7 @@ enum gp_field_kind {
 	GP_FIELD_BOOL,
 	GP_FIELD_CHOICE,  /* one of `choices` (NULL-terminated) */
 	GP_FIELD_COMMAND, /* a string, or a non-empty array of strings */
-	GP_FIELD_ENV,	  /* a task's declared variables (server/taskenv.h) */
+	GP_FIELD_ENV,	  /* a task's declared variables (agent/taskenv.h) */
 };
 
 /* One field; a table ends with { NULL }. */

@@ -15,7 +15,9 @@
 #include "core/cluster.h"
 #include "core/policy.h"
 #include "server/alerts.h"
+#include "base/user.h"
 #include "server/sched.h"
+#include "shim/region.h"
 
 #define HOST_PLENTY 1000000000u /* tasks ask nothing of the host yet */
 
@@ -55,6 +57,7 @@ struct tick {
 	struct gp_sched_outcome *out;
 	int n, n_out;
 	struct gp_sched_tenant *tenant;
+	char (*user)[GP_USER_SPEC_MAX]; /* each tenant's Unix user, by the index in tenant */
 	int tenants;
 	struct gp_sched_model_quota *quota;     /* the tenants' model quotas */
 	int quotas;
@@ -148,12 +151,24 @@ static void ended_cancelled(struct gp_task *t, const char *who, int code, int64_
 	snprintf(t->reason, sizeof(t->reason), "cancelled by %s; %s", who, how);
 }
 
-static void task_ended(void *ctx, int64_t id, int code, bool stopped)
+/* A task the verifier stopped failed, whatever else was under way. */
+static void ended_violated(struct gp_task *t, const char *violation, int code, int64_t now)
+{
+	char how[64];
+
+	exit_text(code, how, sizeof(how));
+	t->state = GP_TASK_FAILED;
+	t->ended = now;
+	snprintf(t->reason, sizeof(t->reason), "stopped by the verifier (%s): %s", how, violation);
+}
+
+static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char *violation)
 {
 	struct gp_loop *l = ctx;
 	char who[GP_STORE_NAME_MAX];
-	bool cancelled = cancels_take(&l->cancelling, id, who, sizeof(who)) && stopped;
-	bool preempted = idset_take(&l->stopping, id) && stopped && !cancelled;
+	bool cancelled = cancels_take(&l->cancelling, id, who, sizeof(who)) && stopped &&
+			 !violation;
+	bool preempted = idset_take(&l->stopping, id) && stopped && !cancelled && !violation;
 	int64_t now = now_ms();
 	struct gp_task t;
 
@@ -163,7 +178,9 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 		return;
 	t.pid = 0;
 	t.exit_code = code;
-	if (cancelled) {
+	if (violation) {
+		ended_violated(&t, violation, code, now);
+	} else if (cancelled) {
 		ended_cancelled(&t, who, code, now);
 	} else if (preempted) {
 		t.state = GP_TASK_PREEMPTED;
@@ -185,6 +202,20 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped)
 	      t.reason[0] ? t.reason : "exited with code 0");
 	if (t.state == GP_TASK_FAILED)
 		gp_alerts_task_failed(l->alerts, &t, t.reason);
+}
+
+/* The verifier found a violation (task 0: by a process of no task). */
+static void task_violation(void *ctx, int64_t id, const char *text)
+{
+	struct gp_loop *l = ctx;
+	struct gp_task t;
+	bool known = id && gp_store_task_get(l->store, id, &t) == 0;
+
+	gp_alerts_violation(l->alerts, known ? &t : NULL, text);
+	if (known)
+		audit(l, "task.violation", id, text);
+	else
+		gp_store_audit(l->store, "server", "node.violation", "node", text);
 }
 
 /* ---- the cluster of this machine ---------------------------------------- */
@@ -238,6 +269,8 @@ static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_
 					      .mem_mib = (uint32_t)n->device[i].mem_total_mib,
 					      .overcommit =
 						      (uint16_t)overcommit_of(o, n->device[i].name),
+					      /* as many slices as a region has tasks */
+					      .max_tasks = GP_REGION_TASKS,
 					      .healthy = n->device[i].compatible };
 		snprintf(d->uuid, sizeof(d->uuid), "%.*s", (int)sizeof(d->uuid) - 1,
 			 n->device[i].uuid);
@@ -326,6 +359,9 @@ static int tick_load(struct gp_loop *l, struct tick *k)
 	if (r < 0)
 		return r;
 	k->tenant = calloc((size_t)k->tenants + 1, sizeof(*k->tenant));
+	k->user = calloc((size_t)k->tenants + 1, sizeof(*k->user));
+	for (int i = 0; k->user && i < k->tenants; i++)
+		snprintf(k->user[i], sizeof(k->user[i]), "%s", tenants[i].user);
 	for (int i = 0; k->tenant && i < k->tenants; i++)
 		k->tenant[i] = (struct gp_sched_tenant){
 			.id = tenants[i].id,
@@ -342,7 +378,7 @@ static int tick_load(struct gp_loop *l, struct tick *k)
 			k->tenant[i].compute_guaranteed_pct = UINT64_MAX / 4;
 		}
 	free(tenants);
-	if (!k->tenant)
+	if (!k->tenant || !k->user)
 		return -ENOMEM;
 	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		struct gp_task *some = NULL, *all;
@@ -498,6 +534,15 @@ static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_plac
 	       devices_busy_of(l, k, &l->cancelling.ids, p);
 }
 
+/* The Unix user of a tenant ("" automatic). */
+static const char *tenant_user(const struct tick *k, int64_t tenant)
+{
+	for (int i = 0; i < k->tenants; i++)
+		if (k->tenant[i].id == tenant)
+			return k->user[i];
+	return "";
+}
+
 static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		       const struct gp_sched_outcome *o)
 {
@@ -505,7 +550,7 @@ static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 				      .devices = o->where.devices, .whole = t->whole || t->exclusive,
 				      .mem_mib = t->mem_mib, .compute_pct = t->compute_pct,
 				      .priority = t->priority, .hard = t->hard };
-	char detail[2 * GP_REASON_MAX + 8];
+	char detail[2 * GP_REASON_MAX + 8], why[GP_REASON_MAX - 32] = "", *env = NULL;
 	pid_t pgid;
 	int r;
 
@@ -515,11 +560,17 @@ static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 	}
 	for (int i = 0; i < o->where.devices; i++)
 		spec.device[i] = o->where.device[i];
-	r = gp_agent_start(l->agent, &spec, &pgid);
+	spec.tenant = t->tenant;
+	spec.user = tenant_user(k, t->tenant);
+	if (gp_store_task_env_get(l->store, t->id, &env) == 0)
+		spec.env = env;
+	r = gp_agent_start(l->agent, &spec, &pgid, why, sizeof(why));
+	free(env);
 	if (r < 0) {
 		t->state = GP_TASK_FAILED;
 		t->ended = now_ms();
-		snprintf(t->reason, sizeof(t->reason), "could not start: %s", strerror(-r));
+		snprintf(t->reason, sizeof(t->reason), "could not start: %s",
+			 why[0] ? why : strerror(-r));
 		gp_store_task_update(l->store, t);
 		audit(l, "task.end", t->id, t->reason);
 		gp_alerts_task_failed(l->alerts, t, t->reason);
@@ -609,6 +660,7 @@ static void tick_free(struct tick *k)
 	free(k->sched);
 	free(k->out);
 	free(k->tenant);
+	free(k->user);
 	free(k->quota);
 }
 
@@ -617,7 +669,9 @@ void gp_loop_tick(struct gp_loop *l)
 	struct tick k = { 0 };
 	int count = 0;
 
-	gp_agent_poll(l->agent, task_ended, l);
+	gp_agent_poll(l->agent, &(struct gp_agent_events){ .ended = task_ended,
+							   .violation = task_violation,
+							   .ctx = l });
 	if (tick_load(l, &k) == 0 && tick_prepare(l, &k, &count) == 0 &&
 	    tick_model_quotas(l, &k) == 0 &&
 	    gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, count, k.out,

@@ -344,7 +344,7 @@ static int groups_build(struct gp_meter *m, struct gp_usage_group **ret, size_t 
 	for (int t = 0; t < m->tasks; t++)
 		for (unsigned i = 0; i < m->task[t].pub.devices; i++)
 			(*ret)[n++] = (struct gp_usage_group){
-				.pgid = m->task[t].pub.pgid,
+				.task = m->task[t].pub.id,
 				.device = m->task[t].pub.device[i]};
 	*ret_n = n;
 	return 0;

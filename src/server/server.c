@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/parse.h"
+#include "base/user.h"
 #include "cli/commands.h"
 #include "server/api.h"
 #include "server/bill.h"
@@ -152,7 +153,11 @@ static void server_usage(FILE *out)
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
 		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
-		"                       [--util-window SECONDS] [--grow-samples N]]\n"
+		"                       [--util-window SECONDS] [--grow-samples N]\n"
+		"                       [--cgroup auto|PATH|off] [--task-uid-base N]\n"
+		"                       [--task-groups LIST] [--task-env NAMES]\n"
+		"                       [--verify kill|alert|off] [--verify-ms N]\n"
+		"                       [--verify-slack-mib N]]\n"
 		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
@@ -187,6 +192,27 @@ static void server_usage(FILE *out)
 		"                   database)\n"
 		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted or\n"
 		"                   cancelled (default %d)\n"
+		"  --cgroup auto|PATH|off\n"
+		"                   a cgroup (v2) per task, so that what it starts (setsid,\n"
+		"                   daemons) stays its own and stops with it (default auto:\n"
+		"                   under the server's own cgroup; off: process groups)\n"
+		"  --task-uid-base N\n"
+		"                   as root, a tenant without a Unix user runs as uid and\n"
+		"                   gid N + its id; N is the group of every task (default\n"
+		"                   %d)\n"
+		"  --task-groups LIST\n"
+		"                   more groups for every task, e.g. video,render (for\n"
+		"                   device files that are not world-writable)\n"
+		"  --task-env NAMES what tasks get of the server's environment: names, or\n"
+		"                   NAME* for a prefix (default \"%s\")\n"
+		"  --verify kill|alert|off\n"
+		"                   what the verifier does with a device process over its\n"
+		"                   slice, without the interposer, or of no task (default\n"
+		"                   kill: alert, kill it, fail its task)\n"
+		"  --verify-ms N    between two checks of the devices (default %d)\n"
+		"  --verify-slack-mib N\n"
+		"                   memory a task may hold on a device beyond its slice, for\n"
+		"                   the driver's own (CUDA contexts; default %d)\n"
 		"  --overcommit [MODEL=]RATIO\n"
 		"                   compute that may be handed out of a device (of that\n"
 		"                   model), 1.0 to 1.5 (default 1.0; memory never)\n"
@@ -201,7 +227,8 @@ static void server_usage(FILE *out)
 		"                   price of one hour of a whole device whose name\n"
 		"                   contains MODEL (case-insensitive), for bills;\n"
 		"                   repeatable, e.g. --price A100=2.50 --price T4=0.35\n",
-		GP_API_QUEUE_MAX, GRACE_MS_DEFAULT, GP_LOOP_SAMPLE_MS,
+		GP_API_QUEUE_MAX, GRACE_MS_DEFAULT, GP_USER_AUTO_BASE, GP_AGENT_TASK_ENV,
+		GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_SAMPLE_MS,
 		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
 
@@ -278,8 +305,39 @@ static int parse_monitoring(struct gp_server_options *o, int c, const char *valu
 	return -EINVAL;
 }
 
+/* The options of tasks' isolation and the verifier (codes from 1000). */
+static int parse_isolation(struct gp_server_options *o, int c, const char *value)
+{
+	switch (c) {
+	case 1000: snprintf(o->cgroup, sizeof(o->cgroup), "%s", value); return 0;
+	case 1001:
+		return parse_range("task-uid-base", value, GP_CONFIG_UID_BASE_MIN,
+				   GP_CONFIG_UID_BASE_LIMIT, &o->task_uid_base);
+	case 1002: snprintf(o->task_groups, sizeof(o->task_groups), "%s", value); return 0;
+	case 1003: snprintf(o->task_env, sizeof(o->task_env), "%s", value); return 0;
+	case 1004:
+		for (unsigned i = 0; gp_config_verify_names[i]; i++)
+			if (!strcmp(value, gp_config_verify_names[i])) {
+				o->verify = i;
+				return 0;
+			}
+		fprintf(stderr, "gpupool server: --verify \"%s\" must be kill, alert or off\n",
+			value);
+		return -EINVAL;
+	case 1005:
+		return parse_range("verify-ms", value, GP_CONFIG_VERIFY_MS_MIN,
+				   GP_CONFIG_VERIFY_MS_LIMIT, &o->verify_ms);
+	case 1006:
+		return parse_range("verify-slack-mib", value, 0, GP_CONFIG_SLACK_MIB_LIMIT,
+				   &o->verify_slack_mib);
+	}
+	return -EINVAL;
+}
+
 static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
+	if (c >= 1000 && c <= 1006)
+		return parse_isolation(o, c, value);
 	switch (c) {
 	case 'P':
 	case 'O':
@@ -331,6 +389,13 @@ static const struct option server_flags[] = {
 	{"run-dir", required_argument, NULL, 'r'},
 	{"log-dir", required_argument, NULL, 'l'},
 	{"grace-ms", required_argument, NULL, 'g'},
+	{"cgroup", required_argument, NULL, 1000},
+	{"task-uid-base", required_argument, NULL, 1001},
+	{"task-groups", required_argument, NULL, 1002},
+	{"task-env", required_argument, NULL, 1003},
+	{"verify", required_argument, NULL, 1004},
+	{"verify-ms", required_argument, NULL, 1005},
+	{"verify-slack-mib", required_argument, NULL, 1006},
 	{"sample-ms", required_argument, NULL, 'M'},
 	{"util-window", required_argument, NULL, 'W'},
 	{"grow-samples", required_argument, NULL, 'G'},
@@ -656,9 +721,17 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 {
 	struct gp_agent_options ao = { .shim_path = o->shim[0] ? o->shim : NULL,
 				       .run_dir = o->run_dir[0] ? o->run_dir : NULL,
-				       .log_dir = o->log_dir, .grace_ms = o->grace_ms };
+				       .log_dir = o->log_dir, .grace_ms = o->grace_ms,
+				       .cgroup = o->cgroup[0] ? o->cgroup : NULL,
+				       .uid_base = o->task_uid_base,
+				       .task_groups = o->task_groups,
+				       .task_env = o->task_env[0] ? o->task_env : NULL,
+				       .verify = (enum gp_verify_policy)o->verify,
+				       .verify_ms = o->verify_ms,
+				       .verify_slack_mib = o->verify_slack_mib };
 	const struct gp_agent_node *n;
-	char err[512];
+	char err[512], how[1024];
+	bool isolated;
 	int r = make_parents(o->log_dir) < 0 ? -errno : mkdir(o->log_dir, 0700);
 
 	if (r < 0 && errno != EEXIST) {
@@ -671,6 +744,8 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 		return GP_EXIT_FAIL;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	isolated = gp_agent_isolated(*ret, how, sizeof(how));
+	fprintf(stderr, "gpupool server: %s%s\n", isolated ? "" : "WARNING: ", how);
 	n = gp_agent_node(*ret);
 	fprintf(stderr, "gpupool server: agent: %u device(s), driver %s, CUDA %d.%d%s%s\n",
 		n->devices, n->driver_version, n->cuda_version / 1000,
@@ -757,6 +832,14 @@ static int config_show(const struct gp_server_options *o)
 		printf(" and 127.0.0.1:%u\n", o->tcp_port);
 	printf("  queue max  %u\n  agent      %s\n", o->queue_max,
 	       o->with_agent ? "yes (--with-agent)" : "no");
+	if (o->with_agent)
+		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "
+		       "every %u ms, slack %u MiB\n",
+		       o->cgroup[0] ? o->cgroup : "auto",
+		       o->task_uid_base ? o->task_uid_base : GP_USER_AUTO_BASE,
+		       o->task_groups[0] ? "; groups " : "", o->task_groups,
+		       gp_config_verify_names[o->verify],
+		       o->verify_ms ? o->verify_ms : GP_AGENT_VERIFY_MS, o->verify_slack_mib);
 	for (int i = 0; i < o->prices; i++)
 		printf("  price      %s = %.2f per device-hour\n", o->price[i].model,
 		       o->price[i].per_hour);
@@ -769,7 +852,9 @@ static int config_show(const struct gp_server_options *o)
 
 int gp_cmd_server(int argc, char **argv)
 {
-	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX, .grace_ms = GRACE_MS_DEFAULT};
+	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX,
+				      .grace_ms = GRACE_MS_DEFAULT,
+				      .verify_slack_mib = GP_AGENT_SLACK_MIB};
 	struct server s = {.lock_fd = -1};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);

@@ -225,7 +225,7 @@ int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t);
 
 /* A task's declared environment variables, as the text of a JSON object
- * (server/taskenv.h says what it may hold; the API checks it), kept
+ * (agent/taskenv.h says what it may hold; the API checks it), kept
  * beside the task and not in struct gp_task, which the scheduling loop
  * loads by the thousand. env_set replaces the task's (-ENOENT: no task
  * id; -EINVAL: json is not the text of a JSON object); it joins the

@@ -282,7 +282,11 @@ static int shared_init(struct shared *sh, const char *spec, const int *model, in
 	return 0;
 }
 
-static void state_dir(char *buf, size_t len)
+/* Where the state lives; true when the directory was named explicitly
+ * (GPUPOOL_SIM_DIR): then its devices are the machine's, shared by every
+ * user who can reach the directory, as a real driver's device files
+ * (mode 0666) are; the default directories are the user's own. */
+static bool state_dir(char *buf, size_t len)
 {
 	const char *dir = getenv("GPUPOOL_SIM_DIR"), *run = getenv("XDG_RUNTIME_DIR");
 
@@ -292,6 +296,7 @@ static void state_dir(char *buf, size_t len)
 		snprintf(buf, len, "%s/gpupool-sim", run);
 	else
 		snprintf(buf, len, "/tmp/gpupool-sim-%u", (unsigned)getuid());
+	return dir && *dir;
 }
 
 /* Maps an existing state file once its creator has finished it. */
@@ -326,8 +331,9 @@ static int map_state(const char *spec, const int *model, int n, struct shared **
 {
 	char dir[PATH_MAX - 64], path[PATH_MAX];
 
-	state_dir(dir, sizeof(dir));
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+	bool shared = state_dir(dir, sizeof(dir));
+
+	if (mkdir(dir, shared ? 0755 : 0700) < 0 && errno != EEXIST) {
 		snprintf(err, err_len, "simdev: cannot create %s: %s (set GPUPOOL_SIM_DIR)",
 			 dir, strerror(errno));
 		return -errno;
@@ -339,7 +345,7 @@ static int map_state(const char *spec, const int *model, int n, struct shared **
 		struct shared *sh;
 
 		if (fd >= 0) {
-			if (ftruncate(fd, sizeof(*sh)) < 0 ||
+			if ((shared && fchmod(fd, 0666) < 0) || ftruncate(fd, sizeof(*sh)) < 0 ||
 			    (sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED,
 				       fd, 0)) == MAP_FAILED) {
 				close(fd);

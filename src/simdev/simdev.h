@@ -8,6 +8,13 @@
  *   $GPUPOOL_SIM_DIR (default $XDG_RUNTIME_DIR/gpupool-sim, else
  *   /tmp/gpupool-sim-UID) / sim-HASH.shm, HASH from $GPUPOOL_SIM_DEVICES.
  *
+ * The default directories are the user's own (mode 0700). A directory
+ * named with GPUPOOL_SIM_DIR holds the machine's devices: the directory
+ * is made 0755 and the file 0666, so that tasks running as other users
+ * share them, as every user shares a real driver's device files. (A real
+ * driver keeps its truth in the kernel; simdev's is a file its users can
+ * write, so on simdev a hostile program could forge what NVML reports.)
+ *
  * $GPUPOOL_SIM_DEVICES lists devices as MODEL:COUNT, comma separated, e.g.
  * "a100-80g:2,t4-16g:2"; models come from a small built-in catalogue.
  *

@@ -44,7 +44,7 @@
 #include "server/config.h"
 #include "server/fields.h"
 #include "server/meter.h"
-#include "server/taskenv.h"
+#include "agent/taskenv.h"
 #include "shim/config.h"
 #include "shim/region.h"
 

@@ -1,7 +1,9 @@
 /* test-launcher.c — the agent's process groups (src/agent/launcher.c),
- * with real shells: output and exit codes, the task's environment and
- * working directory, start-up errors, and stopping a group that obeys
- * SIGTERM, one that ignores it, and one whose children outlive the shell. */
+ * with real shells: output and exit codes, the task's environment (only
+ * what it is given) and working directory, start-up errors and their
+ * reasons, the agent's descriptors closed, a task run as another user
+ * (as root), and stopping a group that obeys SIGTERM, one that ignores
+ * it, and one whose children outlive the shell. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,17 +13,34 @@
 #include "tree.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent/launcher.h"
 
 #define TEST_ALARM_S 20
+
+/* What every task here gets unless a test says otherwise. */
+static const char *const plain_env[] = { "PATH=/usr/bin:/bin", NULL };
+
+/* gp_launch_start with a reason buffer, and the plain environment when
+ * the spec has none. */
+static char why[512];
+
+static int start(struct gp_launch *spec, pid_t *pgid)
+{
+	why[0] = '\0';
+	if (!spec->env)
+		spec->env = plain_env;
+	return gp_launch_start(spec, pgid, why, sizeof(why));
+}
 
 struct fixture {
 	char dir[64];
@@ -60,7 +79,7 @@ static int run(struct fixture *f, const char *command, const char *const *env)
 	pid_t pgid;
 	int code = -1;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
 	return code;
 }
@@ -103,14 +122,15 @@ static void test_output_and_exit_code(void **state)
 static void test_environment(void **state)
 {
 	struct fixture *f = *state;
-	const char *env[] = { "GPUPOOL_COMPUTE=30", "HOME=/gp-test-home", NULL };
+	const char *env[] = { "PATH=/usr/bin:/bin", "GPUPOOL_COMPUTE=30", "HOME=/gp-test-home",
+			      NULL };
 
+	/* The task's environment is what it is given, nothing of ours. */
 	assert_int_equal(setenv("GP_TEST_INHERITED", "yes", 1), 0);
 	assert_int_equal(run(f, "test \"$GPUPOOL_COMPUTE\" = 30 && test \"$HOME\" = /gp-test-home"
-				" && test \"$GP_TEST_INHERITED\" = yes", env),
+				" && test -z \"$GP_TEST_INHERITED\"", env),
 			 0);
-	/* Replaced, not doubled: one HOME in the environment. */
-	assert_int_equal(run(f, "test \"$(env | grep -c '^HOME=')\" = 1", env), 0);
+	assert_int_equal(run(f, "test \"$(env | grep -vc '^PWD=')\" = 3", env), 0);
 }
 
 /* Signals the agent ignores or blocks are not the task's. */
@@ -144,7 +164,7 @@ static void test_workdir_and_limits(void **state)
 	pid_t pgid;
 	int code;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
 	assert_int_equal(code, 0);
 	log_read(f, log, sizeof(log));
@@ -159,17 +179,78 @@ static void test_start_errors(void **state)
 				  .workdir = "/nonexistent/gp-dir" };
 	pid_t pgid = 0;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), -ENOENT);       /* no such workdir */
+	assert_int_equal(start(&spec, &pgid), -ENOENT);       /* no such workdir */
+	assert_non_null(strstr(why, "cannot enter the working directory /nonexistent/gp-dir"));
 	spec.workdir = NULL;
 	spec.log_path = "/nonexistent/gp-dir/task.log";
-	assert_int_equal(gp_launch_start(&spec, &pgid), -ENOENT);       /* log not writable */
+	assert_int_equal(start(&spec, &pgid), -ENOENT);       /* log not writable */
 	spec.log_path = f->log;
 	spec.command = "";
-	assert_int_equal(gp_launch_start(&spec, &pgid), -EINVAL);
-	assert_int_equal(gp_launch_start(NULL, &pgid), -EINVAL);
+	assert_int_equal(start(&spec, &pgid), -EINVAL);
+	assert_int_equal(gp_launch_start(NULL, &pgid, why, sizeof(why)), -EINVAL);
 	assert_int_equal(pgid, 0);
 	/* A program that does not exist is the task's failure: the shell's 127. */
 	assert_int_equal(run(f, "/nonexistent/gp-program", NULL), 127);
+}
+
+/* A descriptor the agent forgot to mark close-on-exec is not the task's. */
+static void test_descriptors_closed(void **state)
+{
+	struct fixture *f = *state;
+	char command[128];
+	int fd = open("/dev/null", O_RDONLY); /* no O_CLOEXEC, on purpose */
+
+	assert_true(fd > 2);
+	snprintf(command, sizeof(command), "test ! -e /proc/self/fd/%d", fd);
+	assert_int_equal(run(f, command, NULL), 0);
+	close(fd);
+}
+
+/* As root: the task runs as the user it is given, with its groups, and
+ * cannot gain privileges back; its working directory is entered as that
+ * user, and a preload it cannot read is refused with the reason. */
+static void test_user(void **state)
+{
+	struct fixture *f = *state;
+	gid_t groups[] = { 4242 };
+	struct gp_launch_user nobody = { .uid = 65534, .gid = 65534, .groups = groups,
+					 .groups_n = 1 };
+	struct gp_launch spec = { .command = "test \"$(id -u):$(id -g):$(id -G)\" = "
+					     "'65534:65534:65534 4242' && "
+					     "grep -q '^NoNewPrivs:[[:space:]]*1' /proc/self/status",
+				  .log_path = f->log, .user = &nobody };
+	char secret[160], command[256];
+	pid_t pgid;
+	int code = -1, fd;
+
+	if (geteuid() != 0) {
+		skip();         /* switching users needs root */
+		return;
+	}
+	assert_int_equal(chmod(f->dir, 0711), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	assert_int_equal(code, 0);
+	/* Root's 0600 file is out of its reach. */
+	snprintf(secret, sizeof(secret), "%s/secret", f->dir);
+	fd = open(secret, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(command, sizeof(command), "cat %s", secret);
+	spec.command = command;
+	assert_int_equal(start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	assert_int_not_equal(code, 0);
+	/* A directory it cannot enter, a preload it cannot read: refused. */
+	spec.command = "true";
+	assert_int_equal(chmod(f->dir, 0700), 0);
+	spec.workdir = f->dir;
+	assert_int_equal(start(&spec, &pgid), -EACCES);
+	assert_non_null(strstr(why, "as uid 65534: cannot enter the working directory"));
+	spec.workdir = NULL;
+	spec.preload = secret;
+	assert_int_equal(start(&spec, &pgid), -EACCES);
+	assert_non_null(strstr(why, "as uid 65534: cannot read the interposer"));
 }
 
 static void test_reap_while_running(void **state)
@@ -179,7 +260,7 @@ static void test_reap_while_running(void **state)
 	pid_t pgid;
 	int code = -1;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	assert_int_equal(gp_launch_reap(pgid, false, &code), 0);
 	assert_int_equal(gp_launch_stop(pgid, 1000, &code), 0);
 	assert_int_equal(code, 128 + SIGTERM);
@@ -196,7 +277,7 @@ static void test_stop_graceful(void **state)
 	pid_t pgid;
 	int code = -1;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	usleep(200000);         /* let the shell set its trap */
 	t0 = now_s();
 	assert_int_equal(gp_launch_stop(pgid, 5000, &code), 0);
@@ -214,7 +295,7 @@ static void test_stop_forced(void **state)
 	pid_t pgid;
 	int code = -1;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	usleep(200000);
 	t0 = now_s();
 	assert_int_equal(gp_launch_stop(pgid, 300, &code), 0);
@@ -233,7 +314,7 @@ static void test_stop_whole_group(void **state)
 	pid_t pgid;
 	int code = -1;
 
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	usleep(200000);
 	assert_int_equal(gp_launch_stop(pgid, 300, &code), 0);
 	assert_true(kill(-pgid, 0) < 0 && errno == ESRCH);
@@ -252,7 +333,7 @@ static void test_reap_group(void **state)
 
 	snprintf(command, sizeof(command),
 		 "sh -c \"trap 'sleep 0.3; echo bye; exit 0' TERM; while :; do sleep 0.05; done\"");
-	assert_int_equal(gp_launch_start(&spec, &pgid), 0);
+	assert_int_equal(start(&spec, &pgid), 0);
 	usleep(200000);
 	assert_int_equal(gp_launch_reap_group(pgid, &seen), 0);
 	kill(-pgid, SIGTERM);
@@ -280,6 +361,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signals_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workdir_and_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_descriptors_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reap_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_graceful, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_forced, setup, teardown),

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/taskenv.h"
+#include "agent/taskenv.h"
 
 #define ERR_MAX 512
 

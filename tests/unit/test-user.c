@@ -259,7 +259,7 @@ static void test_auto(void **state)
 	int r;
 
 	(void)state;
-	r = gp_user_auto(3, &u, err, sizeof(err));
+	r = gp_user_auto(GP_USER_AUTO_BASE, 3, &u, err, sizeof(err));
 	if (r == -EEXIST)
 		skip(); /* this machine has a user in gpupool's range */
 	assert_int_equal(r, 0);
@@ -268,13 +268,20 @@ static void test_auto(void **state)
 	assert_string_equal(u.name, "");
 	assert_string_equal(u.home, "");
 	u.uid = 77;
-	assert_int_equal(gp_user_auto(0, &u, err, sizeof(err)), -EINVAL);
-	assert_int_equal(gp_user_auto(-1, &u, err, sizeof(err)), -EINVAL);
-	assert_int_equal(gp_user_auto(GP_USER_AUTO_COUNT, &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gp_user_auto(GP_USER_AUTO_BASE, 0, &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gp_user_auto(GP_USER_AUTO_BASE, -1, &u, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gp_user_auto(GP_USER_AUTO_BASE, GP_USER_AUTO_COUNT, &u, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "give it a user"));
-	assert_int_equal(gp_user_auto(GP_USER_AUTO_COUNT - 1, &u, err, sizeof(err)), 0);
+	assert_int_equal(gp_user_auto(GP_USER_AUTO_BASE, GP_USER_AUTO_COUNT - 1, &u, err, sizeof(err)), 0);
 	assert_int_equal(u.uid, GP_USER_AUTO_BASE + GP_USER_AUTO_COUNT - 1);
 	assert_true(u.uid < 2147483648u); /* not negative as a signed id */
+	/* A server may move the range, within its bounds. */
+	assert_int_equal(gp_user_auto(700000, 3, &u, err, sizeof(err)), 0);
+	assert_int_equal(u.uid, 700003);
+	assert_int_equal(gp_user_auto(GP_USER_AUTO_BASE_MIN - 1, 3, &u, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(gp_user_auto(GP_USER_AUTO_BASE_MAX + 1, 3, &u, err, sizeof(err)),
+			 -EINVAL);
 }
 
 int main(void)

@@ -3,7 +3,7 @@
  * for itself are one table below, each with the reason its message
  * gives; the API (through fields.c), the CLI and the agent all check
  * with the functions here. */
-#include "server/taskenv.h"
+#include "agent/taskenv.h"
 
 #include <errno.h>
 #include <stdarg.h>

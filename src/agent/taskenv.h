@@ -26,8 +26,8 @@
  * given in is borrowed. Functions return 0 or a negative errno (-EINVAL
  * with the reason in err, where there is one; -ENOMEM); outputs are
  * written only on success. err is always terminated when err_len > 0. */
-#ifndef GP_SERVER_TASKENV_H
-#define GP_SERVER_TASKENV_H
+#ifndef GP_AGENT_TASKENV_H
+#define GP_AGENT_TASKENV_H
 
 #include <jansson.h>
 #include <stddef.h>

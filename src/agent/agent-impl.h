@@ -1,0 +1,105 @@
+/* agent-impl.h — what the parts of the agent share; internal to
+ * src/agent/ (agent.c: the tasks' lives; identity.c: who a task runs as
+ * and what environment it gets; watch.c: the verifier's thread).
+ *
+ * Locking: `lock` guards the task table (task[], tasks) and the queue of
+ * strangers found; the loop's thread changes the table, the verifier's
+ * thread reads a snapshot and marks violations. Everything else in
+ * struct gp_agent is set up before the verifier's thread starts and is
+ * read-only after, but `usage` (the loop's sampler) and `watch_usage`
+ * (the verifier's), each used by its own thread. */
+#ifndef GP_AGENT_AGENT_IMPL_H
+#define GP_AGENT_AGENT_IMPL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "agent/agent.h"
+#include "agent/cgroup.h"
+#include "agent/launcher.h"
+#include "agent/verifier.h"
+#include "shim/region.h"
+
+#define GP_AGENT_GROUPS_MAX 16
+#define GP_AGENT_STRANGERS  32
+#define GP_AGENT_SECRET_HEX 32
+
+/* A task this agent started and has not reported ended yet. */
+struct running {
+	struct gp_agent_task spec;      /* command, workdir, env, user: not kept */
+	pid_t pgid;
+	bool stopping;
+	uint64_t kill_at_ms;            /* when stopping: SIGKILL then */
+	struct gp_launch_exit exit;     /* what of the group has ended */
+	uint64_t leader_gone_ms;        /* cgroup: when the shell was reaped */
+	unsigned applied_compute, applied_priority;     /* in the regions */
+	char violation[GP_AGENT_WHY_MAX];       /* the verifier's; "" none */
+	bool violation_told;            /* reported through gp_agent_poll */
+	bool violation_stops;           /* the policy stops the task */
+};
+
+/* A process of no task that the verifier found. */
+struct stranger {
+	pid_t pid;
+	uint64_t start;
+	bool told;
+	char text[GP_VIOLATION_TEXT_MAX];
+};
+
+struct gp_agent {
+	struct gp_agent_options o;
+	struct gp_agent_node node;
+	char run_dir[PATH_MAX];         /* resolved */
+	bool privileged;                /* root: tasks run as their tenants' users */
+	gid_t task_gid;                 /* the group of every task (the regions) */
+	gid_t groups[GP_AGENT_GROUPS_MAX];      /* task_gid, then the extra ones */
+	int groups_n;
+	struct gp_cgroups *cgroups;     /* NULL: process groups only */
+	char cgroup_why[256];           /* why not, when NULL */
+	struct gp_region *region[GP_AGENT_DEVICES_MAX]; /* opened at start */
+	struct gp_usage *usage;         /* the loop's sampler */
+
+	pthread_mutex_t lock;           /* the task table and the strangers */
+	struct running task[GP_AGENT_TASKS_MAX];
+	int tasks;
+	struct stranger stranger[GP_AGENT_STRANGERS];
+
+	struct gp_verifier *verifier;   /* NULL: no verifier */
+	struct gp_usage *watch_usage;   /* the verifier's sampler */
+	pthread_t watch;
+	atomic_bool watch_stop;
+	_Atomic uint32_t watch_gen;     /* futex: gp_agent_free wakes the thread */
+};
+
+uint64_t gp_agent_now_ms(void);
+
+/* The running task with this id (the caller holds the lock), or NULL. */
+struct running *gp_agent_running(struct gp_agent *a, int64_t id);
+
+/* The task of a live process: by its cgroup, else by its process group.
+ * Takes the lock. */
+int gp_agent_task_of(void *agent, pid_t pid, int64_t *ret_task);
+
+/* identity.c: the user, groups and environment of a task, all owned by
+ * the struct (freed with gp_task_identity_release). */
+struct gp_task_identity {
+	struct gp_launch_user user;     /* when switch_user */
+	bool switch_user;
+	char **env;                     /* NULL-terminated, malloc'd strings */
+	char secret[GP_AGENT_SECRET_HEX + 1];
+};
+
+/* Parses the extra groups of the options into a->groups (after
+ * task_gid); on failure says which name is unknown. */
+int gp_agent_groups_parse(struct gp_agent *a, char *err, size_t err_len);
+
+int gp_task_identity_make(struct gp_agent *a, const struct gp_agent_task *t,
+			  struct gp_task_identity *ret, char *err, size_t err_len);
+void gp_task_identity_release(struct gp_task_identity *id);
+
+/* watch.c: the verifier's thread. */
+int gp_agent_watch_start(struct gp_agent *a, char *err, size_t err_len);
+void gp_agent_watch_stop(struct gp_agent *a);
+
+#endif

@@ -1,0 +1,81 @@
+/* cgroup.h — a cgroup (v2) per task, so that a task's processes stay its
+ * own whatever they do.
+ *
+ * A process group is not enough to hold a task: a child that calls
+ * setsid(), a double fork or a daemon leaves it, keeps its device memory
+ * and outlives the task. A cgroup cannot be left without write access to
+ * another cgroup, which tasks (unprivileged users) do not have; so the
+ * agent puts each task in its own cgroup before its first instruction,
+ * stops it with cgroup.kill, and knows that it has ended when the cgroup
+ * is empty. A process's cgroup also tells the verifier which task a
+ * device process belongs to.
+ *
+ * Layout: the agent's subtree is
+ *
+ *   <cgroup2 mount><the server's own cgroup>/gpupool-<tag>/task-ID
+ *
+ * where tag names the agent (its run directory), so that two servers on
+ * one machine (tests do that) never touch each other's tasks, and a
+ * restarted server finds the tasks its predecessor left: gp_cgroups_open
+ * kills and removes them. No controller is enabled (nothing is limited
+ * here but the membership), so the "no internal processes" rule of
+ * cgroup v2 does not apply.
+ *
+ * Where the machine has no cgroup v2, or it is not writable (an
+ * unprivileged server), gp_cgroups_open fails with the reason and the
+ * agent falls back to process groups (agent.h).
+ *
+ * Used from the agent's threads: gp_cgroups_task_of only reads /proc and
+ * may be called from any thread; the others from one thread at a time.
+ * Functions return 0 or a negative errno; nothing prints. Ownership:
+ * gp_cgroups_open returns a handle freed with gp_cgroups_free. */
+#ifndef GP_AGENT_CGROUP_H
+#define GP_AGENT_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gp_cgroups;
+
+/* Opens (making) the agent's subtree. `where`: NULL or "auto" for the
+ * layout above, else the absolute path of the subtree to use (it must
+ * be in a cgroup2 filesystem). Kills and removes the task cgroups left
+ * in it; how many in *ret_left (may be NULL). On failure says why in
+ * err (-ENOENT: no cgroup v2 here; -EACCES: not writable; -ENOTSUP: no
+ * cgroup.kill, a kernel older than 5.14). */
+int gp_cgroups_open(const char *where, const char *tag, struct gp_cgroups **ret,
+		    int *ret_left, char *err, size_t err_len);
+struct gp_cgroups *gp_cgroups_free(struct gp_cgroups *c); /* accepts NULL; returns NULL */
+
+/* The subtree's path, for messages. */
+const char *gp_cgroups_path(const struct gp_cgroups *c);
+
+/* Makes the cgroup of task `task` (a leftover of the same id is killed
+ * and removed first) and opens its cgroup.procs for writing: a child
+ * writes "0" there to move itself in (gp_launch does, before exec). The
+ * descriptor (O_CLOEXEC) is the caller's to close. */
+int gp_cgroups_make(struct gp_cgroups *c, int64_t task, int *ret_procs_fd);
+
+/* Sends sig to every process in the task's cgroup (there is no cgroup-
+ * wide signal but SIGKILL): for SIGTERM at the start of a grace period.
+ * Returns how many were signalled. */
+int gp_cgroups_signal(struct gp_cgroups *c, int64_t task, int sig);
+
+/* SIGKILL to every process in the cgroup, at once and atomically with
+ * respect to forks (cgroup.kill). */
+int gp_cgroups_kill(struct gp_cgroups *c, int64_t task);
+
+/* 1 while a process is in the task's cgroup, 0 once it is empty (or
+ * gone), or a negative errno. */
+int gp_cgroups_populated(struct gp_cgroups *c, int64_t task);
+
+/* Removes the (empty) cgroup: -EBUSY while a process is in it. */
+int gp_cgroups_remove(struct gp_cgroups *c, int64_t task);
+
+/* The task whose cgroup pid is in, from /proc/PID/cgroup; -ENOENT when
+ * it is in none of this subtree's (or has exited). */
+int gp_cgroups_task_of(const struct gp_cgroups *c, pid_t pid, int64_t *ret_task);
+
+#endif

@@ -1,0 +1,199 @@
+/* watch.c — the verifier's thread (agent.h, verifier.h).
+ *
+ * Every verify_ms it takes a snapshot of the running tasks (under the
+ * agent's lock), lists each device's processes through its own NVML
+ * sampler, finds each process's task, lets the verifier decide, and acts
+ * on what it found: the violation is kept for gp_agent_poll to report
+ * and, when the policy kills, the process is killed at once (through a
+ * pidfd, after checking it is still the one found, so that a recycled
+ * pid is never hit) and its task is stopped, by cgroup.kill at once or
+ * by the loop's next poll. The loop's thread never waits on it: it takes
+ * the lock only to copy or mark. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/agent-impl.h"
+#include "base/proc.h"
+#include "base/pshared.h"
+
+#define PROCS_MAX      256 /* processes listed per device */
+#define VIOLATIONS_MAX 64  /* per device and check */
+
+/* What one check works on, allocated once for the thread's life. */
+struct watch_scratch {
+	struct gp_verify_task task[GP_AGENT_TASKS_MAX];
+	struct gp_usage_process listed[PROCS_MAX];
+	struct gp_verify_proc proc[PROCS_MAX];
+	struct gp_violation found[VIOLATIONS_MAX];
+};
+
+static int snapshot(struct gp_agent *a, struct gp_verify_task *out)
+{
+	int n;
+
+	pthread_mutex_lock(&a->lock);
+	for (n = 0; n < a->tasks; n++) {
+		const struct gp_agent_task *t = &a->task[n].spec;
+
+		out[n] = (struct gp_verify_task){ .id = t->id, .sliced = !t->whole,
+						  .mem_mib = t->mem_mib, .devices = t->devices };
+		memcpy(out[n].device, t->device, sizeof(out[n].device));
+	}
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+/* Kills pid if it still belongs to `task` (0: to none). */
+static void process_kill(struct gp_agent *a, pid_t pid, int64_t task)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int64_t now = 0;
+	bool same;
+
+	if (fd < 0)
+		return;
+	same = gp_agent_task_of(a, pid, &now) == 0 ? now == task : task == 0;
+	if (same)
+		syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+	close(fd);
+}
+
+/* A task's violation: kept (the first one) for the loop, and by policy
+ * the process killed and the task stopped. */
+static void task_violated(struct gp_agent *a, const struct gp_violation *v)
+{
+	bool kill_it = a->o.verify == GP_VERIFY_KILL;
+	struct running *r;
+
+	pthread_mutex_lock(&a->lock);
+	r = gp_agent_running(a, v->task);
+	if (r && !r->violation[0]) {
+		snprintf(r->violation, sizeof(r->violation), "%s", v->text);
+		r->violation_stops = kill_it;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!r || !kill_it)
+		return;
+	process_kill(a, v->pid, v->task);
+	if (a->cgroups)
+		gp_cgroups_kill(a->cgroups, v->task);
+}
+
+/* Where a new stranger goes: an empty entry, else one already told. */
+static struct stranger *stranger_slot(struct gp_agent *a)
+{
+	for (int i = 0; i < GP_AGENT_STRANGERS; i++)
+		if (!a->stranger[i].pid)
+			return &a->stranger[i];
+	for (int i = 0; i < GP_AGENT_STRANGERS; i++)
+		if (a->stranger[i].told)
+			return &a->stranger[i];
+	return &a->stranger[0];
+}
+
+/* A process of no task: reported once (by pid and start time), killed
+ * by policy. */
+static void stranger_found(struct gp_agent *a, const struct gp_violation *v)
+{
+	uint64_t start = gp_proc_start_time(v->pid);
+	bool known = false;
+
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; i < GP_AGENT_STRANGERS && !known; i++)
+		known = a->stranger[i].pid == v->pid && a->stranger[i].start == start;
+	if (!known) {
+		struct stranger *slot = stranger_slot(a);
+
+		*slot = (struct stranger){ .pid = v->pid, .start = start };
+		snprintf(slot->text, sizeof(slot->text), "%s", v->text);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (a->o.verify == GP_VERIFY_KILL)
+		process_kill(a, v->pid, 0);
+}
+
+static void device_check(struct gp_agent *a, struct watch_scratch *w, unsigned d, int tasks)
+{
+	int listed = gp_usage_processes(a->watch_usage, d, w->listed, PROCS_MAX), found;
+
+	if (listed <= 0)
+		return;
+	if (listed > PROCS_MAX)
+		listed = PROCS_MAX;
+	for (int i = 0; i < listed; i++) {
+		w->proc[i] = (struct gp_verify_proc){ .pid = w->listed[i].pid,
+						      .mem_bytes = w->listed[i].mem_bytes };
+		if (gp_agent_task_of(a, w->proc[i].pid, &w->proc[i].task) < 0)
+			w->proc[i].task = 0;
+	}
+	found = gp_verifier_check(a->verifier, d, a->node.device[d].uuid, w->task, tasks, w->proc,
+				  listed, w->found, VIOLATIONS_MAX);
+	for (int i = 0; i < found && i < VIOLATIONS_MAX; i++) {
+		if (w->found[i].task)
+			task_violated(a, &w->found[i]);
+		else
+			stranger_found(a, &w->found[i]);
+	}
+}
+
+static void *watch_main(void *arg)
+{
+	struct gp_agent *a = arg;
+	struct watch_scratch *w = calloc(1, sizeof(*w));
+
+	pthread_setname_np(pthread_self(), "gp-verifier");
+	while (w && !atomic_load(&a->watch_stop)) {
+		uint32_t gen = atomic_load(&a->watch_gen);
+		int tasks = snapshot(a, w->task);
+
+		for (unsigned d = 0; d < a->node.devices; d++)
+			device_check(a, w, d, tasks);
+		gp_futex_wait(&a->watch_gen, gen, (uint64_t)a->o.verify_ms * 1000000ULL);
+	}
+	free(w);
+	return NULL;
+}
+
+int gp_agent_watch_start(struct gp_agent *a, char *err, size_t err_len)
+{
+	struct gp_verifier_options vo = { .shim_path = a->o.shim_path,
+					  .slack_mib = a->o.verify_slack_mib,
+					  .self = getpid() };
+	int r;
+
+	if (a->o.verify == GP_VERIFY_OFF)
+		return 0;
+	r = gp_verifier_new(&vo, &a->verifier);
+	if (r < 0) {
+		snprintf(err, err_len, "verifier: cannot look at the interposer %s: %s",
+			 a->o.shim_path, strerror(-r));
+		return r;
+	}
+	r = gp_usage_open(a->o.nvml_library, a->node.devices, &a->watch_usage, err, err_len);
+	if (r == 0)
+		r = -pthread_create(&a->watch, NULL, watch_main, a);
+	if (r < 0) {
+		a->watch_usage = gp_usage_close(a->watch_usage);
+		a->verifier = gp_verifier_free(a->verifier);
+		if (!*err)
+			snprintf(err, err_len, "verifier: cannot start its thread: %s", strerror(-r));
+	}
+	return r;
+}
+
+void gp_agent_watch_stop(struct gp_agent *a)
+{
+	if (!a->verifier)
+		return;
+	atomic_store(&a->watch_stop, true);
+	atomic_fetch_add(&a->watch_gen, 1);
+	gp_futex_wake_all(&a->watch_gen);
+	pthread_join(a->watch, NULL);
+	a->watch_usage = gp_usage_close(a->watch_usage);
+	a->verifier = gp_verifier_free(a->verifier);
+}
