@@ -35,15 +35,18 @@ check-asan: deps $(ASAN_BUILD)/build.ninja
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		meson test -C $(ASAN_BUILD) --suite unit --suite simdev --print-errorlogs
 
-# Benchmarks write JSON under $(BUILD)/bench/ (one object per line).
+# Benchmarks write JSON under $(BUILD)/bench/ (one object per line); a
+# benchmark that fails (exit status not 0) fails make bench, its JSON kept.
+RECORD = >$(BUILD)/bench/$(1).json; s=$$?; cat $(BUILD)/bench/$(1).json; exit $$s
 bench: all
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/gpupool bench sched --nodes 10000 --pods $(TRACES)/openb_pod_list_default.csv \
-		--json | tee $(BUILD)/bench/sched.json
+		--json $(call RECORD,sched)
 	bench/bench-openb-variants.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/variants \
-		| tee $(BUILD)/bench/openb-variants.json
-	bench/bench-shim.sh $(BUILD) | tee $(BUILD)/bench/shim.json
-	bench/bench-server.sh $(BUILD) | tee $(BUILD)/bench/server.json
+		$(call RECORD,openb-variants)
+	bench/bench-shim.sh $(BUILD) $(call RECORD,shim)
+	bench/bench-server.sh $(BUILD) $(call RECORD,server)
+	bench/bench-verifier.sh $(BUILD) $(call RECORD,verifier)
 
 # The main job: the platform on simulated devices for about a minute, then
 # a report (scripts/demo.sh; ARGS=--keep leaves the server running).

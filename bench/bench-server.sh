@@ -28,6 +28,7 @@ conns=${CONNECTIONS:-8}
 tasks=${TASKS:-200}
 rate=${RATE:-50}
 tmp=$(mktemp -d)
+chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
 

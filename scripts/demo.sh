@@ -23,6 +23,10 @@ for arg in "$@"; do
 done
 
 dir=$(mktemp -d /tmp/gpupool-demo-XXXXXX)
+# Run as root, the server runs each tenant's tasks as that tenant's own
+# user: they reach the simulated devices and the regions here, as in /tmp
+# (sticky); the server's own files stay in $dir/state, which it makes 0700.
+chmod 1777 "$dir"
 if [ "${DEVICE:-sim}" = sim ]; then
 	export LD_LIBRARY_PATH=$root/build/simdev GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2
 	export GPUPOOL_SIM_DIR=$dir/sim

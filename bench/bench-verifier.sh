@@ -1,0 +1,149 @@
+#!/bin/sh
+# bench-verifier.sh — what the verifier costs and how fast it acts, on
+# simulated devices (4 x T4-16G) under `gpupool server --with-agent`, with
+# TASKS (32) tasks each holding device memory in a process of its own.
+# Writes one JSON object (make bench: build/bench/verifier.json):
+#   verifier_cpu_pct          the verifier thread's CPU (utime + stime, from
+#                             /proc) over WINDOW (20) s at --verify-ms 1000,
+#                             in percent of one core; target <= 1
+#   verifier_cpu_pct_default  the same at the default period (500 ms)
+#   baseline_server_cpu_pct   the whole server's CPU over the same window
+#                             at 1 s (the baseline: the loop, the meter, the
+#                             API, every thread), and verifier_share of it
+#   violation_to_kill_ms_p50, _p99, _max
+#                             KILLS (20) times, with the 32 tasks running: a
+#                             task clears LD_PRELOAD and takes twice its
+#                             slice; from the moment it holds the memory (it
+#                             prints the time) to its process's end, seen by
+#                             polling /proc every 5 ms; target p99 <= 1000
+# Exits 1 when a target is missed or the run fails.
+# usage: bench-verifier.sh BUILD_DIR
+set -eu
+build=$1
+build=$(cd "$build" && pwd)
+gp=$build/gpupool
+hog=$build/tests/hog
+tasks=${TASKS:-32}
+window=${WINDOW:-20}
+kills=${KILLS:-20}
+tmp=$(mktemp -d)
+chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
+# shellcheck disable=SC2154 # status is set inside the trap
+trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
+export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim"
+
+fail() {
+	echo "bench-verifier.sh: $1" >&2
+	cat "$tmp"/*/server.log >&2 2>/dev/null || true
+	exit 1
+}
+
+now_ms() {
+	date +%s%3N
+}
+
+# ticks PID [TID]: utime + stime of the process (or one of its threads).
+ticks() {
+	f=/proc/$1/stat
+	[ -n "${2:-}" ] && f=/proc/$1/task/$2/stat
+	sed 's/.*) //' "$f" | awk '{print $12 + $13}'
+}
+
+# Starts a server in $tmp/NAME with ARGS and TASKS holders running.
+server_start() {
+	dir=$tmp/$1
+	shift
+	mkdir -p "$dir"
+	export GPUPOOL_SOCKET=$dir/sock GPUPOOL_TOKEN_FILE=$dir/admin.token
+	"$gp" server --db "$dir/gp.db" --with-agent --run-dir "$dir/run" "$@" \
+		2>"$dir/server.log" &
+	server=$!
+	for _ in $(seq 100); do
+		"$gp" task ls >/dev/null 2>&1 && break
+		kill -0 "$server" 2>/dev/null || fail "the server did not start"
+		sleep 0.1
+	done
+	for _ in $(seq "$tasks"); do
+		(cd "$tmp" && "$gp" submit -q --mem 512M --compute 3 -- "$hog" libcuda.so.1 256) \
+			>/dev/null || fail "a holder was not accepted"
+	done
+	for _ in $(seq 200); do
+		[ "$("$gp" task ls -o json | jq '[.tasks[] | select(.state == "running")] | length')" \
+			= "$tasks" ] && break
+		sleep 0.1
+	done
+	verifier=$(grep -l gp-verifier /proc/"$server"/task/*/comm | sed 's|.*/task/||; s|/comm||')
+	[ -n "$verifier" ] || fail "no verifier thread in the server"
+	sleep 3 # every holder has taken its memory
+}
+
+# Stops the server and its tasks (a server leaves its tasks running).
+server_stop() {
+	"$gp" task ls -o json | jq -r '.tasks[] | select(.state == "running") | .pid' |
+		while read -r pid; do kill -9 -- "-$pid" 2>/dev/null || true; done
+	kill "$server"
+	wait "$server" || true
+}
+
+# cpu PID TID: the thread's and the process's CPU over the window, in percent.
+cpu() {
+	hz=$(getconf CLK_TCK)
+	t0=$(ticks "$1" "$2")
+	p0=$(ticks "$1")
+	sleep "$window"
+	t1=$(ticks "$1" "$2")
+	p1=$(ticks "$1")
+	echo "$(((t1 - t0) * 10000 / (hz * window))) $(((p1 - p0) * 10000 / (hz * window)))"
+}
+
+pct() { # hundredths -> "x.yy"
+	printf '%d.%02d' $(($1 / 100)) $(($1 % 100))
+}
+
+server_start slow --verify-ms 1000
+set -- $(cpu "$server" "$verifier")
+slow_thread=$1 slow_server=$2
+
+# Violations, with the holders still running, on this server.
+: >"$tmp/kills"
+for _ in $(seq "$kills"); do
+	id=$(cd "$tmp" && "$gp" submit -q --mem 512M --compute 3 -- \
+		env -u LD_PRELOAD "$hog" libcuda.so.1 1024)
+	line=""
+	for _ in $(seq 200); do
+		line=$("$gp" logs "$id" 2>/dev/null | grep '^held ' || true)
+		[ -n "$line" ] && break
+		sleep 0.02
+	done
+	[ -n "$line" ] || fail "task $id never held its memory"
+	pid=$(echo "$line" | awk '{print $5}')
+	held=$(echo "$line" | awk '{print $7}')
+	while kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - held)) -lt 10000 ]; do
+		sleep 0.005
+	done
+	echo $(($(now_ms) - held)) >>"$tmp/kills"
+done
+server_stop
+
+server_start default
+set -- $(cpu "$server" "$verifier")
+default_thread=$1
+server_stop
+
+sort -n "$tmp/kills" >"$tmp/kills.sorted"
+p50=$(awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}' "$tmp/kills.sorted")
+p99=$(awk '{a[NR]=$1} END {i = int(NR * 0.99 + 0.999); print a[i > NR ? NR : i]}' "$tmp/kills.sorted")
+max=$(tail -1 "$tmp/kills.sorted")
+ok=true
+[ "$slow_thread" -le 100 ] || ok=false
+[ "$p99" -le 1000 ] || ok=false
+share=0
+[ "$slow_server" -gt 0 ] && share=$((slow_thread * 10000 / slow_server))
+printf '{"bench":"verifier","devices":4,"tasks":%d,"window_s":%d,"verifier_cpu_pct":%s,' \
+	"$tasks" "$window" "$(pct "$slow_thread")"
+printf '"verifier_cpu_pct_default":%s,"baseline_server_cpu_pct":%s,"verifier_share":%s,' \
+	"$(pct "$default_thread")" "$(pct "$slow_server")" "$(pct "$share")"
+printf '"violation_to_kill_ms_p50":%d,"violation_to_kill_ms_p99":%d,' "$p50" "$p99"
+printf '"violation_to_kill_ms_max":%d,"kills":%d,' "$max" "$kills"
+printf '"targets":{"verifier_cpu_pct":1,"violation_to_kill_ms_p99":1000},"ok":%s}\n' "$ok"
+[ "$ok" = true ]

@@ -1,0 +1,250 @@
+#!/bin/sh
+# test-tenant-attacks.sh — the adversarial suite: each attack a hostile
+# tenant tried on the platform (issue 9), run as that tenant's task on
+# simulated devices, and shown to fail or to be caught.
+#   1. reading the admin token, the database, another tenant's log, the
+#      server's environment: permission denied, nothing leaks;
+#   2. widening its own limit through the environment: the server's limit
+#      holds;
+#   3. clearing LD_PRELOAD, and 4. loading a renamed copy of the driver,
+#      each taking more than its slice: killed by the verifier within 1 s,
+#      the task failed with the reason, an alert naming the task;
+#   5. `gpupool region set` on another tenant's task: refused;
+#   6. a setsid child holding memory after its task "succeeded": stopped
+#      with the task, its memory back within 1 s, no zombie;
+#   7. a device process that belongs to no task: killed, an alert;
+#   8. a 1 GB log: capped, an alert.
+# (Slow connections and a tenant filling the queue: test-api-abuse.sh.)
+# Needs root (tasks run as their tenants' users only under a root server)
+# and, for 6, cgroup v2; skips with the reason where they are not there.
+# usage: test-tenant-attacks.sh GPUPOOL HOG NVML-PROBE SIMDEV-DIR
+set -u
+gp=$1 hog=$2 probe=$3 simdev=$4
+. "$(dirname "$0")/../lib.sh"
+if [ "$(id -u)" != 0 ]; then
+	echo "skipped: the attacks need root (a server that is not root runs every task as itself)"
+	exit 77
+fi
+export GPUPOOL_SIM_DEVICES=t4-16g:2
+. "$(dirname "$0")/../server/agent-lib.sh"
+# Something of the server's own that no task may see.
+export GP_TEST_SERVER_SECRET=server-private-7f3a
+run=$tmp/run
+work=$tmp/work
+mkdir -p "$work"
+chmod 1777 "$work"
+
+server_start --log-max 16M
+admin=$(cat "$tmp/state/admin.token")
+alice=$(as "$admin" tenant add alice --mem-guaranteed 16G --compute-guaranteed 200)
+bob=$(as "$admin" tenant add bob --mem-guaranteed 16G --compute-guaranteed 200)
+cgroups=no
+grep -q "each in a cgroup" "$tmp/server.log" && cgroups=yes
+
+# submit TOKEN ARGS...: the task's id (submitted from $work).
+submit() {
+	token=$1
+	shift
+	(cd "$work" && as "$token" submit -q "$@")
+}
+
+# log ID: the task's log as the server keeps it.
+log() {
+	as "$admin" logs "$1" 2>/dev/null
+}
+
+now_ms() {
+	date +%s%3N
+}
+
+# ---- 1. the server's and the other tenant's data -----------------------------
+bob_task=$(submit "$bob" --mem 1G --compute 10 -- sh -c 'echo bob-private-data; sleep 60')
+wait_for "bob's task runs" 10 "$bob_task" '.state == "running"'
+sleep 0.5
+spy=$(submit "$alice" --mem 1G --compute 10 -- sh -c "
+	id -u; cat '$tmp/state/admin.token'; echo token=\$?;
+	cat '$tmp/state/gpupool.db' >/dev/null; echo db=\$?;
+	cat '$tmp/state/logs/task-$bob_task.log'; echo log=\$?;
+	env; cat /proc/$server/environ >/dev/null; echo proc=\$?")
+wait_for "the spy's task ends" 15 "$spy" '.state == "succeeded"'
+log "$spy" >"$tmp/spy.log"
+alice_id=$(as "$alice" tenant ls -o json | jq -r '.tenants[0].id')
+if grep -qx "$((1879048192 + alice_id))" "$tmp/spy.log"; then
+	ok "a task runs as its tenant's own unprivileged user"
+else
+	bad "a task runs as its tenant's own unprivileged user" "$tmp/spy.log"
+fi
+if grep -q "token=1" "$tmp/spy.log" && grep -q "db=1" "$tmp/spy.log" &&
+	grep -q "log=1" "$tmp/spy.log" && [ "$(grep -c 'Permission denied' "$tmp/spy.log")" -ge 3 ]; then
+	ok "reading the admin token, the database and another tenant's log: permission denied"
+else
+	bad "reading the admin token, the database and another tenant's log: permission denied" "$tmp/spy.log"
+fi
+if grep -q "$admin" "$tmp/spy.log" || grep -q bob-private-data "$tmp/spy.log"; then
+	bad "nothing of the token or the other tenant's log leaked" "$tmp/spy.log"
+else
+	ok "nothing of the token or the other tenant's log leaked"
+fi
+if grep -Eq "GP_TEST_SERVER_SECRET|GPUPOOL_TOKEN|GPUPOOL_DB|GPUPOOL_SOCKET" "$tmp/spy.log"; then
+	bad "the task's environment holds nothing of the server's" "$tmp/spy.log"
+elif grep -q '^GPUPOOL_TASK_SECRET=' "$tmp/spy.log" && grep -q '^CUDA_VISIBLE_DEVICES=GPU-' "$tmp/spy.log"; then
+	ok "the task's environment holds nothing of the server's (its own id, secret and devices)"
+else
+	bad "the task's environment: its id, secret and devices" "$tmp/spy.log"
+fi
+if grep -q "proc=1" "$tmp/spy.log"; then
+	ok "the server's /proc/PID/environ is out of reach"
+else
+	bad "the server's /proc/PID/environ is out of reach" "$tmp/spy.log"
+fi
+
+# ---- 2. a limit widened through the environment ------------------------------
+wide=$(submit "$alice" --mem 1G --compute 10 -- \
+	env GPUPOOL_MEM_LIMIT=8G GPUPOOL_COMPUTE=100 "$hog" libcuda.so.1 3072 5)
+wait_for "the widened task ends" 15 "$wide" '.state == "failed" or .state == "succeeded"'
+log "$wide" >"$tmp/wide.log"
+if grep -q "refused at 1024 MiB" "$tmp/wide.log"; then
+	ok "GPUPOOL_MEM_LIMIT=8G in a 1G task: the server's 1G holds"
+else
+	bad "GPUPOOL_MEM_LIMIT=8G in a 1G task: the server's 1G holds" "$tmp/wide.log"
+fi
+
+# ---- 3, 4. around the interposer: the verifier -------------------------------
+# caught NAME ID PATTERN: task ID took more than its slice (its log says
+# when), was killed within 1 s, failed with a reason matching PATTERN, and
+# an alert names it.
+caught() {
+	name=$1 id=$2 pattern=$3
+	for _ in $(seq 100); do
+		log "$id" | grep -q "^held " && break
+		sleep 0.05
+	done
+	line=$(log "$id" | grep "^held " | head -1)
+	pid=$(echo "$line" | awk '{print $5}')
+	held_at=$(echo "$line" | awk '{print $7}')
+	if [ -z "$pid" ]; then
+		log "$id" >"$tmp/caught.log"
+		bad "$name: it never held its memory" "$tmp/caught.log"
+		return
+	fi
+	while kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - held_at)) -lt 5000 ]; do
+		sleep 0.01
+	done
+	took=$(($(now_ms) - held_at))
+	if [ "$took" -le 1000 ]; then
+		ok "$name: killed by the verifier ${took} ms after it held the memory"
+	else
+		echo "killed after $took ms" >"$tmp/why"
+		bad "$name: killed within 1 s" "$tmp/why"
+	fi
+	wait_for "$name: the task failed with the verifier's reason" 5 "$id" \
+		".state == \"failed\" and (.reason | test(\"stopped by the verifier\")) and (.reason | test(\"$pattern\"))"
+	as "$admin" alerts -o json >"$tmp/alerts.json"
+	check "$name: a critical alert names the task and the figures" \
+		".[0].alerts | any(.kind == \"task.violation\" and .object == \"task $id\" and (.message | test(\"3072 MiB\")))" \
+		"$tmp/alerts.json"
+}
+
+bare=$(submit "$alice" --mem 1G --compute 10 -- env -u LD_PRELOAD "$hog" libcuda.so.1 3072)
+caught "env -u LD_PRELOAD" "$bare" "without the interposer"
+cp "$simdev/libcuda.so.1" "$work/libnotcuda.so"
+chmod 755 "$work/libnotcuda.so"
+renamed=$(submit "$alice" --mem 1G --compute 10 -- "$hog" "$work/libnotcuda.so" 3072)
+caught "a renamed copy of the driver" "$renamed" "over its slice"
+
+# ---- 5. another tenant's limits ----------------------------------------------
+burner=$(submit "$bob" --mem 1G --compute 50 -- sh -c "$hog libcuda.so.1 64 60")
+wait_for "bob's burner runs" 10 "$burner" '.state == "running"'
+uuid=$(as "$admin" task show "$burner" -o json | jq -r .placement)
+for _ in $(seq 50); do
+	"$gp" region ls --dir "$run" --json 2>/dev/null | grep -q "task-$burner" && break
+	sleep 0.1
+done
+meddler=$(submit "$alice" --mem 1G --compute 10 -- sh -c \
+	"'$gp' region set '$uuid' task-$burner --compute 1 --dir '$run'; echo status=\$?")
+wait_for "the meddling task ends" 15 "$meddler" '.state == "succeeded"'
+log "$meddler" >"$tmp/meddle.log"
+if grep -q "status=1" "$tmp/meddle.log" && grep -q "gpupool task set" "$tmp/meddle.log"; then
+	ok "gpupool region set on another tenant's task: refused, with what to do"
+else
+	bad "gpupool region set on another tenant's task: refused" "$tmp/meddle.log"
+fi
+"$gp" region ls --dir "$run" --json >"$tmp/region.json" 2>&1
+check "... and bob's task keeps its 50 %" \
+	".[0] | [.. | objects | select(.id? == \"task-$burner\")] | .[0].compute == 50" "$tmp/region.json"
+
+# ---- 6. a child that leaves its task --------------------------------------------
+mem_used() {
+	"$probe" | jq "[.devices[].mem_used_mib] | add"
+}
+if [ "$cgroups" = yes ]; then
+	escaper=$(submit "$alice" --mem 2G --compute 10 -- sh -c \
+		"setsid '$hog' libcuda.so.1 1536 & sleep 1; exit 0")
+	wait_for "the escaper's task 'succeeds'" 15 "$escaper" '.state == "succeeded"'
+	ended=$(now_ms)
+	pid=$(log "$escaper" | awk '/^held /{print $5}')
+	while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - ended)) -lt 3000 ]; do
+		sleep 0.01
+	done
+	if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+		ok "a setsid child is stopped with its task ($(($(now_ms) - ended)) ms after its end was seen)"
+	else
+		bad "a setsid child is stopped with its task (pid '$pid')" "$tmp/server.log"
+	fi
+	for _ in $(seq 20); do
+		[ "$(mem_used)" -lt 1536 ] && break
+		sleep 0.05
+	done
+	if [ "$(mem_used)" -lt 1536 ]; then
+		ok "... its device memory is back within 1 s"
+	else
+		"$probe" >"$tmp/probe.json"
+		bad "... its device memory is back within 1 s" "$tmp/probe.json"
+	fi
+	zombies=$(ps -o stat= --ppid "$server" | grep -c Z)
+	if [ "$zombies" = 0 ]; then ok "... and no zombie is left"; else bad "... $zombies zombie(s) left" "$tmp/server.log"; fi
+else
+	echo "skipped: a setsid child (no cgroup v2 here: $(grep -o 'no cgroup[^;]*' "$tmp/server.log"))"
+fi
+
+# ---- 7. a process of no task -----------------------------------------------------
+"$hog" libcuda.so.1 512 >"$tmp/stranger.log" 2>&1 &
+stranger=$!
+for _ in $(seq 30); do
+	kill -0 "$stranger" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$stranger" 2>/dev/null; then
+	kill -9 "$stranger"
+	bad "a device process of no task is killed" "$tmp/stranger.log"
+else
+	ok "a device process of no task is killed"
+fi
+as "$admin" alerts -o json >"$tmp/alerts.json"
+check "... with an alert that names it" \
+	".[0].alerts | any(.kind == \"task.violation\" and (.message | test(\"belongs to no task\")))" \
+	"$tmp/alerts.json"
+
+# ---- 8. a log that never ends ---------------------------------------------------------
+flood=$(submit "$alice" --mem 1G --compute 10 -- sh -c \
+	"yes 0123456789abcdef | head -c 1073741824; echo; echo the-last-line")
+wait_for "the 1 GB writer ends" 120 "$flood" '.state == "succeeded"'
+size=$(cat "$tmp/state/logs/task-$flood.log"* 2>/dev/null | wc -c)
+if [ "$size" -le $((16 * 1024 * 1024)) ] && [ "$size" -gt 0 ]; then
+	ok "a 1 GB log is capped ($size bytes kept, --log-max 16M)"
+else
+	echo "kept $size bytes" >"$tmp/why"
+	bad "a 1 GB log is capped" "$tmp/why"
+fi
+if log "$flood" | tail -1 | grep -qx the-last-line; then
+	ok "... its newest part is kept"
+else
+	bad "... its newest part is kept" "$tmp/server.log"
+fi
+as "$admin" alerts -o json >"$tmp/alerts.json"
+check "... with an alert" \
+	".[0].alerts | any(.kind == \"task.log-capped\" and .object == \"task $flood\")" "$tmp/alerts.json"
+
+as "$admin" task cancel "$bob_task" >/dev/null 2>&1
+as "$admin" task cancel "$burner" >/dev/null 2>&1
+finish
