@@ -4,7 +4,12 @@
  * The regions are the files device-UUID.region in one directory (--dir,
  * else $GPUPOOL_RUN_DIR, else the default of gp_region_dir). Existing
  * regions are opened with a total of 0, so this command never makes one.
- * Output is a table, or with --json one JSON object. */
+ * Output is a table, or with --json one JSON object.
+ *
+ * On a managed device (one with a limits table, device-UUID.limits, kept
+ * by gpupool server's agent) the limits shown are the table's, and `set`
+ * writes the table, which only its owner can: anyone else is refused
+ * with exit 1 and pointed to `gpupool task set`. */
 #include "cli/cmd-region.h"
 
 #include <dirent.h>
@@ -24,6 +29,7 @@
 #define DEVICES_MAX 256
 #define PREFIX "device-"
 #define SUFFIX ".region"
+#define LIMITS_SUFFIX ".limits"
 
 enum { SET_MEM = 1, SET_COMPUTE = 2, SET_PRIORITY = 4, SET_ISOLATION = 8 };
 
@@ -41,6 +47,7 @@ struct region_options {
 /* A device's region, read once. */
 struct device_view {
 	char uuid[GP_UUID_STR_MAX];
+	bool managed;                   /* the limits are the limits table's */
 	uint64_t total;
 	int tasks;
 	struct gp_task_info task[GP_REGION_TASKS];
@@ -56,6 +63,8 @@ static void region_usage(FILE *out)
 		"\n"
 		"Shows and changes the limits of the tasks sharing each device, as the\n"
 		"processes of those tasks see them (changes apply while they run).\n"
+		"Where gpupool server keeps a device's limits (device-UUID.limits), only\n"
+		"the server changes them: use `gpupool task set` there.\n"
 		"\n"
 		"  --dir DIR        where the regions are (default: $GPUPOOL_RUN_DIR, else\n"
 		"                   /run/gpupool when writable, else /tmp/gpupool-UID)\n"
@@ -175,12 +184,23 @@ not_here:
 	return -EINVAL;
 }
 
+/* `set` on a managed device by someone who cannot write its table. */
+static int kept_by_server(const struct region_options *o)
+{
+	fprintf(stderr, "gpupool region set: %s's limits on %s are kept by gpupool server ("
+		PREFIX "%s" LIMITS_SUFFIX " is not writable by you); change them with"
+		" `gpupool task set`\n", o->arg[1], o->arg[0], o->arg[0]);
+	return GP_EXIT_FAIL;
+}
+
 /* Opens an existing region, or says why not; returns an exit status. */
 static int region_open(const struct region_options *o, const char *uuid,
 		       struct gp_region **ret)
 {
 	int r = gp_region_open(o->dir, uuid, 0, ret);
 
+	if (r == -EACCES && !strcmp(o->sub, "set") && gp_region_is_managed_in(o->dir, uuid))
+		return kept_by_server(o);
 	switch (r) {
 	case 0:
 		return GP_EXIT_OK;
@@ -216,6 +236,7 @@ static int device_read(const struct region_options *o, const char *uuid,
 	if (status != GP_EXIT_OK)
 		return status;
 	snprintf(v->uuid, sizeof(v->uuid), "%s", uuid);
+	v->managed = gp_region_is_managed(r);
 	v->total = gp_region_total(r);
 	v->tasks = gp_region_tasks(r, v->task, GP_REGION_TASKS);
 	if (v->tasks > GP_REGION_TASKS)
@@ -246,6 +267,7 @@ static json_t *task_json(const struct device_view *v, const struct gp_task_info 
 	json_object_set_new(obj, "isolation", json_string(isolation_name(t->limits.isolation)));
 	json_object_set_new(obj, "processes", json_integer(t->processes));
 	json_object_set_new(obj, "generation", json_integer((json_int_t)t->generation));
+	json_object_set_new(obj, "managed", json_boolean(t->managed));
 	return obj;
 }
 
@@ -254,6 +276,7 @@ static json_t *device_json(const struct device_view *v)
 	json_t *obj = json_object(), *tasks = json_array();
 
 	json_object_set_new(obj, "uuid", json_string(v->uuid));
+	json_object_set_new(obj, "managed", json_boolean(v->managed));
 	json_object_set_new(obj, "total_bytes", json_integer((json_int_t)v->total));
 	json_object_set_new(obj, "total_mib", json_integer((json_int_t)(v->total / MiB)));
 	for (int i = 0; i < v->tasks; i++)
@@ -386,8 +409,12 @@ static int region_show(const struct region_options *o)
 	if (status == GP_EXIT_OK && o->json) {
 		json_print(device_json(v));
 	} else if (status == GP_EXIT_OK) {
-		printf("device %s: %llu MiB, %s/" PREFIX "%s" SUFFIX "\n\n", v->uuid,
+		printf("device %s: %llu MiB, %s/" PREFIX "%s" SUFFIX "\n", v->uuid,
 		       (unsigned long long)(v->total / MiB), o->dir_buf, v->uuid);
+		if (v->managed)
+			printf("limits kept by gpupool server in %s/" PREFIX "%s" LIMITS_SUFFIX "\n",
+			       o->dir_buf, v->uuid);
+		putchar('\n');
 		table_header();
 		table_rows(v);
 	}
@@ -425,6 +452,7 @@ static int set_in(const struct region_options *o, struct gp_region *r, struct de
 	struct gp_task_limits l;
 	int err;
 
+	v->managed = gp_region_is_managed(r);
 	v->total = gp_region_total(r);
 	v->tasks = gp_region_tasks(r, v->task, GP_REGION_TASKS);
 	if (v->tasks > GP_REGION_TASKS)
@@ -445,6 +473,8 @@ static int set_in(const struct region_options *o, struct gp_region *r, struct de
 			uuid, o->dir_buf);
 		return GP_EXIT_FAIL;
 	}
+	if (err == -EACCES && v->managed)
+		return kept_by_server(o);
 	if (err < 0) {
 		fprintf(stderr, "gpupool region set: %s: %s\n", id, strerror(-err));
 		return err == -EINVAL ? GP_EXIT_USAGE : GP_EXIT_FAIL;

@@ -210,6 +210,23 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	return 0;
 }
 
+int gp_arbiter_prepare(const char *dir, const char *uuid, gid_t group)
+{
+	char base[PATH_MAX - 64], path[PATH_MAX];
+	struct sched *sh;
+	int r;
+
+	gp_region_dir(dir, base, sizeof(base));
+	snprintf(path, sizeof(path), "%s/device-%s.sched", base, uuid);
+	r = gp_pshared_file_vet(path);
+	if (r == 0)
+		r = sched_map(path, &sh);
+	if (r < 0)
+		return r;
+	munmap(sh, sizeof(*sh));
+	return gp_pshared_file_share(path, 0660, group);
+}
+
 uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a)
 {
 	return atomic_load(&a->sh->slot[a->slot].used_ns);

@@ -16,15 +16,17 @@
  *           borrower's next launch.
  *
  * The state is a file beside the device's region (device-UUID.sched),
- * with one entry per region slot; a holder that died or overstays its turn
+ * writable by every task on the device, with one entry per region slot; a holder that died or overstays its turn
  * is replaced by the next waiter, so nobody waits on the dead. Limits are
- * read from the region at every turn, so live changes apply at the next
- * turn. Functions return 0 or a negative errno; nothing prints or exits. */
+ * read with gp_region_limits at every turn (from the limits table where
+ * the device is managed, never from this file), so live changes apply at
+ * the next turn. Functions return 0 or a negative errno; nothing prints or exits. */
 #ifndef GP_SHIM_ARBITER_H
 #define GP_SHIM_ARBITER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "shim/region.h"
 
@@ -34,6 +36,12 @@ struct gp_arbiter;
  * for the calling process in region slot `slot`. */
 int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region, int slot,
 		    unsigned slice_ms, struct gp_arbiter **ret);
+
+/* Makes (or repairs) the device's .sched file for tasks of several users:
+ * mode 0660, the caller's and `group`'s; one of another layout is
+ * replaced, a link where the file belongs removed first (for
+ * gp_region_prepare). */
+int gp_arbiter_prepare(const char *dir, const char *uuid, gid_t group);
 
 /* Before a launch: returns at once while this process holds an unexpired
  * turn nobody needs back; otherwise ends the turn (calling drain(ctx) to

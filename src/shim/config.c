@@ -102,6 +102,23 @@ static int parse_names(struct gp_shim_config *cfg, char *err, size_t err_len)
 	return 0;
 }
 
+/* The secret is never echoed: the message names the variable only. */
+static int parse_secret(struct gp_shim_config *cfg, char *err, size_t err_len)
+{
+	const char *secret = getenv("GPUPOOL_TASK_SECRET");
+
+	if (!secret)
+		return 0;
+	if (!gp_task_secret_is_valid(secret)) {
+		snprintf(err, err_len,
+			 "GPUPOOL_TASK_SECRET: expected an even number (%d to %d) of hexadecimal digits",
+			 GP_TASK_SECRET_MIN, GP_TASK_SECRET_MAX);
+		return -EINVAL;
+	}
+	snprintf(cfg->task_secret, sizeof(cfg->task_secret), "%s", secret);
+	return 0;
+}
+
 int gp_shim_config_load(struct gp_shim_config *cfg, char *err, size_t err_len)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -109,7 +126,8 @@ int gp_shim_config_load(struct gp_shim_config *cfg, char *err, size_t err_len)
 	    env_uint("GPUPOOL_COMPUTE", 1, 100, 100, &cfg->compute, err, err_len) < 0 ||
 	    env_uint("GPUPOOL_PRIORITY", 0, 9, 5, &cfg->priority, err, err_len) < 0 ||
 	    env_uint("GPUPOOL_SLICE_MS", 1, 1000, 50, &cfg->slice_ms, err, err_len) < 0 ||
-	    parse_isolation(cfg, err, err_len) < 0 || parse_names(cfg, err, err_len) < 0)
+	    parse_isolation(cfg, err, err_len) < 0 || parse_names(cfg, err, err_len) < 0 ||
+	    parse_secret(cfg, err, err_len) < 0)
 		return -EINVAL;
 	return 0;
 }

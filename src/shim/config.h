@@ -10,9 +10,15 @@
  *   GPUPOOL_RUN_DIR     where the device regions live (region.h)
  *   GPUPOOL_TASK_ID     the task this process belongs to; processes with
  *                       one id share its limits (default "pid-PID")
+ *   GPUPOOL_TASK_SECRET the task's secret, 32 to 128 hexadecimal digits:
+ *                       on a managed device (region.h) it proves the task
+ *                       id, and the limits come from the device's limits
+ *                       table, the four limit variables above being
+ *                       ignored there
  *
- * A bad value is an error with a one-line reason: the interposer then
- * refuses the driver calls it guards rather than run unlimited. */
+ * A bad value is an error with a one-line reason (never showing the
+ * secret): the interposer then refuses the driver calls it guards rather
+ * than run unlimited. */
 #ifndef GP_SHIM_CONFIG_H
 #define GP_SHIM_CONFIG_H
 
@@ -35,6 +41,7 @@ struct gp_shim_config {
 	unsigned slice_ms;
 	char run_dir[PATH_MAX];                  /* "" = the default */
 	char task_id[GP_TASK_ID_MAX];
+	char task_secret[GP_TASK_SECRET_MAX + 1];       /* "" = none given */
 };
 
 /* Reads the environment; -EINVAL with the reason in err. */

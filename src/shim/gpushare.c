@@ -17,6 +17,7 @@
 #include <link.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +38,20 @@ static struct {
 	pthread_mutex_t lock;
 	struct gp_shim_device dev[GP_SHIM_DEVICES_MAX];
 	bool dev_ready[GP_SHIM_DEVICES_MAX];
+	CUresult dev_refused[GP_SHIM_DEVICES_MAX];     /* by a managed device: for good */
 	struct gp_shim_device seen[GP_SHIM_DEVICES_MAX];     /* through NVML only */
 	int seen_count;
 } shim = { PTHREAD_ONCE_INIT, CUDA_ERROR_NOT_INITIALIZED, .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void say(const char *fmt, const char *what)
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
-	if (getenv("GPUPOOL_LOG"))
-		fprintf(stderr, fmt, what);
+	va_list ap;
+
+	if (!getenv("GPUPOOL_LOG"))
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }
 
 /* The C library's dlsym, not ours. */
@@ -120,6 +127,7 @@ void *gp_shim_real(const char *name, int version, int per_thread)
 static void forget_devices(void)
 {
 	memset(shim.dev_ready, 0, sizeof(shim.dev_ready));
+	memset(shim.dev_refused, 0, sizeof(shim.dev_refused));
 	shim.seen_count = 0;
 	pthread_mutex_init(&shim.lock, NULL);
 }
@@ -139,7 +147,7 @@ static void setup(void)
 	shim.status = driver_load() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 	pthread_mutex_unlock(&shim.lock);
 	if (shim.status != CUDA_SUCCESS)
-		say("gpushare: %s\n", "cannot load libcuda.so.1");
+		say("gpushare: cannot load libcuda.so.1\n");
 }
 
 CUresult gp_shim_ready(void)
@@ -158,15 +166,82 @@ static void uuid_text(const CUuuid *u, char *buf, size_t len)
 		 b[12], b[13], b[14], b[15]);
 }
 
-/* Opens the device's region and joins this process's task to it. */
+/* Where device uuid's region is: the system directory when a limits
+ * table there manages the device (so that a task cannot leave its limits
+ * by naming another directory in GPUPOOL_RUN_DIR), else GPUPOOL_RUN_DIR
+ * or the default. */
+static const char *region_dir(const char *uuid)
+{
+	if (gp_region_is_managed_in(GP_REGION_SYSTEM_DIR, uuid))
+		return GP_REGION_SYSTEM_DIR;
+	return shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL;
+}
+
+/* Says (GPUPOOL_LOG) why a managed device refused this task. */
+static void say_refused(const struct gp_shim_device *d, int err)
+{
+	const char *id = shim.cfg.task_id;
+	char dir[PATH_MAX];
+
+	gp_region_dir(d->dir, dir, sizeof(dir));
+	if (err == -ENOENT)
+		say("gpushare: task %s has no limits for %s in %s/device-%s.limits;"
+		    " its driver calls are refused\n", id, d->uuid, dir, d->uuid);
+	else if (err == -EPERM)
+		say("gpushare: GPUPOOL_TASK_SECRET is %s for task %s on %s;"
+		    " its driver calls are refused\n",
+		    shim.cfg.task_secret[0] ? "not the task's" : "missing", id, d->uuid);
+	else
+		say("gpushare: the limits of task %s on %s cannot be read (%s);"
+		    " its driver calls are refused\n", id, d->uuid, strerror(-err));
+}
+
+/* Opens the region of device uuid and joins this process's task to it.
+ * A managed device takes the limits from its table, and refuses a task
+ * it has no entry for, or whose secret is wrong: CUDA_ERROR_NOT_PERMITTED. */
+static CUresult device_join(const char *uuid, int index, uint64_t total,
+			    struct gp_shim_device *d)
+{
+	const char *secret = shim.cfg.task_secret[0] ? shim.cfg.task_secret : NULL;
+	struct gp_task_limits limits;
+	bool managed;
+	int err;
+
+	snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
+	d->dir = region_dir(uuid);
+	gp_shim_config_limits(&shim.cfg, index, &limits);
+	err = gp_region_open(d->dir, uuid, total, &d->region);
+	if (err < 0) {
+		say("gpushare: cannot open the region of %s (GPUPOOL_RUN_DIR): %s\n", uuid,
+		    strerror(-err));
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
+	managed = gp_region_is_managed(d->region);
+	err = gp_region_join_as(d->region, shim.cfg.task_id, secret, &limits, &d->slot);
+	if (err == 0) {
+		/* Managed, every allocation counts: a limit may be set later. */
+		d->limited = managed || shim.cfg.mem_limited;
+		return CUDA_SUCCESS;
+	}
+	if (managed)
+		say_refused(d, err);
+	else
+		say("gpushare: cannot join task %s on %s: %s\n", shim.cfg.task_id, uuid,
+		    strerror(-err));
+	gp_region_close(d->region);
+	d->region = NULL;
+	return managed ? CUDA_ERROR_NOT_PERMITTED : CUDA_ERROR_OPERATING_SYSTEM;
+}
+
+/* Sets device `index` up for this process: its region and arbiter. */
 static CUresult device_setup(int index, struct gp_shim_device *d)
 {
 	typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
-	struct gp_task_limits limits;
 	char uuid[GP_UUID_STR_MAX];
 	size_t total = 0;
 	CUuuid u;
 	CUresult r;
+	int err;
 
 	r = GP_REAL(uuid_fn, "cuDeviceGetUuid", 11040, 0)(&u, index);
 	if (r == CUDA_SUCCESS)
@@ -174,18 +249,15 @@ static CUresult device_setup(int index, struct gp_shim_device *d)
 	if (r != CUDA_SUCCESS)
 		return r;
 	uuid_text(&u, uuid, sizeof(uuid));
-	snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
-	gp_shim_config_limits(&shim.cfg, index, &limits);
-	if (gp_region_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, total,
-			   &d->region) < 0 ||
-	    gp_region_join(d->region, shim.cfg.task_id, &limits, &d->slot) < 0) {
-		say("gpushare: %s\n", "cannot open the device's region (GPUPOOL_RUN_DIR)");
-		return CUDA_ERROR_OPERATING_SYSTEM;
-	}
-	d->limited = shim.cfg.mem_limited;
-	if (gp_arbiter_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, d->region,
-			    d->slot, shim.cfg.slice_ms, &d->arbiter) < 0) {
-		say("gpushare: %s\n", "cannot open the device's arbiter (GPUPOOL_RUN_DIR)");
+	r = device_join(uuid, index, total, d);
+	if (r != CUDA_SUCCESS)
+		return r;
+	err = gp_arbiter_open(d->dir, uuid, d->region, d->slot, shim.cfg.slice_ms, &d->arbiter);
+	if (err < 0) {
+		say("gpushare: cannot open the arbiter of %s (GPUPOOL_RUN_DIR): %s\n", uuid,
+		    strerror(-err));
+		gp_region_close(d->region);
+		d->region = NULL;
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
 	return CUDA_SUCCESS;
@@ -201,11 +273,16 @@ CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev)
 		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&shim.lock);
 	if (!shim.dev_ready[index]) {
-		pthread_mutex_unlock(&shim.lock);
-		r = device_setup(index, &shim.dev[index]);  /* calls the driver */
-		pthread_mutex_lock(&shim.lock);
-		if (r == CUDA_SUCCESS)
-			shim.dev_ready[index] = true;
+		r = shim.dev_refused[index];    /* decided: asking again changes nothing */
+		if (r == CUDA_SUCCESS) {
+			pthread_mutex_unlock(&shim.lock);
+			r = device_setup(index, &shim.dev[index]);  /* calls the driver */
+			pthread_mutex_lock(&shim.lock);
+			if (r == CUDA_SUCCESS)
+				shim.dev_ready[index] = true;
+			else if (r == CUDA_ERROR_NOT_PERMITTED)
+				shim.dev_refused[index] = r;
+		}
 	}
 	pthread_mutex_unlock(&shim.lock);
 	if (r == CUDA_SUCCESS)
@@ -217,7 +294,6 @@ CUresult gp_shim_device_by_uuid(const char *uuid, int index, uint64_t total,
 				struct gp_shim_device **ret_dev)
 {
 	struct gp_shim_device *found = NULL;
-	struct gp_task_limits limits;
 	CUresult r = gp_shim_ready();
 
 	if (r != CUDA_SUCCESS)
@@ -229,19 +305,9 @@ CUresult gp_shim_device_by_uuid(const char *uuid, int index, uint64_t total,
 	for (int i = 0; i < shim.seen_count && !found; i++)
 		if (strcmp(shim.seen[i].uuid, uuid) == 0)
 			found = &shim.seen[i];
-	if (!found && shim.seen_count < GP_SHIM_DEVICES_MAX) {
-		struct gp_shim_device *d = &shim.seen[shim.seen_count];
-
-		snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
-		gp_shim_config_limits(&shim.cfg, index, &limits);
-		if (gp_region_open(shim.cfg.run_dir[0] ? shim.cfg.run_dir : NULL, uuid, total,
-				   &d->region) == 0 &&
-		    gp_region_join(d->region, shim.cfg.task_id, &limits, &d->slot) == 0) {
-			d->limited = shim.cfg.mem_limited;
-			found = d;
-			shim.seen_count++;
-		}
-	}
+	if (!found && shim.seen_count < GP_SHIM_DEVICES_MAX &&
+	    device_join(uuid, index, total, &shim.seen[shim.seen_count]) == CUDA_SUCCESS)
+		found = &shim.seen[shim.seen_count++];
 	pthread_mutex_unlock(&shim.lock);
 	if (!found)
 		return CUDA_ERROR_OPERATING_SYSTEM;

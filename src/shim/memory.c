@@ -13,6 +13,7 @@
  *
  * Which allocation holds how much is remembered per process in a small
  * hash table (pointer or handle -> device, bytes). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,13 +96,17 @@ static void give_back(uint64_t key)
 }
 
 /* Admits `bytes` on device d (index dev): CUDA_ERROR_OUT_OF_MEMORY past
- * the task's limit. */
+ * the task's limit, CUDA_ERROR_NOT_PERMITTED when a managed device no
+ * longer has the task's limits (its entry was forgotten). */
 static CUresult admit(struct gp_shim_device *d, uint64_t bytes)
 {
+	int err;
+
 	if (!d->limited)
 		return CUDA_SUCCESS;
-	return gp_region_mem_reserve(d->region, d->slot, bytes) == 0 ? CUDA_SUCCESS
-								     : CUDA_ERROR_OUT_OF_MEMORY;
+	err = gp_region_mem_reserve(d->region, d->slot, bytes);
+	return err == 0 ? CUDA_SUCCESS : err == -EPERM ? CUDA_ERROR_NOT_PERMITTED
+						      : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 static void unadmit(struct gp_shim_device *d, uint64_t bytes)

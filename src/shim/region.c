@@ -31,26 +31,22 @@
  * the layout (32 bits each); every version keeps these three where they
  * are, so that a file of another version is recognised and replaced.
  *
- * Files are made with mode 0600: only processes of the user who made a
- * device's region can share it. (A deployment whose tasks run as several
- * users runs them under one service user, or the server makes the files
- * and sets their mode; that is not this module's business.)
+ * Files a process makes itself are mode 0600: only processes of the user
+ * who made a device's region can share it. For tasks of several users,
+ * gp_region_prepare (the agent, root) makes the files with a group that
+ * every task process has, and the limits table beside them (limits-table.h);
+ * opening an existing file needs only read and write permission on it,
+ * by group as well, never write permission on the directory.
  *
- * Deviations from region.h's comments, to be folded into it:
- * - gp_region_open with total_bytes 0 opens an existing region only: it
- *   returns -ENOENT when the file does not exist, -EPROTO when it was
- *   made by another version and -EIO when it was left half made (it
- *   cannot make a new one without the device's size).
- * - gp_region_join returns -EEXIST when the process already has a slot
- *   for another task, -EINVAL for a bad id or limits, -ESRCH when the
- *   process cannot tell its own start time (no /proc).
- * - gp_region_mem_reserve returns -EINVAL for a slot that is not the
- *   calling process's (a child after fork must join again);
- *   gp_region_mem_release ignores such a slot.
- * - gp_region_limits fills zeros and gp_region_task_used returns 0 for a
- *   slot that is not in use.
- * - gp_region_task_used does not reclaim (it is on the interposer's hot
- *   path); gp_region_tasks does. */
+ * Managed devices: the process-private handle (struct gp_region) keeps
+ * what the join found in the table: the entry's index, the task's key and
+ * the secret's hash. Every read of the limits for enforcement goes to that
+ * entry and checks key and hash again, so an entry forgotten or given to
+ * another task is noticed at once. Nothing in the region's own file is
+ * trusted for limits, since every task can write it: its task entries
+ * keep a copy of the limits for display, and its total is replaced by the
+ * table's. Reads of the table are loads from the mapping only (no system
+ * call on the allocation or launch path). */
 #include "shim/region.h"
 
 #include <errno.h>
@@ -62,12 +58,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/proc.h"
 #include "base/pshared.h"
+#include "shim/arbiter.h"
+#include "shim/limits-table.h"
 
 #define REGION_MAGIC 0x3130676572706721ULL      /* "!gpreg01" */
 #define REGION_VERSION 1
@@ -107,6 +106,13 @@ struct shared {
 
 struct gp_region {
 	struct shared *sh;
+	struct gp_limits *limits;       /* NULL: the device is not managed */
+	char uuid[GP_UUID_STR_MAX];     /* as opened: never the file's copy */
+	/* Managed: what this process's join found (slot -1: none yet). Set
+	 * by the join, before the handle serves other threads. */
+	int slot;
+	int entry;
+	uint64_t key, secret;
 };
 
 static uint64_t now_ns(void)
@@ -535,19 +541,26 @@ static int file_map(const char *path, const char *uuid, uint64_t total,
 	return r;
 }
 
+static int region_path(const char *dir, const char *uuid, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/device-%s.region", dir, uuid);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int gp_region_open(const char *dir, const char *uuid, uint64_t total_bytes,
 		   struct gp_region **ret_region)
 {
 	char d[PATH_MAX], path[PATH_MAX];
 	enum dir_kind kind = dir_resolve(dir, d, sizeof(d));
 	struct gp_region *g;
-	int n, r;
+	int r;
 
 	if (!uuid_is_valid(uuid) || !ret_region)
 		return -EINVAL;
-	n = snprintf(path, sizeof(path), "%s/device-%s.region", d, uuid);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
+	r = region_path(d, uuid, path, sizeof(path));
+	if (r < 0)
+		return r;
 	if (total_bytes > 0) {
 		r = dir_prepare(d, kind);
 		if (r < 0)
@@ -556,26 +569,54 @@ int gp_region_open(const char *dir, const char *uuid, uint64_t total_bytes,
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+	g->slot = -1;
 	r = file_map(path, uuid, total_bytes, &g->sh);
-	if (r < 0) {
-		free(g);
-		return r;
-	}
+	if (r < 0)
+		goto free_handle;
+	r = gp_limits_open(d, uuid, &g->limits);
+	if (r == -ENOENT)
+		g->limits = NULL;       /* not managed */
+	else if (r < 0)
+		goto unmap;
 	*ret_region = g;
 	return 0;
+unmap:
+	munmap(g->sh, sizeof(*g->sh));
+free_handle:
+	free(g);
+	return r;
 }
 
 void gp_region_close(struct gp_region *r)
 {
 	if (!r)
 		return;
+	gp_limits_close(r->limits);
 	munmap(r->sh, sizeof(*r->sh));
 	free(r);
 }
 
 uint64_t gp_region_total(const struct gp_region *r)
 {
-	return r->sh->total_bytes;
+	return r->limits ? gp_limits_total(r->limits) : r->sh->total_bytes;
+}
+
+bool gp_region_is_managed(const struct gp_region *r)
+{
+	return r && r->limits;
+}
+
+bool gp_region_is_managed_in(const char *dir, const char *uuid)
+{
+	char d[PATH_MAX], path[PATH_MAX];
+	int n;
+
+	if (!uuid_is_valid(uuid))
+		return false;
+	dir_resolve(dir, d, sizeof(d));
+	n = snprintf(path, sizeof(path), "%s/device-%s.limits", d, uuid);
+	return n > 0 && (size_t)n < sizeof(path) && access(path, F_OK) == 0;
 }
 
 /* ---- joining, admission ---------------------------------------------- */
@@ -606,16 +647,39 @@ static int join_locked(struct shared *sh, const char *id, const struct gp_task_l
 	return slot_claim(sh, t, pid, start);
 }
 
-int gp_region_join(struct gp_region *r, const char *id,
-		   const struct gp_task_limits *limits, int *ret_slot)
+/* Managed: the table's entry for id, when secret is the task's. */
+static int join_check(struct gp_region *r, const char *id, const char *secret,
+		      int *ret_entry, struct gp_limits_entry *ret)
+{
+	uint64_t hash;
+	int err = gp_limits_find(r->limits, id, ret_entry, ret);
+
+	if (err < 0)
+		return err;
+	if (!secret || gp_limits_secret_hash(r->uuid, id, secret, &hash) < 0 ||
+	    hash != ret->secret)
+		return -EPERM;
+	return 0;
+}
+
+int gp_region_join_as(struct gp_region *r, const char *id, const char *secret,
+		      const struct gp_task_limits *limits, int *ret_slot)
 {
 	pid_t pid = getpid();
 	uint64_t start = gp_proc_start_time(pid);
-	int s, err;
+	struct gp_limits_entry e;
+	int s, err, entry = -1;
 
-	if (!r || !ret_slot || !id_is_valid(id) ||
-	    !limits_are_valid(limits, r->sh->total_bytes))
+	if (!r || !ret_slot || !id_is_valid(id))
 		return -EINVAL;
+	if (r->limits) {
+		err = join_check(r, id, secret, &entry, &e);
+		if (err < 0)
+			return err;
+		limits = &e.limits;     /* the region's copy, for display */
+	} else if (!limits_are_valid(limits, r->sh->total_bytes)) {
+		return -EINVAL;
+	}
 	if (start == 0)
 		return -ESRCH;
 	gp_region_reclaim(r);           /* so that "no live process" is true */
@@ -628,6 +692,12 @@ int gp_region_join(struct gp_region *r, const char *id,
 		if (s == -EEXIST)
 			return s;
 		if (s >= 0) {
+			if (r->limits) {
+				r->entry = entry;
+				r->key = e.key;
+				r->secret = e.secret;
+			}
+			r->slot = s;
 			*ret_slot = s;
 			return 0;
 		}
@@ -636,11 +706,46 @@ int gp_region_join(struct gp_region *r, const char *id,
 	return -ENOSPC;
 }
 
-static uint64_t task_limit(const struct gp_region *r, struct task *t)
+int gp_region_join(struct gp_region *r, const char *id,
+		   const struct gp_task_limits *limits, int *ret_slot)
 {
-	uint64_t mem = atomic_load(&t->mem_bytes);
+	return gp_region_join_as(r, id, NULL, limits, ret_slot);
+}
 
-	return mem ? mem : r->sh->total_bytes;
+/* Managed: the limits of this process's task now, from the entry its
+ * join found, which must still be the task's and the secret's. */
+static int entry_limits(const struct gp_region *r, struct gp_task_limits *ret)
+{
+	struct gp_limits_entry e;
+	int err = gp_limits_get(r->limits, r->entry, &e);
+
+	if (err == -ENOENT || (err == 0 && (e.key != r->key || e.secret != r->secret)))
+		return -EPERM;
+	if (err < 0)
+		return err;
+	*ret = e.limits;
+	return 0;
+}
+
+/* The memory limit of the slot's task t (index tix) now. */
+static int task_limit(const struct gp_region *r, int slot, struct task *t, uint64_t *ret)
+{
+	struct gp_task_limits l;
+	uint64_t mem;
+	int err;
+
+	if (!r->limits) {
+		mem = atomic_load(&t->mem_bytes);
+		*ret = mem ? mem : r->sh->total_bytes;
+		return 0;
+	}
+	if (slot != r->slot)
+		return -EINVAL;         /* joined through another handle */
+	err = entry_limits(r, &l);
+	if (err < 0)
+		return err;
+	*ret = l.mem_bytes ? l.mem_bytes : gp_limits_total(r->limits);
+	return 0;
 }
 
 int gp_region_mem_reserve(struct gp_region *r, int slot, uint64_t bytes)
@@ -658,11 +763,13 @@ int gp_region_mem_reserve(struct gp_region *r, int slot, uint64_t bytes)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		uint64_t limit, used;
 		bool fits;
-		int err = gp_pshared_mutex_lock(&t->lock);
+		int err = task_limit(r, slot, t, &limit);
 
 		if (err < 0)
 			return err;
-		limit = task_limit(r, t);
+		err = gp_pshared_mutex_lock(&t->lock);
+		if (err < 0)
+			return err;
 		used = task_sum(r->sh, tix, NULL);
 		fits = bytes <= limit && used <= limit - bytes;
 		if (fits)
@@ -690,18 +797,45 @@ void gp_region_mem_release(struct gp_region *r, int slot, uint64_t bytes)
 
 /* ---- reading and changing limits ------------------------------------- */
 
-void gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
+/* Managed: the limits of the task of a slot in use (task t). */
+static int managed_limits(struct gp_region *r, int slot, const struct task *t,
+			  struct gp_task_limits *ret)
+{
+	struct gp_limits_entry e;
+	char id[GP_TASK_ID_MAX];
+	int err;
+
+	if (slot == r->slot)
+		return entry_limits(r, ret);
+	/* Another process's slot: its task's limits by id, to look at. */
+	memcpy(id, t->id, sizeof(id));
+	id[sizeof(id) - 1] = '\0';
+	err = gp_limits_find(r->limits, id, NULL, &e);
+	if (err == 0)
+		*ret = e.limits;
+	return err;
+}
+
+int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
 {
 	struct task *t = slot_task(r, slot);
-	int locked;
+	struct gp_task_limits l = { 0 };
+	int locked, err;
 
-	*ret = (struct gp_task_limits){ 0 };
+	*ret = l;
 	if (!t)
-		return;
+		return -ENOENT;
+	if (r->limits) {
+		err = managed_limits(r, slot, t, &l);
+		if (err == 0)
+			*ret = l;
+		return err;
+	}
 	locked = gp_pshared_mutex_lock(&t->lock) == 0;
 	limits_load(t, ret);
 	if (locked)
 		pthread_mutex_unlock(&t->lock);
+	return 0;
 }
 
 uint64_t gp_region_task_used(struct gp_region *r, int slot)
@@ -719,13 +853,13 @@ uint64_t gp_region_task_used(struct gp_region *r, int slot)
 	return used;
 }
 
-int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits)
+/* Changes the region's own entry of task id: the limits where the device
+ * is not managed, the copy for display where it is. */
+static int region_task_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits)
 {
 	struct task *t;
 	int tix, err;
 
-	if (!r || !id_is_valid(id) || !limits_are_valid(limits, r->sh->total_bytes))
-		return -EINVAL;
 	/* The region mutex keeps the task from being freed under us. */
 	err = gp_pshared_mutex_lock(&r->sh->tasks_lock);
 	if (err < 0)
@@ -746,34 +880,194 @@ int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limi
 	return err;
 }
 
+int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits)
+{
+	int err;
+
+	if (!r || !id_is_valid(id) || !limits_are_valid(limits, gp_region_total(r)))
+		return -EINVAL;
+	if (!r->limits)
+		return region_task_set(r, id, limits);
+	err = gp_limits_put(r->limits, id, NULL, limits);
+	if (err == 0)
+		region_task_set(r, id, limits); /* no process yet: nothing to show */
+	return err;
+}
+
+/* What the live processes of region task id hold, into info. */
+static void info_usage(struct gp_region *r, const char *id, struct gp_task_info *info)
+{
+	int tix = task_find(r->sh, id), locked;
+
+	if (tix < 0)
+		return;
+	locked = gp_pshared_mutex_lock(&r->sh->task[tix].lock) == 0;
+	info->mem_used = task_sum(r->sh, tix, &info->processes);
+	if (locked)
+		pthread_mutex_unlock(&r->sh->task[tix].lock);
+}
+
+/* Fills info from the region's task tix; false when it has no live
+ * process and `live_only`. */
+static bool info_of_region(struct gp_region *r, int tix, bool live_only,
+			   struct gp_task_info *info)
+{
+	struct task *t = &r->sh->task[tix];
+	int locked;
+
+	memset(info, 0, sizeof(*info));
+	memcpy(info->id, t->id, sizeof(info->id));
+	info->id[sizeof(info->id) - 1] = '\0';
+	locked = gp_pshared_mutex_lock(&t->lock) == 0;
+	limits_load(t, &info->limits);
+	info->mem_used = task_sum(r->sh, tix, &info->processes);
+	info->generation = atomic_load(&t->generation);
+	if (locked)
+		pthread_mutex_unlock(&t->lock);
+	return !live_only || info->processes > 0;
+}
+
+/* Managed: the table's tasks, then the region's live tasks it lacks. */
+static int tasks_managed(struct gp_region *r, struct gp_task_info *out, int max)
+{
+	struct gp_task_info spare;
+	int n = 0;
+
+	for (int i = 0; i < GP_REGION_TASKS; i++) {
+		struct gp_limits_entry e;
+		struct gp_task_info *info = n < max ? &out[n] : &spare;
+
+		if (gp_limits_get(r->limits, i, &e) < 0)
+			continue;
+		n++;
+		memset(info, 0, sizeof(*info));
+		memcpy(info->id, e.id, sizeof(info->id));
+		info->limits = e.limits;
+		info->generation = e.generation;
+		info->managed = true;
+		info_usage(r, e.id, info);
+	}
+	for (int tix = 0; tix < GP_REGION_TASKS; tix++) {
+		struct gp_limits_entry e;
+
+		if (atomic_load(&r->sh->task[tix].state) != TASK_ACTIVE ||
+		    !info_of_region(r, tix, true, &spare) ||
+		    gp_limits_find(r->limits, spare.id, NULL, &e) == 0)
+			continue;
+		if (n < max)
+			out[n] = spare;
+		n++;
+	}
+	return n;
+}
+
 int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max)
 {
 	int n = 0;
 
 	gp_region_reclaim(r);
+	if (r->limits)
+		return tasks_managed(r, out, max);
 	for (int tix = 0; tix < GP_REGION_TASKS; tix++) {
-		struct task *t = &r->sh->task[tix];
-		struct gp_task_info *info;
-		int locked;
-
-		if (atomic_load(&t->state) != TASK_ACTIVE)
+		if (atomic_load(&r->sh->task[tix].state) != TASK_ACTIVE)
 			continue;
-		if (n >= max) {
-			n++;
-			continue;
-		}
-		info = &out[n++];
-		memset(info, 0, sizeof(*info));
-		memcpy(info->id, t->id, sizeof(info->id));
-		info->id[sizeof(info->id) - 1] = '\0';
-		locked = gp_pshared_mutex_lock(&t->lock) == 0;
-		limits_load(t, &info->limits);
-		info->mem_used = task_sum(r->sh, tix, &info->processes);
-		info->generation = atomic_load(&t->generation);
-		if (locked)
-			pthread_mutex_unlock(&t->lock);
+		if (n < max)
+			info_of_region(r, tix, false, &out[n]);
+		n++;
 	}
 	return n;
+}
+
+/* ---- managed devices: the agent's side ------------------------------- */
+
+/* The directory of a managed device: made when missing, the caller's,
+ * mode 0755, so that tasks open the files in it but make, remove or
+ * rename none. */
+static int dir_own(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return -EPERM;
+	if ((st.st_mode & 07777) != 0755 && chmod(dir, 0755) < 0)
+		return -errno;
+	return 0;
+}
+
+int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, gid_t group)
+{
+	char d[PATH_MAX], path[PATH_MAX];
+	struct shared *sh;
+	int r;
+
+	if (!uuid_is_valid(uuid) || total_bytes == 0)
+		return -EINVAL;
+	dir_resolve(dir, d, sizeof(d));
+	r = region_path(d, uuid, path, sizeof(path));
+	if (r == 0)
+		r = dir_own(d);
+	if (r == 0)
+		r = gp_pshared_file_vet(path);
+	if (r == 0)
+		r = file_map(path, uuid, total_bytes, &sh);
+	if (r < 0)
+		return r;
+	munmap(sh, sizeof(*sh));
+	r = gp_pshared_file_share(path, 0660, group);
+	if (r == 0)
+		r = gp_arbiter_prepare(d, uuid, group);
+	if (r == 0)             /* last: from here on the device is managed */
+		r = gp_limits_prepare(d, uuid, total_bytes);
+	return r;
+}
+
+int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
+			 const struct gp_task_limits *limits)
+{
+	uint64_t hash;
+	int err;
+
+	if (!r || !id_is_valid(id) || !limits_are_valid(limits, gp_region_total(r)) ||
+	    gp_limits_secret_hash(r->uuid, id, secret, &hash) < 0)
+		return -EINVAL;
+	if (!r->limits)
+		return -EOPNOTSUPP;
+	err = gp_limits_put(r->limits, id, &hash, limits);
+	if (err == 0)
+		region_task_set(r, id, limits); /* admitted again while it runs */
+	return err;
+}
+
+int gp_region_task_forget(struct gp_region *r, const char *id)
+{
+	if (!r || !id_is_valid(id))
+		return -EINVAL;
+	if (!r->limits)
+		return -EOPNOTSUPP;
+	return gp_limits_forget(r->limits, id);
+}
+
+int gp_task_secret_new(char ret[GP_TASK_SECRET_LEN + 1])
+{
+	unsigned char bytes[GP_TASK_SECRET_LEN / 2];
+	size_t got = 0;
+
+	while (got < sizeof(bytes)) {
+		ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		snprintf(ret + 2 * i, 3, "%02x", bytes[i]);
+	explicit_bzero(bytes, sizeof(bytes));
+	return 0;
 }
 
 /* ---- sizes ----------------------------------------------------------- */

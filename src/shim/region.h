@@ -2,20 +2,36 @@
  * tasks on it and what their processes use.
  *
  * libgpushare (the interposer in every task process) enforces a task's
- * slice without any daemon: the limits live in a file per device that
- * every process using the device maps,
+ * slice without any daemon. Per device, in one directory
  *
  *   $GPUPOOL_RUN_DIR (default /run/gpupool when writable, else
- *   /tmp/gpupool-UID) / device-UUID.region
+ *   /tmp/gpupool-UID),
  *
- * and the server or `gpupool region set` change them there while tasks
- * run. A region holds up to GP_REGION_TASKS tasks (by task id) and
- * GP_REGION_PROCS process slots; each slot belongs to one task and counts
- * the device memory its process holds. A task's memory in use is the sum
- * over its live slots, so a process killed at any point takes its memory
- * with it: gp_region_reclaim (called on admission failure, by readers, and
- * at least every second by the arbiter) frees the slots of dead processes
- * (pid gone, zombie, or reused; base/proc.h).
+ * device-UUID.region holds the accounting: up to GP_REGION_TASKS tasks (by
+ * task id) and GP_REGION_PROCS process slots; each slot belongs to one
+ * task and counts the device memory its process holds. A task's memory
+ * in use is the sum over its live slots, so a process killed at any point
+ * takes its memory with it: gp_region_reclaim (called on admission
+ * failure, by readers, and at least every second by the arbiter) frees the
+ * slots of dead processes (pid gone, zombie, or reused; base/proc.h).
+ * device-UUID.sched is the arbiter's (arbiter.h).
+ *
+ * Where the limits come from:
+ * - A device is MANAGED when its directory also holds device-UUID.limits
+ *   (limits-table.h): the limits table that the server's agent (root) writes and
+ *   every task can only read. There a process joins its task only with
+ *   the task's secret (GPUPOOL_TASK_SECRET, whose hash the table keeps),
+ *   the limits are the table's (what join is given is ignored), and they
+ *   are read from the table at every check, so a change applies at the
+ *   task's next allocation or turn. Nothing a task writes into .region or
+ *   .sched reaches the limits of any task; the region keeps a copy of them
+ *   for display only. gp_region_prepare makes such a device for a machine
+ *   whose tasks run as several users: the directory 0755, .region and
+ *   .sched 0660 with the tasks' group, .limits 0644, all the caller's.
+ * - A device without .limits (a user's own LD_PRELOAD with
+ *   GPUPOOL_MEM_LIMIT, no server) takes a task's limits from the first
+ *   process that joins it, and `gpupool region set` changes them in the
+ *   region; the files a process makes are 0600, its user's alone.
  *
  * Admission is atomic across processes: gp_region_mem_reserve checks the
  * task's limit and counts the bytes under the task's robust process-shared
@@ -37,6 +53,10 @@
 #define GP_REGION_PROCS 128
 #define GP_TASK_ID_MAX 64
 #define GP_UUID_STR_MAX 48
+#define GP_REGION_SYSTEM_DIR "/run/gpupool"
+#define GP_TASK_SECRET_MIN 32           /* hexadecimal digits */
+#define GP_TASK_SECRET_MAX 128
+#define GP_TASK_SECRET_LEN 32           /* what gp_task_secret_new makes */
 
 enum gp_isolation {
 	GP_ISOLATION_HARD = 0,          /* the share is a cap, even when idle */
@@ -58,13 +78,19 @@ struct gp_task_info {
 	uint64_t mem_used;              /* live processes only */
 	unsigned processes;
 	uint64_t generation;            /* bumped by every change of limits */
+	bool managed;                   /* the limits are the limits table's */
 };
 
 struct gp_region;
 
 /* Opens (creating when needed) the region of the device with this UUID in
  * dir (NULL: $GPUPOOL_RUN_DIR or the default above). total_bytes is the
- * device's memory, recorded at creation. */
+ * device's memory, recorded at creation; with total_bytes 0 it opens an
+ * existing region only: -ENOENT when there is none, -EPROTO when it was
+ * made by another version, -EIO when it was left half made (it cannot make
+ * a new one without the device's size). When the device is managed, the
+ * limits table is mapped read-only too (-EPROTO: of another version;
+ * -EPERM: writable by others than its owner, so it proves nothing). */
 int gp_region_open(const char *dir, const char *uuid, uint64_t total_bytes,
 		   struct gp_region **ret_region);
 void gp_region_close(struct gp_region *r);
@@ -72,22 +98,46 @@ void gp_region_close(struct gp_region *r);
 /* The directory regions live in (dir, or the default); for the CLI. */
 void gp_region_dir(const char *dir, char *buf, size_t len);
 
-/* Joins the calling process to task `id` (creating the task with `limits`
- * when it is new, or when none of its processes is alive; a running task
- * keeps its limits) and gives it a slot.
- * A process joins one task per region; joining again returns the same
- * slot. -ENOSPC when the task or slot table is full. */
+/* Is the device managed (has a limits table)? The first as opened, the
+ * second by looking in dir now (NULL: as gp_region_dir). */
+bool gp_region_is_managed(const struct gp_region *r);
+bool gp_region_is_managed_in(const char *dir, const char *uuid);
+
+/* Joins the calling process to task `id` and gives it a slot. A process
+ * joins one task per region; joining again returns the same slot, and
+ * joining another is -EEXIST. -ENOSPC when the task or slot table is
+ * full, -EINVAL for a bad id (or, unmanaged, bad limits), -ESRCH when the
+ * process cannot tell its own start time (no /proc).
+ * Unmanaged: the task is made with `limits` when it is new, or when none
+ * of its processes is alive; a running task keeps its limits; the secret
+ * plays no part. Managed: `limits` is ignored (may be NULL); -ENOENT when
+ * the table has no entry for the task, -EPERM when `secret` is missing or
+ * not the one the task was admitted with (-EAGAIN: the entry could not be
+ * read, see limits-table.h). gp_region_join is gp_region_join_as without a
+ * secret. */
+int gp_region_join_as(struct gp_region *r, const char *id, const char *secret,
+		      const struct gp_task_limits *limits, int *ret_slot);
 int gp_region_join(struct gp_region *r, const char *id,
 		   const struct gp_task_limits *limits, int *ret_slot);
 
 /* Counts `bytes` against the slot's task: -ENOMEM when that would pass
- * the task's limit (reclaiming dead processes' memory first). */
+ * the task's limit (reclaiming dead processes' memory first); -EINVAL for
+ * a slot that is not the calling process's (a child after fork must join
+ * again; gp_region_mem_release ignores such a slot). Managed, the limit
+ * is the table entry's mem_bytes (0: the whole device) read at each call,
+ * and -EPERM when the entry is gone or was given to another task or
+ * secret since the join (gp_region_task_forget). */
 int gp_region_mem_reserve(struct gp_region *r, int slot, uint64_t bytes);
 void gp_region_mem_release(struct gp_region *r, int slot, uint64_t bytes);
 
 /* The slot's task: its limits now (they may change while it runs) and the
- * memory its live processes hold. */
-void gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret);
+ * memory its live processes hold. gp_region_limits fills zeros and
+ * returns -ENOENT for a slot not in use, and, managed, fills zeros and
+ * returns -EPERM as gp_region_mem_reserve would. gp_region_task_used
+ * returns 0 for a slot not in use, and does not reclaim (it is on the
+ * interposer's hot path). gp_region_total is the table's figure when the
+ * device is managed. */
+int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret);
 uint64_t gp_region_task_used(struct gp_region *r, int slot);
 uint64_t gp_region_total(const struct gp_region *r);
 
@@ -103,12 +153,50 @@ int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max);
 void gp_region_reclaim(struct gp_region *r);
 
 /* Live changes, by task id: -ENOENT for an unknown task, -EINVAL for an
- * out-of-range value. Takes effect at the tasks' next check. */
+ * out-of-range value. Takes effect at the tasks' next check. Managed, it
+ * writes the limits table (and the region's copy for display): -EACCES
+ * for a caller who cannot write the table, -ENOENT for a task that was
+ * never admitted. */
 int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits);
 
-/* Fills up to max tasks (active ones, in table order); returns how many
- * there are. */
+/* Fills up to max tasks and returns how many there are (reclaiming dead
+ * processes first). Unmanaged: the region's active tasks, in table order.
+ * Managed: the table's tasks (admitted ones, with 0 processes until one
+ * joins), with the table's limits and generation, then any task of the
+ * region that is not in the table but still has live processes (managed
+ * false: its limits are only what it joined with). */
 int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max);
+
+/* ---- for the server's agent (root), on a managed device ------------- */
+
+/* Makes (or repairs) the files of the device for a machine whose tasks
+ * run as several users, every task process having `group` among its
+ * groups: dir (as gp_region_open resolves it) mode 0755, the caller's
+ * (-EPERM when it is someone else's or not a directory); device-UUID.region
+ * and .sched mode 0660, the caller's and `group`'s; device-UUID.limits
+ * 0644, the caller's. What is there already is kept (tasks, limits) when
+ * it is of this version and safe, else replaced; a symbolic or hard link
+ * where a file belongs is removed first. Leaves the umask alone. */
+int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, gid_t group);
+
+/* Adds task id to the limits table, or replaces its entry (new secret,
+ * new limits), before its processes start: -ENOSPC when the table is
+ * full, -EACCES when the caller cannot write it, -EINVAL for a bad id,
+ * secret or limits, -EOPNOTSUPP when the device is not managed. */
+int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
+			 const struct gp_task_limits *limits);
+
+/* Removes task id from the table at its end: its processes that still
+ * run are refused from then on (-ENOENT, -EACCES, -EOPNOTSUPP). */
+int gp_region_task_forget(struct gp_region *r, const char *id);
+
+/* A new random secret of GP_TASK_SECRET_LEN hexadecimal digits (from
+ * getrandom), for GPUPOOL_TASK_SECRET and gp_region_task_admit. */
+int gp_task_secret_new(char ret[GP_TASK_SECRET_LEN + 1]);
+
+/* Is this a secret's form: GP_TASK_SECRET_MIN..MAX hexadecimal digits,
+ * an even number of them? */
+bool gp_task_secret_is_valid(const char *secret);
 
 /* Parses "4G", "4096M", "512K", "1073741824" (bytes) into bytes; -EINVAL
  * for anything else (negative, empty, bad suffix, overflow). */

@@ -35,9 +35,10 @@ void *gp_shim_real(const char *name, int version, int per_thread);
 /* The state of one device for this process: its region and our slot. */
 struct gp_shim_device {
 	char uuid[GP_UUID_STR_MAX];
+	const char *dir;                /* of its region: NULL, run_dir or the system's */
 	struct gp_region *region;
 	int slot;
-	bool limited;           /* a memory limit applies */
+	bool limited;           /* allocations are counted (a limit applies, or may) */
 	struct gp_arbiter *arbiter;     /* NULL: launches are not gated */
 };
 

@@ -2,11 +2,14 @@
 # test-region.sh — `gpupool region ls|show|set` end to end: real processes
 # (region-hold) join tasks in a private region directory; the command lists
 # them as tables and JSON, changes their limits live, and refuses bad input
-# with exit 2 and missing devices or tasks with exit 1.
-# usage: test-region.sh PATH/TO/gpupool PATH/TO/region-hold
+# with exit 2 and missing devices or tasks with exit 1. On a managed device
+# (region-admin plays the server's agent) it shows the limits table, and
+# (as root, for another user) refuses `set` to whoever cannot write it.
+# usage: test-region.sh PATH/TO/gpupool PATH/TO/region-hold PATH/TO/region-admin
 set -u
 gp=$1
 hold=$2
+admin=$3
 . "$(dirname "$0")/../lib.sh"
 dir=$tmp                        # the region directory; region-hold are its jobs
 out=$tmp/out
@@ -132,5 +135,42 @@ printf 'not a region, certainly not one of ours' >"$dir/device-GPU-alien.region"
 expect alien 1 "device-GPU-alien.region was made by another version" -- \
 	"$gp" region show GPU-alien --dir "$dir"
 expect ls-alien 1 "$B +batch" -- "$gp" region ls --dir "$dir"
+
+# A managed device: the table's limits, an admitted task before any of its
+# processes runs; its owner may change them.
+m=$tmp/managed
+C=GPU-5a1c0de2-0000-4000-8000-00000000000c
+"$admin" "$m" "$C" prepare 16G 65534 &&
+	"$admin" "$m" "$C" admit task-7 "$("$admin" secret)" 2G 50 5 hard ||
+	bad "managed: prepare and admit" /dev/null
+expect managed-ls 0 "$C +task-7 +2048 +0 +50% +5 +hard +0" -- "$gp" region ls --dir "$m"
+expect managed-show 0 "^limits kept by gpupool server in $m/device-$C.limits" -- \
+	"$gp" region show "$C" --dir "$m"
+expect_json managed-json '.managed and .tasks[0].managed and .tasks[0].compute == 50 and
+	.tasks[0].processes == 0 and .tasks[0].generation == 1' -- "$gp" region show "$C" --dir "$m" --json
+expect_json standalone-json '.managed == false and .tasks[0].managed == false' -- \
+	"$gp" region show "$B" --dir "$dir" --json
+expect managed-set-owner 0 "$C task-7: memory 2048 MiB, compute 40%" -- \
+	"$gp" region set "$C" task-7 --compute 40 --dir "$m"
+expect managed-set-unknown 1 "no task \"task-8\" on device $C" -- \
+	"$gp" region set "$C" task-8 --compute 40 --dir "$m"
+
+# Another user, in the files' group (it can open the region) or not: refused,
+# one line that says where the limits are kept and what to do; nothing
+# changed.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$tmp"
+	kept="task-7's limits on $C are kept by gpupool server \(device-$C.limits is not writable by you\); change them with \`gpupool task set\`"
+	expect managed-set-refused 1 "^gpupool region set: $kept\$" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$gp" region set "$C" task-7 --compute 1 --dir "$m"
+	expect managed-set-refused-outsider 1 "^gpupool region set: $kept\$" -- \
+		setpriv --reuid=65534 --regid=4242 --clear-groups "$gp" region set "$C" task-7 --compute 1 --dir "$m"
+	expect managed-read-by-member 0 "$C +task-7 +2048 +0 +40%" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$gp" region ls --dir "$m"
+	expect_json managed-unchanged '.tasks[0].compute == 40 and .tasks[0].generation == 2' -- \
+		"$gp" region show "$C" --dir "$m" --json
+else
+	echo "skip managed-set-refused: needs root and setpriv to run as another user"
+fi
 
 finish

@@ -31,9 +31,19 @@ refuse GPUPOOL_PRIORITY=high 'GPUPOOL_PRIORITY'
 refuse GPUPOOL_ISOLATION=soft 'GPUPOOL_ISOLATION="soft": expected hard or shared'
 refuse GPUPOOL_SLICE_MS=0 'GPUPOOL_SLICE_MS'
 refuse "GPUPOOL_TASK_ID=a b" 'GPUPOOL_TASK_ID'
+# A bad secret is refused like any bad value, and never shown.
+for secret in 0123456789abcdef 0123456789abcdef0123456789abcdeX \
+	0123456789abcdef0123456789abcdef0 ""; do
+	refuse "GPUPOOL_TASK_SECRET=$secret" \
+		'GPUPOOL_TASK_SECRET: expected an even number (32 to 128) of hexadecimal digits$'
+	if [ -n "$secret" ] && grep -qF "$secret" "$tmp/err"; then
+		fail=$((fail + 1)); echo "FAIL GPUPOOL_TASK_SECRET=$secret shown:"; sed 's/^/    /' "$tmp/err"
+	fi
+done
 
-# A good configuration: nothing on stderr, the slice in force.
-if GPUPOOL_MEM_LIMIT=8M "$gl" alloc --chunk-mib 2 --json >"$tmp/out" 2>"$tmp/err" &&
+# A good configuration: nothing on stderr, the slice in force (a secret on
+# a device without a limits table changes nothing).
+if GPUPOOL_MEM_LIMIT=8M GPUPOOL_TASK_SECRET=0123456789ABCDEF0123456789abcdef "$gl" alloc --chunk-mib 2 --json >"$tmp/out" 2>"$tmp/err" &&
 	[ ! -s "$tmp/err" ] && jq -e '.oom and .allocated_mib == 8 and .total_mib == 8' "$tmp/out" >/dev/null; then
 	pass=$((pass + 1)); echo "ok   good configuration, quiet and limited"
 else

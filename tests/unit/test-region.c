@@ -1,6 +1,9 @@
 /* test-region.c — the shared region of a device (src/shim/region.c), with
  * real processes: tasks and limits, admission up to the limit, processes
- * racing for memory, and processes killed with SIGKILL at any point.
+ * racing for memory, and processes killed with SIGKILL at any point; and
+ * managed devices (src/shim/limits-table.c): the files and their modes,
+ * joining with the task's secret, the table's limits and their live
+ * changes, and (as root) a task of another user that can change none.
  *
  * Each test has its own directory (mkdtemp) and an alarm, so that a hang
  * fails the run instead of stopping it. Forked children never use cmocka's
@@ -15,6 +18,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -741,6 +746,532 @@ static void slot_table_fills_up_and_is_reclaimed(void **state)
 	close(fds[1]);
 }
 
+/* ---- managed devices: the limits table ------------------------------ */
+
+#define MANAGED "GPU-5a1c0de2-0000-4000-8000-0000000000aa"
+#define SECRET "00112233445566778899aabbccddeeff"
+#define OTHER_SECRET "ffeeddccbbaa99887766554433221100"
+
+/* Prepares the managed device in f->dir with `group` and opens it. */
+static struct gp_region *managed_open(struct fixture *f, gid_t group)
+{
+	struct gp_region *r = NULL;
+
+	assert_int_equal(gp_region_prepare(f->dir, MANAGED, 16 * GiB, group), 0);
+	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), 0);
+	assert_true(gp_region_is_managed(r));
+	return r;
+}
+
+static void file_path(const struct fixture *f, const char *suffix, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/device-%s.%s", f->dir, MANAGED, suffix);
+}
+
+static void assert_mode(const char *path, mode_t mode, gid_t group)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, mode);
+	assert_int_equal(st.st_uid, geteuid());
+	if (group != (gid_t)-1)
+		assert_int_equal(st.st_gid, group);
+}
+
+static void prepare_makes_the_files(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	char region[PATH_MAX], sched[PATH_MAX], table[PATH_MAX], other[PATH_MAX];
+	struct gp_task_info info[2];
+	struct gp_region *r = NULL;
+	int slot = join(f->r, "standalone", 0);
+
+	/* The fixture's standalone device: 0600, not managed. */
+	assert_false(gp_region_is_managed(f->r));
+	assert_false(gp_region_is_managed_in(f->dir, UUID));
+	assert_int_equal(gp_region_task_admit(f->r, "t", SECRET, &l), -EOPNOTSUPP);
+	assert_int_equal(gp_region_task_forget(f->r, "t"), -EOPNOTSUPP);
+	assert_int_equal(gp_region_set(f->r, "standalone", &l), 0);
+	(void)slot;
+
+	file_path(f, "region", region, sizeof(region));
+	file_path(f, "sched", sched, sizeof(sched));
+	file_path(f, "limits", table, sizeof(table));
+	assert_int_equal(gp_region_prepare(f->dir, MANAGED, 0, getgid()), -EINVAL);
+	assert_int_equal(gp_region_prepare(f->dir, "../up", GiB, getgid()), -EINVAL);
+	r = managed_open(f, getgid());
+	assert_true(gp_region_is_managed_in(f->dir, MANAGED));
+	assert_mode(f->dir, 0755, (gid_t)-1);
+	assert_mode(region, 0660, getgid());
+	assert_mode(sched, 0660, getgid());
+	assert_mode(table, 0644, (gid_t)-1);
+	assert_int_equal(gp_region_total(r), 16 * GiB);
+	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l), 0);
+	gp_region_close(r);
+
+	/* Again, with the modes spoilt and links planted where files belong:
+	 * the modes come back, links are replaced, the table is kept. */
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	assert_int_equal(chmod(region, 0666), 0);
+	assert_int_equal(unlink(sched), 0);
+	assert_int_equal(symlink("/etc/passwd", sched), 0);
+	snprintf(other, sizeof(other), "%s/elsewhere", f->dir);
+	write_file(other, "precious", 8);
+	assert_int_equal(unlink(region), 0);
+	assert_int_equal(link(other, region), 0);
+	r = managed_open(f, getgid());
+	assert_mode(f->dir, 0755, (gid_t)-1);
+	assert_mode(region, 0660, getgid());
+	assert_mode(sched, 0660, getgid());
+	assert_mode(other, 0644, (gid_t)-1);
+	assert_int_equal(gp_region_tasks(r, info, 2), 1);
+	assert_string_equal(info[0].id, "kept");
+	assert_true(info[0].managed);
+	assert_int_equal(info[0].processes, 0);
+	gp_region_close(r);
+
+	/* A table that others may write proves nothing: refused, made anew. */
+	assert_int_equal(chmod(table, 0664), 0);
+	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), -EPERM);
+	r = managed_open(f, getgid());
+	assert_mode(table, 0644, (gid_t)-1);
+	assert_int_equal(gp_region_tasks(r, info, 2), 0);
+	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l), 0);
+	gp_region_close(r);
+
+	/* A table that is not one (another version, a link) is made anew. */
+	assert_int_equal(unlink(table), 0);
+	assert_int_equal(symlink(other, table), 0);
+	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), -EPROTO);
+	r = managed_open(f, getgid());
+	assert_mode(table, 0644, (gid_t)-1);
+	assert_int_equal(gp_region_tasks(r, info, 2), 0);
+	gp_region_close(r);
+	assert_int_equal(unlink(table), 0);
+	write_file(table, "not a table at all, but long enough to be mapped as one", 56);
+	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), -EPROTO);
+	r = managed_open(f, getgid());
+	gp_region_close(r);
+}
+
+static void managed_join_takes_the_tables_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits table = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits env = limits(8 * GiB, 100, 9, GP_ISOLATION_SHARED);
+	struct gp_region *r = managed_open(f, getgid());
+	struct gp_task_limits got;
+	struct gp_task_info info[1];
+	int slot = -1, again = -1;
+
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &table), 0);
+	/* What the process asks for (its environment) is ignored. */
+	assert_int_equal(gp_region_join_as(r, "task-x", SECRET, &env, &slot), 0);
+	assert_int_equal(gp_region_limits(r, slot, &got), 0);
+	assert_limits_equal(got, table);
+	assert_int_equal(gp_region_join_as(r, "task-x", SECRET, NULL, &again), 0);
+	assert_int_equal(again, slot);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 512 * MiB), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 512 * MiB), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 1), -ENOMEM);
+	assert_int_equal(gp_region_tasks(r, info, 1), 1);
+	assert_limits_equal(info[0].limits, table);
+	assert_int_equal(info[0].mem_used, GiB);
+	assert_int_equal(info[0].processes, 1);
+	assert_int_equal(info[0].generation, 1);
+	assert_true(info[0].managed);
+
+	/* A limit of 0 is the whole device, the table's figure. */
+	table.mem_bytes = 0;
+	assert_int_equal(gp_region_set(r, "task-x", &table), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 15 * GiB), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 1), -ENOMEM);
+	gp_region_close(r);
+}
+
+static void managed_join_refuses(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_region *r = managed_open(f, getgid());
+	struct gp_task_limits got = l;
+	int slot = -1;
+
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &l), 0);
+	assert_int_equal(gp_region_join_as(r, "task-x", OTHER_SECRET, &l, &slot), -EPERM);
+	assert_int_equal(gp_region_join_as(r, "task-x", NULL, &l, &slot), -EPERM);
+	assert_int_equal(gp_region_join_as(r, "task-x", "0011", &l, &slot), -EPERM);
+	assert_int_equal(gp_region_join_as(r, "task-x", SECRET "zz", &l, &slot), -EPERM);
+	assert_int_equal(gp_region_join(r, "task-x", &l, &slot), -EPERM);
+	assert_int_equal(gp_region_join_as(r, "task-y", SECRET, &l, &slot), -ENOENT);
+	assert_int_equal(gp_region_join_as(r, "task-", SECRET, &l, &slot), -ENOENT);
+	assert_int_equal(slot, -1);
+	assert_int_equal(gp_region_limits(r, 0, &got), -ENOENT);    /* no slot in use */
+	assert_int_equal(got.compute, 0);
+	assert_int_equal(gp_region_tasks(r, NULL, 0), 1);
+	gp_region_close(r);
+}
+
+static void managed_admit_checks_its_input(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits big = limits(16 * GiB + 1, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits bad = limits(GiB, 0, 5, GP_ISOLATION_HARD);
+	struct gp_region *r = managed_open(f, getgid());
+	char secret[GP_TASK_SECRET_LEN + 1], again[GP_TASK_SECRET_LEN + 1];
+
+	assert_int_equal(gp_region_task_admit(r, "t", "", &l), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", NULL, &l), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", "0123456789abcdef0123456789abcde", &l), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", "0123456789abcdef0123456789abcdeg", &l), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "", SECRET, &l), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", SECRET, &big), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", SECRET, &bad), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", SECRET, NULL), -EINVAL);
+	assert_int_equal(gp_region_set(r, "t", &l), -ENOENT);
+	assert_int_equal(gp_region_task_forget(r, "t"), -ENOENT);
+	assert_int_equal(gp_region_tasks(r, NULL, 0), 0);
+	assert_int_equal(gp_region_task_admit(r, "t", "0123456789ABCDEF0123456789abcdef", &l), 0);
+	assert_int_equal(gp_region_set(r, "t", &big), -EINVAL);
+
+	assert_int_equal(gp_task_secret_new(secret), 0);
+	assert_int_equal(gp_task_secret_new(again), 0);
+	assert_int_equal(strlen(secret), GP_TASK_SECRET_LEN);
+	assert_true(gp_task_secret_is_valid(secret));
+	assert_string_not_equal(secret, again);
+	assert_false(gp_task_secret_is_valid("0123456789abcdef0123456789abcdef0"));
+	gp_region_close(r);
+}
+
+/* A child joined task-x: tells the parent its slot, then for each byte
+ * the parent sends, reports its limits and whether `bytes` more fit. */
+struct probe {
+	pid_t pid;
+	int to, from;
+};
+
+struct probe_answer {
+	int err;
+	struct gp_task_limits limits;
+	int reserve;
+};
+
+static struct probe probe_start(struct gp_region *r, const char *id, const char *secret,
+				uint64_t bytes)
+{
+	int down[2], up[2];
+	struct probe p;
+	int slot;
+
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(pipe(up), 0);
+	p.pid = fork();
+	assert_true(p.pid >= 0);
+	if (p.pid == 0) {
+		struct probe_answer a = { 0 };
+		char go;
+
+		child_init();
+		close(down[1]);
+		close(up[0]);
+		slot = -1;
+		a.err = gp_region_join_as(r, id, secret, NULL, &slot);
+		if (write(up[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		while (read(down[0], &go, 1) == 1) {
+			a.err = gp_region_limits(r, slot, &a.limits);
+			a.reserve = gp_region_mem_reserve(r, slot, bytes);
+			if (a.reserve == 0)
+				gp_region_mem_release(r, slot, bytes);
+			if (write(up[1], &a, sizeof(a)) != sizeof(a))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(down[0]);
+	close(up[1]);
+	p.to = down[1];
+	p.from = up[0];
+	return p;
+}
+
+static struct probe_answer probe_read(struct probe *p)
+{
+	struct probe_answer a;
+
+	assert_int_equal(read(p->from, &a, sizeof(a)), sizeof(a));
+	return a;
+}
+
+static struct probe_answer probe_ask(struct probe *p)
+{
+	assert_int_equal(write(p->to, "?", 1), 1);
+	return probe_read(p);
+}
+
+static void probe_stop(struct probe *p)
+{
+	close(p->to);
+	close(p->from);
+	assert_int_equal(reap(p->pid), 0);
+}
+
+static void managed_changes_apply_live(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits a = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits b = limits(2 * GiB, 70, 9, GP_ISOLATION_SHARED);
+	struct gp_region *r = managed_open(f, getgid());
+	struct probe_answer got;
+	struct gp_task_info info[1];
+	struct probe p;
+
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &a), 0);
+	p = probe_start(r, "task-x", SECRET, 3 * GiB / 2);
+	assert_int_equal(probe_read(&p).err, 0);
+	got = probe_ask(&p);
+	assert_int_equal(got.err, 0);
+	assert_limits_equal(got.limits, a);
+	assert_int_equal(got.reserve, -ENOMEM);
+
+	/* Raised while it runs: its next check sees it. */
+	assert_int_equal(gp_region_set(r, "task-x", &b), 0);
+	got = probe_ask(&p);
+	assert_limits_equal(got.limits, b);
+	assert_int_equal(got.reserve, 0);
+	assert_int_equal(gp_region_tasks(r, info, 1), 1);
+	assert_int_equal(info[0].generation, 2);
+	assert_limits_equal(info[0].limits, b);
+
+	/* Admitted again with another secret: the running process's entry is
+	 * no longer its own. */
+	assert_int_equal(gp_region_task_admit(r, "task-x", OTHER_SECRET, &b), 0);
+	got = probe_ask(&p);
+	assert_int_equal(got.err, -EPERM);
+	assert_int_equal(got.limits.compute, 0);
+	assert_int_equal(got.reserve, -EPERM);
+	probe_stop(&p);
+
+	/* Forgotten: refused from then on; joining finds nothing. */
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &a), 0);
+	p = probe_start(r, "task-x", SECRET, MiB);
+	assert_int_equal(probe_read(&p).err, 0);
+	assert_int_equal(probe_ask(&p).reserve, 0);
+	assert_int_equal(gp_region_task_forget(r, "task-x"), 0);
+	assert_int_equal(gp_region_task_forget(r, "task-x"), -ENOENT);
+	got = probe_ask(&p);
+	assert_int_equal(got.err, -EPERM);
+	assert_int_equal(got.reserve, -EPERM);
+	/* ... and a new task in its entry does not make it welcome again. */
+	assert_int_equal(gp_region_task_admit(r, "task-z", SECRET, &b), 0);
+	assert_int_equal(probe_ask(&p).reserve, -EPERM);
+	probe_stop(&p);
+	p = probe_start(r, "task-x", SECRET, MiB);
+	assert_int_equal(probe_read(&p).err, -ENOENT);
+	probe_stop(&p);
+	gp_region_close(r);
+}
+
+static void managed_table_fills_up(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_region *r = managed_open(f, getgid());
+	struct gp_task_info info[GP_REGION_TASKS];
+	char id[16];
+
+	for (int i = 0; i < GP_REGION_TASKS; i++) {
+		snprintf(id, sizeof(id), "task-%d", i);
+		assert_int_equal(gp_region_task_admit(r, id, SECRET, &l), 0);
+	}
+	assert_int_equal(gp_region_task_admit(r, "one-too-many", SECRET, &l), -ENOSPC);
+	l.compute = 60;
+	assert_int_equal(gp_region_task_admit(r, "task-7", OTHER_SECRET, &l), 0); /* replaces */
+	assert_int_equal(gp_region_tasks(r, info, GP_REGION_TASKS), GP_REGION_TASKS);
+	assert_string_equal(info[7].id, "task-7");
+	assert_int_equal(info[7].limits.compute, 60);
+	assert_int_equal(info[7].generation, 2);
+	assert_int_equal(info[7].processes, 0);
+	assert_int_equal(gp_region_task_forget(r, "task-3"), 0);
+	assert_int_equal(gp_region_task_admit(r, "one-too-many", SECRET, &l), 0);
+	assert_int_equal(gp_region_tasks(r, info, GP_REGION_TASKS), GP_REGION_TASKS);
+	assert_string_equal(info[3].id, "one-too-many");
+	assert_int_equal(info[3].generation, 1);
+	gp_region_close(r);
+}
+
+/* A task of the region that the table does not know (here: joined before
+ * the device became managed) is shown while it has live processes. */
+static void managed_tasks_show_strays(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_region *before = NULL, *r;
+	struct gp_task_info info[4];
+	pid_t stray;
+	int slot;
+
+	assert_int_equal(gp_region_open(f->dir, MANAGED, 16 * GiB, &before), 0);
+	stray = holder_start(before, "old", 4 * GiB, GiB);
+	r = managed_open(f, getgid());
+	assert_int_equal(gp_region_task_admit(r, "a", SECRET, &l), 0);
+	assert_int_equal(gp_region_task_admit(r, "b", SECRET, &l), 0);
+	assert_int_equal(gp_region_join_as(r, "a", SECRET, NULL, &slot), 0);
+	assert_int_equal(gp_region_mem_reserve(r, slot, 256 * MiB), 0);
+	assert_int_equal(gp_region_tasks(r, info, 4), 3);
+	assert_string_equal(info[0].id, "a");
+	assert_true(info[0].managed);
+	assert_int_equal(info[0].processes, 1);
+	assert_int_equal(info[0].mem_used, 256 * MiB);
+	assert_string_equal(info[1].id, "b");
+	assert_int_equal(info[1].processes, 0);
+	assert_string_equal(info[2].id, "old");
+	assert_false(info[2].managed);
+	assert_int_equal(info[2].limits.mem_bytes, 4 * GiB);
+	assert_int_equal(info[2].mem_used, GiB);
+	memset(info, 0, sizeof(info));
+	assert_int_equal(gp_region_tasks(r, info, 1), 3);       /* fills one */
+	assert_string_equal(info[1].id, "");
+	holder_stop(stray);
+	assert_int_equal(gp_region_tasks(r, info, 4), 2);       /* gone with its process */
+	gp_region_close(r);
+	gp_region_close(before);
+}
+
+/* Every task can write the region (accounting): one that reaches it by
+ * a link from a directory without the table, where the old `region set`
+ * works, changes a copy that nothing enforces. */
+static void managed_region_writes_change_no_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits l = limits(GiB, 50, 5, GP_ISOLATION_HARD);
+	struct gp_task_limits evil = limits(16 * GiB, 1, 0, GP_ISOLATION_HARD);
+	struct gp_region *r = managed_open(f, getgid()), *side = NULL;
+	char region[PATH_MAX], sub[PATH_MAX / 2], linked[PATH_MAX];
+	struct gp_task_limits got;
+	int slot;
+
+	assert_int_equal(gp_region_task_admit(r, "victim", SECRET, &l), 0);
+	assert_int_equal(gp_region_join_as(r, "victim", SECRET, NULL, &slot), 0);
+	file_path(f, "region", region, sizeof(region));
+	snprintf(sub, sizeof(sub), "%s/side", f->dir);
+	snprintf(linked, sizeof(linked), "%s/device-%s.region", sub, MANAGED);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(link(region, linked), 0);
+	assert_int_equal(gp_region_open(sub, MANAGED, 0, &side), 0);
+	assert_false(gp_region_is_managed(side));
+	assert_int_equal(gp_region_set(side, "victim", &evil), 0);
+
+	assert_int_equal(gp_region_limits(r, slot, &got), 0);
+	assert_limits_equal(got, l);
+	assert_int_equal(gp_region_mem_reserve(r, slot, GiB + 1), -ENOMEM);
+	assert_int_equal(gp_region_mem_reserve(r, slot, GiB), 0);
+	gp_region_close(side);
+	gp_region_close(r);
+}
+
+/* A writer flips a task between two sets of limits as fast as it can for
+ * a second; a reader of the table never sees a mixture. */
+static void managed_readers_never_see_half_an_update(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits a = limits(GiB, 10, 1, GP_ISOLATION_HARD);
+	struct gp_task_limits b = limits(2 * GiB, 90, 8, GP_ISOLATION_SHARED);
+	struct gp_region *r = managed_open(f, getgid());
+	struct race *race = race_new();
+	long reads = 0, as = 0, bs = 0;
+	int slot, status;
+	pid_t writer;
+
+	assert_int_equal(gp_region_task_admit(r, "flip", SECRET, &a), 0);
+	assert_int_equal(gp_region_join_as(r, "flip", SECRET, NULL, &slot), 0);
+	writer = fork();
+	assert_true(writer >= 0);
+	if (writer == 0) {
+		double start = now_s();
+
+		child_init();
+		atomic_store(&race->go, 1);
+		for (int i = 0; now_s() - start < 1.0; i++)
+			if (gp_region_set(r, "flip", i % 2 ? &a : &b) != 0)
+				_exit(1);
+		_exit(0);
+	}
+	while (!atomic_load(&race->go))
+		sched_yield();
+	while (waitpid(writer, &status, WNOHANG) == 0) {
+		struct gp_task_limits got;
+
+		assert_int_equal(gp_region_limits(r, slot, &got), 0);
+		if (got.mem_bytes == a.mem_bytes && got.compute == a.compute &&
+		    got.priority == a.priority && got.isolation == a.isolation)
+			as++;
+		else if (got.mem_bytes == b.mem_bytes && got.compute == b.compute &&
+			 got.priority == b.priority && got.isolation == b.isolation)
+			bs++;
+		else
+			fail_msg("read %d: a mixture: %llu bytes, %u%%, priority %u, isolation %d",
+				 (int)reads, (unsigned long long)got.mem_bytes, got.compute,
+				 got.priority, got.isolation);
+		reads++;
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(as > 0 && bs > 0);
+	munmap(race, sizeof(*race));
+	gp_region_close(r);
+}
+
+/* As root: a process of another user in the files' group joins and uses
+ * the device, and can change no limits. */
+static void managed_table_is_read_only_for_tasks(void **state)
+{
+	struct fixture *f = *state;
+	const uid_t nobody = 65534;
+	const gid_t nogroup = 65534;
+	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_region *r;
+	char table[PATH_MAX];
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip();         /* cmocka says so: it needs root to change users */
+	r = managed_open(f, nogroup);
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &l), 0);
+	file_path(f, "limits", table, sizeof(table));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gp_region *mine = NULL;
+		int slot = -1, fd;
+
+		child_init();
+		if (setgroups(0, NULL) < 0 || setgid(nogroup) < 0 || setuid(nobody) < 0)
+			_exit(1);
+		fd = open(table, O_RDWR);
+		if (fd >= 0 || errno != EACCES)
+			_exit(2);
+		/* As the interposer opens it: with the device's size. */
+		if (gp_region_open(f->dir, MANAGED, 16 * GiB, &mine) != 0 ||
+		    !gp_region_is_managed(mine))
+			_exit(3);
+		if (gp_region_set(mine, "task-x", &l) != -EACCES ||
+		    gp_region_task_admit(mine, "task-y", SECRET, &l) != -EACCES ||
+		    gp_region_task_forget(mine, "task-x") != -EACCES)
+			_exit(4);
+		if (gp_region_join_as(mine, "task-x", SECRET, NULL, &slot) != 0 ||
+		    gp_region_mem_reserve(mine, slot, GiB) != 0 ||
+		    gp_region_mem_reserve(mine, slot, 1) != -ENOMEM)
+			_exit(5);
+		_exit(0);
+	}
+	assert_int_equal(reap(pid), 0);
+	gp_region_close(r);
+}
+
 /* ---- sizes ----------------------------------------------------------- */
 
 static void sizes_parse(void **state)
@@ -794,6 +1325,16 @@ int main(void)
 		TEST(racers_never_pass_the_limit),
 		TEST(killed_process_memory_is_reclaimed),
 		TEST(killed_racers_block_no_one),
+		TEST(prepare_makes_the_files),
+		TEST(managed_join_takes_the_tables_limits),
+		TEST(managed_join_refuses),
+		TEST(managed_admit_checks_its_input),
+		TEST(managed_changes_apply_live),
+		TEST(managed_table_fills_up),
+		TEST(managed_tasks_show_strays),
+		TEST(managed_region_writes_change_no_limits),
+		TEST(managed_readers_never_see_half_an_update),
+		TEST(managed_table_is_read_only_for_tasks),
 		cmocka_unit_test(sizes_parse),
 	};
 
