@@ -23,7 +23,6 @@
 
 #define GP_AGENT_GROUPS_MAX 16
 #define GP_AGENT_STRANGERS  32
-#define GP_AGENT_SECRET_HEX 32
 
 /* A task this agent started and has not reported ended yet. */
 struct running {
@@ -87,7 +86,7 @@ struct gp_task_identity {
 	struct gp_launch_user user;     /* when switch_user */
 	bool switch_user;
 	char **env;                     /* NULL-terminated, malloc'd strings */
-	char secret[GP_AGENT_SECRET_HEX + 1];
+	char secret[GP_TASK_SECRET_LEN + 1];
 };
 
 /* Parses the extra groups of the options into a->groups (after

@@ -20,27 +20,6 @@
 
 #define CGROUP_EMPTY_WAIT_MS 2000 /* for a killed task's cgroup to empty */
 
-/* TEMPORARY: until the regions' read-only limits table lands. */
-static int gp_region_prepare(const char *dir, const char *uuid, uint64_t total, gid_t group)
-{
-	(void)uuid, (void)total, (void)group;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return chmod(dir, 01777) < 0 ? -errno : 0; /* TEMPORARY */
-}
-
-static int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
-				const struct gp_task_limits *limits)
-{
-	(void)r, (void)id, (void)secret, (void)limits;
-	return 0;
-}
-
-static void gp_region_task_forget(struct gp_region *r, const char *id)
-{
-	(void)r, (void)id;
-}
-
 uint64_t gp_agent_now_ms(void)
 {
 	struct timespec ts;
@@ -97,8 +76,20 @@ static void cgroups_open(struct gp_agent *a)
 			 "stopped %d task(s) a previous server left running", left);
 }
 
+/* A previous agent's tasks are gone (stopped, or marked lost): so are
+ * their limits. */
+static void limits_forget_all(struct gp_region *r)
+{
+	struct gp_task_info info[GP_REGION_TASKS];
+	int n = gp_region_tasks(r, info, GP_REGION_TASKS);
+
+	for (int i = 0; i < n && i < GP_REGION_TASKS; i++)
+		if (info[i].managed)
+			gp_region_task_forget(r, info[i].id);
+}
+
 /* The devices' regions, made so that every task (in the task group) can
- * use them, and the task table only the agent can write. */
+ * use them, and their limits tables, which only the agent can write. */
 static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
 {
 	for (unsigned i = 0; i < a->node.devices; i++) {
@@ -109,11 +100,8 @@ static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
 		if (r == 0)
 			r = gp_region_open(a->run_dir, d->uuid, d->mem_total_mib << 20,
 					   &a->region[i]);
-		{ /* TEMPORARY */
-			char p[PATH_MAX + 128];
-			snprintf(p, sizeof(p), "%s/device-%s.region", a->run_dir, d->uuid);
-			chmod(p, 0666);
-		}
+		if (r == 0)
+			limits_forget_all(a->region[i]);
 		if (r < 0) {
 			snprintf(err, err_len, "cannot prepare the region of %s in %s: %s", d->uuid,
 				 a->run_dir, strerror(-r));

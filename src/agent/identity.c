@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -192,17 +191,6 @@ static void env_build(struct gp_agent *a, const struct gp_agent_task *t, const c
 
 /* ---- who ------------------------------------------------------------------ */
 
-static int secret_make(char *hex)
-{
-	unsigned char raw[GP_AGENT_SECRET_HEX / 2];
-
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		return -errno;
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
-	return 0;
-}
-
 /* A home of the task's user's own, under the run directory, for a user
  * without one: made 0700 and given to the user. */
 static int home_make(struct gp_agent *a, uid_t uid, gid_t gid, char *home, size_t len)
@@ -299,7 +287,7 @@ int gp_task_identity_make(struct gp_agent *a, const struct gp_agent_task *t,
 	int r;
 
 	*ret = (struct gp_task_identity){ 0 };
-	r = secret_make(ret->secret);
+	r = gp_task_secret_new(ret->secret);
 	if (r < 0) {
 		snprintf(err, err_len, "cannot make its secret: %s", strerror(-r));
 		return r;
