@@ -44,7 +44,8 @@ server_start() { # NAME ARGS...
 	dir=$tmp/$1
 	shift
 	mkdir -p "$dir"
-	"$gp" server --db "$dir/gp.db" --socket "$dir/sock" --queue-max 1000000 "$@" \
+	"$gp" server --db "$dir/gp.db" --socket "$dir/sock" --queue-max 1000000 \
+		--tenant-queue-max 1000000 "$@" \
 		2>"$dir/server.log" &
 	server=$!
 	for _ in $(seq 100); do

@@ -15,7 +15,8 @@
 
 struct gp_api {
 	struct gp_store *store;
-	unsigned queue_max;
+	unsigned queue_max, tenant_queue_max;
+	char metrics_token[GP_API_METRICS_TOKEN_MAX + 1]; /* "": none */
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
 	struct gp_loop *loop; /* NULL without the agent */

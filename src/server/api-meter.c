@@ -6,9 +6,10 @@
  * A tenant sees its own records, bill, alerts and tasks; the admin sees
  * every tenant's, or one tenant's with ?tenant=NAME. The month is
  * ?month=YYYY-MM in UTC, the current one when absent. /metrics needs no
- * token, as Prometheus scrapes it: the Unix socket is the server user's
- * alone (0600) and TCP listens on the loopback only; it names tenants,
- * tasks and devices, never commands or tokens. */
+ * token for the pool's series, which name no tenant and no task; a
+ * tenant's token adds its own tenant and task series, and the admin's or
+ * the scrape token (--metrics-token-file, for Prometheus) every series.
+ * It names tenants, tasks and devices, never commands or tokens. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +359,52 @@ void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 
 /* ---- metrics ------------------------------------------------------------ */
 
+/* Whether token is the scrape token, in a time that does not tell how
+ * much of it matched. */
+static bool is_scrape_token(const struct gp_api *api, const char *token)
+{
+	const char *want = api->metrics_token;
+	size_t n = strlen(want), len = strlen(token);
+	unsigned char diff = len != n;
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(want[i] ^ (i < len ? token[i] : 0));
+	return diff == 0;
+}
+
+/* What the caller of /metrics may see: without a token the pool's
+ * series; with a tenant's its own as well; with the admin's or the
+ * scrape token all. false with 401 for a token nobody has. */
+static bool metrics_scope(struct gp_api *api, const struct gp_http_request *req,
+			  struct gp_metrics_source *src, struct gp_http_reply *ret)
+{
+	struct gp_tenant me;
+	int r;
+
+	if (!req->token)
+		return true; /* GP_METRICS_POOL */
+	if (is_scrape_token(api, req->token)) {
+		src->scope = GP_METRICS_ALL;
+		return true;
+	}
+	r = gp_store_tenant_by_token(api->store, req->token, &me);
+	if (r == -ENOENT || r == -EINVAL) {
+		gp_http_error(
+			ret, 401,
+			"unknown token: send a tenant's token, the admin's or the "
+			"scrape token (--metrics-token-file), or none for the pool's "
+			"series only");
+		return false;
+	}
+	if (r < 0)
+		return gp_api_store_failed(api, ret, r, "token");
+	src->scope = me.admin ? GP_METRICS_ALL : GP_METRICS_TENANT;
+	src->tenant = me.id;
+	return true;
+}
+
 void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret)
 {
@@ -367,9 +414,11 @@ void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 					.stats = gp_loop_stats(api->loop),
 					.now_ms = now_ms()};
 	char *text = NULL;
-	int r = gp_metrics_render(&src, &text);
+	int r;
 
-	(void)req;
+	if (!metrics_scope(api, req, &src, ret))
+		return;
+	r = gp_metrics_render(&src, &text);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "making the metrics");
 	else

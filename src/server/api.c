@@ -906,17 +906,32 @@ static bool task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	return true;
 }
 
-/* The queue (pending and preempted tasks) is bounded. */
-static bool queue_has_room(struct gp_api *api, struct gp_http_reply *ret)
+/* The queue (pending and preempted tasks) is bounded, and so is each
+ * tenant's part of it, so that one tenant cannot fill it for all. */
+static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
+			   struct gp_http_reply *ret)
 {
 	int queued = gp_store_queue_length(api->store);
 
 	if (queued < 0)
 		return store_failed(api, ret, queued, "counting the queue");
-	if ((unsigned)queued < api->queue_max)
+	if ((unsigned)queued >= api->queue_max) {
+		gp_http_error(
+			ret, 503,
+			"queue full (%d pending tasks); retry later or raise --queue-max",
+			queued);
+		return false;
+	}
+	queued = gp_store_tenant_queue_length(api->store, me->id);
+	if (queued < 0)
+		return store_failed(api, ret, queued, "counting the tenant's queue");
+	if ((unsigned)queued < api->tenant_queue_max)
 		return true;
-	gp_http_error(ret, 503,
-		      "queue full (%d pending tasks); retry later or raise --queue-max", queued);
+	gp_http_error(
+		ret, 503,
+		"tenant %s has %d queued tasks, its bound (--tenant-queue-max); wait "
+		"for some to start or cancel some",
+		me->name, queued);
 	return false;
 }
 
@@ -933,7 +948,7 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
-	    !task_from_body(api, body, &me, &t, ret) || !queue_has_room(api, ret))
+	    !task_from_body(api, body, &me, &t, ret) || !queue_has_room(api, &me, ret))
 		return;
 	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
 		gp_http_error(ret, 500, "storing the task: out of memory");
@@ -1236,13 +1251,21 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 {
 	struct gp_api *api;
 
-	if (!store || !o || !ret || !o->queue_max)
+	if (!store || !o || !ret || !o->queue_max ||
+	    (o->metrics_token && strlen(o->metrics_token) > GP_API_METRICS_TOKEN_MAX))
 		return -EINVAL;
 	api = calloc(1, sizeof(*api));
 	if (!api)
 		return -ENOMEM;
 	api->store = store;
 	api->queue_max = o->queue_max;
+	api->tenant_queue_max = o->tenant_queue_max ? o->tenant_queue_max
+						    : GP_API_TENANT_QUEUE_MAX;
+	if (api->tenant_queue_max > api->queue_max)
+		api->tenant_queue_max = api->queue_max;
+	if (o->metrics_token)
+		snprintf(api->metrics_token, sizeof(api->metrics_token), "%s",
+			 o->metrics_token);
 	api->loop = o->loop;
 	snprintf(api->log_dir, sizeof(api->log_dir), "%s", o->log_dir ? o->log_dir : "logs");
 	for (int i = 0; i < o->n_prices && i < GP_PRICES_MAX; i++)

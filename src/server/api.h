@@ -25,14 +25,23 @@
 #include "server/loop.h"
 #include "server/store.h"
 
-#define GP_API_BODY_MAX	  (1024 * 1024) /* larger request bodies get 413 */
-#define GP_API_QUEUE_MAX  10000		/* the default bound on pending tasks */
-#define GP_API_ADMIN_NAME "admin"	/* the admin tenant's name */
+#define GP_API_BODY_MAX		 (1024 * 1024) /* larger request bodies get 413 */
+#define GP_API_QUEUE_MAX	 10000	       /* the default bound on pending tasks */
+#define GP_API_TENANT_QUEUE_MAX	 1000	       /* the default bound on a tenant's */
+#define GP_API_METRICS_TOKEN_MIN 16	       /* a scrape token's length, in bytes */
+#define GP_API_METRICS_TOKEN_MAX 256
+#define GP_API_ADMIN_NAME	 "admin" /* the admin tenant's name */
 
 struct gp_api;
 
 struct gp_api_options {
 	unsigned queue_max; /* submissions get 503 at this many pending tasks */
+	/* a tenant's get 503 at this many of its own; 0: the default (at
+	 * most queue_max) */
+	unsigned tenant_queue_max;
+	/* reads every series of /metrics, as the admin's does (copied); NULL
+	 * or "": none */
+	const char *metrics_token;
 	const struct gp_price *prices; /* for bills; copied */
 	int n_prices;
 	struct gp_loop *loop; /* live numbers, cancels of running tasks; NULL: none */

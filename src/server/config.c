@@ -38,6 +38,17 @@ static const struct key keys[] = {
 	{"tcp", KEY_UINT, AT(tcp_port), 1, 65535},
 	{"admin_token_file", KEY_PATH, AT(token_file), 0, 0},
 	{"queue_max", KEY_UINT, AT(queue_max), 1, GP_CONFIG_QUEUE_MAX_LIMIT},
+	{"tenant_queue_max", KEY_UINT, AT(tenant_queue_max), 1,
+	 GP_CONFIG_QUEUE_MAX_LIMIT},
+	{"header_timeout_ms", KEY_UINT, AT(header_timeout_ms), GP_CONFIG_TIMEOUT_MS_MIN,
+	 GP_CONFIG_TIMEOUT_MS_LIMIT},
+	{"body_timeout_ms", KEY_UINT, AT(body_timeout_ms), GP_CONFIG_TIMEOUT_MS_MIN,
+	 GP_CONFIG_TIMEOUT_MS_LIMIT},
+	{"max_connections", KEY_UINT, AT(max_connections), 1,
+	 GP_CONFIG_CONNECTIONS_LIMIT},
+	{"max_client_connections", KEY_UINT, AT(max_client_connections), 1,
+	 GP_CONFIG_CONNECTIONS_LIMIT},
+	{"metrics_token_file", KEY_PATH, AT(metrics_token_file), 0, 0},
 	{"with_agent", KEY_BOOL, AT(with_agent), 0, 0},
 	{"shim", KEY_PATH, AT(shim), 0, 0},
 	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
@@ -61,11 +72,12 @@ static const struct key keys[] = {
 };
 
 #define KEYS (sizeof(keys) / sizeof(keys[0]))
-#define KEY_LIST                                                                   \
-	"db, socket, tcp, admin_token_file, queue_max, with_agent, shim, run_dir, "  \
-	"log_dir, grace_ms, cgroup, task_uid_base, task_groups, task_env, verify, "     \
-	"verify_ms, verify_slack_mib, sample_ms, util_window, grow_samples, prices, "    \
-	"overcommit"
+#define KEY_LIST                                                                         \
+	"db, socket, tcp, admin_token_file, queue_max, tenant_queue_max, "               \
+	"header_timeout_ms, body_timeout_ms, max_connections, max_client_connections, "  \
+	"metrics_token_file, with_agent, shim, run_dir, log_dir, grace_ms, cgroup, "     \
+	"task_uid_base, task_groups, task_env, verify, verify_ms, verify_slack_mib, "    \
+	"sample_ms, util_window, grow_samples, prices, overcommit"
 
 /* One file being read. */
 struct reader {

@@ -3,10 +3,11 @@
  *
  * The file is YAML, read with libyaml's parser: one mapping whose keys
  * are the long options with '_' for '-' (db, socket, tcp,
- * admin_token_file, queue_max, with_agent, shim, run_dir, log_dir,
- * grace_ms, cgroup, task_uid_base, task_groups, task_env, verify,
- * verify_ms, verify_slack_mib, sample_ms, util_window, grow_samples),
- * plus `prices` (a
+ * admin_token_file, queue_max, tenant_queue_max, header_timeout_ms,
+ * body_timeout_ms, max_connections, max_client_connections,
+ * metrics_token_file, with_agent, shim, run_dir, log_dir, grace_ms,
+ * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
+ * verify_slack_mib, sample_ms, util_window, grow_samples), plus `prices` (a
  * mapping MODEL: PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or
  * `all` for every device). The server loads it into its options before
  * it reads its flags, so that a flag overrides the file; a price or an
@@ -30,16 +31,19 @@
 #include "server/loop.h"
 
 /* The limits of the options, for the flags and the file alike. */
-#define GP_CONFIG_QUEUE_MAX_LIMIT   10000000
-#define GP_CONFIG_GRACE_MS_LIMIT    3600000
-#define GP_CONFIG_SAMPLE_MS_MIN     100
-#define GP_CONFIG_SAMPLE_MS_LIMIT   3600000
-#define GP_CONFIG_UTIL_WINDOW_LIMIT (31 * 86400)
-#define GP_CONFIG_UID_BASE_MIN      GP_USER_AUTO_BASE_MIN /* base/user.h */
-#define GP_CONFIG_UID_BASE_LIMIT    GP_USER_AUTO_BASE_MAX
-#define GP_CONFIG_VERIFY_MS_MIN     100
-#define GP_CONFIG_VERIFY_MS_LIMIT   60000
-#define GP_CONFIG_SLACK_MIB_LIMIT   65536
+#define GP_CONFIG_QUEUE_MAX_LIMIT    10000000
+#define GP_CONFIG_TIMEOUT_MS_MIN     100 /* header and body deadlines */
+#define GP_CONFIG_TIMEOUT_MS_LIMIT   3600000
+#define GP_CONFIG_CONNECTIONS_LIMIT  65536
+#define GP_CONFIG_GRACE_MS_LIMIT     3600000
+#define GP_CONFIG_SAMPLE_MS_MIN	     100
+#define GP_CONFIG_SAMPLE_MS_LIMIT    3600000
+#define GP_CONFIG_UTIL_WINDOW_LIMIT  (31 * 86400)
+#define GP_CONFIG_UID_BASE_MIN       GP_USER_AUTO_BASE_MIN /* base/user.h */
+#define GP_CONFIG_UID_BASE_LIMIT     GP_USER_AUTO_BASE_MAX
+#define GP_CONFIG_VERIFY_MS_MIN      100
+#define GP_CONFIG_VERIFY_MS_LIMIT    60000
+#define GP_CONFIG_SLACK_MIB_LIMIT    65536
 #define GP_CONFIG_RATIO_MIN_PERMILLE 1000 /* overcommit 1.0 to 1.5 */
 #define GP_CONFIG_RATIO_MAX_PERMILLE 1500
 
@@ -49,8 +53,13 @@ struct gp_server_options {
 	char token_file[PATH_MAX];
 	unsigned tcp_port; /* 0: none */
 	unsigned queue_max;
-	bool with_agent;   /* run this machine's agent and the scheduling loop */
-	char shim[PATH_MAX];    /* libgpushare.so for the tasks; "" none */
+	unsigned tenant_queue_max; /* 0: not given (the default, within queue_max) */
+	unsigned header_timeout_ms, body_timeout_ms;
+	unsigned max_connections;
+	unsigned max_client_connections;   /* 0: not given (as tenant_queue_max) */
+	char metrics_token_file[PATH_MAX]; /* the scrape token's file; "" none */
+	bool with_agent;	/* run this machine's agent and the scheduling loop */
+	char shim[PATH_MAX];	/* libgpushare.so for the tasks; "" none */
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
 	char log_dir[PATH_MAX]; /* task logs */
 	unsigned grace_ms;
@@ -65,7 +74,7 @@ struct gp_server_options {
 	struct gp_loop_options loop; /* sampling, alert windows, overcommit */
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
-	bool check_only;        /* --check-config: validate, say, exit */
+	bool check_only; /* --check-config: validate, say, exit */
 };
 
 /* Reads the file at path into o: each key it has replaces that option,

@@ -5,12 +5,29 @@
  * time. MHD calls on_request several times per request: first with no
  * body (we set up the state of the request), then with each piece of the
  * body (kept up to the cap), and last with nothing more, when we route
- * the request and queue the reply. on_completed frees the state. */
+ * the request and queue the reply. on_completed frees the state.
+ *
+ * Connections: MHD tells on_connection of each one it opens and closes.
+ * We keep each open one (its socket, its client, its deadline) in its
+ * listener's list, count them against the bounds when it opens, and a
+ * watchdog thread shuts down (shutdown(2)) the socket of one past its
+ * deadline: MHD's next read of it sees the end, and MHD closes it.
+ * MHD_OPTION_CONNECTION_TIMEOUT alone would not do, since every byte
+ * resets it: a client sending a header line every few seconds would hold
+ * its connection for ever. MHD calls on_connection(CLOSED) before it
+ * closes the socket (libmicrohttpd 0.9.75, daemon.c:
+ * MHD_cleanup_connections and new_connection_process_), and the list and
+ * the watchdog's shutdown both run under conns_lock, so the watchdog
+ * never shuts down a descriptor number that MHD has closed and the
+ * process may have reused. */
 #include "server/http.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -22,23 +39,75 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
-#define CONNECTION_TIMEOUT_S 30
-#define CONNECTIONS_MAX	     256
-#define ALLOW_MAX	     64
-#define SOCKET_PATH_MAX	     sizeof(((struct sockaddr_un *)0)->sun_path)
+#define IDLE_TIMEOUT_S	30  /* MHD's own: no byte at all for this long */
+#define WATCH_PERIOD_MS 100 /* how often the watchdog looks at the deadlines */
+#define OVER_PER_CLIENT 8   /* a client's connections over a bound, at once */
+#define FILES_SPARE	64  /* descriptors for the store, logs, MHD's own */
+#define ALLOW_MAX	64
+#define SOCKET_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
+#define DIAG_TIMEOUT_MS 100
+
+/* Who is at the other end of a connection, as the bounds count it. */
+struct client {
+	int family;		/* AF_INET, AF_INET6 or AF_UNIX */
+	unsigned char addr[16]; /* the peer's address (4 bytes for AF_INET) */
+	long long uid;		/* the peer socket's owner; -1: not known */
+};
+
+/* Which bound a connection is over. */
+enum bound { BOUND_NONE, BOUND_CLIENT, BOUND_ALL };
+
+struct listener;
+
+/* An open connection, from MHD's STARTED notice to its CLOSED one. The
+ * fields but deadline_ms and cut are set before it is in a list and
+ * then only read; deadline_ms and cut are guarded by conns_lock. */
+struct conn {
+	struct conn *prev, *next;
+	struct listener *l;
+	int fd;
+	struct client who;
+	enum bound over;     /* over a bound: answered 503, short deadline */
+	unsigned open_then;  /* what the bound counted when it opened */
+	int64_t deadline_ms; /* CLOCK_MONOTONIC; past it, the watchdog cuts */
+	bool cut;	     /* its socket is shut down */
+};
+
+/* A listening socket and its daemon. conns and admitted are guarded by
+ * gp_http.conns_lock. */
+struct listener {
+	struct gp_http *h;
+	bool is_unix;
+	int fd; /* listening, until the daemon owns it; -1 then */
+	struct MHD_Daemon *daemon;
+	struct conn *conns; /* the open connections */
+	unsigned admitted;  /* those of them not over a bound */
+};
 
 struct gp_http {
-	struct gp_http_options o;
+	struct gp_http_options o;	   /* with the defaults filled in */
 	char socket_path[SOCKET_PATH_MAX]; /* ours to remove; "" until made */
-	int unix_fd, tcp_fd;		   /* listening, until a daemon owns them */
-	struct MHD_Daemon *unix_daemon, *tcp_daemon;
+	struct listener unix_l, tcp_l;
 	const struct gp_http_route *routes;
 	size_t routes_n;
 	void *ctx;
 	pthread_mutex_t lock; /* held while a handler runs */
+	/* The connections of both listeners, and the watchdog's stopping;
+	 * never held while a handler runs or MHD is called. */
+	pthread_mutex_t conns_lock;
+	pthread_cond_t wake; /* tells the watchdog to stop */
+	pthread_t watchdog;
+	bool watching, stopping;
+	/* NETLINK_SOCK_DIAG, to find the uid of a loopback TCP peer; used
+	 * by the TCP daemon's thread alone. -1: none (diag_error says why). */
+	int diag_fd;
+	int diag_error;
+	uint32_t diag_seq;
 };
 
 /* A request being read: the body so far. */
@@ -47,6 +116,14 @@ struct incoming {
 	size_t len, cap;
 	bool too_large;
 };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* ---- replies --------------------------------------------------------- */
 
@@ -187,7 +264,7 @@ static void log_failure(const struct gp_http_request *req,
 {
 	json_t *error = reply->body ? json_object_get(reply->body, "error") : NULL;
 
-	if (reply->status < 500 || reply->status == 503) /* 503: a full queue */
+	if (reply->status < 500 || reply->status == 503) /* 503: a full queue, a bound */
 		return;
 	fprintf(stderr, "gpupool server: %s %s: %u %s\n", req->method, req->path,
 		reply->status, json_is_string(error) ? json_string_value(error) : "");
@@ -265,6 +342,342 @@ static void route(struct gp_http *h, struct gp_http_request *req,
 	else
 		gp_http_error(ret, MHD_HTTP_NOT_FOUND,
 			      "no endpoint %s (docs/api.md lists them)", req->path);
+}
+
+/* ---- clients ---------------------------------------------------------- */
+
+static bool client_same(const struct client *a, const struct client *b)
+{
+	return a->family == b->family && a->uid == b->uid &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* "127.0.0.1, uid 1000", "uid 1000" (the Unix socket), "10.0.0.7". */
+static void client_name(const struct client *c, char *buf, size_t size)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (c->family == AF_UNIX) {
+		snprintf(buf, size, "uid %lld", c->uid);
+		return;
+	}
+	inet_ntop(c->family, c->addr, ip, sizeof(ip));
+	if (c->uid >= 0)
+		snprintf(buf, size, "%s, uid %lld", ip, c->uid);
+	else
+		snprintf(buf, size, "%s", ip);
+}
+
+static bool is_loopback(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) ==
+		       127;
+	return a->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
+/* The address and port of an AF_INET or AF_INET6 socket address, as
+ * inet_diag_sockid has them (network order). */
+static void diag_end(const struct sockaddr_storage *a, __be32 *ret_addr, __be16 *ret_port)
+{
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+
+		ret_addr[0] = in->sin_addr.s_addr;
+		*ret_port = in->sin_port;
+	} else {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a;
+
+		memcpy(ret_addr, &in6->sin6_addr, 16);
+		*ret_port = in6->sin6_port;
+	}
+}
+
+/* The uid that owns the TCP socket whose local end is `from` and whose
+ * remote end is `to` (both on this machine): one exact NETLINK_SOCK_DIAG
+ * request (inet_diag_req_v2, no dump). -errno when it is not found. */
+static int diag_uid(struct gp_http *h, const struct sockaddr_storage *from,
+		    const struct sockaddr_storage *to, long long *ret_uid)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = {.nlmsg_len = sizeof(msg),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST,
+			.nlmsg_seq = ++h->diag_seq},
+		.req = {.sdiag_family = (uint8_t)from->ss_family,
+			.sdiag_protocol = IPPROTO_TCP,
+			.idiag_states = ~0u,
+			.id.idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}},
+	};
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	union {
+		struct nlmsghdr nlh;
+		char bytes[1024];
+	} reply;
+	const struct inet_diag_msg *d = NLMSG_DATA(&reply.nlh);
+	ssize_t n;
+
+	if (h->diag_fd < 0)
+		return h->diag_error;
+	diag_end(from, msg.req.id.idiag_src, &msg.req.id.idiag_sport);
+	diag_end(to, msg.req.id.idiag_dst, &msg.req.id.idiag_dport);
+	if (sendto(h->diag_fd, &msg, sizeof(msg), 0, (struct sockaddr *)&kernel,
+		   sizeof(kernel)) < 0)
+		return -errno;
+	/* Answers to earlier requests that timed out come first; skip them. */
+	do
+		n = recv(h->diag_fd, &reply, sizeof(reply), 0);
+	while (n >= (ssize_t)sizeof(reply.nlh) && reply.nlh.nlmsg_seq != h->diag_seq);
+	if (n < 0)
+		return -errno;
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(*d)) ||
+	    reply.nlh.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&reply.nlh);
+
+		return reply.nlh.nlmsg_type == NLMSG_ERROR && e->error < 0 ? e->error
+									   : -EIO;
+	}
+	if (reply.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return -EIO;
+	*ret_uid = d->idiag_uid;
+	return 0;
+}
+
+/* Opens the socket diag_uid uses and asks it about the listening socket
+ * fd itself (its own uid), so that a kernel without inet_diag is found
+ * now, once, and not at every connection. */
+static void diag_open(struct gp_http *h, int fd)
+{
+	struct sockaddr_storage local = {0}, none = {0};
+	socklen_t len = sizeof(local);
+	struct timeval tv = {.tv_usec = DIAG_TIMEOUT_MS * 1000};
+	long long uid;
+
+	h->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (h->diag_fd < 0) {
+		h->diag_error = -errno;
+		return;
+	}
+	setsockopt(h->diag_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
+		h->diag_error = -errno;
+	none.ss_family = local.ss_family;
+	if (h->diag_error == 0)
+		h->diag_error = diag_uid(h, &local, &none, &uid);
+	if (h->diag_error < 0) {
+		close(h->diag_fd);
+		h->diag_fd = -1;
+	}
+}
+
+/* Who is at the other end of fd: a Unix peer's uid (SO_PEERCRED); a TCP
+ * peer's address, and on loopback the uid that owns its socket, looked up
+ * by the connection's exact addresses and ports (else -1: the address
+ * alone). */
+static void client_of(struct gp_http *h, const struct listener *l, int fd,
+		      struct client *ret)
+{
+	struct sockaddr_storage peer = {0}, local = {0};
+	socklen_t len = sizeof(peer);
+
+	memset(ret, 0, sizeof(*ret));
+	ret->uid = -1;
+	if (l->is_unix) {
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+
+		ret->family = AF_UNIX;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+			ret->uid = cred.uid;
+		return;
+	}
+	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
+		return;
+	ret->family = peer.ss_family;
+	if (peer.ss_family == AF_INET)
+		memcpy(ret->addr, &((struct sockaddr_in *)&peer)->sin_addr, 4);
+	else if (peer.ss_family == AF_INET6)
+		memcpy(ret->addr, &((struct sockaddr_in6 *)&peer)->sin6_addr, 16);
+	else
+		return;
+	len = sizeof(local);
+	if (is_loopback(&peer) && getsockname(fd, (struct sockaddr *)&local, &len) == 0 &&
+	    diag_uid(h, &peer, &local, &ret->uid) < 0)
+		ret->uid = -1;
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+/* Counts c against its listener's bounds; c is not in the list yet.
+ * Called holding conns_lock.
+ *  - The bound per client keeps one client (a runaway script, a tenant's
+ *    tasks that all connect from 127.0.0.1) from taking every connection
+ *    from the others, root's CLI among them.
+ *  - The overall bound keeps the server's descriptors and memory bounded
+ *    whoever connects, below MHD's own limit (which, once reached, drops
+ *    new connections unanswered).
+ *  - A connection over a bound gets a short deadline and, past
+ *    OVER_PER_CLIENT of its client's at once, is cut at once: those it
+ *    opens faster than they expire cannot reach MHD's limit either. */
+static void conn_admit(struct listener *l, struct conn *c, int64_t now)
+{
+	const struct gp_http_options *o = &l->h->o;
+	unsigned mine = 0, mine_over = 0;
+
+	for (const struct conn *x = l->conns; x; x = x->next)
+		if (client_same(&x->who, &c->who)) {
+			mine += x->over == BOUND_NONE;
+			mine_over += x->over != BOUND_NONE;
+		}
+	if (l->admitted >= o->max_connections) {
+		c->over = BOUND_ALL;
+		c->open_then = l->admitted;
+	} else if (mine >= o->max_client_connections) {
+		c->over = BOUND_CLIENT;
+		c->open_then = mine;
+	}
+	c->deadline_ms = now + (c->over ? GP_HTTP_OVER_BOUND_MS : o->header_timeout_ms);
+	if (c->over && mine_over >= OVER_PER_CLIENT) {
+		shutdown(c->fd, SHUT_RDWR);
+		c->cut = true;
+	}
+	if (!c->over)
+		l->admitted++;
+	c->next = l->conns;
+	if (l->conns)
+		l->conns->prev = c;
+	l->conns = c;
+}
+
+/* MHD opened a connection: track it. One that cannot be tracked is cut,
+ * since nothing would bound it. */
+static void conn_open(struct listener *l, struct MHD_Connection *mc,
+		      void **socket_context)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct conn *c;
+
+	if (!info)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		shutdown(info->connect_fd, SHUT_RDWR);
+		return;
+	}
+	c->l = l;
+	c->fd = info->connect_fd;
+	client_of(l->h, l, c->fd, &c->who);
+	pthread_mutex_lock(&l->h->conns_lock);
+	conn_admit(l, c, now_ms());
+	pthread_mutex_unlock(&l->h->conns_lock);
+	*socket_context = c;
+}
+
+/* MHD is about to close c's socket: forget it first. */
+static void conn_close(struct conn *c)
+{
+	struct listener *l = c->l;
+
+	pthread_mutex_lock(&l->h->conns_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (!c->over)
+		l->admitted--;
+	pthread_mutex_unlock(&l->h->conns_lock);
+	free(c);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		conn_open(cls, mc, socket_context);
+	} else if (*socket_context) {
+		conn_close(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* A new deadline for c, ms from now (not for one over a bound, whose
+ * short deadline stays). */
+static void conn_deadline(struct conn *c, unsigned ms)
+{
+	if (!c || c->over)
+		return;
+	pthread_mutex_lock(&c->l->h->conns_lock);
+	c->deadline_ms = now_ms() + ms;
+	pthread_mutex_unlock(&c->l->h->conns_lock);
+}
+
+/* Shuts down the sockets of l's connections past their deadline. Called
+ * holding conns_lock, so that MHD cannot close one meanwhile. */
+static void cut_late(struct listener *l, int64_t now)
+{
+	for (struct conn *c = l->conns; c; c = c->next)
+		if (!c->cut && now >= c->deadline_ms) {
+			shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+		}
+}
+
+static void *watch(void *arg)
+{
+	struct gp_http *h = arg;
+	struct timespec at;
+
+	pthread_mutex_lock(&h->conns_lock);
+	while (!h->stopping) {
+		cut_late(&h->unix_l, now_ms());
+		cut_late(&h->tcp_l, now_ms());
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_nsec += WATCH_PERIOD_MS * 1000000L;
+		if (at.tv_nsec >= 1000000000L) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->wake, &h->conns_lock, &at);
+	}
+	pthread_mutex_unlock(&h->conns_lock);
+	return NULL;
+}
+
+static int watch_start(struct gp_http *h)
+{
+	int r = pthread_create(&h->watchdog, NULL, watch, h);
+
+	if (r != 0)
+		return -r;
+	h->watching = true;
+	return 0;
+}
+
+static void watch_stop(struct gp_http *h)
+{
+	if (!h->watching)
+		return;
+	pthread_mutex_lock(&h->conns_lock);
+	h->stopping = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->conns_lock);
+	pthread_join(h->watchdog, NULL);
+	h->watching = false;
 }
 
 /* ---- requests -------------------------------------------------------- */
@@ -345,6 +758,38 @@ static enum MHD_Result answer(struct gp_http *h, struct MHD_Connection *conn,
 	return r;
 }
 
+/* The 503 of a connection over a bound, sent as soon as its request's
+ * headers are in; the connection is closed once it is sent. */
+static enum MHD_Result answer_over(struct MHD_Connection *mc, const struct conn *c)
+{
+	const struct gp_http_options *o = &c->l->h->o;
+	struct gp_http_reply reply = {0};
+	char who[INET6_ADDRSTRLEN + 32];
+	enum MHD_Result r;
+
+	if (c->over == BOUND_ALL) {
+		gp_http_error(&reply, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      "too many connections: %u are open on the server's %s, its "
+			      "bound (--max-connections %u); retry in a few seconds",
+			      c->open_then, c->l->is_unix ? "Unix socket" : "TCP port",
+			      o->max_connections);
+	} else {
+		client_name(&c->who, who, sizeof(who));
+		gp_http_error(&reply, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      "too many connections from this client (%s): %u are open, "
+			      "its bound (--max-client-connections %u); close idle "
+			      "connections, then retry",
+			      who, c->open_then, o->max_client_connections);
+	}
+	reply.header[0].name = MHD_HTTP_HEADER_RETRY_AFTER;
+	snprintf(reply.header[0].value, sizeof(reply.header[0].value), "1");
+	reply.header[1].name = MHD_HTTP_HEADER_CONNECTION;
+	snprintf(reply.header[1].value, sizeof(reply.header[1].value), "close");
+	r = send_reply(mc, &reply, "");
+	json_decref(reply.body);
+	return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
@@ -355,6 +800,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	if (!in) {
+		struct conn *c = conn_of(conn);
+
+		if (c && c->over)
+			return answer_over(conn, c);
+		/* The headers are in: the body and the reply have their own
+		 * deadline. */
+		conn_deadline(c, h->o.body_timeout_ms);
 		in = calloc(1, sizeof(*in));
 		*con_cls = in;
 		return in ? MHD_YES : MHD_NO;
@@ -367,18 +819,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return answer(h, conn, url, method, in);
 }
 
+/* A request ended: its state goes, and on a kept-alive connection the
+ * next request's headers have the header deadline from now. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode code)
 {
+	struct gp_http *h = cls;
 	struct incoming *in = *con_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)code;
 	if (in)
 		free(in->body);
 	free(in);
 	*con_cls = NULL;
+	conn_deadline(conn_of(conn), h->o.header_timeout_ms);
 }
 
 /* ---- listeners ------------------------------------------------------- */
@@ -474,6 +928,66 @@ static int listen_tcp(unsigned port, int *ret_fd)
 	return 0;
 }
 
+/* MHD's own limit on a listener's connections, a backstop above ours:
+ * connections over our bounds are held (for a moment) to be answered
+ * 503, and only past this one does MHD drop new ones unanswered. */
+static unsigned mhd_limit(const struct gp_http_options *o)
+{
+	unsigned max = o->max_connections ? o->max_connections : GP_HTTP_CONNECTIONS_MAX;
+
+	return max + max / 2 + 2 * OVER_PER_CLIENT;
+}
+
+unsigned gp_http_files_needed(const struct gp_http_options *o)
+{
+	return (o->tcp_port ? 2 : 1) * mhd_limit(o) + FILES_SPARE;
+}
+
+/* The options with their defaults filled in. */
+static void options_fill(struct gp_http_options *o)
+{
+	if (!o->header_timeout_ms)
+		o->header_timeout_ms = GP_HTTP_HEADER_TIMEOUT_MS;
+	if (!o->body_timeout_ms)
+		o->body_timeout_ms = GP_HTTP_BODY_TIMEOUT_MS;
+	if (!o->max_connections)
+		o->max_connections = GP_HTTP_CONNECTIONS_MAX;
+	if (!o->max_client_connections)
+		o->max_client_connections = GP_HTTP_CLIENT_CONNECTIONS_MAX;
+	if (o->max_client_connections > o->max_connections)
+		o->max_client_connections = o->max_connections;
+}
+
+static void listener_init(struct listener *l, struct gp_http *h, bool is_unix)
+{
+	l->h = h;
+	l->is_unix = is_unix;
+	l->fd = -1;
+}
+
+static int http_new(const struct gp_http_options *o, struct gp_http **ret)
+{
+	struct gp_http *h = calloc(1, sizeof(*h));
+	pthread_condattr_t attr;
+
+	if (!h)
+		return -ENOMEM;
+	h->o = *o;
+	options_fill(&h->o);
+	listener_init(&h->unix_l, h, true);
+	listener_init(&h->tcp_l, h, false);
+	h->diag_fd = -1;
+	h->diag_error = -ENOTCONN;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_mutex_init(&h->conns_lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	*ret = h;
+	return 0;
+}
+
 int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret)
 {
 	struct gp_http *h;
@@ -481,17 +995,18 @@ int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret)
 
 	if (!o || !o->socket_path || !ret || o->tcp_port > 65535)
 		return -EINVAL;
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	h->o = *o;
-	h->unix_fd = h->tcp_fd = -1;
-	pthread_mutex_init(&h->lock, NULL);
-	r = listen_unix(o->socket_path, &h->unix_fd);
+	r = http_new(o, &h);
+	if (r < 0)
+		return r;
+	r = listen_unix(o->socket_path, &h->unix_l.fd);
 	if (r == 0)
 		snprintf(h->socket_path, sizeof(h->socket_path), "%s", o->socket_path);
-	if (r == 0 && o->tcp_port)
-		r = listen_tcp(o->tcp_port, &h->tcp_fd);
+	if (r == 0 && o->tcp_port) {
+		r = listen_tcp(o->tcp_port, &h->tcp_l.fd);
+		h->diag_error = 0;
+		if (r == 0)
+			diag_open(h, h->tcp_l.fd);
+	}
 	if (r < 0) {
 		gp_http_stop(h);
 		return r;
@@ -500,51 +1015,65 @@ int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret)
 	return 0;
 }
 
-/* One daemon with its own thread, on the listening socket *fd, which
- * it then owns (and closes when stopped): *fd becomes -1. When the
- * daemon does not start, it is unknown whether MHD closed the socket,
- * so it is left alone; the server ends next anyway. */
-static struct MHD_Daemon *daemon_start(struct gp_http *h, int *fd)
+int gp_http_peer_uids(const struct gp_http *h)
 {
-	struct MHD_Daemon *d = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-		on_request, h, MHD_OPTION_LISTEN_SOCKET, *fd, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)CONNECTIONS_MAX, MHD_OPTION_END);
+	return h->diag_error;
+}
 
-	*fd = -1;
-	return d;
+/* The daemon of listener l, with its own thread, on l's listening
+ * socket, which it then owns (and closes when stopped): l->fd becomes
+ * -1. When the daemon does not start, it is unknown whether MHD closed
+ * the socket, so it is left alone; the server ends next anyway. */
+static int daemon_start(struct gp_http *h, struct listener *l)
+{
+	l->daemon = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		on_request, h, MHD_OPTION_LISTEN_SOCKET, l->fd,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_LIMIT, mhd_limit(&h->o), MHD_OPTION_END);
+	l->fd = -1;
+	return l->daemon ? 0 : -EIO;
 }
 
 int gp_http_serve(struct gp_http *h, const struct gp_http_route *routes, size_t n,
 		  void *ctx)
 {
+	int r;
+
 	h->routes = routes;
 	h->routes_n = n;
 	h->ctx = ctx;
-	h->unix_daemon = daemon_start(h, &h->unix_fd);
-	if (!h->unix_daemon)
-		return -EIO;
-	if (h->tcp_fd >= 0 && !(h->tcp_daemon = daemon_start(h, &h->tcp_fd)))
-		return -EIO;
-	return 0;
+	r = watch_start(h);
+	if (r == 0)
+		r = daemon_start(h, &h->unix_l);
+	if (r == 0 && h->tcp_l.fd >= 0)
+		r = daemon_start(h, &h->tcp_l);
+	return r;
+}
+
+static void listener_stop(struct listener *l)
+{
+	if (l->daemon)
+		MHD_stop_daemon(l->daemon); /* each connection's CLOSED frees it */
+	if (l->fd >= 0)
+		close(l->fd);
 }
 
 struct gp_http *gp_http_stop(struct gp_http *h)
 {
 	if (!h)
 		return NULL;
-	if (h->tcp_daemon)
-		MHD_stop_daemon(h->tcp_daemon);
-	if (h->unix_daemon)
-		MHD_stop_daemon(h->unix_daemon);
-	if (h->tcp_fd >= 0)
-		close(h->tcp_fd);
-	if (h->unix_fd >= 0)
-		close(h->unix_fd);
+	watch_stop(h);
+	listener_stop(&h->tcp_l);
+	listener_stop(&h->unix_l);
 	if (h->socket_path[0])
 		unlink(h->socket_path);
+	if (h->diag_fd >= 0)
+		close(h->diag_fd);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->conns_lock);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 	return NULL;

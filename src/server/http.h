@@ -6,11 +6,19 @@
  * Invariants: handlers run one at a time, whichever listener a request
  * came in on, so a handler may use state that is not thread-safe (the
  * store). The layer answers by itself 404 (no route), 405 (route without
- * that method, with an Allow header) and 413 (body over the cap); every
- * body it sends is JSON, errors as {"error": "..."}, but for the text a
- * handler gives with gp_http_text (Prometheus metrics). Replies with a
- * status of 500 or more (but 503, a full queue) are logged on stderr,
- * once, here.
+ * that method, with an Allow header), 413 (body over the cap) and 503 (a
+ * connection over a bound, below); every body it sends is JSON, errors as
+ * {"error": "..."}, but for the text a handler gives with gp_http_text
+ * (Prometheus metrics). Replies with a status of 500 or more (but 503, a
+ * full queue or too many connections) are logged on stderr, once, here.
+ *
+ * Under abuse (docs/api.md, "Limits under abuse"): each connection has
+ * absolute deadlines that bytes trickling in do not move, one for its
+ * request's headers and one for its body and reply, besides MHD's idle
+ * timeout; and each listener bounds its open connections, all of them
+ * and those of one client. The Unix socket and TCP are separate
+ * listeners with separate counts, so nothing on TCP can use up the Unix
+ * socket's connections.
  *
  * Ownership: the caller keeps the routes and the context alive until
  * gp_http_stop returns; a handler's reply body belongs to the reply. */
@@ -65,11 +73,38 @@ struct gp_http_route {
 	gp_http_handler *handler;
 };
 
+/* The defaults of the deadlines and bounds below. */
+#define GP_HTTP_HEADER_TIMEOUT_MS      10000
+#define GP_HTTP_BODY_TIMEOUT_MS	       30000
+#define GP_HTTP_CONNECTIONS_MAX	       512
+#define GP_HTTP_CLIENT_CONNECTIONS_MAX 64
+/* A connection over a bound has this long to send its request (and be
+ * answered 503) before it is closed, so that it holds no slot for long. */
+#define GP_HTTP_OVER_BOUND_MS 1000
+
 struct gp_http_options {
 	const char *socket_path; /* made here, mode 0600; removed at stop */
 	unsigned tcp_port;	 /* 0: no TCP listener */
 	size_t body_max;	 /* larger bodies get 413 */
+	/* Deadlines, in ms, that trickling bytes do not move: from accept
+	 * (or from the end of the previous request on a kept-alive
+	 * connection) to the end of the request's headers, and from there
+	 * to the reply sent. A connection past one is closed. 0: the
+	 * defaults above. */
+	unsigned header_timeout_ms, body_timeout_ms;
+	/* Bounds on the open connections of each listener: all of them, and
+	 * those of one client, a client being on TCP the peer's address and,
+	 * on loopback, also the uid that owns the peer's socket; on the Unix
+	 * socket the peer's uid. A connection over one is answered 503. 0:
+	 * the defaults above; a client's bound above the overall one is
+	 * lowered to it. */
+	unsigned max_connections, max_client_connections;
 };
+
+/* How many file descriptors the listeners of o may hold at most (their
+ * connections up to libmicrohttpd's own limit, kept above ours, and a
+ * margin for the rest of the server), to check RLIMIT_NOFILE against. */
+unsigned gp_http_files_needed(const struct gp_http_options *o);
 
 /* Makes the listening sockets, serving nothing yet, so that a server
  * can claim its socket before it touches anything else. A socket file
@@ -79,9 +114,16 @@ struct gp_http_options {
  * it while the process has one thread: it sets the umask for a moment. */
 int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret);
 
+/* 0 when TCP clients on loopback are told apart by the uid that owns
+ * their socket (NETLINK_SOCK_DIAG answers); else the negative errno of
+ * why not, and such a client is its address alone. -ENOTCONN without a
+ * TCP listener. */
+int gp_http_peer_uids(const struct gp_http *h);
+
 /* Starts serving routes in background threads, ctx passed to every
  * handler. -EIO when libmicrohttpd would not start (it said why on
- * stderr). */
+ * stderr), another negative errno when the thread that enforces the
+ * deadlines would not. */
 int gp_http_serve(struct gp_http *h, const struct gp_http_route *routes, size_t n,
 		  void *ctx);
 

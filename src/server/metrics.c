@@ -462,9 +462,19 @@ static double task_alloc_mem(const struct gp_meter_task *t)
 	return (double)mib * MIB;
 }
 
-static void task_family(FILE *out, const struct gp_meter *m, const struct names *nm,
-			const char *name, const char *help, int which)
+/* Whether the caller sees the series of tenant id and its tasks. */
+static bool scope_has(const struct gp_metrics_source *src, int64_t id)
 {
+	return src->scope == GP_METRICS_ALL ||
+	       (src->scope == GP_METRICS_TENANT && src->tenant == id);
+}
+
+static void task_family(FILE *out, const struct gp_metrics_source *src,
+			const struct names *nm, const char *name, const char *help,
+			int which)
+{
+	const struct gp_meter *m = src->meter;
+
 	family(out, name, "gauge", help);
 	for (int i = 0; i < gp_meter_tasks(m); i++) {
 		const struct gp_meter_task *t = gp_meter_task(m, i);
@@ -474,27 +484,28 @@ static void task_family(FILE *out, const struct gp_meter *m, const struct names 
 			   : which == 2 ? task_alloc_mem(t)
 					: t->compute_pct / 100.0;
 
-		if (which == 0 && !t->sampled)
+		if ((which == 0 && !t->sampled) || !scope_has(src, t->tenant))
 			continue;
 		task_labels(nm, t, &l);
 		sample(out, name, &l, v);
 	}
 }
 
-static void task_metrics(FILE *out, const struct gp_meter *m, const struct names *nm)
+static void task_metrics(FILE *out, const struct gp_metrics_source *src,
+			 const struct names *nm)
 {
-	task_family(out, m, nm, "gpupool_task_effective_utilization_ratio",
+	task_family(out, src, nm, "gpupool_task_effective_utilization_ratio",
 		    "Device time a running task used over its allocated compute, last "
 		    "sampling "
 		    "interval (above 1: it borrowed idle time).",
 		    0);
-	task_family(out, m, nm, "gpupool_task_memory_used_bytes",
+	task_family(out, src, nm, "gpupool_task_memory_used_bytes",
 		    "Device memory a running task's processes hold (NVML), on all its "
 		    "devices.",
 		    1);
-	task_family(out, m, nm, "gpupool_task_memory_allocated_bytes",
+	task_family(out, src, nm, "gpupool_task_memory_allocated_bytes",
 		    "Memory of a running task's slices, on all its devices.", 2);
-	task_family(out, m, nm, "gpupool_task_compute_share_ratio",
+	task_family(out, src, nm, "gpupool_task_compute_share_ratio",
 		    "A running task's compute share of each of its devices.", 3);
 }
 
@@ -544,33 +555,44 @@ static int alert_metrics(FILE *out, struct gp_store *store)
 
 /* ---- all of it ---------------------------------------------------------- */
 
-static int names_load(struct gp_store *store, struct names *nm)
+/* The tenants, model quotas and running tasks the caller may see. */
+static int names_load(const struct gp_metrics_source *src, struct names *nm)
 {
-	int r = gp_store_tenant_list(store, &nm->tenant, &nm->tenants);
+	int64_t only = src->scope == GP_METRICS_ALL ? -1 : src->tenant;
+	int r = gp_store_tenant_list(src->store, &nm->tenant, &nm->tenants);
+	int kept = 0;
 
+	for (int i = 0; i < nm->tenants; i++)
+		if (scope_has(src, nm->tenant[i].id))
+			nm->tenant[kept++] = nm->tenant[i];
+	nm->tenants = kept;
 	if (r == 0)
-		r = gp_store_model_quota_list(store, -1, &nm->quota, &nm->quotas);
+		r = gp_store_model_quota_list(src->store, only, &nm->quota, &nm->quotas);
 	if (r == 0)
-		r = gp_store_task_list(store, -1, GP_TASK_RUNNING, &nm->task, &nm->tasks);
+		r = gp_store_task_list(src->store, only, GP_TASK_RUNNING, &nm->task,
+				       &nm->tasks);
 	return r;
 }
 
 static int render(FILE *out, const struct gp_metrics_source *src, struct names *nm)
 {
+	bool tenants = src->scope != GP_METRICS_POOL;
 	int r = queue_metrics(out, src);
 
-	if (r == 0)
-		r = names_load(src->store, nm);
-	if (r == 0) {
+	if (r == 0 && tenants)
+		r = names_load(src, nm);
+	if (r == 0 && tenants) {
 		tenant_quota(out, nm->tenant, nm->tenants);
 		model_quota(out, nm);
 	}
-	if (r == 0 && src->meter) {
+	if (r == 0 && src->meter && tenants) {
 		tenant_use(out, src->meter, nm->tenant, nm->tenants);
 		model_use(out, src->meter, nm);
-		device_metrics(out, src->meter);
-		task_metrics(out, src->meter, nm);
 	}
+	if (r == 0 && src->meter)
+		device_metrics(out, src->meter);
+	if (r == 0 && src->meter && tenants)
+		task_metrics(out, src, nm);
 	if (r == 0 && src->stats)
 		scheduler_metrics(out, src->stats);
 	if (r == 0)

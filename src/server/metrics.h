@@ -10,6 +10,11 @@
  * (bytes, seconds), ratios from 0 to 1, _total for counters. docs/api.md
  * lists every series.
  *
+ * Who sees what (the scope): the pool's series name no tenant and no
+ * task (the queue, the tasks by state, the devices, the scheduler, the
+ * alert counts); a tenant sees those and its own tenant and task series;
+ * the admin and the scrape token see every series.
+ *
  * Ownership: gp_metrics_render gives the caller a malloc'd string. */
 #ifndef GP_SERVER_METRICS_H
 #define GP_SERVER_METRICS_H
@@ -48,6 +53,13 @@ void gp_histogram_observe(struct gp_histogram *h, double seconds);
 /* The upper bound of bucket i (the last is +Inf). */
 double gp_histogram_bound(unsigned i);
 
+/* Which series are rendered; the zero value is the narrowest. */
+enum gp_metrics_scope {
+	GP_METRICS_POOL,   /* no tenant and no task in any label */
+	GP_METRICS_TENANT, /* the pool's, and those of the tenant `tenant` */
+	GP_METRICS_ALL,
+};
+
 /* What the metrics are made of; meter and stats are NULL without the
  * agent (the series of devices and tasks are then absent). */
 struct gp_metrics_source {
@@ -55,6 +67,8 @@ struct gp_metrics_source {
 	const struct gp_meter *meter;
 	const struct gp_loop_stats *stats;
 	int64_t now_ms;
+	enum gp_metrics_scope scope;
+	int64_t tenant; /* with GP_METRICS_TENANT: whose */
 };
 
 /* The metrics as text in *ret (malloc'd). -ENOMEM, or a store error. */

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +152,9 @@ static void server_usage(FILE *out)
 		"usage: gpupool server [--config FILE [--check-config]] [--db PATH] [--socket PATH]\n"
 		"                      [--tcp PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
+		"                      [--tenant-queue-max N] [--metrics-token-file PATH]\n"
+		"                      [--header-timeout-ms N] [--body-timeout-ms N]\n"
+		"                      [--max-connections N] [--max-client-connections N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
 		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]\n"
@@ -182,6 +186,27 @@ static void server_usage(FILE *out)
 		"                   (default: admin.token next to the database)\n"
 		"  --queue-max N    refuse submissions (503) while N tasks are queued\n"
 		"                   (default %d)\n"
+		"  --tenant-queue-max N\n"
+		"                   refuse a tenant's submissions (503) while N of its\n"
+		"                   tasks are queued (default %d, at most --queue-max)\n"
+		"  --metrics-token-file PATH\n"
+		"                   a file (mode 0600) whose one line is a token that\n"
+		"                   reads every series of /metrics (for Prometheus);\n"
+		"                   without a token /metrics has the pool's series only\n"
+		"  --header-timeout-ms N\n"
+		"                   close a connection whose request headers are not all\n"
+		"                   in N ms after it opened, however slowly they come\n"
+		"                   (default %d)\n"
+		"  --body-timeout-ms N\n"
+		"                   close a connection whose body is not in and answered\n"
+		"                   N ms after its headers (default %d)\n"
+		"  --max-connections N\n"
+		"                   open connections on TCP, and on the socket; more are\n"
+		"                   answered 503 (default %d)\n"
+		"  --max-client-connections N\n"
+		"                   open connections of one client (its address, and on\n"
+		"                   loopback or the socket its uid); more are answered\n"
+		"                   503 (default %d)\n"
 		"  --with-agent     also be this machine's agent: discover its devices\n"
 		"                   (NVML; simdev's when GPUPOOL_SIM_DEVICES is set), run\n"
 		"                   the scheduling loop and start the tasks\n"
@@ -227,8 +252,10 @@ static void server_usage(FILE *out)
 		"                   price of one hour of a whole device whose name\n"
 		"                   contains MODEL (case-insensitive), for bills;\n"
 		"                   repeatable, e.g. --price A100=2.50 --price T4=0.35\n",
-		GP_API_QUEUE_MAX, GRACE_MS_DEFAULT, GP_USER_AUTO_BASE, GP_AGENT_TASK_ENV,
-		GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_SAMPLE_MS,
+		GP_API_QUEUE_MAX, GP_API_TENANT_QUEUE_MAX, GP_HTTP_HEADER_TIMEOUT_MS,
+		GP_HTTP_BODY_TIMEOUT_MS, GP_HTTP_CONNECTIONS_MAX,
+		GP_HTTP_CLIENT_CONNECTIONS_MAX, GRACE_MS_DEFAULT, GP_USER_AUTO_BASE,
+		GP_AGENT_TASK_ENV, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_SAMPLE_MS,
 		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
 
@@ -334,6 +361,35 @@ static int parse_isolation(struct gp_server_options *o, int c, const char *value
 	return -EINVAL;
 }
 
+/* The deadlines and bounds of the API (docs/api.md, "Limits under
+ * abuse"). */
+static int parse_limits(struct gp_server_options *o, int c, const char *value)
+{
+	switch (c) {
+	case 'T':
+		return parse_range("tenant-queue-max", value, 1,
+				   GP_CONFIG_QUEUE_MAX_LIMIT, &o->tenant_queue_max);
+	case 'H':
+		return parse_range("header-timeout-ms", value, GP_CONFIG_TIMEOUT_MS_MIN,
+				   GP_CONFIG_TIMEOUT_MS_LIMIT, &o->header_timeout_ms);
+	case 'B':
+		return parse_range("body-timeout-ms", value, GP_CONFIG_TIMEOUT_MS_MIN,
+				   GP_CONFIG_TIMEOUT_MS_LIMIT, &o->body_timeout_ms);
+	case 'N':
+		return parse_range("max-connections", value, 1,
+				   GP_CONFIG_CONNECTIONS_LIMIT, &o->max_connections);
+	case 'n':
+		return parse_range("max-client-connections", value, 1,
+				   GP_CONFIG_CONNECTIONS_LIMIT,
+				   &o->max_client_connections);
+	case 'm':
+		snprintf(o->metrics_token_file, sizeof(o->metrics_token_file), "%s",
+			 value);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
 	if (c >= 1000 && c <= 1006)
@@ -344,6 +400,12 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 	case 'M':
 	case 'W':
 	case 'G': return parse_monitoring(o, c, value);
+	case 'T':
+	case 'H':
+	case 'B':
+	case 'N':
+	case 'n':
+	case 'm': return parse_limits(o, c, value);
 	case 'd': snprintf(o->db, sizeof(o->db), "%s", value); return 0;
 	case 's': snprintf(o->socket, sizeof(o->socket), "%s", value); return 0;
 	case 'a': snprintf(o->token_file, sizeof(o->token_file), "%s", value); return 0;
@@ -384,6 +446,12 @@ static const struct option server_flags[] = {
 	{"tcp", required_argument, NULL, 't'},
 	{"admin-token-file", required_argument, NULL, 'a'},
 	{"queue-max", required_argument, NULL, 'q'},
+	{"tenant-queue-max", required_argument, NULL, 'T'},
+	{"metrics-token-file", required_argument, NULL, 'm'},
+	{"header-timeout-ms", required_argument, NULL, 'H'},
+	{"body-timeout-ms", required_argument, NULL, 'B'},
+	{"max-connections", required_argument, NULL, 'N'},
+	{"max-client-connections", required_argument, NULL, 'n'},
 	{"with-agent", no_argument, NULL, 'A'},
 	{"shim", required_argument, NULL, 'S'},
 	{"run-dir", required_argument, NULL, 'r'},
@@ -479,6 +547,94 @@ static void options_default(struct gp_server_options *o)
 		beside_db(o->db, "logs", o->log_dir, sizeof(o->log_dir));
 	if (!o->shim[0])
 		shim_default(o->shim, sizeof(o->shim));
+}
+
+/* One bound within another: unset, it is its default lowered to fit;
+ * given above the other, it is refused, since it could never be
+ * reached. */
+static int bound_within(unsigned *v, unsigned dflt, const char *flag, unsigned outer,
+			const char *outer_flag)
+{
+	if (*v > outer) {
+		fprintf(stderr,
+			"gpupool server: --%s %u is over --%s %u, so it could never be "
+			"reached; give at most %u, or raise --%s\n",
+			flag, *v, outer_flag, outer, outer, outer_flag);
+		return -EINVAL;
+	}
+	if (!*v)
+		*v = dflt < outer ? dflt : outer;
+	return 0;
+}
+
+static int options_check(struct gp_server_options *o)
+{
+	if (bound_within(&o->tenant_queue_max, GP_API_TENANT_QUEUE_MAX,
+			 "tenant-queue-max", o->queue_max, "queue-max") < 0 ||
+	    bound_within(&o->max_client_connections, GP_HTTP_CLIENT_CONNECTIONS_MAX,
+			 "max-client-connections", o->max_connections,
+			 "max-connections") < 0)
+		return GP_EXIT_USAGE;
+	return GP_EXIT_OK;
+}
+
+/* Why a scrape token (its n bytes at text, its newline gone) is no good;
+ * NULL when it is one. */
+static const char *token_flaw(const char *text, size_t n)
+{
+	if (memchr(text, '\n', n))
+		return "it holds more than one line; keep the token alone on the first";
+	if (n < GP_API_METRICS_TOKEN_MIN)
+		return "the token is shorter than 16 characters; make a longer one "
+		       "(openssl rand -hex 32)";
+	if (n > GP_API_METRICS_TOKEN_MAX)
+		return "the token is longer than 256 characters; make a shorter one";
+	for (size_t i = 0; i < n; i++)
+		if (text[i] < '!' || text[i] > '~')
+			return "the token has a space or a byte that is not printable "
+			       "ASCII; a bearer token is one word";
+	return NULL;
+}
+
+/* --metrics-token-file: the scrape token, alone on the file's one line,
+ * into buf (GP_API_METRICS_TOKEN_MAX + 1 bytes). The file must be the
+ * server user's alone: a token that others can read is no secret. */
+static int metrics_token_read(const char *path, char *buf)
+{
+	char text[GP_API_METRICS_TOKEN_MAX + 3], why[160] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	ssize_t n = -1;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		snprintf(why, sizeof(why), "cannot read it: %s", strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(why, sizeof(why),
+			 "not a regular file; give the file that holds the token");
+	else if (st.st_mode & 077)
+		snprintf(why, sizeof(why),
+			 "its mode %03o lets others than its owner read it; chmod 600 it",
+			 (unsigned)(st.st_mode & 0777));
+	else if ((n = read(fd, text, sizeof(text) - 1)) < 0)
+		snprintf(why, sizeof(why), "cannot read it: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (n >= 0) {
+		if (n > 0 && text[n - 1] == '\n')
+			n--;
+		if (n > 0 && text[n - 1] == '\r')
+			n--;
+		if (token_flaw(text, (size_t)n))
+			snprintf(why, sizeof(why), "%s", token_flaw(text, (size_t)n));
+	}
+	if (why[0]) {
+		fprintf(stderr, "gpupool server: --metrics-token-file %s: %s\n", path,
+			why);
+		return GP_EXIT_USAGE;
+	}
+	memcpy(buf, text, (size_t)n);
+	buf[n] = '\0';
+	return GP_EXIT_OK;
 }
 
 /* ---- start-up ------------------------------------------------------------ */
@@ -681,15 +837,44 @@ static const char *listen_error(int r)
 	}
 }
 
+/* Enough descriptors for the connection bounds: the soft RLIMIT_NOFILE
+ * is raised to what they need, no further (the tasks the agent starts
+ * inherit it), at most to the hard limit; said when even that is too
+ * low. */
+static void files_limit_raise(const struct gp_http_options *ho)
+{
+	rlim_t need = gp_http_files_needed(ho);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur =
+		rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < need)
+		fprintf(stderr,
+			"gpupool server: warning: --max-connections %u needs up to %llu "
+			"open files, but their hard limit is %llu: connections past it "
+			"are dropped unanswered; raise it (ulimit -Hn, LimitNOFILE=) or "
+			"lower --max-connections\n",
+			ho->max_connections, (unsigned long long)need,
+			(unsigned long long)rl.rlim_max);
+}
+
 static int http_listen(const struct gp_server_options *o, struct gp_http **ret)
 {
 	struct gp_http_options ho = {
 		.socket_path = o->socket,
 		.tcp_port = o->tcp_port,
 		.body_max = GP_API_BODY_MAX,
+		.header_timeout_ms = o->header_timeout_ms,
+		.body_timeout_ms = o->body_timeout_ms,
+		.max_connections = o->max_connections,
+		.max_client_connections = o->max_client_connections,
 	};
 	int r = make_parents(o->socket);
 
+	files_limit_raise(&ho);
 	if (r == 0)
 		r = gp_http_listen(&ho, ret);
 	if (r < 0) {
@@ -699,6 +884,13 @@ static int http_listen(const struct gp_server_options *o, struct gp_http **ret)
 		fprintf(stderr, ": %s\n", listen_error(r));
 		return GP_EXIT_FAIL;
 	}
+	r = o->tcp_port ? gp_http_peer_uids(*ret) : 0;
+	if (r < 0)
+		fprintf(stderr,
+			"gpupool server: warning: cannot tell TCP clients on 127.0.0.1 "
+			"apart by uid (NETLINK_SOCK_DIAG: %s); --max-client-connections "
+			"counts them all as one client\n",
+			strerror(-r));
 	return GP_EXIT_OK;
 }
 
@@ -712,6 +904,7 @@ struct server {
 	struct gp_api *api;
 	struct gp_agent *agent; /* with --with-agent */
 	struct gp_loop *loop;
+	char metrics_token[GP_API_METRICS_TOKEN_MAX + 1]; /* "": none */
 };
 
 /* This machine's agent: its devices, found now, said on stderr. The
@@ -772,6 +965,8 @@ static void signals_block(sigset_t *stop)
 static int serve(const struct gp_server_options *o, struct server *s, sigset_t *stop)
 {
 	struct gp_api_options ao = {.queue_max = o->queue_max,
+				    .tenant_queue_max = o->tenant_queue_max,
+				    .metrics_token = s->metrics_token,
 				    .prices = o->price,
 				    .n_prices = o->prices,
 				    .log_dir = o->log_dir};
@@ -830,8 +1025,16 @@ static int config_show(const struct gp_server_options *o)
 	       o->tcp_port ? "" : "\n");
 	if (o->tcp_port)
 		printf(" and 127.0.0.1:%u\n", o->tcp_port);
-	printf("  queue max  %u\n  agent      %s\n", o->queue_max,
-	       o->with_agent ? "yes (--with-agent)" : "no");
+	printf("  queue max  %u, %u per tenant\n", o->queue_max, o->tenant_queue_max);
+	printf("  deadlines  headers %u ms, body %u ms\n", o->header_timeout_ms,
+	       o->body_timeout_ms);
+	printf("  conn. max  %u, %u per client (on TCP, and on the socket)\n",
+	       o->max_connections, o->max_client_connections);
+	printf("  metrics    %s%s\n",
+	       o->metrics_token_file[0] ? "every series with the scrape token in "
+					: "no scrape token (--metrics-token-file)",
+	       o->metrics_token_file);
+	printf("  agent      %s\n", o->with_agent ? "yes (--with-agent)" : "no");
 	if (o->with_agent)
 		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "
 		       "every %u ms, slack %u MiB\n",
@@ -853,6 +1056,9 @@ static int config_show(const struct gp_server_options *o)
 int gp_cmd_server(int argc, char **argv)
 {
 	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX,
+				      .header_timeout_ms = GP_HTTP_HEADER_TIMEOUT_MS,
+				      .body_timeout_ms = GP_HTTP_BODY_TIMEOUT_MS,
+				      .max_connections = GP_HTTP_CONNECTIONS_MAX,
 				      .grace_ms = GRACE_MS_DEFAULT,
 				      .verify_slack_mib = GP_AGENT_SLACK_MIB};
 	struct server s = {.lock_fd = -1};
@@ -862,6 +1068,10 @@ int gp_cmd_server(int argc, char **argv)
 	if (r)
 		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
 	options_default(&o);
+	if (options_check(&o) != GP_EXIT_OK ||
+	    (o.metrics_token_file[0] &&
+	     metrics_token_read(o.metrics_token_file, s.metrics_token) != GP_EXIT_OK))
+		return GP_EXIT_USAGE;
 	if (o.check_only)
 		return config_show(&o);
 	signals_block(&stop);

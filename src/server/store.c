@@ -1656,3 +1656,25 @@ int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret
 	sqlite3_bind_int64(st, 1, id);
 	return get_one(s, st, read_alert, ret, "no such alert");
 }
+
+int gp_store_tenant_queue_length(struct gp_store *s, int64_t tenant)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT COUNT(*) FROM tasks INDEXED BY tasks_state "
+		    "WHERE state IN (?1, ?2) AND tenant = ?3",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int(st, 1, GP_TASK_PENDING);
+	sqlite3_bind_int(st, 2, GP_TASK_PREEMPTED);
+	sqlite3_bind_int64(st, 3, tenant);
+	r = step_row(s, st, "tenant_queue_length");
+	if (r < 0)
+		return r;
+	return sqlite3_column_int(st, 0);
+}

@@ -283,4 +283,10 @@ int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, in
  * cleared one changes nothing. The alert, as it is now, in *ret. */
 int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret);
 
+/* A tenant's part of the queue: its pending plus preempted tasks, for
+ * the bound per tenant at each submission. One query over the queued
+ * tasks (the state index), not over all of the tenant's tasks ever.
+ * >= 0, or -errno. */
+int gp_store_tenant_queue_length(struct gp_store *s, int64_t tenant);
+
 #endif

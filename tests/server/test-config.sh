@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-config.sh — `gpupool server --config FILE`: a server started from
 # docs/gpupool.example.yaml (its paths replaced by the test's; it gives
-# prices {A100: 2.50, T4: 0.35} and overcommit {"*": 1.0, T4: 1.5}) runs
+# prices {A100: 2.50, T4: 0.35} and overcommit {"*": 1.0, T4: 1.5}, and
+# the API's deadlines and bounds, shown by --check-config) runs
 # three 50 % tasks at once on one simulated T4 and bills the T4 hours at
 # 0.35; flags override the file (--sample-ms, and --price for the same
 # model); a bad file stops the server before it starts, with
@@ -36,6 +37,13 @@ expect "--check-config finds a bad file without starting anything" 2 "key \"pric
 expect "--check-config says what a good one gives, flags included" 0 \
 	"configuration OK.*price +A100 = 3.00.*overcommit T4 = 1.50" -- \
 	sh -c "'$gp' server --config '$cfg' --price A100=3 --check-config | tr '\n' ' '"
+expect "--check-config shows the file's deadlines and bounds" 0 \
+	"queue max  10000, 1000 per tenant +deadlines  headers 10000 ms, body 30000 ms +conn. max  512, 64 per client" -- \
+	sh -c "'$gp' server --config '$cfg' --check-config | tr '\n' ' '"
+printf 'db: %s\nqueue_max: 10\ntenant_queue_max: 11\n' "$tmp/bad.db" >"$tmp/bad.yaml"
+expect "a tenant queue bound over the queue's is refused" 2 \
+	"--tenant-queue-max 11 is over --queue-max 10, so it could never be reached" -- \
+	"$gp" server --config "$tmp/bad.yaml" --check-config
 if [ -e "$tmp/state/gpupool.db" ]; then
 	bad "--check-config made no database" /dev/null
 else

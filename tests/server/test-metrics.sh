@@ -5,7 +5,8 @@
 # burner at 30 %, a task that fails, a task whose memory keeps growing, a
 # tenant near its quota, a task that cannot be placed. GET /metrics
 # parses as Prometheus text and has the device, task, queue, quota and
-# scheduler series with plausible values; each alert rule fires at its
+# scheduler series with plausible values (with the admin's token; without
+# one, the pool's series only); each alert rule fires at its
 # level; a tenant sees only its own alerts; `gpupool top --once` shows the
 # devices and tasks.
 # usage: test-metrics.sh PATH/TO/gpupool PATH/TO/gpuload
@@ -19,7 +20,11 @@ log=$tmp/server.log
 
 server_start --sample-ms 500 --util-window 2 --grow-samples 3
 
-metrics() { curl -s --unix-socket "$GPUPOOL_SOCKET" http://gpupool/metrics; }
+# metrics: with the admin's token, which sees every series.
+metrics() {
+	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $(cat "$GPUPOOL_TOKEN_FILE")" \
+		http://gpupool/metrics
+}
 # value SERIES: the value of the first sample whose name and labels match.
 value() { grep -E "^$1 " "$tmp/metrics.txt" | head -1 | awk '{ print $NF }'; }
 
@@ -43,7 +48,7 @@ metrics >"$tmp/metrics.txt"
 # ---- the text format ------------------------------------------------------------
 bad_lines=$(grep -v '^#' "$tmp/metrics.txt" | grep -cvE '^[a-z_:][a-z0-9_:]*(\{[^}]*\})? [0-9.eE+-]+$')
 [ "$bad_lines" -eq 0 ] && [ "$(grep -vc '^#' "$tmp/metrics.txt")" -gt 40 ] &&
-	ok "every sample line of /metrics is Prometheus text (no token needed)" ||
+	ok "every sample line of /metrics is Prometheus text" ||
 	bad "every sample line of /metrics is Prometheus text ($bad_lines bad)" "$tmp/metrics.txt"
 families=$(grep -c '^# TYPE ' "$tmp/metrics.txt")
 helps=$(grep -c '^# HELP ' "$tmp/metrics.txt")
@@ -51,6 +56,12 @@ helps=$(grep -c '^# HELP ' "$tmp/metrics.txt")
 	bad "each family has HELP and TYPE ($families TYPE, $helps HELP)" "$tmp/metrics.txt"
 expect "the content type is Prometheus's text format" 0 'text/plain; version=0.0.4' -- \
 	curl -s -o /dev/null -D - --unix-socket "$GPUPOOL_SOCKET" http://gpupool/metrics
+curl -s --unix-socket "$GPUPOOL_SOCKET" http://gpupool/metrics >"$tmp/pool.txt"
+if grep -q '^gpupool_device_up{' "$tmp/pool.txt" && ! grep -Eq 'tenant=|task=' "$tmp/pool.txt"; then
+	ok "without a token: the pool's series, no tenant or task"
+else
+	bad "without a token: the pool's series, no tenant or task" "$tmp/pool.txt"
+fi
 
 # ---- plausible values -----------------------------------------------------------
 t4='\{device="GPU-[0-9a-f-]+",model="Tesla T4",index="0"\}'

@@ -3,8 +3,8 @@
 # simulated A100s and two T4s, a tenant limited to 50 % of T4s submits T4
 # tasks: one runs, the next waits with the T4 quota named, and a task of
 # any model goes to an A100. The running task holds 90 % of the T4
-# quota: a quota.high warning names vision/T4, and /metrics has the model
-# quota series. Also: `gpupool tenant quota` sets, shows (`tenant ls`),
+# quota: a quota.high warning names vision/T4, and /metrics (with vision's
+# token) has the model quota series. Also: `gpupool tenant quota` sets, shows (`tenant ls`),
 # refuses bad input naming the flag, and removes.
 # usage: test-quota.sh PATH/TO/gpupool
 set -u
@@ -75,8 +75,10 @@ check "above 80 % of its T4 quota, vision gets a quota.high warning naming T4" \
 	 (.message | test("90 % of its T4 compute quota \\(45 of 50 %\\)")))' "$tmp/alerts.json"
 check "no alert for its overall quota (it has none)" \
 	'[.[0].alerts[] | select(.kind == "quota.high")] | length == 1' "$tmp/alerts.json"
-curl -s --unix-socket "$GPUPOOL_SOCKET" http://gpupool/metrics >"$tmp/metrics.txt"
-expect "/metrics has the T4 quota of vision" 0 \
+# Vision's own series need its token (without one, /metrics has the pool's).
+curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $vision" http://gpupool/metrics \
+	>"$tmp/metrics.txt"
+expect "/metrics (vision's token) has the T4 quota of vision" 0 \
 	'^gpupool_tenant_model_quota_memory_bytes\{tenant="vision",model="T4",part="guaranteed"\} 17179869184$' -- \
 	cat "$tmp/metrics.txt"
 expect "/metrics has what vision holds on its T4s" 0 \

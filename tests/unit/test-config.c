@@ -57,6 +57,12 @@ static void test_example(void **state)
 	assert_string_equal(o->log_dir, "/var/lib/gpupool/logs");
 	assert_int_equal(o->tcp_port, 0);
 	assert_int_equal(o->queue_max, 10000);
+	assert_int_equal(o->tenant_queue_max, 1000);
+	assert_int_equal(o->header_timeout_ms, 10000);
+	assert_int_equal(o->body_timeout_ms, 30000);
+	assert_int_equal(o->max_connections, 512);
+	assert_int_equal(o->max_client_connections, 64);
+	assert_string_equal(o->metrics_token_file, "");
 	assert_true(o->with_agent);
 	assert_int_equal(o->grace_ms, 5000);
 	assert_int_equal(o->loop.sample_ms, 10000);
@@ -86,7 +92,10 @@ static void test_every_key(void **state)
 	assert_int_equal(load_text("db: a.db\nsocket: 's p'\ntcp: 8470\nadmin_token_file: t\n"
 				   "queue_max: 7\nwith_agent: no\nshim: lib.so\nrun_dir: r\n"
 				   "log_dir: l\ngrace_ms: 0\nsample_ms: 100\nutil_window: 60\n"
-				   "grow_samples: 3\novercommit: {all: 1.25}\n",
+				   "grow_samples: 3\novercommit: {all: 1.25}\n"
+				   "tenant_queue_max: 6\nheader_timeout_ms: 100\n"
+				   "body_timeout_ms: 3600000\nmax_connections: 65536\n"
+				   "max_client_connections: 1\nmetrics_token_file: m.token\n",
 				   o, err, sizeof(err)),
 			 0);
 	assert_string_equal(o->db, "a.db");
@@ -94,6 +103,12 @@ static void test_every_key(void **state)
 	assert_int_equal(o->tcp_port, 8470);
 	assert_string_equal(o->token_file, "t");
 	assert_int_equal(o->queue_max, 7);
+	assert_int_equal(o->tenant_queue_max, 6);
+	assert_int_equal(o->header_timeout_ms, 100);
+	assert_int_equal(o->body_timeout_ms, 3600000);
+	assert_int_equal(o->max_connections, 65536);
+	assert_int_equal(o->max_client_connections, 1);
+	assert_string_equal(o->metrics_token_file, "m.token");
 	assert_false(o->with_agent);
 	assert_string_equal(o->shim, "lib.so");
 	assert_string_equal(o->run_dir, "r");
@@ -190,6 +205,12 @@ static void test_bad(void **state)
 		{"with_agent: maybe\n", ":1:13: key \"with_agent\": \"maybe\" is not a boolean; "
 					"write true or false"},
 		{"sample_ms: 99\n", ":1:12: key \"sample_ms\": \"99\" is not a whole number from 100"},
+		{"header_timeout_ms: 99\n", ":1:20: key \"header_timeout_ms\": \"99\" is not a "
+					     "whole number from 100 to 3600000"},
+		{"max_connections: 65537\n", ":1:18: key \"max_connections\": \"65537\" is not "
+					      "a whole number from 1 to 65536"},
+		{"tenant_queue_max: 0\n", ":1:19: key \"tenant_queue_max\": \"0\" is not a "
+					   "whole number from 1 to 10000000"},
 		{"prices: 0.35\n", ":1:9: key \"prices\": is a single value; give a mapping of "
 				   "device models, e.g. prices: {A100: 2.50, T4: 0.35}"},
 		{"prices:\n  T4: cheap\n", ":2:7: key \"prices\": T4: \"cheap\" is not a price; "

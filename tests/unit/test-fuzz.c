@@ -979,6 +979,7 @@ static const char *const config_snippets[] = {
 
 static const char *const config_tokens[] = {
 	"db", "socket", "tcp", "prices", "overcommit", "queue_max", "with_agent", "grace_ms",
+	"tenant_queue_max", "header_timeout_ms", "max_connections", "metrics_token_file",
 	": ", "\n  ", "\n", "- ", "---\n", "...\n", "&a ", "*a", "!!str ", "!!map ", "!!seq ",
 	"? ", "\"*\"", "\"\\0\"", "\"\\x00\"", "\"\\u0000\"", "~", "null", "yes", "off",
 	"TRUE", "|\n  ", ">\n  ", "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "'", "\t", "\xef\xbb\xbf",
@@ -1000,13 +1001,21 @@ static void write_input(const char *path, const struct input *in)
 
 static void check_options(const struct gp_server_options *o)
 {
-	const char *const paths[] = {o->db, o->socket, o->token_file, o->shim, o->run_dir,
-				     o->log_dir};
+	const char *const paths[] = {o->db,	 o->socket,  o->token_file,
+				     o->shim,	 o->run_dir, o->log_dir,
+				     o->metrics_token_file};
 
 	for (size_t i = 0; i < N(paths); i++)
 		CHECK(memchr(paths[i], '\0', PATH_MAX) != NULL);
 	CHECK(o->tcp_port <= 65535);
 	CHECK(o->queue_max <= GP_CONFIG_QUEUE_MAX_LIMIT);
+	CHECK(o->tenant_queue_max <= GP_CONFIG_QUEUE_MAX_LIMIT);
+	CHECK(o->header_timeout_ms == 0 || (o->header_timeout_ms >= GP_CONFIG_TIMEOUT_MS_MIN &&
+					    o->header_timeout_ms <= GP_CONFIG_TIMEOUT_MS_LIMIT));
+	CHECK(o->body_timeout_ms == 0 || (o->body_timeout_ms >= GP_CONFIG_TIMEOUT_MS_MIN &&
+					  o->body_timeout_ms <= GP_CONFIG_TIMEOUT_MS_LIMIT));
+	CHECK(o->max_connections <= GP_CONFIG_CONNECTIONS_LIMIT);
+	CHECK(o->max_client_connections <= GP_CONFIG_CONNECTIONS_LIMIT);
 	CHECK(o->grace_ms <= GP_CONFIG_GRACE_MS_LIMIT);
 	CHECK(o->loop.sample_ms == 0 || (o->loop.sample_ms >= GP_CONFIG_SAMPLE_MS_MIN &&
 					 o->loop.sample_ms <= GP_CONFIG_SAMPLE_MS_LIMIT));

@@ -3,7 +3,9 @@
  * buckets, and a rendering from a store alone (no agent): every sample
  * line in the exposition format, HELP and TYPE for each family, label
  * values escaped, the queue and quota series (overall and per model)
- * right, and no device, task or in-use series without the meter. */
+ * right, and no device, task or in-use series without the meter; and
+ * the scopes: the pool's series name no tenant, a tenant sees its own
+ * series and no other's, everything is everyone's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,7 +88,7 @@ static void test_render_from_store(void **state)
 	struct gp_model_quota q = {.model = "T4", .mem_guaranteed_mib = 16384,
 				   .compute_guaranteed_pct = 50, .compute_borrowable_pct = 25};
 	struct gp_loop_stats *stats = calloc(1, sizeof(*stats));
-	struct gp_metrics_source src = {.stats = stats};
+	struct gp_metrics_source src = {.stats = stats, .scope = GP_METRICS_ALL};
 	char token[GP_TOKEN_HEX + 1], *text = NULL;
 	struct gp_store *s;
 
@@ -135,12 +137,76 @@ static void test_render_from_store(void **state)
 	free(stats);
 }
 
+/* Renders src with scope (and tenant) into a new string. */
+static char *render_as(struct gp_metrics_source *src, enum gp_metrics_scope scope,
+		       int64_t tenant)
+{
+	char *text = NULL;
+
+	src->scope = scope;
+	src->tenant = tenant;
+	assert_int_equal(gp_metrics_render(src, &text), 0);
+	assert_lines_valid(text);
+	return text;
+}
+
+static void test_scopes(void **state)
+{
+	struct gp_tenant a = {.name = "vision", .mem_guaranteed_mib = 1024};
+	struct gp_tenant b = {.name = "nlp", .mem_guaranteed_mib = 2048};
+	struct gp_model_quota q = {.model = "T4", .mem_guaranteed_mib = 512};
+	struct gp_loop_stats *stats = calloc(1, sizeof(*stats));
+	struct gp_metrics_source src = {.stats = stats};
+	char token[GP_TOKEN_HEX + 1], *text;
+	struct gp_store *s;
+
+	(void)state;
+	assert_non_null(stats);
+	assert_int_equal(gp_store_open(":memory:", &s), 0);
+	assert_int_equal(gp_store_tenant_add(s, &a, token), 0);
+	assert_int_equal(gp_store_tenant_add(s, &b, token), 0);
+	q.tenant = b.id;
+	assert_int_equal(gp_store_model_quota_set(s, &q), 0);
+	src.store = s;
+
+	/* The zero value: the pool's series, no tenant in any label. */
+	text = render_as(&src, GP_METRICS_POOL, 0);
+	assert_non_null(strstr(text, "\ngpupool_queue_length 0\n"));
+	assert_non_null(strstr(text, "gpupool_tasks{state=\"pending\"} 0\n"));
+	assert_null(strstr(text, "tenant"));
+	assert_null(strstr(text, "vision"));
+	assert_null(strstr(text, "nlp"));
+	free(text);
+
+	text = render_as(&src, GP_METRICS_TENANT, a.id);
+	assert_non_null(strstr(text, "\ngpupool_queue_length 0\n"));
+	assert_non_null(strstr(text, "gpupool_tenant_quota_memory_bytes{tenant=\"vision\","
+				     "part=\"guaranteed\"} 1073741824\n"));
+	assert_null(strstr(text, "nlp"));
+	assert_null(strstr(text, "gpupool_tenant_model_"));
+	free(text);
+
+	text = render_as(&src, GP_METRICS_TENANT, b.id);
+	assert_non_null(strstr(text, "gpupool_tenant_model_quota_memory_bytes{tenant=\"nlp\","
+				     "model=\"T4\",part=\"guaranteed\"} 536870912\n"));
+	assert_null(strstr(text, "vision"));
+	free(text);
+
+	text = render_as(&src, GP_METRICS_ALL, 0);
+	assert_non_null(strstr(text, "tenant=\"vision\""));
+	assert_non_null(strstr(text, "tenant=\"nlp\",model=\"T4\""));
+	free(text);
+	gp_store_close(s);
+	free(stats);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_histogram),
 		cmocka_unit_test(test_render_from_store),
+		cmocka_unit_test(test_scopes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
