@@ -17,13 +17,14 @@
 
 #include "base/parse.h"
 #include "server/meter.h"
+#include "shim/region.h"
 
-enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_PRICES, KEY_OVERCOMMIT };
+enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_SIZE, KEY_PRICES, KEY_OVERCOMMIT };
 
 struct key {
 	const char *name;
 	enum key_kind kind;
-	size_t offset;	/* in struct gp_server_options (paths, numbers, bools) */
+	size_t offset;	/* in struct gp_server_options (paths, numbers, bools, sizes) */
 	unsigned lo, hi; /* KEY_UINT */
 };
 
@@ -39,6 +40,7 @@ static const struct key keys[] = {
 	{"shim", KEY_PATH, AT(shim), 0, 0},
 	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
 	{"log_dir", KEY_PATH, AT(log_dir), 0, 0},
+	{"log_max", KEY_SIZE, AT(log_max), 0, 0},
 	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
 	{"sample_ms", KEY_UINT, AT(loop.sample_ms), GP_CONFIG_SAMPLE_MS_MIN,
 	 GP_CONFIG_SAMPLE_MS_LIMIT},
@@ -51,7 +53,8 @@ static const struct key keys[] = {
 #define KEYS (sizeof(keys) / sizeof(keys[0]))
 #define KEY_LIST                                                                   \
 	"db, socket, tcp, admin_token_file, queue_max, with_agent, shim, run_dir, "  \
-	"log_dir, grace_ms, sample_ms, util_window, grow_samples, prices, overcommit"
+	"log_dir, log_max, grace_ms, sample_ms, util_window, grow_samples, prices, "  \
+	"overcommit"
 
 /* One file being read. */
 struct reader {
@@ -114,6 +117,17 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
 	      v <= GP_CONFIG_RATIO_MAX_PERMILLE / 1000.0))
 		return false;
 	*ret_permille = (unsigned)(v * 1000 + 0.5);
+	return true;
+}
+
+bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes)
+{
+	uint64_t bytes;
+
+	if (gp_parse_size(text, &bytes) < 0 || bytes < GP_CONFIG_LOG_MAX_MIN ||
+	    bytes > GP_CONFIG_LOG_MAX_LIMIT)
+		return false;
+	*ret_bytes = bytes;
 	return true;
 }
 
@@ -223,6 +237,17 @@ static int set_uint(struct reader *r, const struct key *k, const yaml_event_t *e
 	return fail(r, &ev->start_mark, k->name,
 		    "\"%s\" is not a whole number from %u to %u; give one in that range",
 		    scalar_text(ev), k->lo, k->hi);
+}
+
+static int set_size(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	uint64_t *dst = (uint64_t *)(void *)((char *)r->o + k->offset);
+
+	if (gp_config_log_max_parse(scalar_text(ev), dst))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not a size from 1M to 1T; give one like 64M or 1G",
+		    scalar_text(ev));
 }
 
 static int set_bool(struct reader *r, const struct key *k, const yaml_event_t *ev)
@@ -346,6 +371,7 @@ static int set_value(struct reader *r, const struct key *k)
 {
 	static const char *const want[] = {
 		[KEY_PATH] = "a path", [KEY_UINT] = "a whole number", [KEY_BOOL] = "true or false",
+		[KEY_SIZE] = "a size, like 64M",
 	};
 	yaml_event_t ev;
 	int e;
@@ -359,6 +385,7 @@ static int set_value(struct reader *r, const struct key *k)
 			return e;
 		e = k->kind == KEY_PATH ? set_path(r, k, &ev)
 		    : k->kind == KEY_UINT ? set_uint(r, k, &ev)
+		    : k->kind == KEY_SIZE ? set_size(r, k, &ev)
 					  : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

@@ -4,7 +4,7 @@
  * The file is YAML, read with libyaml's parser: one mapping whose keys
  * are the long options with '_' for '-' (db, socket, tcp,
  * admin_token_file, queue_max, with_agent, shim, run_dir, log_dir,
- * grace_ms, sample_ms, util_window, grow_samples), plus `prices` (a
+ * log_max, grace_ms, sample_ms, util_window, grow_samples), plus `prices` (a
  * mapping MODEL: PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or
  * `all` for every device). The server loads it into its options before
  * it reads its flags, so that a flag overrides the file; a price or an
@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "agent/logpump.h"
 #include "server/bill.h"
 #include "server/loop.h"
 
@@ -34,6 +35,8 @@
 #define GP_CONFIG_UTIL_WINDOW_LIMIT (31 * 86400)
 #define GP_CONFIG_RATIO_MIN_PERMILLE 1000 /* overcommit 1.0 to 1.5 */
 #define GP_CONFIG_RATIO_MAX_PERMILLE 1500
+#define GP_CONFIG_LOG_MAX_MIN	     GP_LOGPUMP_MAX_MIN /* a task log's cap: 1M to 1T */
+#define GP_CONFIG_LOG_MAX_LIMIT	     (1ULL << 40)
 
 struct gp_server_options {
 	char db[PATH_MAX];
@@ -45,6 +48,7 @@ struct gp_server_options {
 	char shim[PATH_MAX];    /* libgpushare.so for the tasks; "" none */
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
 	char log_dir[PATH_MAX]; /* task logs */
+	uint64_t log_max;       /* the cap of each task's log, bytes (both files) */
 	unsigned grace_ms;
 	struct gp_loop_options loop; /* sampling, alert windows, overcommit */
 	struct gp_price price[GP_PRICES_MAX];
@@ -71,5 +75,9 @@ int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
 
 /* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
+
+/* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
+ * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */
+bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes);
 
 #endif

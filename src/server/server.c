@@ -151,7 +151,8 @@ static void server_usage(FILE *out)
 		"                      [--tcp PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
-		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
+		"                       [--log-dir DIR] [--log-max SIZE] [--grace-ms N]\n"
+		"                       [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]]\n"
 		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
 		"\n"
@@ -184,7 +185,12 @@ static void server_usage(FILE *out)
 		"                   the gpupool program, when there)\n"
 		"  --run-dir DIR    where the shim's regions live (default: its own)\n"
 		"  --log-dir DIR    task logs, task-ID.log (default: logs/ next to the\n"
-		"                   database)\n"
+		"                   database); on a filesystem of their own, logs can\n"
+		"                   never fill the database's\n"
+		"  --log-max SIZE   the most kept of each task's log, 1M to 1T (default\n"
+		"                   64M): past it the oldest part is dropped (task-ID.log\n"
+		"                   rotates to task-ID.log.1 at half of it), with a\n"
+		"                   warning alert\n"
 		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted or\n"
 		"                   cancelled (default %d)\n"
 		"  --overcommit [MODEL=]RATIO\n"
@@ -299,6 +305,14 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 	case 'S': snprintf(o->shim, sizeof(o->shim), "%s", value); return 0;
 	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", value); return 0;
 	case 'l': snprintf(o->log_dir, sizeof(o->log_dir), "%s", value); return 0;
+	case 'L':
+		if (gp_config_log_max_parse(value, &o->log_max))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --log-max \"%s\" must be a size from 1M to 1T, like "
+			"64M or 1G\n",
+			value);
+		return -EINVAL;
 	case 'g':
 		if (gp_parse_uint(value, 0, GP_CONFIG_GRACE_MS_LIMIT, NULL, &o->grace_ms))
 			return 0;
@@ -330,6 +344,7 @@ static const struct option server_flags[] = {
 	{"shim", required_argument, NULL, 'S'},
 	{"run-dir", required_argument, NULL, 'r'},
 	{"log-dir", required_argument, NULL, 'l'},
+	{"log-max", required_argument, NULL, 'L'},
 	{"grace-ms", required_argument, NULL, 'g'},
 	{"sample-ms", required_argument, NULL, 'M'},
 	{"util-window", required_argument, NULL, 'W'},
@@ -747,6 +762,51 @@ static void server_release(struct server *s)
 		close(s->lock_fd);
 }
 
+/* "64M", "1G", or bytes. */
+static void size_show(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes % (1ULL << 30) == 0)
+		snprintf(buf, size, "%" PRIu64 "G", bytes >> 30);
+	else if (bytes % (1ULL << 20) == 0)
+		snprintf(buf, size, "%" PRIu64 "M", bytes >> 20);
+	else
+		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+}
+
+/* The device of path's directory, or of the nearest one above it that
+ * exists (the log directory may not be made yet); 0 when none is found. */
+static dev_t dir_device(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	while (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return stat(slash ? "/" : ".", &st) == 0 ? st.st_dev : 0;
+		*slash = '\0';
+	}
+	return st.st_dev;
+}
+
+/* The log line of --check-config: where, how much, and whether the logs
+ * share the database's filesystem. */
+static void logs_show(const struct gp_server_options *o)
+{
+	char db_dir[PATH_MAX], max[32];
+	dev_t logs = dir_device(o->log_dir), db;
+
+	beside_db(o->db, ".", db_dir, sizeof(db_dir));
+	db = dir_device(db_dir);
+	size_show(o->log_max, max, sizeof(max));
+	printf("  logs       %s, at most %s per task%s\n", o->log_dir, max,
+	       logs && logs == db ? " (on the database's filesystem: a --log-dir "
+				    "elsewhere keeps logs from filling it)"
+				  : "");
+}
+
 /* --check-config: the options and file were read without an error;
  * says what the server would use, and starts nothing. */
 static int config_show(const struct gp_server_options *o)
@@ -757,6 +817,7 @@ static int config_show(const struct gp_server_options *o)
 		printf(" and 127.0.0.1:%u\n", o->tcp_port);
 	printf("  queue max  %u\n  agent      %s\n", o->queue_max,
 	       o->with_agent ? "yes (--with-agent)" : "no");
+	logs_show(o);
 	for (int i = 0; i < o->prices; i++)
 		printf("  price      %s = %.2f per device-hour\n", o->price[i].model,
 		       o->price[i].per_hour);
@@ -769,7 +830,9 @@ static int config_show(const struct gp_server_options *o)
 
 int gp_cmd_server(int argc, char **argv)
 {
-	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX, .grace_ms = GRACE_MS_DEFAULT};
+	struct gp_server_options o = {.queue_max = GP_API_QUEUE_MAX,
+				      .grace_ms = GRACE_MS_DEFAULT,
+				      .log_max = GP_LOGPUMP_MAX_DEFAULT};
 	struct server s = {.lock_fd = -1};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);

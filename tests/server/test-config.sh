@@ -4,8 +4,8 @@
 # prices {A100: 2.50, T4: 0.35} and overcommit {"*": 1.0, T4: 1.5}) runs
 # three 50 % tasks at once on one simulated T4 and bills the T4 hours at
 # 0.35; flags override the file (--sample-ms, and --price for the same
-# model); a bad file stops the server before it starts, with
-# FILE:LINE:COLUMN and the key, exit status 2.
+# model; --log-max for log_max); a bad file stops the server before it
+# starts, with FILE:LINE:COLUMN and the key, exit status 2.
 # usage: test-config.sh PATH/TO/gpupool
 set -u
 gp=$1
@@ -36,6 +36,14 @@ expect "--check-config finds a bad file without starting anything" 2 "key \"pric
 expect "--check-config says what a good one gives, flags included" 0 \
 	"configuration OK.*price +A100 = 3.00.*overcommit T4 = 1.50" -- \
 	sh -c "'$gp' server --config '$cfg' --price A100=3 --check-config | tr '\n' ' '"
+expect "--check-config says the file's log cap (log_max: 64M)" 0 \
+	"^  logs +$tmp/logs, at most 64M per task" -- \
+	"$gp" server --config "$cfg" --check-config
+expect "--log-max overrides the file's log_max" 0 "^  logs +$tmp/logs, at most 1G per task" -- \
+	"$gp" server --config "$cfg" --log-max 1G --check-config
+expect "a --log-max under 1M is refused, saying what to give" 2 \
+	"--log-max \"64K\" must be a size from 1M to 1T, like 64M or 1G" -- \
+	"$gp" server --config "$cfg" --log-max 64K --check-config
 if [ -e "$tmp/state/gpupool.db" ]; then
 	bad "--check-config made no database" /dev/null
 else
