@@ -1,11 +1,16 @@
 /* cmd-logs.c — `gpupool logs ID [--tail N] [--bytes SIZE] [-f]`: a
- * task's output as the agent wrote it (GET /v1/tasks/ID/logs,
+ * task's output as the agent's pump stored it (GET /v1/tasks/ID/logs,
  * docs/api.md), printed as it came. The server sends at most the last
  * --bytes of the log (1M by default); when that cut lines the user asked
- * for, a note on stderr says so and how to see more.
+ * for, a note on stderr says so and how to see more. The server keeps at
+ * most its --log-max of a log (the oldest part is dropped): when that is
+ * why lines are missing, the note says so instead (one more request,
+ * ?from=0, finds where the log kept starts).
  *
  * -f follows the log: every FOLLOW_MS the task's state is read, then what
- * was appended since the last answer's end (?from=END); once the state
+ * was written since the last answer's end (?from=END, offsets that count
+ * the dropped bytes, so rotations do not matter); when the cap dropped
+ * bytes before they could be read, a note says how many. Once the state
  * says the task ended, the read after it got the whole log, and the
  * command exits 0. A task that has not run yet is waited for. */
 #include <errno.h>
@@ -40,7 +45,9 @@ static void logs_usage(FILE *out)
 		"Prints the output of task ID (its stdout and stderr, as the agent "
 		"wrote\n"
 		"them to task-ID.log in the server's --log-dir). A tenant reads its own\n"
-		"tasks' logs; the admin every task's.\n"
+		"tasks' logs; the admin every task's. The server keeps at most its\n"
+		"--log-max of each log (64M by default): past that, the oldest part is\n"
+		"dropped, and a note on stderr says how much.\n"
 		"\n"
 		"  --tail N       only the last N lines, 1..%d\n"
 		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4M (default\n"
@@ -82,17 +89,44 @@ static unsigned lines_in(const char *text, size_t len)
 	return n + (len && text[len - 1] != '\n');
 }
 
-/* Says on stderr when the byte cap left out what was asked for. */
-static void logs_note(const struct logs_options *o, const struct gp_client_text *t)
+/* Where the log kept starts: the bytes its cap dropped (0 when that
+ * cannot be found out). */
+static unsigned long long logs_dropped(const struct gp_client_flags *f, long long id)
 {
-	unsigned long long skipped = strtoull(t->header, NULL, 10);
+	struct gp_client_text first;
+	unsigned long long dropped = 0;
+	char path[PATH_LEN];
+
+	snprintf(path, sizeof(path), "/v1/tasks/%lld/logs?from=0&bytes=1", id);
+	if (gp_client_get_text(f, "logs", path, SKIPPED_HEADER, &first) != GP_EXIT_OK)
+		return 0;
+	dropped = strtoull(first.header, NULL, 10);
+	free(first.data);
+	return dropped;
+}
+
+/* Says on stderr when the byte cap, or the server's cap on the log, left
+ * out what was asked for. */
+static void logs_note(const struct gp_client_flags *f, long long id,
+		      const struct logs_options *o, const struct gp_client_text *t)
+{
+	unsigned long long skipped = strtoull(t->header, NULL, 10), dropped;
 
 	if (!skipped || (o->tail && lines_in(t->data, t->len) >= o->tail))
 		return;
-	fprintf(stderr,
-		"gpupool logs: the first %llu bytes of the log are left out; --bytes "
-		"SIZE reads more\n",
-		skipped);
+	dropped = logs_dropped(f, id);
+	if (dropped > skipped)
+		dropped = skipped;
+	if (dropped)
+		fprintf(stderr,
+			"gpupool logs: the oldest %llu bytes of the log were dropped at its "
+			"cap (the server's --log-max)\n",
+			dropped);
+	if (skipped > dropped)
+		fprintf(stderr,
+			"gpupool logs: %s%llu bytes of the log are left out; --bytes "
+			"SIZE reads more\n",
+			dropped ? "of the rest, the first " : "the first ", skipped - dropped);
 }
 
 static void logs_path(long long id, const struct logs_options *o, char *path, size_t size)
@@ -138,19 +172,21 @@ static int logs_first(const struct gp_client_flags *f, long long id,
 		return status;
 	fwrite(text.data, 1, text.len, stdout);
 	fflush(stdout);
-	logs_note(o, &text);
+	logs_note(f, id, o, &text);
 	*ret_end = strtoull(text.header, NULL, 10) + text.len;
 	free(text.data);
 	return GP_EXIT_OK;
 }
 
 /* Prints what the log holds from *offset on (at most --bytes) and moves
- * *offset past it; *ret_more when the answer was capped. An exit status. */
+ * *offset past it, saying on stderr when the cap dropped bytes there
+ * before they could be read; *ret_more when the answer was capped. An
+ * exit status. */
 static int logs_next(const struct gp_client_flags *f, long long id,
 		     const struct logs_options *o, unsigned long long *offset,
 		     bool *ret_more)
 {
-	unsigned long long cap = o->bytes ? o->bytes : BYTES_DEFAULT;
+	unsigned long long cap = o->bytes ? o->bytes : BYTES_DEFAULT, end;
 	struct gp_client_text text;
 	char path[PATH_LEN];
 	int status;
@@ -160,9 +196,17 @@ static int logs_next(const struct gp_client_flags *f, long long id,
 	status = gp_client_get_text(f, "logs", path, END_HEADER, &text);
 	if (status != GP_EXIT_OK)
 		return status;
+	end = text.header[0] ? strtoull(text.header, NULL, 10) : *offset + text.len;
+	if (end - text.len > *offset) {
+		fflush(stdout);
+		fprintf(stderr,
+			"gpupool logs: %llu bytes of the log were dropped at its cap (the "
+			"server's --log-max) before they could be shown\n",
+			end - text.len - *offset);
+	}
 	fwrite(text.data, 1, text.len, stdout);
 	fflush(stdout);
-	*offset = text.header[0] ? strtoull(text.header, NULL, 10) : *offset + text.len;
+	*offset = end;
 	*ret_more = text.len && text.len >= cap;
 	free(text.data);
 	return GP_EXIT_OK;

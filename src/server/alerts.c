@@ -4,7 +4,10 @@
  * fsync; and an operator's clear is seen at once), builds the list of
  * conditions that hold now, and reconciles the two: new conditions are
  * raised, vanished ones cleared. When nothing changed, nothing is
- * written. */
+ * written. Events (a task failed, its log capped or lost) are raised by
+ * their own functions and left alone by checks; the log events remember
+ * the last tasks they were raised for, so that a flood of reports from
+ * the log pump becomes one store write. */
 #include "server/alerts.h"
 
 #include <errno.h>
@@ -13,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOAD_MAX 100000
+#define LOAD_MAX   100000
+#define RAISED_MAX 4096 /* tasks remembered per log event */
 
 /* An active condition alert, or a condition that holds now. */
 struct cond {
@@ -25,14 +29,32 @@ struct conds {
 	int n, cap;
 };
 
+/* The tasks a log event was raised for, the oldest forgotten first. */
+struct raised {
+	int64_t task[RAISED_MAX];
+	int n, next;
+};
+
 struct gp_alerts {
 	struct gp_store *store;
 	struct conds active; /* during a check */
+	struct raised capped, lost;
 };
+
+bool gp_alerts_is_event(const char *kind)
+{
+	static const char *const events[] = {"task.failed", "task.violation",
+					     "task.log-capped", "task.log-lost"};
+
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (!strcmp(kind, events[i]))
+			return true;
+	return false;
+}
 
 static bool is_condition(const char *kind)
 {
-	return strcmp(kind, "task.failed") != 0;
+	return !gp_alerts_is_event(kind);
 }
 
 static int conds_push(struct conds *s, const struct gp_alert *a)
@@ -133,6 +155,98 @@ int gp_alerts_violation(struct gp_alerts *a, const struct gp_task *t, const char
 	else
 		snprintf(al.message, sizeof(al.message), "%s", text);
 	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+/* ---- the log events -------------------------------------------------------- */
+
+static bool raised_has(const struct raised *r, int64_t task)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->task[i] == task)
+			return true;
+	return false;
+}
+
+static void raised_add(struct raised *r, int64_t task)
+{
+	r->task[r->next] = task;
+	r->next = (r->next + 1) % RAISED_MAX;
+	if (r->n < RAISED_MAX)
+		r->n++;
+}
+
+/* "64 MiB", "210 MiB", "1.5 GiB", "12 KiB", "100 bytes". */
+static void size_text(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes >= (10ULL << 30))
+		snprintf(buf, size, "%" PRIu64 " GiB", bytes >> 30);
+	else if (bytes >= (1ULL << 30))
+		snprintf(buf, size, "%.1f GiB", (double)bytes / (1 << 30));
+	else if (bytes >= (1ULL << 20))
+		snprintf(buf, size, "%" PRIu64 " MiB", bytes >> 20);
+	else if (bytes >= (1ULL << 10))
+		snprintf(buf, size, "%" PRIu64 " KiB", bytes >> 10);
+	else
+		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+}
+
+/* A warning of `kind` on task `task` with its message, for the task's
+ * tenant (the pool's when the store has no such task). */
+static int task_event(struct gp_alerts *a, const char *kind, int64_t task,
+		      const char *message)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	struct gp_alert al;
+	struct gp_task t;
+	bool fresh;
+	int r = gp_store_task_get(a->store, task, &t);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	snprintf(object, sizeof(object), "task %" PRId64, task);
+	al = alert_make(GP_ALERT_WARNING, kind, object, r == 0 ? t.tenant : 0);
+	snprintf(al.message, sizeof(al.message), "%s", message);
+	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
+			 uint64_t dropped_bytes)
+{
+	char cap[32], dropped[32], message[GP_REASON_MAX];
+	int r;
+
+	if (!dropped_bytes || raised_has(&a->capped, task))
+		return 0;
+	size_text(cap_bytes, cap, sizeof(cap));
+	size_text(dropped_bytes, dropped, sizeof(dropped));
+	snprintf(message, sizeof(message),
+		 "task %" PRId64 "'s log passed its cap of %s; its oldest %s were "
+		 "dropped, and more will be as it writes (the server's --log-max): raise "
+		 "it, or have the task log less",
+		 task, cap, dropped);
+	r = task_event(a, "task.log-capped", task, message);
+	if (r == 0)
+		raised_add(&a->capped, task);
+	return r;
+}
+
+int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error)
+{
+	char lost[32], message[GP_REASON_MAX];
+	int r;
+
+	if ((!lost_bytes && !error) || raised_has(&a->lost, task))
+		return 0;
+	size_text(lost_bytes, lost, sizeof(lost));
+	snprintf(message, sizeof(message),
+		 "task %" PRId64 "'s output could not be written to its log (%s): %s of "
+		 "it were dropped; free space where the server's --log-dir is, or put the "
+		 "logs on a filesystem of their own",
+		 task, error ? strerror(-error) : "a write error", lost);
+	r = task_event(a, "task.log-lost", task, message);
+	if (r == 0)
+		raised_add(&a->lost, task);
+	return r;
 }
 
 /* ---- the conditions ----------------------------------------------------- */

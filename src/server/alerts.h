@@ -5,12 +5,18 @@
  *   level     kind                object         when
  *   critical  task.failed         "task ID"      a task failed (non-zero
  *                                                exit, signal, could not start)
- *   critical  task.violation      "task ID"      the verifier found a task's
- *                                                 process over its slice, without
- *                                                 the interposer, or on a device
- *                                                 not its task's (agent.h)
+ *   critical  task.violation      "task ID"      the verifier found a process of
+ *                                                the task over its slice, without
+ *                                                the interposer, or on a device
+ *                                                not its task's (agent.h)
  *   critical  task.violation      "node"         a device process that belongs
- *                                                 to no task (the latest one)
+ *                                                to no task (the latest one)
+ *   warning   task.log-capped     "task ID"      a task's log passed its cap
+ *                                                (the server's --log-max) and
+ *                                                its oldest part was dropped
+ *   warning   task.log-lost       "task ID"      a task's output could not be
+ *                                                written to its log (a full
+ *                                                disk, ...) and was dropped
  *   warning   device.busy         "device UUID"  memory in use (NVML), or the
  *                                                slices' memory or compute,
  *                                                above 80 % of the device
@@ -29,8 +35,10 @@
  * The conditions are checked after each sampling (gp_alerts_check): one
  * that starts to hold raises its alert, one that stops holding clears it
  * (the 80 % ones at 70 %, so that a value near the line does not raise an
- * alert at every sampling). task.failed is raised at once and stays until
- * an operator clears it (POST /v1/alerts/ID/clear).
+ * alert at every sampling). task.failed, task.log-capped and
+ * task.log-lost are events: raised at once (the loop calls the function
+ * for each), once per task, and they stay until an operator clears them
+ * (POST /v1/alerts/ID/clear); a check never clears them.
  *
  * Used from the loop's thread; store writes join the caller's transaction.
  * The active alerts are read from the store at each check, so an alert an
@@ -77,6 +85,25 @@ int gp_alerts_task_failed(struct gp_alerts *a, const struct gp_task *t, const ch
  * task); text names the process, the device and the figures. Stays until
  * an operator clears it. */
 int gp_alerts_violation(struct gp_alerts *a, const struct gp_task *t, const char *text);
+/* Task `task`'s log passed its cap of cap_bytes and its oldest
+ * dropped_bytes are gone (the log pump's report, agent/logpump.h): a
+ * warning for the task's tenant, saying so and what to do. Raised once
+ * per task: a later call (more was dropped) writes nothing, so a task
+ * that floods its log costs no write per report; the alert keeps the
+ * figure it was raised with (the logs API says how much is gone now).
+ * dropped_bytes 0: nothing to say. */
+int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
+			 uint64_t dropped_bytes);
+
+/* Task `task`'s output could not be written to its log: lost_bytes of it
+ * were dropped, the last write error `error` (a negative errno: -ENOSPC,
+ * -EDQUOT, ...). A warning, raised once per task, as above. lost_bytes 0
+ * and error 0: nothing to say. */
+int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error);
+
+/* Is `kind` an event (raised at once, cleared by an operator), not a
+ * condition that a check raises and clears? */
+bool gp_alerts_is_event(const char *kind);
 
 /* Raises and clears the condition alerts from the meter's numbers. */
 int gp_alerts_check(struct gp_alerts *a, const struct gp_meter *m);

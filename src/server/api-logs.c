@@ -1,15 +1,17 @@
 /* api-logs.c — GET /v1/tasks/ID/logs (docs/api.md): the end of a task's
- * output, LOG_DIR/task-ID.log, where the agent's launcher writes it, as
- * text/plain.
+ * output, LOG_DIR/task-ID.log (and task-ID.log.1 before it, read as one
+ * text: logtail.h), where the agent's log pump writes it, as text/plain.
  *
  * The caller must be allowed to see the task (its owner or the admin: 403
  * otherwise), as for GET /v1/tasks/ID. ?tail=N keeps the last N lines;
  * at most ?bytes=N (default 1 MiB) from the end are read, and the header
- * X-Gpupool-Log-Skipped says how many bytes of the file came before the
- * text sent, X-Gpupool-Log-End where it ended. ?from=BYTE reads on from
- * that offset instead (at most ?bytes, as they are): a client following
- * the log asks again from the last End. A task that has not run has no
- * log (404, saying so). */
+ * X-Gpupool-Log-Skipped says how many bytes of the log came before the
+ * text sent (the ones its cap dropped included), X-Gpupool-Log-End where
+ * it ended. ?from=BYTE reads on from that offset instead (at most ?bytes,
+ * as they are): a client following the log asks again from the last End;
+ * Skipped is then where the text starts, past `from` when the cap dropped
+ * the bytes there (so ?from=0 tells where the log kept starts). A task
+ * that has not run has no log (404, saying so). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -17,13 +17,15 @@
 
 #include "base/parse.h"
 #include "server/meter.h"
+#include "shim/region.h"
 
-enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_PRICES, KEY_OVERCOMMIT };
+enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_PRICES,
+		KEY_OVERCOMMIT };
 
 struct key {
 	const char *name;
 	enum key_kind kind;
-	size_t offset;	/* in struct gp_server_options (paths, numbers, bools) */
+	size_t offset;	/* in struct gp_server_options (paths, numbers, bools, sizes) */
 	unsigned lo, hi; /* KEY_UINT */
 	const char *const *choices; /* KEY_CHOICE: the index goes to an unsigned */
 };
@@ -53,6 +55,7 @@ static const struct key keys[] = {
 	{"shim", KEY_PATH, AT(shim), 0, 0},
 	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
 	{"log_dir", KEY_PATH, AT(log_dir), 0, 0},
+	{"log_max", KEY_SIZE, AT(log_max), 0, 0},
 	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
 	{"cgroup", KEY_PATH, AT(cgroup), 0, 0},
 	{"task_uid_base", KEY_UINT, AT(task_uid_base), GP_CONFIG_UID_BASE_MIN,
@@ -75,9 +78,9 @@ static const struct key keys[] = {
 #define KEY_LIST                                                                         \
 	"db, socket, tcp, admin_token_file, queue_max, tenant_queue_max, "               \
 	"header_timeout_ms, body_timeout_ms, max_connections, max_client_connections, "  \
-	"metrics_token_file, with_agent, shim, run_dir, log_dir, grace_ms, cgroup, "     \
-	"task_uid_base, task_groups, task_env, verify, verify_ms, verify_slack_mib, "    \
-	"sample_ms, util_window, grow_samples, prices, overcommit"
+	"metrics_token_file, with_agent, shim, run_dir, log_dir, log_max, grace_ms, "    \
+	"cgroup, task_uid_base, task_groups, task_env, verify, verify_ms, "              \
+	"verify_slack_mib, sample_ms, util_window, grow_samples, prices, overcommit"
 
 /* One file being read. */
 struct reader {
@@ -140,6 +143,17 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
 	      v <= GP_CONFIG_RATIO_MAX_PERMILLE / 1000.0))
 		return false;
 	*ret_permille = (unsigned)(v * 1000 + 0.5);
+	return true;
+}
+
+bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes)
+{
+	uint64_t bytes;
+
+	if (gp_parse_size(text, &bytes) < 0 || bytes < GP_CONFIG_LOG_MAX_MIN ||
+	    bytes > GP_CONFIG_LOG_MAX_LIMIT)
+		return false;
+	*ret_bytes = bytes;
 	return true;
 }
 
@@ -249,6 +263,17 @@ static int set_uint(struct reader *r, const struct key *k, const yaml_event_t *e
 	return fail(r, &ev->start_mark, k->name,
 		    "\"%s\" is not a whole number from %u to %u; give one in that range",
 		    scalar_text(ev), k->lo, k->hi);
+}
+
+static int set_size(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	uint64_t *dst = (uint64_t *)(void *)((char *)r->o + k->offset);
+
+	if (gp_config_log_max_parse(scalar_text(ev), dst))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not a size from 1M to 1T; give one like 64M or 1G",
+		    scalar_text(ev));
 }
 
 static int set_bool(struct reader *r, const struct key *k, const yaml_event_t *ev)
@@ -391,6 +416,7 @@ static int set_value(struct reader *r, const struct key *k)
 	static const char *const want[] = {
 		[KEY_PATH] = "a path", [KEY_UINT] = "a whole number", [KEY_BOOL] = "true or false",
 		[KEY_CHOICE] = "one of its words",
+		[KEY_SIZE] = "a size, like 64M",
 	};
 	yaml_event_t ev;
 	int e;
@@ -405,6 +431,7 @@ static int set_value(struct reader *r, const struct key *k)
 		e = k->kind == KEY_PATH	    ? set_path(r, k, &ev)
 		    : k->kind == KEY_UINT   ? set_uint(r, k, &ev)
 		    : k->kind == KEY_CHOICE ? set_choice(r, k, &ev)
+		    : k->kind == KEY_SIZE   ? set_size(r, k, &ev)
 					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

@@ -5,8 +5,8 @@
  * are the long options with '_' for '-' (db, socket, tcp,
  * admin_token_file, queue_max, tenant_queue_max, header_timeout_ms,
  * body_timeout_ms, max_connections, max_client_connections,
- * metrics_token_file, with_agent, shim, run_dir, log_dir, grace_ms,
- * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
+ * metrics_token_file, with_agent, shim, run_dir, log_dir, log_max,
+ * grace_ms, * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
  * verify_slack_mib, sample_ms, util_window, grow_samples), plus `prices` (a
  * mapping MODEL: PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or
  * `all` for every device). The server loads it into its options before
@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "base/user.h"
+#include "agent/logpump.h"
 #include "server/bill.h"
 #include "server/loop.h"
 
@@ -46,6 +47,8 @@
 #define GP_CONFIG_SLACK_MIB_LIMIT    65536
 #define GP_CONFIG_RATIO_MIN_PERMILLE 1000 /* overcommit 1.0 to 1.5 */
 #define GP_CONFIG_RATIO_MAX_PERMILLE 1500
+#define GP_CONFIG_LOG_MAX_MIN	     GP_LOGPUMP_MAX_MIN /* a task log's cap: 1M to 1T */
+#define GP_CONFIG_LOG_MAX_LIMIT	     (1ULL << 40)
 
 struct gp_server_options {
 	char db[PATH_MAX];
@@ -62,6 +65,7 @@ struct gp_server_options {
 	char shim[PATH_MAX];	/* libgpushare.so for the tasks; "" none */
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
 	char log_dir[PATH_MAX]; /* task logs */
+	uint64_t log_max;       /* the cap of each task's log, bytes (both files) */
 	unsigned grace_ms;
 	/* tasks: who they run as, what they hold on to, who watches them */
 	char cgroup[PATH_MAX];          /* "" or "auto", a cgroup2 path, or "off" */
@@ -99,5 +103,9 @@ extern const char *const gp_config_verify_names[];
 
 /* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
+
+/* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
+ * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */
+bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes);
 
 #endif

@@ -156,7 +156,8 @@ static void server_usage(FILE *out)
 		"                      [--header-timeout-ms N] [--body-timeout-ms N]\n"
 		"                      [--max-connections N] [--max-client-connections N]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
-		"                       [--log-dir DIR] [--grace-ms N] [--sample-ms N]\n"
+		"                       [--log-dir DIR] [--log-max SIZE] [--grace-ms N]\n"
+		"                       [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]\n"
 		"                       [--cgroup auto|PATH|off] [--task-uid-base N]\n"
 		"                       [--task-groups LIST] [--task-env NAMES]\n"
@@ -214,7 +215,12 @@ static void server_usage(FILE *out)
 		"                   the gpupool program, when there)\n"
 		"  --run-dir DIR    where the shim's regions live (default: its own)\n"
 		"  --log-dir DIR    task logs, task-ID.log (default: logs/ next to the\n"
-		"                   database)\n"
+		"                   database); on a filesystem of their own, logs can\n"
+		"                   never fill the database's\n"
+		"  --log-max SIZE   the most kept of each task's log, 1M to 1T (default\n"
+		"                   64M): past it the oldest part is dropped (task-ID.log\n"
+		"                   rotates to task-ID.log.1 at half of it), with a\n"
+		"                   warning alert\n"
 		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted or\n"
 		"                   cancelled (default %d)\n"
 		"  --cgroup auto|PATH|off\n"
@@ -419,6 +425,14 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 	case 'S': snprintf(o->shim, sizeof(o->shim), "%s", value); return 0;
 	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", value); return 0;
 	case 'l': snprintf(o->log_dir, sizeof(o->log_dir), "%s", value); return 0;
+	case 'L':
+		if (gp_config_log_max_parse(value, &o->log_max))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --log-max \"%s\" must be a size from 1M to 1T, like "
+			"64M or 1G\n",
+			value);
+		return -EINVAL;
 	case 'g':
 		if (gp_parse_uint(value, 0, GP_CONFIG_GRACE_MS_LIMIT, NULL, &o->grace_ms))
 			return 0;
@@ -456,6 +470,7 @@ static const struct option server_flags[] = {
 	{"shim", required_argument, NULL, 'S'},
 	{"run-dir", required_argument, NULL, 'r'},
 	{"log-dir", required_argument, NULL, 'l'},
+	{"log-max", required_argument, NULL, 'L'},
 	{"grace-ms", required_argument, NULL, 'g'},
 	{"cgroup", required_argument, NULL, 1000},
 	{"task-uid-base", required_argument, NULL, 1001},
@@ -1017,6 +1032,51 @@ static void server_release(struct server *s)
 		close(s->lock_fd);
 }
 
+/* "64M", "1G", or bytes. */
+static void size_show(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes % (1ULL << 30) == 0)
+		snprintf(buf, size, "%" PRIu64 "G", bytes >> 30);
+	else if (bytes % (1ULL << 20) == 0)
+		snprintf(buf, size, "%" PRIu64 "M", bytes >> 20);
+	else
+		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+}
+
+/* The device of path's directory, or of the nearest one above it that
+ * exists (the log directory may not be made yet); 0 when none is found. */
+static dev_t dir_device(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	while (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return stat(slash ? "/" : ".", &st) == 0 ? st.st_dev : 0;
+		*slash = '\0';
+	}
+	return st.st_dev;
+}
+
+/* The log line of --check-config: where, how much, and whether the logs
+ * share the database's filesystem. */
+static void logs_show(const struct gp_server_options *o)
+{
+	char db_dir[PATH_MAX], max[32];
+	dev_t logs = dir_device(o->log_dir), db;
+
+	beside_db(o->db, ".", db_dir, sizeof(db_dir));
+	db = dir_device(db_dir);
+	size_show(o->log_max, max, sizeof(max));
+	printf("  logs       %s, at most %s per task%s\n", o->log_dir, max,
+	       logs && logs == db ? " (on the database's filesystem: a --log-dir "
+				    "elsewhere keeps logs from filling it)"
+				  : "");
+}
+
 /* --check-config: the options and file were read without an error;
  * says what the server would use, and starts nothing. */
 static int config_show(const struct gp_server_options *o)
@@ -1035,6 +1095,7 @@ static int config_show(const struct gp_server_options *o)
 					: "no scrape token (--metrics-token-file)",
 	       o->metrics_token_file);
 	printf("  agent      %s\n", o->with_agent ? "yes (--with-agent)" : "no");
+	logs_show(o);
 	if (o->with_agent)
 		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "
 		       "every %u ms, slack %u MiB\n",
@@ -1060,7 +1121,8 @@ int gp_cmd_server(int argc, char **argv)
 				      .body_timeout_ms = GP_HTTP_BODY_TIMEOUT_MS,
 				      .max_connections = GP_HTTP_CONNECTIONS_MAX,
 				      .grace_ms = GRACE_MS_DEFAULT,
-				      .verify_slack_mib = GP_AGENT_SLACK_MIB};
+				      .verify_slack_mib = GP_AGENT_SLACK_MIB,
+				      .log_max = GP_LOGPUMP_MAX_DEFAULT};
 	struct server s = {.lock_fd = -1};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);

@@ -5,8 +5,8 @@
 # the API's deadlines and bounds, shown by --check-config) runs
 # three 50 % tasks at once on one simulated T4 and bills the T4 hours at
 # 0.35; flags override the file (--sample-ms, and --price for the same
-# model); a bad file stops the server before it starts, with
-# FILE:LINE:COLUMN and the key, exit status 2.
+# model; --log-max for log_max); a bad file stops the server before it
+# starts, with FILE:LINE:COLUMN and the key, exit status 2.
 # usage: test-config.sh PATH/TO/gpupool
 set -u
 gp=$1
@@ -44,6 +44,14 @@ printf 'db: %s\nqueue_max: 10\ntenant_queue_max: 11\n' "$tmp/bad.db" >"$tmp/bad.
 expect "a tenant queue bound over the queue's is refused" 2 \
 	"--tenant-queue-max 11 is over --queue-max 10, so it could never be reached" -- \
 	"$gp" server --config "$tmp/bad.yaml" --check-config
+expect "--check-config says the file's log cap (log_max: 64M)" 0 \
+	"^  logs +$tmp/logs, at most 64M per task" -- \
+	"$gp" server --config "$cfg" --check-config
+expect "--log-max overrides the file's log_max" 0 "^  logs +$tmp/logs, at most 1G per task" -- \
+	"$gp" server --config "$cfg" --log-max 1G --check-config
+expect "a --log-max under 1M is refused, saying what to give" 2 \
+	"--log-max \"64K\" must be a size from 1M to 1T, like 64M or 1G" -- \
+	"$gp" server --config "$cfg" --log-max 64K --check-config
 if [ -e "$tmp/state/gpupool.db" ]; then
 	bad "--check-config made no database" /dev/null
 else

@@ -1,5 +1,6 @@
 /* test-config.c — the server's configuration file (src/server/config.c):
- * docs/gpupool.example.yaml read whole, every key landing in its option,
+ * docs/gpupool.example.yaml read whole, every key landing in its option
+ * (sizes too: log_max),
  * an empty file changing nothing, prices and overcommits replacing the
  * same model's, and bad files refused with FILE:LINE:COLUMN, the key and
  * what to do (syntax, unknown key, wrong type, bad value, repeated key). */
@@ -55,6 +56,7 @@ static void test_example(void **state)
 	assert_string_equal(o->socket, "/run/gpupool/server.sock");
 	assert_string_equal(o->run_dir, "/run/gpupool");
 	assert_string_equal(o->log_dir, "/var/lib/gpupool/logs");
+	assert_int_equal(o->log_max, 64 << 20);
 	assert_int_equal(o->tcp_port, 0);
 	assert_int_equal(o->queue_max, 10000);
 	assert_int_equal(o->tenant_queue_max, 1000);
@@ -91,7 +93,7 @@ static void test_every_key(void **state)
 	o->with_agent = true;
 	assert_int_equal(load_text("db: a.db\nsocket: 's p'\ntcp: 8470\nadmin_token_file: t\n"
 				   "queue_max: 7\nwith_agent: no\nshim: lib.so\nrun_dir: r\n"
-				   "log_dir: l\ngrace_ms: 0\nsample_ms: 100\nutil_window: 60\n"
+				   "log_dir: l\nlog_max: 1G\ngrace_ms: 0\nsample_ms: 100\nutil_window: 60\n"
 				   "grow_samples: 3\novercommit: {all: 1.25}\n"
 				   "tenant_queue_max: 6\nheader_timeout_ms: 100\n"
 				   "body_timeout_ms: 3600000\nmax_connections: 65536\n"
@@ -113,6 +115,7 @@ static void test_every_key(void **state)
 	assert_string_equal(o->shim, "lib.so");
 	assert_string_equal(o->run_dir, "r");
 	assert_string_equal(o->log_dir, "l");
+	assert_int_equal(o->log_max, 1ULL << 30);
 	assert_int_equal(o->grace_ms, 0);
 	assert_int_equal(o->loop.sample_ms, 100);
 	assert_int_equal(o->loop.util_window_s, 60);
@@ -211,6 +214,11 @@ static void test_bad(void **state)
 					      "a whole number from 1 to 65536"},
 		{"tenant_queue_max: 0\n", ":1:19: key \"tenant_queue_max\": \"0\" is not a "
 					   "whole number from 1 to 10000000"},
+		{"log_max: 512K\n", ":1:10: key \"log_max\": \"512K\" is not a size from 1M to 1T; "
+				    "give one like 64M or 1G"},
+		{"log_max: 2T\n", ":1:10: key \"log_max\": \"2T\" is not a size from 1M to 1T"},
+		{"log_max: -64M\n", ":1:10: key \"log_max\": \"-64M\" is not a size"},
+		{"log_max: [64M]\n", ":1:10: key \"log_max\": is a list; give a size, like 64M"},
 		{"prices: 0.35\n", ":1:9: key \"prices\": is a single value; give a mapping of "
 				   "device models, e.g. prices: {A100: 2.50, T4: 0.35}"},
 		{"prices:\n  T4: cheap\n", ":2:7: key \"prices\": T4: \"cheap\" is not a price; "
