@@ -18,6 +18,7 @@
 #include "agent/agent.h"
 #include "agent/cgroup.h"
 #include "agent/launcher.h"
+#include "agent/logpump.h"
 #include "agent/verifier.h"
 #include "shim/region.h"
 
@@ -58,6 +59,7 @@ struct gp_agent {
 	char cgroup_why[256];           /* why not, when NULL */
 	struct gp_region *region[GP_AGENT_DEVICES_MAX]; /* opened at start */
 	struct gp_usage *usage;         /* the loop's sampler */
+	struct gp_logpump *logs;        /* the tasks' output into their logs */
 
 	pthread_mutex_t lock;           /* the task table and the strangers */
 	struct running task[GP_AGENT_TASKS_MAX];

@@ -151,6 +151,9 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 		gp_usage_set_resolver(a->usage, gp_agent_task_of, a);
 		r = regions_prepare(a, err, err_len);
 	}
+	if (r == 0 && (r = gp_logpump_new(&(struct gp_logpump_options){ .max_bytes = o->log_max },
+					  &a->logs)) < 0)
+		snprintf(err, err_len, "cannot start the log pump: %s", strerror(-r));
 	if (r == 0) {
 		cgroups_open(a);
 		r = gp_agent_watch_start(a, err, err_len);
@@ -172,9 +175,20 @@ void gp_agent_free(struct gp_agent *a)
 		if (a->region[i])
 			gp_region_close(a->region[i]);
 	gp_usage_close(a->usage);
+	gp_logpump_free(a->logs);
 	gp_cgroups_free(a->cgroups);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
+}
+
+int gp_agent_log_drops(struct gp_agent *a, struct gp_logpump_drop *out, int max)
+{
+	return gp_logpump_take_drops(a->logs, out, max);
+}
+
+uint64_t gp_agent_log_max(const struct gp_agent *a)
+{
+	return gp_logpump_max(a->logs);
 }
 
 const struct gp_agent_node *gp_agent_node(const struct gp_agent *a)
@@ -264,14 +278,14 @@ static void regions_forget(struct gp_agent *a, const struct gp_agent_task *t)
 	}
 }
 
-/* Launches the task with its identity, in its cgroup when there is one. */
+/* Launches the task with its identity, its output into its log's pipe,
+ * in its cgroup when there is one. */
 static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 		       const struct gp_task_identity *id, pid_t *ret_pgid, char *err,
 		       size_t err_len)
 {
 	char log[PATH_MAX];
 	struct gp_launch spec = { .command = t->command,
-				  .log_path = log,
 				  .env = (const char *const *)id->env,
 				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL,
 				  .user = id->switch_user ? &id->user : NULL,
@@ -280,19 +294,24 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 
 	snprintf(log, sizeof(log), "%s/task-%" PRId64 ".log", a->o.log_dir ? a->o.log_dir : ".",
 		 t->id);
-	if (a->cgroups) {
-		r = gp_cgroups_make(a->cgroups, t->id, &spec.cgroup_fd);
-		if (r < 0) {
-			snprintf(err, err_len, "cannot make its cgroup in %s: %s",
-				 gp_cgroups_path(a->cgroups), strerror(-r));
-			return r;
-		}
+	r = gp_logpump_add(a->logs, t->id, log, &spec.log_fd);
+	if (r < 0) {
+		snprintf(err, err_len, "cannot open its log %s: %s", log, strerror(-r));
+		return r;
 	}
-	r = gp_launch_start(&spec, ret_pgid, err, err_len);
+	if (a->cgroups && (r = gp_cgroups_make(a->cgroups, t->id, &spec.cgroup_fd)) < 0)
+		snprintf(err, err_len, "cannot make its cgroup in %s: %s",
+			 gp_cgroups_path(a->cgroups), strerror(-r));
+	if (r == 0)
+		r = gp_launch_start(&spec, ret_pgid, err, err_len);
+	close(spec.log_fd);
 	if (spec.cgroup_fd > 0)
 		close(spec.cgroup_fd);
-	if (r < 0 && a->cgroups)
-		gp_cgroups_remove(a->cgroups, t->id);
+	if (r < 0) {
+		gp_logpump_close(a->logs, t->id);
+		if (a->cgroups)
+			gp_cgroups_remove(a->cgroups, t->id);
+	}
 	return r;
 }
 
@@ -518,9 +537,11 @@ void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev)
 	pthread_mutex_unlock(&a->lock);
 	for (int i = 0; ev->violation && i < n_told; i++)
 		ev->violation(ev->ctx, told[i].task, told[i].text);
-	for (int i = 0; i < n_ended; i++)
+	for (int i = 0; i < n_ended; i++) {
+		gp_logpump_close(a->logs, ended[i].id); /* the log is whole */
 		ev->ended(ev->ctx, ended[i].id, ended[i].code, ended[i].stopped,
 			  ended[i].violation[0] ? ended[i].violation : NULL);
+	}
 	free(ended);
 	free(told);
 }

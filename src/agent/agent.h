@@ -19,6 +19,8 @@
  *   - with its limits written into its devices' regions, where the task
  *     can read but not change them (shim/region.h), keyed by its task id
  *     and a per-task secret only its environment holds.
+ * Its output goes through a pipe to the log pump (logpump.h), which keeps
+ * the newest part of it under the cap in LOG_DIR/task-ID.log (and .1).
  * It stops tasks without blocking (SIGTERM now, SIGKILL once the grace
  * period is over, at a later gp_agent_poll), reaps them and every orphan
  * they leave (the server is a child subreaper), and applies live changes
@@ -45,6 +47,7 @@
 #include <sys/types.h>
 
 #include "agent/devices.h"
+#include "agent/logpump.h"
 #include "agent/usage.h"
 
 #define GP_AGENT_TASKS_MAX  256
@@ -77,6 +80,7 @@ struct gp_agent_options {
 	enum gp_verify_policy verify;
 	unsigned verify_ms;             /* 0: GP_AGENT_VERIFY_MS */
 	uint64_t verify_slack_mib;      /* UINT64_MAX: GP_AGENT_SLACK_MIB */
+	uint64_t log_max;               /* a task's log, at most (logpump.h) */
 };
 
 /* What to run, and on which of this node's devices (indices into
@@ -139,6 +143,11 @@ int gp_agent_stop(struct gp_agent *a, int64_t task);
  * shell may die of SIGTERM first; its program still has the grace
  * period), with the shell's code. Also reaps every orphan. */
 void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev);
+
+/* What the tasks' logs lost since the last call (logpump.h), and their
+ * cap. */
+int gp_agent_log_drops(struct gp_agent *a, struct gp_logpump_drop *out, int max);
+uint64_t gp_agent_log_max(const struct gp_agent *a);
 
 /* Applies a running task's share and priority to its devices' regions.
  * 0 once applied (again with the same values: nothing to do). */

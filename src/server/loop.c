@@ -664,6 +664,21 @@ static void tick_free(struct tick *k)
 	free(k->quota);
 }
 
+/* What the tasks' logs lost: an alert for each task, once. */
+static void tick_logs(struct gp_loop *l)
+{
+	struct gp_logpump_drop d[16];
+	int n = gp_agent_log_drops(l->agent, d, 16);
+
+	for (int i = 0; i < n && i < 16; i++) {
+		if (d[i].capped)
+			gp_alerts_log_capped(l->alerts, d[i].task, gp_agent_log_max(l->agent),
+					     d[i].capped);
+		if (d[i].failed || d[i].error)
+			gp_alerts_log_lost(l->alerts, d[i].task, d[i].failed, d[i].error);
+	}
+}
+
 void gp_loop_tick(struct gp_loop *l)
 {
 	struct tick k = { 0 };
@@ -672,6 +687,7 @@ void gp_loop_tick(struct gp_loop *l)
 	gp_agent_poll(l->agent, &(struct gp_agent_events){ .ended = task_ended,
 							   .violation = task_violation,
 							   .ctx = l });
+	tick_logs(l);
 	if (tick_load(l, &k) == 0 && tick_prepare(l, &k, &count) == 0 &&
 	    tick_model_quotas(l, &k) == 0 &&
 	    gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, count, k.out,

@@ -936,7 +936,8 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 				       .task_env = o->task_env[0] ? o->task_env : NULL,
 				       .verify = (enum gp_verify_policy)o->verify,
 				       .verify_ms = o->verify_ms,
-				       .verify_slack_mib = o->verify_slack_mib };
+				       .verify_slack_mib = o->verify_slack_mib,
+				       .log_max = o->log_max };
 	const struct gp_agent_node *n;
 	char err[512], how[1024];
 	bool isolated;
