@@ -55,7 +55,7 @@ struct tick {
 	struct gp_task *task;
 	struct gp_sched_task *sched;
 	struct gp_sched_outcome *out;
-	int n, n_out;
+	int n, n_sched, n_out;
 	struct gp_sched_tenant *tenant;
 	char (*user)[GP_USER_SPEC_MAX]; /* each tenant's Unix user, by the index in tenant */
 	int tenants;
@@ -433,7 +433,7 @@ static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 			continue;       /* its devices are gone: it cannot count */
 		count++;
 	}
-	*ret_count = count;
+	*ret_count = k->n_sched = count;
 	return 0;
 }
 
@@ -600,6 +600,30 @@ static void task_preempt(struct gp_loop *l, struct gp_task *t, const struct gp_s
 	audit(l, "task.preempt", t->id, o->reason);
 }
 
+/* A device holds at most as many slices as its region has task entries
+ * (GP_REGION_TASKS; the core's max_tasks): when a task waits for want of
+ * a device while some device is full that way, its reason says so. */
+static void wait_reason(const struct gp_loop *l, const struct tick *k, const char *reason,
+			char *buf, size_t len)
+{
+	unsigned held[GP_AGENT_DEVICES_MAX] = { 0 }, full = 0;
+	unsigned devices = gp_agent_node(l->agent)->devices;
+
+	snprintf(buf, len, "%s", reason);
+	if (strncmp(reason, "no device fits now", 18) != 0)
+		return;
+	for (int i = 0; i < k->n_sched; i++)
+		for (int d = 0; k->sched[i].running && d < k->sched[i].where.devices; d++)
+			if (k->sched[i].where.device[d] < GP_AGENT_DEVICES_MAX)
+				held[k->sched[i].where.device[d]]++;
+	for (unsigned d = 0; d < devices && d < GP_AGENT_DEVICES_MAX; d++)
+		full += held[d] >= GP_REGION_TASKS;
+	if (full)
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 "; %u device(s) hold %d slices, the most a device's region tracks",
+			 full, GP_REGION_TASKS);
+}
+
 static void tick_apply(struct gp_loop *l, struct tick *k)
 {
 	for (int i = 0; i < k->n_out; i++) {
@@ -612,8 +636,12 @@ static void tick_apply(struct gp_loop *l, struct tick *k)
 			task_start(l, k, t, o);
 		else if (o->verdict == GP_SCHED_PREEMPT)
 			task_preempt(l, t, o);
-		else
-			reason_set(l, t, o->reason);
+		else {
+			char why[GP_REASON_MAX];
+
+			wait_reason(l, k, o->reason, why, sizeof(why));
+			reason_set(l, t, why);
+		}
 	}
 	for (int i = 0; i < k->n; i++)
 		if (k->task[i].state == GP_TASK_RUNNING) {
