@@ -67,6 +67,12 @@ static void test_example(void **state)
 	assert_string_equal(o->metrics_token_file, "");
 	assert_true(o->with_agent);
 	assert_int_equal(o->grace_ms, 5000);
+	assert_string_equal(o->cgroup, "auto");
+	assert_int_equal(o->task_uid_base, 1879048192u);
+	assert_string_equal(o->task_env, "PATH LANG LANGUAGE LC_* TZ LD_LIBRARY_PATH GPUPOOL_SIM_*");
+	assert_int_equal(o->verify, 0);
+	assert_int_equal(o->verify_ms, 500);
+	assert_int_equal(o->verify_slack_mib, 512);
 	assert_int_equal(o->loop.sample_ms, 10000);
 	assert_int_equal(o->loop.util_window_s, 86400);
 	assert_int_equal(o->loop.grow_samples, 10);
@@ -97,7 +103,10 @@ static void test_every_key(void **state)
 				   "grow_samples: 3\novercommit: {all: 1.25}\n"
 				   "tenant_queue_max: 6\nheader_timeout_ms: 100\n"
 				   "body_timeout_ms: 3600000\nmax_connections: 65536\n"
-				   "max_client_connections: 1\nmetrics_token_file: m.token\n",
+				   "max_client_connections: 1\nmetrics_token_file: m.token\n"
+				   "cgroup: off\ntask_uid_base: 700000\ntask_groups: video,render\n"
+				   "task_env: PATH LC_*\nverify: alert\nverify_ms: 1000\n"
+				   "verify_slack_mib: 0\n",
 				   o, err, sizeof(err)),
 			 0);
 	assert_string_equal(o->db, "a.db");
@@ -111,6 +120,13 @@ static void test_every_key(void **state)
 	assert_int_equal(o->max_connections, 65536);
 	assert_int_equal(o->max_client_connections, 1);
 	assert_string_equal(o->metrics_token_file, "m.token");
+	assert_string_equal(o->cgroup, "off");
+	assert_int_equal(o->task_uid_base, 700000);
+	assert_string_equal(o->task_groups, "video,render");
+	assert_string_equal(o->task_env, "PATH LC_*");
+	assert_int_equal(o->verify, 1);
+	assert_int_equal(o->verify_ms, 1000);
+	assert_int_equal(o->verify_slack_mib, 0);
 	assert_false(o->with_agent);
 	assert_string_equal(o->shim, "lib.so");
 	assert_string_equal(o->run_dir, "r");
@@ -214,6 +230,12 @@ static void test_bad(void **state)
 					      "a whole number from 1 to 65536"},
 		{"tenant_queue_max: 0\n", ":1:19: key \"tenant_queue_max\": \"0\" is not a "
 					   "whole number from 1 to 10000000"},
+		{"verify: maybe\n", ":1:9: key \"verify\": \"maybe\" is not one of: kill, alert, off"},
+		{"verify: [kill]\n", ":1:9: key \"verify\": is a list; give one of its words"},
+		{"task_uid_base: 1000\n", ":1:16: key \"task_uid_base\": \"1000\" is not a whole "
+					   "number from 65536 to 2130706432"},
+		{"verify_ms: 50\n", ":1:12: key \"verify_ms\": \"50\" is not a whole number from "
+				     "100 to 60000"},
 		{"log_max: 512K\n", ":1:10: key \"log_max\": \"512K\" is not a size from 1M to 1T; "
 				    "give one like 64M or 1G"},
 		{"log_max: 2T\n", ":1:10: key \"log_max\": \"2T\" is not a size from 1M to 1T"},
