@@ -33,6 +33,8 @@ chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
 export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim"
+. "$(dirname "$0")/../scripts/for-tasks.sh" # what tasks run, where they reach it
+for_tasks "$tmp/bin" gp hog
 
 fail() {
 	echo "bench-verifier.sh: $1" >&2

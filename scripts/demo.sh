@@ -32,6 +32,11 @@ if [ "${DEVICE:-sim}" = sim ]; then
 	export GPUPOOL_SIM_DIR=$dir/sim
 fi
 export GPUPOOL_SOCKET=$dir/server.sock GPUPOOL_TOKEN_FILE=$dir/state/admin.token
+# ... and what they run may be out of their reach (a checkout in /root):
+# copies in $dir/bin, and the tasks start from $dir.
+. "$root/scripts/for-tasks.sh"
+for_tasks "$dir/bin" gp gl
+cd "$dir"
 server=""
 sampler=""
 stop_all() {

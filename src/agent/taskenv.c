@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fail.h"
+
 #define NAME_FIRST   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 #define NAME_CHARS   NAME_FIRST "0123456789"
 #define NAME_SHOWN   64 /* bytes of a bad name a message shows */
@@ -41,20 +43,6 @@ static const struct {
 	{"LOGNAME", EXACT, WHY_USER},
 };
 
-static int fail(char *err, size_t len, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t len, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 /* ---- checks ------------------------------------------------------------- */
 
@@ -76,7 +64,7 @@ int gp_task_env_name_check(const char *name, char *err, size_t err_len)
 
 	if (n == 0 || n > GP_TASK_ENV_NAME_MAX || !strchr(NAME_FIRST, name[0]) ||
 	    strspn(name, NAME_CHARS) != n)
-		return fail(
+		return gp_fail(
 			err, err_len, -EINVAL,
 			"variable \"%.*s%s\": a name is 1 to %d letters, digits or '_', "
 			"not starting with a digit",
@@ -84,7 +72,7 @@ int gp_task_env_name_check(const char *name, char *err, size_t err_len)
 			GP_TASK_ENV_NAME_MAX);
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		if (is_match(name, reserved[i].name, reserved[i].match))
-			return fail(err, err_len, -EINVAL,
+			return gp_fail(err, err_len, -EINVAL,
 				    "variable \"%s\" is gpupool's own (%s); leave it out",
 				    name, reserved[i].why);
 	return 0;
@@ -95,16 +83,16 @@ static int value_check(const char *name, json_t *v, char *err, size_t len)
 	size_t n = json_string_length(v);
 
 	if (!json_is_string(v))
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "variable \"%s\": the value must be a string (quote numbers: "
 			    "\"1\")",
 			    name);
 	if (n > GP_TASK_ENV_VALUE_MAX)
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "variable \"%s\": the value is %zu bytes, over %d", name, n,
 			    GP_TASK_ENV_VALUE_MAX);
 	if (memchr(json_string_value(v), '\0', n))
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "variable \"%s\": the value holds a NUL byte, which no "
 			    "environment "
 			    "can",
@@ -120,16 +108,16 @@ int gp_task_env_check(json_t *env, char *err, size_t err_len)
 	int r;
 
 	if (!json_is_object(env))
-		return fail(
+		return gp_fail(
 			err, err_len, -EINVAL,
 			"it must be an object of variables: {\"NAME\": \"value\", ...}");
 	if (json_object_size(env) > GP_TASK_ENV_MAX)
-		return fail(err, err_len, -EINVAL, "%zu variables, over %d",
+		return gp_fail(err, err_len, -EINVAL, "%zu variables, over %d",
 			    json_object_size(env), GP_TASK_ENV_MAX);
 	json_object_keylen_foreach(env, name, name_len, v)
 	{
 		if (name_len != strlen(name))
-			return fail(err, err_len, -EINVAL,
+			return gp_fail(err, err_len, -EINVAL,
 				    "variable \"%s...\": a name holds a NUL byte", name);
 		r = gp_task_env_name_check(name, err, err_len);
 		if (r == 0)

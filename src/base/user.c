@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fail.h"
+
 #define BUF_FIRST   1024
 #define BUF_MAX	    (1 << 20)
 #define ID_MAX	    4294967294ULL /* (uid_t)-1 means "no id" to the kernel */
@@ -25,20 +27,6 @@
 
 _Static_assert(sizeof(uid_t) >= 4 && sizeof(gid_t) >= 4, "ids of 32 bits");
 
-static int fail(char *err, size_t len, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t len, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 /* ---- parsing ---------------------------------------------------------- */
 
@@ -68,7 +56,7 @@ static enum part part_kind(const char *s)
 
 static int part_bad(const char *spec, const char *part, char *err, size_t len)
 {
-	return fail(
+	return gp_fail(
 		err, len, -EINVAL,
 		"user \"%s\": \"%s\" is neither a name (1 to %d letters, digits, '.', "
 		"'_' or '-', not starting with '-') nor a number; " FORMS,
@@ -81,7 +69,7 @@ static int number_parse(const char *spec, const char *text, unsigned long long *
 	unsigned long long v = strtoull(text, NULL, 10);
 
 	if (v > ID_MAX)
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "user \"%s\": %s is over the largest id, %llu", spec, text,
 			    ID_MAX);
 	*ret = v;
@@ -93,12 +81,12 @@ static int form_check(const char *spec, enum part user, enum part group, bool ha
 		      char *err, size_t len)
 {
 	if (!has_group && user == PART_NUMBER)
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "user \"%s\": a uid alone is not enough; give UID:GID (two "
 			    "numbers), or a user name",
 			    spec);
 	if (has_group && user != group)
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "user \"%s\": give NAME:GROUP (two names) or UID:GID (two "
 			    "numbers), not one of each",
 			    spec);
@@ -112,12 +100,12 @@ static int spec_parse(const char *spec, struct spec *ret, char *err, size_t len)
 	int r;
 
 	if (!spec)
-		return fail(err, len, -EINVAL, "no user spec; " FORMS);
+		return gp_fail(err, len, -EINVAL, "no user spec; " FORMS);
 	if (!*spec)
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "an empty user spec means automatic (gp_user_auto); " FORMS);
 	if (strlen(spec) >= GP_USER_SPEC_MAX)
-		return fail(err, len, -EINVAL, "user \"%.*s...\": over %d bytes; " FORMS,
+		return gp_fail(err, len, -EINVAL, "user \"%.*s...\": over %d bytes; " FORMS,
 			    16, spec, GP_USER_SPEC_MAX - 1);
 	memset(ret, 0, sizeof(*ret));
 	colon = strchr(spec, ':');
@@ -223,7 +211,7 @@ static int query_run(struct query *q)
 
 static int lookup_failed(const char *what, const char *key, int r, char *err, size_t len)
 {
-	return fail(err, len, r, "looking up %s \"%s\": %s", what, key, strerror(-r));
+	return gp_fail(err, len, r, "looking up %s \"%s\": %s", what, key, strerror(-r));
 }
 
 /* ---- resolving -------------------------------------------------------- */
@@ -231,10 +219,10 @@ static int lookup_failed(const char *what, const char *key, int r, char *err, si
 static int root_refused(const struct gp_user *u, const char *spec, char *err, size_t len)
 {
 	if (u->uid == 0)
-		return fail(err, len, -EINVAL, "user \"%s\" is uid 0; " ROOT_ADVICE,
+		return gp_fail(err, len, -EINVAL, "user \"%s\" is uid 0; " ROOT_ADVICE,
 			    spec);
 	if (u->gid == 0)
-		return fail(err, len, -EINVAL,
+		return gp_fail(err, len, -EINVAL,
 			    "user \"%s\" has gid 0 (the root group); " ROOT_ADVICE, spec);
 	return 0;
 }
@@ -255,7 +243,7 @@ static int numeric_resolve(const char *spec, const struct spec *p, struct gp_use
 	if (r < 0)
 		return lookup_failed("uid", p->user, r, err, len);
 	if (q.too_long)
-		return fail(
+		return gp_fail(
 			err, len, -ENAMETOOLONG,
 			"user \"%s\": the passwd entry of uid %s has a name or home too "
 			"long to use",
@@ -276,13 +264,13 @@ static int named_resolve(const struct spec *p, struct gp_user *u, char *err, siz
 	if (r < 0)
 		return lookup_failed("user", p->user, r, err, len);
 	if (!q.found)
-		return fail(
+		return gp_fail(
 			err, len, -ENOENT,
 			"no user \"%s\" on this machine (getent passwd %s); create it, "
 			"or give UID:GID",
 			p->user, p->user);
 	if (q.too_long)
-		return fail(err, len, -ENAMETOOLONG,
+		return gp_fail(err, len, -ENAMETOOLONG,
 			    "user \"%s\": its passwd entry has a name or home too long "
 			    "to use",
 			    p->user);
@@ -293,7 +281,7 @@ static int named_resolve(const struct spec *p, struct gp_user *u, char *err, siz
 	if (r < 0)
 		return lookup_failed("group", p->group, r, err, len);
 	if (!g.found)
-		return fail(err, len, -ENOENT,
+		return gp_fail(err, len, -ENOENT,
 			    "no group \"%s\" on this machine (getent group %s); create "
 			    "it, or "
 			    "give the user alone to use its own group",
@@ -309,14 +297,14 @@ int gp_user_resolve(const char *spec, struct gp_user *ret, char *err, size_t err
 	int r = spec_parse(spec, &p, err, err_len);
 
 	if (r == 0 && !ret)
-		r = fail(err, err_len, -EINVAL, "gp_user_resolve: no place for the user");
+		r = gp_fail(err, err_len, -EINVAL, "gp_user_resolve: no place for the user");
 	if (r == 0)
 		r = p.numeric ? numeric_resolve(spec, &p, &u, err, err_len)
 			      : named_resolve(&p, &u, err, err_len);
 	if (r == 0)
 		r = root_refused(&u, spec, err, err_len);
 	if (r == 0 && (u.uid == (uid_t)-1 || u.gid == (gid_t)-1))
-		r = fail(err, err_len, -EINVAL, "user \"%s\": its uid or gid is -1",
+		r = gp_fail(err, err_len, -EINVAL, "user \"%s\": its uid or gid is -1",
 			 spec);
 	if (r == 0)
 		*ret = u;
@@ -330,13 +318,13 @@ int gp_user_auto(uint32_t base, int64_t tenant_id, struct gp_user *ret, char *er
 	int r;
 
 	if (!ret || tenant_id < 1 || tenant_id >= GP_USER_AUTO_COUNT)
-		return fail(err, err_len, -EINVAL,
+		return gp_fail(err, err_len, -EINVAL,
 			    "tenant %lld has no automatic user (ids 1 to %u have one); "
 			    "give it "
 			    "a user",
 			    (long long)tenant_id, GP_USER_AUTO_COUNT - 1);
 	if (base < GP_USER_AUTO_BASE_MIN || base > GP_USER_AUTO_BASE_MAX)
-		return fail(err, err_len, -EINVAL,
+		return gp_fail(err, err_len, -EINVAL,
 			    "the automatic users' base %u is not from %u to %u", base,
 			    GP_USER_AUTO_BASE_MIN, GP_USER_AUTO_BASE_MAX);
 	q.id = g.id = base + (unsigned long long)tenant_id;
@@ -344,10 +332,10 @@ int gp_user_auto(uint32_t base, int64_t tenant_id, struct gp_user *ret, char *er
 	if (r == 0 && !q.found)
 		r = query_run(&g);
 	if (r < 0)
-		return fail(err, err_len, r, "looking up id %llu: %s", q.id,
+		return gp_fail(err, err_len, r, "looking up id %llu: %s", q.id,
 			    strerror(-r));
 	if (q.found || g.found)
-		return fail(
+		return gp_fail(
 			err, err_len, -EEXIST,
 			"id %llu, the automatic user of tenant %lld, is the %s \"%s\" of "
 			"this machine; give the tenant a user of its own",

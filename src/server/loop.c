@@ -140,32 +140,24 @@ static void exit_text(int code, char *buf, size_t len)
 		snprintf(buf, len, "exited with code %d", code);
 }
 
-/* A task stopped because a tenant cancelled it. */
-static void ended_cancelled(struct gp_task *t, const char *who, int code, int64_t now)
+/* A task stopped from outside (a tenant cancelled it, or the verifier
+ * stopped it): its state, why, and how its process ended. */
+static void ended_stopped(struct gp_task *t, enum gp_task_state state, const char *why,
+			  int code, int64_t now)
 {
 	char how[64];
 
 	exit_text(code, how, sizeof(how));
-	t->state = GP_TASK_CANCELLED;
+	t->state = state;
 	t->ended = now;
-	snprintf(t->reason, sizeof(t->reason), "cancelled by %s; %s", who, how);
-}
-
-/* A task the verifier stopped failed, whatever else was under way. */
-static void ended_violated(struct gp_task *t, const char *violation, int code, int64_t now)
-{
-	char how[64];
-
-	exit_text(code, how, sizeof(how));
-	t->state = GP_TASK_FAILED;
-	t->ended = now;
-	snprintf(t->reason, sizeof(t->reason), "stopped by the verifier (%s): %s", how, violation);
+	if (snprintf(t->reason, sizeof(t->reason), "%s; %s", why, how) >= (int)sizeof(t->reason))
+		snprintf(t->reason + sizeof(t->reason) - 4, 4, "...");
 }
 
 static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char *violation)
 {
 	struct gp_loop *l = ctx;
-	char who[GP_STORE_NAME_MAX];
+	char who[GP_STORE_NAME_MAX], why[GP_REASON_MAX];
 	bool cancelled = cancels_take(&l->cancelling, id, who, sizeof(who)) && stopped &&
 			 !violation;
 	bool preempted = idset_take(&l->stopping, id) && stopped && !cancelled && !violation;
@@ -179,9 +171,11 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char
 	t.pid = 0;
 	t.exit_code = code;
 	if (violation) {
-		ended_violated(&t, violation, code, now);
+		snprintf(why, sizeof(why), "stopped by the verifier: %s", violation);
+		ended_stopped(&t, GP_TASK_FAILED, why, code, now);
 	} else if (cancelled) {
-		ended_cancelled(&t, who, code, now);
+		snprintf(why, sizeof(why), "cancelled by %s", who);
+		ended_stopped(&t, GP_TASK_CANCELLED, why, code, now);
 	} else if (preempted) {
 		t.state = GP_TASK_PREEMPTED;
 		t.placement[0] = '\0';

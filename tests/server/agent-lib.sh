@@ -9,6 +9,12 @@ export GPUPOOL_SIM_DIR=$tmp/sim
 # as they would in /tmp (sticky, world-writable); the server's own files
 # (the database, the token, the logs) are in $tmp/state, which it makes 0700.
 chmod 1777 "$tmp"
+# What those tasks run may be out of their reach (a checkout in a 0700
+# directory): copies in $tmp/bin (scripts/for-tasks.sh), and the tasks are
+# submitted from $tmp.
+. "$(dirname "$0")/../../scripts/for-tasks.sh"
+for_tasks "$tmp/bin" gp gl hog
+cd "$tmp"
 
 # server_start ARGS...: starts the server with this machine's agent ($server
 # is its pid, its output in $tmp/server.log) and waits until it answers.
