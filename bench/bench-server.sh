@@ -81,7 +81,7 @@ server_stop
 export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2 \
 	GPUPOOL_SIM_DIR="$tmp/sim" GPUPOOL_RUN_DIR="$tmp/run"
 . "$(dirname "$0")/../scripts/for-tasks.sh" # what tasks run, where they reach it
-for_tasks "$tmp/bin" gp
+for_tasks "$tmp/bin" gp || fail "cannot copy what the tasks run into $tmp/bin"
 server_start agent --with-agent --run-dir "$tmp/run"
 lat=$("$client" latency --url http://localhost/v1/tasks --socket "$tmp/agent/sock" \
 	--token "$token" --count "$tasks" --rate "$rate" --db "$tmp/agent/gp.db") ||

@@ -19,7 +19,9 @@
 #                             end, seen by polling /proc every 5 ms; target
 #                             p99 <= 1000
 # Exits 1 when a target is missed or the run fails.
-# usage: bench-verifier.sh BUILD_DIR
+# Also fails when an honest holder is taken for a violation.
+# usage: bench-verifier.sh BUILD_DIR    (DEVICE=real: the machine's GPUs and
+#                                        driver instead of simdev; as root)
 set -eu
 build=$1
 build=$(cd "$build" && pwd)
@@ -32,15 +34,23 @@ tmp=$(mktemp -d)
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
-export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim"
-. "$(dirname "$0")/../scripts/for-tasks.sh" # what tasks run, where they reach it
-for_tasks "$tmp/bin" gp hog
 
 fail() {
 	echo "bench-verifier.sh: $1" >&2
 	cat "$tmp"/*/server.log >&2 2>/dev/null || true
 	exit 1
 }
+
+if [ "${DEVICE:-sim}" = sim ]; then
+	export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim"
+elif [ -z "${TASKS:-}" ]; then
+	# 8 holders a GPU (at most 32), leaving slices for the violations.
+	gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+	tasks=$((gpus * 8 < 32 ? gpus * 8 : 32))
+	[ "$tasks" -gt 0 ] || fail "DEVICE=real: nvidia-smi lists no GPU"
+fi
+. "$(dirname "$0")/../scripts/for-tasks.sh" # what tasks run, where they reach it
+for_tasks "$tmp/bin" gp hog || fail "cannot copy what the tasks run into $tmp/bin"
 
 now_ms() {
 	date +%s%3N
@@ -89,6 +99,14 @@ server_stop() {
 	wait "$server" || true
 }
 
+# All TASKS holders still run: none was taken for a violation (on a real
+# GPU, their CUDA contexts count on top of their 256 MiB: the slack).
+holders_check() {
+	running=$("$gp" task ls -o json | jq '[.tasks[] | select(.state == "running")] | length')
+	[ "$running" -ge "$tasks" ] ||
+		fail "only $running of the $tasks holders run: the verifier took honest tasks for violations"
+}
+
 # cpu PID TID: the thread's and the process's CPU over the window, in percent.
 cpu() {
 	hz=$(getconf CLK_TCK)
@@ -107,6 +125,7 @@ pct() { # hundredths -> "x.yy"
 server_start slow --verify-ms 1000
 set -- $(cpu "$server" "$verifier")
 slow_thread=$1 slow_server=$2
+holders_check
 server_stop
 
 # The default period, and violations with the holders still running. Each
@@ -115,6 +134,7 @@ server_stop
 server_start default
 set -- $(cpu "$server" "$verifier")
 default_thread=$1
+holders_check
 : >"$tmp/kills"
 for _ in $(seq "$kills"); do
 	sleep "0.$(od -An -N2 -tu2 /dev/urandom | awk '{printf "%03d", $1 % 1000}')"
@@ -145,8 +165,8 @@ ok=true
 [ "$p99" -le 1000 ] || ok=false
 share=0
 [ "$slow_server" -gt 0 ] && share=$((slow_thread * 10000 / slow_server))
-printf '{"bench":"verifier","devices":4,"tasks":%d,"window_s":%d,"verify_ms":1000,' \
-	"$tasks" "$window"
+printf '{"bench":"verifier","device":"%s","tasks":%d,"window_s":%d,"verify_ms":1000,' \
+	"${DEVICE:-sim}" "$tasks" "$window"
 default_ms=$("$gp" server --with-agent --check-config | sed -n 's/.*verifier .*every \([0-9]*\) ms.*/\1/p')
 printf '"verifier_cpu_pct":%s,"default_verify_ms":%s,' "$(pct "$slow_thread")" "$default_ms"
 printf '"verifier_cpu_pct_default":%s,"baseline_server_cpu_pct":%s,"verifier_share":%s,' \

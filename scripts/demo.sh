@@ -35,7 +35,7 @@ export GPUPOOL_SOCKET=$dir/server.sock GPUPOOL_TOKEN_FILE=$dir/state/admin.token
 # ... and what they run may be out of their reach (a checkout in /root):
 # copies in $dir/bin, and the tasks start from $dir.
 . "$root/scripts/for-tasks.sh"
-for_tasks "$dir/bin" gp gl
+for_tasks "$dir/bin" gp gl || { echo "demo: cannot copy what the tasks run into $dir/bin" >&2; exit 1; }
 cd "$dir"
 server=""
 sampler=""

@@ -14,7 +14,8 @@
 #                          and the directories of LD_LIBRARY_PATH that hold
 #                          libcuda.so.1 (the simulated driver), pointing
 #                          LD_LIBRARY_PATH at them. Does nothing unless
-#                          this shell is root.
+#                          this shell is root. Returns 1 (having said why,
+#                          as cp does) when a copy fails.
 
 for_tasks() {
 	ft_dir=$1
@@ -40,8 +41,12 @@ for_tasks() {
 		[ "$ft_part" = "$ft_rest" ] && ft_rest="" || ft_rest=${ft_rest#*:}
 		if [ -n "$ft_part" ] && [ -f "$ft_part/libcuda.so.1" ]; then
 			ft_n=$((ft_n + 1))
-			mkdir -p "$ft_dir/lib$ft_n" && cp "$ft_part"/*.so* "$ft_dir/lib$ft_n/" &&
-				chmod 755 "$ft_dir/lib$ft_n" "$ft_dir/lib$ft_n"/* || return 1
+			mkdir -p "$ft_dir/lib$ft_n" && chmod 755 "$ft_dir/lib$ft_n" || return 1
+			for ft_lib in "$ft_part"/*.so*; do
+				[ -f "$ft_lib" ] || continue # meson's .p directories
+				cp "$ft_lib" "$ft_dir/lib$ft_n/" &&
+					chmod 755 "$ft_dir/lib$ft_n/$(basename "$ft_lib")" || return 1
+			done
 			ft_part=$ft_dir/lib$ft_n
 		fi
 		ft_path=${ft_path:+$ft_path:}$ft_part

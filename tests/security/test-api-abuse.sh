@@ -26,6 +26,11 @@ set -u
 gp=$1
 slow=$2
 . "$(dirname "$0")/../lib.sh"
+# The tasks of a root server run as their tenants' users: they reach $tmp,
+# and a copy of what they run (scripts/for-tasks.sh).
+chmod 1777 "$tmp"
+. "$(dirname "$0")/../../scripts/for-tasks.sh"
+for_tasks "$tmp/bin" gp || { echo "cannot copy what the tasks run into $tmp/bin"; exit 1; }
 sock=$tmp/server.sock
 out=$tmp/out
 export GPUPOOL_SOCKET="$sock" GPUPOOL_DB="$tmp/unused/gpupool.db"

@@ -13,7 +13,7 @@ chmod 1777 "$tmp"
 # directory): copies in $tmp/bin (scripts/for-tasks.sh), and the tasks are
 # submitted from $tmp.
 . "$(dirname "$0")/../../scripts/for-tasks.sh"
-for_tasks "$tmp/bin" gp gl hog
+for_tasks "$tmp/bin" gp gl hog || { echo "cannot copy what the tasks run into $tmp/bin"; exit 1; }
 cd "$tmp"
 
 # server_start ARGS...: starts the server with this machine's agent ($server
