@@ -63,10 +63,14 @@ void gp_usage_set_resolver(struct gp_usage *u, gp_usage_resolver *fn, void *ctx)
 struct gp_usage_process {
 	pid_t pid;
 	uint64_t mem_bytes;
+	int util_pct; /* its SM utilization in its newest sample; -1: none */
 };
 
-/* The compute processes of device d, up to max of them in out; returns
- * how many there are (which may be more than max), or a negative errno. */
+/* The compute processes of device d, up to max of them in out, each with
+ * its utilization from the samples newer than this sampler's last call
+ * (where the library keeps per-process samples); returns how many there
+ * are (which may be more than max), or a negative errno. For a sampler
+ * of its own (the verifier's): it moves the sampler's last-seen time. */
 int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
 		       int max);
 

@@ -130,6 +130,15 @@ static uint64_t mib(uint64_t bytes)
 	return bytes >> 20;
 }
 
+/* "; 87 % of the device" when the process's utilization is known. */
+static void util_text(const struct gp_verify_proc *p, char *buf, size_t len)
+{
+	if (p->util_pct >= 0)
+		snprintf(buf, len, "; it uses %d %% of the device", p->util_pct);
+	else
+		buf[0] = '\0';
+}
+
 /* Appends a violation when there is room; counts it anyway. */
 static __attribute__((format(printf, 8, 9))) void
 found(struct gp_violation *out, int max, int *n, enum gp_violation_kind kind, int64_t task,
@@ -164,20 +173,23 @@ int gp_verifier_check(struct gp_verifier *v, unsigned device, const char *uuid,
 			continue;
 		if (!t && p->task)
 			continue; /* its task ended a moment ago: being stopped */
+		char util[48];
+
+		util_text(p, util, sizeof(util));
 		if (!t) {
 			found(out, max, &n, GP_VIOLATION_STRANGER, 0, p->pid, p,
-			      "process %d holds %" PRIu64 " MiB on %s but belongs to no task",
-			      (int)p->pid, mib(p->mem_bytes), uuid);
+			      "process %d holds %" PRIu64 " MiB on %s but belongs to no task%s",
+			      (int)p->pid, mib(p->mem_bytes), uuid, util);
 		} else if (!task_has_device(t, device)) {
 			found(out, max, &n, GP_VIOLATION_DEVICE, t->id, p->pid, p,
 			      "process %d of task %" PRId64 " uses %s (%" PRIu64
-			      " MiB), which is not one of its devices",
-			      (int)p->pid, t->id, uuid, mib(p->mem_bytes));
+			      " MiB%s), which is not one of its devices",
+			      (int)p->pid, t->id, uuid, mib(p->mem_bytes), util);
 		} else if (t->sliced && !gp_verifier_has_shim(v, p->pid)) {
 			found(out, max, &n, GP_VIOLATION_UNSLICED, t->id, p->pid, p,
 			      "process %d of task %" PRId64 " runs on %s without the interposer "
-			      "(it holds %" PRIu64 " MiB; the task's slice is %" PRIu64 " MiB)",
-			      (int)p->pid, t->id, uuid, mib(p->mem_bytes), t->mem_mib);
+			      "(it holds %" PRIu64 " MiB; the task's slice is %" PRIu64 " MiB%s)",
+			      (int)p->pid, t->id, uuid, mib(p->mem_bytes), t->mem_mib, util);
 		}
 	}
 	for (int k = 0; k < n_tasks; k++) {

@@ -15,7 +15,9 @@
  *     slack for what the driver itself counts (CUDA contexts and modules
  *     take 300-500 MiB per process on recent GPUs, and the slice does not
  *     count them).
- * This module only decides; the agent acts (alerts, kills, fails the
+ * A violation's text names the process, its task, the device and the
+ * figures: the memory, and the process's utilization of the device where
+ * the library reports it. This module only decides; the agent acts (alerts, kills, fails the
  * task; agent.h). Whether a process has loaded the interposer comes from
  * /proc/PID/maps (the interposer's file, by device and inode), read once
  * per process and remembered.
@@ -54,6 +56,7 @@ struct gp_verify_task {
 struct gp_verify_proc {
 	pid_t pid;
 	uint64_t mem_bytes;
+	int util_pct; /* of the device, where the library says; -1: unknown */
 	int64_t task;
 };
 

@@ -127,7 +127,8 @@ static void device_check(struct gp_agent *a, struct watch_scratch *w, unsigned d
 		listed = PROCS_MAX;
 	for (int i = 0; i < listed; i++) {
 		w->proc[i] = (struct gp_verify_proc){ .pid = w->listed[i].pid,
-						      .mem_bytes = w->listed[i].mem_bytes };
+						      .mem_bytes = w->listed[i].mem_bytes,
+						      .util_pct = w->listed[i].util_pct };
 		if (gp_agent_task_of(a, w->proc[i].pid, &w->proc[i].task) < 0)
 			w->proc[i].task = 0;
 	}

@@ -44,8 +44,8 @@ static void test_decisions(void **state)
 	struct gp_verify_proc on0[] = {
 		{ .pid = 100, .mem_bytes = 900 * MIB, .task = 1 },  /* within */
 		{ .pid = 101, .mem_bytes = 300 * MIB, .task = 1 },  /* 1200 > 1024, < 1280 */
-		{ .pid = 200, .mem_bytes = 10 * MIB, .task = 2 },   /* not its device */
-		{ .pid = 300, .mem_bytes = 64 * MIB, .task = 0 },   /* a stranger */
+		{ .pid = 200, .mem_bytes = 10 * MIB, .task = 2, .util_pct = -1 }, /* not its device */
+		{ .pid = 300, .mem_bytes = 64 * MIB, .task = 0, .util_pct = 87 }, /* a stranger */
 		{ .pid = 1, .mem_bytes = 64 * MIB, .task = 0 },     /* the agent */
 		{ .pid = 400, .mem_bytes = 64 * MIB, .task = 99 },  /* task just ended */
 	};
@@ -61,7 +61,8 @@ static void test_decisions(void **state)
 	assert_int_equal(out[1].kind, GP_VIOLATION_STRANGER);
 	assert_int_equal(out[1].pid, 300);
 	assert_int_equal(out[1].task, 0);
-	assert_non_null(strstr(out[1].text, "belongs to no task"));
+	assert_non_null(strstr(out[1].text, "belongs to no task; it uses 87 % of the device"));
+	assert_null(strstr(out[0].text, "% of the device")); /* utilization unknown */
 	/* Past the slack: task 1 is over, and the largest process is named. */
 	on0[1].mem_bytes = 500 * MIB;
 	n = gp_verifier_check(v, 0, "GPU-0", tasks, 3, on0, 4, out, 8);
