@@ -148,6 +148,7 @@ static bool name_in(const char *const *list, const char *entry)
 static const char *const set_here[] = { "HOME=", "USER=", "LOGNAME=", "CUDA_VISIBLE_DEVICES=",
 					"LD_PRELOAD=", "GPUPOOL_TASK_ID=", "GPUPOOL_TASK_SECRET=",
 					"GPUPOOL_RUN_DIR=", NULL };
+
 static void env_passed(struct gp_agent *a, struct env *e)
 {
 	const char *list = a->o.task_env ? a->o.task_env : GP_AGENT_TASK_ENV;
