@@ -10,13 +10,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <grp.h>
 #include <linux/close_range.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -171,6 +171,7 @@ static int output_open(const struct gp_launch *spec, int *ret_in, int *ret_out, 
 		       char *err, size_t err_len)
 {
 	const char *path = spec->log_path ? spec->log_path : "/dev/null";
+	int r;
 
 	*ret_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	*ret_own = !(spec->log_path == NULL && spec->log_fd > 0);
@@ -178,9 +179,10 @@ static int output_open(const struct gp_launch *spec, int *ret_in, int *ret_out, 
 			    : spec->log_fd;
 	if (*ret_in >= 0 && *ret_out >= 0)
 		return 0;
+	r = -errno;
 	snprintf(err, err_len, "cannot open %s: %s", *ret_in < 0 ? "/dev/null" : path,
-		 strerror(errno));
-	return -errno;
+		 strerror(-r));
+	return r;
 }
 
 int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
@@ -197,14 +199,14 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
 	r = output_open(spec, &in, &out, &own_out, err, err_len);
 	if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0) {
 		r = -errno;
-		snprintf(err, err_len, "cannot make a pipe: %s", strerror(errno));
+		snprintf(err, err_len, "cannot make a pipe: %s", strerror(-r));
 	}
 	if (r < 0)
 		goto out;
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
-		snprintf(err, err_len, "cannot fork: %s", strerror(errno));
+		snprintf(err, err_len, "cannot fork: %s", strerror(-r));
 		goto out;
 	}
 	if (pid == 0)
