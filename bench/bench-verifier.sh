@@ -33,7 +33,15 @@ kills=${KILLS:-20}
 tmp=$(mktemp -d)
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
-trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
+trap 'status=$?; stop_tasks; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
+server=""
+
+# Kills the running tasks of the server (a server leaves its tasks running).
+stop_tasks() {
+	[ -n "$server" ] || return 0
+	"$gp" task ls -o json 2>/dev/null | jq -r '.tasks[] | select(.state == "running") | .pid' |
+		while read -r pid; do kill -9 -- "-$pid" 2>/dev/null || true; done
+}
 
 fail() {
 	echo "bench-verifier.sh: $1" >&2
@@ -91,12 +99,11 @@ server_start() {
 	sleep 3 # every holder has taken its memory
 }
 
-# Stops the server and its tasks (a server leaves its tasks running).
 server_stop() {
-	"$gp" task ls -o json | jq -r '.tasks[] | select(.state == "running") | .pid' |
-		while read -r pid; do kill -9 -- "-$pid" 2>/dev/null || true; done
+	stop_tasks
 	kill "$server"
 	wait "$server" || true
+	server=""
 }
 
 # All TASKS holders still run: none was taken for a violation (on a real

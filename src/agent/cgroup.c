@@ -348,8 +348,31 @@ int gp_cgroups_open(const char *where, const char *tag, struct gp_cgroups **ret,
 	return 0;
 }
 
+/* Removes the empty task cgroups (those of tasks that ended). */
+static void empties_remove(struct gp_cgroups *c)
+{
+	DIR *d = opendir(c->path);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (strncmp(e->d_name, "task-", 5) == 0 &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", c->path, e->d_name) <
+			    sizeof(path))
+			rmdir(path); /* EBUSY while a process is in it */
+	}
+	closedir(d);
+}
+
 struct gp_cgroups *gp_cgroups_free(struct gp_cgroups *c)
 {
+	if (c) {
+		empties_remove(c);
+		rmdir(c->path); /* only when no task's cgroup is left in it */
+	}
 	free(c);
 	return NULL;
 }

@@ -47,7 +47,10 @@ struct gp_cgroups;
  * cgroup.kill, a kernel older than 5.14). */
 int gp_cgroups_open(const char *where, const char *tag, struct gp_cgroups **ret,
 		    int *ret_left, char *err, size_t err_len);
-struct gp_cgroups *gp_cgroups_free(struct gp_cgroups *c); /* accepts NULL; returns NULL */
+/* Removes the cgroups of tasks that have ended, and the subtree when no
+ * other is left in it (the tasks that still run keep theirs, for the
+ * next agent to find); accepts NULL, returns NULL. */
+struct gp_cgroups *gp_cgroups_free(struct gp_cgroups *c);
 
 /* The subtree's path, for messages. */
 const char *gp_cgroups_path(const struct gp_cgroups *c);

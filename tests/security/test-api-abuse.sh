@@ -67,12 +67,14 @@ start() {
 }
 
 stop() {
+	cleanup_hook
 	kill "$server" 2>/dev/null
 	wait "$server" 2>/dev/null
 	server=
 }
 
-# Tasks a server with --with-agent left running are stopped at exit.
+# Tasks a server with --with-agent left running are stopped with it, and
+# at exit.
 cleanup_hook() {
 	[ -n "$server" ] || return 0
 	curl -s --unix-socket "$sock" -H "Authorization: Bearer $admin" \

@@ -143,8 +143,7 @@ static void test_leftovers_stopped(void **state)
 	assert_int_equal(left, 1);
 	assert_true(gone_within(grandchild, 2000));
 	assert_int_equal(gp_cgroups_populated(c, 9), 0);
-	rmdir(gp_cgroups_path(c)); /* this test's subtree */
-	gp_cgroups_free(c);
+	gp_cgroups_free(c); /* and with it this test's subtree */
 }
 
 static void test_bad_place(void **state)
