@@ -240,46 +240,6 @@ static int procs_list(struct gp_usage *u, unsigned d, unsigned *ret_n)
 	return -EAGAIN;
 }
 
-static int samples_list(struct gp_usage *u, unsigned d, unsigned *ret_n);
-
-/* Each listed process's newest utilization sample, if any. */
-static void processes_util(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
-			   int n)
-{
-	unsigned count = 0;
-
-	if (samples_list(u, d, &count) < 0)
-		return;
-	for (unsigned k = 0; k < count; k++) {
-		const nvmlProcessUtilizationSample_t *s = &u->sample[k];
-
-		if (s->timeStamp > u->last_seen_us[d])
-			u->last_seen_us[d] = s->timeStamp;
-		for (int i = 0; i < n; i++)
-			if (out[i].pid == (pid_t)s->pid)
-				out[i].util_pct = s->smUtil > 100 ? 100 : (int)s->smUtil;
-	}
-}
-
-int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
-		       int max)
-{
-	unsigned count = 0;
-	int r;
-
-	if (!u || d >= u->devices || (max && !out))
-		return -EINVAL;
-	r = procs_list(u, d, &count);
-	if (r < 0)
-		return r;
-	for (unsigned i = 0; i < count && (int)i < max; i++)
-		out[i] = (struct gp_usage_process){ .pid = (pid_t)u->proc[i].pid,
-						    .mem_bytes = u->proc[i].usedGpuMemory,
-						    .util_pct = -1 };
-	processes_util(u, d, out, (int)count < max ? (int)count : max);
-	return (int)count;
-}
-
 static void memory_add(struct gp_usage *u, unsigned d, struct gp_usage_group *groups,
 		       size_t n)
 {
@@ -367,6 +327,46 @@ static void used_add(struct gp_usage *u, unsigned d, uint64_t now,
 				      (s->smUtil > 100 ? 100 : s->smUtil) / 100;
 	}
 	u->last_seen_us[d] = newest;
+}
+
+/* ---- the processes of a device, for the verifier --------------------------- */
+
+/* Each listed process's newest utilization sample, if any. */
+static void processes_util(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
+			   int n)
+{
+	unsigned count = 0;
+
+	if (samples_list(u, d, &count) < 0)
+		return;
+	for (unsigned k = 0; k < count; k++) {
+		const nvmlProcessUtilizationSample_t *s = &u->sample[k];
+
+		if (s->timeStamp > u->last_seen_us[d])
+			u->last_seen_us[d] = s->timeStamp;
+		for (int i = 0; i < n; i++)
+			if (out[i].pid == (pid_t)s->pid)
+				out[i].util_pct = s->smUtil > 100 ? 100 : (int)s->smUtil;
+	}
+}
+
+int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
+		       int max)
+{
+	unsigned count = 0;
+	int r;
+
+	if (!u || d >= u->devices || (max && !out))
+		return -EINVAL;
+	r = procs_list(u, d, &count);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < count && (int)i < max; i++)
+		out[i] = (struct gp_usage_process){ .pid = (pid_t)u->proc[i].pid,
+						    .mem_bytes = u->proc[i].usedGpuMemory,
+						    .util_pct = -1 };
+	processes_util(u, d, out, (int)count < max ? (int)count : max);
+	return (int)count;
 }
 
 /* ---- one sampling ------------------------------------------------------- */
