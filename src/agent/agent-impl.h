@@ -34,6 +34,7 @@ struct running {
 	struct gp_launch_exit exit;     /* what of the group has ended */
 	uint64_t leader_gone_ms;        /* cgroup: when the shell was reaped */
 	unsigned applied_compute, applied_priority;     /* in the regions */
+	bool adopted;                   /* started by a previous agent: not our child */
 	char violation[GP_AGENT_WHY_MAX];       /* the verifier's; "" none */
 	bool violation_told;            /* reported through gp_agent_poll */
 	bool violation_stops;           /* the policy stops the task */
@@ -74,6 +75,12 @@ struct gp_agent {
 };
 
 uint64_t gp_agent_now_ms(void);
+
+/* The file of task `task` in the agent's own directory (RUN_DIR/tasks,
+ * mode 0700): "status" (its keeper writes the shell's code there) or
+ * "fifo" (its output, for the log pump). */
+void gp_agent_task_file(const struct gp_agent *a, int64_t task, const char *what, char *buf,
+			size_t len);
 
 /* The running task with this id (the caller holds the lock), or NULL. */
 struct running *gp_agent_running(struct gp_agent *a, int64_t id);

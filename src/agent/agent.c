@@ -28,6 +28,42 @@ uint64_t gp_agent_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+void gp_agent_task_file(const struct gp_agent *a, int64_t task, const char *what, char *buf,
+			size_t len)
+{
+	if ((size_t)snprintf(buf, len, "%s/tasks/task-%" PRId64 ".%s", a->run_dir, task, what) >=
+	    len)
+		buf[0] = '\0';
+}
+
+/* A task's files there, when it is over. */
+static void task_files_remove(const struct gp_agent *a, int64_t task)
+{
+	char path[PATH_MAX];
+
+	gp_agent_task_file(a, task, "status", path, sizeof(path));
+	unlink(path);
+	gp_agent_task_file(a, task, "fifo", path, sizeof(path));
+	unlink(path);
+}
+
+/* The code a task's keeper left: 0..255, or -1 when there is none. */
+static int task_status(const struct gp_agent *a, int64_t task)
+{
+	char path[PATH_MAX], text[16] = "";
+	int code = -1;
+	FILE *in;
+
+	gp_agent_task_file(a, task, "status", path, sizeof(path));
+	in = fopen(path, "re");
+	if (in) {
+		if (!fgets(text, sizeof(text), in) || sscanf(text, "%d", &code) != 1)
+			code = -1;
+		fclose(in);
+	}
+	return code;
+}
+
 struct running *gp_agent_running(struct gp_agent *a, int64_t id)
 {
 	for (int i = 0; i < a->tasks; i++)
@@ -73,19 +109,27 @@ static void cgroups_open(struct gp_agent *a)
 		a->cgroups = NULL;
 	else if (left)
 		snprintf(a->cgroup_why, sizeof(a->cgroup_why),
-			 "stopped %d task(s) a previous server left running", left);
+			 "found %d task(s) a previous server left, to adopt or stop", left);
 }
 
-/* A previous agent's tasks are gone (stopped, or marked lost): so are
- * their limits. */
-static void limits_forget_all(struct gp_region *r)
+/* The agent's own directory: the tasks' keepers' status files and the
+ * FIFOs of their output, out of every task's reach. */
+static int tasks_dir_make(struct gp_agent *a, char *err, size_t err_len)
 {
-	struct gp_task_info info[GP_REGION_TASKS];
-	int n = gp_region_tasks(r, info, GP_REGION_TASKS);
+	char dir[PATH_MAX];
+	struct stat st;
 
-	for (int i = 0; i < n && i < GP_REGION_TASKS; i++)
-		if (info[i].managed)
-			gp_region_task_forget(r, info[i].id);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/tasks", a->run_dir) >= sizeof(dir)) {
+		snprintf(err, err_len, "the run directory's path is too long");
+		return -ENAMETOOLONG;
+	}
+	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || chmod(dir, 0700) < 0) {
+		snprintf(err, err_len, "cannot make %s, mode 0700, of this user's: %s", dir,
+			 errno ? strerror(errno) : "it is not a directory of this user's");
+		return errno ? -errno : -EPERM;
+	}
+	return 0;
 }
 
 /* The devices' regions, made so that every task (in the task group) can
@@ -100,8 +144,6 @@ static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
 		if (r == 0)
 			r = gp_region_open(a->run_dir, d->uuid, d->mem_total_mib << 20,
 					   &a->region[i]);
-		if (r == 0)
-			limits_forget_all(a->region[i]);
 		if (r < 0) {
 			snprintf(err, err_len, "cannot prepare the region of %s in %s: %s", d->uuid,
 				 a->run_dir, strerror(-r));
@@ -151,6 +193,8 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 		gp_usage_set_resolver(a->usage, gp_agent_task_of, a);
 		r = regions_prepare(a, err, err_len);
 	}
+	if (r == 0)
+		r = tasks_dir_make(a, err, err_len);
 	if (r == 0 && (r = gp_logpump_new(&(struct gp_logpump_options){ .max_bytes = o->log_max },
 					  &a->logs)) < 0)
 		snprintf(err, err_len, "cannot start the log pump: %s", strerror(-r));
@@ -278,23 +322,40 @@ static void regions_forget(struct gp_agent *a, const struct gp_agent_task *t)
 	}
 }
 
-/* Launches the task with its identity, its output into its log's pipe,
- * in its cgroup when there is one. */
+static void log_path(const struct gp_agent *a, int64_t task, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/task-%" PRId64 ".log", a->o.log_dir ? a->o.log_dir : ".", task);
+}
+
+/* What a task's keeper is called (/proc/PID/comm, 15 bytes): "gp-t-" and
+ * the task's id in hexadecimal, so that a restarted server knows it. */
+static void keeper_name(int64_t task, char *buf, size_t len)
+{
+	snprintf(buf, len, "gp-t-%" PRIx64, (uint64_t)task);
+}
+
+/* Launches the task with its identity, led by its keeper, its output into
+ * its log's FIFO, in its cgroup when there is one. */
 static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 		       const struct gp_task_identity *id, pid_t *ret_pgid, char *err,
 		       size_t err_len)
 {
-	char log[PATH_MAX];
+	char log[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX], name[16];
 	struct gp_launch spec = { .command = t->command,
 				  .env = (const char *const *)id->env,
 				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL,
 				  .user = id->switch_user ? &id->user : NULL,
-				  .preload = a->o.shim_path };
+				  .preload = a->o.shim_path,
+				  .keeper_status = status,
+				  .keeper_name = name };
 	int r;
 
-	snprintf(log, sizeof(log), "%s/task-%" PRId64 ".log", a->o.log_dir ? a->o.log_dir : ".",
-		 t->id);
-	r = gp_logpump_add(a->logs, t->id, log, &spec.log_fd);
+	log_path(a, t->id, log, sizeof(log));
+	gp_agent_task_file(a, t->id, "fifo", fifo, sizeof(fifo));
+	gp_agent_task_file(a, t->id, "status", status, sizeof(status));
+	keeper_name(t->id, name, sizeof(name));
+	unlink(status);
+	r = gp_logpump_add_fifo(a->logs, t->id, log, fifo, &spec.log_fd, &spec.keep_fd);
 	if (r < 0) {
 		snprintf(err, err_len, "cannot open its log %s: %s", log, strerror(-r));
 		return r;
@@ -305,10 +366,12 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 	if (r == 0)
 		r = gp_launch_start(&spec, ret_pgid, err, err_len);
 	close(spec.log_fd);
+	close(spec.keep_fd);
 	if (spec.cgroup_fd > 0)
 		close(spec.cgroup_fd);
 	if (r < 0) {
 		gp_logpump_close(a->logs, t->id);
+		task_files_remove(a, t->id);
 		if (a->cgroups)
 			gp_cgroups_remove(a->cgroups, t->id);
 	}
@@ -350,6 +413,103 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 	return 0;
 }
 
+/* ---- adopting a previous agent's tasks --------------------------------------------- */
+
+bool gp_agent_keeper_alive(pid_t pgid, int64_t task)
+{
+	char path[64], comm[32] = "", want[16];
+	FILE *in;
+
+	if (pgid <= 0 || getpgid(pgid) != pgid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pgid);
+	in = fopen(path, "re");
+	if (!in)
+		return false;
+	if (!fgets(comm, sizeof(comm), in))
+		comm[0] = '\0';
+	fclose(in);
+	comm[strcspn(comm, "\n")] = '\0';
+	keeper_name(task, want, sizeof(want));
+	return strcmp(comm, want) == 0;
+}
+
+/* Does a task of the previous agent still run? */
+static bool adoptable(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid)
+{
+	if (a->cgroups)
+		return gp_cgroups_populated(a->cgroups, t->id) > 0;
+	return gp_agent_keeper_alive(pgid, t->id);
+}
+
+int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid,
+		   int *ret_code)
+{
+	char log[PATH_MAX], fifo[PATH_MAX];
+	struct running *r;
+
+	*ret_code = -1;
+	if (a->tasks == GP_AGENT_TASKS_MAX)
+		return -ENOSPC;
+	for (unsigned i = 0; i < t->devices; i++)
+		if (t->device[i] >= a->node.devices)
+			return -EINVAL;
+	log_path(a, t->id, log, sizeof(log));
+	gp_agent_task_file(a, t->id, "fifo", fifo, sizeof(fifo));
+	/* Its output is taken over, or it is stopped: a task whose log
+	 * nobody reads would block on it for good. */
+	if (!adoptable(a, t, pgid) || gp_logpump_attach(a->logs, t->id, log, fifo) < 0) {
+		if (a->cgroups)
+			gp_cgroups_clear(a->cgroups, t->id);
+		*ret_code = task_status(a, t->id);
+		task_files_remove(a, t->id);
+		return 0;
+	}
+	pthread_mutex_lock(&a->lock);
+	r = &a->task[a->tasks++];
+	*r = (struct running){ .spec = *t, .pgid = pgid, .adopted = true,
+			       .applied_compute = t->compute_pct,
+			       .applied_priority = t->priority };
+	r->spec.command = r->spec.workdir = r->spec.env = r->spec.user = NULL;
+	pthread_mutex_unlock(&a->lock);
+	return 1;
+}
+
+/* Is a task of that name running here? Lock held. */
+static bool runs(const struct gp_agent *a, const char *name)
+{
+	char id[GP_TASK_ID_MAX];
+
+	for (int i = 0; i < a->tasks; i++) {
+		task_name(a->task[i].spec.id, id, sizeof(id));
+		if (strcmp(id, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+void gp_agent_adopted(struct gp_agent *a)
+{
+	int64_t left[GP_AGENT_TASKS_MAX];
+	int n = a->cgroups ? gp_cgroups_tasks(a->cgroups, left, GP_AGENT_TASKS_MAX) : 0;
+
+	pthread_mutex_lock(&a->lock);
+	for (int i = 0; i < n && i < GP_AGENT_TASKS_MAX; i++)
+		if (!gp_agent_running(a, left[i])) {
+			gp_cgroups_clear(a->cgroups, left[i]);
+			task_files_remove(a, left[i]);
+		}
+	for (unsigned d = 0; d < a->node.devices; d++) {
+		struct gp_task_info info[GP_REGION_TASKS];
+		int k = gp_region_tasks(a->region[d], info, GP_REGION_TASKS);
+
+		for (int i = 0; i < k && i < GP_REGION_TASKS; i++)
+			if (info[i].managed && !runs(a, info[i].id))
+				gp_region_task_forget(a->region[d], info[i].id);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
 /* ---- stopping and reaping ------------------------------------------------------ */
 
 /* Signals all of a task: its cgroup, else its process group. */
@@ -389,6 +549,13 @@ static int cgroup_reap(struct gp_agent *a, struct running *r, uint64_t now, int 
 {
 	int populated;
 
+	if (r->adopted) { /* not our child: its cgroup says when it is over */
+		if (gp_cgroups_populated(a->cgroups, r->spec.id) > 0)
+			return 0;
+		gp_cgroups_remove(a->cgroups, r->spec.id);
+		*ret_code = task_status(a, r->spec.id);
+		return 1;
+	}
 	if (!r->exit.leader_gone) {
 		if (gp_launch_reap_leader(r->pgid, &r->exit.code) <= 0)
 			return 0;
@@ -422,6 +589,12 @@ static int running_reap(struct gp_agent *a, struct running *r, uint64_t now, int
 
 	if (a->cgroups)
 		return cgroup_reap(a, r, now, ret_code);
+	if (r->adopted) { /* not our child: over when its keeper is */
+		if (gp_agent_keeper_alive(r->pgid, r->spec.id))
+			return 0;
+		*ret_code = task_status(a, r->spec.id);
+		return 1;
+	}
 	if (!r->stopping)
 		return gp_launch_reap(r->pgid, false, ret_code);
 	done = gp_launch_reap_group(r->pgid, &r->exit);
@@ -483,6 +656,7 @@ static int table_poll(struct gp_agent *a, struct ended *out)
 			 r->violation_stops ? r->violation : "");
 		n++;
 		regions_forget(a, &r->spec);
+		task_files_remove(a, r->spec.id);
 		a->task[i] = a->task[--a->tasks];
 	}
 	orphans_reap(a);

@@ -21,7 +21,9 @@
  *     and a per-task secret only its environment holds.
  * Its output goes through a pipe to the log pump (logpump.h), which keeps
  * the newest part of it under the cap in LOG_DIR/task-ID.log (and .1).
- * It stops tasks without blocking (SIGTERM now, SIGKILL once the grace
+ * Each task is led by a keeper (launcher.h), so that it outlives the
+ * agent: a later agent adopts it (gp_agent_adopt), and learns how it
+ * ended if it ended meanwhile. It stops tasks without blocking (SIGTERM now, SIGKILL once the grace
  * period is over, at a later gp_agent_poll), reaps them and every orphan
  * they leave (the server is a child subreaper), and applies live changes
  * of a running task's share and priority to its devices' regions.
@@ -130,6 +132,26 @@ bool gp_agent_isolated(const struct gp_agent *a, char *text, size_t len);
  * runs GP_AGENT_TASKS_MAX tasks already. On failure says why in err. */
 int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid,
 		   char *err, size_t err_len);
+
+/* A task the store has as running, started by a previous agent of this
+ * node (its processes outlive their agent: launcher.h's keeper): adopted
+ * when it still runs — its processes (its cgroup, or its keeper), its
+ * limits in the regions, its log (through its FIFO) are taken over, and
+ * it ends like any other, with the code its keeper leaves (or -1) —
+ * else gone: 0, with the code its keeper left in *ret_code (-1: none;
+ * killed with its keeper, say). Returns 1 when adopted. Call after
+ * gp_agent_new and before gp_agent_start, then gp_agent_adopted once. */
+int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid,
+		   int *ret_code);
+
+/* Is the keeper of task `task` the process pgid, alive (its process
+ * group's leader, with the keeper's name, which no task can give a
+ * process of root's)? */
+bool gp_agent_keeper_alive(pid_t pgid, int64_t task);
+
+/* Stops and forgets what a previous agent left that no gp_agent_adopt
+ * took: the tasks still in their cgroups, their limits, their files. */
+void gp_agent_adopted(struct gp_agent *a);
 
 /* Asks a running task to stop (SIGTERM to all its processes);
  * gp_agent_poll kills what is left after the grace period. -ENOENT: not

@@ -209,9 +209,7 @@ int gp_cgroups_remove(struct gp_cgroups *c, int64_t task)
 	return rmdir(path) < 0 && errno != ENOENT ? -errno : 0;
 }
 
-/* Kills what is in a task's cgroup, waits (bounded) for it to empty,
- * removes it. */
-static int task_clear(struct gp_cgroups *c, int64_t task)
+int gp_cgroups_clear(struct gp_cgroups *c, int64_t task)
 {
 	gp_cgroups_kill(c, task);
 	for (int waited = 0; gp_cgroups_populated(c, task) > 0 && waited < LEFTOVER_WAIT_MS;
@@ -229,7 +227,7 @@ int gp_cgroups_make(struct gp_cgroups *c, int64_t task, int *ret_procs_fd)
 		r = task_file(c, task, "cgroup.procs", procs, sizeof(procs));
 	if (r < 0)
 		return r;
-	if (access(dir, F_OK) == 0 && (r = task_clear(c, task)) < 0)
+	if (access(dir, F_OK) == 0 && (r = gp_cgroups_clear(c, task)) < 0)
 		return r;
 	if (mkdir(dir, 0755) < 0)
 		return -errno;
@@ -292,25 +290,33 @@ int gp_cgroups_task_of(const struct gp_cgroups *c, pid_t pid, int64_t *ret_task)
 
 /* ---- the subtree ------------------------------------------------------------ */
 
-/* Kills and removes the task cgroups a previous agent left; how many. */
-static int leftovers_clear(struct gp_cgroups *c)
+/* The id of a task cgroup's directory entry, or 0. */
+static int64_t entry_task(const struct dirent *e)
+{
+	char *end;
+	long long id;
+
+	if (strncmp(e->d_name, "task-", 5) != 0)
+		return 0;
+	id = strtoll(e->d_name + 5, &end, 10);
+	return *end || id <= 0 ? 0 : id;
+}
+
+int gp_cgroups_tasks(const struct gp_cgroups *c, int64_t *out, int max)
 {
 	DIR *d = opendir(c->path);
 	struct dirent *e;
 	int n = 0;
 
 	if (!d)
-		return 0;
+		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(d))) {
-		char *end;
-		long long id;
+		int64_t id = entry_task(e);
 
-		if (strncmp(e->d_name, "task-", 5) != 0)
+		if (!id)
 			continue;
-		id = strtoll(e->d_name + 5, &end, 10);
-		if (*end || id <= 0)
-			continue;
-		task_clear(c, id);
+		if (n < max)
+			out[n] = id;
 		n++;
 	}
 	closedir(d);
@@ -341,9 +347,9 @@ int gp_cgroups_open(const char *where, const char *tag, struct gp_cgroups **ret,
 		free(c);
 		return r;
 	}
-	left = leftovers_clear(c);
+	left = gp_cgroups_tasks(c, NULL, 0);
 	if (ret_left)
-		*ret_left = left;
+		*ret_left = left > 0 ? left : 0;
 	*ret = c;
 	return 0;
 }
@@ -359,7 +365,7 @@ static void empties_remove(struct gp_cgroups *c)
 	while ((e = readdir(d))) {
 		char path[PATH_MAX];
 
-		if (strncmp(e->d_name, "task-", 5) == 0 &&
+		if (entry_task(e) &&
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", c->path, e->d_name) <
 			    sizeof(path))
 			rmdir(path); /* EBUSY while a process is in it */

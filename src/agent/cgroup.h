@@ -16,8 +16,9 @@
  *
  * where tag names the agent (its run directory), so that two servers on
  * one machine (tests do that) never touch each other's tasks, and a
- * restarted server finds the tasks its predecessor left: gp_cgroups_open
- * kills and removes them. No controller is enabled (nothing is limited
+ * restarted server finds the tasks its predecessor left
+ * (gp_cgroups_tasks): it adopts those it knows and clears the others. No
+ * controller is enabled (nothing is limited
  * here but the membership), so the "no internal processes" rule of
  * cgroup v2 does not apply.
  *
@@ -41,10 +42,10 @@ struct gp_cgroups;
 
 /* Opens (making) the agent's subtree. `where`: NULL or "auto" for the
  * layout above, else the absolute path of the subtree to use (it must
- * be in a cgroup2 filesystem). Kills and removes the task cgroups left
- * in it; how many in *ret_left (may be NULL). On failure says why in
- * err (-ENOENT: no cgroup v2 here; -EACCES: not writable; -ENOTSUP: no
- * cgroup.kill, a kernel older than 5.14). */
+ * be in a cgroup2 filesystem). How many task cgroups a previous agent
+ * left in it in *ret_left (may be NULL); nothing is killed. On failure
+ * says why in err (-ENOENT: no cgroup v2 here; -EACCES: not writable;
+ * -ENOTSUP: no cgroup.kill, a kernel older than 5.14). */
 int gp_cgroups_open(const char *where, const char *tag, struct gp_cgroups **ret,
 		    int *ret_left, char *err, size_t err_len);
 /* Removes the cgroups of tasks that have ended, and the subtree when no
@@ -73,6 +74,14 @@ int gp_cgroups_kill(struct gp_cgroups *c, int64_t task);
 /* 1 while a process is in the task's cgroup, 0 once it is empty (or
  * gone), or a negative errno. */
 int gp_cgroups_populated(struct gp_cgroups *c, int64_t task);
+
+/* The tasks whose cgroups the subtree holds, up to max ids in out;
+ * returns how many there are (out may be NULL when max is 0). */
+int gp_cgroups_tasks(const struct gp_cgroups *c, int64_t *out, int max);
+
+/* Kills what is in the task's cgroup, waits (up to 2 s) for it to
+ * empty, and removes it. */
+int gp_cgroups_clear(struct gp_cgroups *c, int64_t task);
 
 /* Removes the (empty) cgroup: -EBUSY while a process is in it. */
 int gp_cgroups_remove(struct gp_cgroups *c, int64_t task);

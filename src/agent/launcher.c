@@ -34,6 +34,7 @@ enum step {
 	STEP_CGROUP,
 	STEP_OUTPUT,
 	STEP_LIMITS,
+	STEP_KEEPER,
 	STEP_GROUPS,
 	STEP_GID,
 	STEP_UID,
@@ -99,14 +100,73 @@ static bool child_become(const struct gp_launch *spec, int *ret_step)
 	return !spec->preload || access(spec->preload, R_OK) == 0;
 }
 
-/* In the child: set up, exec the shell. On failure, writes the step and
- * errno to `report` and exits 127. Only async-signal-safe calls. */
+static int exit_code(int status);
+
+/* Writes "CODE\n" into path; async-signal-safe. */
+static void status_write(const char *path, int code)
+{
+	char text[16], *p = text + sizeof(text);
+	int fd;
+
+	*--p = '\n';
+	do
+		*--p = (char)('0' + code % 10);
+	while ((code /= 10) > 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, p, (size_t)(text + sizeof(text) - p)) < 0) {
+		/* the next agent will not know the code */
+	}
+	close(fd);
+}
+
+/* The keeper (launcher.h): waits for the shell, says how it ended. */
+static void keeper_run(const struct gp_launch *spec, pid_t shell)
+{
+	int status, code = 127;
+	pid_t p;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGCHLD)
+			signal(sig, SIG_IGN); /* SIGKILL and SIGSTOP stay as they are */
+	if (spec->keeper_name)
+		prctl(PR_SET_NAME, spec->keeper_name, 0, 0, 0);
+	/* It holds no end of the task's output (the log sees the end when
+	 * the task's processes are gone), nothing of the agent's, but the
+	 * descriptor it is to keep. */
+	if (spec->keep_fd > 0)
+		dup2(spec->keep_fd, STDIN_FILENO);
+	syscall(SYS_close_range, 1U, ~0U, 0U);
+	do
+		p = waitpid(shell, &status, 0);
+	while (p < 0 && errno == EINTR);
+	if (p == shell)
+		code = exit_code(status);
+	status_write(spec->keeper_status, code);
+	_exit(code);
+}
+
+/* In the child: set up, exec the shell (after forking off the keeper,
+ * when there is one: the shell is then its child). On failure, writes
+ * the step and errno to `report` and exits 127. Only async-signal-safe
+ * calls. */
 static void child_run(const struct gp_launch *spec, int in, int out, int report)
 {
 	char *argv[] = { "sh", "-c", (char *)spec->command, NULL };
 	struct report what = { 0 };
+	bool ready = child_prepare(spec, in, out, &what.step);
 
-	if (child_prepare(spec, in, out, &what.step) && child_become(spec, &what.step)) {
+	if (ready && spec->keeper_status) {
+		pid_t shell;
+
+		what.step = STEP_KEEPER;
+		shell = fork();
+		ready = shell >= 0;
+		if (shell > 0)
+			keeper_run(spec, shell);
+	}
+	if (ready && child_become(spec, &what.step)) {
 		/* Every descriptor of the agent's but the report pipe (itself
 		 * close-on-exec) is closed at exec, whoever opened it. */
 		syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -128,6 +188,7 @@ static void step_text(const struct gp_launch *spec, const struct report *what, c
 		[STEP_CGROUP] = "cannot join its cgroup",
 		[STEP_OUTPUT] = "cannot take its output",
 		[STEP_LIMITS] = "cannot set its open-file limit",
+		[STEP_KEEPER] = "cannot fork its keeper",
 		[STEP_GROUPS] = "cannot set its groups",
 		[STEP_GID] = "cannot take its group id",
 		[STEP_UID] = "cannot take its user id",

@@ -38,7 +38,20 @@ struct gp_launch {
 	const struct gp_launch_user *user;      /* NULL: the agent's own user */
 	int cgroup_fd;                  /* > 0: the task's cgroup.procs, joined first */
 	const char *preload;            /* when set: must be readable by the task's user */
+	const char *keeper_status;      /* when set: a keeper leads the task (below) and
+					 * writes the shell's exit code into this file */
+	const char *keeper_name;        /* the keeper's name (/proc/PID/comm), 15 bytes */
+	int keep_fd;                    /* > 0: held by the keeper for the task's life */
 };
+
+/* A keeper: the task's group leader (its pgid, the pid gp_launch_start
+ * gives) is then not the shell but a process of the agent's own, forked
+ * before the identity changes: it stays root (no task can signal,
+ * trace or kill it), ignores every signal it may, holds keep_fd (the
+ * task's log: its writers never get SIGPIPE while no server reads it),
+ * waits for the shell, writes the shell's code (as a shell reports it)
+ * into keeper_status, and exits with that code. So a task outlives the
+ * agent that started it, and the next one learns how it ended. */
 
 /* Starts the task; its process group id (= the shell's pid) in *ret_pgid.
  * The child joins its cgroup, takes its output, limits and identity

@@ -669,6 +669,44 @@ static int log_pipe(const struct gp_logpump *p, struct log *l, int *ret_fd)
 	return 0;
 }
 
+/* The log's FIFO at fifo: its read end the pump's. When `make`: a new
+ * FIFO (a stale one replaced), and a write end for the task and a second
+ * read end for its keeper; else an existing one, taken over. */
+static int log_fifo(const struct gp_logpump *p, struct log *l, const char *fifo, bool make,
+		    int *ret_write_fd, int *ret_keep_fd)
+{
+	struct stat st;
+	int r = 0, wfd = -1, keep = -1;
+
+	if (make && ((unlink(fifo) < 0 && errno != ENOENT) || mkfifo(fifo, 0600) < 0))
+		return -errno;
+	l->rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	if (l->rfd < 0)
+		return -errno;
+	if (fstat(l->rfd, &st) < 0)
+		r = -errno;
+	else if (!S_ISFIFO(st.st_mode))
+		r = -EINVAL;
+	if (r == 0 && make && ((wfd = open(fifo, O_WRONLY | O_CLOEXEC)) < 0 ||
+			       (keep = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0))
+		r = -errno;
+	if (r < 0) {
+		if (wfd >= 0)
+			close(wfd);
+		close(l->rfd);
+		l->rfd = -1;
+		return r;
+	}
+	if (fcntl(l->rfd, F_SETPIPE_SZ, (int)p->pipe_bytes) < 0) {
+		/* keep the size it has */
+	}
+	if (make) {
+		*ret_write_fd = wfd;
+		*ret_keep_fd = keep;
+	}
+	return 0;
+}
+
 /* Into the table and the epoll set: from here on the log is the thread's. */
 static int log_hand_over(struct gp_logpump *p, struct log *l)
 {
@@ -685,14 +723,16 @@ static int log_hand_over(struct gp_logpump *p, struct log *l)
 	return r;
 }
 
-int gp_logpump_add(struct gp_logpump *p, int64_t task, const char *path,
-		   int *ret_write_fd)
+/* gp_logpump_add, _add_fifo and _attach: the log at path, through a pipe
+ * (fifo NULL) or the FIFO at fifo (made when `make`). */
+static int log_open(struct gp_logpump *p, int64_t task, const char *path, const char *fifo,
+		    bool make, int *ret_write_fd, int *ret_keep_fd)
 {
 	char offset_path[PATH_MAX];
 	struct log *l;
-	int r, wfd = -1;
+	int r, wfd = -1, keep = -1;
 
-	if (!p || !path || !*path || !ret_write_fd)
+	if (!p || !path || !*path)
 		return -EINVAL;
 	pthread_mutex_lock(&p->lock);
 	r = table_find(p, task) >= 0 ? -EEXIST : 0;
@@ -707,17 +747,45 @@ int gp_logpump_add(struct gp_logpump *p, int64_t task, const char *path,
 		return r;
 	r = log_files(l, offset_path);
 	if (r == 0)
-		r = log_pipe(p, l, &wfd);
+		r = fifo ? log_fifo(p, l, fifo, make, &wfd, &keep) : log_pipe(p, l, &wfd);
 	if (r == 0)
 		r = log_hand_over(p, l);
 	if (r < 0) {
 		if (wfd >= 0)
 			close(wfd);
+		if (keep >= 0)
+			close(keep);
 		log_free(l);
 		return r;
 	}
-	*ret_write_fd = wfd;
+	if (ret_write_fd)
+		*ret_write_fd = wfd;
+	if (ret_keep_fd)
+		*ret_keep_fd = keep;
 	return 0;
+}
+
+int gp_logpump_add(struct gp_logpump *p, int64_t task, const char *path,
+		   int *ret_write_fd)
+{
+	if (!ret_write_fd)
+		return -EINVAL;
+	return log_open(p, task, path, NULL, true, ret_write_fd, NULL);
+}
+
+int gp_logpump_add_fifo(struct gp_logpump *p, int64_t task, const char *path,
+			const char *fifo, int *ret_write_fd, int *ret_keep_fd)
+{
+	if (!fifo || !ret_write_fd || !ret_keep_fd)
+		return -EINVAL;
+	return log_open(p, task, path, fifo, true, ret_write_fd, ret_keep_fd);
+}
+
+int gp_logpump_attach(struct gp_logpump *p, int64_t task, const char *path, const char *fifo)
+{
+	if (!fifo)
+		return -EINVAL;
+	return log_open(p, task, path, fifo, false, NULL, NULL);
 }
 
 /* ---- closing and drops --------------------------------------------------- */

@@ -100,6 +100,22 @@ uint64_t gp_logpump_max(const struct gp_logpump *p);
 int gp_logpump_add(struct gp_logpump *p, int64_t task, const char *path,
 		   int *ret_write_fd);
 
+/* Like gp_logpump_add, but the pipe is a FIFO at fifo (made here, mode
+ * 0600, a stale one replaced; it should be in a directory only the
+ * server reaches), so that a pump of a later server can take the log
+ * over (gp_logpump_attach) while the task runs on. *ret_keep_fd gets a
+ * second read end (close-on-exec), for the task's keeper to hold
+ * (launcher.h): the task's writes then never meet a FIFO without a
+ * reader, whatever happens to the server; the caller closes its copy
+ * once the task is started. */
+int gp_logpump_add_fifo(struct gp_logpump *p, int64_t task, const char *path,
+			const char *fifo, int *ret_write_fd, int *ret_keep_fd);
+
+/* Takes over the log of a task another pump served, through its FIFO
+ * (a task adopted after a server restart). -ENOENT: no FIFO there;
+ * -EINVAL: fifo is not one. */
+int gp_logpump_attach(struct gp_logpump *p, int64_t task, const char *path, const char *fifo);
+
 /* The task has ended (or never started): moves what is left in its pipe
  * into the log — until the pipe is empty or has no writer, at most
  * GP_LOGPUMP_DRAIN_MS, so that a process that escaped the task and still

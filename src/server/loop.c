@@ -134,7 +134,9 @@ static void audit(struct gp_loop *l, const char *action, int64_t task, const cha
 /* How a task's process ended, as its reason says it. */
 static void exit_text(int code, char *buf, size_t len)
 {
-	if (code > 128)
+	if (code < 0)
+		snprintf(buf, len, "its exit code is not known");
+	else if (code > 128)
 		snprintf(buf, len, "killed by signal %d", code - 128);
 	else
 		snprintf(buf, len, "exited with code %d", code);
@@ -184,10 +186,8 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char
 	} else {
 		t.state = code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
 		t.ended = now;
-		if (code > 128)
-			snprintf(t.reason, sizeof(t.reason), "killed by signal %d", code - 128);
-		else if (code)
-			snprintf(t.reason, sizeof(t.reason), "exited with code %d", code);
+		if (code)
+			exit_text(code, t.reason, sizeof(t.reason));
 		else
 			t.reason[0] = '\0';
 	}
@@ -537,13 +537,24 @@ static const char *tenant_user(const struct tick *k, int64_t tenant)
 	return "";
 }
 
+/* What the agent runs for a stored task placed on `where`. */
+static struct gp_agent_task spec_of(const struct gp_task *t, const struct gp_placement *where)
+{
+	struct gp_agent_task spec = { .id = t->id, .tenant = t->tenant, .command = t->command,
+				      .workdir = t->workdir, .devices = where->devices,
+				      .whole = t->whole || t->exclusive, .mem_mib = t->mem_mib,
+				      .compute_pct = t->compute_pct, .priority = t->priority,
+				      .hard = t->hard };
+
+	for (int i = 0; i < where->devices; i++)
+		spec.device[i] = where->device[i];
+	return spec;
+}
+
 static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		       const struct gp_sched_outcome *o)
 {
-	struct gp_agent_task spec = { .id = t->id, .command = t->command, .workdir = t->workdir,
-				      .devices = o->where.devices, .whole = t->whole || t->exclusive,
-				      .mem_mib = t->mem_mib, .compute_pct = t->compute_pct,
-				      .priority = t->priority, .hard = t->hard };
+	struct gp_agent_task spec = spec_of(t, &o->where);
 	char detail[2 * GP_REASON_MAX + 8], why[GP_REASON_MAX - 32] = "", *env = NULL;
 	pid_t pgid;
 	int r;
@@ -552,9 +563,6 @@ static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		reason_set(l, t, "starting once the preempted tasks on its devices have stopped");
 		return;
 	}
-	for (int i = 0; i < o->where.devices; i++)
-		spec.device[i] = o->where.device[i];
-	spec.tenant = t->tenant;
 	spec.user = tenant_user(k, t->tenant);
 	if (gp_store_task_env_get(l->store, t->id, &env) == 0)
 		spec.env = env;
@@ -747,6 +755,66 @@ const struct gp_loop_stats *gp_loop_stats(const struct gp_loop *l)
 	return l ? &l->stats : NULL;
 }
 
+/* ---- a restart ------------------------------------------------------------ */
+
+/* A task that ended while no server watched it: how, from its keeper. */
+static void ended_away(struct gp_loop *l, struct gp_task *t, int code, int64_t now)
+{
+	char how[64];
+
+	t->pid = 0;
+	t->ended = now;
+	if (code < 0) {
+		t->state = GP_TASK_LOST;
+		snprintf(t->reason, sizeof(t->reason),
+			 "its processes ended while no server watched them, and how is not known");
+	} else {
+		exit_text(code, how, sizeof(how));
+		t->state = code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
+		t->exit_code = code;
+		snprintf(t->reason, sizeof(t->reason), "%s while no server watched it", how);
+	}
+	gp_store_task_update(l->store, t);
+	audit(l, "task.end", t->id, t->reason);
+	if (t->state == GP_TASK_FAILED)
+		gp_alerts_task_failed(l->alerts, t, t->reason);
+}
+
+/* The tasks the store has as running were started by the previous
+ * server: those whose processes still run are adopted (the agent takes
+ * them over; metering starts again from now: the time no server watched
+ * is not metered), the others are recorded as they ended. Then the
+ * agent stops what nobody adopted. */
+static void tasks_adopt(struct gp_loop *l)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+	struct gp_task *running = NULL;
+	int n = 0;
+	int64_t now = now_ms();
+
+	if (gp_store_task_list(l->store, -1, GP_TASK_RUNNING, &running, &n) < 0)
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		struct gp_task *t = &running[i];
+		struct gp_placement where;
+		struct gp_agent_task spec;
+		int code = -1, r = -EINVAL;
+
+		if (placement_read(node, t->placement, &where)) {
+			spec = spec_of(t, &where);
+			r = gp_agent_adopt(l->agent, &spec, (pid_t)t->pid, &code);
+		}
+		if (r == 1) {
+			gp_meter_start(l->meter, t, spec.device, spec.devices, (pid_t)t->pid, now);
+			audit(l, "task.adopt", t->id, "still running at the server's start");
+		} else {
+			ended_away(l, t, code, now);
+		}
+	}
+	free(running);
+	gp_agent_adopted(l->agent);
+}
+
 /* ---- the thread --------------------------------------------------------- */
 
 /* Sleeps until the next tick is due: GP_LOOP_TICK_MS after the last one,
@@ -827,8 +895,10 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent 
 		r = gp_meter_new(store, agent, &mo, &l->meter);
 	if (r == 0)
 		r = gp_alerts_new(store, &l->alerts);
-	if (r == 0)
+	if (r == 0) {
+		tasks_adopt(l);
 		r = -pthread_create(&l->thread, NULL, loop_main, l);
+	}
 	if (r < 0) {
 		loop_release(l);
 		return r;

@@ -15,6 +15,8 @@
  *   5. every sample_ms (and at once when a task ended), samples what the
  *      devices and tasks use, writes the usage records (meter.h) and
  *      raises or clears alerts (alerts.h), in one transaction.
+ * At its start it adopts the tasks a previous server left running
+ * (agent.h: gp_agent_adopt) and records how the others ended.
  * It times its ticks and the queue waits of the tasks it starts, for the
  * metrics (metrics.h); a task that fails raises a critical alert.
  * A task starts only once the tasks being preempted on its devices have

@@ -3,8 +3,8 @@
  * Start-up runs in order, single-threaded: lock the database (one server
  * per database), claim the socket (one server per socket), open and
  * migrate the store, make the admin tenant if there is none and write its
- * token to a 0600 file, mark the tasks left RUNNING as LOST (re-adopting
- * them is the agent's job, later), and only then serve. A second server
+ * token to a 0600 file, mark the tasks left RUNNING as LOST (without the
+ * agent; with it, the loop adopts what still runs), and only then serve. A second server
  * started by mistake so stops before it changes anything. SIGTERM and
  * SIGINT are blocked before any thread starts, so only the main thread
  * takes them, in sigwait; it then stops the listeners (waiting for the
@@ -768,8 +768,9 @@ static int admin_ensure(struct gp_store *s, const char *path)
 }
 
 /* Is the task's process group still there, its leader the task's? The
- * leader's environment names the task (the agent sets GPUPOOL_TASK_ID),
- * so a recycled pid is never taken for it. */
+ * leader is the task's keeper, whose name says whose it is (agent.h), or
+ * (a task of an older server) its shell, whose environment names the
+ * task: a recycled pid is never taken for it. */
 static bool task_still_runs(const struct gp_task *t)
 {
 	char path[64], want[64], env[65536];
@@ -778,6 +779,8 @@ static bool task_still_runs(const struct gp_task *t)
 
 	if (t->pid <= 0 || getpgid((pid_t)t->pid) != (pid_t)t->pid)
 		return false;
+	if (gp_agent_keeper_alive((pid_t)t->pid, t->id))
+		return true;
 	snprintf(path, sizeof(path), "/proc/%lld/environ", (long long)t->pid);
 	snprintf(want, sizeof(want), "GPUPOOL_TASK_ID=task-%lld", (long long)t->id);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1145,7 +1148,8 @@ int gp_cmd_server(int argc, char **argv)
 		status = store_open(&o, &s.store);
 	if (status == GP_EXIT_OK)
 		status = admin_ensure(s.store, o.token_file);
-	if (status == GP_EXIT_OK)
+	/* With the agent, the loop adopts the tasks that still run. */
+	if (status == GP_EXIT_OK && !o.with_agent)
 		status = tasks_mark_lost(s.store);
 	if (status == GP_EXIT_OK && o.with_agent)
 		status = agent_open(&o, &s.agent);

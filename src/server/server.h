@@ -1,6 +1,7 @@
 /* server.h — `gpupool server`: the control plane's process. It opens the
  * store, makes the admin tenant at the first start, marks the tasks that
- * were running when it last stopped as lost, serves the API (api.h) on a
+ * were running when it last stopped as lost (with the agent, the loop
+ * adopts those that still run instead: loop.h), serves the API (api.h) on a
  * Unix socket until SIGTERM or SIGINT, and stops cleanly.
  *
  * The default paths live here so that the server and the gpupool client

@@ -1,8 +1,8 @@
 /* test-cgroup.c — a cgroup per task (src/agent/cgroup.c), with real
  * processes: a process that moves itself in is its task's, and so is
  * what it starts after setsid() and a double fork; cgroup.kill stops all
- * of it at once; a task's cgroup left by a previous agent is stopped and
- * removed when the next one opens the subtree. Needs root and cgroup v2;
+ * of it at once; a task's cgroup left by a previous agent is found, still
+ * running, by the next one, which can stop and remove it. Needs root and cgroup v2;
  * skips (with the reason) where they are not there. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -126,6 +126,7 @@ static void test_leftovers_stopped(void **state)
 	struct gp_cgroups *c = open_or_skip(NULL);
 	pid_t child, grandchild;
 	int fd, left = -1;
+	int64_t ids[4];
 
 	(void)state;
 	if (!c) {
@@ -137,10 +138,16 @@ static void test_leftovers_stopped(void **state)
 	close(fd);
 	waitpid(child, NULL, 0);
 	gp_cgroups_free(c);
-	/* The next agent on the same subtree finds it and stops it. */
+	/* The next agent on the same subtree finds it, still running, and
+	 * may clear it. */
 	c = open_or_skip(&left);
 	assert_non_null(c);
 	assert_int_equal(left, 1);
+	assert_int_equal(gp_cgroups_tasks(c, ids, 4), 1);
+	assert_int_equal(ids[0], 9);
+	assert_int_equal(gp_cgroups_populated(c, 9), 1);
+	assert_true(kill(grandchild, 0) == 0);
+	assert_int_equal(gp_cgroups_clear(c, 9), 0);
 	assert_true(gone_within(grandchild, 2000));
 	assert_int_equal(gp_cgroups_populated(c, 9), 0);
 	gp_cgroups_free(c); /* and with it this test's subtree */

@@ -253,6 +253,46 @@ static void test_user(void **state)
 	assert_non_null(strstr(why, "as uid 65534: cannot read the interposer"));
 }
 
+/* A keeper leads the task: it bears its name, outlives a SIGTERM to the
+ * group that ends the shell, and leaves the shell's code in its file. */
+static void test_keeper(void **state)
+{
+	struct fixture *f = *state;
+	char status[160], comm[64] = "", text[16] = "", path[64];
+	struct gp_launch spec = { .command = "exit 3", .log_path = f->log,
+				  .keeper_status = status, .keeper_name = "gp-t-test" };
+	pid_t pgid;
+	int code = -1;
+	FILE *in;
+
+	snprintf(status, sizeof(status), "%s/status", f->dir);
+	assert_int_equal(start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	assert_int_equal(code, 3);
+	in = fopen(status, "r");
+	assert_non_null(in);
+	assert_non_null(fgets(text, sizeof(text), in));
+	fclose(in);
+	assert_string_equal(text, "3\n");
+	spec.command = "sleep 30";
+	assert_int_equal(start(&spec, &pgid), 0);
+	usleep(100000);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pgid);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	assert_non_null(fgets(comm, sizeof(comm), in));
+	fclose(in);
+	assert_string_equal(comm, "gp-t-test\n");
+	kill(-pgid, SIGTERM); /* the shell dies of it; the keeper does not */
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	assert_int_equal(code, 128 + SIGTERM);
+	in = fopen(status, "r");
+	assert_non_null(in);
+	assert_non_null(fgets(text, sizeof(text), in));
+	fclose(in);
+	assert_string_equal(text, "143\n");
+}
+
 static void test_reap_while_running(void **state)
 {
 	struct fixture *f = *state;
@@ -363,6 +403,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keeper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reap_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_graceful, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_forced, setup, teardown),

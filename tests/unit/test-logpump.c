@@ -580,6 +580,44 @@ static void test_removed(void **state)
 
 /* ---- refusals ------------------------------------------------------------ */
 
+/* A log through a FIFO outlives its pump: while a keeper holds a read
+ * end, the writer's output waits for the next pump (a restarted server),
+ * which takes the log over and finds all of it, in order. */
+static void test_fifo_attach(void **state)
+{
+	struct gp_logpump *p;
+	char path[128], fifo[160], *text;
+	int wfd = -1, keep = -1;
+	size_t len;
+
+	log_path(*state, 7, path, sizeof(path));
+	snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+	assert_int_equal(gp_logpump_new(NULL, &p), 0);
+	assert_int_equal(gp_logpump_add_fifo(p, 7, path, fifo, &wfd, &keep), 0);
+	assert_int_equal(write_all(wfd, "one\n", 4), 0);
+	nap_ms(100);
+	gp_logpump_free(p); /* the server goes away */
+	/* No reader but the keeper's: the write waits in the FIFO, no EPIPE. */
+	assert_int_equal(write_all(wfd, "two\n", 4), 0);
+	assert_int_equal(gp_logpump_new(NULL, &p), 0);
+	assert_int_equal(gp_logpump_attach(p, 7, path, fifo), 0);
+	assert_int_equal(write_all(wfd, "three\n", 6), 0);
+	close(wfd);
+	close(keep);
+	nap_ms(100);
+	assert_int_equal(gp_logpump_close(p, 7), 0);
+	text = file_read(path, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "one\ntwo\nthree\n");
+	free(text);
+	/* What is not a FIFO is not taken for one. */
+	snprintf(fifo, sizeof(fifo), "%s", path); /* task 7's log: a regular file */
+	log_path(*state, 8, path, sizeof(path));
+	assert_int_equal(gp_logpump_attach(p, 8, path, fifo), -EINVAL);
+	assert_int_equal(gp_logpump_attach(p, 8, path, "/nonexistent/fifo"), -ENOENT);
+	gp_logpump_free(p);
+}
+
 static void test_refuses(void **state)
 {
 	struct gp_logpump *p = (struct gp_logpump *)(uintptr_t)1;
@@ -626,6 +664,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_freed_pipe, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_continue, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_removed, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_attach, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_refuses, dir_setup, dir_teardown),
 	};
 
