@@ -608,7 +608,8 @@ static void test_fifo_attach(void **state)
 	assert_int_equal(gp_logpump_close(p, 7), 0);
 	text = file_read(path, &len);
 	assert_non_null(text);
-	assert_string_equal(text, "one\ntwo\nthree\n");
+	assert_int_equal(len, 14);
+	assert_memory_equal(text, "one\ntwo\nthree\n", 14);
 	free(text);
 	/* What is not a FIFO is not taken for one. */
 	snprintf(fifo, sizeof(fifo), "%s", path); /* task 7's log: a regular file */
