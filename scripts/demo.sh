@@ -7,6 +7,10 @@
 # quota (borrowing, queueing, one preemption), a live change of a running
 # task's share, and the same tasks again on whole cards as the baseline.
 # Then a report, from what the server, NVML and the tasks themselves said.
+# The inference service measures its latency in windows of WINDOW_S
+# seconds (one gpuload result each), so that the report gives each
+# phase's p99 with its spread, and compares two phases only where the
+# spread leaves no doubt.
 # usage: scripts/demo.sh [--keep]   (--keep: leave the server running)
 set -eu
 cd "$(dirname "$0")/.."
@@ -103,7 +107,18 @@ wait_done() { # ID...: until none of them is queued or running (60 s at most)
 	exit 1
 }
 result() { # ID JQ: from the task's own JSON output (its log)
-	jq -r "$2" "$dir/state/logs/task-$1.log" 2>/dev/null | tail -1
+	jq -R -r "fromjson? | $2" "$dir/state/logs/task-$1.log" 2>/dev/null | tail -1
+}
+# The inference probe, as a command line for `submit --wrap`: gpuload serve
+# for N windows of WINDOW_S seconds, one JSON result (p50, p99, ...) per
+# window, in one task.
+WINDOW_S=3
+probe_line() { # N
+	echo "for w in $(seq -s ' ' "$1"); do $gl serve --qps 200 --duration $WINDOW_S --json; done"
+}
+windows() { # ID FILE: the windows' results of the probe task ID, one per line
+	jq -R -c 'fromjson? | select(type == "object" and has("p99_us"))' \
+		"$dir/state/logs/task-$1.log" >"$2" 2>/dev/null || : >"$2"
 }
 
 # The sampler: every half second, the tasks and NVML's view of the devices.
@@ -121,17 +136,20 @@ sample &
 sampler=$!
 
 # ---- 1. the inference probe alone --------------------------------------------------
+load_start=$(cut -d ' ' -f 1 /proc/loadavg)
 say "1. the inference service alone on an A100 (priority 8, 4 GiB, 30 %)"
 alone=$(submit "$vision" --name infer-alone --template infer-4g --priority 8 --model A100 \
-	--kind inference -- "$gl" serve --qps 200 --duration 4 --json)
+	--kind inference --wrap "$(probe_line 4)")
 wait_done "$alone"
-echo "  p99 latency alone: $(result "$alone" .p99_us) us"
+windows "$alone" "$dir/alone.jsonl"
+echo "  p99 latency alone, per ${WINDOW_S} s window: $(jq -r '.p99_us | round' "$dir/alone.jsonl" |
+	paste -sd ' ') us"
 
 # ---- 2. sliced: the worked example, a mixed load, a live change -----------------------
 say "2. sliced: the worked example, then a mixed load over vision's quota"
 echo sliced >"$dir/phase"
 infer=$(submit "$vision" --name infer --template infer-4g --priority 8 --model A100 \
-	--kind inference -- "$gl" serve --qps 200 --duration 14 --json)
+	--kind inference --wrap "$(probe_line 5)")
 # Training and preprocessing are work-bound (a number of steps), so that a
 # slice and a whole card are compared on the same work.
 train=$(submit "$nlp" --name train --template train-16g --priority 3 --kind training \
@@ -176,18 +194,24 @@ whole=""
 for id in $infer $train $prep $small $mixed $reclaim; do
 	"$gp" task show "$id" -o json >"$dir/task.json"
 	whole="$whole $("$gp" submit -q --whole --name "$(jq -r .name "$dir/task.json")" \
-		--priority "$(jq -r .priority "$dir/task.json")" -- sh -c "$(jq -r .command "$dir/task.json")")"
+		--priority "$(jq -r .priority "$dir/task.json")" --wrap "$(jq -r .command "$dir/task.json")")"
 done
 wait_done $whole
+# The first of them is the inference service's.
+windows "$(echo $whole | cut -d ' ' -f 1)" "$dir/whole.jsonl"
 echo idle >"$dir/phase"
 kill "$sampler" 2>/dev/null
 sampler=""
 
 # ---- the report -------------------------------------------------------------------------
 say "REPORT"
-jq -s -r -f "$root/scripts/demo-report.jq" "$dir/samples.jsonl"
-echo "  inference p99: alone $(result "$alone" .p99_us) us, beside training and" \
-	"preprocessing $(result "$infer" .p99_us) us"
+windows "$infer" "$dir/sliced.jsonl"
+jq -s -r --arg window "$WINDOW_S" --slurpfile lat_alone "$dir/alone.jsonl" \
+	--slurpfile lat_sliced "$dir/sliced.jsonl" --slurpfile lat_whole "$dir/whole.jsonl" \
+	-f "$root/scripts/demo-report.jq" "$dir/samples.jsonl"
+echo "  (this machine: $(nproc) cores, load average $load_start at the start and" \
+	"$(cut -d ' ' -f 1 /proc/loadavg) at the end; other work on it competes with the tasks for" \
+	"the CPUs the simulated devices run on, and shows in the tails)"
 echo "  the training task: $(result "$train" .steps) steps at $(result "$train" .steps_per_sec)" \
 	"steps/s (80 % then 60 % of an A100, shared isolation)"
 if "$gp" bill --help >/dev/null 2>&1; then

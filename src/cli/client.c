@@ -12,6 +12,7 @@
 
 #include "base/parse.h"
 #include "cli/commands.h"
+#include "cli/yaml.h"
 #include "server/server.h"
 #include "shim/region.h"
 
@@ -367,11 +368,13 @@ static CURLcode perform(const char *where, const char *token, const char *method
 	return rc;
 }
 
-/* Says why a request failed; returns the exit status 1. */
-static int refused(const char *cmd, long status, json_t *reply)
+/* Says why a request failed (unless quiet); returns the exit status 1. */
+static int refused(const char *cmd, long status, json_t *reply, bool quiet)
 {
 	json_t *error = json_object_get(reply, "error");
 
+	if (quiet)
+		return GP_EXIT_FAIL;
 	if (json_is_string(error))
 		fprintf(stderr, "gpupool %s: %s\n", cmd, json_string_value(error));
 	else
@@ -380,9 +383,12 @@ static int refused(const char *cmd, long status, json_t *reply)
 	return GP_EXIT_FAIL;
 }
 
-/* Says why the server could not be asked; returns the exit status 1. */
-static int unreachable(const char *cmd, const char *where, CURLcode rc)
+/* Says why the server could not be asked (unless quiet); returns the
+ * exit status 1. */
+static int unreachable(const char *cmd, const char *where, CURLcode rc, bool quiet)
 {
+	if (quiet)
+		return GP_EXIT_FAIL;
 	if (rc == CURLE_COULDNT_CONNECT)
 		fprintf(stderr,
 			"gpupool %s: cannot reach the server at %s: is `gpupool server` "
@@ -395,13 +401,14 @@ static int unreachable(const char *cmd, const char *where, CURLcode rc)
 }
 
 /* The server's answer: its JSON when it said yes, else its message. */
-static int answer(const char *cmd, long status, const char *text, json_t **ret_reply)
+static int answer(const char *cmd, long status, const char *text, bool quiet,
+		  json_t **ret_reply)
 {
 	json_t *reply = text ? json_loads(text, 0, NULL) : NULL;
 	int exit_status;
 
 	if (status >= 300 || !reply) {
-		exit_status = refused(cmd, status, reply);
+		exit_status = refused(cmd, status, reply, quiet);
 		json_decref(reply);
 		return exit_status;
 	}
@@ -409,9 +416,9 @@ static int answer(const char *cmd, long status, const char *text, json_t **ret_r
 	return GP_EXIT_OK;
 }
 
-int gp_client_request(const struct gp_client_flags *f, const char *cmd,
-		      const char *method, const char *path, json_t *body,
-		      json_t **ret_reply)
+int gp_client_call(const struct gp_client_flags *f, const char *cmd, const char *method,
+		   const char *path, json_t *body, bool quiet, long *ret_http,
+		   json_t **ret_reply)
 {
 	char where[PATH_MAX], token[TOKEN_MAX], *text;
 	struct buffer got = {0};
@@ -419,6 +426,8 @@ int gp_client_request(const struct gp_client_flags *f, const char *cmd,
 	CURLcode rc;
 	int exit_status = token_resolve(f, cmd, token, sizeof(token));
 
+	if (ret_http)
+		*ret_http = 0;
 	if (exit_status != GP_EXIT_OK)
 		return exit_status;
 	socket_resolve(f, where, sizeof(where));
@@ -428,10 +437,19 @@ int gp_client_request(const struct gp_client_flags *f, const char *cmd,
 				       : NULL;
 	rc = perform(where, token, method, path, text, &status, &got, NULL);
 	free(text);
-	exit_status = rc == CURLE_OK ? answer(cmd, status, got.data, ret_reply)
-				     : unreachable(cmd, where, rc);
+	if (rc == CURLE_OK && ret_http)
+		*ret_http = status;
+	exit_status = rc == CURLE_OK ? answer(cmd, status, got.data, quiet, ret_reply)
+				     : unreachable(cmd, where, rc, quiet);
 	free(got.data);
 	return exit_status;
+}
+
+int gp_client_request(const struct gp_client_flags *f, const char *cmd,
+		      const char *method, const char *path, json_t *body,
+		      json_t **ret_reply)
+{
+	return gp_client_call(f, cmd, method, path, body, false, NULL, ret_reply);
 }
 
 int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const char *path,
@@ -451,8 +469,8 @@ int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const c
 	rc = perform(where, token, "GET", path, NULL, &status, &got, header ? &want : NULL);
 	if (rc != CURLE_OK || status >= 300) {
 		reply = got.data ? json_loads(got.data, 0, NULL) : NULL;
-		exit_status = rc == CURLE_OK ? refused(cmd, status, reply)
-					     : unreachable(cmd, where, rc);
+		exit_status = rc == CURLE_OK ? refused(cmd, status, reply, false)
+					     : unreachable(cmd, where, rc, false);
 		json_decref(reply);
 		free(got.data);
 		return exit_status;
@@ -501,6 +519,16 @@ void gp_client_print_json(json_t *v)
 {
 	json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
 	putchar('\n');
+}
+
+int gp_client_print_yaml(const char *cmd, json_t *v)
+{
+	char err[256];
+
+	if (gp_yaml_print(stdout, v, err, sizeof(err)) == 0)
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool %s: cannot write YAML: %s\n", cmd, err);
+	return GP_EXIT_FAIL;
 }
 
 const char *gp_client_mib_text(json_int_t mib, char *buf, size_t size)

@@ -63,6 +63,13 @@ int gp_client_parse(const struct gp_client_command *cmd, void *ctx, int argc, ch
 int gp_client_request(const struct gp_client_flags *f, const char *cmd,
 		      const char *method, const char *path, json_t *body,
 		      json_t **ret_reply);
+/* gp_client_request, and more: *ret_http (NULL: not wanted) gets the
+ * HTTP status of the answer, 0 when there was none (the server could not
+ * be reached, the token not read); quiet: nothing is printed when it
+ * fails. */
+int gp_client_call(const struct gp_client_flags *f, const char *cmd, const char *method,
+		   const char *path, json_t *body, bool quiet, long *ret_http,
+		   json_t **ret_reply);
 
 /* A text answer (GET /v1/tasks/ID/logs): its bytes, and the value of
  * one header of the reply. */
@@ -98,9 +105,11 @@ int gp_client_choice(const char *cmd, const char *flag, const char *text,
 /* A task id argument; exit status 2 with the message when it is not. */
 int gp_client_id(const char *cmd, const char *text, long long *ret);
 
-/* Output. print_json writes one compact line. mib_text writes "4G" or
- * "1536M". */
+/* Output. print_json writes one compact line; print_yaml one YAML
+ * document (cli/yaml.h), an exit status (1 with the message out when
+ * libyaml failed). mib_text writes "4G" or "1536M". */
 void gp_client_print_json(json_t *v);
+int gp_client_print_yaml(const char *cmd, json_t *v);
 const char *gp_client_mib_text(json_int_t mib, char *buf, size_t size);
 /* Calls row for each element of the array reply[key]. */
 void gp_client_rows(json_t *reply, const char *key, void (*row)(json_t *item));

@@ -1,8 +1,9 @@
-/* cmd-admin.c — the admin's commands: `gpupool tenant add|set|quota|ls`,
- * `gpupool template add|ls|show` and `gpupool audit`, through the
- * server's API (cli/client.h, docs/api.md). A tenant may list itself and
- * the templates; the server refuses the rest to anyone but the admin.
- * Templates also print as YAML descriptions (-o yaml, cli/yaml.h). */
+/* cmd-admin.c — the admin's commands: `gpupool tenant
+ * add|set|quota|ls|rm|token`, `gpupool template add|ls|show|rm` and
+ * `gpupool audit`, through the server's API (cli/client.h, docs/api.md).
+ * A tenant may list itself and the templates and replace its own token;
+ * the server refuses the rest to anyone but the admin. Templates also
+ * print as YAML descriptions (-o yaml, cli/yaml.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,6 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/yaml.h"
 
 #define TENANT_PCT_MAX (100 * 1024)
 #define AUDIT_MAX      100000
@@ -84,15 +84,14 @@ struct request {
 /* Prints doc (taken) as YAML; an exit status. */
 static int yaml_out(const char *cmd, json_t *doc)
 {
-	char err[256];
-	int r = doc ? gp_yaml_print(stdout, doc, err, sizeof(err)) : -ENOMEM;
+	int status = GP_EXIT_FAIL;
 
+	if (doc)
+		status = gp_client_print_yaml(cmd, doc);
+	else
+		fprintf(stderr, "gpupool %s: cannot write YAML: out of memory\n", cmd);
 	json_decref(doc);
-	if (r == 0)
-		return GP_EXIT_OK;
-	fprintf(stderr, "gpupool %s: cannot write YAML: %s\n", cmd,
-		doc ? err : "out of memory");
-	return GP_EXIT_FAIL;
+	return status;
 }
 
 /* Parses, sends the request, prints the answer; an exit status. */
@@ -488,7 +487,7 @@ static void tenant_ls_usage(FILE *out)
 		     "Lists the tenants, the Unix user their tasks run as (auto: an\n"
 		     "unprivileged uid of gpupool's own) and their quotas, each model\n"
 		     "quota on a line of its own under its tenant (a tenant sees only\n"
-		     "itself).\n");
+		     "itself). Removed tenants are not listed.\n");
 }
 
 /* A line under its tenant for each model quota: "on MODEL". */
@@ -552,6 +551,111 @@ static int tenant_ls(int argc, char **argv)
 	return run(&cmd, &o, argc, argv, &req);
 }
 
+/* A subcommand that takes one NAME and no option: sends METHOD to
+ * PREFIX NAME SUFFIX without a body and prints the answer with print.
+ * An exit status. */
+static int named(const struct gp_client_command *cmd, const char *method,
+		 const char *prefix, const char *suffix, void (*print)(json_t *reply),
+		 int argc, char **argv)
+{
+	struct gp_client_flags f = {0};
+	char path[3 * PATH_LEN];
+	json_t *reply = NULL;
+	int first, status, r = gp_client_parse(cmd, NULL, argc, argv, &f, &first);
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (argc - first != 1) {
+		fprintf(stderr, "gpupool %s: needs one name (gpupool %s --help)\n",
+			cmd->name, cmd->name);
+		return GP_EXIT_USAGE;
+	}
+	if (!is_name(argv[first])) {
+		fprintf(stderr,
+			"gpupool %s: NAME \"%s\" must be letters, digits, '.', '_' or "
+			"'-'\n",
+			cmd->name, argv[first]);
+		return GP_EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "%s%s%s", prefix, argv[first], suffix);
+	status = gp_client_request(&f, cmd->name, method, path, NULL, &reply);
+	if (status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		print(reply);
+	json_decref(reply);
+	return status;
+}
+
+static void tenant_rm_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool tenant rm NAME [-o json|table]\n"
+		"\n"
+		"Removes a tenant (admin only): its token stops working at once and its\n"
+		"model quotas go. Its tasks, their usage records and bills and the audit\n"
+		"log's rows are kept, under its name, which is not given again\n"
+		"(`gpupool task ls --tenant NAME`, `gpupool bill --tenant NAME`).\n"
+		"Refused while it has queued or running tasks (the answer counts them):\n"
+		"cancel them first, or wait for them to end. The admin tenant cannot be\n"
+		"removed.\n");
+}
+
+static void tenant_rm_print(json_t *t)
+{
+	printf("tenant \"%s\" removed; its tasks, usage records and bills are kept\n",
+	       gp_client_str(t, "name"));
+}
+
+static int tenant_rm(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "tenant rm",
+		.usage = tenant_rm_usage,
+		.option = no_option,
+	};
+
+	return named(&cmd, "DELETE", "/v1/tenants/", "", tenant_rm_print, argc, argv);
+}
+
+static void tenant_token_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool tenant token NAME [-o json|table]\n"
+		"\n"
+		"Gives tenant NAME a new token and prints it, alone on stdout, this\n"
+		"once; the one before stops working at once. The admin may do it for\n"
+		"any tenant, a tenant for itself. The admin's own new token also\n"
+		"replaces the server's admin token file.\n");
+}
+
+/* The token alone on stdout, as `tenant add` prints it. */
+static void tenant_token_print(json_t *t)
+{
+	const char *file = gp_client_str(t, "token_file"),
+		   *warning = gp_client_str(t, "warning");
+
+	fprintf(stderr,
+		"tenant \"%s\": a new token, shown only this once; the one before no "
+		"longer works%s%s\n",
+		gp_client_str(t, "name"), *file ? ". It is in " : "", file);
+	if (*warning)
+		fprintf(stderr, "gpupool tenant token: %s\n", warning);
+	printf("%s\n", gp_client_str(t, "token"));
+}
+
+static int tenant_token(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "tenant token",
+		.usage = tenant_token_usage,
+		.option = no_option,
+	};
+
+	return named(&cmd, "POST", "/v1/tenants/", "/token", tenant_token_print, argc,
+		     argv);
+}
+
 int gp_cmd_tenant(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
@@ -561,6 +665,10 @@ int gp_cmd_tenant(int argc, char **argv)
 		{"quota", tenant_quota,
 		 "set or remove a tenant's quota on one device model (admin)"},
 		{"ls", tenant_ls, "list the tenants"},
+		{"rm", tenant_rm,
+		 "remove a tenant; its tasks and bills are kept (admin)"},
+		{"token", tenant_token,
+		 "replace a tenant's token (admin; a tenant: its own)"},
 	};
 
 	return gp_client_dispatch("tenant", subs, sizeof(subs) / sizeof(subs[0]), argc,
@@ -808,12 +916,38 @@ static int template_show(int argc, char **argv)
 	return status;
 }
 
+static void template_rm_usage(FILE *out)
+{
+	fprintf(out, "usage: gpupool template rm NAME [-o json|table]\n"
+		     "\n"
+		     "Removes a template (admin only). Tasks submitted with it keep the\n"
+		     "slice they took from it.\n");
+}
+
+static void template_rm_print(json_t *t)
+{
+	printf("template \"%s\" removed\n", gp_client_str(t, "name"));
+}
+
+static int template_rm(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "template rm",
+		.usage = template_rm_usage,
+		.option = no_option,
+	};
+
+	return named(&cmd, "DELETE", "/v1/templates/", "", template_rm_print, argc, argv);
+}
+
 int gp_cmd_template(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
 		{"add", template_add, "add a slice template (admin)"},
 		{"ls", template_ls, "list the templates"},
-		{"show", template_show, "show one template (-o yaml: its YAML description)"},
+		{"show", template_show,
+		 "show one template (-o yaml: its YAML description)"},
+		{"rm", template_rm, "remove a template (admin)"},
 	};
 
 	return gp_client_dispatch("template", subs, sizeof(subs) / sizeof(subs[0]), argc,

@@ -2,12 +2,16 @@
  * `gpupool task ls|show|set|cancel`: a tenant's tasks, through the server's API
  * (cli/client.h, docs/api.md). Each command builds one request from its
  * flags, sends it, and prints the answer as a table, or with -o json the
- * server's JSON as it came. */
+ * server's JSON as it came; `task ls` reads the list a page at a time
+ * (GET /v1/tasks?after=) and prints it whole, or redraws it (--watch),
+ * and `task cancel` sends one request per task it is given. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/client.h"
@@ -15,8 +19,14 @@
 #include "agent/taskenv.h"
 
 #define DEVICES_MAX 64
-#define PATH_LEN    128
+#define PATH_LEN     256
 #define WHY_MAX	    400
+#define PAGE	     500     /* tasks asked for per request: the server's default page */
+#define LIMIT_MAX    1000000 /* task ls --limit */
+#define WATCH_MAX    3600    /* task ls --watch, seconds */
+#define IDS_TEXT     512     /* task cancel: the ids that failed, as text */
+#define NAME_CHARS   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+#define CLEAR_SCREEN "\033[H\033[2J"
 
 static const char *const isolations[] = {"hard", "shared", NULL};
 static const char *const kinds[] = {"batch", "training", "inference", "interactive",
@@ -29,8 +39,8 @@ static const char *const states[] = {"pending",	  "running",   "succeeded", "fai
 struct task_options {
 	char cmd[32]; /* "submit", "task set", ... */
 	json_t *body;
-	const char *state; /* task ls --state */
-	bool quiet;	   /* submit -q: only the id */
+	const char *wrap; /* submit --wrap: the command line; NULL: none */
+	bool quiet;	  /* submit -q: only the id */
 };
 
 static void options_init(struct task_options *o, const char *cmd)
@@ -76,20 +86,25 @@ static void submit_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpupool submit [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       gpupool submit [OPTIONS] --wrap \"COMMAND LINE\"\n"
 		"       (or: gpupool run ..., gpupool task submit ...)\n"
 		"\n"
 		"Queues COMMAND as a task of your tenant and prints its id once the "
 		"server\n"
-		"has stored it.\n"
+		"has stored it. After --, each argument is one word of the command, as\n"
+		"it is; a command line in one argument (-- \"sh run.sh 3\") is refused:\n"
+		"give its words apart, or give it to the shell with --wrap.\n"
 		"\n"
+		"  --wrap \"LINE\"      run LINE with /bin/sh -c, as it is (pipes, &&,\n"
+		"                     redirections, variables), instead of -- COMMAND\n"
 		"  --name NAME        the task's name (default: the program's name)\n"
 		"  --template NAME    the slice of a template (`gpupool template ls`)\n"
 		"  --mem SIZE         memory per device: 4G, 512M (with --compute; over\n"
 		"                     the template's)\n"
 		"  --compute PCT      share of each device, 1..100\n"
 		"  --devices N        how many devices, 1..%d (default 1)\n"
-		"  --whole            whole devices, all on one node (no "
-		"--mem/--compute)\n"
+		"  --whole            whole devices, all on one node (refused with\n"
+		"                     --mem, --compute or --template)\n"
 		"  --exclusive        share the devices with nobody\n"
 		"  --isolation I      hard (the share is a cap) or shared (may borrow "
 		"idle time)\n"
@@ -188,6 +203,7 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
 	case 'x': json_object_set_new(o->body, "exclusive", json_true()); return 0;
 	case 'q': o->quiet = true; return 0;
+	case 'r': o->wrap = value; return 0;
 	case 'm':
 		if (gp_client_mib(o->cmd, "mem", value, false, &mib) < 0)
 			return -EINVAL;
@@ -217,10 +233,12 @@ static const struct option submit_options[] = {
 	{"workdir", required_argument, NULL, 'W'},
 	{"env", required_argument, NULL, 'e'},
 	{"quiet", no_argument, NULL, 'q'},
+	{"wrap", required_argument, NULL, 'r'},
 	{0},
 };
 
-/* The slice is named somehow: a template, --mem with --compute, or --whole. */
+/* The slice is named once: a template, --mem with --compute, or --whole
+ * alone (a slice given with it is refused, not dropped). */
 static int submit_check(const struct task_options *o)
 {
 	json_t *b = o->body;
@@ -228,6 +246,16 @@ static int submit_check(const struct task_options *o)
 	bool mem = json_object_get(b, "mem_mib"),
 	     compute = json_object_get(b, "compute_pct");
 
+	if (whole && (mem || compute || tpl)) {
+		fprintf(stderr,
+			"gpupool %s: --whole and --%s contradict: --whole gives the task "
+			"all of each device's memory and compute; leave one of them out\n",
+			o->cmd,
+			mem	  ? "mem"
+			: compute ? "compute"
+				  : "template");
+		return GP_EXIT_USAGE;
+	}
 	if (tpl || whole || (mem && compute))
 		return GP_EXIT_OK;
 	fprintf(stderr, "gpupool %s: %s\n", o->cmd,
@@ -239,21 +267,70 @@ static int submit_check(const struct task_options *o)
 	return GP_EXIT_USAGE;
 }
 
-static int submit_args(struct task_options *o, int argc, char **argv, int first)
+/* A command line given as one argument ("sh run.sh 3") would run a
+ * program of that name: it is refused, with the two forms that work. A
+ * path with a space in it that names a program is one. */
+static int program_check(const char *cmd, const char *program)
 {
-	json_t *command = json_array();
+	if (!program[strcspn(program, " \t\n")] ||
+	    (strchr(program, '/') && access(program, X_OK) == 0))
+		return GP_EXIT_OK;
+	fprintf(stderr,
+		"gpupool %s: \"%s\" is one argument with spaces, so the task would run a "
+		"program of that name; give its words apart (-- %s) or the whole line to "
+		"/bin/sh (--wrap \"%s\")\n",
+		cmd, program, program, program);
+	return GP_EXIT_USAGE;
+}
 
+/* The command: the words after --, or the line of --wrap (a string, which
+ * the server runs with /bin/sh -c as it is). An exit status. */
+static int submit_command(struct task_options *o, int argc, char **argv, int first)
+{
+	json_t *command;
+	int status;
+
+	if (o->wrap && first < argc) {
+		fprintf(stderr,
+			"gpupool %s: give the command once: --wrap \"LINE\" or -- COMMAND "
+			"ARGS..., not both\n",
+			o->cmd);
+		return GP_EXIT_USAGE;
+	}
+	if (o->wrap && !o->wrap[strspn(o->wrap, " \t\n")]) {
+		fprintf(stderr,
+			"gpupool %s: --wrap needs a command line, as in: --wrap "
+			"\"python train.py > out.txt\"\n",
+			o->cmd);
+		return GP_EXIT_USAGE;
+	}
+	if (o->wrap) {
+		json_object_set_new(o->body, "command", json_string(o->wrap));
+		return GP_EXIT_OK;
+	}
 	if (first >= argc) {
-		json_decref(command);
 		fprintf(stderr,
 			"gpupool %s: no command; put it last, as in: gpupool %s --mem 4G "
-			"--compute 30 -- python train.py\n",
+			"--compute 30 -- python train.py (or --wrap \"LINE\")\n",
 			o->cmd, o->cmd);
 		return GP_EXIT_USAGE;
 	}
+	status = program_check(o->cmd, argv[first]);
+	if (status != GP_EXIT_OK)
+		return status;
+	command = json_array();
 	for (int i = first; i < argc; i++)
 		json_array_append_new(command, json_string(argv[i]));
 	json_object_set_new(o->body, "command", command);
+	return GP_EXIT_OK;
+}
+
+static int submit_args(struct task_options *o, int argc, char **argv, int first)
+{
+	int status = submit_command(o, argc, argv, first);
+
+	if (status != GP_EXIT_OK)
+		return status;
 	if (!json_object_get(o->body, "workdir")) {     /* where it was submitted */
 		char here[PATH_MAX];
 
@@ -310,62 +387,322 @@ int gp_cmd_submit(int argc, char **argv)
 
 /* ---- task ls ---------------------------------------------------------- */
 
+/* What `task ls` asks for, and how often. */
+struct ls_options {
+	char states[128];   /* --state S[,S...], checked; "" for all */
+	const char *tenant; /* --tenant NAME; NULL: the caller's view */
+	unsigned limit;	    /* --limit N; 0: every task */
+	long long after;    /* --after ID; 0: from the first */
+	unsigned watch;	    /* --watch SECONDS; 0: once */
+};
+
 static void ls_usage(FILE *out)
 {
-	fprintf(out, "usage: gpupool task ls [--state STATE] [-o json|table]\n"
-		     "\n"
-		     "Lists your tenant's tasks (the admin sees every tenant's), oldest "
-		     "first.\n"
-		     "\n"
-		     "  --state STATE   only tasks in this state: pending, running, "
-		     "succeeded,\n"
-		     "                  failed, cancelled, preempted, lost\n");
+	fprintf(out,
+		"usage: gpupool task ls [--state STATE[,STATE...]] [--tenant NAME]\n"
+		"                       [--limit N] [--after ID] [--watch SECONDS]\n"
+		"                       [-o table|yaml|json]\n"
+		"\n"
+		"Lists your tenant's tasks (the admin sees every tenant's), oldest\n"
+		"first: id, tenant, name, state, priority, slice, devices, where it\n"
+		"runs (PLACEMENT: the devices' indexes, as `gpupool device ls` numbers\n"
+		"them), its exit code once it ran and ended, when it was created,\n"
+		"started and ended (HH:MM:SS today, else MM-DD HH:MM, local time),\n"
+		"and why it waits or ended. The server sends %d tasks at a time; all\n"
+		"are read.\n"
+		"\n"
+		"  --state LIST      only tasks in these states (comma-separated):\n"
+		"                    pending, running, succeeded, failed, cancelled,\n"
+		"                    preempted, lost\n"
+		"  --tenant NAME     only this tenant's (the admin; a removed one's too)\n"
+		"  --limit N         at most N tasks, 1..%d (-o json: next_after says\n"
+		"                    where the rest start)\n"
+		"  --after ID        only tasks after task ID (to go on from next_after)\n"
+		"  --watch SECONDS   redraw the table every SECONDS (1..%d) until\n"
+		"                    Ctrl-C, like watch(1)\n"
+		"  -o yaml|json      the tasks as YAML, or the server's JSON\n",
+		PAGE, LIMIT_MAX, WATCH_MAX);
+}
+
+/* --state: each of a comma list is a state. */
+static int ls_states(struct ls_options *o, const char *value)
+{
+	char one[32];
+
+	for (const char *p = value;; p += strcspn(p, ",") + 1) {
+		snprintf(one, sizeof(one), "%.*s", (int)strcspn(p, ","), p);
+		if (gp_client_choice("task ls", "state", one, states) < 0)
+			return -EINVAL;
+		if (!p[strcspn(p, ",")])
+			break;
+	}
+	if (strlen(value) >= sizeof(o->states)) /* never: seven names fit */
+		return -EINVAL;
+	snprintf(o->states, sizeof(o->states), "%s", value);
+	return 0;
 }
 
 static int ls_option(void *ctx, int c, const char *value)
 {
-	struct task_options *o = ctx;
+	struct ls_options *o = ctx;
+	size_t n = strlen(value);
 
-	if (c != 's' || gp_client_choice(o->cmd, "state", value, states) < 0)
+	switch (c) {
+	case 's': return ls_states(o, value);
+	case 'l':
+		return gp_client_uint("task ls", "limit", value, 1, LIMIT_MAX, &o->limit);
+	case 'w':
+		return gp_client_uint("task ls", "watch", value, 1, WATCH_MAX, &o->watch);
+	case 'a':
+		return gp_client_id("task ls", value, &o->after) == GP_EXIT_OK ? 0
+									       : -EINVAL;
+	case 'T':
+		if (n && n < 64 && strspn(value, NAME_CHARS) == n) {
+			o->tenant = value;
+			return 0;
+		}
+		fprintf(stderr,
+			"gpupool task ls: --tenant \"%s\" must be a tenant's name "
+			"(letters, digits, '.', '_' or '-'; gpupool tenant ls lists "
+			"them)\n",
+			value);
 		return -EINVAL;
-	o->state = value;
-	return 0;
+	}
+	return -EINVAL;
 }
 
-/* A task's time without the date when it is today's, for tables. */
-static const char *short_time(const char *rfc3339)
+/* The request for the page after `after` of at most `want` tasks. */
+static void ls_path(const struct ls_options *o, long long after, unsigned want,
+		    char *path, size_t size)
 {
-	return strlen(rfc3339) >= 19 ? rfc3339 + 11 : rfc3339;
+	int n = snprintf(path, size, "/v1/tasks?limit=%u&after=%lld", want, after);
+
+	if (o->states[0])
+		n += snprintf(path + n, size - (size_t)n, "&state=%s", o->states);
+	if (o->tenant)
+		snprintf(path + n, size - (size_t)n, "&tenant=%s", o->tenant);
 }
 
-static void ls_row(json_t *t)
+/* The tasks asked for, every page of them, as one answer of the server's
+ * shape in *ret: {"tasks": [...], "next_after": ID or null}. An exit
+ * status. */
+static int ls_fetch(const struct gp_client_flags *f, const struct ls_options *o,
+		    json_t **ret)
 {
-	char mem[32];
+	json_t *tasks = json_array(), *next = json_null(), *reply;
+	long long after = o->after;
+	char path[PATH_LEN];
+	int status;
+
+	for (;;) {
+		size_t have = json_array_size(tasks);
+		unsigned want = o->limit && o->limit - have < PAGE
+					? o->limit - (unsigned)have
+					: PAGE;
+
+		ls_path(o, after, want, path, sizeof(path));
+		reply = NULL;
+		status = gp_client_request(f, "task ls", "GET", path, NULL, &reply);
+		if (status != GP_EXIT_OK)
+			break;
+		json_array_extend(tasks, json_object_get(reply, "tasks"));
+		json_decref(next);
+		next = json_incref(json_object_get(reply, "next_after"));
+		json_decref(reply);
+		if (!json_is_integer(next) ||
+		    (o->limit && json_array_size(tasks) >= o->limit))
+			break;
+		after = json_integer_value(next);
+	}
+	if (status == GP_EXIT_OK)
+		*ret = json_pack("{s:o, s:o}", "tasks", tasks, "next_after",
+				 next ? next : json_null());
+	else {
+		json_decref(tasks);
+		json_decref(next);
+	}
+	return status;
+}
+
+/* A time of the server's ("2026-11-29T13:32:50Z") for a table, in local
+ * time: "13:32:50" today, else "11-29 13:32"; "-" for none. */
+static const char *short_time(json_t *v, char *buf, size_t size)
+{
+	const char *text = json_string_value(v);
+	struct tm tm = {0}, today;
+	time_t t, now = time(NULL);
+	char *end;
+
+	snprintf(buf, size, "-");
+	if (!text || !(end = strptime(text, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return buf;
+	t = timegm(&tm);
+	localtime_r(&now, &today);
+	localtime_r(&t, &tm);
+	strftime(buf, size,
+		 tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday
+			 ? "%H:%M:%S"
+			 : "%m-%d %H:%M",
+		 &tm);
+	return buf;
+}
+
+/* Where a task runs: each device's index (GET /v1/devices), or the
+ * start of its UUID when it is not one of them; "-" for nowhere. */
+static const char *placement_text(json_t *t, json_t *devices, char *buf, size_t size)
+{
+	const char *p = gp_client_str(t, "placement");
+	size_t used = 0;
+
+	snprintf(buf, size, "-");
+	for (; *p && used < size; p += strcspn(p, ",") + !!p[strcspn(p, ",")]) {
+		int n = (int)strcspn(p, ","), index = -1;
+		json_t *d;
+		size_t i;
+
+		json_array_foreach(devices, i, d)
+		{
+			const char *uuid = gp_client_str(d, "uuid");
+
+			if ((int)strlen(uuid) == n && !strncmp(uuid, p, (size_t)n))
+				index = (int)gp_client_int(d, "index");
+		}
+		if (index >= 0)
+			used += (size_t)snprintf(buf + used, size - used, "%s%d",
+						 used ? "," : "", index);
+		else
+			used += (size_t)snprintf(buf + used, size - used, "%s%.*s",
+						 used ? "," : "", n < 12 ? n : 12, p);
+	}
+	return buf;
+}
+
+/* The exit code, once the task ran and ended (not lost: nobody saw it end). */
+static const char *exit_text(json_t *t, char *buf, size_t size)
+{
+	bool ran = json_is_string(json_object_get(t, "started")) &&
+		   json_is_string(json_object_get(t, "ended")) &&
+		   strcmp(gp_client_str(t, "state"), "lost");
+
+	if (ran)
+		snprintf(buf, size, "%lld", (long long)gp_client_int(t, "exit_code"));
+	else
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+static void ls_row(json_t *t, json_t *devices)
+{
+	char mem[32], where[96], code[16], created[16], started[16], ended[16];
 
 	if (json_is_true(json_object_get(t, "whole")))
 		snprintf(mem, sizeof(mem), "whole");
 	else
 		gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem));
-	printf("%-6lld %-10s %-16s %-10s %3lld %6s %6lld%% %3lld  %-9.8s %s\n",
+	printf("%-6lld %-10s %-16s %-10s %3lld %6s %6lld%% %3lld  %-12s %4s %-11s %-11s "
+	       "%-11s %s\n",
 	       (long long)gp_client_int(t, "id"), gp_client_str(t, "tenant"),
 	       gp_client_str(t, "name"), gp_client_str(t, "state"),
 	       (long long)gp_client_int(t, "priority"), mem,
 	       (long long)gp_client_int(t, "compute_pct"),
 	       (long long)gp_client_int(t, "devices"),
-	       short_time(gp_client_str(t, "created")), gp_client_str(t, "reason"));
+	       placement_text(t, devices, where, sizeof(where)),
+	       exit_text(t, code, sizeof(code)),
+	       short_time(json_object_get(t, "created"), created, sizeof(created)),
+	       short_time(json_object_get(t, "started"), started, sizeof(started)),
+	       short_time(json_object_get(t, "ended"), ended, sizeof(ended)),
+	       gp_client_str(t, "reason"));
 }
 
-static void ls_print(json_t *reply)
+/* The devices, to name placements by index; NULL when no task has one
+ * or the server does not say (placements then show UUIDs). */
+static json_t *ls_devices(const struct gp_client_flags *f, json_t *tasks)
 {
-	printf("%-6s %-10s %-16s %-10s %3s %6s %7s %3s  %-9s %s\n", "ID", "TENANT",
-	       "NAME", "STATE", "PRI", "MEM", "COMPUTE", "DEV", "CREATED", "REASON");
-	gp_client_rows(reply, "tasks", ls_row);
+	json_t *t, *reply = NULL, *devices;
+	size_t i;
+	bool placed = false;
+
+	json_array_foreach(tasks, i, t) placed = placed || *gp_client_str(t, "placement");
+	if (!placed || gp_client_call(f, "task ls", "GET", "/v1/devices", NULL, true,
+				      NULL, &reply) != GP_EXIT_OK)
+		return NULL;
+	devices = json_incref(json_object_get(reply, "devices"));
+	json_decref(reply);
+	return devices;
+}
+
+static void ls_print(const struct gp_client_flags *f, json_t *reply)
+{
+	json_t *tasks = json_object_get(reply, "tasks"), *devices = ls_devices(f, tasks),
+	       *t;
+	size_t i;
+
+	printf("%-6s %-10s %-16s %-10s %3s %6s %7s %3s  %-12s %4s %-11s %-11s %-11s %s\n",
+	       "ID", "TENANT", "NAME", "STATE", "PRI", "MEM", "COMPUTE", "DEV",
+	       "PLACEMENT", "EXIT", "CREATED", "STARTED", "ENDED", "REASON");
+	json_array_foreach(tasks, i, t) ls_row(t, devices);
+	json_decref(devices);
+}
+
+static int ls_once(const struct gp_client_flags *f, const struct ls_options *o)
+{
+	json_t *reply = NULL;
+	int status = ls_fetch(f, o, &reply);
+
+	if (status == GP_EXIT_OK && f->json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK && f->yaml)
+		status = gp_client_print_yaml("task ls", reply);
+	else if (status == GP_EXIT_OK)
+		ls_print(f, reply);
+	json_decref(reply);
+	return status;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* --watch: the table again every o->watch seconds, a frame at a time (the
+ * screen cleared first on a terminal), until SIGINT or SIGTERM; a frame
+ * whose request failed says why and the next one tries again. Exit 0. */
+static int ls_watch(const struct gp_client_flags *f, const struct ls_options *o)
+{
+	struct sigaction sa = {.sa_handler = on_interrupt};
+	bool tty = isatty(STDOUT_FILENO);
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!interrupted) {
+		struct timespec left = {.tv_sec = o->watch};
+		char now[32];
+		time_t t = time(NULL);
+
+		strftime(now, sizeof(now), "%Y-%m-%d %H:%M:%S", localtime(&t));
+		printf("%sEvery %us: gpupool task ls%*s\n\n", tty ? CLEAR_SCREEN : "",
+		       o->watch, 50, now);
+		fflush(stdout);
+		ls_once(f, o);
+		fflush(stdout);
+		while (!interrupted && nanosleep(&left, &left) < 0 && errno == EINTR)
+			;
+	}
+	return GP_EXIT_OK;
 }
 
 static int task_ls(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{"state", required_argument, NULL, 's'},
+		{"tenant", required_argument, NULL, 'T'},
+		{"limit", required_argument, NULL, 'l'},
+		{"after", required_argument, NULL, 'a'},
+		{"watch", required_argument, NULL, 'w'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
@@ -373,24 +710,22 @@ static int task_ls(int argc, char **argv)
 		.usage = ls_usage,
 		.options = own,
 		.option = ls_option,
+		.yaml_ok = true,
 	};
 	struct gp_client_flags f = {0};
-	struct task_options o = {.cmd = "task ls"};
-	char path[PATH_LEN] = "/v1/tasks";
-	json_t *reply = NULL;
+	struct ls_options o = {0};
 	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
 	if (status != GP_CLIENT_GO)
 		return status;
-	if (o.state)
-		snprintf(path, sizeof(path), "/v1/tasks?state=%s", o.state);
-	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
-	if (status == GP_EXIT_OK && f.json)
-		gp_client_print_json(reply);
-	else if (status == GP_EXIT_OK)
-		ls_print(reply);
-	json_decref(reply);
-	return status;
+	if (o.watch && (f.json || f.yaml)) {
+		fprintf(stderr,
+			"gpupool task ls: --watch redraws a table; leave out -o %s "
+			"(or --watch)\n",
+			f.json ? "json" : "yaml");
+		return GP_EXIT_USAGE;
+	}
+	return o.watch ? ls_watch(&f, &o) : ls_once(&f, &o);
 }
 
 /* ---- task show -------------------------------------------------------- */
@@ -548,13 +883,17 @@ static int task_set(int argc, char **argv)
 static void cancel_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool task cancel ID\n"
+		"usage: gpupool task cancel ID... [-o json|table]\n"
 		"\n"
-		"Cancels a task. A queued one is cancelled at once. A running one is\n"
-		"stopped by the server's agent (SIGTERM to its processes, SIGKILL after\n"
-		"the server's --grace-ms): it stays running, \"cancelling\", until it\n"
-		"has stopped, then it is cancelled with its exit code (`gpupool task\n"
-		"show ID`). A server without --with-agent cannot stop a running task.\n");
+		"Cancels tasks, and says of each what happened (-o json: the server's\n"
+		"answer for each, one line per task). A queued one is cancelled at\n"
+		"once. A running one is stopped by the server's agent (SIGTERM to its\n"
+		"processes, SIGKILL after the server's --grace-ms): it stays running,\n"
+		"\"cancelling\", until it has stopped, then it is cancelled with its\n"
+		"exit code (`gpupool task show ID`). A server without --with-agent\n"
+		"cannot stop a running task. The exit status is 1 when any was not\n"
+		"cancelled (the last line says which), 2 when an ID is not a number\n"
+		"(then none is sent).\n");
 }
 
 static void cancel_print(json_t *task)
@@ -568,6 +907,60 @@ static void cancel_print(json_t *task)
 		printf("task %lld: %s\n", (long long)gp_client_int(task, "id"), state);
 }
 
+/* Cancels task id; false when it was not. *ret_stop when nothing more can
+ * be asked (no server, or a token it does not know). */
+static bool cancel_one(const struct gp_client_flags *f, long long id, bool *ret_stop)
+{
+	char path[PATH_LEN];
+	json_t *reply = NULL;
+	long http = 0;
+	int status;
+
+	snprintf(path, sizeof(path), "/v1/tasks/%lld/cancel", id);
+	status = gp_client_call(f, "task cancel", "POST", path, NULL, false, &http,
+				&reply);
+	*ret_stop = status != GP_EXIT_OK && (http == 0 || http == 401);
+	if (status == GP_EXIT_OK && f->json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		cancel_print(reply);
+	fflush(stdout);
+	json_decref(reply);
+	return status == GP_EXIT_OK;
+}
+
+/* Appends id to the list of those not cancelled (cut with "..." when long). */
+static void failed_add(char *list, size_t size, long long id)
+{
+	size_t len = strlen(list);
+
+	if (len + 32 < size)
+		snprintf(list + len, size - len, "%s%lld", len ? ", " : "", id);
+	else if (!strstr(list, "..."))
+		snprintf(list + len, size - len, ", ...");
+}
+
+/* Cancels each of ids[0..n), in order; an exit status. */
+static int cancel_all(const struct gp_client_flags *f, const long long *ids, int n)
+{
+	char failed_ids[IDS_TEXT] = "";
+	int failed = 0;
+	bool stop = false;
+
+	for (int i = 0; i < n; i++) {
+		if (!stop && cancel_one(f, ids[i], &stop))
+			continue;
+		failed++;
+		failed_add(failed_ids, sizeof(failed_ids), ids[i]);
+	}
+	if (n > 1 && failed)
+		fprintf(stderr,
+			"gpupool task cancel: %d of %d tasks not cancelled: %s%s\n",
+			failed, n, failed_ids,
+			stop ? " (the server could not be asked about the rest)" : "");
+	return failed ? GP_EXIT_FAIL : GP_EXIT_OK;
+}
+
 static int task_cancel(int argc, char **argv)
 {
 	static const struct gp_client_command cmd = {
@@ -575,18 +968,41 @@ static int task_cancel(int argc, char **argv)
 		.usage = cancel_usage,
 		.option = no_option,
 	};
+	struct gp_client_flags f = {0};
+	long long *ids;
+	int first, n, status = GP_EXIT_OK,
+		      r = gp_client_parse(&cmd, NULL, argc, argv, &f, &first);
 
-	return one_task(&cmd, "POST", "/cancel", cancel_print, argc, argv);
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	n = argc - first;
+	if (n == 0) {
+		fprintf(stderr,
+			"gpupool task cancel: needs one or more task ids (gpupool "
+			"task cancel --help)\n");
+		return GP_EXIT_USAGE;
+	}
+	ids = calloc((size_t)n, sizeof(*ids));
+	if (!ids) {
+		fprintf(stderr, "gpupool task cancel: out of memory\n");
+		return GP_EXIT_FAIL;
+	}
+	for (int i = 0; i < n && status == GP_EXIT_OK; i++)
+		status = gp_client_id(cmd.name, argv[first + i], &ids[i]);
+	if (status == GP_EXIT_OK)
+		status = cancel_all(&f, ids, n);
+	free(ids);
+	return status;
 }
 
 int gp_cmd_task(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
 		{"submit", gp_cmd_submit, "queue a task (as gpupool submit)"},
-		{"ls", task_ls, "list tasks"},
+		{"ls", task_ls, "list tasks, or watch them (--watch)"},
 		{"show", task_show, "show one task"},
 		{"set", task_set, "change a task's compute share or priority"},
-		{"cancel", task_cancel, "cancel a task (a running one: stop it)"},
+		{"cancel", task_cancel, "cancel tasks (a running one: stop it)"},
 	};
 
 	return gp_client_dispatch("task", subs, sizeof(subs) / sizeof(subs[0]), argc,

@@ -21,6 +21,8 @@ struct gp_api {
 	int prices;
 	struct gp_loop *loop; /* NULL without the agent */
 	char log_dir[PATH_MAX];
+	char admin_token_file[PATH_MAX]; /* rewritten when the admin's token is; "": none
+					  */
 };
 
 /* Fills *me with the caller (by its token); false with 401 in ret. */

@@ -71,6 +71,8 @@ static bool quota_target(struct gp_api *api, const struct gp_http_request *req,
 		return false;
 	}
 	r = gp_store_tenant_by_name(api->store, tenant, t);
+	if (r == 0 && t->removed)
+		r = -ENOENT; /* its model quotas went with it */
 	if (r == -ENOENT || r == -EINVAL) {
 		gp_http_error(ret, 404, "no tenant \"%s\" (gpupool tenant ls lists them)", tenant);
 		return false;

@@ -9,12 +9,16 @@
 #include "server/api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/user.h"
 #include "server/api-impl.h"
@@ -31,7 +35,10 @@
 #define AUDIT_LIMIT_MAX	  100000
 #define SHELL_PLAIN_CHARS GP_FIELD_NAME_CHARS "/:=@%+,"
 #define TENANTS_PATH	  "/v1/tenants/"
+#define TEMPLATES_PATH	  "/v1/templates/"
 #define WHY_MAX		  400
+#define TASK_PAGE	  500  /* GET /v1/tasks: the tasks of a page, by default */
+#define TASK_PAGE_MAX	  2000 /* and at most */
 
 static const char *const state_names[] = {
 	[GP_TASK_PENDING] = "pending",	   [GP_TASK_RUNNING] = "running",
@@ -40,6 +47,13 @@ static const char *const state_names[] = {
 	[GP_TASK_LOST] = "lost",	   [GP_TASK_LOST + 1] = NULL,
 };
 static const char *const isolations[] = {"hard", "shared", NULL};
+/* Names a tenant may not take, in any case: those the server signs its
+ * own audit rows with ("server": the loop, restarts; "admin": the admin
+ * tenant), and those a reader would take for the system's. */
+static const char *const reserved_names[] = {
+	GP_API_ADMIN_NAME, "server", "agent",  "scheduler", "verifier",
+	"gpupool",	   "root",   "system", NULL,
+};
 static const char *const kinds[] = {"batch", "training", "inference", "interactive",
 				    NULL};
 
@@ -312,6 +326,50 @@ static const char *user_text(const char *spec, char *buf, size_t size)
 	return buf;
 }
 
+/* The text of an RFC 3339 UTC time, for messages. */
+static const char *time_text(int64_t unix_s, char *buf, size_t size)
+{
+	json_auto_t *v = time_json(unix_s);
+
+	snprintf(buf, size, "%s", json_is_string(v) ? json_string_value(v) : "-");
+	return buf;
+}
+
+/* A new tenant's name is none the server signs its own rows with. */
+static bool name_not_reserved(const char *name, struct gp_http_reply *ret)
+{
+	for (size_t i = 0; reserved_names[i]; i++)
+		if (!strcasecmp(name, reserved_names[i])) {
+			gp_http_error(
+				ret, 400,
+				"field \"name\": the name \"%s\" is reserved: the server "
+				"signs its own audit rows with such names, and a tenant "
+				"so named would pass for the server or the admin; pick "
+				"another name",
+				name);
+			return false;
+		}
+	return true;
+}
+
+/* 409 for a name that is taken: by a tenant, or by one removed (whose
+ * tasks, records and audit rows keep the name). */
+static void name_taken(struct gp_api *api, struct gp_http_reply *ret, const char *name)
+{
+	struct gp_tenant old;
+	char when[32];
+
+	if (gp_store_tenant_by_name(api->store, name, &old) == 0 && old.removed)
+		gp_http_error(
+			ret, 409,
+			"tenant \"%s\" was removed on %s; its tasks, usage records and "
+			"audit rows keep the name, so it is not given again: pick another "
+			"name",
+			name, time_text(old.removed, when, sizeof(when)));
+	else
+		gp_http_error(ret, 409, "tenant \"%s\" exists; pick another name", name);
+}
+
 static void tenant_add(void *ctx, const struct gp_http_request *req,
 		       struct gp_http_reply *ret)
 {
@@ -324,6 +382,7 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 
 	if (!caller_admin(api, req, ret, &me, "add tenants") ||
 	    !gp_fields_parse(req, tenant_fields, ret, &body) ||
+	    !name_not_reserved(gp_field_string(body, "name", ""), ret) ||
 	    !user_from_body(body, &t, ret))
 		return;
 	copy(t.name, sizeof(t.name), gp_field_string(body, "name", ""));
@@ -335,8 +394,7 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 		(unsigned)gp_field_uint(body, "compute_borrowable_pct", 0);
 	r = gp_store_tenant_add(api->store, &t, token);
 	if (r == -EEXIST) {
-		gp_http_error(ret, 409, "tenant \"%s\" exists; pick another name",
-			      t.name);
+		name_taken(api, ret, t.name);
 		return;
 	}
 	if (r < 0) {
@@ -391,7 +449,8 @@ static void tenant_list(void *ctx, const struct gp_http_request *req,
 	else
 		json_array_append_new(list, tenant_user_json(&me));
 	for (int i = 0; i < n; i++)
-		json_array_append_new(list, tenant_user_json(&all[i]));
+		if (!all[i].removed)
+			json_array_append_new(list, tenant_user_json(&all[i]));
 	free(all);
 	if (r == 0)
 		r = model_quotas_add(api, me.admin ? -1 : me.id, list);
@@ -403,20 +462,39 @@ static void tenant_list(void *ctx, const struct gp_http_request *req,
 	gp_http_json(ret, 200, json_pack("{s:o}", "tenants", list));
 }
 
-/* The tenant named in /v1/tenants/NAME; false with 404 in ret if none. */
+/* A tenant removed: 404, saying so. */
+static bool tenant_removed(const struct gp_tenant *t, struct gp_http_reply *ret)
+{
+	char when[32];
+
+	gp_http_error(ret, 404,
+		      "tenant \"%s\" was removed on %s; its tasks and bills are kept "
+		      "(gpupool task ls --tenant %s, gpupool bill --tenant %s)",
+		      t->name, time_text(t->removed, when, sizeof(when)), t->name,
+		      t->name);
+	return false;
+}
+
+/* The tenant named in /v1/tenants/NAME[/...]; false with 404 in ret if
+ * there is none, or it was removed. */
 static bool tenant_target(struct gp_api *api, const struct gp_http_request *req,
 			  struct gp_http_reply *ret, struct gp_tenant *t)
 {
-	const char *name = req->path + strlen(TENANTS_PATH);
-	int r = gp_field_is_name(name) ? gp_store_tenant_by_name(api->store, name, t)
-				       : -ENOENT;
+	const char *rest = req->path + strlen(TENANTS_PATH);
+	char name[GP_STORE_NAME_MAX + 1];
+	int r;
 
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(rest, "/"), rest);
+	r = gp_field_is_name(name) ? gp_store_tenant_by_name(api->store, name, t)
+				   : -ENOENT;
 	if (r == -ENOENT || r == -EINVAL) {
 		gp_http_error(ret, 404,
 			      "no tenant \"%.64s\" (gpupool tenant ls lists them)", name);
 		return false;
 	}
-	return r < 0 ? store_failed(api, ret, r, "finding the tenant") : true;
+	if (r < 0)
+		return store_failed(api, ret, r, "finding the tenant");
+	return t->removed ? tenant_removed(t, ret) : true;
 }
 
 /* Appends to detail (of size bytes, *len used), cutting what does not fit. */
@@ -539,6 +617,195 @@ static void tenant_set(void *ctx, const struct gp_http_request *req,
 		tenant_reply(api, ret, &t);
 }
 
+/* "2 tasks kept ...; model quotas removed: T4, A100", for tenant t's
+ * removal's audit row. */
+static int removal_detail(struct gp_api *api, const struct gp_tenant *t, int tasks,
+			  char *detail, size_t size)
+{
+	struct gp_model_quota *q = NULL;
+	size_t len = 0;
+	int n = 0, r = gp_store_model_quota_list(api->store, t->id, &q, &n);
+
+	detail[0] = '\0';
+	detail_add(detail, size, &len,
+		   "%d tasks kept, with their usage records and bills", tasks);
+	for (int i = 0; i < n; i++)
+		detail_add(detail, size, &len, "%s%s",
+			   i ? ", " : "; model quotas removed: ", q[i].model);
+	free(q);
+	return r;
+}
+
+/* The tenant's removal, once none of its tasks is queued or running, and
+ * its audit row: one transaction. 409 in ret when some are. */
+static int tenant_remove_write(struct gp_api *api, const char *who,
+			       const struct gp_tenant *t, struct gp_http_reply *ret)
+{
+	char detail[GP_REASON_MAX];
+	int queued = 0, running = 0, tasks = 0, r = gp_store_begin(api->store);
+
+	if (r == 0)
+		r = gp_store_tenant_task_counts(api->store, t->id, &queued, &running,
+						&tasks);
+	if (r == 0 && (queued || running)) {
+		gp_store_rollback(api->store);
+		gp_http_error(
+			ret, 409,
+			"tenant \"%s\" has %d queued and %d running tasks; cancel them "
+			"(gpupool task cancel ID..., as the admin or the tenant) or wait "
+			"for them to end, then remove it",
+			t->name, queued, running);
+		return -EBUSY;
+	}
+	if (r == 0)
+		r = removal_detail(api, t, tasks, detail, sizeof(detail));
+	if (r == 0)
+		r = gp_store_tenant_remove(api->store, t->id);
+	if (r == 0)
+		r = gp_store_audit(api->store, who, "tenant.remove", t->name, detail);
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0)
+		gp_store_rollback(api->store);
+	return r;
+}
+
+static void tenant_remove(void *ctx, const struct gp_http_request *req,
+			  struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me, t;
+	json_t *out;
+	int r;
+
+	if (!caller_admin(api, req, ret, &me, "remove tenants") ||
+	    !tenant_target(api, req, ret, &t))
+		return;
+	if (t.admin) {
+		gp_http_error(
+			ret, 409,
+			"the admin tenant cannot be removed: the pool needs it (to "
+			"replace its token, POST /v1/tenants/%s/token: gpupool tenant "
+			"token %s)",
+			t.name, t.name);
+		return;
+	}
+	r = tenant_remove_write(api, me.name, &t, ret);
+	if (r == -EBUSY)
+		return;
+	if (r < 0) {
+		store_failed(api, ret, r, "removing the tenant");
+		return;
+	}
+	if (gp_store_tenant_by_name(api->store, t.name, &t) < 0)
+		t.removed = time(NULL);
+	out = tenant_user_json(&t);
+	json_object_set_new(out, "removed", time_json(t.removed));
+	gp_http_json(ret, 200, out);
+}
+
+/* Writes token to path (made 0600, or truncated), synced. */
+static int token_file_write(const char *path, const char *token)
+{
+	char line[GP_TOKEN_HEX + 2];
+	size_t len = (size_t)snprintf(line, sizeof(line), "%s\n", token);
+	int r = 0,
+	    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0600) < 0 || write(fd, line, len) != (ssize_t)len || fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	return r;
+}
+
+/* The admin's new token goes to its token file too, where the clients of
+ * the server's own user find it: written beside it first (PATH.new), then
+ * renamed over it once the store has committed. */
+struct token_file {
+	char path[PATH_MAX], next[PATH_MAX + 8];
+	bool used;
+};
+
+/* A new token for t and its audit row, one transaction; for the admin
+ * with a token file, the file first. 500 in ret when it fails. */
+static bool token_rotate(struct gp_api *api, const struct gp_tenant *me,
+			 const struct gp_tenant *t, struct token_file *file, char *token,
+			 struct gp_http_reply *ret)
+{
+	int r = gp_store_begin(api->store);
+
+	file->used = t->admin && api->admin_token_file[0];
+	if (r == 0)
+		r = gp_store_tenant_token_new(api->store, t->id, token);
+	if (r == 0)
+		r = gp_store_audit(api->store, me->name, "tenant.token", t->name,
+				   "a new token; the one before no longer works");
+	if (r == 0 && file->used) {
+		snprintf(file->path, sizeof(file->path), "%s", api->admin_token_file);
+		snprintf(file->next, sizeof(file->next), "%s.new", file->path);
+		r = token_file_write(file->next, token);
+		if (r < 0) {
+			gp_store_rollback(api->store);
+			unlink(file->next);
+			gp_http_error(
+				ret, 500,
+				"cannot write the admin's new token to %s: %s; the token "
+				"was not changed",
+				file->next, strerror(-r));
+			return false;
+		}
+	}
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0) {
+		gp_store_rollback(api->store);
+		if (file->used)
+			unlink(file->next);
+		return store_failed(api, ret, r, "changing the token");
+	}
+	return true;
+}
+
+static void tenant_token(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me, t;
+	struct token_file file = {0};
+	char token[GP_TOKEN_HEX + 1];
+	json_t *out;
+	int err = 0;
+
+	if (!caller(api, req, ret, &me) || !tenant_target(api, req, ret, &t))
+		return;
+	if (!me.admin && me.id != t.id) {
+		gp_http_error(ret, 403,
+			      "a tenant may rotate only its own token (POST "
+			      "/v1/tenants/%s/token); ask the admin for another's",
+			      me.name);
+		return;
+	}
+	if (!token_rotate(api, &me, &t, &file, token, ret))
+		return;
+	out = tenant_user_json(&t);
+	json_object_set_new(out, "token", json_string(token));
+	if (file.used && rename(file.next, file.path) < 0)
+		err = errno;
+	if (file.used && !err)
+		json_object_set_new(out, "token_file", json_string(file.path));
+	else if (file.used)
+		json_object_set_new(
+			out, "warning",
+			json_sprintf(
+				"the new token is in %s, but it could not replace %s "
+				"(%s): move it there, or the clients that read that file "
+				"are refused",
+				file.next, file.path, strerror(err)));
+	gp_http_json(ret, 200, out);
+}
+
 /* ---- templates -------------------------------------------------------- */
 
 static void template_add(void *ctx, const struct gp_http_request *req,
@@ -597,6 +864,50 @@ static void template_list(void *ctx, const struct gp_http_request *req,
 		json_array_append_new(list, template_json(&all[i]));
 	free(all);
 	gp_http_json(ret, 200, json_pack("{s:o}", "templates", list));
+}
+
+static void template_remove(void *ctx, const struct gp_http_request *req,
+			    struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct gp_tenant me;
+	struct gp_template t;
+	const char *name = req->path + strlen(TEMPLATES_PATH);
+	char detail[GP_REASON_MAX];
+	int r;
+
+	if (!caller_admin(api, req, ret, &me, "remove templates"))
+		return;
+	r = gp_field_is_name(name) ? gp_store_template_by_name(api->store, name, &t)
+				   : -ENOENT;
+	if (r == -ENOENT) {
+		gp_http_error(ret, 404,
+			      "no template \"%.64s\" (gpupool template ls lists them)",
+			      name);
+		return;
+	}
+	if (r < 0) {
+		store_failed(api, ret, r, "finding the template");
+		return;
+	}
+	snprintf(detail, sizeof(detail),
+		 "was %llu MiB, %u %%, %s, models \"%s\"; tasks keep the slice they took",
+		 (unsigned long long)t.mem_mib, t.compute_pct, t.hard ? "hard" : "shared",
+		 t.models);
+	r = gp_store_begin(api->store);
+	if (r == 0)
+		r = gp_store_template_remove(api->store, t.id);
+	if (r == 0)
+		r = gp_store_audit(api->store, me.name, "template.remove", t.name,
+				   detail);
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0) {
+		gp_store_rollback(api->store);
+		store_failed(api, ret, r, "removing the template");
+		return;
+	}
+	gp_http_json(ret, 200, template_json(&t));
 }
 
 /* ---- tasks: names and loading ----------------------------------------- */
@@ -839,13 +1150,32 @@ static bool task_template(struct gp_api *api, json_t *body, struct gp_task *t,
 	return true;
 }
 
+/* "whole": true gives a task all of each device: a slice given with it
+ * contradicts it, and is refused rather than dropped. */
+static bool whole_alone(json_t *body, struct gp_http_reply *ret)
+{
+	static const char *const slice[] = {"mem_mib", "compute_pct", "template", NULL};
+
+	for (size_t i = 0; gp_field_bool(body, "whole") && slice[i]; i++)
+		if (gp_field_has(body, slice[i])) {
+			gp_http_error(
+				ret, 400,
+				"field \"%s\" cannot go with \"whole\": true (a whole "
+				"device gives the task all its memory and compute); leave "
+				"one of them out",
+				slice[i]);
+			return false;
+		}
+	return true;
+}
+
 /* The slice: a template, then mem_mib and compute_pct over it; a whole
  * device needs neither. */
 static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
 		       struct gp_http_reply *ret)
 {
 	t->hard = true;
-	if (!task_template(api, body, t, ret))
+	if (!whole_alone(body, ret) || !task_template(api, body, t, ret))
 		return false;
 	t->whole = gp_field_bool(body, "whole");
 	t->mem_mib = gp_field_uint(body, "mem_mib", t->mem_mib);
@@ -971,23 +1301,106 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 
 /* ---- tasks: reading --------------------------------------------------- */
 
-static bool state_from_query(const struct gp_http_request *req, int *ret_state,
-			     struct gp_http_reply *ret)
+/* What GET /v1/tasks asks for: whose tasks, in which states, which page. */
+struct task_query {
+	int64_t tenant;	 /* < 0: every tenant's */
+	unsigned states; /* GP_TASK_STATE_BIT of each; 0: any */
+	long long after;
+	long long limit;
+};
+
+/* The state named by the n bytes at text; -1 for none. */
+static int state_named(const char *text, size_t n)
 {
-	const char *want = gp_http_query(req, "state");
+	for (int i = 0; state_names[i]; i++)
+		if (strlen(state_names[i]) == n && !strncmp(text, state_names[i], n))
+			return i;
+	return -1;
+}
+
+/* ?state=S[,S...]: the states to keep. */
+static bool states_from_query(const struct gp_http_request *req, unsigned *ret_states,
+			      struct gp_http_reply *ret)
+{
+	const char *p = gp_http_query(req, "state");
 	char names[128];
 
-	*ret_state = -1;
-	if (!want)
+	*ret_states = 0;
+	while (p) {
+		size_t n = strcspn(p, ",");
+		int state = state_named(p, n);
+
+		if (state < 0) {
+			gp_field_list(state_names, names, sizeof(names));
+			gp_http_error(
+				ret, 400,
+				"query \"state\": \"%.*s\" is not a state; give one or "
+				"more of: %s (comma-separated)",
+				(int)(n < 32 ? n : 32), p, names);
+			return false;
+		}
+		*ret_states |= GP_TASK_STATE_BIT(state);
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	return true;
+}
+
+/* ?tenant=NAME: the admin's filter (a removed tenant's tasks too); a
+ * tenant may name only itself. */
+static bool tenant_from_query(const struct gp_http_request *req,
+			      const struct gp_tenant *me,
+			      const struct tenant_names *names, int64_t *ret_tenant,
+			      struct gp_http_reply *ret)
+{
+	const char *name = gp_http_query(req, "tenant");
+
+	*ret_tenant = me->admin ? -1 : me->id;
+	if (!name)
 		return true;
-	for (int i = 0; state_names[i]; i++)
-		if (!strcmp(want, state_names[i]))
-			*ret_state = i;
-	if (*ret_state >= 0)
-		return true;
-	gp_field_list(state_names, names, sizeof(names));
-	gp_http_error(ret, 400, "query \"state\" must be one of: %s", names);
+	for (int i = 0; i < names->n; i++)
+		if (!strcmp(names->all[i].name, name) &&
+		    (me->admin || names->all[i].id == me->id)) {
+			*ret_tenant = names->all[i].id;
+			return true;
+		}
+	if (me->admin)
+		gp_http_error(ret, 400, "query \"tenant\": no tenant \"%.64s\"", name);
+	else
+		gp_http_error(
+			ret, 403,
+			"query \"tenant\": \"%.64s\" is not you; a tenant sees only "
+			"its own tasks",
+			name);
 	return false;
+}
+
+static bool task_query_parse(const struct gp_http_request *req,
+			     const struct gp_tenant *me, const struct tenant_names *names,
+			     struct task_query *q, struct gp_http_reply *ret)
+{
+	return states_from_query(req, &q->states, ret) &&
+	       tenant_from_query(req, me, names, &q->tenant, ret) &&
+	       gp_api_query_number(req, "after", 0, INT64_MAX, 0, &q->after, ret) &&
+	       gp_api_query_number(req, "limit", 1, TASK_PAGE_MAX, TASK_PAGE, &q->limit,
+				   ret);
+}
+
+/* {"tasks": [...], "next_after": ID or null}: n tasks were read for a
+ * page of q->limit, one more when there are more after it. */
+static json_t *task_page_json(const struct task_query *q,
+			      const struct tenant_names *names, const struct gp_task *all,
+			      int n)
+{
+	json_t *list = json_array();
+	bool more = n > q->limit;
+
+	if (more)
+		n = (int)q->limit;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			list, task_json(&all[i], tenant_name(names, all[i].tenant)));
+	return json_pack("{s:o, s:o}", "tasks", list, "next_after",
+			 more ? json_integer((json_int_t)all[n - 1].id) : json_null());
 }
 
 static void task_list(void *ctx, const struct gp_http_request *req,
@@ -996,26 +1409,24 @@ static void task_list(void *ctx, const struct gp_http_request *req,
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct tenant_names names = {0};
+	struct task_query q;
 	struct gp_task *all = NULL;
-	json_t *list;
-	int n = 0, state, r;
+	int n = 0, r;
 
-	if (!caller(api, req, ret, &me) || !state_from_query(req, &state, ret) ||
-	    !names_load(api, ret, &names))
+	if (!caller(api, req, ret, &me) || !names_load(api, ret, &names))
 		return;
-	r = gp_store_task_list(api->store, me.admin ? -1 : me.id, state, &all, &n);
-	if (r < 0) {
+	if (!task_query_parse(req, &me, &names, &q, ret)) {
 		names_release(&names);
-		store_failed(api, ret, r, "listing tasks");
 		return;
 	}
-	list = json_array();
-	for (int i = 0; i < n; i++)
-		json_array_append_new(
-			list, task_json(&all[i], tenant_name(&names, all[i].tenant)));
+	r = gp_store_task_page(api->store, q.tenant, q.states, q.after, (int)q.limit + 1,
+			       &all, &n);
+	if (r < 0)
+		store_failed(api, ret, r, "listing tasks");
+	else
+		gp_http_json(ret, 200, task_page_json(&q, &names, all, n));
 	free(all);
 	names_release(&names);
-	gp_http_json(ret, 200, json_pack("{s:o}", "tasks", list));
 }
 
 static void task_show(void *ctx, const struct gp_http_request *req,
@@ -1218,10 +1629,13 @@ static const struct gp_http_route routes[] = {
 	{"POST", "/v1/tenants", tenant_add},
 	{"GET", "/v1/tenants", tenant_list},
 	{"PATCH", "/v1/tenants/{name}", tenant_set},
+	{"DELETE", "/v1/tenants/{name}", tenant_remove},
+	{"POST", "/v1/tenants/{name}/token", tenant_token},
 	{"PUT", "/v1/tenants/{name}/quotas/{name}", gp_api_model_quota_set},
 	{"DELETE", "/v1/tenants/{name}/quotas/{name}", gp_api_model_quota_remove},
 	{"POST", "/v1/templates", template_add},
 	{"GET", "/v1/templates", template_list},
+	{"DELETE", "/v1/templates/{name}", template_remove},
 	{"POST", "/v1/tasks", task_submit},
 	{"GET", "/v1/tasks", task_list},
 	{"GET", "/v1/tasks/{id}", task_show},
@@ -1267,6 +1681,9 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 		snprintf(api->metrics_token, sizeof(api->metrics_token), "%s",
 			 o->metrics_token);
 	api->loop = o->loop;
+	if (o->admin_token_file)
+		snprintf(api->admin_token_file, sizeof(api->admin_token_file), "%s",
+			 o->admin_token_file);
 	snprintf(api->log_dir, sizeof(api->log_dir), "%s", o->log_dir ? o->log_dir : "logs");
 	for (int i = 0; i < o->n_prices && i < GP_PRICES_MAX; i++)
 		api->price[api->prices++] = o->prices[i];

@@ -46,6 +46,9 @@ struct gp_api_options {
 	int n_prices;
 	struct gp_loop *loop; /* live numbers, cancels of running tasks; NULL: none */
 	const char *log_dir;  /* where task-ID.log files are (copied); NULL: "logs" */
+	/* the admin's token file (copied): a new admin token is written there
+	 * (POST /v1/tenants/admin/token); NULL: none */
+	const char *admin_token_file;
 };
 
 int gp_api_new(struct gp_store *store, const struct gp_api_options *o,

@@ -563,7 +563,7 @@ static int names_load(const struct gp_metrics_source *src, struct names *nm)
 	int kept = 0;
 
 	for (int i = 0; i < nm->tenants; i++)
-		if (scope_has(src, nm->tenant[i].id))
+		if (scope_has(src, nm->tenant[i].id) && !nm->tenant[i].removed)
 			nm->tenant[kept++] = nm->tenant[i];
 	nm->tenants = kept;
 	if (r == 0)

@@ -988,7 +988,8 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 				    .metrics_token = s->metrics_token,
 				    .prices = o->price,
 				    .n_prices = o->prices,
-				    .log_dir = o->log_dir};
+				    .log_dir = o->log_dir,
+				    .admin_token_file = o->token_file};
 	const struct gp_http_route *routes;
 	size_t n;
 	int sig = 0;

@@ -150,6 +150,9 @@ static const char *const migrations[] = {
 	 * environment variables a task's submitter declared (a JSON object). */
 	"ALTER TABLE tenants ADD COLUMN unix_user TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE tasks ADD COLUMN env TEXT NOT NULL DEFAULT '{}';",
+	/* 7: a tenant removed (unix seconds; 0: not), kept for its tasks,
+	 * usage records and audit rows, which name it. */
+	"ALTER TABLE tenants ADD COLUMN removed INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -421,6 +424,25 @@ static int query_int(struct gp_store *s, const char *sql, int64_t *ret)
 	return 0;
 }
 
+/* Opens a transaction unless the caller holds one; *ret_own says which. */
+static int begin_own(struct gp_store *s, bool *ret_own)
+{
+	*ret_own = sqlite3_get_autocommit(s->db) != 0;
+	return *ret_own ? gp_store_begin(s) : 0;
+}
+
+/* Ends what begin_own began: commit after r == 0, else roll back. */
+static int end_own(struct gp_store *s, bool own, int r)
+{
+	if (!own)
+		return r;
+	if (r < 0) {
+		gp_store_rollback(s);
+		return r;
+	}
+	return gp_store_commit(s);
+}
+
 /* ---- opening and migrations ---- */
 
 static int exec(struct gp_store *s, const char *sql, const char *what)
@@ -595,7 +617,7 @@ int gp_store_schema_version(struct gp_store *s)
 
 #define TENANT_COLUMNS                                                                   \
 	"id, name, admin, mem_guaranteed_mib, mem_borrowable_mib, "                      \
-	"compute_guaranteed_pct, compute_borrowable_pct, created, unix_user"
+	"compute_guaranteed_pct, compute_borrowable_pct, created, unix_user, removed"
 
 static void read_tenant(sqlite3_stmt *st, void *ret)
 {
@@ -611,6 +633,7 @@ static void read_tenant(sqlite3_stmt *st, void *ret)
 	t->compute_borrowable_pct = (unsigned)sqlite3_column_int64(st, 6);
 	t->created = sqlite3_column_int64(st, 7);
 	copy_text(st, 8, t->user, sizeof(t->user));
+	t->removed = sqlite3_column_int64(st, 9);
 }
 
 static void bind_quota(sqlite3_stmt *st, int first, const struct gp_tenant *t)
@@ -672,7 +695,9 @@ int gp_store_tenant_by_token(struct gp_store *s, const char *token, struct gp_te
 	if (!s || !token || !ret)
 		return -EINVAL;
 	token_hash(token, hash);
-	r = prepare(s, "SELECT " TENANT_COLUMNS " FROM tenants WHERE token_sha256 = ?1",
+	r = prepare(s,
+		    "SELECT " TENANT_COLUMNS
+		    " FROM tenants WHERE token_sha256 = ?1 AND removed = 0",
 		    &st);
 	if (r < 0)
 		return r;
@@ -742,6 +767,93 @@ int gp_store_tenant_set_user(struct gp_store *s, const struct gp_tenant *t)
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no tenant %lld", (long long)t->id);
 	return r;
+}
+
+int gp_store_tenant_token_new(struct gp_store *s, int64_t id, char *token_out)
+{
+	char token[GP_TOKEN_HEX + 1], hash[GP_TOKEN_HEX + 1];
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !token_out)
+		return -EINVAL;
+	r = token_new(token);
+	if (r < 0)
+		return fail(s, r, "tenant_token_new: getrandom: %s", strerror(-r));
+	token_hash(token, hash);
+	r = prepare(s,
+		    "UPDATE tenants SET token_sha256 = ?1 WHERE id = ?2 AND removed = 0",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, id);
+	r = step_done(s, st, "tenant_token_new");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no tenant %lld", (long long)id);
+	if (r == 0)
+		memcpy(token_out, token, sizeof(token));
+	return r;
+}
+
+int gp_store_tenant_task_counts(struct gp_store *s, int64_t tenant, int *ret_queued,
+				int *ret_running, int *ret_all)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !ret_queued || !ret_running || !ret_all)
+		return -EINVAL;
+	r = prepare(
+		s,
+		"SELECT COALESCE(SUM(state IN (?2, ?3)), 0), "
+		"COALESCE(SUM(state = ?4), 0), COUNT(*) FROM tasks WHERE tenant = ?1",
+		&st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, tenant);
+	sqlite3_bind_int(st, 2, GP_TASK_PENDING);
+	sqlite3_bind_int(st, 3, GP_TASK_PREEMPTED);
+	sqlite3_bind_int(st, 4, GP_TASK_RUNNING);
+	r = step_row(s, st, "tenant_task_counts");
+	if (r < 0)
+		return r;
+	*ret_queued = sqlite3_column_int(st, 0);
+	*ret_running = sqlite3_column_int(st, 1);
+	*ret_all = sqlite3_column_int(st, 2);
+	return 0;
+}
+
+int gp_store_tenant_remove(struct gp_store *s, int64_t id)
+{
+	auto_stmt *mark = NULL, *quotas = NULL;
+	bool own;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	/* Its token: a text no SHA-256 in hex can be, unique as the column
+	 * wants. */
+	r = prepare(s,
+		    "UPDATE tenants SET removed = ?2, token_sha256 = 'removed:' || id "
+		    "WHERE id = ?1 AND removed = 0",
+		    &mark);
+	if (r == 0)
+		r = prepare(s, "DELETE FROM tenant_model_quotas WHERE tenant = ?1",
+			    &quotas);
+	if (r == 0)
+		r = begin_own(s, &own);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(mark, 1, id);
+	sqlite3_bind_int64(mark, 2, now_ms() / 1000);
+	r = step_done(s, mark, "tenant_remove");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		r = fail(s, -ENOENT, "no tenant %lld", (long long)id);
+	sqlite3_bind_int64(quotas, 1, id);
+	if (r == 0)
+		r = step_done(s, quotas, "tenant_remove: model quotas");
+	return end_own(s, own, r);
 }
 
 /* ---- model quotas ---- */
@@ -928,6 +1040,23 @@ int gp_store_template_list(struct gp_store *s, struct gp_template **ret, int *re
 	return r;
 }
 
+int gp_store_template_remove(struct gp_store *s, int64_t id)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = prepare(s, "DELETE FROM templates WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	r = step_done(s, st, "template_remove");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no template %lld", (long long)id);
+	return r;
+}
+
 /* ---- tasks ---- */
 
 /* The columns in the order read_task reads and bind_task binds them. */
@@ -1089,6 +1218,51 @@ int gp_store_task_list(struct gp_store *s, int64_t tenant, int state,
 		sqlite3_bind_int64(st, 1, tenant);
 	if (state >= 0)
 		sqlite3_bind_int(st, 2, state);
+	r = get_all(s, st, sizeof(**ret), read_task, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+/* A page's query, one constant text per filter so that each can use its
+ * index: ?1 after, ?2 limit, ?3..?9 the states (-1 for none), ?10 the
+ * tenant. */
+#define PAGE_STATES "state IN (?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+static const char *task_page_sql(bool by_tenant, bool by_state)
+{
+	static const char *const sql[2][2] = {
+		{"SELECT " TASK_COLUMNS " FROM tasks WHERE id > ?1 ORDER BY id LIMIT ?2",
+		 "SELECT " TASK_COLUMNS " FROM tasks WHERE " PAGE_STATES
+		 " AND id > ?1 ORDER BY id LIMIT ?2"},
+		{"SELECT " TASK_COLUMNS " FROM tasks WHERE tenant = ?10 AND id > ?1 "
+		 "ORDER BY id LIMIT ?2",
+		 "SELECT " TASK_COLUMNS " FROM tasks WHERE tenant = ?10 AND " PAGE_STATES
+		 " AND id > ?1 ORDER BY id LIMIT ?2"},
+	};
+
+	return sql[by_tenant][by_state];
+}
+
+int gp_store_task_page(struct gp_store *s, int64_t tenant, unsigned states, int64_t after,
+		       int limit, struct gp_task **ret, int *ret_n)
+{
+	unsigned all = GP_TASK_STATE_BIT(GP_TASK_LOST + 1) - 1;
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || (states & ~all) || limit < 1 ||
+	    limit > GP_STORE_PAGE_MAX)
+		return -EINVAL;
+	r = prepare(s, task_page_sql(tenant >= 0, states != 0), &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int(st, 2, limit);
+	for (int i = GP_TASK_PENDING; states && i <= GP_TASK_LOST; i++)
+		sqlite3_bind_int(st, 3 + i, states & GP_TASK_STATE_BIT(i) ? i : -1);
+	if (tenant >= 0)
+		sqlite3_bind_int64(st, 10, tenant);
 	r = get_all(s, st, sizeof(**ret), read_task, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;
@@ -1341,25 +1515,6 @@ int gp_store_queue_length(struct gp_store *s)
 		return pending < 0 ? pending : preempted;
 	s->queued = pending + preempted;
 	return s->queued;
-}
-
-/* Opens a transaction unless the caller holds one; *ret_own says which. */
-static int begin_own(struct gp_store *s, bool *ret_own)
-{
-	*ret_own = sqlite3_get_autocommit(s->db) != 0;
-	return *ret_own ? gp_store_begin(s) : 0;
-}
-
-/* Ends what begin_own began: commit after r == 0, else roll back. */
-static int end_own(struct gp_store *s, bool own, int r)
-{
-	if (!own)
-		return r;
-	if (r < 0) {
-		gp_store_rollback(s);
-		return r;
-	}
-	return gp_store_commit(s);
 }
 
 /* ---- usage ---- */

@@ -9,12 +9,13 @@
  *
  * Objects: tenants (with a bearer token, kept only as its SHA-256 hash,
  * quotas, overall and per device model, and the Unix user their tasks
- * run as), templates, tasks (and the environment variables their
- * submitter declared), the audit log, usage records (metering) and
- * alerts. Rows come back in caller-owned structs; lists come back as
- * arrays the caller frees with free(). Functions return 0 or a negative errno (-ENOENT: no such row,
- * -EEXIST: name taken, -EIO: SQLite failed; gp_store_error says why).
- * A store is used from one thread at a time.
+ * run as; a removed tenant stays, marked, so that its tasks, usage
+ * records and audit rows keep its name), templates, tasks (and the environment variables
+ * their submitter declared), the audit log, usage records (metering) and alerts. Rows
+ * come back in caller-owned structs; lists come back as arrays the caller frees with
+ * free(). Functions return 0 or a negative errno (-ENOENT: no such row, -EEXIST: name
+ * taken, -EIO: SQLite failed; gp_store_error says why). A store is used from one thread
+ * at a time.
  *
  * Arguments: NULL pointers, empty tenant or template names, strings that
  * do not fit (or are not terminated in) their field, priority > 9,
@@ -40,7 +41,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 6
+#define GP_STORE_SCHEMA_VERSION 7
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -67,6 +68,10 @@ struct gp_tenant {
 	/* The Unix user its tasks run as: a spec of base/user.h, "" automatic.
 	 * The store keeps the text; the API checks it (gp_user_resolve). */
 	char user[GP_USER_SPEC_MAX];
+	/* When it was removed (unix seconds); 0: it was not. A removed
+	 * tenant has no token and no model quotas; its name is not given
+	 * again. */
+	int64_t removed;
 };
 
 /* A tenant's quota on the devices of one model, on top of its overall
@@ -174,7 +179,8 @@ int gp_store_schema_version(struct gp_store *s);      /* >= 0, or -errno */
  * token_out (GP_TOKEN_HEX + 1 bytes) and stores only its hash.
  * tenant_add sets t->id and t->created; set_quota writes the four quota
  * fields of the tenant t->id, set_user its user (-ENOENT: none; -EINVAL:
- * a user that does not fit its field). */
+ * a user that does not fit its field). by_name and list give removed
+ * tenants too (t->removed set): their tasks and records name them. */
 int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out);
 int gp_store_tenant_by_token(struct gp_store *s, const char *token,
 			     struct gp_tenant *ret);
@@ -182,6 +188,21 @@ int gp_store_tenant_by_name(struct gp_store *s, const char *name, struct gp_tena
 int gp_store_tenant_list(struct gp_store *s, struct gp_tenant **ret, int *ret_n);
 int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t);
 int gp_store_tenant_set_user(struct gp_store *s, const struct gp_tenant *t);
+/* Makes a new random token for tenant id, returns it once in token_out
+ * (GP_TOKEN_HEX + 1 bytes) and stores its hash in place of the old one,
+ * which no longer names anybody. -ENOENT: no such tenant, or a removed
+ * one. */
+int gp_store_tenant_token_new(struct gp_store *s, int64_t id, char *token_out);
+/* How many tasks of the tenant are queued (pending or preempted), running,
+ * and in all. */
+int gp_store_tenant_task_counts(struct gp_store *s, int64_t tenant, int *ret_queued,
+				int *ret_running, int *ret_all);
+/* Removes tenant id: marks it removed (now), so that its token names
+ * nobody, and drops its model quotas; its row, tasks, usage records and
+ * alerts stay. It does not look at its tasks: the caller checks, in the
+ * same transaction, that none is queued or running. -ENOENT: no such
+ * tenant, or removed already. */
+int gp_store_tenant_remove(struct gp_store *s, int64_t id);
 
 /* Model quotas. model_quota_set adds q, or replaces the quota of
  * q->tenant for q->model (-ENOENT: no such tenant; -EINVAL: an empty
@@ -203,6 +224,9 @@ int gp_store_template_add(struct gp_store *s, struct gp_template *t); /* sets t-
 int gp_store_template_by_name(struct gp_store *s, const char *name,
 			      struct gp_template *ret);
 int gp_store_template_list(struct gp_store *s, struct gp_template **ret, int *ret_n);
+/* Removes the template id (tasks keep the slice they took from it).
+ * -ENOENT: none. */
+int gp_store_template_remove(struct gp_store *s, int64_t id);
 
 /* Tasks. task_add sets t->id, t->created and state PENDING. */
 int gp_store_task_add(struct gp_store *s, struct gp_task *t);
@@ -211,6 +235,14 @@ int gp_store_task_get(struct gp_store *s, int64_t id, struct gp_task *ret);
 int gp_store_task_list(struct gp_store *s, int64_t tenant, int state,
 		       struct gp_task **ret, int *ret_n);
 int gp_store_task_count(struct gp_store *s, int state); /* >= 0, or -errno */
+/* A page of tasks, for lists that may be long: those of `tenant` (< 0:
+ * all tenants') whose state is in `states` (a set of bits
+ * GP_TASK_STATE_BIT(state); 0: any state) and whose id is above `after`,
+ * ordered by id, at most `limit` (1 to GP_STORE_PAGE_MAX). */
+#define GP_TASK_STATE_BIT(state) (1u << (state))
+#define GP_STORE_PAGE_MAX	 100000
+int gp_store_task_page(struct gp_store *s, int64_t tenant, unsigned states, int64_t after,
+		       int limit, struct gp_task **ret, int *ret_n);
 /* Pending plus preempted tasks, counted once and then kept up to date by
  * task_add (and counted again after a task_update or a rollback): what
  * the queue bound checks at every submission, without a scan. */

@@ -224,7 +224,7 @@ expect no-slice 2 'give the slice' -- "$gp" submit -- true
 expect no-command 2 'no command' -- "$gp" submit --mem 4G --compute 30
 expect set-nothing 2 'give --compute or --priority' -- "$gp" task set 1
 expect bad-id 2 '"abc" is not a task id' -- "$gp" task show abc
-expect bad-output 2 '-o "yaml" must be json or table' -- "$gp" task ls -o yaml
+expect bad-output 2 '-o "yaml" must be json or table' -- "$gp" queue -o yaml
 expect server-bad-port 2 '--tcp "0" must be a port' -- "$gp" server --tcp 0
 expect server-same-socket 1 'another server is listening' -- "$gp" server --db "$tmp/other.db"
 expect server-same-db 1 "another gpupool server uses $db" -- \

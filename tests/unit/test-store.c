@@ -6,7 +6,11 @@
  * written in the submission's transaction), templates, tasks, the audit log,
  * usage records (one transaction per batch, all or none; sums per tenant
  * and model), alerts (one active per kind and object), argument checks,
- * and durability when a writer is killed with SIGKILL at a random moment.
+ * tenants removed (their tasks and name kept, their token and model
+ * quotas gone; a file at schema 6 upgraded in place), new tokens,
+ * templates removed, pages of tasks (after an id, by tenant and by a set
+ * of states), and durability when a writer is killed with SIGKILL at a
+ * random moment.
  *
  * Each test has its own directory (mkdtemp, removed afterwards) and an
  * alarm, so that a hang fails the run instead of stopping it. Some checks
@@ -764,7 +768,8 @@ static void test_migrates_from_schema_1(void **state)
 		 "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
 		 "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
 		 "env; "
-		 "ALTER TABLE tenants DROP COLUMN unix_user; PRAGMA user_version = 1");
+		 "ALTER TABLE tenants DROP COLUMN unix_user; "
+		 "ALTER TABLE tenants DROP COLUMN removed; PRAGMA user_version = 1");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
@@ -797,7 +802,7 @@ static void test_migrates_from_schema_3(void **state)
 	raw_exec(db,
 		 "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
 		 "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
-		 "unix_user; "
+		 "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
 		 "PRAGMA user_version = 3");
 	sqlite3_close(db);
 
@@ -831,7 +836,7 @@ static void test_migrates_from_schema_5(void **state)
 	gp_store_close(f->s);
 	db = raw_open(f->path);
 	raw_exec(db, "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
-		     "unix_user; "
+		     "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
 		     "PRAGMA user_version = 5");
 	sqlite3_close(db);
 
@@ -855,6 +860,27 @@ static void test_migrates_from_schema_5(void **state)
 		raw_int(db, "SELECT COUNT(*) FROM tasks WHERE env = '{\"A\":\"1\"}'"), 1);
 	sqlite3_close(db);
 	f->s = NULL;
+}
+
+static void test_migrates_from_schema_6(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t;
+	sqlite3 *db;
+
+	add_tenant(f->s, "old");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, "ALTER TABLE tenants DROP COLUMN removed; PRAGMA user_version = 6");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
+	assert_int_equal(t.removed, 0);
+	assert_int_equal(gp_store_tenant_remove(f->s, t.id), 0);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
+	assert_true(t.removed > 0);
 }
 
 /* ---- tenants' users and tasks' variables ---- */
@@ -1064,6 +1090,143 @@ static void test_model_quota_find(void **state)
 	assert_int_equal(gp_store_model_quota_find(q, n, 2, "NVIDIA A100-SXM4-40GB"), -1);
 	assert_int_equal(gp_store_model_quota_find(q, n, 3, "Tesla T4"), -1);
 	assert_int_equal(gp_store_model_quota_find(NULL, 0, 1, "Tesla T4"), -1);
+}
+
+/* ---- removing tenants and templates, new tokens, pages of tasks ---- */
+
+static void test_tenant_token_new(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("vision"), got;
+	char old[GP_TOKEN_HEX + 1], fresh[GP_TOKEN_HEX + 1] = "";
+
+	assert_int_equal(gp_store_tenant_add(f->s, &t, old), 0);
+	assert_int_equal(gp_store_tenant_token_new(f->s, t.id, fresh), 0);
+	assert_int_equal(strlen(fresh), GP_TOKEN_HEX);
+	assert_string_not_equal(fresh, old);
+	assert_int_equal(gp_store_tenant_by_token(f->s, old, &got), -ENOENT);
+	assert_int_equal(gp_store_tenant_by_token(f->s, fresh, &got), 0);
+	assert_int_equal(got.id, t.id);
+	assert_int_equal(gp_store_tenant_token_new(f->s, t.id + 1, fresh), -ENOENT);
+	assert_int_equal(gp_store_tenant_token_new(f->s, t.id, NULL), -EINVAL);
+}
+
+static void test_tenant_remove(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("vision"), got, *list = NULL;
+	struct gp_model_quota q = model_quota(0, "T4", 50), *quotas = NULL;
+	char token[GP_TOKEN_HEX + 1];
+	int64_t running, other = add_tenant(f->s, "other");
+	int queued = -1, run = -1, all = -1, n = 0;
+	struct gp_task task_row;
+
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), 0);
+	q.tenant = t.id;
+	assert_int_equal(gp_store_model_quota_set(f->s, &q), 0);
+	add_task(f->s, t.id, "queued");
+	running = add_task(f->s, t.id, "running");
+	add_task(f->s, other, "not-its");
+	assert_int_equal(gp_store_task_get(f->s, running, &task_row), 0);
+	task_row.state = GP_TASK_RUNNING;
+	assert_int_equal(gp_store_task_update(f->s, &task_row), 0);
+	assert_int_equal(gp_store_tenant_task_counts(f->s, t.id, &queued, &run, &all), 0);
+	assert_int_equal(queued, 1);
+	assert_int_equal(run, 1);
+	assert_int_equal(all, 2);
+
+	assert_int_equal(gp_store_tenant_remove(f->s, t.id), 0);
+	assert_int_equal(gp_store_tenant_by_token(f->s, token, &got), -ENOENT);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "vision", &got), 0);
+	assert_true(got.removed > 0);
+	assert_int_equal(gp_store_tenant_list(f->s, &list, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(list[0].removed, 0);
+	assert_true(list[1].removed > 0);
+	free(list);
+	assert_int_equal(gp_store_model_quota_list(f->s, t.id, &quotas, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(quotas);
+	/* Its tasks stay, and its name stays taken. */
+	assert_int_equal(gp_store_task_get(f->s, running, &task_row), 0);
+	assert_int_equal(gp_store_tenant_task_counts(f->s, t.id, &queued, &run, &all), 0);
+	assert_int_equal(all, 2);
+	t = tenant("vision");
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EEXIST);
+	assert_int_equal(gp_store_tenant_remove(f->s, got.id), -ENOENT);
+	assert_int_equal(gp_store_tenant_token_new(f->s, got.id, token), -ENOENT);
+	assert_int_equal(gp_store_tenant_remove(f->s, 9999), -ENOENT);
+}
+
+static void test_template_remove(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_template t = {.mem_mib = 1024, .compute_pct = 10, .hard = true}, got;
+
+	snprintf(t.name, sizeof(t.name), "small");
+	assert_int_equal(gp_store_template_add(f->s, &t), 0);
+	assert_int_equal(gp_store_template_remove(f->s, t.id), 0);
+	assert_int_equal(gp_store_template_by_name(f->s, "small", &got), -ENOENT);
+	assert_int_equal(gp_store_template_remove(f->s, t.id), -ENOENT);
+	assert_int_equal(gp_store_template_add(f->s, &t), 0); /* the name is free again */
+}
+
+static void test_task_page(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_tenant(f->s, "a"), b = add_tenant(f->s, "b"), ids[6];
+	struct gp_task *page = NULL, t;
+	int n = 0;
+
+	for (int i = 0; i < 6; i++)
+		ids[i] = add_task(f->s, i % 2 ? b : a, "t");
+	assert_int_equal(gp_store_task_get(f->s, ids[2], &t), 0);
+	t.state = GP_TASK_FAILED;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_task_get(f->s, ids[3], &t), 0);
+	t.state = GP_TASK_RUNNING;
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+
+	/* Pages of two, in id order, each after the last of the one before. */
+	assert_int_equal(gp_store_task_page(f->s, -1, 0, 0, 2, &page, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(page[0].id, ids[0]);
+	assert_int_equal(page[1].id, ids[1]);
+	free(page);
+	assert_int_equal(gp_store_task_page(f->s, -1, 0, ids[1], 2, &page, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(page[0].id, ids[2]);
+	free(page);
+	assert_int_equal(gp_store_task_page(f->s, -1, 0, ids[5], 2, &page, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(page);
+
+	/* A tenant's; a set of states; both. */
+	assert_int_equal(gp_store_task_page(f->s, b, 0, 0, 10, &page, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(page[2].id, ids[5]);
+	free(page);
+	assert_int_equal(gp_store_task_page(f->s, -1,
+					    GP_TASK_STATE_BIT(GP_TASK_FAILED) |
+						    GP_TASK_STATE_BIT(GP_TASK_RUNNING),
+					    0, 10, &page, &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(page[0].id, ids[2]);
+	assert_int_equal(page[1].id, ids[3]);
+	free(page);
+	assert_int_equal(gp_store_task_page(f->s, a, GP_TASK_STATE_BIT(GP_TASK_PENDING),
+					    ids[0], 10, &page, &n),
+			 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(page[0].id, ids[4]);
+	free(page);
+
+	assert_int_equal(gp_store_task_page(f->s, -1, 0, 0, 0, &page, &n), -EINVAL);
+	assert_int_equal(gp_store_task_page(f->s, -1, 1u << 7, 0, 1, &page, &n), -EINVAL);
+	assert_int_equal(
+		gp_store_task_page(f->s, -1, 0, 0, GP_STORE_PAGE_MAX + 1, &page, &n),
+		-EINVAL);
 }
 
 /* ---- usage ---- */
@@ -1414,6 +1577,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_5, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_user, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_6, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_token_new, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_remove, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_template_remove, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_task_page, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_task_env, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_task_env_in_transaction, setup_store,
 						teardown),
