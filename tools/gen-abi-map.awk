@@ -1,16 +1,42 @@
 # gen-abi-map.awk — derives the CUDA driver ABI map from the toolkit's
-# cudaTypedefs.h: for every driver function with more than one exported
-# variant, which symbol serves which requested cudaVersion.
+# typedef headers (cudaTypedefs.h and the profiler, GL, EGL and VDPAU
+# ones): for every driver function, which exported symbol serves which
+# requested cudaVersion. So the map is also the driver's whole set of
+# exported names (tools/gen-abi-map.sh says which headers).
 #
-# usage: awk -f tools/gen-abi-map.awk /usr/local/cuda/include/cudaTypedefs.h
+# usage: awk -f tools/gen-abi-map.awk HEADER...
 #
-# Facts the header encodes (one typedef per variant):
+# Facts the headers encode (one typedef per variant):
 #   PFN_<name>_v<version>            the variant introduced at <version>
 #   PFN_<name>_v<version>_ptsz|_ptds  its per-thread-default-stream form
 # and how the driver names them: the i-th version of <name> (ascending) is
 # exported as <name> (i = 1) or <name>_v<i>; a per-thread variant is the
-# symbol serving that version plus _ptsz or _ptds. Output lines, sorted by
-# name, match src/include/cuda-abi-map.txt (which is this output, committed).
+# symbol serving that version plus _ptsz or _ptds. Typedefs inside
+# "#ifdef _WIN32" are Windows-only functions, not exported on Linux, and
+# skipped. Output lines, sorted by name, match src/include/cuda-abi-map.txt
+# (which is this output, committed).
+
+# Conditionals: depth counts open #if blocks; win32 is the depth at which
+# a "#ifdef _WIN32" opened (0: not inside one).
+FNR == 1 { depth = win32 = 0 }
+/^[ \t]*#[ \t]*if/ {
+	depth++
+	if (!win32 && $0 ~ /^[ \t]*#[ \t]*ifdef[ \t]+_WIN32/)
+		win32 = depth
+	next
+}
+/^[ \t]*#[ \t]*el/ {
+	if (win32 == depth)
+		win32 = 0       # what follows is not the Windows branch
+	next
+}
+/^[ \t]*#[ \t]*endif/ {
+	if (win32 == depth)
+		win32 = 0
+	depth--
+	next
+}
+win32 { next }
 
 match($0, /PFN_cu[A-Za-z0-9_]+_v[0-9]+(_pt[sd][sz])?\)/) {
 	pfn = substr($0, RSTART + 4, RLENGTH - 5)
@@ -51,8 +77,6 @@ END {
 	for (name in names) {
 		np = split(versions(name, plain), pv, " ")
 		nt = split(versions(name, threaded), tv, " ")
-		if (np + nt < 2)
-			continue
 		line = name ":"
 		for (i = 1; i <= np; i++) {
 			symbol[i] = name (i == 1 ? "" : "_v" i)

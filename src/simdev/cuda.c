@@ -15,8 +15,10 @@
  * (kernels, async copies and memsets, event records, host functions, async
  * frees) in submission order across all of its streams; a stream, an event
  * or the context is finished when the worker has passed its last operation.
- * Functions the simulation does not provide answer CUDA_ERROR_NOT_SUPPORTED
- * through cuGetProcAddress; cuGetExportTable answers CUDA_ERROR_NOT_FOUND. */
+ * Every symbol of the CUDA 13 ABI map (src/include/cuda-abi-map.txt) is
+ * exported and answered by cuGetProcAddress: functions the simulation does
+ * not provide are generated stubs that answer CUDA_ERROR_NOT_SUPPORTED (see
+ * "finding functions" below); cuGetExportTable answers CUDA_ERROR_NOT_FOUND. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -2251,11 +2253,6 @@ GP_CUDA_FORWARD(cuStreamBeginCapture, cuStreamBeginCapture_v2, (CUstream s, CUst
 
 /* ---- finding functions ----------------------------------------------- */
 
-static CUresult CUDAAPI not_supported(void)
-{
-	return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 CUresult CUDAAPI cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
 {
 	(void)pExportTableId;
@@ -2268,6 +2265,29 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 				     cuuint64_t flags, CUdriverProcAddressQueryResult *status);
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags);
+
+/* The functions of the map that simdev does not simulate: one stub each,
+ * named by procs.gen.h (gen-procs.awk -v stubs=1), exported under the
+ * driver's name and in the cuGetProcAddress table like any other.
+ *
+ * A stub declares no parameters, reads none and returns
+ * CUDA_ERROR_NOT_SUPPORTED, and that is safe whatever its caller passes:
+ * in the C calling conventions simdev runs on (x86-64 System V, AArch64
+ * AAPCS64; CUDAAPI is empty on Linux, no callee-pops convention such as
+ * Windows' __stdcall) the caller puts the arguments in registers and in
+ * its own stack frame and takes them away itself after the call, so a
+ * callee that touches none of them and only sets the return register
+ * leaves registers and stack as the caller expects, for any number and
+ * type of arguments. Every driver function returns CUresult, an int in
+ * the return register, so no caller expects a result elsewhere (as with a
+ * structure returned through memory). Only C's type rules are bent, and
+ * only across the library boundary, where no compiler sees both sides. */
+#define GP_PROC_STUB(symbol)                                                             \
+	CUresult CUDAAPI symbol(void);                                                   \
+	CUresult CUDAAPI symbol(void)                                                    \
+	{                                                                                \
+		return CUDA_ERROR_NOT_SUPPORTED;                                         \
+	}
 
 #include "procs.gen.h"
 
@@ -2290,7 +2310,7 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 					: CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 		return known ? CUDA_ERROR_NOT_FOUND : CUDA_SUCCESS;
 	}
-	*pfn = (void *)(e->fn ? e->fn : (void (*)(void))not_supported);
+	*pfn = (void *)e->fn;           /* never NULL: a stub where simdev has none */
 	if (status)
 		*status = CU_GET_PROC_ADDRESS_SUCCESS;
 	return CUDA_SUCCESS;

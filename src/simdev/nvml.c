@@ -5,7 +5,9 @@
  * they are. This library answers from the shared simdev state (simdev.h), so
  * it sees what every process using simdev's libcuda.so.1 does. It implements
  * the NVML subset listed in gp-nvml.h with NVML's calling conventions
- * (return codes, buffer sizes, the INSUFFICIENT_SIZE protocol for lists).
+ * (return codes, buffer sizes, the INSUFFICIENT_SIZE protocol for lists),
+ * and exports every other name of NVML as a stub that answers
+ * NVML_ERROR_NOT_SUPPORTED (the end of this file).
  *
  * The state is opened once per process, by the first successful init, and
  * kept (simdev has no close); inits nest and nvmlShutdown undoes one, after
@@ -711,3 +713,24 @@ nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
 	}
 	return NVML_SUCCESS;
 }
+
+/* ---- Everything else ---------------------------------------------------- */
+
+/* The rest of NVML's names (src/include/nvml-names.txt): one stub each,
+ * named by nvml-stubs.gen.h (gen-nvml-stubs.awk), so that a tool that
+ * looks any of them up finds a function that answers
+ * NVML_ERROR_NOT_SUPPORTED. A stub declares no parameters and reads none;
+ * that is safe whatever the caller passes, since in the C calling
+ * conventions simdev runs on (x86-64 System V, AArch64 AAPCS64) the
+ * caller places the arguments in registers and its own stack frame and
+ * removes them itself, and the callee only sets the return register. Every
+ * NVML function returns nvmlReturn_t in that register, except
+ * nvmlErrorString, which is not a stub. */
+#define GP_NVML_STUB(name)                                                               \
+	nvmlReturn_t name(void);                                                         \
+	nvmlReturn_t name(void)                                                          \
+	{                                                                                \
+		return NVML_ERROR_NOT_SUPPORTED;                                         \
+	}
+
+#include "nvml-stubs.gen.h"

@@ -3,15 +3,33 @@
  * One file, mapped by every process that uses the simulated driver or its
  * NVML: the device set, per-device memory admission and execution turn,
  * a ring of the quanta of device time handed out, and one slot per
- * process. Slots are claimed and given back with compare-and-swap; the
- * two per-device mutexes are robust, so a process killed while holding
- * one hands it on to the next locker instead of blocking it forever. */
+ * process. The mutexes (slot claims, and per device memory admission and
+ * the turn) are robust, so a process killed while holding one hands it on
+ * to the next locker instead of blocking it forever.
+ *
+ * A process slot belongs to one process, identified by (pid, start time;
+ * base/proc.h). Its owner word packs the pid (low half; 0 = free) with a
+ * count of claims (high half), and it is the only thing that says whether
+ * the slot is in use:
+ * - A claim takes the slots mutex, so no other claimer competes, writes
+ *   the free slot's fields (start time, memory, contexts, waits at zero)
+ *   and then publishes it with one compare-and-swap of the owner word
+ *   from (claims, 0) to (claims + 1, pid).
+ * - Giving back a dead process's slot is one compare-and-swap from
+ *   (claims, pid) to (claims, 0), without the mutex; it fails when the
+ *   slot was given back and claimed again meanwhile (the claims differ),
+ *   so a stale decision never frees a live process's slot.
+ * There is no intermediate "being changed" state: a process killed at any
+ * instruction leaves a slot either free (with fields the next claim
+ * rewrites) or owned by a dead pid (given back by the next reclaim), and
+ * the slots mutex, if it held it, passes on. Readers ignore free slots. */
 #include "simdev/simdev.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +44,7 @@
 #include "base/pshared.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
-#define SIM_VERSION 1
+#define SIM_VERSION 2                   /* 2: owner words, the slots mutex */
 #define RING 8192                       /* quanta kept per device */
 #define SPEC_MAX 256
 #define GiB (1024ULL * 1024 * 1024)
@@ -63,8 +81,8 @@ struct device {
 };
 
 struct proc_slot {
-	_Atomic int32_t pid;            /* 0 free, -1 being changed */
-	uint64_t start_time;            /* tells a reused pid apart */
+	_Atomic uint64_t owner;         /* claims << 32 | pid; pid 0 = free */
+	_Atomic uint64_t start_time;    /* tells a reused pid apart */
 	_Atomic uint64_t mem[SIM_DEVICES_MAX];
 	_Atomic uint32_t contexts[SIM_DEVICES_MAX];
 	_Atomic uint32_t waiting[SIM_DEVICES_MAX];
@@ -75,6 +93,7 @@ struct shared {
 	uint32_t version;
 	uint32_t devices;
 	char spec[SPEC_MAX];
+	pthread_mutex_t slots_lock;     /* slot claims */
 	struct device dev[SIM_DEVICES_MAX];
 	struct proc_slot proc[SIM_PROCS_MAX];
 };
@@ -119,11 +138,30 @@ static uint64_t fnv1a(const char *s)
 
 /* ---- processes ------------------------------------------------------ */
 
-static bool slot_is_dead(const struct proc_slot *p)
+#ifdef GP_SIMDEV_TEST_HOOKS
+/* Tests stop a process here, in the middle of changing a slot, and kill
+ * it: GPUPOOL_SIM_TEST_STOP names the point. Only in the tests' build of
+ * this file (tests/simdev/sim-slots.c), never in the libraries. */
+static void test_stop(const char *point)
 {
-	int32_t pid = atomic_load(&p->pid);
+	const char *want = getenv("GPUPOOL_SIM_TEST_STOP");
 
-	return pid > 0 && !gp_proc_alive(pid, p->start_time);
+	if (want && strcmp(want, point) == 0)
+		raise(SIGSTOP);
+}
+#else
+#define test_stop(point) ((void)0)
+#endif
+
+static pid_t owner_pid(uint64_t owner)
+{
+	return (pid_t)(uint32_t)owner;
+}
+
+/* The pid of the process a slot belongs to, 0 when it is free. */
+static pid_t slot_pid(const struct proc_slot *p)
+{
+	return owner_pid(atomic_load(&p->owner));
 }
 
 static void slot_clear(struct proc_slot *p)
@@ -139,39 +177,67 @@ void sim_reclaim(struct sim *s)
 {
 	for (int i = 0; i < SIM_PROCS_MAX; i++) {
 		struct proc_slot *p = &s->sh->proc[i];
-		int32_t pid = atomic_load(&p->pid);
+		uint64_t owner = atomic_load(&p->owner);
+		pid_t pid = owner_pid(owner);
 
-		if (pid <= 0 || pid == s->pid || !slot_is_dead(p))
+		if (pid == 0 || pid == s->pid || gp_proc_alive(pid, atomic_load(&p->start_time)))
 			continue;
-		if (!atomic_compare_exchange_strong(&p->pid, &pid, -1))
-			continue;               /* someone else is on it */
-		slot_clear(p);
-		atomic_store(&p->pid, 0);
+		test_stop("reclaim");
+		/* Keeps the claim count; fails when the slot changed hands. */
+		atomic_compare_exchange_strong(&p->owner, &owner, owner >> 32 << 32);
 	}
+}
+
+int sim_proc_count(struct sim *s)
+{
+	int n = 0;
+
+	sim_reclaim(s);
+	for (int i = 0; i < SIM_PROCS_MAX; i++)
+		n += slot_pid(&s->sh->proc[i]) != 0;
+	return n;
+}
+
+/* Claims a free slot under the slots mutex: no other claimer competes,
+ * and reclaimers leave free slots alone, so the compare-and-swap that
+ * publishes the slot cannot fail. */
+static int slot_find_free(struct sim *s, pid_t pid, uint64_t start)
+{
+	for (int i = 0; i < SIM_PROCS_MAX; i++) {
+		struct proc_slot *p = &s->sh->proc[i];
+		uint64_t owner = atomic_load(&p->owner);
+
+		if (owner_pid(owner) != 0)
+			continue;
+		slot_clear(p);
+		atomic_store(&p->start_time, start);
+		test_stop("claim");
+		if (atomic_compare_exchange_strong(&p->owner, &owner,
+						   ((owner >> 32) + 1) << 32 | (uint32_t)pid))
+			return i;
+	}
+	return -EUSERS;
 }
 
 static int slot_claim(struct sim *s)
 {
 	pid_t pid = getpid();
 	uint64_t start = gp_proc_start_time(pid);
+	int slot, r = gp_pshared_mutex_lock(&s->sh->slots_lock);
 
-	for (int attempt = 0; attempt < 2; attempt++) {
-		for (int i = 0; i < SIM_PROCS_MAX; i++) {
-			struct proc_slot *p = &s->sh->proc[i];
-			int32_t free_pid = 0;
-
-			if (!atomic_compare_exchange_strong(&p->pid, &free_pid, -1))
-				continue;
-			slot_clear(p);
-			p->start_time = start;
-			atomic_store(&p->pid, pid);
-			s->slot = i;
-			s->pid = pid;
-			return 0;
-		}
+	if (r < 0)
+		return r;
+	slot = slot_find_free(s, pid, start);
+	if (slot < 0) {
 		sim_reclaim(s);
+		slot = slot_find_free(s, pid, start);
 	}
-	return -EUSERS;
+	pthread_mutex_unlock(&s->sh->slots_lock);
+	if (slot < 0)
+		return slot;
+	s->slot = slot;
+	s->pid = pid;
+	return 0;
 }
 
 /* This process's slot; a child after fork gets one of its own. */
@@ -278,6 +344,8 @@ static int shared_init(struct shared *sh, const char *spec, const int *model, in
 		if (gp_pshared_mutex_init(&d->mem_lock) < 0 || gp_pshared_mutex_init(&d->turn) < 0)
 			return -ENOMEM;
 	}
+	if (gp_pshared_mutex_init(&sh->slots_lock) < 0)
+		return -ENOMEM;
 	atomic_store(&sh->magic, SIM_MAGIC);
 	return 0;
 }
@@ -403,10 +471,15 @@ int sim_open(struct sim **ret_sim, char *err, size_t err_len)
 	if (quantum && atol(quantum) > 0)
 		s->quantum_ns = (uint64_t)atol(quantum) * 1000;
 	r = map_state(spec, model, n, &s->sh, err, err_len);
-	if (r == 0 && slot_claim(s) < 0) {
-		snprintf(err, err_len, "simdev: more than %d processes use the simulated devices",
-			 SIM_PROCS_MAX);
-		r = -EUSERS;
+	if (r == 0) {
+		r = slot_claim(s);
+		if (r == -EUSERS)
+			snprintf(err, err_len,
+				 "simdev: more than %d processes use the simulated devices",
+				 SIM_PROCS_MAX);
+		else if (r < 0)
+			snprintf(err, err_len, "simdev: cannot claim a process slot: %s",
+				 strerror(-r));
 	}
 	if (r < 0) {
 		if (s->sh)
@@ -456,7 +529,7 @@ static uint64_t mem_counted(const struct sim *s, int dev)
 	uint64_t used = 0;
 
 	for (int i = 0; i < SIM_PROCS_MAX; i++)
-		if (atomic_load(&s->sh->proc[i].pid) != 0)
+		if (slot_pid(&s->sh->proc[i]) != 0)
 			used += atomic_load(&s->sh->proc[i].mem[dev]);
 	return used;
 }
@@ -529,10 +602,10 @@ int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max)
 	sim_reclaim(s);
 	for (int i = 0; i < SIM_PROCS_MAX; i++) {
 		struct proc_slot *p = &s->sh->proc[i];
-		int32_t pid = atomic_load(&p->pid);
+		pid_t pid = slot_pid(p);
 		uint64_t mem = atomic_load(&p->mem[dev]);
 
-		if (pid <= 0 || (mem == 0 && atomic_load(&p->contexts[dev]) == 0))
+		if (pid == 0 || (mem == 0 && atomic_load(&p->contexts[dev]) == 0))
 			continue;
 		if (n < max)
 			out[n] = (struct sim_proc_info){ pid, mem };
@@ -555,7 +628,7 @@ static void sleep_until(uint64_t deadline_ns)
 static bool others_waiting(const struct sim *s, int dev, int self)
 {
 	for (int i = 0; i < SIM_PROCS_MAX; i++)
-		if (i != self && atomic_load(&s->sh->proc[i].pid) > 0 &&
+		if (i != self && slot_pid(&s->sh->proc[i]) != 0 &&
 		    atomic_load(&s->sh->proc[i].waiting[dev]) > 0)
 			return true;
 	return false;

@@ -23,9 +23,10 @@
  * contexts) and a ring of the quanta of device time given out (end time,
  * process, length), from which NVML computes utilization; per process, a
  * slot with its pid, start time, memory per device and contexts. A process
- * killed at any point leaves nothing stuck: any later call that needs the
- * truth (memory admission, NVML queries) first reclaims the slots of dead
- * processes, and a robust mutex held by a dead process passes on.
+ * killed at any point leaves nothing stuck: a slot changes hands by one
+ * compare-and-swap (simdev.c), any later call that needs the truth (memory
+ * admission, NVML queries) first reclaims the slots of dead processes, and
+ * a robust mutex held by a dead process passes on.
  *
  * Ownership: sim_open returns a handle the caller keeps for the life of
  * the process (one per process is plenty); everything it points into is
@@ -73,6 +74,10 @@ int sim_device_pci_bus(const struct sim *s, int dev);
 
 /* Gives back the memory and contexts of processes that died. */
 void sim_reclaim(struct sim *s);
+
+/* Slots in use once those of the dead are given back: the processes that
+ * use the simulated devices, the caller included. */
+int sim_proc_count(struct sim *s);
 
 /* Device memory. Admission is atomic across processes: -ENOMEM when the
  * device lacks `bytes`. Counted against the calling process. */
