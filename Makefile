@@ -9,7 +9,7 @@ SHARED ?= ../shared
 TRACES ?= $(SHARED)/traces/openb
 MESON_OPTS ?=
 
-.PHONY: all deps check check-asan bench demo demo-trace format clean abi-map
+.PHONY: all deps check check-asan bench demo demo-trace format clean abi-map install uninstall
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -34,6 +34,22 @@ check-asan: deps $(ASAN_BUILD)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		meson test -C $(ASAN_BUILD) --suite unit --suite simdev --print-errorlogs
+
+# make install [PREFIX=/usr/local] [DESTDIR=DIR]: the programs, the
+# library, the manual page, the systemd unit and /etc/gpupool/gpupool.yaml
+# (never replaced once there); docs/install.md. PREFIX stays with the
+# build folder once given. make uninstall removes what make install put
+# there, and keeps the configuration, the database and the logs.
+PREFIX ?=
+DESTDIR ?=
+install: all
+	$(if $(PREFIX),meson configure $(BUILD) -Dprefix=$(PREFIX) && ninja -C $(BUILD))
+	@rm -f $(BUILD)/meson-logs/install-config.txt
+	meson install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
+	@cat $(BUILD)/meson-logs/install-config.txt 2>/dev/null || true
+
+uninstall:
+	DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))" dist/uninstall.sh $(BUILD)
 
 # Benchmarks write JSON under $(BUILD)/bench/ (one object per line); a
 # benchmark that fails (exit status not 0) fails make bench, its JSON kept.

@@ -125,23 +125,62 @@ static void beside_db(const char *db, const char *name, char *buf, size_t size)
 		snprintf(buf, size, "%.*s/%s", (int)(slash - db), db, name);
 }
 
-/* libgpushare.so next to this program (build/ holds both), if there. */
-static void shim_default(char *buf, size_t size)
+/* Where the interposer is looked for when --shim is not given, from
+ * meson.build: the install's library folder, relative to the folder of
+ * the gpupool program (so that an installed tree finds its own library
+ * wherever it was staged or moved), or absolute. */
+#ifndef GP_SHIM_INSTALLED
+#define GP_SHIM_INSTALLED "../lib/libgpushare.so"
+#endif
+
+/* The two places of libgpushare.so, in the order they are tried: next to
+ * this program (a build folder holds both), then the install's. "" where
+ * this program's folder is unknown. */
+static void shim_places(char (*ret)[PATH_MAX])
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	char *slash = NULL;
+	int dir;
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+	}
+	dir = slash ? (int)(slash - self) : 0;
+	ret[0][0] = ret[1][0] = '\0';
+	if (slash)
+		snprintf(ret[0], PATH_MAX, "%.*s/libgpushare.so", dir, self);
+	if (GP_SHIM_INSTALLED[0] == '/')
+		snprintf(ret[1], PATH_MAX, "%s", GP_SHIM_INSTALLED);
+	else if (slash)
+		snprintf(ret[1], PATH_MAX, "%.*s/%s", dir, self, GP_SHIM_INSTALLED);
+}
+
+/* The first of the places that is there, without ".." (it is the
+ * LD_PRELOAD of every task); "" when neither is. */
+static void shim_default(char *buf, size_t size)
+{
+	char places[2][PATH_MAX], real[PATH_MAX];
 
 	buf[0] = '\0';
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return;
-	snprintf(buf, size, "%.*s/libgpushare.so", (int)(slash - self), self);
-	if (access(buf, R_OK) != 0)
-		buf[0] = '\0';
+	shim_places(places);
+	for (int i = 0; i < 2 && !buf[0]; i++)
+		if (places[i][0] && realpath(places[i], real) && access(real, R_OK) == 0)
+			snprintf(buf, size, "%s", real);
+}
+
+/* Where no libgpushare.so was found, for the messages. */
+static void shim_missing(char *buf, size_t size)
+{
+	char places[2][PATH_MAX];
+
+	shim_places(places);
+	snprintf(buf, size,
+		 "no libgpushare.so at %s or %s; tasks run without slices (nothing "
+		 "limits their device memory or compute): give --shim PATH",
+		 places[0][0] ? places[0] : "(this program's folder is unknown)",
+		 places[1][0] ? places[1] : GP_SHIM_INSTALLED);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -211,8 +250,9 @@ static void server_usage(FILE *out)
 		"  --with-agent     also be this machine's agent: discover its devices\n"
 		"                   (NVML; simdev's when GPUPOOL_SIM_DEVICES is set), run\n"
 		"                   the scheduling loop and start the tasks\n"
-		"  --shim PATH      libgpushare.so preloaded into tasks (default: next to\n"
-		"                   the gpupool program, when there)\n"
+		"  --shim PATH      libgpushare.so preloaded into tasks (default: the one\n"
+		"                   next to the gpupool program, else the install's,\n"
+		"                   %s%s, when there)\n"
 		"  --run-dir DIR    where the shim's regions live (default: its own)\n"
 		"  --log-dir DIR    task logs, task-ID.log (default: logs/ next to the\n"
 		"                   database); on a filesystem of their own, logs can\n"
@@ -260,7 +300,9 @@ static void server_usage(FILE *out)
 		"                   repeatable, e.g. --price A100=2.50 --price T4=0.35\n",
 		GP_API_QUEUE_MAX, GP_API_TENANT_QUEUE_MAX, GP_HTTP_HEADER_TIMEOUT_MS,
 		GP_HTTP_BODY_TIMEOUT_MS, GP_HTTP_CONNECTIONS_MAX,
-		GP_HTTP_CLIENT_CONNECTIONS_MAX, GRACE_MS_DEFAULT, GP_USER_AUTO_BASE,
+		GP_HTTP_CLIENT_CONNECTIONS_MAX, GP_SHIM_INSTALLED,
+		GP_SHIM_INSTALLED[0] == '/' ? "" : "\n                   from the program's folder",
+		GRACE_MS_DEFAULT, GP_USER_AUTO_BASE,
 		GP_AGENT_TASK_ENV, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_SAMPLE_MS,
 		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
@@ -942,7 +984,7 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 				       .verify_slack_mib = o->verify_slack_mib,
 				       .log_max = o->log_max };
 	const struct gp_agent_node *n;
-	char err[512], how[1024];
+	char err[512], how[1024], why[2 * PATH_MAX + 160];
 	bool isolated;
 	int r = make_parents(o->log_dir) < 0 ? -errno : mkdir(o->log_dir, 0700);
 
@@ -967,6 +1009,10 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 		fprintf(stderr, "gpupool server:   %u %s %s %" PRIu64 " MiB%s%s\n", i,
 			n->device[i].uuid, n->device[i].name, n->device[i].mem_total_mib,
 			n->device[i].compatible ? "" : ": not usable: ", n->device[i].reason);
+	if (!ao.shim_path) {
+		shim_missing(why, sizeof(why));
+		fprintf(stderr, "gpupool server: WARNING: %s\n", why);
+	}
 	return GP_EXIT_OK;
 }
 
@@ -1086,6 +1132,8 @@ static void logs_show(const struct gp_server_options *o)
  * says what the server would use, and starts nothing. */
 static int config_show(const struct gp_server_options *o)
 {
+	char why[2 * PATH_MAX + 160];
+
 	printf("configuration OK\n  database   %s\n  socket     %s%s", o->db, o->socket,
 	       o->tcp_port ? "" : "\n");
 	if (o->tcp_port)
@@ -1100,6 +1148,10 @@ static int config_show(const struct gp_server_options *o)
 					: "no scrape token (--metrics-token-file)",
 	       o->metrics_token_file);
 	printf("  agent      %s\n", o->with_agent ? "yes (--with-agent)" : "no");
+	if (o->with_agent && !o->shim[0])
+		shim_missing(why, sizeof(why));
+	if (o->with_agent)
+		printf("  shim       %s\n", o->shim[0] ? o->shim : why);
 	logs_show(o);
 	if (o->with_agent)
 		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "

@@ -55,7 +55,7 @@ static void test_example(void **state)
 	assert_string_equal(o->db, "/var/lib/gpupool/gpupool.db");
 	assert_string_equal(o->socket, "/run/gpupool/server.sock");
 	assert_string_equal(o->run_dir, "/run/gpupool");
-	assert_string_equal(o->log_dir, "/var/lib/gpupool/logs");
+	assert_string_equal(o->log_dir, "/var/log/gpupool");
 	assert_int_equal(o->log_max, 64 << 20);
 	assert_int_equal(o->tcp_port, 0);
 	assert_int_equal(o->queue_max, 10000);
