@@ -17,8 +17,9 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "agent/taskenv.h"
+#include "core/resources.h"
 
-#define DEVICES_MAX 64
+#define DEVICES_MAX GP_NODE_DEVICES_MAX /* on one node, as the server takes */
 #define PATH_LEN     256
 #define WHY_MAX	    400
 #define PAGE	     500     /* tasks asked for per request: the server's default page */

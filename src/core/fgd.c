@@ -407,12 +407,12 @@ static int fgd_init(struct gp_policy *p)
 
 const struct gp_policy_ops gp_fgd_ops = {
 	"fgd", "least growth of expected fragmentation (FGD, ATC '23)",
-	.pick = gp_pick_first, .score = score_fgd,
+	.target = true, .pick = gp_pick_first, .score = score_fgd,
 	.init = fgd_init, .release = fgd_release,
 };
 
 const struct gp_policy_ops gp_default_ops = {
 	"default", "gpupool's fragmentation-aware policy (see docs/scheduling.md)",
-	.pick = gp_pick_first, .score = score_fgd,
+	.target = true, .pick = gp_pick_first, .score = score_fgd,
 	.init = fgd_init, .release = fgd_release,
 };

@@ -35,6 +35,7 @@ struct gp_policy_ops {
 	const char *name;
 	const char *summary;
 	bool uniform;           /* picks uniformly among feasible nodes */
+	bool target;            /* judges nodes against a target workload */
 	gp_device_pick_fn *pick;    /* default device choice */
 	gp_node_score_fn *score;
 	int (*init)(struct gp_policy *p);

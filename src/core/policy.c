@@ -360,6 +360,14 @@ const char *gp_policy_summary_at(size_t i)
 	return ops ? ops->summary : NULL;
 }
 
+bool gp_policy_takes_target(const char *name)
+{
+	for (size_t i = 0; registry(i); i++)
+		if (strcmp(registry(i)->name, name) == 0)
+			return registry(i)->target;
+	return false;
+}
+
 static const struct {
 	const char *name;
 	gp_device_pick_fn *pick;

@@ -49,6 +49,10 @@ const char *gp_policy_name(const struct gp_policy *p);
 const char *gp_policy_name_at(size_t i);
 const char *gp_policy_summary_at(size_t i);
 
+/* Does the policy named `name` judge nodes against a target workload
+ * (gp_policy_config.target: fgd, default)? False for an unknown name. */
+bool gp_policy_takes_target(const char *name);
+
 /* Is `name` a device-level choice (first, bestfit, spread, random)? */
 bool gp_device_choice_exists(const char *name);
 

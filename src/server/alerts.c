@@ -37,14 +37,16 @@ struct raised {
 
 struct gp_alerts {
 	struct gp_store *store;
-	struct conds active; /* during a check */
+	struct conds active;   /* during a check */
+	struct conds unplaced; /* task.unplaced, as the loop reports them */
 	struct raised capped, lost;
 };
 
 bool gp_alerts_is_event(const char *kind)
 {
 	static const char *const events[] = {"task.failed", "task.violation",
-					     "task.log-capped", "task.log-lost"};
+					     "task.log-capped", "task.log-lost",
+					     "store.unwritable"};
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
 		if (!strcmp(kind, events[i]))
@@ -110,6 +112,7 @@ struct gp_alerts *gp_alerts_free(struct gp_alerts *a)
 {
 	if (a) {
 		free(a->active.c);
+		free(a->unplaced.c);
 		free(a);
 	}
 	return NULL;
@@ -155,6 +158,47 @@ int gp_alerts_violation(struct gp_alerts *a, const struct gp_task *t, const char
 	else
 		snprintf(al.message, sizeof(al.message), "%s", text);
 	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+int gp_alerts_store_unwritable(struct gp_alerts *a, const char *message)
+{
+	struct gp_alert al = alert_make(GP_ALERT_CRITICAL, "store.unwritable", "store", 0);
+	bool fresh;
+
+	snprintf(al.message, sizeof(al.message), "%s", message);
+	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+/* ---- the loop's condition ----------------------------------------------- */
+
+int gp_alerts_unplaced(struct gp_alerts *a, const struct gp_task *t, const char *why)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	struct gp_alert al;
+	bool fresh;
+	int r;
+
+	snprintf(object, sizeof(object), "task %" PRId64, t->id);
+	if (conds_find(&a->unplaced, "task.unplaced", object) >= 0)
+		return 0;
+	al = alert_make(GP_ALERT_CRITICAL, "task.unplaced", object, t->tenant);
+	snprintf(al.message, sizeof(al.message), "task %" PRId64 " (%s): %s", t->id, t->name,
+		 why);
+	r = gp_store_alert_raise(a->store, &al, &fresh);
+	return r < 0 ? r : conds_push(&a->unplaced, &al);
+}
+
+int gp_alerts_placed(struct gp_alerts *a, int64_t task)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	int i;
+
+	snprintf(object, sizeof(object), "task %" PRId64, task);
+	i = conds_find(&a->unplaced, "task.unplaced", object);
+	if (i < 0)
+		return 0;
+	a->unplaced.c[i] = a->unplaced.c[--a->unplaced.n];
+	return gp_store_alert_clear(a->store, "task.unplaced", object);
 }
 
 /* ---- the log events -------------------------------------------------------- */
@@ -446,6 +490,8 @@ static int conds_collect(const struct gp_alerts *a, const struct gp_meter *m,
 		r = model_conds(a, m, q, i, now);
 	for (int i = 0; r == 0 && i < gp_meter_tasks(m); i++)
 		r = task_conds(gp_meter_task(m, i), gp_meter_grow_samples(m), now);
+	for (int i = 0; r == 0 && i < a->unplaced.n; i++)
+		r = conds_push(now, &a->unplaced.c[i].alert);
 	return r;
 }
 

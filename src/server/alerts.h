@@ -11,6 +11,16 @@
  *                                                not its task's (agent.h)
  *   critical  task.violation      "node"         a device process that belongs
  *                                                to no task (the latest one)
+ *   critical  task.unplaced       "task ID"      a running task that its devices
+ *                                                cannot hold as it runs (one is
+ *                                                gone, or it holds more than they
+ *                                                have): it still counts in its
+ *                                                tenant's quotas and where it fits,
+ *                                                but the books and the devices
+ *                                                disagree
+ *   critical  store.unwritable    "store"        the database could not be
+ *                                                written: the loop started and
+ *                                                preempted no task until it could
  *   warning   task.log-capped     "task ID"      a task's log passed its cap
  *                                                (the server's --log-max) and
  *                                                its oldest part was dropped
@@ -35,10 +45,14 @@
  * The conditions are checked after each sampling (gp_alerts_check): one
  * that starts to hold raises its alert, one that stops holding clears it
  * (the 80 % ones at 70 %, so that a value near the line does not raise an
- * alert at every sampling). task.failed, task.log-capped and
- * task.log-lost are events: raised at once (the loop calls the function
- * for each), once per task, and they stay until an operator clears them
- * (POST /v1/alerts/ID/clear); a check never clears them.
+ * alert at every sampling). task.failed, task.log-capped, task.log-lost
+ * and store.unwritable are events: raised at once (the loop calls the
+ * function for each), once per task (or, for the store, while one is
+ * active), and they stay until an operator clears them
+ * (POST /v1/alerts/ID/clear); a check never clears them. task.unplaced
+ * is a condition the loop reports as it sees it: raised and cleared at
+ * once (gp_alerts_unplaced, gp_alerts_placed), kept by the checks while
+ * reported, and cleared by a check when no longer (a previous run's).
  *
  * Used from the loop's thread; store writes join the caller's transaction.
  * The active alerts are read from the store at each check, so an alert an
@@ -100,6 +114,19 @@ int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
  * -EDQUOT, ...). A warning, raised once per task, as above. lost_bytes 0
  * and error 0: nothing to say. */
 int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error);
+
+/* The store could not be written: message says since when, why and
+ * what the loop did meanwhile. An event, raised when none is active. */
+int gp_alerts_store_unwritable(struct gp_alerts *a, const char *message);
+
+/* Running task t cannot be counted where it runs; why says what is wrong
+ * and what to do. Raised at once the first time (a store failure leaves
+ * it unreported, so the next call tries again); later calls for t write
+ * nothing until gp_alerts_placed. */
+int gp_alerts_unplaced(struct gp_alerts *a, const struct gp_task *t, const char *why);
+/* Task `task` is counted where it runs again, or ended: its task.unplaced
+ * alert, if reported, is cleared now (else at the next check). */
+int gp_alerts_placed(struct gp_alerts *a, int64_t task);
 
 /* Is `kind` an event (raised at once, cleared by an operator), not a
  * condition that a check raises and clears? */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/user.h"
+#include "core/resources.h"
 #include "server/api-impl.h"
 #include "server/fields.h"
 #include "agent/taskenv.h"
@@ -29,7 +30,7 @@
 
 #define MEM_MIB_MAX	  (16ULL * 1024 * 1024) /* 16 TiB */
 #define TENANT_PCT_MAX	  (100 * 1024)		/* a quota sums over devices */
-#define DEVICES_MAX	  64
+#define DEVICES_MAX	  GP_NODE_DEVICES_MAX /* on one node: the core's bound */
 #define PRIORITY_DEFAULT  5
 #define AUDIT_LIMIT	  100
 #define AUDIT_LIMIT_MAX	  100000
@@ -1265,6 +1266,26 @@ static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
 	return false;
 }
 
+/* With the agent, a task this machine could never hold (more devices
+ * than it has, more memory than its largest device) is refused now, with
+ * the most it could ask for; without it, the fields' static bounds hold. */
+static bool task_could_fit(struct gp_api *api, const struct gp_task *t,
+			   struct gp_http_reply *ret)
+{
+	const char *field = "devices";
+	char why[WHY_MAX];
+	int r;
+
+	if (!api->loop)
+		return true;
+	r = gp_loop_task_could_fit(api->loop, t, &field, why, sizeof(why));
+	if (r == -E2BIG)
+		gp_http_error(ret, 400, "field \"%s\": %s", field, why);
+	else if (r < 0)
+		gp_http_error(ret, 500, "checking the task against the pool: %s", strerror(-r));
+	return r == 0;
+}
+
 static void task_submit(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret)
 {
@@ -1278,7 +1299,8 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
-	    !task_from_body(api, body, &me, &t, ret) || !queue_has_room(api, &me, ret))
+	    !task_from_body(api, body, &me, &t, ret) || !task_could_fit(api, &t, ret) ||
+	    !queue_has_room(api, &me, ret))
 		return;
 	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
 		gp_http_error(ret, 500, "storing the task: out of memory");
@@ -1541,6 +1563,28 @@ static void task_changes(json_t *body, struct gp_task *t, char *detail, size_t s
 	t->priority = priority;
 }
 
+/* A running task's new share must pass the scheduler's rules now, as a
+ * submission would (capacity, overcommit, quotas): 409 with why when it
+ * does not. A queued task's is checked when it is scheduled. */
+static bool share_change_fits(struct gp_api *api, json_t *body, const struct gp_task *t,
+			      struct gp_http_reply *ret)
+{
+	unsigned compute = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
+	char why[WHY_MAX];
+	int r;
+
+	if (t->state != GP_TASK_RUNNING || !api->loop || compute == t->compute_pct)
+		return true;
+	r = gp_loop_task_change(api->loop, t, compute, why, sizeof(why));
+	if (r == -EBUSY)
+		gp_http_error(ret, 409, "task %lld cannot have %u %% of its device%s: %s",
+			      (long long)t->id, compute, t->devices > 1 ? "s" : "", why);
+	else if (r < 0 && r != -ENOENT)
+		gp_http_error(ret, 500, "checking the change of task %lld: %s", (long long)t->id,
+			      r == -EIO ? gp_store_error(api->store) : strerror(-r));
+	return r == 0 || r == -ENOENT;
+}
+
 static void task_set(void *ctx, const struct gp_http_request *req,
 		     struct gp_http_reply *ret)
 {
@@ -1565,6 +1609,8 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 			      (long long)t.id, state_name(t.state));
 		return;
 	}
+	if (!share_change_fits(api, body, &t, ret))
+		return;
 	task_changes(body, &t, detail, sizeof(detail));
 	r = gp_store_task_update(api->store, &t);
 	if (r < 0) {

@@ -16,11 +16,12 @@
 #include <yaml.h>
 
 #include "base/parse.h"
+#include "core/policy.h"
 #include "server/meter.h"
 #include "shim/region.h"
 
 enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_PRICES,
-		KEY_OVERCOMMIT };
+		KEY_OVERCOMMIT, KEY_POLICY };
 
 struct key {
 	const char *name;
@@ -70,6 +71,11 @@ static const struct key keys[] = {
 	 GP_CONFIG_SAMPLE_MS_LIMIT},
 	{"util_window", KEY_UINT, AT(loop.util_window_s), 1, GP_CONFIG_UTIL_WINDOW_LIMIT},
 	{"grow_samples", KEY_UINT, AT(loop.grow_samples), 1, GP_METER_GROW_MAX},
+	{"policy", KEY_POLICY, 0, 0, 0},
+	{"workload_window", KEY_UINT, AT(loop.workload_window_s), GP_CONFIG_WORKLOAD_WINDOW_MIN,
+	 GP_CONFIG_WORKLOAD_WINDOW_LIMIT},
+	{"workload_refresh", KEY_UINT, AT(loop.workload_refresh_s), 1,
+	 GP_CONFIG_WORKLOAD_REFRESH_LIMIT},
 	{"prices", KEY_PRICES, 0, 0, 0},
 	{"overcommit", KEY_OVERCOMMIT, 0, 0, 0},
 };
@@ -80,7 +86,8 @@ static const struct key keys[] = {
 	"header_timeout_ms, body_timeout_ms, max_connections, max_client_connections, "  \
 	"metrics_token_file, with_agent, shim, run_dir, log_dir, log_max, grace_ms, "    \
 	"cgroup, task_uid_base, task_groups, task_env, verify, verify_ms, "              \
-	"verify_slack_mib, sample_ms, util_window, grow_samples, prices, overcommit"
+	"verify_slack_mib, sample_ms, util_window, grow_samples, policy, "               \
+	"workload_window, workload_refresh, prices, overcommit"
 
 /* One file being read. */
 struct reader {
@@ -125,6 +132,24 @@ int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
 	if (i == l->overcommits)
 		l->overcommits++;
 	return 0;
+}
+
+int gp_config_policy_set(struct gp_server_options *o, const char *name, char *list,
+			 size_t len)
+{
+	size_t used = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; gp_policy_name_at(i); i++) {
+		if (!strcmp(name, gp_policy_name_at(i))) {
+			snprintf(o->loop.policy, sizeof(o->loop.policy), "%s", name);
+			return 0;
+		}
+		if (used < len)
+			used += (size_t)snprintf(list + used, len - used, "%s%s", i ? ", " : "",
+						 gp_policy_name_at(i));
+	}
+	return -ENOENT;
 }
 
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
@@ -311,6 +336,19 @@ static int set_choice(struct reader *r, const struct key *k, const yaml_event_t 
 		    list);
 }
 
+/* policy: a name of the core's policies. */
+static int set_policy(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	char list[256];
+
+	if (gp_config_policy_set(r->o, scalar_text(ev), list, sizeof(list)) == 0)
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not a policy; give one of: %s (gpupool policies says what each "
+		    "does)",
+		    scalar_text(ev), list);
+}
+
 /* prices: MODEL: PRICE, one entry. */
 static int set_price(struct reader *r, const yaml_event_t *model, const yaml_event_t *value)
 {
@@ -417,6 +455,7 @@ static int set_value(struct reader *r, const struct key *k)
 		[KEY_PATH] = "a path", [KEY_UINT] = "a whole number", [KEY_BOOL] = "true or false",
 		[KEY_CHOICE] = "one of its words",
 		[KEY_SIZE] = "a size, like 64M",
+		[KEY_POLICY] = "a policy's name (gpupool policies lists them)",
 	};
 	yaml_event_t ev;
 	int e;
@@ -432,6 +471,7 @@ static int set_value(struct reader *r, const struct key *k)
 		    : k->kind == KEY_UINT   ? set_uint(r, k, &ev)
 		    : k->kind == KEY_CHOICE ? set_choice(r, k, &ev)
 		    : k->kind == KEY_SIZE   ? set_size(r, k, &ev)
+		    : k->kind == KEY_POLICY ? set_policy(r, k, &ev)
 					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

@@ -7,9 +7,10 @@
  * body_timeout_ms, max_connections, max_client_connections,
  * metrics_token_file, with_agent, shim, run_dir, log_dir, log_max,
  * grace_ms, * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
- * verify_slack_mib, sample_ms, util_window, grow_samples), plus `prices` (a
- * mapping MODEL: PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or
- * `all` for every device). The server loads it into its options before
+ * verify_slack_mib, sample_ms, util_window, grow_samples, policy,
+ * workload_window, workload_refresh), plus `prices` (a mapping MODEL:
+ * PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or `all` for every
+ * device). The server loads it into its options before
  * it reads its flags, so that a flag overrides the file; a price or an
  * overcommit for a model already given replaces it.
  *
@@ -49,6 +50,9 @@
 #define GP_CONFIG_RATIO_MAX_PERMILLE 1500
 #define GP_CONFIG_LOG_MAX_MIN	     GP_LOGPUMP_MAX_MIN /* a task log's cap: 1M to 1T */
 #define GP_CONFIG_LOG_MAX_LIMIT	     (1ULL << 40)
+#define GP_CONFIG_WORKLOAD_WINDOW_MIN	 60 /* a policy's target: 1 min to 31 days */
+#define GP_CONFIG_WORKLOAD_WINDOW_LIMIT	 (31 * 86400)
+#define GP_CONFIG_WORKLOAD_REFRESH_LIMIT 86400
 
 struct gp_server_options {
 	char db[PATH_MAX];
@@ -97,6 +101,11 @@ int gp_config_price_set(struct gp_server_options *o, const struct gp_price *p);
  * when GP_LOOP_OVERCOMMITS_MAX are set, -EINVAL for a model too long. */
 int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
 			     unsigned permille);
+
+/* The scheduling policy: `name`, one of the core's (gpupool policies).
+ * -ENOENT for another name, with the names, comma-separated, in list. */
+int gp_config_policy_set(struct gp_server_options *o, const char *name, char *list,
+			 size_t len);
 
 /* The verifier's policies, in enum gp_verify_policy's order. */
 extern const char *const gp_config_verify_names[];

@@ -12,14 +12,17 @@
 #include <time.h>
 
 #include "base/pshared.h"
+#include "base/user.h"
 #include "core/cluster.h"
 #include "core/policy.h"
+#include "core/workload.h"
 #include "server/alerts.h"
-#include "base/user.h"
 #include "server/sched.h"
 #include "shim/region.h"
 
 #define HOST_PLENTY 1000000000u /* tasks ask nothing of the host yet */
+#define LOOSE_MAX   1024        /* owed audit rows and alerts of no task row */
+#define COVERAGE    0.95        /* of the target workload, as `gpupool sim` */
 
 /* A set of task ids (tasks being preempted; running tasks that borrow). */
 struct idset {
@@ -33,11 +36,47 @@ struct cancels {
 	char who[GP_AGENT_TASKS_MAX][GP_STORE_NAME_MAX]; /* by the index in ids */
 };
 
+enum record_alert { RECORD_NO_ALERT, RECORD_FAILED, RECORD_VIOLATION };
+
+/* One write of the loop, in one transaction: a task's row (the fields
+ * the loop owns: state, reason, placement, pid, exit code, times), an
+ * audit row, an alert, each optional. */
+struct record {
+	bool row;
+	struct gp_task task;            /* the row; whose the alert is */
+	char action[GP_AUDIT_ACTION_MAX];   /* "": no audit row */
+	char object[GP_AUDIT_OBJECT_MAX];
+	char detail[GP_REASON_MAX];
+	enum record_alert alert;
+	bool of_task;                   /* a violation of task (else of no task) */
+	char why[GP_REASON_MAX];        /* the alert's text */
+};
+
+/* What the loop recorded while the store could not be written, in order,
+ * written before anything else once it can. A task's row supersedes the
+ * row of its earlier records (their audit rows and alerts stay). */
+struct owed {
+	struct record *r;
+	int n, cap;
+	int loose, dropped;     /* records of no row; those not kept */
+};
+
+/* The store as the loop writes it: failing since when, and why. */
+struct store_health {
+	bool failing;
+	bool alerted;           /* its store.unwritable alert is stored */
+	int64_t since;          /* unix ms */
+	char why[GP_REASON_MAX];
+};
+
 struct gp_loop {
 	struct gp_store *store;
 	struct gp_http *http;
 	struct gp_agent *agent;
 	struct gp_policy *policy;
+	struct gp_workload *target;     /* the policy's (it borrows it); NULL: none */
+	int64_t target_at;              /* when it was made (unix ms); 0: not yet */
+	char target_text[GP_REASON_MAX]; /* what it was, as last said on stderr */
 	pthread_t thread;
 	atomic_bool stop;
 	_Atomic uint32_t wake_gen;      /* futex: bumped by gp_loop_wake */
@@ -47,6 +86,9 @@ struct gp_loop {
 	struct gp_alerts *alerts;
 	struct gp_loop_stats stats;
 	bool meter_failing; /* said so on stderr; said again when it recovers */
+	struct owed owed;
+	int tick_ok, tick_failed;       /* this tick's writes */
+	struct store_health health;
 	struct gp_loop_options o;
 };
 
@@ -62,6 +104,7 @@ struct tick {
 	struct gp_sched_model_quota *quota;     /* the tenants' model quotas */
 	int quotas;
 	struct gp_cluster *cluster;
+	bool quiet;     /* a look for the API: writes nothing, raises nothing */
 };
 
 static int64_t now_ms(void)
@@ -121,12 +164,249 @@ static bool cancels_take(struct cancels *c, int64_t id, char *ret_who, size_t le
 	return false;
 }
 
-static void audit(struct gp_loop *l, const char *action, int64_t task, const char *detail)
-{
-	char object[32];
+/* ---- what the loop writes ------------------------------------------------ */
 
-	snprintf(object, sizeof(object), "task %" PRId64, task);
-	gp_store_audit(l->store, "server", action, object, detail);
+/* Counts a write of this tick: its result decides whether tasks start
+ * (store_report). */
+static int write_count(struct gp_loop *l, int r)
+{
+	if (r < 0) {
+		l->tick_failed++;
+		snprintf(l->health.why, sizeof(l->health.why), "%s",
+			 r == -ENOMEM ? strerror(-r) : gp_store_error(l->store));
+	} else {
+		l->tick_ok++;
+	}
+	return r;
+}
+
+/* The fields of a task's row that the loop owns, from `from`. */
+static void loop_fields(struct gp_task *to, const struct gp_task *from)
+{
+	to->state = from->state;
+	memcpy(to->reason, from->reason, sizeof(to->reason));
+	memcpy(to->placement, from->placement, sizeof(to->placement));
+	to->pid = from->pid;
+	to->exit_code = from->exit_code;
+	to->started = from->started;
+	to->ended = from->ended;
+}
+
+/* The row the loop still owes the store for task id; NULL: none. */
+static const struct gp_task *owed_row(const struct gp_loop *l, int64_t id)
+{
+	for (int i = l->owed.n - 1; i >= 0; i--)
+		if (l->owed.r[i].row && l->owed.r[i].task.id == id)
+			return &l->owed.r[i].task;
+	return NULL;
+}
+
+/* Task t as the loop knows it: its row with what the loop owes it. */
+static void task_overlay(const struct gp_loop *l, struct gp_task *t)
+{
+	const struct gp_task *o = owed_row(l, t->id);
+
+	if (o)
+		loop_fields(t, o);
+}
+
+static int task_get(struct gp_loop *l, int64_t id, struct gp_task *t)
+{
+	int r = gp_store_task_get(l->store, id, t);
+
+	if (r == 0)
+		task_overlay(l, t);
+	return r;
+}
+
+/* Writes one record into the open transaction. Only the loop's fields of
+ * the row are written over the store's (the API may have changed the
+ * share or the priority since); a row that is gone is not written. */
+static int record_put(struct gp_loop *l, const struct record *rec)
+{
+	struct gp_task t;
+	int r = 0;
+
+	if (rec->row) {
+		r = gp_store_task_get(l->store, rec->task.id, &t);
+		if (r == 0) {
+			loop_fields(&t, &rec->task);
+			r = gp_store_task_update(l->store, &t);
+		} else if (r == -ENOENT) {
+			r = 0;
+		}
+	}
+	if (r == 0 && rec->action[0])
+		r = gp_store_audit(l->store, "server", rec->action, rec->object, rec->detail);
+	if (r == 0 && rec->alert == RECORD_FAILED)
+		r = gp_alerts_task_failed(l->alerts, &rec->task, rec->why);
+	if (r == 0 && rec->alert == RECORD_VIOLATION)
+		r = gp_alerts_violation(l->alerts, rec->of_task ? &rec->task : NULL, rec->why);
+	return r;
+}
+
+/* Writes what is owed, then rec (NULL: nothing more), in one transaction:
+ * all of it (nothing is owed any more) or none. 0, or the store's error. */
+static int records_write(struct gp_loop *l, const struct record *rec)
+{
+	int r;
+
+	if (!l->owed.n && !rec)
+		return 0;
+	r = gp_store_begin(l->store);
+	for (int i = 0; r == 0 && i < l->owed.n; i++)
+		r = record_put(l, &l->owed.r[i]);
+	if (r == 0 && rec)
+		r = record_put(l, rec);
+	if (r == 0)
+		r = gp_store_commit(l->store);
+	if (r < 0) {
+		gp_store_rollback(l->store);
+	} else {
+		l->owed.n = l->owed.loose = 0;
+	}
+	return write_count(l, r);
+}
+
+/* Keeps rec until the store can be written. Records of no row (audit
+ * rows and alerts of violations) are kept up to LOOSE_MAX; a row always
+ * is, and supersedes the task's earlier rows. */
+static void record_owe(struct gp_loop *l, const struct record *rec)
+{
+	struct owed *o = &l->owed;
+
+	if (!rec->row && o->loose == LOOSE_MAX) {
+		o->dropped++;
+		return;
+	}
+	for (int i = 0; rec->row && i < o->n; i++)
+		if (o->r[i].row && o->r[i].task.id == rec->task.id)
+			o->r[i].row = false;
+	if (o->n == o->cap) {
+		int cap = o->cap ? 2 * o->cap : 16;
+		struct record *bigger = realloc(o->r, (size_t)cap * sizeof(*bigger));
+
+		if (!bigger) {
+			o->dropped++;
+			return;
+		}
+		o->r = bigger;
+		o->cap = cap;
+	}
+	o->r[o->n++] = *rec;
+	o->loose += !rec->row;
+}
+
+/* Records what happened: written now, or, when the store cannot be
+ * written (or could not this tick), kept and written at a later tick. */
+static void record(struct gp_loop *l, const struct record *rec)
+{
+	if (l->tick_failed || records_write(l, rec) < 0)
+		record_owe(l, rec);
+}
+
+/* A record of task t's row (t as it is now), with an audit row when
+ * action is not NULL. */
+static void record_init(struct record *rec, const struct gp_task *t, const char *action,
+			const char *detail)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->row = true;
+	rec->task = *t;
+	snprintf(rec->object, sizeof(rec->object), "task %" PRId64, t->id);
+	if (action) {
+		snprintf(rec->action, sizeof(rec->action), "%s", action);
+		snprintf(rec->detail, sizeof(rec->detail), "%s", detail);
+	}
+}
+
+/* Records task t's end (or requeue): its row, the audit row, and the
+ * task.failed alert when it failed. */
+static void record_end(struct gp_loop *l, const struct gp_task *t, const char *action)
+{
+	struct record rec;
+
+	record_init(&rec, t, action, t->reason[0] ? t->reason : "exited with code 0");
+	if (t->state == GP_TASK_FAILED) {
+		rec.alert = RECORD_FAILED;
+		snprintf(rec.why, sizeof(rec.why), "%s", t->reason);
+	}
+	record(l, &rec);
+}
+
+/* Writes task t's row and an audit row before the loop acts on it (starts
+ * or preempts it): the loop acts only on what the store has, so a store
+ * that cannot be written starts and stops nothing. 0, or the error. */
+static int record_ahead(struct gp_loop *l, const struct gp_task *t, const char *action,
+			const char *detail)
+{
+	struct record rec;
+
+	if (l->tick_failed)
+		return -EAGAIN;
+	record_init(&rec, t, action, detail);
+	return records_write(l, &rec);
+}
+
+/* "2026-12-01 12:00:01 UTC" of unix ms. */
+static void clock_text(int64_t ms, char *buf, size_t len)
+{
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!gmtime_r(&s, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, len, "%" PRId64 " ms", ms);
+}
+
+/* The store.unwritable alert: while it fails (over) or once it is over. */
+static int store_alert(struct gp_loop *l, bool over, int64_t now)
+{
+	char since[40], message[GP_REASON_MAX];
+
+	clock_text(l->health.since, since, sizeof(since));
+	if (over)
+		snprintf(message, sizeof(message),
+			 "the database could not be written for %lld s from %s (%.60s): no "
+			 "task was started or preempted meanwhile; what the loop recorded is "
+			 "written now",
+			 (long long)((now - l->health.since) / 1000), since, l->health.why);
+	else
+		snprintf(message, sizeof(message),
+			 "the database cannot be written since %s (%.60s): no task starts or is "
+			 "preempted until it can; the loop keeps what it records till then",
+			 since, l->health.why);
+	return gp_alerts_store_unwritable(l->alerts, message);
+}
+
+/* After a tick: says on stderr (once) that the store cannot be written,
+ * and in an alert as soon as one can be stored; and that it can again,
+ * once a write succeeded, none failed and nothing is owed. */
+static void store_report(struct gp_loop *l)
+{
+	int64_t now = now_ms();
+
+	if (l->tick_failed && !l->health.failing) {
+		l->health.failing = true;
+		l->health.since = now;
+		fprintf(stderr,
+			"gpupool server: cannot write the store: %s; no task is started or "
+			"preempted until it can be, and what the loop records meanwhile is kept "
+			"and written then\n",
+			l->health.why);
+		l->health.alerted = store_alert(l, false, now) == 0;
+	} else if (l->health.failing && !l->tick_failed && l->tick_ok && !l->owed.n) {
+		fprintf(stderr,
+			"gpupool server: writing the store again after %.1f s; tasks start "
+			"again%s\n",
+			(double)(now - l->health.since) / 1000.0,
+			l->owed.dropped ? " (audit rows and alerts of violations were lost "
+					  "meanwhile: too many to keep)"
+					: "");
+		if (!l->health.alerted)
+			store_alert(l, true, now);
+		l->health.failing = false;
+		l->owed.dropped = 0;
+	}
 }
 
 /* ---- tasks that ended --------------------------------------------------- */
@@ -165,11 +445,18 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char
 	bool preempted = idset_take(&l->stopping, id) && stopped && !cancelled && !violation;
 	int64_t now = now_ms();
 	struct gp_task t;
+	int r;
 
 	idset_take(&l->borrowed, id);
 	gp_meter_end(l->meter, id, now);
-	if (gp_store_task_get(l->store, id, &t) < 0)
+	gp_alerts_placed(l->alerts, id);
+	r = task_get(l, id, &t);
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: task %" PRId64 " ended (code %d), but its row "
+				"cannot be read to record it: %s\n",
+			id, code, r == -ENOENT ? "it is gone" : gp_store_error(l->store));
 		return;
+	}
 	t.pid = 0;
 	t.exit_code = code;
 	if (violation) {
@@ -191,25 +478,25 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char
 		else
 			t.reason[0] = '\0';
 	}
-	gp_store_task_update(l->store, &t);
-	audit(l, preempted ? "task.requeue" : "task.end", id,
-	      t.reason[0] ? t.reason : "exited with code 0");
-	if (t.state == GP_TASK_FAILED)
-		gp_alerts_task_failed(l->alerts, &t, t.reason);
+	record_end(l, &t, preempted ? "task.requeue" : "task.end");
 }
 
 /* The verifier found a violation (task 0: by a process of no task). */
 static void task_violation(void *ctx, int64_t id, const char *text)
 {
 	struct gp_loop *l = ctx;
-	struct gp_task t;
-	bool known = id && gp_store_task_get(l->store, id, &t) == 0;
+	struct record rec = { .alert = RECORD_VIOLATION };
 
-	gp_alerts_violation(l->alerts, known ? &t : NULL, text);
-	if (known)
-		audit(l, "task.violation", id, text);
+	rec.of_task = id && task_get(l, id, &rec.task) == 0;
+	snprintf(rec.action, sizeof(rec.action), "%s",
+		 rec.of_task ? "task.violation" : "node.violation");
+	if (rec.of_task)
+		snprintf(rec.object, sizeof(rec.object), "task %" PRId64, id);
 	else
-		gp_store_audit(l->store, "server", "node.violation", "node", text);
+		snprintf(rec.object, sizeof(rec.object), "node");
+	snprintf(rec.detail, sizeof(rec.detail), "%s", text);
+	snprintf(rec.why, sizeof(rec.why), "%s", text);
+	record(l, &rec);
 }
 
 /* ---- the cluster of this machine ---------------------------------------- */
@@ -314,10 +601,14 @@ static void placement_write(const struct gp_agent_node *n, const struct gp_place
 					 n->device[p->device[i]].uuid);
 }
 
+/* The devices of a placement string that this machine has, in *p; true
+ * when it has them all (and there is one). The first it lacks, if any,
+ * in missing (GP_REASON_MAX bytes; NULL: not wanted). */
 static bool placement_read(const struct gp_agent_node *n, const char *text,
-			   struct gp_placement *p)
+			   struct gp_placement *p, char *missing)
 {
 	char copy[GP_REASON_MAX], *save = NULL;
+	bool all = true;
 
 	*p = (struct gp_placement){ 0 };
 	snprintf(copy, sizeof(copy), "%s", text);
@@ -326,21 +617,44 @@ static bool placement_read(const struct gp_agent_node *n, const char *text,
 
 		while (i < n->devices && strcmp(n->device[i].uuid, uuid) != 0)
 			i++;
-		if (i == n->devices || p->devices == GP_NODE_DEVICES_MAX)
-			return false;
+		if (i == n->devices || i >= GP_NODE_DEVICES_MAX ||
+		    p->devices == GP_NODE_DEVICES_MAX) {
+			if (all && missing)
+				snprintf(missing, GP_REASON_MAX, "%s", uuid);
+			all = false;
+			continue;
+		}
 		p->device[p->devices++] = (uint8_t)i;
 	}
-	return p->devices > 0;
+	return all && p->devices > 0;
 }
 
 /* ---- one tick ----------------------------------------------------------- */
 
+/* A waiting task's reason, written when it changed; not while the store
+ * fails (a reason is worked out again at every pass). */
 static void reason_set(struct gp_loop *l, struct gp_task *t, const char *reason)
 {
-	if (strcmp(t->reason, reason) == 0)
+	if (strcmp(t->reason, reason) == 0 || l->tick_failed)
 		return;         /* unchanged: no write */
 	snprintf(t->reason, sizeof(t->reason), "%s", reason);
-	gp_store_task_update(l->store, t);
+	write_count(l, gp_store_task_update(l->store, t));
+}
+
+/* The tasks as the loop knows them: their rows with what it still owes
+ * the store; those that ended (the store does not know yet) left out. */
+static int tick_overlay(const struct gp_loop *l, struct tick *k)
+{
+	int kept = 0;
+
+	for (int i = 0; i < k->n; i++) {
+		task_overlay(l, &k->task[i]);
+		if (k->task[i].state == GP_TASK_RUNNING || k->task[i].state == GP_TASK_PENDING ||
+		    k->task[i].state == GP_TASK_PREEMPTED)
+			k->task[kept++] = k->task[i];
+	}
+	k->n = kept;
+	return 0;
 }
 
 /* Loads tenants and the running and queued tasks. */
@@ -391,12 +705,96 @@ static int tick_load(struct gp_loop *l, struct tick *k)
 		k->n += n;
 		free(some);
 	}
-	return 0;
+	return tick_overlay(l, k);
 }
 
-/* The pass's view: running tasks committed to the cluster, queued ones
- * with their requests. Tasks being preempted are left out: their
- * capacity counts as free (starts on their devices wait for them). */
+/* Commits what fits of req at where, device by device: of each share as
+ * much memory and compute as the device has free, on a device that takes
+ * one more slice. */
+static void misfit_commit(struct gp_cluster *c, const struct gp_request *req,
+			  const struct gp_placement *where)
+{
+	for (int i = 0; i < where->devices; i++) {
+		struct gp_placement at = { .node = where->node, .devices = 1,
+					   .device = { where->device[i] } };
+		struct gp_request one = { .devices = 1 };
+		unsigned d = where->device[i];
+		struct gp_node_usage u;
+
+		if (gp_cluster_node_usage(c, where->node, &u) < 0 || d >= u.devices)
+			continue;
+		one.dev_mem_mib = req->dev_mem_mib < u.dev_mem_free[d] ? req->dev_mem_mib
+								       : u.dev_mem_free[d];
+		one.dev_compute = gp_request_share(req) < u.compute_free[d] ? gp_request_share(req)
+									     : u.compute_free[d];
+		if (one.dev_mem_mib || one.dev_compute)
+			gp_cluster_commit(c, &one, &at);
+	}
+}
+
+/* Why running task t (its request req at where, on this machine's node)
+ * does not fit there: a device it lacks, or the first of its devices
+ * whose free memory or compute is short of its share. */
+static void misfit_why(const struct gp_agent_node *node, struct gp_cluster *c,
+		       const struct gp_task *t, const struct gp_request *req,
+		       const struct gp_placement *where, const char *missing, char *buf,
+		       size_t len)
+{
+	struct gp_node_usage u = { 0 };
+	unsigned d = where->devices ? where->device[0] : 0;
+
+	if (missing[0]) {
+		snprintf(buf, len,
+			 "it runs on %.60s, which this machine does not have: it still counts "
+			 "against its tenant's quotas and on its other devices; cancel it "
+			 "(gpupool task cancel %" PRId64 ")",
+			 missing, t->id);
+		return;
+	}
+	gp_cluster_node_usage(c, where->node, &u);
+	for (int i = 0; i < where->devices; i++)
+		if (u.compute_free[where->device[i]] < gp_request_share(req) ||
+		    u.dev_mem_free[where->device[i]] < req->dev_mem_mib) {
+			d = where->device[i];
+			break;
+		}
+	snprintf(buf, len,
+		 "%.48s (%.24s) has %u %% of compute and %u MiB free beside the others, short "
+		 "of its %u %% and %u MiB: it still counts; lower its share (gpupool task set "
+		 "%" PRId64 " --compute N) or cancel it",
+		 node->device[d].uuid, node->device[d].name, u.compute_free[d] / 10u,
+		 u.dev_mem_free[d], gp_request_share(req) / 10u, req->dev_mem_mib, t->id);
+}
+
+/* Commits running task t (s, its request filled) where it runs. When its
+ * devices cannot hold it (one is gone, or they hold more than they have)
+ * it is a misfit: it still counts, all of it against its tenant's quotas
+ * and what fits of it on the devices it has, and a task.unplaced alert
+ * says so (until it fits again, or ends). */
+static void running_commit(struct gp_loop *l, struct tick *k, const struct gp_task *t,
+			   struct gp_sched_task *s)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+	char missing[GP_REASON_MAX] = "", why[2 * GP_REASON_MAX];
+	bool all = placement_read(node, t->placement, &s->where, missing);
+
+	if (all && gp_cluster_commit(k->cluster, &s->req, &s->where) == 0) {
+		if (!k->quiet)
+			gp_alerts_placed(l->alerts, t->id);
+		return;
+	}
+	s->misfit = true;
+	if (!k->quiet)
+		misfit_why(node, k->cluster, t, &s->req, &s->where, missing, why, sizeof(why));
+	misfit_commit(k->cluster, &s->req, &s->where);
+	if (!k->quiet)
+		gp_alerts_unplaced(l->alerts, t, why);
+}
+
+/* The pass's view: running tasks committed to the cluster (misfits as
+ * they fit), queued ones with their requests. Tasks being preempted are
+ * left out: their capacity counts as free (starts on their devices wait
+ * for them). */
 static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
@@ -417,14 +815,16 @@ static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
 					     .priority = t->priority, .created = t->created,
 					     .running = t->state == GP_TASK_RUNNING,
 					     .borrowed = idset_has(&l->borrowed, t->id) };
-		if (request_of(node, k->cluster, t, &s->req, why, sizeof(why)) < 0) {
-			if (!s->running)
+		/* A running task's model is where it runs: its request is whole
+		 * without the model's ids. */
+		if (request_of(node, k->cluster, t, &s->req, why, sizeof(why)) < 0 &&
+		    !s->running) {
+			if (!k->quiet)
 				reason_set(l, t, why);
 			continue;
 		}
-		if (s->running && (!placement_read(node, t->placement, &s->where) ||
-				   gp_cluster_commit(k->cluster, &s->req, &s->where) < 0))
-			continue;       /* its devices are gone: it cannot count */
+		if (s->running)
+			running_commit(l, k, t, s);
 		count++;
 	}
 	*ret_count = k->n_sched = count;
@@ -511,8 +911,9 @@ static bool devices_busy_of(struct gp_loop *l, struct tick *k, const struct idse
 		struct gp_task *t = task_by_id(k, stopping->id[i]);
 		struct gp_placement q;
 
-		if (!t || !placement_read(node, t->placement, &q))
+		if (!t)
 			continue;
+		placement_read(node, t->placement, &q, NULL); /* the devices it has */
 		for (int a = 0; a < p->devices; a++)
 			for (int b = 0; b < q.devices; b++)
 				if (p->device[a] == q.device[b])
@@ -551,11 +952,26 @@ static struct gp_agent_task spec_of(const struct gp_task *t, const struct gp_pla
 	return spec;
 }
 
+/* A start that failed after its row said RUNNING: FAILED, with why. */
+static void start_failed(struct gp_loop *l, struct gp_task *t, int r, const char *why)
+{
+	t->state = GP_TASK_FAILED;
+	t->ended = now_ms();
+	snprintf(t->reason, sizeof(t->reason), "could not start: %s", why[0] ? why : strerror(-r));
+	record_end(l, t, "task.end");
+}
+
+/* Starts t where the pass put it. Its row says RUNNING (with the
+ * placement) before its process exists: when that cannot be written the
+ * task is not started (the next pass tries again), so a store that fails
+ * never sees a task started twice. */
 static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		       const struct gp_sched_outcome *o)
 {
 	struct gp_agent_task spec = spec_of(t, &o->where);
-	char detail[2 * GP_REASON_MAX + 8], why[GP_REASON_MAX - 32] = "", *env = NULL;
+	char detail[GP_REASON_MAX], why[GP_REASON_MAX - 32] = "", *env = NULL;
+	struct gp_task run = *t;
+	struct record rec;
 	pid_t pgid;
 	int r;
 
@@ -564,42 +980,48 @@ static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
 		return;
 	}
 	spec.user = tenant_user(k, t->tenant);
-	if (gp_store_task_env_get(l->store, t->id, &env) == 0)
-		spec.env = env;
+	if (write_count(l, gp_store_task_env_get(l->store, t->id, &env)) < 0)
+		return;
+	spec.env = env;
+	run.state = GP_TASK_RUNNING;
+	run.pid = 0;
+	run.started = now_ms();
+	run.ended = 0;
+	placement_write(gp_agent_node(l->agent), &o->where, run.placement, sizeof(run.placement));
+	snprintf(run.reason, sizeof(run.reason), "%s", o->reason);
+	if (record_ahead(l, &run, NULL, NULL) < 0) {
+		free(env);
+		return;
+	}
+	*t = run;
 	r = gp_agent_start(l->agent, &spec, &pgid, why, sizeof(why));
 	free(env);
 	if (r < 0) {
-		t->state = GP_TASK_FAILED;
-		t->ended = now_ms();
-		snprintf(t->reason, sizeof(t->reason), "could not start: %s",
-			 why[0] ? why : strerror(-r));
-		gp_store_task_update(l->store, t);
-		audit(l, "task.end", t->id, t->reason);
-		gp_alerts_task_failed(l->alerts, t, t->reason);
+		start_failed(l, t, r, why);
 		return;
 	}
-	t->state = GP_TASK_RUNNING;
 	t->pid = pgid;
-	t->started = now_ms();
-	t->ended = 0;
 	gp_meter_start(l->meter, t, spec.device, spec.devices, pgid, t->started);
 	gp_histogram_observe(&l->stats.wait, (double)(t->started - t->created) / 1000.0);
-	placement_write(gp_agent_node(l->agent), &o->where, t->placement, sizeof(t->placement));
-	snprintf(t->reason, sizeof(t->reason), "%s", o->reason);
-	gp_store_task_update(l->store, t);
 	if (o->borrowed)
 		idset_add(&l->borrowed, t->id);
-	snprintf(detail, sizeof(detail), "on %s (%s)", t->placement, o->reason);
-	audit(l, "task.start", t->id, detail);
+	snprintf(detail, sizeof(detail), "on %.120s (%.120s)", t->placement, o->reason);
+	record_init(&rec, t, "task.start", detail);
+	record(l, &rec);
 }
 
+/* Asks victim t to stop; its reason and audit row are written first, so
+ * that a store that fails stops nothing. */
 static void task_preempt(struct gp_loop *l, struct gp_task *t, const struct gp_sched_outcome *o)
 {
-	if (gp_agent_stop(l->agent, t->id) < 0)
+	struct gp_task was = *t;
+
+	snprintf(was.reason, sizeof(was.reason), "%s", o->reason);
+	if (record_ahead(l, &was, "task.preempt", o->reason) < 0)
 		return;
-	idset_add(&l->stopping, t->id);
-	reason_set(l, t, o->reason);
-	audit(l, "task.preempt", t->id, o->reason);
+	*t = was;
+	if (gp_agent_stop(l->agent, t->id) == 0)
+		idset_add(&l->stopping, t->id);
 }
 
 /* A device holds at most as many slices as its region has task entries
@@ -633,6 +1055,10 @@ static void tick_apply(struct gp_loop *l, struct tick *k)
 		struct gp_task *t = task_by_id(k, o->task);
 
 		if (!t)
+			continue;
+		/* A write that failed holds back the starts and preemptions
+		 * after it: one may depend on another. */
+		if (o->verdict != GP_SCHED_WAIT && l->tick_failed)
 			continue;
 		if (o->verdict == GP_SCHED_START)
 			task_start(l, k, t, o);
@@ -709,21 +1135,141 @@ static void tick_logs(struct gp_loop *l)
 	}
 }
 
+/* ---- the policy and its target workload --------------------------------- */
+
+static const char *policy_name(const struct gp_loop *l)
+{
+	return l->o.policy[0] ? l->o.policy : GP_LOOP_POLICY;
+}
+
+/* What target w is, in a line: "3 shapes: 1 x 40 % (62 %), ...". */
+static void target_text(const struct gp_workload *w, const struct gp_cluster *c, char *buf,
+			size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "%zu shape%s:", w->count,
+				       w->count == 1 ? "" : "s");
+
+	for (size_t i = 0; i < w->count && i < 6 && used < len; i++) {
+		const struct gp_shape *sh = &w->shape[i];
+		const char *model =
+			sh->models ? gp_cluster_model_name(c, __builtin_ctzll(sh->models)) : NULL;
+
+		if (sh->share >= GP_COMPUTE_WHOLE)
+			used += (size_t)snprintf(buf + used, len - used, "%s %u x whole",
+						 i ? "," : "", sh->devices);
+		else
+			used += (size_t)snprintf(buf + used, len - used, "%s %u x %u %%",
+						 i ? "," : "", sh->devices, sh->share / 10u);
+		if (used < len && model)
+			used += (size_t)snprintf(buf + used, len - used, " of %.24s", model);
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, " (%.0f %%)",
+						 100 * sh->weight);
+	}
+	if (w->count > 6 && used < len)
+		snprintf(buf + used, len - used, ", ...");
+}
+
+/* The target workload from the shapes of the tasks submitted since
+ * `since` (NULL when there are none), what it is in text. */
+static int target_make(struct gp_loop *l, int64_t since, struct gp_workload **ret, char *text,
+		       size_t len)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+	struct gp_task_shape *sh = NULL;
+	struct gp_request *req = NULL;
+	struct gp_cluster *c = NULL;
+	struct gp_task t = { 0 };
+	char why[GP_REASON_MAX];
+	int n = 0, m = 0;
+	int r = gp_store_task_shapes(l->store, since, GP_LOOP_WORKLOAD_TASKS, &sh, &n);
+
+	*ret = NULL;
+	if (r == 0)
+		r = cluster_build(&l->o, node, &c);
+	if (r == 0 && !(req = calloc((size_t)n + 1, sizeof(*req))))
+		r = -ENOMEM;
+	for (int i = 0; r == 0 && i < n; i++) {
+		t.devices = sh[i].devices;
+		t.whole = sh[i].whole;
+		t.mem_mib = sh[i].mem_mib;
+		t.compute_pct = sh[i].compute_pct;
+		snprintf(t.model, sizeof(t.model), "%s", sh[i].model);
+		if (t.devices <= GP_NODE_DEVICES_MAX &&
+		    request_of(node, c, &t, &req[m], why, sizeof(why)) == 0)
+			m++;
+	}
+	if (r == 0 && m)
+		r = gp_workload_from_requests(req, (size_t)m, COVERAGE, ret);
+	if (r == 0 && *ret)
+		target_text(*ret, c, text, len);
+	else if (r == 0)
+		snprintf(text, len, "none yet: the policy's own, whole and half devices");
+	gp_cluster_free(c);
+	free(req);
+	free(sh);
+	return r;
+}
+
+/* Every refresh period (and at the first tick), a policy that takes a
+ * target workload is made again with the pool's recent tasks as its
+ * target; said on stderr when the target changed. A failure keeps the
+ * policy as it was, and is said. */
+static void target_refresh(struct gp_loop *l, int64_t now)
+{
+	unsigned every = l->o.workload_refresh_s ? l->o.workload_refresh_s
+						 : GP_LOOP_WORKLOAD_REFRESH_S;
+	unsigned window = l->o.workload_window_s ? l->o.workload_window_s
+						 : GP_LOOP_WORKLOAD_WINDOW_S;
+	char text[GP_REASON_MAX];
+	struct gp_workload *w = NULL;
+	struct gp_policy *p = NULL;
+	int r;
+
+	if (!gp_policy_takes_target(policy_name(l)) ||
+	    (l->target_at && now - l->target_at < (int64_t)every * 1000))
+		return;
+	l->target_at = now;
+	r = target_make(l, now - (int64_t)window * 1000, &w, text, sizeof(text));
+	if (r == 0)
+		r = gp_policy_new(policy_name(l), &(struct gp_policy_config){ .target = w }, &p);
+	if (r < 0) {
+		fprintf(stderr, "gpupool server: policy %s: cannot make its target workload: %s\n",
+			policy_name(l), r == -EIO ? gp_store_error(l->store) : strerror(-r));
+		gp_workload_free(w);
+		return;
+	}
+	gp_policy_free(l->policy);
+	gp_workload_free(l->target);
+	l->policy = p;
+	l->target = w;
+	if (strcmp(text, l->target_text) == 0)
+		return;
+	snprintf(l->target_text, sizeof(l->target_text), "%s", text);
+	fprintf(stderr,
+		"gpupool server: policy %s: target workload of the last %u s of tasks: %s\n",
+		policy_name(l), window, text);
+}
+
 void gp_loop_tick(struct gp_loop *l)
 {
 	struct tick k = { 0 };
 	int count = 0;
 
+	l->tick_ok = l->tick_failed = 0;
+	records_write(l, NULL);         /* what is owed, before anything new */
 	gp_agent_poll(l->agent, &(struct gp_agent_events){ .ended = task_ended,
 							   .violation = task_violation,
 							   .ctx = l });
 	tick_logs(l);
+	target_refresh(l, now_ms());
 	if (tick_load(l, &k) == 0 && tick_prepare(l, &k, &count) == 0 &&
 	    tick_model_quotas(l, &k) == 0 &&
 	    gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, count, k.out,
 			  &k.n_out) == 0)
 		tick_apply(l, &k);
 	tick_free(&k);
+	store_report(l);
 	if (gp_meter_due(l->meter, now_ms()))
 		tick_sample(l, now_ms());
 }
@@ -743,6 +1289,131 @@ int gp_loop_cancel(struct gp_loop *l, int64_t task, const char *who)
 bool gp_loop_cancelling(const struct gp_loop *l, int64_t task)
 {
 	return l && idset_has(&l->cancelling.ids, task);
+}
+
+/* ---- for the API ---------------------------------------------------------- */
+
+int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned compute_pct,
+			char *why, size_t len)
+{
+	struct tick k = { .quiet = true };
+	struct gp_sched_task *s = NULL;
+	struct gp_sched_change c;
+	struct gp_request req;
+	int count = 0, r;
+
+	if (!l || !t || !why)
+		return -EINVAL;
+	r = tick_load(l, &k);
+	if (r == 0)
+		r = tick_prepare(l, &k, &count);
+	if (r == 0)
+		r = tick_model_quotas(l, &k);
+	for (int i = 0; r == 0 && i < count; i++)
+		if (k.sched[i].id == t->id && k.sched[i].running)
+			s = &k.sched[i];
+	if (r == 0 && !s)
+		r = -ENOENT;
+	if (r == 0) {
+		req = s->req;
+		req.dev_compute = compute_pct * 10;
+		r = gp_sched_change(k.cluster, k.tenant, k.tenants, k.sched, count, t->id, &req,
+				    &c);
+	}
+	if (r == 0 && c.fits && c.borrowed)
+		idset_add(&l->borrowed, t->id);
+	else if (r == 0 && c.fits)
+		idset_take(&l->borrowed, t->id);
+	else if (r == 0) {
+		snprintf(why, len, "%s", c.reason);
+		r = -EBUSY;
+	}
+	tick_free(&k);
+	return r;
+}
+
+/* The devices of this machine that a request of the models `models` may
+ * use (0: any), and the largest memory among them. */
+static unsigned usable_devices(const struct gp_agent_node *node, struct gp_cluster *c,
+			       uint64_t models, uint64_t *ret_mem)
+{
+	unsigned n = 0;
+
+	*ret_mem = 0;
+	for (unsigned i = 0; i < node->devices && i < GP_NODE_DEVICES_MAX; i++) {
+		int m = gp_cluster_model_id(c, node->device[i].name, false);
+
+		if (!node->device[i].compatible || (models && (m < 0 || !(models >> m & 1))))
+			continue;
+		n++;
+		if (node->device[i].mem_total_mib > *ret_mem)
+			*ret_mem = node->device[i].mem_total_mib;
+	}
+	return n;
+}
+
+/* Why no node could hold t (its request req), in the pool's numbers. */
+static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c,
+			  const struct gp_task *t, const struct gp_request *req,
+			  const char **ret_field, char *why, size_t len)
+{
+	char model[GP_STORE_NAME_MAX + 24] = "";
+	uint64_t mem;
+	unsigned n = usable_devices(node, c, req->models, &mem);
+
+	if (t->model[0])
+		snprintf(model, sizeof(model), " of model \"%s\"", t->model);
+	*ret_field = "devices";
+	if (!n)
+		snprintf(why, len,
+			 "this pool has no usable device%s (gpupool device ls says why); "
+			 "nothing could run it",
+			 model);
+	else if (t->devices > n)
+		snprintf(why, len, "this pool's largest node has %u usable device%s%s; ask for at "
+				   "most %u",
+			 n, n == 1 ? "" : "s", model, n);
+	else if (!req->whole && req->dev_mem_mib > mem) {
+		*ret_field = "mem_mib";
+		snprintf(why, len, "this pool's largest device%s has %" PRIu64 " MiB; ask for at "
+				   "most %" PRIu64,
+			 model, mem, mem);
+	} else
+		snprintf(why, len, "no node of this pool could hold it, even idle");
+}
+
+int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const char **ret_field,
+			   char *why, size_t len)
+{
+	const struct gp_agent_node *node;
+	struct gp_cluster *c = NULL;
+	struct gp_policy *p = NULL;
+	struct gp_decision d = { .placed = false };
+	struct gp_request req;
+	int r;
+
+	if (!l || !t || !ret_field || !why)
+		return -EINVAL;
+	node = gp_agent_node(l->agent);
+	r = cluster_build(&l->o, node, &c);
+	if (r < 0)
+		return r;
+	/* A model this machine lacks: the task waits, saying so. */
+	if (request_of(node, c, t, &req, why, len) < 0) {
+		gp_cluster_free(c);
+		return 0;
+	}
+	/* The core's own answer, on this node with every device idle. */
+	r = t->devices > GP_NODE_DEVICES_MAX ? -EINVAL : gp_policy_new("bestfit", NULL, &p);
+	if (r == 0)
+		r = gp_place(c, p, &req, &d);
+	if (r == -EINVAL || (r == 0 && !d.placed)) {
+		could_not_fit(node, c, t, &req, ret_field, why, len);
+		r = -E2BIG;
+	}
+	gp_policy_free(p);
+	gp_cluster_free(c);
+	return r;
 }
 
 const struct gp_meter *gp_loop_meter(const struct gp_loop *l)
@@ -774,10 +1445,7 @@ static void ended_away(struct gp_loop *l, struct gp_task *t, int code, int64_t n
 		t->exit_code = code;
 		snprintf(t->reason, sizeof(t->reason), "%s while no server watched it", how);
 	}
-	gp_store_task_update(l->store, t);
-	audit(l, "task.end", t->id, t->reason);
-	if (t->state == GP_TASK_FAILED)
-		gp_alerts_task_failed(l->alerts, t, t->reason);
+	record_end(l, t, "task.end");
 }
 
 /* The tasks the store has as running were started by the previous
@@ -800,13 +1468,17 @@ static void tasks_adopt(struct gp_loop *l)
 		struct gp_agent_task spec;
 		int code = -1, r = -EINVAL;
 
-		if (placement_read(node, t->placement, &where)) {
+		if (placement_read(node, t->placement, &where, NULL)) {
 			spec = spec_of(t, &where);
 			r = gp_agent_adopt(l->agent, &spec, (pid_t)t->pid, &code);
 		}
 		if (r == 1) {
 			gp_meter_start(l->meter, t, spec.device, spec.devices, (pid_t)t->pid, now);
-			audit(l, "task.adopt", t->id, "still running at the server's start");
+			struct record rec;
+
+			record_init(&rec, t, "task.adopt", "still running at the server's start");
+			rec.row = false;
+			record(l, &rec);
 		} else {
 			ended_away(l, t, code, now);
 		}
@@ -873,6 +1545,8 @@ static struct gp_meter_options meter_options(const struct gp_loop_options *o)
 static void loop_release(struct gp_loop *l)
 {
 	gp_policy_free(l->policy);
+	gp_workload_free(l->target);
+	free(l->owed.r);
 	gp_meter_free(l->meter);
 	gp_alerts_free(l->alerts);
 	free(l);
@@ -890,7 +1564,12 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent 
 	*l = (struct gp_loop){ .store = store, .http = http, .agent = agent };
 	if (o)
 		l->o = *o;
-	r = gp_policy_new("default", &(struct gp_policy_config){ 0 }, &l->policy);
+	r = gp_policy_new(policy_name(l), &(struct gp_policy_config){ 0 }, &l->policy);
+	if (r == 0)
+		fprintf(stderr, "gpupool server: scheduling with policy %s%s\n", policy_name(l),
+			gp_policy_takes_target(policy_name(l))
+				? ", against the shapes of the pool's recent tasks"
+				: "");
 	if (r == 0)
 		r = gp_meter_new(store, agent, &mo, &l->meter);
 	if (r == 0)

@@ -6,7 +6,10 @@
  *   1. reaps the tasks that ended and records how (succeeded, failed with
  *      its exit code, preempted and queued again, or cancelled);
  *   2. builds the cluster from the agent's devices and the running tasks,
- *      and runs one scheduling pass (sched.h) over the queued tasks;
+ *      and runs one scheduling pass (sched.h) over the queued tasks, with
+ *      the policy of the options; a policy that takes a target workload
+ *      gets the shapes of the pool's recent tasks, made again every
+ *      refresh period;
  *   3. starts what the pass starts (the agent launches it), asks the
  *      preempted to stop (SIGTERM, SIGKILL after the grace period), and
  *      writes each waiting task's reason when it changed;
@@ -21,6 +24,18 @@
  * metrics (metrics.h); a task that fails raises a critical alert.
  * A task starts only once the tasks being preempted on its devices have
  * stopped. Every start, preemption and end is in the audit log.
+ *
+ * The books: a running task always counts, all of it against its
+ * tenant's quotas, and on its devices what fits of it when they cannot
+ * hold it any more (a task.unplaced alert says so). Every write is
+ * handled: a start's RUNNING row and a preemption's reason are written
+ * before the loop acts, which it does only when they were; an end, a
+ * requeue or a violation that cannot be written is kept, in order, and
+ * written first once the store can be (the loop sees the tasks as it
+ * knows them meanwhile). A failed write holds back the rest of the
+ * tick's starts and preemptions; stderr says once that the store cannot
+ * be written and once that it can again, and a store.unwritable alert
+ * says so as soon as one can be stored.
  *
  * A running task is cancelled through gp_loop_cancel: the agent stops it
  * as it stops the preempted (SIGTERM, SIGKILL after the grace period),
@@ -53,12 +68,24 @@ struct gp_overcommit {
 	unsigned permille;
 };
 
+#define GP_LOOP_POLICY_MAX 32
+#define GP_LOOP_POLICY     "default"
+/* The target workload of a policy that takes one (fgd, default): the
+ * shapes of the tasks submitted in the window (at most the newest
+ * GP_LOOP_WORKLOAD_TASKS), made again every refresh period. */
+#define GP_LOOP_WORKLOAD_WINDOW_S  86400
+#define GP_LOOP_WORKLOAD_REFRESH_S 600
+#define GP_LOOP_WORKLOAD_TASKS     10000
+
 struct gp_loop_options {
 	struct gp_overcommit overcommit[GP_LOOP_OVERCOMMITS_MAX];
 	int overcommits;        /* the longest matching model wins, then "" */
 	unsigned sample_ms;	/* 0: GP_LOOP_SAMPLE_MS */
 	unsigned grow_samples;	/* 0: GP_LOOP_GROW_SAMPLES */
 	unsigned util_window_s; /* 0: GP_LOOP_UTIL_WINDOW_S */
+	char policy[GP_LOOP_POLICY_MAX]; /* a policy of the core; "": GP_LOOP_POLICY */
+	unsigned workload_window_s;      /* 0: GP_LOOP_WORKLOAD_WINDOW_S */
+	unsigned workload_refresh_s;     /* 0: GP_LOOP_WORKLOAD_REFRESH_S */
 };
 
 /* Starts the loop's thread; the store, the http server (for its lock)
@@ -84,6 +111,26 @@ void gp_loop_tick(struct gp_loop *l);
 int gp_loop_cancel(struct gp_loop *l, int64_t task, const char *who);
 /* Is the running task being cancelled? False for l NULL. */
 bool gp_loop_cancelling(const struct gp_loop *l, int64_t task);
+
+/* May the running task t have compute_pct of each of its devices now?
+ * The same rules as a pass (sched.h, gp_sched_change): its devices'
+ * compute with their overcommit, its tenant's quota and model quotas,
+ * guaranteed plus borrowable; a share that goes down always may. 0: it
+ * may (the loop counts it borrowed when past a guarantee; the caller
+ * stores the change, which the next tick applies); -EBUSY with why
+ * (what it would need, what is free or left, what to do); -ENOENT when
+ * the loop does not count it as running (it is being stopped); -ENOMEM,
+ * or a store error. The caller holds the lock. */
+int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned compute_pct,
+			char *why, size_t len);
+
+/* Could this machine hold task t (not yet stored) at all, every device
+ * idle? 0 when it could, or when it asks for a model the machine lacks
+ * (it waits, saying so); else -E2BIG with why ("this pool's largest node
+ * has 4 devices; ask for at most 4"), naming the field in *ret_field
+ * ("devices", "mem_mib"). The caller holds the lock. */
+int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const char **ret_field,
+			   char *why, size_t len);
 
 /* The live numbers, for the API's handlers (which hold the lock); NULL
  * for l NULL. */

@@ -1,5 +1,5 @@
 /* sched.c — one scheduling pass: quotas (overall and per device model),
- * borrowing, reclaim (sched.h). */
+ * borrowing, reclaim; and a live change under the same rules (sched.h). */
 #include "server/sched.h"
 
 #include <errno.h>
@@ -194,7 +194,7 @@ static struct gp_sched_task *reclaim_victim(struct pass *p, int64_t for_tenant, 
 	for (int i = 0; i < p->n_tasks; i++) {
 		struct gp_sched_task *t = &p->tasks[i];
 
-		if (!t->running || !t->borrowed || t->tenant == for_tenant ||
+		if (!t->running || !t->borrowed || t->misfit || t->tenant == for_tenant ||
 		    !holds_model(p, t, models))
 			continue;
 		if (!victim || t->priority < victim->priority ||
@@ -236,50 +236,56 @@ static void victims_preempt(struct pass *p, int n, const struct gp_sched_task *f
 
 /* Places req (t's request on the models it may use now); with `reclaim`,
  * when it fits nowhere, releases borrowed victims one at a time until it
- * fits. Returns true when placed (decision in *d), the victims released
- * for it in p->released[0..*ret_n) (the caller preempts or restores
- * them); false with every victim restored. */
-static bool place(struct pass *p, struct gp_sched_task *t, const struct gp_request *req,
-		  bool reclaim, struct gp_decision *d, int *ret_n)
+ * fits. Returns 1 when placed (decision in *d), the victims released for
+ * it in p->released[0..*ret_n) (the caller preempts or restores them); 0
+ * when not (*d says why), or gp_place's error (-EINVAL: a request the
+ * core cannot place anywhere, *d not made), every victim restored. */
+static int place(struct pass *p, struct gp_sched_task *t, const struct gp_request *req,
+		 bool reclaim, struct gp_decision *d, int *ret_n)
 {
 	struct gp_sched_task *victim;
-	int n = 0;
+	int n = 0, r;
 
 	*ret_n = 0;
-	if (gp_place(p->c, p->policy, req, d) == 0 && d->placed)
-		return true;
+	r = gp_place(p->c, p->policy, req, d);
+	if (r < 0 || d->placed)
+		return r < 0 ? r : 1;
 	if (!reclaim)
-		return false;
+		return 0;
 	while ((victim = reclaim_victim(p, t->tenant, req->models))) {
 		gp_cluster_release(p->c, &victim->req, &victim->where);
 		victim->running = false;
 		p->released[n++] = victim;
-		if (gp_place(p->c, p->policy, req, d) == 0 && d->placed) {
+		r = gp_place(p->c, p->policy, req, d);
+		if (r == 0 && d->placed) {
 			*ret_n = n;
-			return true;
+			return 1;
 		}
+		if (r < 0)
+			break;
 	}
 	victims_restore(p, n);
-	return false;
+	return r;
 }
 
 /* Places t (tenant k) within its model quotas: their guarantees, or with
  * `borrow` all of them. A placement that would take a model quota past
  * that is tried again without the quota's models, until one keeps within
  * every quota or no model is left; the first quota that was in the way
- * in *ret_blocked. Reclaim as place(), victims preempted once placed. */
-static bool place_within(struct pass *p, int k, struct gp_sched_task *t, bool borrow,
-			 bool reclaim, struct gp_decision *d, struct blocked *ret_blocked)
+ * in *ret_blocked. Reclaim as place(), victims preempted once placed.
+ * Returns 1 placed, 0 not (*d says why), or place()'s error. */
+static int place_within(struct pass *p, int k, struct gp_sched_task *t, bool borrow,
+			bool reclaim, struct gp_decision *d, struct blocked *ret_blocked)
 {
 	struct gp_request req = t->req;
 	struct blocked over;
-	int n;
+	int n, r;
 
 	ret_blocked->quota = -1;
-	while (place(p, t, &req, reclaim, d, &n)) {
+	while ((r = place(p, t, &req, reclaim, d, &n)) == 1) {
 		if (!model_over(p, k, &req, &d->where, borrow, &over)) {
 			victims_preempt(p, n, t);
-			return true;
+			return 1;
 		}
 		victims_restore(p, n);
 		if (ret_blocked->quota < 0)
@@ -289,10 +295,10 @@ static bool place_within(struct pass *p, int k, struct gp_sched_task *t, bool bo
 		if (!req.models) {
 			d->placed = false;
 			d->reason = GP_NOFIT_NONE;
-			return false;
+			return 0;
 		}
 	}
-	return false;
+	return r;
 }
 
 /* ---- deciding ----------------------------------------------------------- */
@@ -366,63 +372,95 @@ static void start(struct pass *p, struct gp_sched_task *t, int k, const struct g
 		 guaranteed ? "within the tenant's guarantee" : "on borrowed quota");
 }
 
+/* t waits because the core cannot place its request anywhere, however
+ * idle the pool (gp_place's -EINVAL): a decision made here, not one read
+ * from a gp_place that made none. */
+static void wait_unplaceable(struct pass *p, const struct gp_sched_task *t)
+{
+	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
+
+	if (t->req.devices > GP_NODE_DEVICES_MAX)
+		snprintf(o->reason, sizeof(o->reason),
+			 "cannot be placed: it asks for %u devices, and a node has at most %d; "
+			 "cancel it and ask for fewer",
+			 t->req.devices, GP_NODE_DEVICES_MAX);
+	else
+		snprintf(o->reason, sizeof(o->reason),
+			 "cannot be placed: the scheduler refuses its request (%u device(s) of "
+			 "%u MiB and %u %%); cancel it and submit it again",
+			 t->req.devices, t->req.dev_mem_mib, gp_request_share(&t->req) / 10);
+}
+
 /* The first round: t is within its tenant's overall guarantee and takes
  * a placement within its model guarantees too, reclaiming capacity if it
- * must. Returns false (deciding nothing) when a model guarantee is in
- * the way: it may still borrow in the second round. */
-static bool decide_guaranteed(struct pass *p, struct gp_sched_task *t, int k)
+ * must. Returns 0 (deciding nothing) when a model guarantee is in the
+ * way: it may still borrow in the second round; 1 when decided, or
+ * place()'s error. */
+static int decide_guaranteed(struct pass *p, struct gp_sched_task *t, int k)
 {
 	struct gp_decision d;
 	struct blocked b;
+	int r = place_within(p, k, t, false, true, &d, &b);
 
-	if (place_within(p, k, t, false, true, &d, &b)) {
+	if (r < 0)
+		return r;
+	if (r) {
 		start(p, t, k, &d, true);
-		return true;
+		return 1;
 	}
 	if (b.quota >= 0)
-		return false;
+		return 0;
 	wait_no_fit(p, t, d.reason, true);
-	return true;
+	return 1;
 }
 
 /* The second round: t takes any placement within all of its quotas, and
  * is borrowed when past one of its guarantees (it is here because it is
- * past the overall one, or a model guarantee was in its way). */
-static void decide_borrowing(struct pass *p, struct gp_sched_task *t, int k, bool guaranteed)
+ * past the overall one, or a model guarantee was in its way). Returns 1,
+ * or place()'s error. */
+static int decide_borrowing(struct pass *p, struct gp_sched_task *t, int k, bool guaranteed)
 {
 	struct gp_decision d;
 	struct blocked b;
+	int r = place_within(p, k, t, true, false, &d, &b);
 
-	if (!place_within(p, k, t, true, false, &d, &b)) {
+	if (r < 0)
+		return r;
+	if (!r) {
 		if (b.quota >= 0)
 			wait_over_model_quota(p, t, k, &b, d.reason);
 		else
 			wait_no_fit(p, t, d.reason, false);
-		return;
+		return 1;
 	}
 	start(p, t, k, &d, guaranteed && !model_over(p, k, &t->req, &d.where, false, &b));
+	return 1;
 }
 
 /* Decides for t; in the first round only for a task within its tenant's
- * guarantees (returns false, deciding nothing, for the others). */
-static bool decide(struct pass *p, struct gp_sched_task *t, bool first_round)
+ * guarantees (returns 0, deciding nothing, for the others). Returns 1
+ * when decided, or -ENOMEM. */
+static int decide(struct pass *p, struct gp_sched_task *t, bool first_round)
 {
 	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
 	const struct gp_sched_tenant *q = &p->tenants[k];
 	struct usage need = task_usage(&t->req);
 	bool guaranteed = within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct);
+	int r;
 
 	if (first_round && !guaranteed)
-		return false;
+		return 0;
 	if (!within(p->used[k], need, q->mem_guaranteed_mib + q->mem_borrowable_mib,
 		    q->compute_guaranteed_pct + q->compute_borrowable_pct)) {
 		wait_over_quota(p, t, k, need);
-		return true;
+		return 1;
 	}
-	if (first_round)
-		return decide_guaranteed(p, t, k);
-	decide_borrowing(p, t, k, guaranteed);
-	return true;
+	r = first_round ? decide_guaranteed(p, t, k) : decide_borrowing(p, t, k, guaranteed);
+	if (r == -EINVAL) {
+		wait_unplaceable(p, t);
+		return 1;
+	}
+	return r;
 }
 
 /* ---- the pass ----------------------------------------------------------- */
@@ -511,14 +549,189 @@ int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 	/* Guaranteed capacity first, borrowing after: a borrower ahead in the
 	 * queue must not take what a task within its guarantee needs (it would
 	 * be preempted at once, queued again ahead of it, and so on). */
-	for (int i = 0; i < queued; i++)
-		if (decide(&p, queue[i], true))
+	for (int i = 0; r == 0 && i < queued; i++) {
+		int decided = decide(&p, queue[i], true);
+
+		if (decided < 0)
+			r = decided;
+		else if (decided)
 			queue[i] = NULL;
-	for (int i = 0; i < queued; i++)
-		if (queue[i])
-			decide(&p, queue[i], false);
-	*ret_n = p.n_out;
+	}
+	for (int i = 0; r == 0 && i < queued; i++)
+		if (queue[i] && (r = decide(&p, queue[i], false)) > 0)
+			r = 0;
+	if (r == 0)
+		*ret_n = p.n_out;
 out:
+	pass_release(&p);
+	free(queue);
+	return r;
+}
+
+/* ---- a live change ------------------------------------------------------ */
+
+/* Percent per share, within `limit` when `used` is held besides: the most
+ * each of `shares` shares may have, at most a whole device. */
+static unsigned share_left(uint64_t used, uint64_t limit, unsigned shares)
+{
+	uint64_t left = used < limit ? (limit - used) / (shares ? shares : 1) : 0;
+
+	return left < 100 ? (unsigned)left : 100;
+}
+
+/* Refuses a change past the tenant's overall quota (t's own share already
+ * given back to p->used[k]). */
+static void change_over_quota(const struct pass *p, const struct gp_sched_task *t, int k,
+			      const struct gp_request *req, struct gp_sched_change *ret)
+{
+	const struct gp_sched_tenant *q = &p->tenants[k];
+	uint64_t mem = q->mem_guaranteed_mib + q->mem_borrowable_mib;
+	uint64_t pct = q->compute_guaranteed_pct + q->compute_borrowable_pct;
+	struct usage used = p->used[k], need = task_usage(req);
+
+	if (used.mem_mib + need.mem_mib > mem)
+		snprintf(ret->reason, sizeof(ret->reason),
+			 "over quota: the tenant's tasks hold %" PRIu64 " MiB of its %" PRIu64
+			 " MiB (guaranteed + borrowable) with this one: its share may go down, "
+			 "not up, until some end or the quota is raised",
+			 used.mem_mib + need.mem_mib, mem);
+	else
+		snprintf(ret->reason, sizeof(ret->reason),
+			 "over quota: at %u %% on %u device(s) the task would need %" PRIu64
+			 " %% of compute, and the tenant's other tasks hold %" PRIu64
+			 " %% of its %" PRIu64 " %% (guaranteed + borrowable): ask for at most "
+			 "%u %%, or raise the tenant's quota",
+			 gp_request_share(req) / 10, t->req.devices, need.compute_pct,
+			 used.compute_pct, pct, share_left(used.compute_pct, pct, t->req.devices));
+}
+
+/* Refuses a change past the model quota b of tenant k. */
+static void change_over_model_quota(const struct pass *p, const struct gp_sched_task *t, int k,
+				    const struct gp_request *req, const struct blocked *b,
+				    struct gp_sched_change *ret)
+{
+	const struct gp_sched_model_quota *q = &p->tenants[k].model_quota[b->quota];
+	const struct usage *used = &p->model_used[p->model_base[k] + b->quota];
+	uint64_t pct = q->compute_guaranteed_pct + q->compute_borrowable_pct;
+	unsigned shares = 0;
+
+	for (int i = 0; i < t->where.devices; i++)
+		shares += model_quota_of(p, k, gp_cluster_device_model(p->c, t->where.node,
+									t->where.device[i])) ==
+			  b->quota;
+	snprintf(ret->reason, sizeof(ret->reason),
+		 "over the %s quota: at %u %% the task would need %" PRIu64
+		 " %% of compute there, and the tenant's other tasks hold %" PRIu64
+		 " %% of its %" PRIu64 " %%: ask for at most %u %%, or raise that quota",
+		 q->name, gp_request_share(req) / 10, b->need.compute_pct, used->compute_pct, pct,
+		 share_left(used->compute_pct, pct, shares));
+}
+
+/* The least compute free (percent) on t's devices, t itself released. */
+static unsigned change_room(const struct pass *p, const struct gp_sched_task *t)
+{
+	struct gp_node_usage u;
+	unsigned least = UINT16_MAX;
+
+	if (gp_cluster_node_usage(p->c, t->where.node, &u) < 0)
+		return 0;
+	for (int i = 0; i < t->where.devices; i++)
+		if (t->where.device[i] < u.devices && u.compute_free[t->where.device[i]] < least)
+			least = u.compute_free[t->where.device[i]];
+	return least == UINT16_MAX ? 0 : least / 10;
+}
+
+/* Moves t's share in the cluster to req: -EBUSY (the reason in *ret, t
+ * put back) when its devices lack the compute. */
+static int change_commit(struct pass *p, struct gp_sched_task *t, const struct gp_request *req,
+			 struct gp_sched_change *ret)
+{
+	unsigned room, own = gp_request_share(&t->req) / 10;
+	int r = gp_cluster_release(p->c, &t->req, &t->where);
+
+	if (r < 0)
+		return r;
+	r = gp_cluster_commit(p->c, req, &t->where);
+	if (r == 0)
+		return 0;
+	room = change_room(p, t);
+	gp_cluster_commit(p->c, &t->req, &t->where);
+	if (r != -EBUSY)
+		return r;
+	snprintf(ret->reason, sizeof(ret->reason),
+		 "no room: its device%s %s %u %% of compute free beside its own %u %% (past "
+		 "the overcommit, if any): ask for at most %u %%, or wait for other tasks on "
+		 "%s to end",
+		 t->where.devices > 1 ? "s" : "", t->where.devices > 1 ? "have at most" : "has",
+		 room > own ? room - own : 0, own, room < 100 ? room : 100,
+		 t->where.devices > 1 ? "them" : "it");
+	return -EBUSY;
+}
+
+/* Decides the change of running task t (tenant k) to req. */
+static int change_decide(struct pass *p, struct gp_sched_task *t, int k,
+			 const struct gp_request *req, struct gp_sched_change *ret)
+{
+	const struct gp_sched_tenant *q = &p->tenants[k];
+	struct usage need = task_usage(req);
+	bool more = gp_request_share(req) > gp_request_share(&t->req);
+	struct blocked b;
+	int r;
+
+	usage_sub(&p->used[k], task_usage(&t->req));
+	model_charge(p, k, &t->req, &t->where, true);
+	if (more && t->misfit) {
+		snprintf(ret->reason, sizeof(ret->reason),
+			 "its devices cannot hold it as it is (see its task.unplaced alert): its "
+			 "share may go down, not up");
+		return 0;
+	}
+	if (more && !within(p->used[k], need, q->mem_guaranteed_mib + q->mem_borrowable_mib,
+			    q->compute_guaranteed_pct + q->compute_borrowable_pct)) {
+		change_over_quota(p, t, k, req, ret);
+		return 0;
+	}
+	if (more && model_over(p, k, req, &t->where, true, &b)) {
+		change_over_model_quota(p, t, k, req, &b, ret);
+		return 0;
+	}
+	r = t->misfit ? 0 : change_commit(p, t, req, ret);
+	if (r == -EBUSY)
+		return 0;
+	if (r < 0)
+		return r;
+	ret->fits = true;
+	ret->borrowed =
+		!within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct) ||
+		model_over(p, k, req, &t->where, false, &b);
+	snprintf(ret->reason, sizeof(ret->reason), "%s",
+		 ret->borrowed ? "on borrowed quota" : "within the tenant's guarantee");
+	t->req = *req;
+	t->borrowed = ret->borrowed;
+	return 0;
+}
+
+int gp_sched_change(struct gp_cluster *c, const struct gp_sched_tenant *tenants, int n_tenants,
+		    struct gp_sched_task *tasks, int n_tasks, int64_t id,
+		    const struct gp_request *req, struct gp_sched_change *ret)
+{
+	struct pass p = { .c = c, .tenants = tenants, .n_tenants = n_tenants, .tasks = tasks,
+			  .n_tasks = n_tasks };
+	struct gp_sched_task **queue = calloc((size_t)n_tasks + 1, sizeof(*queue));
+	struct gp_sched_task *t = NULL;
+	int queued = 0, r = queue ? pass_init(&p, n_tasks) : -ENOMEM;
+
+	if (r == 0)
+		r = pass_queue(&p, queue, &queued);
+	for (int i = 0; r == 0 && i < n_tasks; i++)
+		if (tasks[i].id == id && tasks[i].running)
+			t = &tasks[i];
+	if (r == 0 && (!t || req->devices != t->req.devices || req->whole != t->req.whole))
+		r = t ? -EINVAL : -ENOENT;
+	if (r == 0) {
+		*ret = (struct gp_sched_change){ 0 };
+		r = change_decide(&p, t, tenant_index(tenants, n_tenants, t->tenant), req, ret);
+	}
 	pass_release(&p);
 	free(queue);
 	return r;

@@ -24,6 +24,12 @@
  * is for a task within all its guarantees, and preempts only borrowed
  * tasks that hold a device of a model the task may go to.
  *
+ * A request the core cannot place anywhere (more devices than a node may
+ * have) waits with a reason that says so.
+ *
+ * A live change of a running task's share (gp_sched_change) is decided
+ * by the same rules: capacity, overcommit, quotas, borrowing.
+ *
  * The pass is pure computation, like the core: the caller builds the
  * cluster from the devices and commits the running tasks' placements;
  * the pass commits what it starts and releases what it preempts, so the
@@ -66,6 +72,12 @@ struct gp_sched_task {
 	struct gp_request req;
 	bool running;
 	bool borrowed;                  /* running past its tenant's guarantee */
+	/* Running, but its request does not fit where it runs (a device is
+	 * gone, or it holds more than its devices have): its tenant's quotas
+	 * are charged all of it, the caller commits to the cluster what fits,
+	 * and the pass never preempts it (it would release what it does not
+	 * hold). */
+	bool misfit;
 	struct gp_placement where;      /* when running */
 };
 
@@ -95,5 +107,29 @@ int gp_sched_compare(const struct gp_sched_task *a, const struct gp_sched_task *
 int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 		  const struct gp_sched_tenant *tenants, int n_tenants,
 		  struct gp_sched_task *tasks, int n_tasks, struct gp_sched_outcome *out, int *ret_n);
+
+/* A live change of a running task's request (a new compute share), as
+ * gp_sched_change decides it. */
+struct gp_sched_change {
+	bool fits;                      /* the task may have the new request */
+	bool borrowed;                  /* fits: past one of its guarantees */
+	/* fits: "within the tenant's guarantee" or "on borrowed quota"; else
+	 * why not: what it would need, what is free or left, what to do */
+	char reason[GP_SCHED_REASON_MAX];
+};
+
+/* Decides whether the running task `id` of tasks[] may change its request
+ * to req (another share on the same devices: devices and whole as they
+ * are) under the rules of a pass: the compute its devices have (with
+ * their overcommit), its tenant's quota and the model quotas of its
+ * devices, guaranteed plus borrowable; past a guarantee it is borrowed.
+ * A share that goes down always fits. The cluster and tasks[] are as for
+ * gp_sched_pass (running tasks committed, misfits as they are); when the
+ * change fits, it is made in the cluster and in tasks[] (req, borrowed).
+ * Returns 0 with the decision in *ret, -ENOENT (no running task id),
+ * -EINVAL (an unknown tenant, req of another shape) or -ENOMEM. */
+int gp_sched_change(struct gp_cluster *c, const struct gp_sched_tenant *tenants, int n_tenants,
+		    struct gp_sched_task *tasks, int n_tasks, int64_t id,
+		    const struct gp_request *req, struct gp_sched_change *ret);
 
 #endif

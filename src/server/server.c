@@ -32,6 +32,7 @@
 #include "base/parse.h"
 #include "base/user.h"
 #include "cli/commands.h"
+#include "core/policy.h"
 #include "server/api.h"
 #include "server/bill.h"
 #include "server/config.h"
@@ -203,6 +204,8 @@ static void server_usage(FILE *out)
 		"                       [--verify kill|alert|off] [--verify-ms N]\n"
 		"                       [--verify-slack-mib N]]\n"
 		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
+		"                      [--policy NAME] [--workload-window SECONDS]\n"
+		"                      [--workload-refresh SECONDS]\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
 		"first\n"
@@ -287,6 +290,13 @@ static void server_usage(FILE *out)
 		"  --overcommit [MODEL=]RATIO\n"
 		"                   compute that may be handed out of a device (of that\n"
 		"                   model), 1.0 to 1.5 (default 1.0; memory never)\n"
+		"  --policy NAME    the placement policy of the scheduling loop, one of\n"
+		"                   `gpupool policies` (default \"%s\")\n"
+		"  --workload-window SECONDS\n"
+		"                   fgd and default place against the shapes of the tasks\n"
+		"                   submitted in the last SECONDS (default %d)\n"
+		"  --workload-refresh SECONDS\n"
+		"                   ... made again every SECONDS (default %d)\n"
 		"  --sample-ms N    usage sampling period, for metering, metrics and\n"
 		"                   alerts (default %d)\n"
 		"  --util-window SECONDS\n"
@@ -303,7 +313,8 @@ static void server_usage(FILE *out)
 		GP_HTTP_CLIENT_CONNECTIONS_MAX, GP_SHIM_INSTALLED,
 		GP_SHIM_INSTALLED[0] == '/' ? "" : "\n                   from the program's folder",
 		GRACE_MS_DEFAULT, GP_USER_AUTO_BASE,
-		GP_AGENT_TASK_ENV, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_SAMPLE_MS,
+		GP_AGENT_TASK_ENV, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_POLICY,
+		GP_LOOP_WORKLOAD_WINDOW_S, GP_LOOP_WORKLOAD_REFRESH_S, GP_LOOP_SAMPLE_MS,
 		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
 
@@ -360,6 +371,26 @@ static int parse_overcommit(struct gp_server_options *o, const char *value)
 		fprintf(stderr, "gpupool server: --overcommit: at most %d\n",
 			GP_LOOP_OVERCOMMITS_MAX);
 	return r;
+}
+
+/* --policy NAME, --workload-window, --workload-refresh. */
+static int parse_scheduling(struct gp_server_options *o, int c, const char *value)
+{
+	char list[256];
+
+	if (c == 1101)
+		return parse_range("workload-window", value, GP_CONFIG_WORKLOAD_WINDOW_MIN,
+				   GP_CONFIG_WORKLOAD_WINDOW_LIMIT, &o->loop.workload_window_s);
+	if (c == 1102)
+		return parse_range("workload-refresh", value, 1, GP_CONFIG_WORKLOAD_REFRESH_LIMIT,
+				   &o->loop.workload_refresh_s);
+	if (gp_config_policy_set(o, value, list, sizeof(list)) == 0)
+		return 0;
+	fprintf(stderr,
+		"gpupool server: --policy \"%s\" is not a policy; give one of: %s (gpupool "
+		"policies says what each does)\n",
+		value, list);
+	return -EINVAL;
 }
 
 static int parse_monitoring(struct gp_server_options *o, int c, const char *value)
@@ -442,6 +473,8 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
 	if (c >= 1000 && c <= 1006)
 		return parse_isolation(o, c, value);
+	if (c >= 1100 && c <= 1102)
+		return parse_scheduling(o, c, value);
 	switch (c) {
 	case 'P':
 	case 'O':
@@ -524,6 +557,9 @@ static const struct option server_flags[] = {
 	{"sample-ms", required_argument, NULL, 'M'},
 	{"util-window", required_argument, NULL, 'W'},
 	{"grow-samples", required_argument, NULL, 'G'},
+	{"policy", required_argument, NULL, 1100},
+	{"workload-window", required_argument, NULL, 1101},
+	{"workload-refresh", required_argument, NULL, 1102},
 	{"price", required_argument, NULL, 'P'},
 	{"overcommit", required_argument, NULL, 'O'},
 	{"config", required_argument, NULL, 'C'},
@@ -1128,6 +1164,22 @@ static void logs_show(const struct gp_server_options *o)
 				  : "");
 }
 
+/* The policy line of --check-config, with its target workload if any. */
+static void policy_show(const struct gp_server_options *o)
+{
+	const char *name = o->loop.policy[0] ? o->loop.policy : GP_LOOP_POLICY;
+
+	printf("  policy     %s", name);
+	if (gp_policy_takes_target(name))
+		printf(", against the shapes of the tasks of the last %u s, made again every "
+		       "%u s",
+		       o->loop.workload_window_s ? o->loop.workload_window_s
+						 : GP_LOOP_WORKLOAD_WINDOW_S,
+		       o->loop.workload_refresh_s ? o->loop.workload_refresh_s
+						  : GP_LOOP_WORKLOAD_REFRESH_S);
+	printf("\n");
+}
+
 /* --check-config: the options and file were read without an error;
  * says what the server would use, and starts nothing. */
 static int config_show(const struct gp_server_options *o)
@@ -1161,6 +1213,8 @@ static int config_show(const struct gp_server_options *o)
 		       o->task_groups[0] ? "; groups " : "", o->task_groups,
 		       gp_config_verify_names[o->verify],
 		       o->verify_ms ? o->verify_ms : GP_AGENT_VERIFY_MS, o->verify_slack_mib);
+	if (o->with_agent)
+		policy_show(o);
 	for (int i = 0; i < o->prices; i++)
 		printf("  price      %s = %.2f per device-hour\n", o->price[i].model,
 		       o->price[i].per_hour);

@@ -1290,6 +1290,58 @@ int gp_store_task_count(struct gp_store *s, int state)
 	return sqlite3_column_int(st, 0);
 }
 
+/* Newest first by id (which follows created), stopping at the first row
+ * older than since_ms: no scan of the tasks of days past. */
+int gp_store_task_shapes(struct gp_store *s, int64_t since_ms, int limit,
+			 struct gp_task_shape **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	struct gp_task_shape *all = NULL;
+	int n = 0, cap = 0, r;
+
+	if (!s || !ret || !ret_n || limit < 1)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT mem_mib, compute_pct, devices, whole, exclusive, model, created "
+		    "FROM tasks ORDER BY id DESC",
+		    &st);
+	while (r == 0 && n < limit && (r = step_row(s, st, "task_shapes")) == 1) {
+		struct gp_task_shape *sh;
+
+		r = 0;
+		if (sqlite3_column_int64(st, 6) < since_ms)
+			break;
+		if (n == cap) {
+			int grown = cap ? 2 * cap : 64;
+			struct gp_task_shape *bigger = realloc(all, (size_t)grown * sizeof(*all));
+
+			if (!bigger) {
+				r = fail(s, -ENOMEM, "task_shapes: out of memory");
+				break;
+			}
+			all = bigger;
+			cap = grown;
+		}
+		sh = &all[n++];
+		*sh = (struct gp_task_shape){
+			.mem_mib = (uint64_t)sqlite3_column_int64(st, 0),
+			.compute_pct = (unsigned)sqlite3_column_int64(st, 1),
+			.devices = (unsigned)sqlite3_column_int64(st, 2),
+			.whole = sqlite3_column_int(st, 3) || sqlite3_column_int(st, 4),
+		};
+		copy_text(st, 5, sh->model, sizeof(sh->model));
+	}
+	if (r < 0) {
+		free(all);
+		return r;
+	}
+	*ret = n ? all : NULL;
+	if (!n)
+		free(all);
+	*ret_n = n;
+	return 0;
+}
+
 int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest)
 {
 	auto_stmt *st = NULL;

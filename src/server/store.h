@@ -243,6 +243,20 @@ int gp_store_task_count(struct gp_store *s, int state); /* >= 0, or -errno */
 #define GP_STORE_PAGE_MAX	 100000
 int gp_store_task_page(struct gp_store *s, int64_t tenant, unsigned states, int64_t after,
 		       int limit, struct gp_task **ret, int *ret_n);
+/* What a task asks for, for the scheduler's target workload (the shapes
+ * that arrive). whole: whole devices, or exclusive ones. */
+struct gp_task_shape {
+	uint64_t mem_mib;     /* per device */
+	unsigned compute_pct; /* per device */
+	unsigned devices;
+	bool whole;
+	char model[GP_STORE_NAME_MAX];
+};
+/* The shapes of the tasks submitted at or after since_ms (unix ms), the
+ * newest first, at most limit (>= 1) of them; in a malloc'd array the
+ * caller frees. */
+int gp_store_task_shapes(struct gp_store *s, int64_t since_ms, int limit,
+			 struct gp_task_shape **ret, int *ret_n);
 /* Pending plus preempted tasks, counted once and then kept up to date by
  * task_add (and counted again after a task_update or a rollback): what
  * the queue bound checks at every submission, without a scan. */

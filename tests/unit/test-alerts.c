@@ -182,6 +182,48 @@ static void test_log_lost(void **state)
 	free(al);
 }
 
+/* task.unplaced, as the loop reports it: raised once, cleared at once. */
+static void test_unplaced(void **state)
+{
+	struct events *e = *state;
+	struct gp_task t = {.id = e->task, .tenant = e->tenant, .name = "train"};
+	struct gp_alert *al;
+
+	assert_int_equal(gp_alerts_placed(e->alerts, e->task), 0); /* never reported */
+	assert_int_equal(alerts_all(e, &al), 0);
+	assert_int_equal(gp_alerts_unplaced(e->alerts, &t, "GPU-1 is gone"), 0);
+	assert_int_equal(gp_alerts_unplaced(e->alerts, &t, "GPU-1 is gone"), 0);
+	assert_int_equal(alerts_all(e, &al), 1);
+	assert_string_equal(al[0].kind, "task.unplaced");
+	assert_int_equal(al[0].level, GP_ALERT_CRITICAL);
+	assert_int_equal(al[0].tenant, e->tenant);
+	assert_non_null(strstr(al[0].message, "(train): GPU-1 is gone"));
+	assert_int_equal(al[0].cleared, 0);
+	free(al);
+	assert_int_equal(gp_alerts_placed(e->alerts, e->task), 0);
+	assert_int_equal(alerts_all(e, &al), 1);
+	assert_true(al[0].cleared > 0);
+	free(al);
+	assert_false(gp_alerts_is_event("task.unplaced")); /* a condition */
+}
+
+/* store.unwritable: an event, raised while none is active. */
+static void test_store_unwritable(void **state)
+{
+	struct events *e = *state;
+	struct gp_alert *al;
+
+	assert_int_equal(gp_alerts_store_unwritable(e->alerts, "could not be written"), 0);
+	assert_int_equal(gp_alerts_store_unwritable(e->alerts, "again"), 0);
+	assert_int_equal(alerts_all(e, &al), 1);
+	assert_string_equal(al[0].kind, "store.unwritable");
+	assert_string_equal(al[0].object, "store");
+	assert_int_equal(al[0].level, GP_ALERT_CRITICAL);
+	assert_string_equal(al[0].message, "could not be written");
+	free(al);
+	assert_true(gp_alerts_is_event("store.unwritable"));
+}
+
 /* A check clears the conditions that stopped holding, never the events. */
 static void test_events_not_conditions(void **state)
 {
@@ -203,6 +245,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_capped, events_setup, events_teardown),
 		cmocka_unit_test_setup_teardown(test_log_lost, events_setup, events_teardown),
 		cmocka_unit_test(test_events_not_conditions),
+		cmocka_unit_test_setup_teardown(test_unplaced, events_setup, events_teardown),
+		cmocka_unit_test_setup_teardown(test_store_unwritable, events_setup,
+						events_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

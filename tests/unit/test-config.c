@@ -106,7 +106,8 @@ static void test_every_key(void **state)
 				   "max_client_connections: 1\nmetrics_token_file: m.token\n"
 				   "cgroup: off\ntask_uid_base: 700000\ntask_groups: video,render\n"
 				   "task_env: PATH LC_*\nverify: alert\nverify_ms: 1000\n"
-				   "verify_slack_mib: 0\n",
+				   "verify_slack_mib: 0\npolicy: fgd\nworkload_window: 3600\n"
+				   "workload_refresh: 60\n",
 				   o, err, sizeof(err)),
 			 0);
 	assert_string_equal(o->db, "a.db");
@@ -139,6 +140,9 @@ static void test_every_key(void **state)
 	assert_int_equal(o->loop.overcommits, 1);
 	assert_string_equal(o->loop.overcommit[0].model, "");
 	assert_int_equal(o->loop.overcommit[0].permille, 1250);
+	assert_string_equal(o->loop.policy, "fgd");
+	assert_int_equal(o->loop.workload_window_s, 3600);
+	assert_int_equal(o->loop.workload_refresh_s, 60);
 	free(o);
 }
 
@@ -250,6 +254,15 @@ static void test_bad(void **state)
 		{"overcommit: {T4: 2}\n", ":1:18: key \"overcommit\": T4: \"2\" is not a ratio "
 					  "from 1.0 to 1.5"},
 		{"overcommit: 1.5\n", ":1:13: key \"overcommit\": is a single value; give a mapping"},
+		{"policy: best\n",
+		 ":1:9: key \"policy\": \"best\" is not a policy; give one of: random, dotprod, "
+		 "gpuclustering, gpupacking, bestfit, fgd, binpack, spread, default (gpupool "
+		 "policies says what each does)"},
+		{"policy: [fgd]\n", ":1:9: key \"policy\": is a list; give a policy's name"},
+		{"workload_window: 59\n", ":1:18: key \"workload_window\": \"59\" is not a whole "
+					   "number from 60 to 2678400"},
+		{"workload_refresh: 0\n", ":1:19: key \"workload_refresh\": \"0\" is not a whole "
+					   "number from 1 to 86400"},
 		{"db: a\ndb: b\n", ":2:1: key \"db\": given twice; keep one"},
 		{"\"db\\0junk\": /x.db\n", ":1:1: a key with a NUL byte"},
 		{"prices: {\"T4\\0x\": 1}\n", ":1:10: key \"prices\": a model with a NUL byte"},

@@ -47,6 +47,19 @@ static void unknown_names_are_refused(void **state)
 	}
 }
 
+/* The server feeds a target workload to the policies that take one. */
+static void only_fragmentation_policies_take_a_target(void **state)
+{
+	(void)state;
+	for (size_t i = 0; gp_policy_name_at(i); i++) {
+		const char *name = gp_policy_name_at(i);
+		bool fgd_family = !strcmp(name, "fgd") || !strcmp(name, "default");
+
+		assert_int_equal(gp_policy_takes_target(name), fgd_family);
+	}
+	assert_false(gp_policy_takes_target("magic"));
+}
+
 static void random_picks_feasible_nodes_evenly(void **state)
 {
 	struct gp_cluster *c = cluster();
@@ -313,6 +326,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unknown_names_are_refused),
+		cmocka_unit_test(only_fragmentation_policies_take_a_target),
 		cmocka_unit_test(random_picks_feasible_nodes_evenly),
 		cmocka_unit_test(dotprod_prefers_smallest_dot_product),
 		cmocka_unit_test(gpuclustering_keeps_kinds_together),

@@ -415,6 +415,201 @@ static void test_unknown_tenant(void **state)
 	fixture_free(f);
 }
 
+/* A request the core cannot place at all (more devices than a node may
+ * have: the API takes 64, a node holds 16) waits with a reason of its
+ * own; the pass never reads the decision gp_place did not make. */
+static void test_unplaceable_request_waits(void **state)
+{
+	struct fixture *f = fixture_new(2);
+	struct gp_sched_task *big = submit(f, 1, 9, 1, 10);
+	struct gp_sched_task *small = submit(f, 1, 5, 1, 10);
+
+	(void)state;
+	big->req.devices = GP_NODE_DEVICES_MAX + 1;
+	pass(f);
+	assert_int_equal(verdict(f, big), GP_SCHED_WAIT);
+	assert_non_null(strstr(outcome_of(f, big)->reason, "asks for 17 devices, and a node has "
+							    "at most 16"));
+	assert_int_equal(verdict(f, small), GP_SCHED_START);    /* the rest goes on */
+	fixture_free(f);
+}
+
+/* ---- live changes (gp_sched_change) ------------------------------------- */
+
+/* Tries running task t at compute_pct per share. */
+static struct gp_sched_change change(struct fixture *f, struct gp_sched_task *t,
+				     unsigned compute_pct)
+{
+	struct gp_request req = t->req;
+	struct gp_sched_change c;
+
+	req.dev_compute = compute_pct * 10;
+	assert_int_equal(gp_sched_change(f->c, f->tenant, 2, f->task, f->n, t->id, &req, &c), 0);
+	return c;
+}
+
+/* Compute free on device 0, percent. */
+static unsigned free_pct(struct fixture *f)
+{
+	struct gp_node_usage u;
+
+	assert_int_equal(gp_cluster_node_usage(f->c, 0, &u), 0);
+	return u.compute_free[0] / 10u;
+}
+
+/* The issue's reproduction: a tenant with one card's quota runs five 20 %
+ * tasks; none of them may go to 100 %, and the device keeps 100 %. */
+static void test_change_over_quota(void **state)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_change c;
+
+	(void)state;
+	f->tenant[0].mem_guaranteed_mib = 16384;
+	f->tenant[0].compute_guaranteed_pct = 100;
+	for (int i = 0; i < 5; i++)
+		submit(f, 1, 5, 1, 20);
+	pass(f);
+	for (int i = 0; i < 5; i++) {
+		assert_true(f->task[i].running);
+		c = change(f, &f->task[i], 100);
+		assert_false(c.fits);
+		assert_non_null(strstr(c.reason, "over quota"));
+		assert_non_null(strstr(c.reason, "other tasks hold 80 % of its 100 %"));
+		assert_non_null(strstr(c.reason, "ask for at most 20 %"));
+		assert_int_equal(f->task[i].req.dev_compute, 200);
+	}
+	assert_int_equal(free_pct(f), 0);
+	fixture_free(f);
+}
+
+/* Without a quota in the way, the device's compute is the limit. */
+static void test_change_no_room(void **state)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *a = submit(f, 1, 5, 1, 40), *b = submit(f, 1, 5, 1, 40);
+	struct gp_sched_change c;
+
+	(void)state;
+	pass(f);
+	c = change(f, a, 60);
+	assert_true(c.fits);
+	assert_false(c.borrowed);
+	assert_int_equal(a->req.dev_compute, 600);
+	assert_int_equal(free_pct(f), 0);
+	c = change(f, b, 50);
+	assert_false(c.fits);
+	assert_non_null(strstr(c.reason, "no room: its device has 0 % of compute free beside its "
+					 "own 40 %"));
+	assert_non_null(strstr(c.reason, "ask for at most 40 %"));
+	assert_int_equal(b->req.dev_compute, 400);
+	c = change(f, a, 10);                   /* down: always */
+	assert_true(c.fits);
+	assert_int_equal(free_pct(f), 50);
+	c = change(f, b, 90);
+	assert_true(c.fits);
+	assert_int_equal(free_pct(f), 0);
+	fixture_free(f);
+}
+
+/* Past the guarantee, within the borrowable part: borrowed, like a start. */
+static void test_change_borrows(void **state)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *t;
+	struct gp_sched_change c;
+
+	(void)state;
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 16384,
+						 .compute_guaranteed_pct = 30,
+						 .compute_borrowable_pct = 40 };
+	t = submit(f, 1, 5, 1, 30);
+	pass(f);
+	assert_false(t->borrowed);
+	c = change(f, t, 60);
+	assert_true(c.fits);
+	assert_true(c.borrowed);
+	assert_true(t->borrowed);
+	c = change(f, t, 80);
+	assert_false(c.fits);
+	assert_non_null(strstr(c.reason, "ask for at most 70 %"));
+	c = change(f, t, 20);
+	assert_true(c.fits);
+	assert_false(c.borrowed);
+	fixture_free(f);
+}
+
+/* A model quota counts the shares on the devices it governs. */
+static void test_change_model_quota(void **state)
+{
+	int t4, a100;
+	struct fixture *f = fixture_two_models(1, &t4, &a100);
+	struct gp_sched_model_quota q = model_quota("T4", t4, 16, 0, 50, 0);
+	struct gp_sched_task *t;
+	struct gp_sched_change c;
+
+	(void)state;
+	f->tenant[0].model_quota = &q;
+	f->tenant[0].model_quotas = 1;
+	t = submit(f, 1, 5, 1, 30);
+	t->req.models = 1ULL << t4;
+	pass(f);
+	assert_int_equal(started_model(f, t), t4);
+	c = change(f, t, 60);
+	assert_false(c.fits);
+	assert_non_null(strstr(c.reason, "over the T4 quota"));
+	assert_non_null(strstr(c.reason, "ask for at most 50 %"));
+	assert_true(change(f, t, 50).fits);
+	fixture_free(f);
+}
+
+/* A borrowed 50 % task of tenant 1 running on the device (committed by
+ * the caller, as a misfit's part that fits is), and a 100 % task of
+ * tenant 2 within its guarantee: the pass preempts the first, unless it
+ * is a misfit. */
+static void misfit_reclaim(bool misfit)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *t = submit(f, 1, 5, 1, 50), *owner;
+
+	t->running = t->borrowed = true;
+	t->misfit = misfit;
+	t->where = (struct gp_placement){ .devices = 1 };
+	assert_int_equal(gp_cluster_commit(f->c, &t->req, &t->where), 0);
+	owner = submit(f, 2, 5, 4, 100);
+	pass(f);
+	if (misfit) {
+		assert_int_equal(verdict(f, owner), GP_SCHED_WAIT);
+		assert_null(outcome_of(f, t));
+	} else {
+		assert_int_equal(verdict(f, owner), GP_SCHED_START);
+		assert_int_equal(verdict(f, t), GP_SCHED_PREEMPT);
+	}
+	fixture_free(f);
+}
+
+/* A running task that its devices cannot hold (a misfit) may go down,
+ * never up; and the pass never preempts it (it would release what the
+ * cluster does not hold). */
+static void test_change_misfit(void **state)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *t = submit(f, 1, 5, 1, 50);
+	struct gp_sched_change c;
+
+	(void)state;
+	t->running = t->misfit = true;          /* nothing of it committed */
+	t->where = (struct gp_placement){ .devices = 1 };
+	c = change(f, t, 60);
+	assert_false(c.fits);
+	assert_non_null(strstr(c.reason, "may go down, not up"));
+	assert_true(change(f, t, 40).fits);
+	assert_int_equal(free_pct(f), 100);     /* the cluster is the caller's */
+	fixture_free(f);
+	misfit_reclaim(false);
+	misfit_reclaim(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +624,12 @@ int main(void)
 		cmocka_unit_test(test_model_quota_no_reclaim_past_guarantee),
 		cmocka_unit_test(test_model_quotas_overlap),
 		cmocka_unit_test(test_unknown_tenant),
+		cmocka_unit_test(test_unplaceable_request_waits),
+		cmocka_unit_test(test_change_over_quota),
+		cmocka_unit_test(test_change_no_room),
+		cmocka_unit_test(test_change_borrows),
+		cmocka_unit_test(test_change_model_quota),
+		cmocka_unit_test(test_change_misfit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

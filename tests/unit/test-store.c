@@ -554,6 +554,42 @@ static void test_task_list(void **state)
 	assert_null(list);
 }
 
+/* The shapes of the recent tasks, newest first, for the target workload. */
+static void test_task_shapes(void **state)
+{
+	struct fixture *f = *state;
+	int64_t tenant_id = add_tenant(f->s, "nlp");
+	struct gp_task a = task(tenant_id, "a"), b = task(tenant_id, "b"), c = task(tenant_id, "c");
+	struct gp_task_shape *sh = NULL;
+	int n = 0;
+
+	a.compute_pct = 30;
+	b.whole = true;
+	b.devices = 2;
+	c.exclusive = true;
+	snprintf(c.model, sizeof(c.model), "T4");
+	assert_int_equal(gp_store_task_add(f->s, &a), 0);
+	assert_int_equal(gp_store_task_add(f->s, &b), 0);
+	assert_int_equal(gp_store_task_add(f->s, &c), 0);
+	assert_int_equal(gp_store_task_shapes(f->s, 0, 2, &sh, &n), 0);
+	assert_int_equal(n, 2);
+	assert_true(sh[0].whole);
+	assert_string_equal(sh[0].model, "T4");
+	assert_true(sh[1].whole);
+	assert_int_equal(sh[1].devices, 2);
+	free(sh);
+	assert_int_equal(gp_store_task_shapes(f->s, a.created, 100, &sh, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(sh[2].compute_pct, 30);
+	assert_int_equal(sh[2].mem_mib, a.mem_mib);
+	assert_false(sh[2].whole);
+	free(sh);
+	assert_int_equal(gp_store_task_shapes(f->s, now_ms() + 1000, 100, &sh, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(sh);
+	assert_int_equal(gp_store_task_shapes(f->s, 0, 0, &sh, &n), -EINVAL);
+}
+
 static void test_task_update(void **state)
 {
 	struct fixture *f = *state;
@@ -1567,6 +1603,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_task_add, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_task_list, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_task_shapes, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_task_update, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_task_count, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_audit, setup_store, teardown),
