@@ -9,7 +9,7 @@
 # SRC_DIR holds the openb node list, openb_pod_list_default.csv and
 # openb_pod_list_gpuspec10.csv. Writes OUT_DIR/NAME.pods.csv and
 # OUT_DIR/NAME.nodes.csv for each NAME below (the full node list unless
-# said otherwise).
+# said otherwise), and OUT_DIR/variants.txt, the names in the order below.
 #
 # Words: a GPU pod asks for at least one GPU; a sharing pod for part of one
 # GPU (num_gpu 1, gpu_milli < 1000); a whole pod for one entire GPU; a
@@ -45,6 +45,7 @@ set -eu
 src=$1
 out=$2
 mkdir -p "$out"
+: >"$out/variants.txt"
 pods=$src/openb_pod_list_default.csv
 specs=$src/openb_pod_list_gpuspec10.csv
 nodes=$src/openb_node_list_gpu_node.csv
@@ -96,6 +97,7 @@ variant() {
 	awk -v seed="$2" -v level="$4" "$common"'
 	END {'"$3"'}' "$specs" "$pods" >"$out/$1.pods.csv"
 	cp "$nodes" "$out/$1.nodes.csv"
+	echo "$1" >>"$out/variants.txt"
 }
 
 spec='
@@ -151,3 +153,4 @@ for level in 1 2 3; do
 done
 cp "$pods" "$out/halfnodes.pods.csv"
 awk 'NR == 1 || NR % 2 == 0' "$nodes" >"$out/halfnodes.nodes.csv"
+echo halfnodes >>"$out/variants.txt"
