@@ -300,9 +300,12 @@ static int load_trace(const struct sim_options *o, struct gp_trace *t,
 		return -EINVAL;
 	}
 	r = gp_workload_from_requests(t->pod, t->pods, 0.95, ret_w);
-	if (r < 0)
+	if (r < 0) {
 		fprintf(stderr, "gpupool sim: %s\n", strerror(-r));
-	return r;
+		return r;
+	}
+	gp_workload_set_supply(*ret_w, t->node, t->nodes);
+	return 0;
 }
 
 int gp_cmd_sim(int argc, char **argv)

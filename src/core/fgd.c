@@ -19,11 +19,19 @@
  * devices that the node's free CPU and host memory can feed — copies =
  * min(cpu_free / s.cpu, mem_free / s.mem) tasks of s.devices devices each,
  * on the devices with most room (a shape's memory is the mean of its
- * requests). The default takes F = 3/4 · FGD's F + 1/4 · host-aware F:
- * FGD's optimism about the mix of tasks still to come, corrected for what
- * the host can really feed. Scores, device choice and ties are FGD's. The
- * one constant (3/4) was chosen on the openb traces and checked on
- * variants derived from them (docs/scheduling.md has the numbers).
+ * requests). The host-aware measure also weighs each shape by its
+ * scarcity (workload.h): a shape that only a few of the pool's devices can
+ * serve weighs on those devices in proportion to its demand on them, not to
+ * its frequency among all tasks, so a task that could go anywhere is kept
+ * off the devices that constrained tasks need (FGD's weights protect a
+ * model by its tasks' frequency alone, which loses when many tasks name a
+ * model the pool has few of). The default takes
+ * F = 3/4 · FGD's F + 1/4 · host-aware F: FGD's optimism about the mix of
+ * tasks still to come, corrected for what the host can really feed and
+ * what each model is really needed for. Scores, device choice and ties are
+ * FGD's. The one constant (3/4) was chosen on the openb traces and checked
+ * on families of variants derived from them (docs/scheduling.md has the
+ * numbers).
  *
  * F depends on a node only through its free CPU and memory (for FGD: its
  * CPU level, how many of the shapes' CPU sizes fit) and the multiset of
@@ -57,7 +65,8 @@ struct memo_slot {
 struct fgd {
 	size_t shapes;
 	struct gp_request *shape;       /* the target shapes as requests */
-	double *weight;
+	double *weight;                 /* frequency (FGD's weight) */
+	double *fed_weight;             /* frequency × scarcity (host-aware) */
 	uint16_t *cpu_rank;             /* index of shape's CPU in cpu_level */
 	uint32_t *cpu_level;            /* distinct shape CPU sizes, ascending */
 	size_t levels;                  /* entries in cpu_level */
@@ -159,18 +168,17 @@ static double frag_compute(const struct fgd *f, const struct frag_key *k)
 		left += KEY_USABLE(k->dev[i]);
 	for (size_t i = 0; i < f->shapes; i++) {
 		const struct gp_request *s = &f->shape[i];
-		double plain, aware;
+		double plain = left, aware = left;
 
-		if (s->devices == 0 ||
-		    (f->host_aware ? k->cpu_free < s->cpu_milli
-				   : k->cpu_level <= f->cpu_rank[i])) {
-			frag += f->weight[i] * left;
-			continue;
-		}
-		shape_frag(f, s, k, left, &plain, &aware);
-		frag += f->weight[i] * (f->host_aware ? (1 - FGD_SHARE_OF_F) * aware +
-							FGD_SHARE_OF_F * plain
-						      : plain);
+		if (s->devices > 0 &&
+		    (f->host_aware ? k->cpu_free >= s->cpu_milli
+				   : k->cpu_level > f->cpu_rank[i]))
+			shape_frag(f, s, k, left, &plain, &aware);
+		if (f->host_aware)
+			frag += FGD_SHARE_OF_F * f->weight[i] * plain +
+				(1 - FGD_SHARE_OF_F) * f->fed_weight[i] * aware;
+		else
+			frag += f->weight[i] * plain;
 	}
 	return frag;
 }
@@ -344,6 +352,7 @@ static void fgd_release(struct gp_policy *p)
 		return;
 	free(f->shape);
 	free(f->weight);
+	free(f->fed_weight);
 	free(f->cpu_rank);
 	free(f->cpu_level);
 	free(f->memo);
@@ -365,6 +374,7 @@ static void shapes_to_requests(struct fgd *f, const struct gp_workload *w)
 			.mem_mib = sh->mem_mib,
 		};
 		f->weight[i] = sh->weight;
+		f->fed_weight[i] = sh->weight * sh->scarcity;
 		f->cpu_level[i] = sh->cpu_milli;
 	}
 }
@@ -386,9 +396,10 @@ static int fgd_init(struct gp_policy *p)
 	f->shapes = n;
 	f->shape = calloc(n, sizeof(*f->shape));
 	f->weight = calloc(n, sizeof(*f->weight));
+	f->fed_weight = calloc(n, sizeof(*f->fed_weight));
 	f->cpu_rank = calloc(n, sizeof(*f->cpu_rank));
 	f->cpu_level = calloc(n, sizeof(*f->cpu_level));
-	if (!f->shape || !f->weight || !f->cpu_rank || !f->cpu_level ||
+	if (!f->shape || !f->weight || !f->fed_weight || !f->cpu_rank || !f->cpu_level ||
 	    memo_grow(f) < 0) {
 		fgd_release(p);
 		return -ENOMEM;

@@ -18,7 +18,9 @@
  *   default        gpupool's own: fragmentation-aware, see fgd.c
  *
  * fgd and default need a target workload (workload.h); without one they
- * fall back to a uniform workload of whole and half devices.
+ * fall back to a uniform workload of whole and half devices. default also
+ * reads the workload's scarcity, which gp_workload_set_supply sets from the
+ * pool's nodes (1 everywhere until then).
  *
  * Ownership: gp_policy_new returns a policy the caller frees with
  * gp_policy_free; the policy borrows cfg->target, which must outlive it. */

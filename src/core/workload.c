@@ -1,4 +1,5 @@
-/* workload.c — counting request shapes into a target workload. */
+/* workload.c — counting request shapes into a target workload, and how
+ * scarce the devices are that each shape could use. */
 #include "core/workload.h"
 
 #include <errno.h>
@@ -117,6 +118,7 @@ int gp_workload_from_requests(const struct gp_request *req, size_t n,
 		w->shape[i] = table[i].shape;
 		w->shape[i].mem_mib = (uint32_t)(table[i].mem_sum / (double)table[i].count);
 		w->shape[i].weight = (double)table[i].count / (double)covered;
+		w->shape[i].scarcity = 1;
 	}
 	free(table);
 	*ret_workload = w;
@@ -137,4 +139,39 @@ struct gp_workload *gp_workload_free(struct gp_workload *w)
 		free(w);
 	}
 	return NULL;
+}
+
+/* Healthy devices of node n that could serve shape s: those of its allowed
+ * models, when there are enough of them for one task and the host has the
+ * CPU and memory for it; else 0. */
+static uint32_t devices_serving(const struct gp_shape *s,
+				const struct gp_node_spec *n)
+{
+	uint32_t usable = 0;
+
+	if (n->cpu_milli < s->cpu_milli || n->mem_mib < s->mem_mib)
+		return 0;
+	for (int d = 0; d < n->devices; d++)
+		if (n->device[d].healthy &&
+		    (!s->models || s->models >> n->device[d].model & 1))
+			usable++;
+	return usable >= s->devices ? usable : 0;
+}
+
+void gp_workload_set_supply(struct gp_workload *w,
+			    const struct gp_node_spec *nodes, size_t n)
+{
+	uint64_t all = 0;
+
+	for (size_t j = 0; j < n; j++)
+		for (int d = 0; d < nodes[j].devices; d++)
+			all += nodes[j].device[d].healthy;
+	for (size_t i = 0; i < w->count; i++) {
+		struct gp_shape *s = &w->shape[i];
+		uint64_t serving = 0;
+
+		for (size_t j = 0; s->devices && j < n; j++)
+			serving += devices_serving(s, &nodes[j]);
+		s->scarcity = serving ? (double)all / (double)serving : 1;
+	}
 }

@@ -8,6 +8,13 @@
  * the requests, each weighted by its frequency among the kept shapes (the
  * weights sum to 1, as in the published FGD).
  *
+ * A workload may also know the pool it is placed on (gp_workload_set_supply):
+ * then each shape carries its scarcity, how much of the pool's device
+ * capacity could ever serve it — a task that may only run on a model the
+ * pool has few of presses harder on those few devices than its frequency
+ * says. The default policy weighs its host-aware fragmentation by it
+ * (fgd.c).
+ *
  * Ownership: gp_workload_from_requests returns a workload the caller frees
  * with gp_workload_free; it copies what it needs from the requests. */
 #ifndef GP_CORE_WORKLOAD_H
@@ -25,6 +32,8 @@ struct gp_shape {
 	uint64_t models;        /* allowed models; 0 = any */
 	uint32_t mem_mib;       /* mean host memory of the shape's requests */
 	double weight;          /* share of the kept shapes' requests */
+	double scarcity;        /* pool devices ÷ devices that could serve the
+				 * shape; 1 until gp_workload_set_supply */
 };
 
 struct gp_workload {
@@ -36,5 +45,14 @@ struct gp_workload {
 int gp_workload_from_requests(const struct gp_request *req, size_t n,
 			      double coverage, struct gp_workload **ret_workload);
 struct gp_workload *gp_workload_free(struct gp_workload *w);
+
+/* Sets each shape's scarcity from the pool's nodes: healthy devices in the
+ * pool ÷ healthy devices of the shape's allowed models on the nodes that
+ * could hold it (enough such devices, CPU and host memory for one task of
+ * the shape). 1 for CPU-only shapes and for shapes no node could hold.
+ * Call it before a policy borrows the workload (policies read it when they
+ * are made); calling it again replaces the values. */
+void gp_workload_set_supply(struct gp_workload *w,
+			    const struct gp_node_spec *nodes, size_t n);
 
 #endif

@@ -322,6 +322,56 @@ static void default_keeps_cpu_for_devices(void **state)
 	gp_workload_free(w);
 }
 
+/* A scarce model kept for the tasks that can only use it. Node 0 has 10
+ * A100 (8 held), node 1 three idle T4; the workload is whole devices: 50 %
+ * any model, 30 % two-device gangs, 20 % T4 only. A one-device task on
+ * node 0 breaks its gang room (+300 milli of F) but spends no T4 (−200);
+ * on node 1 it changes nothing. FGD, and the default without the pool's
+ * supply, see +100 on node 0 (score 47) against 0 on node 1 (50) and take
+ * a T4. With the supply the T4-only shape weighs 13/3 in the host-aware
+ * part: F changes by 3/4 · 100 + 1/4 · (300 − 200 · 13/3) = −66.7 on node
+ * 0, score 51, and the task goes there. */
+static void default_keeps_scarce_models(void **state)
+{
+	struct gp_node_spec pool[2] = { node_spec(32, 256, 10, 0),
+					node_spec(32, 256, 3, 1) };
+	struct gp_request shapes[10];
+	struct gp_workload *w;
+	struct gp_policy *fgd, *plain, *def;
+	struct gp_cluster *c = cluster();
+	struct gp_decision d;
+	(void)state;
+
+	assert_int_equal(gp_cluster_model_id(c, "T4", true), 1);
+	for (int i = 0; i < 10; i++)
+		shapes[i] = i < 3 ? whole(4, 2) : whole(4, 1);
+	shapes[8].models = shapes[9].models = 1u << 1;
+	add_node(c, pool[0]);
+	add_node(c, pool[1]);
+	for (int i = 0; i < 8; i++)
+		put(c, whole(1, 1), 0, i);
+	assert_int_equal(gp_workload_from_requests(shapes, 10, 1.0, &w), 0);
+	plain = policy("default", w);
+	gp_workload_set_supply(w, pool, 2);
+	fgd = policy("fgd", w);
+	def = policy("default", w);
+
+	d = decide(c, fgd, whole(4, 1));
+	assert_int_equal(d.where.node, 1);
+	assert_int_equal(d.score, 50);
+	d = decide(c, plain, whole(4, 1));
+	assert_int_equal(d.where.node, 1);
+	assert_int_equal(d.score, 50);
+	d = decide(c, def, whole(4, 1));
+	assert_int_equal(d.where.node, 0);
+	assert_int_equal(d.score, 51);
+	gp_cluster_free(c);
+	gp_policy_free(def);
+	gp_policy_free(plain);
+	gp_policy_free(fgd);
+	gp_workload_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +387,7 @@ int main(void)
 		cmocka_unit_test(fgd_fills_the_gap),
 		cmocka_unit_test(default_counts_fed_devices),
 		cmocka_unit_test(default_keeps_cpu_for_devices),
+		cmocka_unit_test(default_keeps_scarce_models),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
