@@ -3,7 +3,10 @@
  * The .sched file is a base/shfile.h file: its head never moves, and its
  * slot i (indexed like the region's slots) is a pid slot that whoever holds
  * the region's slot i claims at open, so a dead holder is found by its pid
- * and start time. */
+ * and start time. Within a process, the threads share one struct
+ * gp_arbiter: the fast path reads only atomics; ending a turn and waiting
+ * for the next happen under the process's turn_lock, by one thread at a
+ * time (arbiter.h says which field is guarded by what). */
 #include "shim/arbiter.h"
 
 #include <errno.h>
@@ -60,13 +63,16 @@ struct sched {
 	struct sched_task task[GP_REGION_TASKS];
 };
 
+/* This process's side, shared by its threads (arbiter.h). sh, region,
+ * slot and slice_ns are set at open and never change. */
 struct gp_arbiter {
 	struct sched *sh;
 	struct gp_region *region;
 	int slot;
 	uint64_t slice_ns;
-	bool holding;
-	uint64_t turn_start, until;
+	pthread_mutex_t turn_lock;      /* process-private: ends and waits for turns */
+	_Atomic uint64_t until;         /* end of the turn held now, 0: none (turn_lock) */
+	_Atomic uint64_t turn_start;    /* of the turn held now (turn_lock) */
 };
 
 static uint64_t id_key(const char *id)
@@ -153,6 +159,7 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	a->region = region;
 	a->slot = slot;
 	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
+	pthread_mutex_init(&a->turn_lock, NULL);
 	task = gp_region_task_of(region, slot, id, sizeof(id));
 	slots = (struct gp_shfile_slots){ a->sh->slot, sizeof(a->sh->slot[0]), GP_REGION_PROCS };
 	r = task < 0 ? task
@@ -314,7 +321,8 @@ static void release(struct gp_arbiter *a)
  * holder finds the device free; when a more urgent task asked for it, the
  * device goes at once and our queued work (at most about a kernel)
  * finishes beside its first launch. Either way the time until the drain
- * is done is ours to pay. */
+ * is done is ours to pay. The caller holds turn_lock: one thread ends the
+ * turn, once. */
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched_slot *me = &a->sh->slot[a->slot];
@@ -323,14 +331,15 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	uint64_t now, held;
 	unsigned share;
 
-	if (!a->holding)
+	if (!atomic_load(&a->until))
 		return;
+	atomic_store(&a->until, 0);     /* the fast path stops here */
 	if (urgent)
 		release(a);
 	if (drain)
 		drain(ctx);
 	now = now_ns();
-	held = now - a->turn_start;
+	held = now - atomic_load(&a->turn_start);
 	share = atomic_load(&me->share);
 	/* The bucket kept filling during the turn, without the cap that
 	 * stops it hoarding while idle; an overrun leaves it in debt. */
@@ -340,7 +349,6 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	atomic_fetch_add(&me->used_ns, held);
 	if (!urgent)
 		release(a);
-	a->holding = false;
 }
 
 /* How long to sleep before looking again. */
@@ -399,10 +407,12 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
 	atomic_store(&t->budget_ns, budget);
 	atomic_store(&t->refilled_ns, now);
-	a->until = now + turn;
+	atomic_store(&a->until, now + turn);
 	return true;
 }
 
+/* Waits for this process's next turn and takes it; the caller holds
+ * turn_lock. */
 static void wait_turn(struct gp_arbiter *a)
 {
 	struct sched *sh = a->sh;
@@ -424,55 +434,86 @@ static void wait_turn(struct gp_arbiter *a)
 		atomic_store(&me->priority, lim.priority);
 		atomic_store(&me->share, lim.compute);
 		atomic_store(&me->isolation, lim.isolation);
+		atomic_store(&a->turn_start, now);      /* before try_take publishes until */
 		lock(sh);
 		taken = try_take(a, now, &lim);
 		if (taken)
 			atomic_store(&me->waiting, 0);
 		pthread_mutex_unlock(&sh->lock);
-		if (taken) {
-			a->holding = true;
-			a->turn_start = now;
+		if (taken)
 			return;
-		}
 		gp_futex_wait(&sh->gen, gen, wait_time(a, now));
 	}
+}
+
+/* Does the turn this process holds go on at `now`? Loads only: the fast
+ * path of every thread. */
+static inline bool turn_goes_on(struct gp_arbiter *a, uint64_t now)
+{
+	uint64_t until = atomic_load_explicit(&a->until, memory_order_acquire);
+
+	return until && now < until && !atomic_load(&a->sh->preempt) &&
+	       atomic_load(&a->sh->holder) == a->slot;
+}
+
+/* The slow path, out of line so that the fast one stays a few loads: one
+ * thread ends the turn and waits for the next; the others wait on
+ * turn_lock, and find the new turn when they get it. */
+static __attribute__((noinline)) void turn_next(struct gp_arbiter *a, void (*drain)(void *),
+						 void *ctx)
+{
+	pthread_mutex_lock(&a->turn_lock);
+	if (!turn_goes_on(a, now_ns())) {
+		end_turn(a, drain, ctx);
+		wait_turn(a);
+	}
+	pthread_mutex_unlock(&a->turn_lock);
 }
 
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched *sh = a->sh;
-	uint64_t now = now_ns();
 
-	if (a->holding && now < a->until && !atomic_load(&sh->preempt) &&
-	    atomic_load(&sh->holder) == a->slot) {
-		if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
-			atomic_store(&sh->holder_idle, 0);
-		return;                 /* the fast path: our turn goes on */
+	if (!turn_goes_on(a, now_ns())) {
+		turn_next(a, drain, ctx);
+		return;
 	}
-	end_turn(a, drain, ctx);
-	wait_turn(a);
+	/* The fast path: our turn goes on. */
+	if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
+		atomic_store(&sh->holder_idle, 0);
 }
 
+/* The two below run beside launches and waits in other threads: when
+ * another thread holds turn_lock it is ending the turn or waiting for the
+ * next one, so there is nothing for them to do. */
 void gp_arbiter_idle(struct gp_arbiter *a)
 {
-	if (a->holding && atomic_load(&a->sh->holder) == a->slot) {
+	if (!atomic_load(&a->until) || pthread_mutex_trylock(&a->turn_lock) != 0)
+		return;
+	if (atomic_load(&a->until) && atomic_load(&a->sh->holder) == a->slot) {
 		atomic_store(&a->sh->holder_idle, 1);
 		wake(a->sh);
 	}
-}
-
-bool gp_arbiter_wanted(const struct gp_arbiter *a)
-{
-	return a->holding && atomic_load(&a->sh->preempt);
+	pthread_mutex_unlock(&a->turn_lock);
 }
 
 void gp_arbiter_yield(struct gp_arbiter *a)
 {
-	if (a->holding && atomic_load(&a->sh->preempt))
+	if (!gp_arbiter_wanted(a) || pthread_mutex_trylock(&a->turn_lock) != 0)
+		return;
+	if (gp_arbiter_wanted(a))
 		end_turn(a, NULL, NULL);
+	pthread_mutex_unlock(&a->turn_lock);
+}
+
+bool gp_arbiter_wanted(const struct gp_arbiter *a)
+{
+	return atomic_load(&a->until) && atomic_load(&a->sh->preempt);
 }
 
 uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a)
 {
-	return a->holding ? a->until - a->turn_start : 0;
+	uint64_t until = atomic_load(&a->until);
+
+	return until ? until - atomic_load(&a->turn_start) : 0;
 }
