@@ -1,8 +1,10 @@
 /* test-arbiter.c — the compute arbiter's turns (src/shim/arbiter.c), in
  * one process: turn lengths follow the share, a live change of the share
- * applies at the next turn, a hard share is a cap even alone, and eight
+ * applies at the next turn, a hard share is a cap even alone, eight
  * threads launching at once share the process's turns (each turn is
- * charged once). An alarm fails a run that hangs. */
+ * charged once), and a .sched file left half made is replaced. An alarm
+ * fails a run that hangs. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -161,12 +163,40 @@ static void threads_share_the_process_turns(void **state)
 	assert_in_range(used / MS, 150, 450);
 }
 
+/* ---- the file ------------------------------------------------------------ */
+
+/* A .sched file its maker left empty (killed before it set the size) is
+ * replaced once the maker's time is up, never mapped past its end. */
+static void a_half_made_file_is_replaced(void **state)
+{
+	static struct gp_region *region;
+	static struct gp_arbiter *arbiter;
+	struct fixture *f = *state;
+	struct gp_task_limits limits = { .compute = 50, .priority = 5 };
+	char path[128];
+	uint64_t start;
+	int slot, fd;
+
+	snprintf(path, sizeof(path), "%s/device-GPU-half.sched", f->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(gp_region_open(f->dir, "GPU-half", 1 << 30, &region), 0);
+	assert_int_equal(gp_region_join(region, "t", &limits, &slot), 0);
+	start = now_ns();
+	assert_int_equal(gp_arbiter_open(f->dir, "GPU-half", region, slot, 50, &arbiter), 0);
+	assert_true(now_ns() - start >= 1900 * MS);
+	gp_arbiter_before_launch(arbiter, NULL, NULL);
+	assert_int_equal(gp_arbiter_turn_ns(arbiter), 25 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(turns_follow_the_share_and_its_live_changes),
 		cmocka_unit_test(a_hard_share_is_a_cap_alone),
 		cmocka_unit_test(threads_share_the_process_turns),
+		cmocka_unit_test(a_half_made_file_is_replaced),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
