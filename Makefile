@@ -5,11 +5,12 @@
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 SHARED ?= ../shared
 TRACES ?= $(SHARED)/traces/openb
 MESON_OPTS ?=
 
-.PHONY: all deps check check-asan bench demo demo-trace format clean abi-map install uninstall
+.PHONY: all deps check check-asan check-tsan bench demo demo-trace format clean abi-map install uninstall
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -24,16 +25,29 @@ $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug $(MESON_OPTS)
 
+$(TSAN_BUILD)/build.ninja:
+	meson setup $(TSAN_BUILD) -Db_sanitize=thread -Db_lundef=false \
+		-Dbuildtype=debug $(MESON_OPTS)
+
 # Every test, then the unit and simdev tests again under AddressSanitizer +
-# UBSan.
+# UBSan, and the tests of what threads share under ThreadSanitizer.
 check: all check-asan
 	meson test -C $(BUILD) --print-errorlogs
+	$(MAKE) --no-print-directory check-tsan
 
 check-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		meson test -C $(ASAN_BUILD) --suite unit --suite simdev --print-errorlogs
+
+# Suite threads (the arbiter and region unit tests; tests/shim/test-threads.c
+# with libgpushare's sources linked in, since the sanitizer's runtime cannot
+# start under a preloaded dlsym) under ThreadSanitizer: any report fails.
+check-tsan: deps $(TSAN_BUILD)/build.ninja
+	ninja -C $(TSAN_BUILD)
+	TSAN_OPTIONS=halt_on_error=1:atexit_sleep_ms=0 \
+		meson test -C $(TSAN_BUILD) --suite threads --print-errorlogs
 
 # make install [PREFIX=/usr/local] [DESTDIR=DIR]: the programs, the
 # library, the manual page, the systemd unit and /etc/gpupool/gpupool.yaml
@@ -84,4 +98,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -1,8 +1,15 @@
-/* arbiter.c — turns on a device, weighted by share (see arbiter.h). */
+/* arbiter.c — turns on a device, weighted by share (see arbiter.h).
+ *
+ * The .sched file is a base/shfile.h file: its head never moves, and its
+ * slot i (indexed like the region's slots) is a pid slot that whoever holds
+ * the region's slot i claims at open, so a dead holder is found by its pid
+ * and start time. Within a process, the threads share one struct
+ * gp_arbiter: the fast path reads only atomics; ending a turn and waiting
+ * for the next happen under the process's turn_lock, by one thread at a
+ * time (arbiter.h says which field is guarded by what). */
 #include "shim/arbiter.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,21 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/proc.h"
 #include "base/pshared.h"
+#include "base/shfile.h"
 
 #define SCHED_MAGIC 0x67707368656431ULL
-#define SCHED_VERSION 3                 /* bump with any change of the layout */
+#define SCHED_VERSION 4                 /* bump with any change of the layout */
 #define NS_PER_MS 1000000ULL
 #define POLL_NS NS_PER_MS               /* waiters look again at least this often */
 
 struct sched_slot {
-	_Atomic int32_t pid;            /* 0: never used */
-	uint64_t start_time;
+	struct gp_shfile_slot id;       /* owner (claims, pid; 0: free), start time */
 	_Atomic uint32_t waiting;
 	_Atomic uint32_t priority;      /* copied from the region when waiting */
 	_Atomic uint32_t share;
@@ -43,10 +49,10 @@ struct sched_task {
 	_Atomic uint64_t vtime;         /* device time per share so far */
 };
 
+_Static_assert(offsetof(struct sched_slot, id) == 0, "a slot starts with its owner");
+
 struct sched {
-	_Atomic uint64_t magic;
-	uint32_t version;
-	uint32_t size;                  /* sizeof(struct sched) of its maker */
+	struct gp_shfile_head head;     /* magic (written last), version, size */
 	pthread_mutex_t lock;           /* robust, process-shared */
 	_Atomic int32_t holder;         /* slot holding the device, or -1 */
 	_Atomic uint64_t until_ns;      /* end of the holder's turn */
@@ -57,13 +63,16 @@ struct sched {
 	struct sched_task task[GP_REGION_TASKS];
 };
 
+/* This process's side, shared by its threads (arbiter.h). sh, region,
+ * slot and slice_ns are set at open and never change. */
 struct gp_arbiter {
 	struct sched *sh;
 	struct gp_region *region;
 	int slot;
 	uint64_t slice_ns;
-	bool holding;
-	uint64_t turn_start, until;
+	pthread_mutex_t turn_lock;      /* process-private: ends and waits for turns */
+	_Atomic uint64_t until;         /* end of the turn held now, 0: none (turn_lock) */
+	_Atomic uint64_t turn_start;    /* of the turn held now (turn_lock) */
 };
 
 static uint64_t id_key(const char *id)
@@ -96,69 +105,41 @@ static void wake(struct sched *sh)
 
 /* ---- the shared file ------------------------------------------------- */
 
-static int sched_init(struct sched *sh)
+static int sched_init(void *map, const void *arg)
 {
-	int r = gp_pshared_mutex_init(&sh->lock);
+	struct sched *sh = map;
 
+	(void)arg;
 	atomic_store(&sh->holder, -1);
-	sh->version = SCHED_VERSION;
-	sh->size = sizeof(*sh);
-	atomic_store(&sh->magic, SCHED_MAGIC);
-	return r;
+	return gp_pshared_mutex_init(&sh->lock);
 }
 
 /* Maps the file, creating it (or replacing one its creator never
- * finished) as needed. */
+ * finished, or of another layout) as needed. */
 static int sched_map(const char *path, struct sched **ret)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		bool created = fd >= 0;
-		struct sched *sh;
+	static const struct gp_shfile_layout layout = {
+		SCHED_MAGIC, SCHED_VERSION, sizeof(struct sched), 0600, sched_init, NULL, NULL,
+	};
 
-		if (!created && errno == EEXIST)
-			fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		if (created && ftruncate(fd, sizeof(*sh)) < 0) {
-			close(fd);
-			return -errno;
-		}
-		for (int i = 0; !created && i < 2000; i++) {     /* creator busy: 2 s */
-			struct stat st;
+	return gp_shfile_open(path, &layout, GP_SHFILE_CREATE, (void **)ret);
+}
 
-			if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(*sh))
-				break;
-			usleep(1000);
-		}
-		sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
-		if (sh == MAP_FAILED)
-			return -errno;
-		if (created && sched_init(sh) < 0) {
-			munmap(sh, sizeof(*sh));
-			return -ENOMEM;
-		}
-		for (int i = 0; i < 2000 && atomic_load(&sh->magic) != SCHED_MAGIC; i++)
-			usleep(1000);
-		/* Only a finished file of this very layout is used; anything
-		 * else (half made, or made by another version) is replaced. */
-		if (atomic_load(&sh->magic) == SCHED_MAGIC && sh->version == SCHED_VERSION &&
-		    sh->size == sizeof(*sh)) {
-			*ret = sh;
-			return 0;
-		}
-		munmap(sh, sizeof(*sh));
-		unlink(path);
-	}
-	return -EIO;
+/* Our slot starts afresh: it may have served a dead process. */
+static void slot_fill(void *slot, void *arg)
+{
+	struct sched_slot *me = slot;
+
+	atomic_store(&me->waiting, 0);
+	atomic_store(&me->used_ns, 0);
+	atomic_store(&me->task, *(const int *)arg);
 }
 
 int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region, int slot,
 		    unsigned slice_ms, struct gp_arbiter **ret)
 {
 	char base[PATH_MAX - 64], path[PATH_MAX], id[GP_TASK_ID_MAX];
-	struct sched_slot *me;
+	struct gp_shfile_slots slots;
 	struct sched_task *t;
 	struct gp_arbiter *a;
 	int r, task;
@@ -178,20 +159,18 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	a->region = region;
 	a->slot = slot;
 	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
-	me = &a->sh->slot[slot];
+	pthread_mutex_init(&a->turn_lock, NULL);
 	task = gp_region_task_of(region, slot, id, sizeof(id));
-	if (task < 0) {
+	slots = (struct gp_shfile_slots){ a->sh->slot, sizeof(a->sh->slot[0]), GP_REGION_PROCS };
+	r = task < 0 ? task
+		     : gp_shfile_slot_claim_at(&slots, slot, getpid(),
+					       gp_proc_start_time(getpid()), slot_fill, &task);
+	if (r < 0) {
 		munmap(a->sh, sizeof(*a->sh));
 		free(a);
-		return task;
+		return r;
 	}
-	/* The slot may have served a dead process: start afresh. */
-	me->start_time = gp_proc_start_time(getpid());
-	atomic_store(&me->waiting, 0);
-	atomic_store(&me->used_ns, 0);
-	atomic_store(&me->task, task);
-	atomic_store(&me->pid, getpid());
-	/* So may the task's account have served another task. */
+	/* The task's account may have served another task. */
 	lock(a->sh);
 	t = &a->sh->task[task];
 	if (atomic_load(&t->key) != id_key(id)) {
@@ -242,9 +221,7 @@ static struct sched_task *account_of(struct sched *sh, int i)
 
 static bool slot_alive(const struct sched_slot *s)
 {
-	int32_t pid = atomic_load(&s->pid);
-
-	return pid > 0 && gp_proc_alive(pid, s->start_time);
+	return gp_shfile_slot_is_alive(&s->id);
 }
 
 /* A hard slot's budget as of now: topped up at its share, holding at
@@ -321,7 +298,7 @@ static void catch_up(struct sched *sh, int self)
 
 		if (i != self && account_of(sh, i) != account_of(sh, self) &&
 		    (atomic_load(&s->waiting) || atomic_load(&sh->holder) == i) &&
-		    atomic_load(&s->pid) > 0 && atomic_load(&account_of(sh, i)->vtime) < least)
+		    gp_shfile_slot_pid(&s->id) > 0 && atomic_load(&account_of(sh, i)->vtime) < least)
 			least = atomic_load(&account_of(sh, i)->vtime);
 	}
 	if (least != UINT64_MAX && atomic_load(&account_of(sh, self)->vtime) < least)
@@ -344,7 +321,8 @@ static void release(struct gp_arbiter *a)
  * holder finds the device free; when a more urgent task asked for it, the
  * device goes at once and our queued work (at most about a kernel)
  * finishes beside its first launch. Either way the time until the drain
- * is done is ours to pay. */
+ * is done is ours to pay. The caller holds turn_lock: one thread ends the
+ * turn, once. */
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched_slot *me = &a->sh->slot[a->slot];
@@ -353,14 +331,15 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	uint64_t now, held;
 	unsigned share;
 
-	if (!a->holding)
+	if (!atomic_load(&a->until))
 		return;
+	atomic_store(&a->until, 0);     /* the fast path stops here */
 	if (urgent)
 		release(a);
 	if (drain)
 		drain(ctx);
 	now = now_ns();
-	held = now - a->turn_start;
+	held = now - atomic_load(&a->turn_start);
 	share = atomic_load(&me->share);
 	/* The bucket kept filling during the turn, without the cap that
 	 * stops it hoarding while idle; an overrun leaves it in debt. */
@@ -370,7 +349,6 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	atomic_fetch_add(&me->used_ns, held);
 	if (!urgent)
 		release(a);
-	a->holding = false;
 }
 
 /* How long to sleep before looking again. */
@@ -429,10 +407,12 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
 	atomic_store(&t->budget_ns, budget);
 	atomic_store(&t->refilled_ns, now);
-	a->until = now + turn;
+	atomic_store(&a->until, now + turn);
 	return true;
 }
 
+/* Waits for this process's next turn and takes it; the caller holds
+ * turn_lock. */
 static void wait_turn(struct gp_arbiter *a)
 {
 	struct sched *sh = a->sh;
@@ -454,55 +434,86 @@ static void wait_turn(struct gp_arbiter *a)
 		atomic_store(&me->priority, lim.priority);
 		atomic_store(&me->share, lim.compute);
 		atomic_store(&me->isolation, lim.isolation);
+		atomic_store(&a->turn_start, now);      /* before try_take publishes until */
 		lock(sh);
 		taken = try_take(a, now, &lim);
 		if (taken)
 			atomic_store(&me->waiting, 0);
 		pthread_mutex_unlock(&sh->lock);
-		if (taken) {
-			a->holding = true;
-			a->turn_start = now;
+		if (taken)
 			return;
-		}
 		gp_futex_wait(&sh->gen, gen, wait_time(a, now));
 	}
+}
+
+/* Does the turn this process holds go on at `now`? Loads only: the fast
+ * path of every thread. */
+static inline bool turn_goes_on(struct gp_arbiter *a, uint64_t now)
+{
+	uint64_t until = atomic_load_explicit(&a->until, memory_order_acquire);
+
+	return until && now < until && !atomic_load(&a->sh->preempt) &&
+	       atomic_load(&a->sh->holder) == a->slot;
+}
+
+/* The slow path, out of line so that the fast one stays a few loads: one
+ * thread ends the turn and waits for the next; the others wait on
+ * turn_lock, and find the new turn when they get it. */
+static __attribute__((noinline)) void turn_next(struct gp_arbiter *a, void (*drain)(void *),
+						 void *ctx)
+{
+	pthread_mutex_lock(&a->turn_lock);
+	if (!turn_goes_on(a, now_ns())) {
+		end_turn(a, drain, ctx);
+		wait_turn(a);
+	}
+	pthread_mutex_unlock(&a->turn_lock);
 }
 
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched *sh = a->sh;
-	uint64_t now = now_ns();
 
-	if (a->holding && now < a->until && !atomic_load(&sh->preempt) &&
-	    atomic_load(&sh->holder) == a->slot) {
-		if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
-			atomic_store(&sh->holder_idle, 0);
-		return;                 /* the fast path: our turn goes on */
+	if (!turn_goes_on(a, now_ns())) {
+		turn_next(a, drain, ctx);
+		return;
 	}
-	end_turn(a, drain, ctx);
-	wait_turn(a);
+	/* The fast path: our turn goes on. */
+	if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
+		atomic_store(&sh->holder_idle, 0);
 }
 
+/* The two below run beside launches and waits in other threads: when
+ * another thread holds turn_lock it is ending the turn or waiting for the
+ * next one, so there is nothing for them to do. */
 void gp_arbiter_idle(struct gp_arbiter *a)
 {
-	if (a->holding && atomic_load(&a->sh->holder) == a->slot) {
+	if (!atomic_load(&a->until) || pthread_mutex_trylock(&a->turn_lock) != 0)
+		return;
+	if (atomic_load(&a->until) && atomic_load(&a->sh->holder) == a->slot) {
 		atomic_store(&a->sh->holder_idle, 1);
 		wake(a->sh);
 	}
-}
-
-bool gp_arbiter_wanted(const struct gp_arbiter *a)
-{
-	return a->holding && atomic_load(&a->sh->preempt);
+	pthread_mutex_unlock(&a->turn_lock);
 }
 
 void gp_arbiter_yield(struct gp_arbiter *a)
 {
-	if (a->holding && atomic_load(&a->sh->preempt))
+	if (!gp_arbiter_wanted(a) || pthread_mutex_trylock(&a->turn_lock) != 0)
+		return;
+	if (gp_arbiter_wanted(a))
 		end_turn(a, NULL, NULL);
+	pthread_mutex_unlock(&a->turn_lock);
+}
+
+bool gp_arbiter_wanted(const struct gp_arbiter *a)
+{
+	return atomic_load(&a->until) && atomic_load(&a->sh->preempt);
 }
 
 uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a)
 {
-	return a->holding ? a->until - a->turn_start : 0;
+	uint64_t until = atomic_load(&a->until);
+
+	return until ? until - atomic_load(&a->turn_start) : 0;
 }

@@ -20,7 +20,27 @@
  * is replaced by the next waiter, so nobody waits on the dead. Limits are
  * read with gp_region_limits at every turn (from the limits table where
  * the device is managed, never from this file), so live changes apply at
- * the next turn. Functions return 0 or a negative errno; nothing prints or exits. */
+ * the next turn. Functions return 0 or a negative errno; nothing prints or exits.
+ *
+ * Threads. A process has one struct gp_arbiter (one slot, one turn at a
+ * time), which all its threads use at once. What guards its fields:
+ *   sh, region, slot, slice_ns  set by gp_arbiter_open, then read only;
+ *   until                       the end of the turn this process holds (0:
+ *                               none); written under turn_lock, read by the
+ *                               fast path with one atomic load;
+ *   turn_start                  written under turn_lock;
+ *   turn_lock                   a process-private mutex, held by the one
+ *                               thread that ends the turn (charging it once)
+ *                               and waits for the next; the others block on
+ *                               it and find the new turn when they get it.
+ * The fast path (this process holds an unexpired turn nobody needs back)
+ * takes no lock and makes no read-modify-write: a few atomic loads. The
+ * shared file's fields are atomics, changed under its robust mutex where
+ * several must agree. gp_arbiter_idle and gp_arbiter_yield only try the
+ * lock: if another thread holds it, that thread is ending the turn or
+ * waiting for the next, and there is nothing for them to do. A launch
+ * that passed the fast path as another thread ends the turn runs beside
+ * the next holder's first launch, as after an urgent hand-over. */
 #ifndef GP_SHIM_ARBITER_H
 #define GP_SHIM_ARBITER_H
 

@@ -29,6 +29,11 @@
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
+/* The process's state (shim.h says who guards what): cfg and status are
+ * written once by setup (pthread_once); driver and gpa, and the devices
+ * seen through NVML only, under `lock`; device i is set up under
+ * dev_lock[i], once, and published by dev_ready[i] (release), so that the
+ * calls of every thread find it ready with one load and no lock. */
 static struct {
 	pthread_once_t once;
 	CUresult status;
@@ -37,11 +42,15 @@ static struct {
 	PFN_cuGetProcAddress_v2 gpa;    /* the real one */
 	pthread_mutex_t lock;
 	struct gp_shim_device dev[GP_SHIM_DEVICES_MAX];
-	bool dev_ready[GP_SHIM_DEVICES_MAX];
+	_Atomic bool dev_ready[GP_SHIM_DEVICES_MAX];
+	pthread_mutex_t dev_lock[GP_SHIM_DEVICES_MAX];
 	CUresult dev_refused[GP_SHIM_DEVICES_MAX];     /* by a managed device: for good */
 	struct gp_shim_device seen[GP_SHIM_DEVICES_MAX];     /* through NVML only */
 	int seen_count;
-} shim = { PTHREAD_ONCE_INIT, CUDA_ERROR_NOT_INITIALIZED, .lock = PTHREAD_MUTEX_INITIALIZER };
+} shim = {
+	PTHREAD_ONCE_INIT, CUDA_ERROR_NOT_INITIALIZED, .lock = PTHREAD_MUTEX_INITIALIZER,
+	.dev_lock = { [0 ... GP_SHIM_DEVICES_MAX - 1] = PTHREAD_MUTEX_INITIALIZER },
+};
 
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
@@ -123,13 +132,17 @@ void *gp_shim_real(const char *name, int version, int per_thread)
 /* ---- set-up ---------------------------------------------------------- */
 
 /* A forked child is a process of its own: it joins the regions again to
- * get slots of its own, so that its memory dies with it. */
+ * get slots of its own, so that its memory dies with it. Its only thread
+ * holds no lock (another thread of the parent may have held one). */
 static void forget_devices(void)
 {
-	memset(shim.dev_ready, 0, sizeof(shim.dev_ready));
+	for (int i = 0; i < GP_SHIM_DEVICES_MAX; i++)
+		atomic_store(&shim.dev_ready[i], false);
 	memset(shim.dev_refused, 0, sizeof(shim.dev_refused));
 	shim.seen_count = 0;
 	pthread_mutex_init(&shim.lock, NULL);
+	for (int i = 0; i < GP_SHIM_DEVICES_MAX; i++)
+		pthread_mutex_init(&shim.dev_lock[i], NULL);
 }
 
 static void setup(void)
@@ -263,6 +276,28 @@ static CUresult device_setup(int index, struct gp_shim_device *d)
 	return CUDA_SUCCESS;
 }
 
+/* Sets device `index` up unless another thread did meanwhile: the first
+ * caller does, the others wait for it on the device's lock (which no
+ * other lock is taken before: the set-up calls the driver, and so takes
+ * shim.lock). */
+static CUresult device_setup_once(int index)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&shim.dev_lock[index]);
+	if (!atomic_load(&shim.dev_ready[index])) {
+		r = shim.dev_refused[index];    /* decided: asking again changes nothing */
+		if (r == CUDA_SUCCESS)
+			r = device_setup(index, &shim.dev[index]);
+		if (r == CUDA_SUCCESS)
+			atomic_store_explicit(&shim.dev_ready[index], true, memory_order_release);
+		else if (r == CUDA_ERROR_NOT_PERMITTED)
+			shim.dev_refused[index] = r;
+	}
+	pthread_mutex_unlock(&shim.dev_lock[index]);
+	return r;
+}
+
 CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev)
 {
 	CUresult r = gp_shim_ready();
@@ -271,20 +306,8 @@ CUresult gp_shim_device(int index, struct gp_shim_device **ret_dev)
 		return r;
 	if (index < 0 || index >= GP_SHIM_DEVICES_MAX)
 		return CUDA_ERROR_INVALID_DEVICE;
-	pthread_mutex_lock(&shim.lock);
-	if (!shim.dev_ready[index]) {
-		r = shim.dev_refused[index];    /* decided: asking again changes nothing */
-		if (r == CUDA_SUCCESS) {
-			pthread_mutex_unlock(&shim.lock);
-			r = device_setup(index, &shim.dev[index]);  /* calls the driver */
-			pthread_mutex_lock(&shim.lock);
-			if (r == CUDA_SUCCESS)
-				shim.dev_ready[index] = true;
-			else if (r == CUDA_ERROR_NOT_PERMITTED)
-				shim.dev_refused[index] = r;
-		}
-	}
-	pthread_mutex_unlock(&shim.lock);
+	if (!atomic_load_explicit(&shim.dev_ready[index], memory_order_acquire))
+		r = device_setup_once(index);
 	if (r == CUDA_SUCCESS)
 		*ret_dev = &shim.dev[index];
 	return r;
@@ -300,7 +323,7 @@ CUresult gp_shim_device_by_uuid(const char *uuid, int index, uint64_t total,
 		return r;
 	pthread_mutex_lock(&shim.lock);
 	for (int i = 0; i < GP_SHIM_DEVICES_MAX && !found; i++)
-		if (shim.dev_ready[i] && strcmp(shim.dev[i].uuid, uuid) == 0)
+		if (atomic_load(&shim.dev_ready[i]) && strcmp(shim.dev[i].uuid, uuid) == 0)
 			found = &shim.dev[i];
 	for (int i = 0; i < shim.seen_count && !found; i++)
 		if (strcmp(shim.seen[i].uuid, uuid) == 0)
@@ -360,6 +383,12 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }
 
+#ifndef GP_SHIM_NO_DLSYM
+/* The third door, left out only of tests/shim/test-threads.c's linked build
+ * (the ThreadSanitizer pass): a dlsym of our own would run before the
+ * sanitizer's runtime is set up, and that runtime finds the functions it
+ * wraps with dlsym. */
+
 /* Is `handle` a handle of the library whose file name starts with
  * `name` (e.g. "libcuda.so")? Asks the dynamic linker, so that a process
  * looking up symbols in other libraries never loads the driver. */
@@ -397,3 +426,4 @@ void *dlsym(void *handle, const char *symbol)
 	}
 	return next ? next(handle, symbol) : NULL;
 }
+#endif

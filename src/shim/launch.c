@@ -31,7 +31,8 @@ typedef CUresult (*event_record_fn)(CUevent, CUstream);
 typedef CUresult (*event_sync_fn)(CUevent);
 typedef CUresult (*event_query_fn)(CUevent);
 
-/* Per device: the two events that alternate behind our launches. */
+/* Per device and per thread (each thread bounds its own launches): the two
+ * events that alternate behind them. */
 static __thread struct {
 	CUevent event[2];
 	unsigned last;          /* the one recorded last */

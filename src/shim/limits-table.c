@@ -1,7 +1,10 @@
 /* limits-table.c — the limits table of one device (see limits-table.h).
  *
- * The file is a header (magic, version and size in the same places as in
- * the region, the device's UUID and memory, the writers' mutex) and
+ * The file is a base/shfile.h file, made complete under a temporary name
+ * (gp_shfile_make) and renamed into place, and opened read-only by tasks
+ * (so not through gp_shfile_open): its head (magic, version and size, in
+ * the same places as in every shared file), the device's UUID and
+ * memory, the writers' mutex, and
  * GP_REGION_TASKS entries. Every field that readers load is an atomic
  * of at most 64 bits, so that a read-only mapping serves (loads only; no
  * read-modify-write ever touches it from a reader).
@@ -43,6 +46,7 @@
 #include "base/hash.h"
 #include "base/pshared.h"
 #include "base/sha256.h"
+#include "base/shfile.h"
 
 #define LIMITS_MAGIC 0x3130746d6c706721ULL      /* "!gplmt01" */
 #define LIMITS_VERSION 1
@@ -67,9 +71,7 @@ struct entry {
 };
 
 struct table {
-	_Atomic uint64_t magic;         /* set before the file gets its name */
-	uint32_t version;
-	uint32_t size;                  /* sizeof(struct table): tells ABIs apart */
+	struct gp_shfile_head head;     /* magic set before the file gets its name */
 	char uuid[GP_UUID_STR_MAX];
 	_Atomic uint64_t total_bytes;
 	pthread_mutex_t lock;           /* writers only */
@@ -256,11 +258,36 @@ uint64_t gp_limits_total(const struct gp_limits *l)
 
 /* ---- opening --------------------------------------------------------- */
 
+/* What a new table is made with. */
+struct table_new {
+	const char *uuid;
+	uint64_t total;
+};
+
+static int table_init(void *map, const void *arg)
+{
+	const struct table_new *n = arg;
+	struct table *t = map;
+
+	snprintf(t->uuid, sizeof(t->uuid), "%s", n->uuid);
+	atomic_store(&t->total_bytes, n->total);
+	return gp_pshared_mutex_init(&t->lock);
+}
+
+/* The table's layout; mode 0644: the maker writes, tasks read. */
+static struct gp_shfile_layout table_layout(const struct table_new *n)
+{
+	return (struct gp_shfile_layout){
+		LIMITS_MAGIC, LIMITS_VERSION, sizeof(struct table), 0644, table_init, NULL, n,
+	};
+}
+
 /* Is the table in this mapping of our version and of device uuid? */
 static bool table_is_ours(const struct table *t, const char *uuid)
 {
-	return atomic_load(&t->magic) == LIMITS_MAGIC && t->version == LIMITS_VERSION &&
-	       t->size == sizeof(*t) && strncmp(t->uuid, uuid, sizeof(t->uuid)) == 0;
+	struct gp_shfile_layout layout = table_layout(NULL);
+
+	return gp_shfile_is(t, &layout) && strncmp(t->uuid, uuid, sizeof(t->uuid)) == 0;
 }
 
 /* Maps fd (open on a table of at least its size) with `prot`. */
@@ -534,36 +561,16 @@ static bool table_keep(const char *path, const char *uuid, uint64_t total)
 	return keep;
 }
 
-/* Writes a new, empty table at tmp (made with O_EXCL). */
+/* Writes a new, empty table at tmp (made with O_EXCL, mode exactly 0644). */
 static int table_make(const char *tmp, const char *uuid, uint64_t total)
 {
-	struct table *t;
+	struct table_new n = { uuid, total };
+	struct gp_shfile_layout layout = table_layout(&n);
 	void *p;
-	int fd, r;
+	int r = gp_shfile_make(tmp, &layout, &p);
 
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	/* fchmod, not the umask: the mode is exactly 0644 whatever it is. */
-	if (ftruncate(fd, sizeof(*t)) < 0 || fchmod(fd, 0644) < 0) {
-		r = -errno;
-		goto out;
-	}
-	r = table_map(fd, PROT_READ | PROT_WRITE, &p);
-	if (r < 0)
-		goto out;
-	t = p;
-	r = gp_pshared_mutex_init(&t->lock);
-	if (r == 0) {
-		t->version = LIMITS_VERSION;
-		t->size = sizeof(*t);
-		snprintf(t->uuid, sizeof(t->uuid), "%s", uuid);
-		atomic_store(&t->total_bytes, total);
-		atomic_store(&t->magic, LIMITS_MAGIC);
-	}
-	munmap(p, sizeof(*t));
-out:
-	close(fd);
+	if (r == 0)
+		gp_shfile_unmap(p, &layout);
 	return r;
 }
 

@@ -12,7 +12,12 @@
  * slice, clamped, never wrapped.
  *
  * Which allocation holds how much is remembered per process in a small
- * hash table (pointer or handle -> device, bytes). */
+ * hash table (pointer or handle -> device, bytes), under held_lock. A
+ * free takes its entry out before the driver frees, and gives the bytes
+ * back only after: the driver may hand the same address to another
+ * thread's allocation as soon as it is free, and that one's entry must
+ * never be taken for this one's; and the bytes counted never fall below
+ * what the driver holds. A free the driver refuses puts the entry back. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,6 +44,14 @@ static size_t bucket(uint64_t key)
 	return (size_t)((key >> 4) * 0x9e3779b97f4a7c15ULL >> 54) & (BUCKETS - 1);
 }
 
+static void held_put(struct held *h)
+{
+	pthread_mutex_lock(&held_lock);
+	h->next = held[bucket(h->key)];
+	held[bucket(h->key)] = h;
+	pthread_mutex_unlock(&held_lock);
+}
+
 static void held_add(uint64_t key, int dev, uint64_t bytes)
 {
 	struct held *h = malloc(sizeof(*h));
@@ -46,14 +59,11 @@ static void held_add(uint64_t key, int dev, uint64_t bytes)
 	if (!h)
 		return;         /* the memory stays counted: safe side */
 	*h = (struct held){ .key = key, .dev = dev, .bytes = bytes };
-	pthread_mutex_lock(&held_lock);
-	h->next = held[bucket(key)];
-	held[bucket(key)] = h;
-	pthread_mutex_unlock(&held_lock);
+	held_put(h);
 }
 
-/* Forgets `key`; true with its device and size when it was known. */
-static bool held_take(uint64_t key, int *ret_dev, uint64_t *ret_bytes)
+/* Takes the entry of `key` out of the table; NULL when it has none. */
+static struct held *held_take(uint64_t key)
 {
 	struct held **link, *h = NULL;
 
@@ -65,34 +75,28 @@ static bool held_take(uint64_t key, int *ret_dev, uint64_t *ret_bytes)
 			break;
 		}
 	pthread_mutex_unlock(&held_lock);
-	if (!h)
-		return false;
-	*ret_dev = h->dev;
-	*ret_bytes = h->bytes;
-	free(h);
-	return true;
+	return h;
 }
 
-static bool held_has(uint64_t key)
-{
-	bool found = false;
-
-	pthread_mutex_lock(&held_lock);
-	for (struct held *h = held[bucket(key)]; h && !found; h = h->next)
-		found = h->key == key;
-	pthread_mutex_unlock(&held_lock);
-	return found;
-}
-
-/* Gives back what `key` held on its device. */
-static void give_back(uint64_t key)
+/* Gives back what entry h (taken out, may be NULL) held on its device. */
+static void give_back(struct held *h)
 {
 	struct gp_shim_device *d;
-	uint64_t bytes;
-	int dev;
 
-	if (held_take(key, &dev, &bytes) && gp_shim_device(dev, &d) == CUDA_SUCCESS)
-		gp_region_mem_release(d->region, d->slot, bytes);
+	if (h && gp_shim_device(h->dev, &d) == CUDA_SUCCESS)
+		gp_region_mem_release(d->region, d->slot, h->bytes);
+	free(h);
+}
+
+/* After the driver answered a free of what h held: the bytes go back, or
+ * the entry does when the driver refused. */
+static CUresult freed(CUresult r, struct held *h)
+{
+	if (r == CUDA_SUCCESS)
+		give_back(h);
+	else if (h)
+		held_put(h);
+	return r;
 }
 
 /* Admits `bytes` on device d (index dev): CUDA_ERROR_OUT_OF_MEMORY past
@@ -179,11 +183,9 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned 
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-	CUresult r = GP_REAL(PFN_cuMemFree_v2, "cuMemFree", 3020, 0)(dptr);
+	struct held *h = held_take(dptr);
 
-	if (r == CUDA_SUCCESS)
-		give_back(dptr);
-	return r;
+	return freed(GP_REAL(PFN_cuMemFree_v2, "cuMemFree", 3020, 0)(dptr), h);
 }
 
 typedef CUresult (*async_fn)(CUdeviceptr *, size_t, CUstream);
@@ -234,20 +236,21 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes,
 }
 
 /* Runs on the stream, after the free: the memory is back in stream order. */
-static void given_back_in_order(void *key)
+static void given_back_in_order(void *h)
 {
-	give_back((uint64_t)(uintptr_t)key);
+	give_back(h);
 }
 
 static CUresult free_async(CUdeviceptr dptr, CUstream s, bool per_thread)
 {
+	struct held *h = held_take(dptr);
 	CUresult r = GP_REAL(free_async_fn, "cuMemFreeAsync", 11020, per_thread)(dptr, s);
 
-	if (r != CUDA_SUCCESS)
-		return r;
+	if (r != CUDA_SUCCESS || !h)
+		return freed(r, h);
 	if (GP_REAL(host_fn_fn, "cuLaunchHostFunc", 10000, per_thread)(
-		    s, given_back_in_order, (void *)(uintptr_t)dptr) != CUDA_SUCCESS)
-		give_back(dptr);        /* no stream callback: now, then */
+		    s, given_back_in_order, h) != CUDA_SUCCESS)
+		give_back(h);           /* no stream callback: now, then */
 	return r;
 }
 
@@ -289,11 +292,9 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-	CUresult r = GP_REAL(release_fn, "cuMemRelease", 10020, 0)(handle);
+	struct held *h = held_take(handle);
 
-	if (r == CUDA_SUCCESS)
-		give_back(handle);
-	return r;
+	return freed(GP_REAL(release_fn, "cuMemRelease", 10020, 0)(handle), h);
 }
 
 /* ---- arrays ---------------------------------------------------------- */
@@ -357,11 +358,9 @@ CUresult CUDAAPI cuArray3DCreate_v2(void **array, const struct array3d_desc *a)
 
 CUresult CUDAAPI cuArrayDestroy(void *array)
 {
-	CUresult r = GP_REAL(array_destroy_fn, "cuArrayDestroy", 2000, 0)(array);
+	struct held *h = held_take((uint64_t)(uintptr_t)array);
 
-	if (r == CUDA_SUCCESS)
-		give_back((uint64_t)(uintptr_t)array);
-	return r;
+	return freed(GP_REAL(array_destroy_fn, "cuArrayDestroy", 2000, 0)(array), h);
 }
 
 /* ---- graph memory ----------------------------------------------------- */
@@ -396,11 +395,19 @@ CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph,
 
 CUresult CUDAAPI cuGraphDestroy(CUgraph graph)
 {
-	CUresult r = GP_REAL(graph_destroy_fn, "cuGraphDestroy", 10000, 0)(graph);
+	struct held *nodes = NULL, *h;
+	CUresult r;
 
-	if (r == CUDA_SUCCESS)      /* every memory node of the graph */
-		while (held_has((uint64_t)(uintptr_t)graph))
-			give_back((uint64_t)(uintptr_t)graph);
+	/* Every memory node of the graph, out of the table first. */
+	while ((h = held_take((uint64_t)(uintptr_t)graph))) {
+		h->next = nodes;
+		nodes = h;
+	}
+	r = GP_REAL(graph_destroy_fn, "cuGraphDestroy", 10000, 0)(graph);
+	for (; nodes; nodes = h) {
+		h = nodes->next;
+		freed(r, nodes);
+	}
 	return r;
 }
 

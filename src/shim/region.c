@@ -13,23 +13,19 @@
  *   admission and changes of limits take it, and readers of the limits
  *   take it so that they never see half of a change.
  * - A process slot belongs to one process, identified by (pid, start
- *   time; base/proc.h), and counts the bytes it holds. Its owner word
- *   packs the pid (low half; 0 = free) with a count of claims (high
- *   half), so that one compare-and-swap frees a dead process's slot and a
- *   stale compare-and-swap (the slot freed and claimed again meanwhile)
- *   fails. There is no intermediate "being changed" state: a process
- *   killed at any instruction leaves no slot stuck. Slots are claimed
- *   under the region mutex, and a slot's fields are written before its
- *   owner word publishes it; readers ignore free slots.
+ *   time; base/proc.h), and counts the bytes it holds. It is a slot of
+ *   base/shfile.h's pid slot table: its owner word packs a count of
+ *   claims with the pid, so that one compare-and-swap claims it or frees
+ *   a dead process's, and a process killed at any instruction leaves no
+ *   slot stuck. Slots are claimed under the region mutex.
  *
  * Invariant: bytes are added to a slot only under its task's mutex after
  * the sum over the task's live slots was found to leave room, and are
  * taken away without a lock; so the sum, read under the mutex, never
  * passes the limit that admitted the bytes.
  *
- * The file starts with the magic (64 bits) and the version and size of
- * the layout (32 bits each); every version keeps these three where they
- * are, so that a file of another version is recognised and replaced.
+ * The file is a base/shfile.h file: its head (magic, version, size) never
+ * moves, so that a file of another version is recognised and replaced.
  *
  * Files a process makes itself are mode 0600: only processes of the user
  * who made a device's region can share it. For tasks of several users,
@@ -65,12 +61,12 @@
 
 #include "base/proc.h"
 #include "base/pshared.h"
+#include "base/shfile.h"
 #include "shim/arbiter.h"
 #include "shim/limits-table.h"
 
 #define REGION_MAGIC 0x3130676572706721ULL      /* "!gpreg01" */
 #define REGION_VERSION 1
-#define READY_WAIT_NS 2000000000ULL
 #define RUN_DIR "/run/gpupool"
 
 enum { TASK_FREE = 0, TASK_ACTIVE = 1 };
@@ -87,16 +83,15 @@ struct task {
 };
 
 struct slot {
-	_Atomic uint64_t owner;         /* claims << 32 | pid; pid 0 = free */
-	_Atomic uint64_t start_time;
+	struct gp_shfile_slot id;       /* owner (claims, pid) and start time */
 	_Atomic int32_t task;
 	_Atomic uint64_t bytes;
 };
 
+_Static_assert(offsetof(struct slot, id) == 0, "a slot starts with its owner");
+
 struct shared {
-	_Atomic uint64_t magic;         /* written last: the file is ready */
-	uint32_t version;
-	uint32_t size;                  /* sizeof(struct shared): tells ABIs apart */
+	struct gp_shfile_head head;     /* magic (written last), version, size */
 	char uuid[GP_UUID_STR_MAX];
 	uint64_t total_bytes;
 	pthread_mutex_t tasks_lock;     /* task creation and slot claims */
@@ -115,58 +110,43 @@ struct gp_region {
 	uint64_t key, secret;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- slots ----------------------------------------------------------- */
 
-static pid_t owner_pid(uint64_t owner)
+static struct gp_shfile_slots slots_of(struct shared *sh)
 {
-	return (pid_t)(uint32_t)owner;
+	return (struct gp_shfile_slots){ sh->slot, sizeof(sh->slot[0]), GP_REGION_PROCS };
 }
 
 static bool slot_is_live(const struct slot *s)
 {
-	return owner_pid(atomic_load(&s->owner)) > 0;
+	return gp_shfile_slot_pid(&s->id) > 0;
 }
 
 /* The live slot of (pid, start), or -1. */
 static int slot_find(struct shared *sh, pid_t pid, uint64_t start)
 {
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		struct slot *s = &sh->slot[i];
+	struct gp_shfile_slots t = slots_of(sh);
 
-		if (owner_pid(atomic_load(&s->owner)) == pid &&
-		    atomic_load(&s->start_time) == start)
-			return i;
-	}
-	return -1;
+	return gp_shfile_slot_find(&t, pid, start);
 }
 
-/* Claims a free slot for (pid, start) in task t; the caller holds the
- * region mutex, so no other claimer competes, and reclaimers leave free
- * slots alone. */
+/* A free slot's fields, before its claim publishes it for task *arg. */
+static void slot_fill(void *slot, void *arg)
+{
+	struct slot *s = slot;
+
+	atomic_store(&s->task, *(const int *)arg);
+	atomic_store(&s->bytes, 0);
+}
+
+/* Claims a free slot for (pid, start) in task t, or -1; the caller holds
+ * the region mutex, which serialises claims. */
 static int slot_claim(struct shared *sh, int t, pid_t pid, uint64_t start)
 {
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		struct slot *s = &sh->slot[i];
-		uint64_t owner = atomic_load(&s->owner);
+	struct gp_shfile_slots table = slots_of(sh);
+	int i = gp_shfile_slot_claim(&table, pid, start, slot_fill, &t);
 
-		if (owner_pid(owner) != 0)
-			continue;
-		atomic_store(&s->start_time, start);
-		atomic_store(&s->task, t);
-		atomic_store(&s->bytes, 0);
-		if (atomic_compare_exchange_strong(&s->owner, &owner,
-						   ((owner >> 32) + 1) << 32 | (uint32_t)pid))
-			return i;
-	}
-	return -1;
+	return i >= 0 ? i : -1;
 }
 
 /* The slot, when it is in use by the calling process. */
@@ -177,7 +157,7 @@ static struct slot *slot_mine(struct gp_region *r, int slot)
 	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
 		return NULL;
 	s = &r->sh->slot[slot];
-	return owner_pid(atomic_load(&s->owner)) == getpid() ? s : NULL;
+	return gp_shfile_slot_pid(&s->id) == getpid() ? s : NULL;
 }
 
 /* The task of a slot in use, or NULL. */
@@ -193,16 +173,9 @@ static struct task *slot_task(struct gp_region *r, int slot)
 
 void gp_region_reclaim(struct gp_region *r)
 {
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		struct slot *s = &r->sh->slot[i];
-		uint64_t owner = atomic_load(&s->owner);
-		pid_t pid = owner_pid(owner);
+	struct gp_shfile_slots t = slots_of(r->sh);
 
-		if (pid <= 0 || gp_proc_alive(pid, atomic_load(&s->start_time)))
-			continue;
-		/* Keeps the claim count; fails when the slot changed hands. */
-		atomic_compare_exchange_strong(&s->owner, &owner, owner >> 32 << 32);
-	}
+	gp_shfile_slot_reclaim(&t, 0);
 }
 
 /* ---- tasks ----------------------------------------------------------- */
@@ -385,8 +358,16 @@ static bool uuid_is_valid(const char *uuid)
 	return true;
 }
 
-static int shared_init(struct shared *sh, const char *uuid, uint64_t total)
+/* What a new region file is made with. */
+struct region_new {
+	const char *uuid;
+	uint64_t total;
+};
+
+static int shared_init(void *map, const void *arg)
 {
+	const struct region_new *n = arg;
+	struct shared *sh = map;
 	int r = gp_pshared_mutex_init(&sh->tasks_lock);
 
 	for (int t = 0; t < GP_REGION_TASKS && r == 0; t++)
@@ -395,150 +376,32 @@ static int shared_init(struct shared *sh, const char *uuid, uint64_t total)
 		return r;
 	for (int i = 0; i < GP_REGION_PROCS; i++)
 		atomic_store(&sh->slot[i].task, -1);
-	sh->version = REGION_VERSION;
-	sh->size = sizeof(*sh);
-	snprintf(sh->uuid, sizeof(sh->uuid), "%s", uuid);
-	sh->total_bytes = total;
-	atomic_store(&sh->magic, REGION_MAGIC);
+	snprintf(sh->uuid, sizeof(sh->uuid), "%s", n->uuid);
+	sh->total_bytes = n->total;
 	return 0;
 }
 
-/* Makes a new region file: -EEXIST when there is one. */
-static int file_create(const char *path, const char *uuid, uint64_t total,
-		       struct shared **ret)
+/* Is this region file the device's? */
+static bool shared_matches(const void *map, const void *arg)
 {
-	struct shared *sh;
-	int fd, r;
+	const struct shared *sh = map;
 
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, sizeof(*sh)) < 0) {
-		r = -errno;
-		goto unlink;
-	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (sh == MAP_FAILED) {
-		r = -errno;
-		goto unlink;
-	}
-	r = shared_init(sh, uuid, total);
-	if (r < 0)
-		goto unmap;
-	close(fd);
-	*ret = sh;
-	return 0;
-unmap:
-	munmap(sh, sizeof(*sh));
-unlink:
-	unlink(path);
-	close(fd);
-	return r;
+	return strncmp(sh->uuid, ((const struct region_new *)arg)->uuid, sizeof(sh->uuid)) == 0;
 }
 
-/* The first words of a region file, whatever its version. */
-struct head {
-	uint64_t magic;
-	uint32_t version;
-	uint32_t size;
-};
-
-/* Waits (bounded) for the creator of fd to publish it. -EIO: still not
- * ready (left half made); -EPROTO: of another version or layout. */
-static int file_wait_ready(int fd)
-{
-	uint64_t deadline = now_ns() + READY_WAIT_NS;
-	struct head h;
-
-	for (;;) {
-		ssize_t n = pread(fd, &h, sizeof(h), 0);
-
-		if (n < 0)
-			return -errno;
-		if (n == (ssize_t)sizeof(h) && h.magic != 0) {
-			if (h.magic != REGION_MAGIC || h.version != REGION_VERSION ||
-			    h.size != sizeof(struct shared))
-				return -EPROTO;
-			return 0;
-		}
-		if (now_ns() > deadline)
-			return -EIO;
-		usleep(1000);
-	}
-}
-
-/* Opens an existing region file: -ENOENT when there is none. */
-static int file_open(const char *path, const char *uuid, struct shared **ret,
-		     struct stat *ret_st)
-{
-	struct shared *sh;
-	int fd, r;
-
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, ret_st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	r = file_wait_ready(fd);
-	if (r < 0)
-		goto out;
-	if (fstat(fd, ret_st) < 0 || (size_t)ret_st->st_size < sizeof(*sh)) {
-		r = -EPROTO;
-		goto out;
-	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (sh == MAP_FAILED) {
-		r = -errno;
-		goto out;
-	}
-	if (atomic_load(&sh->magic) != REGION_MAGIC ||
-	    strncmp(sh->uuid, uuid, sizeof(sh->uuid)) != 0) {
-		munmap(sh, sizeof(*sh));
-		r = -EPROTO;
-		goto out;
-	}
-	*ret = sh;
-out:
-	close(fd);
-	return r;
-}
-
-/* Removes a bad file, unless someone already put another in its place. */
-static void file_replace(const char *path, const struct stat *bad)
-{
-	struct stat st;
-
-	if (stat(path, &st) == 0 && st.st_dev == bad->st_dev && st.st_ino == bad->st_ino)
-		unlink(path);
-}
-
+/* Maps the region file at path: with total 0 an existing one only, else
+ * made when missing, and replaced when half made or of another version
+ * (base/shfile.h). */
 static int file_map(const char *path, const char *uuid, uint64_t total,
 		    struct shared **ret)
 {
-	bool replaced = false;
-	int r = -EAGAIN;
+	struct region_new n = { uuid, total };
+	struct gp_shfile_layout layout = {
+		REGION_MAGIC, REGION_VERSION, sizeof(struct shared), 0600,
+		shared_init, shared_matches, &n,
+	};
 
-	for (int attempt = 0; attempt < 4; attempt++) {
-		struct stat st;
-
-		if (total > 0) {
-			r = file_create(path, uuid, total, ret);
-			if (r != -EEXIST)
-				return r;
-		}
-		r = file_open(path, uuid, ret, &st);
-		if (r == 0 || (r == -ENOENT && total == 0))
-			return r;
-		if (r == -ENOENT)
-			continue;               /* removed meanwhile: make it */
-		if ((r != -EIO && r != -EPROTO) || total == 0 || replaced)
-			return r;
-		file_replace(path, &st);
-		replaced = true;
-	}
-	return r;
+	return gp_shfile_open(path, &layout, total > 0 ? GP_SHFILE_CREATE : 0, (void **)ret);
 }
 
 static int region_path(const char *dir, const char *uuid, char *buf, size_t len)
@@ -1115,7 +978,7 @@ int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max)
 	task = atomic_load(&r->sh->slot[slot].task);
 	for (int i = 0; i < GP_REGION_PROCS; i++) {
 		const struct slot *s = &r->sh->slot[i];
-		pid_t pid = owner_pid(atomic_load(&s->owner));
+		pid_t pid = gp_shfile_slot_pid(&s->id);
 
 		if (pid <= 0 || atomic_load(&s->task) != task)
 			continue;

@@ -4,7 +4,16 @@
  * (cuGetProcAddress, dlsym on the driver's handle, and plain symbol
  * interposition); memory.c enforces memory slices. State is per process,
  * set up lazily by the first hooked call, so a process that never touches
- * the driver pays nothing. */
+ * the driver pays nothing.
+ *
+ * Threads: every hook may run in many threads at once. The configuration
+ * is loaded once (pthread_once in gp_shim_ready). Device i is set up once
+ * under its own mutex, however many threads race into it, and published
+ * by an atomic flag: after that, gp_shim_device is one atomic load and the
+ * struct gp_shim_device is read only (its region and arbiter guard their
+ * own state: region.h, arbiter.h). The devices seen through NVML only, and
+ * the driver's handle, are under gpushare.c's lock; memory.c's table of
+ * allocations is under its own. */
 #ifndef GP_SHIM_SHIM_H
 #define GP_SHIM_SHIM_H
 
@@ -32,7 +41,8 @@ void *gp_shim_real(const char *name, int version, int per_thread);
 		(type) fn_;                                                    \
 	})
 
-/* The state of one device for this process: its region and our slot. */
+/* The state of one device for this process: its region and our slot.
+ * Written by its set-up only, before it is published; read only after. */
 struct gp_shim_device {
 	char uuid[GP_UUID_STR_MAX];
 	const char *dir;                /* of its region: NULL, run_dir or the system's */

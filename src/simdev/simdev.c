@@ -7,29 +7,22 @@
  * the turn) are robust, so a process killed while holding one hands it on
  * to the next locker instead of blocking it forever.
  *
- * A process slot belongs to one process, identified by (pid, start time;
- * base/proc.h). Its owner word packs the pid (low half; 0 = free) with a
- * count of claims (high half), and it is the only thing that says whether
- * the slot is in use:
- * - A claim takes the slots mutex, so no other claimer competes, writes
- *   the free slot's fields (start time, memory, contexts, waits at zero)
- *   and then publishes it with one compare-and-swap of the owner word
- *   from (claims, 0) to (claims + 1, pid).
- * - Giving back a dead process's slot is one compare-and-swap from
- *   (claims, pid) to (claims, 0), without the mutex; it fails when the
- *   slot was given back and claimed again meanwhile (the claims differ),
- *   so a stale decision never frees a live process's slot.
- * There is no intermediate "being changed" state: a process killed at any
- * instruction leaves a slot either free (with fields the next claim
- * rewrites) or owned by a dead pid (given back by the next reclaim), and
- * the slots mutex, if it held it, passes on. Readers ignore free slots. */
+ * The file is a base/shfile.h file (made once, its head never moving, a
+ * file of another layout replaced), and its process slots are that
+ * module's pid slot table: a slot belongs to one process, identified by
+ * (pid, start time; base/proc.h), and changes hands by one compare-and-
+ * swap of its owner word (a count of claims and the pid). Claims take the
+ * slots mutex, so no other claimer competes, and write the free slot's
+ * fields (memory, contexts, waits at zero) before publishing it; giving
+ * back a dead process's slot needs no mutex. A process killed at any
+ * instruction leaves a slot either free or owned by a dead pid (given
+ * back by the next reclaim), and the slots mutex, if it held it, passes
+ * on. Readers ignore free slots. */
 #include "simdev/simdev.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +35,10 @@
 
 #include "base/proc.h"
 #include "base/pshared.h"
+#include "base/shfile.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
-#define SIM_VERSION 2                   /* 2: owner words, the slots mutex */
+#define SIM_VERSION 3                   /* 3: base/shfile.h's head and slots */
 #define RING 8192                       /* quanta kept per device */
 #define SPEC_MAX 256
 #define GiB (1024ULL * 1024 * 1024)
@@ -81,16 +75,16 @@ struct device {
 };
 
 struct proc_slot {
-	_Atomic uint64_t owner;         /* claims << 32 | pid; pid 0 = free */
-	_Atomic uint64_t start_time;    /* tells a reused pid apart */
+	struct gp_shfile_slot id;       /* owner (claims, pid; 0: free), start time */
 	_Atomic uint64_t mem[SIM_DEVICES_MAX];
 	_Atomic uint32_t contexts[SIM_DEVICES_MAX];
 	_Atomic uint32_t waiting[SIM_DEVICES_MAX];
 };
 
+_Static_assert(offsetof(struct proc_slot, id) == 0, "a slot starts with its owner");
+
 struct shared {
-	_Atomic uint64_t magic;         /* set last: the file is ready */
-	uint32_t version;
+	struct gp_shfile_head head;     /* magic (set last), version, size */
 	uint32_t devices;
 	char spec[SPEC_MAX];
 	pthread_mutex_t slots_lock;     /* slot claims */
@@ -138,34 +132,23 @@ static uint64_t fnv1a(const char *s)
 
 /* ---- processes ------------------------------------------------------ */
 
-#ifdef GP_SIMDEV_TEST_HOOKS
-/* Tests stop a process here, in the middle of changing a slot, and kill
- * it: GPUPOOL_SIM_TEST_STOP names the point. Only in the tests' build of
- * this file (tests/simdev/sim-slots.c), never in the libraries. */
-static void test_stop(const char *point)
+static struct gp_shfile_slots slots_of(const struct sim *s)
 {
-	const char *want = getenv("GPUPOOL_SIM_TEST_STOP");
-
-	if (want && strcmp(want, point) == 0)
-		raise(SIGSTOP);
-}
-#else
-#define test_stop(point) ((void)0)
-#endif
-
-static pid_t owner_pid(uint64_t owner)
-{
-	return (pid_t)(uint32_t)owner;
+	return (struct gp_shfile_slots){ s->sh->proc, sizeof(s->sh->proc[0]), SIM_PROCS_MAX };
 }
 
 /* The pid of the process a slot belongs to, 0 when it is free. */
 static pid_t slot_pid(const struct proc_slot *p)
 {
-	return owner_pid(atomic_load(&p->owner));
+	return gp_shfile_slot_pid(&p->id);
 }
 
-static void slot_clear(struct proc_slot *p)
+/* A free slot's fields, before its claim publishes it. */
+static void slot_clear(void *slot, void *arg)
 {
+	struct proc_slot *p = slot;
+
+	(void)arg;
 	for (int d = 0; d < SIM_DEVICES_MAX; d++) {
 		atomic_store(&p->mem[d], 0);
 		atomic_store(&p->contexts[d], 0);
@@ -175,17 +158,9 @@ static void slot_clear(struct proc_slot *p)
 
 void sim_reclaim(struct sim *s)
 {
-	for (int i = 0; i < SIM_PROCS_MAX; i++) {
-		struct proc_slot *p = &s->sh->proc[i];
-		uint64_t owner = atomic_load(&p->owner);
-		pid_t pid = owner_pid(owner);
+	struct gp_shfile_slots t = slots_of(s);
 
-		if (pid == 0 || pid == s->pid || gp_proc_alive(pid, atomic_load(&p->start_time)))
-			continue;
-		test_stop("reclaim");
-		/* Keeps the claim count; fails when the slot changed hands. */
-		atomic_compare_exchange_strong(&p->owner, &owner, owner >> 32 << 32);
-	}
+	gp_shfile_slot_reclaim(&t, s->pid);
 }
 
 int sim_proc_count(struct sim *s)
@@ -198,39 +173,20 @@ int sim_proc_count(struct sim *s)
 	return n;
 }
 
-/* Claims a free slot under the slots mutex: no other claimer competes,
- * and reclaimers leave free slots alone, so the compare-and-swap that
- * publishes the slot cannot fail. */
-static int slot_find_free(struct sim *s, pid_t pid, uint64_t start)
-{
-	for (int i = 0; i < SIM_PROCS_MAX; i++) {
-		struct proc_slot *p = &s->sh->proc[i];
-		uint64_t owner = atomic_load(&p->owner);
-
-		if (owner_pid(owner) != 0)
-			continue;
-		slot_clear(p);
-		atomic_store(&p->start_time, start);
-		test_stop("claim");
-		if (atomic_compare_exchange_strong(&p->owner, &owner,
-						   ((owner >> 32) + 1) << 32 | (uint32_t)pid))
-			return i;
-	}
-	return -EUSERS;
-}
-
+/* Claims a free slot under the slots mutex, which serialises claims. */
 static int slot_claim(struct sim *s)
 {
+	struct gp_shfile_slots t = slots_of(s);
 	pid_t pid = getpid();
 	uint64_t start = gp_proc_start_time(pid);
 	int slot, r = gp_pshared_mutex_lock(&s->sh->slots_lock);
 
 	if (r < 0)
 		return r;
-	slot = slot_find_free(s, pid, start);
+	slot = gp_shfile_slot_claim(&t, pid, start, slot_clear, NULL);
 	if (slot < 0) {
 		sim_reclaim(s);
-		slot = slot_find_free(s, pid, start);
+		slot = gp_shfile_slot_claim(&t, pid, start, slot_clear, NULL);
 	}
 	pthread_mutex_unlock(&s->sh->slots_lock);
 	if (slot < 0)
@@ -320,18 +276,26 @@ static int parse_spec(const char *spec, int *model, char *err, size_t err_len)
 	return n;
 }
 
-static int shared_init(struct shared *sh, const char *spec, const int *model, int n)
-{
-	uint64_t h = fnv1a(spec);
+/* What a new state file is made for. */
+struct sim_new {
+	const char *spec;
+	const int *model;
+	int n;
+};
 
-	sh->version = SIM_VERSION;
-	sh->devices = (uint32_t)n;
-	snprintf(sh->spec, sizeof(sh->spec), "%s", spec);
-	for (int i = 0; i < n; i++) {
+static int shared_init(void *map, const void *arg)
+{
+	const struct sim_new *new = arg;
+	struct shared *sh = map;
+	uint64_t h = fnv1a(new->spec);
+
+	sh->devices = (uint32_t)new->n;
+	snprintf(sh->spec, sizeof(sh->spec), "%s", new->spec);
+	for (int i = 0; i < new->n; i++) {
 		struct device *d = &sh->dev[i];
 		uint64_t u = (h ^ ((uint64_t)i * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
 
-		d->model = model[i];
+		d->model = new->model[i];
 		for (int b = 0; b < 16; b++)
 			d->uuid_bytes[b] = (unsigned char)((b < 8 ? u : ~u * 31) >> (8 * (b % 8)));
 		d->uuid_bytes[6] = (unsigned char)((d->uuid_bytes[6] & 0x0f) | 0x40);
@@ -346,8 +310,16 @@ static int shared_init(struct shared *sh, const char *spec, const int *model, in
 	}
 	if (gp_pshared_mutex_init(&sh->slots_lock) < 0)
 		return -ENOMEM;
-	atomic_store(&sh->magic, SIM_MAGIC);
 	return 0;
+}
+
+/* Is this state file the one of the device set? (The file's name is a
+ * hash of the set, which two sets may share.) */
+static bool shared_matches(const void *map, const void *arg)
+{
+	const struct shared *sh = map;
+
+	return strcmp(sh->spec, ((const struct sim_new *)arg)->spec) == 0;
 }
 
 /* Where the state lives; true when the directory was named explicitly
@@ -367,39 +339,19 @@ static bool state_dir(char *buf, size_t len)
 	return dir && *dir;
 }
 
-/* Maps an existing state file once its creator has finished it. */
-static struct shared *map_ready(int fd)
-{
-	uint64_t deadline = sim_now_ns() + 2000000000ULL;
-	struct shared *sh;
-	struct stat st;
-
-	while (fstat(fd, &st) == 0 && (size_t)st.st_size < sizeof(*sh)) {
-		if (sim_now_ns() > deadline)
-			return NULL;
-		usleep(1000);
-	}
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (sh == MAP_FAILED)
-		return NULL;
-	while (atomic_load(&sh->magic) != SIM_MAGIC) {
-		if (sim_now_ns() > deadline) {
-			munmap(sh, sizeof(*sh));
-			return NULL;
-		}
-		usleep(1000);
-	}
-	return sh;
-}
-
-/* Opens or creates the state file for `spec`. A file left half made by a
- * creator that died is replaced once. */
+/* Opens or creates the state file for `spec`; one left half made by a
+ * creator that died, or of another layout or set, is replaced. */
 static int map_state(const char *spec, const int *model, int n, struct shared **ret,
 		     char *err, size_t err_len)
 {
 	char dir[PATH_MAX - 64], path[PATH_MAX];
-
 	bool shared = state_dir(dir, sizeof(dir));
+	struct sim_new new = { spec, model, n };
+	struct gp_shfile_layout layout = {
+		SIM_MAGIC, SIM_VERSION, sizeof(struct shared), shared ? 0666 : 0600,
+		shared_init, shared_matches, &new,
+	};
+	int r;
 
 	if (mkdir(dir, shared ? 0755 : 0700) < 0 && errno != EEXIST) {
 		snprintf(err, err_len, "simdev: cannot create %s: %s (set GPUPOOL_SIM_DIR)",
@@ -408,41 +360,12 @@ static int map_state(const char *spec, const int *model, int n, struct shared **
 	}
 	snprintf(path, sizeof(path), "%s/sim-%016llx.shm", dir,
 		 (unsigned long long)fnv1a(spec));
-	for (int attempt = 0; attempt < 2; attempt++) {
-		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		struct shared *sh;
-
-		if (fd >= 0) {
-			if ((shared && fchmod(fd, 0666) < 0) || ftruncate(fd, sizeof(*sh)) < 0 ||
-			    (sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED,
-				       fd, 0)) == MAP_FAILED) {
-				close(fd);
-				unlink(path);
-				break;
-			}
-			close(fd);
-			if (shared_init(sh, spec, model, n) < 0)
-				break;
-			*ret = sh;
-			return 0;
-		}
-		if (errno != EEXIST)
-			break;
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;               /* removed meanwhile: create it */
-		sh = map_ready(fd);
-		close(fd);
-		if (sh && sh->version == SIM_VERSION && strcmp(sh->spec, spec) == 0) {
-			*ret = sh;
-			return 0;
-		}
-		if (sh)
-			munmap(sh, sizeof(*sh));
-		unlink(path);                   /* stale or foreign: start over */
+	r = gp_shfile_open(path, &layout, GP_SHFILE_CREATE, (void **)ret);
+	if (r < 0) {
+		snprintf(err, err_len, "simdev: cannot set up %s: %s", path, strerror(-r));
+		return -EIO;
 	}
-	snprintf(err, err_len, "simdev: cannot set up %s: %s", path, strerror(errno));
-	return -EIO;
+	return 0;
 }
 
 int sim_open(struct sim **ret_sim, char *err, size_t err_len)

@@ -6,9 +6,10 @@
  *        sim-slots count    prints the slots in use (itself included),
  *                           once the dead processes' are given back
  *
- * Built with simdev.c's test hooks: GPUPOOL_SIM_TEST_STOP=claim or
- * =reclaim stops the process (SIGSTOP) in the middle of changing a slot,
- * for the test to kill it there. Exit status 0, 1 when the state cannot
+ * Built with the test hooks of base/shfile.c (where simdev's slots change
+ * hands): GPUPOOL_SHFILE_TEST_STOP=claim or =reclaim stops the process
+ * (SIGSTOP) in the middle of changing a slot, for the test to kill it
+ * there. Exit status 0, 1 when the state cannot
  * be opened, 2 bad usage. */
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test-slots.sh — a process killed while it changes a process slot of the
-# simulated devices leaves nothing stuck. sim-slots (simdev.c built with its
-# test hooks) stops itself with SIGSTOP at the moment it claims a slot, or
+# simulated devices leaves nothing stuck. sim-slots (simdev.c with
+# base/shfile.c built with its test hooks) stops itself with SIGSTOP at the moment it claims a slot, or
 # gives back a dead process's, and is SIGKILLed there; afterwards the slots
 # in use are those of live processes only, and every slot can be had.
 # usage: test-slots.sh PATH/TO/sim-slots
@@ -44,7 +44,7 @@ kill_stopped() {
 in_use alone 1
 
 # 1. Killed in the middle of claiming a slot.
-GPUPOOL_SIM_TEST_STOP=claim "$slots" hold >/dev/null &
+GPUPOOL_SHFILE_TEST_STOP=claim "$slots" hold >/dev/null &
 kill_stopped claim
 in_use killed-claiming 1
 
@@ -54,7 +54,7 @@ dead=$!
 wait_line "$tmp/dead"
 kill -KILL $dead
 wait $dead 2>/dev/null
-GPUPOOL_SIM_TEST_STOP=reclaim "$slots" count >/dev/null &
+GPUPOOL_SHFILE_TEST_STOP=reclaim "$slots" count >/dev/null &
 kill_stopped reclaim
 in_use killed-reclaiming 1
 

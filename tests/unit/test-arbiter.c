@@ -1,6 +1,11 @@
 /* test-arbiter.c — the compute arbiter's turns (src/shim/arbiter.c), in
  * one process: turn lengths follow the share, a live change of the share
- * applies at the next turn, and a hard share is a cap even alone. */
+ * applies at the next turn, a hard share is a cap even alone, eight
+ * threads launching at once share the process's turns (each turn is
+ * charged once), and a .sched file left half made is replaced. An alarm
+ * fails a run that hangs. */
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "shim/arbiter.h"
 #include "shim/region.h"
 
 #define MS 1000000ULL
+#define TEST_ALARM_S 30
 
 struct fixture {
 	char dir[64];
@@ -27,6 +34,7 @@ static int setup(void **state)
 	struct gp_task_limits limits = { .compute = 80, .priority = 5 };
 	int slot;
 
+	alarm(TEST_ALARM_S);
 	snprintf(f.dir, sizeof(f.dir), "/tmp/gp-arbiter-XXXXXX");
 	if (!mkdtemp(f.dir) || gp_region_open(f.dir, "GPU-test", 1 << 30, &f.region) < 0 ||
 	    gp_region_join(f.region, "t", &limits, &slot) < 0 ||
@@ -87,11 +95,108 @@ static void a_hard_share_is_a_cap_alone(void **state)
 	assert_in_range((gp_arbiter_used_ns(f->arbiter) - used) / MS, 80, 160);
 }
 
+/* ---- threads ----------------------------------------------------------- */
+
+#define THREADS 8
+#define THREADS_RUN_NS (600 * MS)
+
+struct launcher {
+	struct gp_arbiter *arbiter;
+	pthread_barrier_t *start;
+	uint64_t until;
+	unsigned long launches;
+};
+
+/* A thread of the program: launches (without work) until `until`,
+ * sometimes waiting for "its work" as a program synchronizing would. */
+static void *launcher_main(void *arg)
+{
+	struct launcher *l = arg;
+
+	pthread_barrier_wait(l->start);
+	while (now_ns() < l->until) {
+		gp_arbiter_before_launch(l->arbiter, NULL, NULL);
+		l->launches++;
+		if (l->launches % 64 == 0)
+			gp_arbiter_idle(l->arbiter);
+		if (gp_arbiter_wanted(l->arbiter))
+			gp_arbiter_yield(l->arbiter);
+	}
+	return NULL;
+}
+
+/* Eight threads of one process launch at once for 600 ms at a hard 50 %
+ * share: every turn is charged once, so the device time the process is
+ * charged is about half the time that passed, never more than all of it. */
+static void threads_share_the_process_turns(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task_limits half = { .compute = 50, .priority = 5 };
+	struct launcher l[THREADS];
+	pthread_t thread[THREADS];
+	pthread_barrier_t start;
+	uint64_t used, begin, elapsed;
+
+	assert_int_equal(gp_region_set(f->region, "t", &half), 0);
+	next_turn(f->arbiter);          /* a turn at 50 % */
+	assert_int_equal(pthread_barrier_init(&start, NULL, THREADS + 1), 0);
+	begin = now_ns();
+	for (int i = 0; i < THREADS; i++) {
+		l[i] = (struct launcher){ f->arbiter, &start, begin + THREADS_RUN_NS, 0 };
+		assert_int_equal(pthread_create(&thread[i], NULL, launcher_main, &l[i]), 0);
+	}
+	used = gp_arbiter_used_ns(f->arbiter);
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < THREADS; i++) {
+		assert_int_equal(pthread_join(thread[i], NULL), 0);
+		assert_true(l[i].launches > 0);
+	}
+	next_turn(f->arbiter);          /* the last turn is charged */
+	elapsed = now_ns() - begin;
+	used = gp_arbiter_used_ns(f->arbiter) - used;
+	pthread_barrier_destroy(&start);
+	print_message("charged %llu ms of %llu ms\n", (unsigned long long)(used / MS),
+		      (unsigned long long)(elapsed / MS));
+	/* 50 % of 600 ms, plus at most the turns' worth of the bucket (two
+	 * slices) and the turn that ends it: well under all the time. */
+	assert_true(used <= elapsed);
+	assert_in_range(used / MS, 150, 450);
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+/* A .sched file its maker left empty (killed before it set the size) is
+ * replaced once the maker's time is up, never mapped past its end. */
+static void a_half_made_file_is_replaced(void **state)
+{
+	static struct gp_region *region;
+	static struct gp_arbiter *arbiter;
+	struct fixture *f = *state;
+	struct gp_task_limits limits = { .compute = 50, .priority = 5 };
+	char path[128];
+	uint64_t start;
+	int slot, fd;
+
+	snprintf(path, sizeof(path), "%s/device-GPU-half.sched", f->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(gp_region_open(f->dir, "GPU-half", 1 << 30, &region), 0);
+	assert_int_equal(gp_region_join(region, "t", &limits, &slot), 0);
+	start = now_ns();
+	assert_int_equal(gp_arbiter_open(f->dir, "GPU-half", region, slot, 50, &arbiter), 0);
+	assert_true(now_ns() - start >= 1900 * MS);
+	gp_arbiter_before_launch(arbiter, NULL, NULL);
+	assert_int_equal(gp_arbiter_turn_ns(arbiter), 25 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(turns_follow_the_share_and_its_live_changes),
 		cmocka_unit_test(a_hard_share_is_a_cap_alone),
+		cmocka_unit_test(threads_share_the_process_turns),
+		cmocka_unit_test(a_half_made_file_is_replaced),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
