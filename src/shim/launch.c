@@ -21,8 +21,6 @@
 #include "shim/arbiter.h"
 #include "shim/shim.h"
 
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
-
 #define EVERY_MAX 64
 
 typedef CUresult (*ctx_sync_fn)(void);
