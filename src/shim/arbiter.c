@@ -64,6 +64,11 @@ struct gp_arbiter {
 	uint64_t slice_ns;
 	bool holding;
 	uint64_t turn_start, until;
+	/* The turn's use (charged at its end): device time held while busy
+	 * so far, and when the busy stretch under way began (0: idle, all
+	 * its work finished). */
+	uint64_t held_ns, busy_since;
+	uint64_t stretch_ns;    /* the last busy stretch; UINT64_MAX: none yet */
 };
 
 static uint64_t id_key(const char *id)
@@ -178,6 +183,7 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	a->region = region;
 	a->slot = slot;
 	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
+	a->stretch_ns = UINT64_MAX;
 	me = &a->sh->slot[slot];
 	task = gp_region_task_of(region, slot, id, sizeof(id));
 	if (task < 0) {
@@ -328,6 +334,79 @@ static void catch_up(struct sched *sh, int self)
 		atomic_store(&account_of(sh, self)->vtime, least);
 }
 
+/* ---- short work ------------------------------------------------------ */
+
+/* A process whose last busy stretch (from taking the turn or resuming
+ * work to having waited for all of it) was this short is interactive: a
+ * service between requests, not a burner. */
+#define STRETCH_SHORT_NS (6 * NS_PER_MS)
+#define TURN_SHORT_NS (2 * STRETCH_SHORT_NS)
+
+static bool interactive(const struct gp_arbiter *a)
+{
+	return a->stretch_ns <= STRETCH_SHORT_NS;
+}
+
+/* The turn about to start is busy from now. */
+static void busy_start(struct gp_arbiter *a, uint64_t now)
+{
+	a->held_ns = 0;
+	a->busy_since = now;
+}
+
+/* Until `now` the turn was busy; `idle`: then all its work was done (a
+ * stretch cut short by the turn's end tells nothing of the work's
+ * length, and counts as long). */
+static void busy_end(struct gp_arbiter *a, uint64_t now, bool idle)
+{
+	if (!a->busy_since)
+		return;
+	a->held_ns += now - a->busy_since;
+	a->stretch_ns = idle ? now - a->busy_since : UINT64_MAX;
+	a->busy_since = 0;
+}
+
+/* An idle holder launches again: its turn is busy from now. */
+static void busy_resume(struct gp_arbiter *a, uint64_t now)
+{
+	a->busy_since = now;
+	atomic_store(&a->sh->holder_idle, 0);
+}
+
+/* Waits for the turn's queued work (`drain`), which the turn pays for: a
+ * busy stretch ends when it is done; an idle turn pays for the wait alone
+ * (nothing, when nothing was left). Returns the time it ended. */
+static uint64_t drain_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
+{
+	uint64_t start = now_ns(), now;
+
+	if (drain)
+		drain(ctx);
+	now = now_ns();
+	if (a->busy_since)
+		busy_end(a, now, false);
+	else
+		a->held_ns += now - start;
+	return now;
+}
+
+/* A waiter of the holder's priority that is interactive and may take a
+ * turn need not wait out the holder's turn (25 ms at 50 % of the default
+ * slice): the turn ends at the holder's next launch (or at once if it is
+ * waiting for its own work), as for a more urgent waiter. It gets a short
+ * turn, and both are charged what they held, so shares hold over time. */
+static bool may_preempt(const struct gp_arbiter *a, const struct gp_task_limits *lim,
+			int holder, uint64_t now)
+{
+	unsigned theirs = atomic_load(&a->sh->slot[holder].priority);
+
+	return lim->priority > theirs ||
+	       (lim->priority == theirs && interactive(a) &&
+		eligible(a->sh, a->slot, now, a->slice_ns));
+}
+
+/* ---- holding and handing over ---------------------------------------- */
+
 /* Gives the device back (if it is still ours) and wakes the waiters. */
 static void release(struct gp_arbiter *a)
 {
@@ -344,7 +423,8 @@ static void release(struct gp_arbiter *a)
  * holder finds the device free; when a more urgent task asked for it, the
  * device goes at once and our queued work (at most about a kernel)
  * finishes beside its first launch. Either way the time until the drain
- * is done is ours to pay. */
+ * is done is ours to pay, but not the time the turn was idle (its work
+ * all finished, the device free for any waiter). */
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched_slot *me = &a->sh->slot[a->slot];
@@ -357,14 +437,14 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 		return;
 	if (urgent)
 		release(a);
-	if (drain)
-		drain(ctx);
-	now = now_ns();
-	held = now - a->turn_start;
+	now = drain_turn(a, drain, ctx);
+	held = a->held_ns;
 	share = atomic_load(&me->share);
-	/* The bucket kept filling during the turn, without the cap that
-	 * stops it hoarding while idle; an overrun leaves it in debt. */
-	atomic_fetch_add(&t->budget_ns, (int64_t)(held * share / 100) - (int64_t)held);
+	/* The bucket kept filling for the whole turn, idle time included,
+	 * without the cap that stops it hoarding while idle; an overrun
+	 * leaves it in debt. */
+	atomic_fetch_add(&t->budget_ns,
+			 (int64_t)((now - a->turn_start) * share / 100) - (int64_t)held);
 	atomic_store(&t->refilled_ns, now);
 	atomic_fetch_add(&t->vtime, held * 100 / (share ? share : 100));
 	atomic_fetch_add(&me->used_ns, held);
@@ -408,7 +488,7 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 		holder = -1;
 	}
 	if (holder >= 0) {
-		if (lim->priority > atomic_load(&sh->slot[holder].priority))
+		if (may_preempt(a, lim, holder, now))
 			atomic_store(&sh->preempt, 1);
 		return false;
 	}
@@ -419,7 +499,10 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	int64_t budget = budget_now(sh, a->slot, now, a->slice_ns);
 	uint64_t turn = turn_for(me, a->slice_ns);
 
-	/* A hard slot's turn lasts no longer than its budget. */
+	/* An interactive process's turn is short; a hard slot's lasts no
+	 * longer than its budget. */
+	if (interactive(a) && turn > TURN_SHORT_NS)
+		turn = TURN_SHORT_NS;
 	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD && budget < (int64_t)turn)
 		turn = (uint64_t)budget;
 	atomic_store(&sh->holder, a->slot);
@@ -462,6 +545,7 @@ static void wait_turn(struct gp_arbiter *a)
 		if (taken) {
 			a->holding = true;
 			a->turn_start = now;
+			busy_start(a, now);
 			return;
 		}
 		gp_futex_wait(&sh->gen, gen, wait_time(a, now));
@@ -475,8 +559,8 @@ void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void 
 
 	if (a->holding && now < a->until && !atomic_load(&sh->preempt) &&
 	    atomic_load(&sh->holder) == a->slot) {
-		if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
-			atomic_store(&sh->holder_idle, 0);
+		if (!a->busy_since)
+			busy_resume(a, now);
 		return;                 /* the fast path: our turn goes on */
 	}
 	end_turn(a, drain, ctx);
@@ -485,7 +569,10 @@ void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void 
 
 void gp_arbiter_idle(struct gp_arbiter *a)
 {
-	if (a->holding && atomic_load(&a->sh->holder) == a->slot) {
+	if (!a->holding)
+		return;
+	busy_end(a, now_ns(), true);
+	if (atomic_load(&a->sh->holder) == a->slot) {
 		atomic_store(&a->sh->holder_idle, 1);
 		wake(a->sh);
 	}
@@ -493,13 +580,14 @@ void gp_arbiter_idle(struct gp_arbiter *a)
 
 bool gp_arbiter_wanted(const struct gp_arbiter *a)
 {
-	return a->holding && atomic_load(&a->sh->preempt);
+	return a->holding && atomic_load(&a->sh->preempt) &&
+	       atomic_load(&a->sh->holder) == a->slot;
 }
 
 void gp_arbiter_yield(struct gp_arbiter *a)
 {
-	if (a->holding && atomic_load(&a->sh->preempt))
-		end_turn(a, NULL, NULL);
+	if (gp_arbiter_wanted(a))
+		release(a);
 }
 
 uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a)

@@ -1,13 +1,18 @@
 /* arbiter.h — the time-slice compute arbiter of one device.
  *
  * Processes sharing a device take turns holding it; a process launches
- * work only while it holds the device. A turn lasts GPUPOOL_SLICE_MS; at
- * its end the holder waits for its queued work to drain and hands over.
- * Who goes next: the waiting process of highest priority, then the one
- * with the least device time per share so far (stride scheduling), so a
- * 30 % task gets 30 % of the device over any window of a second or more.
- * A waiting task of higher priority ends the current turn at the holder's
- * next launch. Time is charged as used, overruns included (debt).
+ * work only while it holds the device. A turn lasts its share of
+ * GPUPOOL_SLICE_MS; at its end the holder waits for its queued work to
+ * drain and hands over. Who goes next: the waiting process of highest
+ * priority, then the one with the least device time per share so far
+ * (stride scheduling), so a 30 % task gets 30 % of the device over any
+ * window of a second or more. A waiting task of higher priority ends the
+ * current turn at the holder's next launch; so does an interactive one of
+ * the same priority (its last stretch of work, up to waiting for all of
+ * it, was short: a service between requests), which then gets a short
+ * turn. Time is charged as used, overruns included (debt), but not while
+ * the holder is idle (it waited for all its work and launched nothing
+ * since; any waiter may take the device then).
  *
  *   hard    the share is a cap: device time is metered through a bucket
  *           that fills at the share's rate, even when nobody else waits;
@@ -49,8 +54,9 @@ int gp_arbiter_prepare(const char *dir, const char *uuid, gid_t group);
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx);
 
 /* While waiting for its own work: does a more urgent task want the
- * device? gp_arbiter_yield then gives it up at once (charging the turn);
- * the next launch waits for a new turn. */
+ * device? gp_arbiter_yield then gives it up at once; the next launch
+ * waits for the work still queued (charging the turn for it) and for a
+ * new turn. */
 bool gp_arbiter_wanted(const struct gp_arbiter *a);
 void gp_arbiter_yield(struct gp_arbiter *a);
 
