@@ -68,7 +68,7 @@ struct gp_arbiter {
 	 * so far, and when the busy stretch under way began (0: idle, all
 	 * its work finished). */
 	uint64_t held_ns, busy_since;
-	uint64_t stretch_ns;    /* the last busy stretch; UINT64_MAX: none yet */
+	unsigned short_stretches;       /* interactive while > 0 (see there) */
 };
 
 static uint64_t id_key(const char *id)
@@ -183,7 +183,6 @@ int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region,
 	a->region = region;
 	a->slot = slot;
 	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
-	a->stretch_ns = UINT64_MAX;
 	me = &a->sh->slot[slot];
 	task = gp_region_task_of(region, slot, id, sizeof(id));
 	if (task < 0) {
@@ -336,15 +335,18 @@ static void catch_up(struct sched *sh, int self)
 
 /* ---- short work ------------------------------------------------------ */
 
-/* A process whose last busy stretch (from taking the turn or resuming
- * work to having waited for all of it) was this short is interactive: a
- * service between requests, not a burner. */
+/* A process is interactive — a service between requests, not a burner —
+ * while one of its last SHORT_STRETCHES busy stretches (from taking the
+ * turn or resuming work to having waited for all of it) was this short; a
+ * stretch cut short by the turn's end counts as long. One slow request on
+ * a busy host does not make a service wait out its neighbour's turns. */
 #define STRETCH_SHORT_NS (6 * NS_PER_MS)
+#define SHORT_STRETCHES 4
 #define TURN_SHORT_NS (2 * STRETCH_SHORT_NS)
 
 static bool interactive(const struct gp_arbiter *a)
 {
-	return a->stretch_ns <= STRETCH_SHORT_NS;
+	return a->short_stretches > 0;
 }
 
 /* The turn about to start is busy from now. */
@@ -362,7 +364,10 @@ static void busy_end(struct gp_arbiter *a, uint64_t now, bool idle)
 	if (!a->busy_since)
 		return;
 	a->held_ns += now - a->busy_since;
-	a->stretch_ns = idle ? now - a->busy_since : UINT64_MAX;
+	if (idle && now - a->busy_since <= STRETCH_SHORT_NS)
+		a->short_stretches = SHORT_STRETCHES;
+	else if (a->short_stretches)
+		a->short_stretches--;
 	a->busy_since = 0;
 }
 

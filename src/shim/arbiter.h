@@ -8,9 +8,9 @@
  * (stride scheduling), so a 30 % task gets 30 % of the device over any
  * window of a second or more. A waiting task of higher priority ends the
  * current turn at the holder's next launch; so does an interactive one of
- * the same priority (its last stretch of work, up to waiting for all of
- * it, was short: a service between requests), which then gets a short
- * turn. Time is charged as used, overruns included (debt), but not while
+ * the same priority (one of its last few stretches of work, up to waiting
+ * for all of it, was short: a service between requests), which then gets
+ * a short turn. Time is charged as used, overruns included (debt), but not while
  * the holder is idle (it waited for all its work and launched nothing
  * since; any waiter may take the device then).
  *
