@@ -16,7 +16,9 @@ nvidia-smi -L >"$out/gpus.txt" 2>&1 || true
 tests/simdev/test-ptx.sh build/gpuload >"$out/ptx.txt" 2>&1 || true
 build/gpuload burn --kernel-us 10000 --duration 2 --json >"$out/burn-10ms.json"
 build/gpuload latency --duration 2 --json >"$out/latency.json"
-DEVICE=real bench/bench-shim.sh build >"$out/shim.json"
+# bench-shim exits 1 when a figure misses its target ("missed" in its JSON).
+DEVICE=real bench/bench-shim.sh build >"$out/shim.json" ||
+	echo "bench-shim: a target missed, or the run failed (shim.json)" >&2
 # The verifier on the real driver's figures (as root: tasks as their
 # tenants' users): 32 honest holders are left alone (their CUDA contexts
 # within the slack), and a task that clears LD_PRELOAD is killed.

@@ -73,6 +73,13 @@ struct gp_arbiter {
 	pthread_mutex_t turn_lock;      /* process-private: ends and waits for turns */
 	_Atomic uint64_t until;         /* end of the turn held now, 0: none (turn_lock) */
 	_Atomic uint64_t turn_start;    /* of the turn held now (turn_lock) */
+	/* The turn's use (charged at its end): device time held while busy so
+	 * far (turn_lock), and when the busy stretch under way began (0: idle,
+	 * all its work finished; set from 0 by one compare-and-swap at a
+	 * launch, taken back to 0 under turn_lock). */
+	uint64_t held_ns;
+	_Atomic uint64_t busy_since;
+	_Atomic unsigned short_stretches;       /* interactive while > 0 (turn_lock) */
 };
 
 static uint64_t id_key(const char *id)
@@ -305,6 +312,90 @@ static void catch_up(struct sched *sh, int self)
 		atomic_store(&account_of(sh, self)->vtime, least);
 }
 
+/* ---- short work ------------------------------------------------------ */
+
+/* A process is interactive — a service between requests, not a burner —
+ * while one of its last SHORT_STRETCHES busy stretches (from taking the
+ * turn or resuming work to having waited for all of it) was this short; a
+ * stretch cut short by the turn's end counts as long. One slow request on
+ * a busy host does not make a service wait out its neighbour's turns. */
+#define STRETCH_SHORT_NS (6 * NS_PER_MS)
+#define SHORT_STRETCHES 4
+#define TURN_SHORT_NS (2 * STRETCH_SHORT_NS)
+
+static bool interactive(const struct gp_arbiter *a)
+{
+	return atomic_load(&a->short_stretches) > 0;
+}
+
+/* The turn about to start is busy from now. turn_lock held. */
+static void busy_start(struct gp_arbiter *a, uint64_t now)
+{
+	a->held_ns = 0;
+	atomic_store(&a->busy_since, now);
+}
+
+/* Until `now` the turn was busy; `idle`: then all its work was done (a
+ * stretch cut short by the turn's end tells nothing of the work's
+ * length, and counts as long). turn_lock held. */
+static void busy_end(struct gp_arbiter *a, uint64_t now, bool idle)
+{
+	uint64_t since = atomic_exchange(&a->busy_since, 0);
+	unsigned left = atomic_load(&a->short_stretches);
+
+	if (!since)
+		return;
+	a->held_ns += now > since ? now - since : 0;
+	if (idle && now - since <= STRETCH_SHORT_NS)
+		atomic_store(&a->short_stretches, SHORT_STRETCHES);
+	else if (left)
+		atomic_store(&a->short_stretches, left - 1);
+}
+
+/* An idle holder launches again: its turn is busy from now. Any thread's
+ * launch; the first one wins. */
+static void busy_resume(struct gp_arbiter *a, uint64_t now)
+{
+	uint64_t idle = 0;
+
+	if (atomic_compare_exchange_strong(&a->busy_since, &idle, now))
+		atomic_store(&a->sh->holder_idle, 0);
+}
+
+/* Waits for the turn's queued work (`drain`), which the turn pays for,
+ * with its busy stretch up to then — but a stretch still open is cut at
+ * the turn's end (`until`): a process that launched nothing since does
+ * not pay for the time it spent elsewhere. Returns the time it ended.
+ * turn_lock held. */
+static uint64_t drain_turn(struct gp_arbiter *a, uint64_t until, void (*drain)(void *), void *ctx)
+{
+	uint64_t start = now_ns(), now;
+
+	if (drain)
+		drain(ctx);
+	now = now_ns();
+	busy_end(a, start < until ? start : until, false);
+	a->held_ns += now - start;
+	return now;
+}
+
+/* A waiter of the holder's priority that is interactive and may take a
+ * turn need not wait out the holder's turn (25 ms at 50 % of the default
+ * slice): the turn ends at the holder's next launch (or at once if it is
+ * waiting for its own work), as for a more urgent waiter. It gets a short
+ * turn, and both are charged what they held, so shares hold over time. */
+static bool may_preempt(const struct gp_arbiter *a, const struct gp_task_limits *lim,
+			int holder, uint64_t now)
+{
+	unsigned theirs = atomic_load(&a->sh->slot[holder].priority);
+
+	return lim->priority > theirs ||
+	       (lim->priority == theirs && interactive(a) &&
+		eligible(a->sh, a->slot, now, a->slice_ns));
+}
+
+/* ---- holding and handing over ---------------------------------------- */
+
 /* Gives the device back (if it is still ours) and wakes the waiters. */
 static void release(struct gp_arbiter *a)
 {
@@ -321,29 +412,30 @@ static void release(struct gp_arbiter *a)
  * holder finds the device free; when a more urgent task asked for it, the
  * device goes at once and our queued work (at most about a kernel)
  * finishes beside its first launch. Either way the time until the drain
- * is done is ours to pay. The caller holds turn_lock: one thread ends the
- * turn, once. */
+ * is done is ours to pay, but not the time the turn was idle (its work
+ * all finished, the device free for any waiter). The caller holds
+ * turn_lock: one thread ends the turn, once. */
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
 	struct sched_slot *me = &a->sh->slot[a->slot];
 	struct sched_task *t = account_of(a->sh, a->slot);
 	bool urgent = atomic_load(&a->sh->preempt) != 0;
-	uint64_t now, held;
+	uint64_t until, now, held;
 	unsigned share;
 
-	if (!atomic_load(&a->until))
+	until = atomic_exchange(&a->until, 0);  /* the fast path stops here */
+	if (!until)
 		return;
-	atomic_store(&a->until, 0);     /* the fast path stops here */
 	if (urgent)
 		release(a);
-	if (drain)
-		drain(ctx);
-	now = now_ns();
-	held = now - atomic_load(&a->turn_start);
+	now = drain_turn(a, until, drain, ctx);
+	held = a->held_ns;
 	share = atomic_load(&me->share);
-	/* The bucket kept filling during the turn, without the cap that
-	 * stops it hoarding while idle; an overrun leaves it in debt. */
-	atomic_fetch_add(&t->budget_ns, (int64_t)(held * share / 100) - (int64_t)held);
+	/* The bucket kept filling for the whole turn, idle time included,
+	 * without the cap that stops it hoarding while idle; an overrun
+	 * leaves it in debt. */
+	atomic_fetch_add(&t->budget_ns,
+			 (int64_t)((now - atomic_load(&a->turn_start)) * share / 100) - (int64_t)held);
 	atomic_store(&t->refilled_ns, now);
 	atomic_fetch_add(&t->vtime, held * 100 / (share ? share : 100));
 	atomic_fetch_add(&me->used_ns, held);
@@ -386,7 +478,7 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 		holder = -1;
 	}
 	if (holder >= 0) {
-		if (lim->priority > atomic_load(&sh->slot[holder].priority))
+		if (may_preempt(a, lim, holder, now))
 			atomic_store(&sh->preempt, 1);
 		return false;
 	}
@@ -397,7 +489,10 @@ static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_li
 	int64_t budget = budget_now(sh, a->slot, now, a->slice_ns);
 	uint64_t turn = turn_for(me, a->slice_ns);
 
-	/* A hard slot's turn lasts no longer than its budget. */
+	/* An interactive process's turn is short; a hard slot's lasts no
+	 * longer than its budget. */
+	if (interactive(a) && turn > TURN_SHORT_NS)
+		turn = TURN_SHORT_NS;
 	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD && budget < (int64_t)turn)
 		turn = (uint64_t)budget;
 	atomic_store(&sh->holder, a->slot);
@@ -435,6 +530,7 @@ static void wait_turn(struct gp_arbiter *a)
 		atomic_store(&me->share, lim.compute);
 		atomic_store(&me->isolation, lim.isolation);
 		atomic_store(&a->turn_start, now);      /* before try_take publishes until */
+		busy_start(a, now);
 		lock(sh);
 		taken = try_take(a, now, &lim);
 		if (taken)
@@ -472,43 +568,46 @@ static __attribute__((noinline)) void turn_next(struct gp_arbiter *a, void (*dra
 
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
-	struct sched *sh = a->sh;
+	uint64_t now = now_ns();
 
-	if (!turn_goes_on(a, now_ns())) {
+	if (!turn_goes_on(a, now)) {
 		turn_next(a, drain, ctx);
 		return;
 	}
-	/* The fast path: our turn goes on. */
-	if (atomic_load_explicit(&sh->holder_idle, memory_order_relaxed))
-		atomic_store(&sh->holder_idle, 0);
+	/* The fast path: our turn goes on, busy from now if it was idle. */
+	if (!atomic_load_explicit(&a->busy_since, memory_order_relaxed))
+		busy_resume(a, now);
 }
 
-/* The two below run beside launches and waits in other threads: when
- * another thread holds turn_lock it is ending the turn or waiting for the
- * next one, so there is nothing for them to do. */
+/* Runs beside launches and waits in other threads: when another thread
+ * holds turn_lock it is ending the turn or waiting for the next one, so
+ * there is nothing for it to do. */
 void gp_arbiter_idle(struct gp_arbiter *a)
 {
 	if (!atomic_load(&a->until) || pthread_mutex_trylock(&a->turn_lock) != 0)
 		return;
-	if (atomic_load(&a->until) && atomic_load(&a->sh->holder) == a->slot) {
-		atomic_store(&a->sh->holder_idle, 1);
-		wake(a->sh);
+	if (atomic_load(&a->until)) {
+		busy_end(a, now_ns(), true);
+		if (atomic_load(&a->sh->holder) == a->slot) {
+			atomic_store(&a->sh->holder_idle, 1);
+			wake(a->sh);
+		}
 	}
 	pthread_mutex_unlock(&a->turn_lock);
 }
 
+/* Gives the device up only: the next launch finds the turn gone, waits
+ * for the work still queued, and charges the turn for it (end_turn). */
 void gp_arbiter_yield(struct gp_arbiter *a)
 {
-	if (!gp_arbiter_wanted(a) || pthread_mutex_trylock(&a->turn_lock) != 0)
-		return;
 	if (gp_arbiter_wanted(a))
-		end_turn(a, NULL, NULL);
-	pthread_mutex_unlock(&a->turn_lock);
+		release(a);
 }
 
 bool gp_arbiter_wanted(const struct gp_arbiter *a)
 {
-	return atomic_load(&a->until) && atomic_load(&a->sh->preempt);
+	return atomic_load(&a->until) && atomic_load(&a->sh->preempt) &&
+	       atomic_load(&a->sh->holder) == a->slot;
 }
 
 uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a)

@@ -1,13 +1,18 @@
 /* arbiter.h — the time-slice compute arbiter of one device.
  *
  * Processes sharing a device take turns holding it; a process launches
- * work only while it holds the device. A turn lasts GPUPOOL_SLICE_MS; at
- * its end the holder waits for its queued work to drain and hands over.
- * Who goes next: the waiting process of highest priority, then the one
- * with the least device time per share so far (stride scheduling), so a
- * 30 % task gets 30 % of the device over any window of a second or more.
- * A waiting task of higher priority ends the current turn at the holder's
- * next launch. Time is charged as used, overruns included (debt).
+ * work only while it holds the device. A turn lasts its share of
+ * GPUPOOL_SLICE_MS; at its end the holder waits for its queued work to
+ * drain and hands over. Who goes next: the waiting process of highest
+ * priority, then the one with the least device time per share so far
+ * (stride scheduling), so a 30 % task gets 30 % of the device over any
+ * window of a second or more. A waiting task of higher priority ends the
+ * current turn at the holder's next launch; so does an interactive one of
+ * the same priority (one of its last few stretches of work, up to waiting
+ * for all of it, was short: a service between requests), which then gets
+ * a short turn. Time is charged as used, overruns included (debt), but
+ * not while the holder is idle (it waited for all its work and launched
+ * nothing since; any waiter may take the device then).
  *
  *   hard    the share is a cap: device time is metered through a bucket
  *           that fills at the share's rate, even when nobody else waits;
@@ -16,11 +21,12 @@
  *           borrower's next launch.
  *
  * The state is a file beside the device's region (device-UUID.sched),
- * writable by every task on the device, with one entry per region slot; a holder that died or overstays its turn
- * is replaced by the next waiter, so nobody waits on the dead. Limits are
- * read with gp_region_limits at every turn (from the limits table where
- * the device is managed, never from this file), so live changes apply at
- * the next turn. Functions return 0 or a negative errno; nothing prints or exits.
+ * writable by every task on the device, with one entry per region slot; a
+ * holder that died or overstays its turn is replaced by the next waiter,
+ * so nobody waits on the dead. Limits are read with gp_region_limits at
+ * every turn (from the limits table where the device is managed, never
+ * from this file), so live changes apply at the next turn. Functions
+ * return 0 or a negative errno; nothing prints or exits.
  *
  * Threads. A process has one struct gp_arbiter (one slot, one turn at a
  * time), which all its threads use at once. What guards its fields:
@@ -28,19 +34,25 @@
  *   until                       the end of the turn this process holds (0:
  *                               none); written under turn_lock, read by the
  *                               fast path with one atomic load;
- *   turn_start                  written under turn_lock;
+ *   turn_start, held_ns,        written under turn_lock;
+ *   short_stretches
+ *   busy_since                  when the turn's busy stretch began (0: idle);
+ *                               set from 0 by one compare-and-swap at the
+ *                               first launch after idling (any thread),
+ *                               taken back to 0 under turn_lock;
  *   turn_lock                   a process-private mutex, held by the one
  *                               thread that ends the turn (charging it once)
  *                               and waits for the next; the others block on
  *                               it and find the new turn when they get it.
- * The fast path (this process holds an unexpired turn nobody needs back)
- * takes no lock and makes no read-modify-write: a few atomic loads. The
- * shared file's fields are atomics, changed under its robust mutex where
- * several must agree. gp_arbiter_idle and gp_arbiter_yield only try the
- * lock: if another thread holds it, that thread is ending the turn or
- * waiting for the next, and there is nothing for them to do. A launch
- * that passed the fast path as another thread ends the turn runs beside
- * the next holder's first launch, as after an urgent hand-over. */
+ * The fast path (this process holds an unexpired, busy turn nobody needs
+ * back) takes no lock and makes no read-modify-write: a few atomic loads.
+ * The shared file's fields are atomics, changed under its robust mutex
+ * where several must agree. gp_arbiter_idle only tries the lock: if
+ * another thread holds it, that thread is ending the turn or waiting for
+ * the next, and there is nothing for it to do; gp_arbiter_yield touches
+ * the shared file only. A launch that passed the fast path as another
+ * thread ends the turn runs beside the next holder's first launch, as
+ * after an urgent hand-over. */
 #ifndef GP_SHIM_ARBITER_H
 #define GP_SHIM_ARBITER_H
 
@@ -69,8 +81,9 @@ int gp_arbiter_prepare(const char *dir, const char *uuid, gid_t group);
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx);
 
 /* While waiting for its own work: does a more urgent task want the
- * device? gp_arbiter_yield then gives it up at once (charging the turn);
- * the next launch waits for a new turn. */
+ * device? gp_arbiter_yield then gives it up at once; the next launch
+ * waits for the work still queued (charging the turn for it) and for a
+ * new turn. */
 bool gp_arbiter_wanted(const struct gp_arbiter *a);
 void gp_arbiter_yield(struct gp_arbiter *a);
 

@@ -25,8 +25,6 @@
 
 #include "shim/shim.h"
 
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
-
 typedef void *(*dlsym_fn)(void *, const char *);
 
 /* The process's state (shim.h says who guards what): cfg and status are

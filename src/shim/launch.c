@@ -13,6 +13,7 @@
  * about WAIT_SHORT_NS of work. */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -20,8 +21,6 @@
 
 #include "shim/arbiter.h"
 #include "shim/shim.h"
-
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
 
 #define EVERY_MAX 64
 
@@ -32,13 +31,21 @@ typedef CUresult (*event_sync_fn)(CUevent);
 typedef CUresult (*event_query_fn)(CUevent);
 
 /* Per device and per thread (each thread bounds its own launches): the two
- * events that alternate behind them. */
+ * events that alternate behind them, and the work this thread launched
+ * since it last waited for all of it. */
 static __thread struct {
 	CUevent event[2];
 	unsigned last;          /* the one recorded last */
 	unsigned every, since;  /* launches per event; launches since one */
 	bool ready;
+	bool pending;           /* launched since it last waited for all */
+	bool several;           /* ... on more than one stream */
+	bool per_thread;        /* ... else on `stream`, of this flavour */
+	CUstream stream;
 } trail[GP_SHIM_DEVICES_MAX];
+
+/* Per device: the threads of this process with work pending. */
+static _Atomic int pending_threads[GP_SHIM_DEVICES_MAX];
 
 static void drain(void *unused)
 {
@@ -129,17 +136,32 @@ static void bound(int dev, CUstream s, bool per_thread)
 		trail[dev].event[trail[dev].last], s);
 }
 
+/* After a launch on stream s: its work is pending, and bounded. */
+static void launched(int dev, CUstream s, bool per_thread)
+{
+	if (!trail[dev].pending) {
+		trail[dev].pending = true;
+		trail[dev].several = false;
+		trail[dev].stream = s;
+		trail[dev].per_thread = per_thread;
+		atomic_fetch_add(&pending_threads[dev], 1);
+	} else if (s != trail[dev].stream || per_thread != trail[dev].per_thread) {
+		trail[dev].several = true;
+	}
+	bound(dev, s, per_thread);
+}
+
 /* Runs a launch through the gate; `s` is the stream it goes to. */
-#define GATED(s, per_thread, call)                      \
-	do {                                            \
-		int dev_;                               \
-		CUresult r_ = gate(&dev_);              \
-		if (r_ != CUDA_SUCCESS)                 \
-			return r_;                      \
-		r_ = call;                              \
-		if (r_ == CUDA_SUCCESS)                 \
-			bound(dev_, (s), (per_thread)); \
-		return r_;                              \
+#define GATED(s, per_thread, call)                         \
+	do {                                               \
+		int dev_;                                  \
+		CUresult r_ = gate(&dev_);                 \
+		if (r_ != CUDA_SUCCESS)                    \
+			return r_;                         \
+		r_ = call;                                 \
+		if (r_ == CUDA_SUCCESS)                    \
+			launched(dev_, (s), (per_thread)); \
+		return r_;                                 \
 	} while (0)
 
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
@@ -218,22 +240,52 @@ CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx,
 
 /* ---- synchronization: telling the arbiter when we are idle ------------ */
 
+/* What a synchronization waited for: the current context, a stream (of
+ * a flavour: per-thread or legacy default), or something else (an event,
+ * another context). */
+struct waited {
+	enum { WAITED_CONTEXT, WAITED_STREAM, WAITED_OTHER } what;
+	CUstream stream;
+	bool per_thread;
+};
+
+/* Has this thread now waited for all the work it launched? A context
+ * synchronization covers it all; a stream's, if every launch went to that
+ * stream; anything, if every launch went to one stream and our last
+ * event, recorded after the last of them, is done. */
+static bool waited_for_all(int dev, const struct waited *w)
+{
+	if (w->what == WAITED_CONTEXT)
+		return true;
+	if (trail[dev].several)
+		return false;
+	if (w->what == WAITED_STREAM)
+		return w->stream == trail[dev].stream && w->per_thread == trail[dev].per_thread;
+	return trail[dev].ready && trail[dev].since == 0 &&
+	       GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(
+		       trail[dev].event[trail[dev].last]) == CUDA_SUCCESS;
+}
+
 /* After a wait: if everything this process launched on the current
- * device has finished, its turn need not keep the device. */
-static CUresult after_wait(CUresult r)
+ * device has finished (every thread of it has waited for all its own
+ * work), its turn need not keep the device, and is not charged while it
+ * keeps it idle. */
+static CUresult after_wait(CUresult r, struct waited w)
 {
 	struct gp_shim_device *d;
 	int dev;
 
 	if (r != CUDA_SUCCESS || gp_shim_current(&d, &dev) != CUDA_SUCCESS || !d->arbiter)
 		return r;
-	/* Launches since the last event are not covered by it: only a
-	 * wait that covers everything (a stream or context synchronization
-	 * with nothing left) frees the device. */
-	if (trail[dev].ready &&
-	    GP_REAL(event_query_fn, "cuEventQuery", 2000, 0)(
-		    trail[dev].event[trail[dev].last]) != CUDA_SUCCESS)
+	if (trail[dev].pending) {
+		if (!waited_for_all(dev, &w))
+			return r;
+		trail[dev].pending = false;
+		if (atomic_fetch_sub(&pending_threads[dev], 1) != 1)
+			return r;
+	} else if (atomic_load(&pending_threads[dev])) {
 		return r;
+	}
 	gp_arbiter_idle(d->arbiter);
 	return r;
 }
@@ -243,27 +295,45 @@ typedef CUresult (*ctx_sync_v2_fn)(CUcontext);
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 {
-	return after_wait(GP_REAL(stream_sync_fn, "cuStreamSynchronize", 2000, 0)(s));
+	return after_wait(GP_REAL(stream_sync_fn, "cuStreamSynchronize", 2000, 0)(s),
+			  (struct waited){ WAITED_STREAM, s, false });
 }
 
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream s)
 {
-	return after_wait(GP_REAL(stream_sync_fn, "cuStreamSynchronize", 7000, 1)(s));
+	return after_wait(GP_REAL(stream_sync_fn, "cuStreamSynchronize", 7000, 1)(s),
+			  (struct waited){ WAITED_STREAM, s, true });
 }
 
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
-	return after_wait(GP_REAL(ctx_sync_fn, "cuCtxSynchronize", 12000, 0)());
+	return after_wait(GP_REAL(ctx_sync_fn, "cuCtxSynchronize", 12000, 0)(),
+			  (struct waited){ WAITED_CONTEXT, NULL, false });
+}
+
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+
+/* cuCtxSynchronize_v2 waits for `ctx`, the current context when NULL. */
+static bool is_current(CUcontext ctx)
+{
+	CUcontext current;
+
+	return !ctx || (GP_REAL(ctx_get_current_fn, "cuCtxGetCurrent", 4000, 0)(&current) ==
+				CUDA_SUCCESS &&
+			current == ctx);
 }
 
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
 {
-	return after_wait(GP_REAL(ctx_sync_v2_fn, "cuCtxSynchronize", 13000, 0)(ctx));
+	return after_wait(GP_REAL(ctx_sync_v2_fn, "cuCtxSynchronize", 13000, 0)(ctx),
+			  (struct waited){ is_current(ctx) ? WAITED_CONTEXT : WAITED_OTHER, NULL,
+					   false });
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent e)
 {
-	return after_wait(GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(e));
+	return after_wait(GP_REAL(event_sync_fn, "cuEventSynchronize", 2000, 0)(e),
+			  (struct waited){ WAITED_OTHER, NULL, false });
 }
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream s)

@@ -25,8 +25,6 @@
 
 #include "shim/shim.h"
 
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* CUDA ABI entry points */
-
 #define BUCKETS 1024
 
 struct held {
@@ -299,37 +297,26 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 
 /* ---- arrays ---------------------------------------------------------- */
 
-/* The parts of the array descriptors we read (CUDA_ARRAY_DESCRIPTOR_v2,
- * CUDA_ARRAY3D_DESCRIPTOR_v2). */
-struct array_desc {
-	size_t width, height;
-	int format;
-	unsigned channels;
-};
-
-struct array3d_desc {
-	size_t width, height, depth;
-	int format;
-	unsigned channels;
-	unsigned flags;
-};
-
 /* Bytes per channel of a CUarray_format (unknown formats: 16, the widest,
  * so a new format is never under-counted). */
-static unsigned format_bytes(int format)
+static unsigned format_bytes(CUarray_format format)
 {
 	switch (format) {
-	case 0x01: case 0x08: return 1;                 /* (un)signed int8 */
-	case 0x02: case 0x09: case 0x10: return 2;      /* int16, half */
-	case 0x03: case 0x0a: case 0x20: return 4;      /* int32, float */
-	default: return 16;
+	case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8:
+		return 1;
+	case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF:
+		return 2;
+	case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT:
+		return 4;
+	default:
+		return 16;
 	}
 }
 
-typedef CUresult (*array_fn)(void **, const void *);
-typedef CUresult (*array_destroy_fn)(void *);
+typedef CUresult (*array_fn)(CUarray *, const void *);
+typedef CUresult (*array_destroy_fn)(CUarray);
 
-static CUresult array_create(void **array, const void *desc, uint64_t bytes, const char *name)
+static CUresult array_create(CUarray *array, const void *desc, uint64_t bytes, const char *name)
 {
 	ADMIT_CURRENT(d, dev, bytes);
 	CUresult r = GP_REAL(array_fn, name, 3020, 0)(array, desc);
@@ -337,26 +324,26 @@ static CUresult array_create(void **array, const void *desc, uint64_t bytes, con
 	return settle(r, d, dev, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*array : 0, bytes);
 }
 
-CUresult CUDAAPI cuArrayCreate_v2(void **array, const struct array_desc *a)
+CUresult CUDAAPI cuArrayCreate_v2(CUarray *array, const CUDA_ARRAY_DESCRIPTOR *a)
 {
 	if (!a || !array)
 		return CUDA_ERROR_INVALID_VALUE;
-	return array_create(array, a, (uint64_t)a->width * (a->height ? a->height : 1) *
-					      a->channels * format_bytes(a->format),
+	return array_create(array, a, (uint64_t)a->Width * (a->Height ? a->Height : 1) *
+					      a->NumChannels * format_bytes(a->Format),
 			    "cuArrayCreate");
 }
 
-CUresult CUDAAPI cuArray3DCreate_v2(void **array, const struct array3d_desc *a)
+CUresult CUDAAPI cuArray3DCreate_v2(CUarray *array, const CUDA_ARRAY3D_DESCRIPTOR *a)
 {
 	if (!a || !array)
 		return CUDA_ERROR_INVALID_VALUE;
-	return array_create(array, a, (uint64_t)a->width * (a->height ? a->height : 1) *
-					      (a->depth ? a->depth : 1) * a->channels *
-					      format_bytes(a->format),
+	return array_create(array, a, (uint64_t)a->Width * (a->Height ? a->Height : 1) *
+					      (a->Depth ? a->Depth : 1) * a->NumChannels *
+					      format_bytes(a->Format),
 			    "cuArray3DCreate");
 }
 
-CUresult CUDAAPI cuArrayDestroy(void *array)
+CUresult CUDAAPI cuArrayDestroy(CUarray array)
 {
 	struct held *h = held_take((uint64_t)(uintptr_t)array);
 

@@ -2266,6 +2266,29 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags);
 
+/* Arrays are not simulated either, but libgpushare hooks them, so
+ * include/gp-cuda.h declares them with their types and a stub without
+ * parameters would contradict that: these are typed. */
+CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+{
+	(void)pHandle;
+	(void)pAllocateArray;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+{
+	(void)pHandle;
+	(void)pAllocateArray;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
+{
+	(void)hArray;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 /* The functions of the map that simdev does not simulate: one stub each,
  * named by procs.gen.h (gen-procs.awk -v stubs=1), exported under the
  * driver's name and in the cuGetProcAddress table like any other.

@@ -55,6 +55,23 @@ wait $burner
 check probe-beside-burner '.[1].p99_us <= .[0].p99_us + 5000' "$tmp/alone.json" "$tmp/beside.json"
 check burner-keeps-idle-time '.[0].busy_fraction >= 0.6' "$tmp/burner.json"
 
+# 3b. A hard 50 % probe beside a hard 50 % burner of its own priority: its
+#    short requests do not wait out the burner's 25 ms turns (an idle
+#    holder is not charged, and a waiter whose work is short takes the
+#    device at the holder's next launch), and the burner keeps its half,
+#    no more.
+env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=50 "$gl" burn --duration 4.5 --json >/dev/null &
+burner=$!
+sleep 0.5
+shim GPUPOOL_COMPUTE=50 "$gl" latency --duration 3 --json >"$tmp/hard-probe.json" &
+latency=$!
+sleep 2
+"$probe" >"$tmp/hard-split.json"
+wait $latency $burner
+check hard-probe-beside-hard-burner '.[0].samples >= 150 and .[0].p99_us < 12500' "$tmp/hard-probe.json"
+check hard-burner-keeps-its-half "[.[0].devices[0].samples[] | select(.pid == $burner) | .sm_util] |
+	add // 0 | . >= 44 and . <= 56" "$tmp/hard-split.json"
+
 # 4. A live change of the share applies at the next turn, no restart.
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=live GPUPOOL_COMPUTE=80 "$gl" burn --duration 4 --json >"$tmp/live.json" &
 live=$!

@@ -33,6 +33,14 @@
 	SIZE(CUDA_MEM_ALLOC_NODE_PARAMS)                                         \
 	OFFSET(CUDA_MEM_ALLOC_NODE_PARAMS, bytesize)                             \
 	OFFSET(CUDA_MEM_ALLOC_NODE_PARAMS, dptr)                                 \
+	SIZE(CUDA_ARRAY_DESCRIPTOR)                                              \
+	OFFSET(CUDA_ARRAY_DESCRIPTOR, Format)                                    \
+	OFFSET(CUDA_ARRAY_DESCRIPTOR, NumChannels)                               \
+	SIZE(CUDA_ARRAY3D_DESCRIPTOR)                                            \
+	OFFSET(CUDA_ARRAY3D_DESCRIPTOR, Format)                                  \
+	OFFSET(CUDA_ARRAY3D_DESCRIPTOR, Flags)                                   \
+	VALUE(CU_AD_FORMAT_HALF)                                                 \
+	VALUE(CU_AD_FORMAT_FLOAT)                                                \
 	VALUE(CUDA_ERROR_NOT_SUPPORTED)                                          \
 	VALUE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)                             \
 	VALUE(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)                          \

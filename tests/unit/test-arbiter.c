@@ -2,8 +2,9 @@
  * one process: turn lengths follow the share, a live change of the share
  * applies at the next turn, a hard share is a cap even alone, eight
  * threads launching at once share the process's turns (each turn is
- * charged once), and a .sched file left half made is replaced. An alarm
- * fails a run that hangs. */
+ * charged once), a .sched file left half made is replaced, and time a
+ * holder spends idle is not charged to it. An alarm fails a run that
+ * hangs. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -190,6 +191,38 @@ static void a_half_made_file_is_replaced(void **state)
 	assert_int_equal(gp_arbiter_turn_ns(arbiter), 25 * MS);
 }
 
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL),
+			       .tv_nsec = (long)(ns % 1000000000ULL) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A service at 20 %, hard, that works 0.2 ms in every 10 ms (2 % of the
+ * device) and waits for its work in between: charged only while busy, it
+ * is never held back by its cap. (Charged for the time it held the
+ * device idle too, it would use up its 20 % and wait about 40 ms for
+ * every 10 ms turn.) */
+static void idle_time_is_not_charged(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t start = now_ns(), used = gp_arbiter_used_ns(f->arbiter), longest = 0;
+
+	while (now_ns() - start < 500 * MS) {
+		uint64_t before = now_ns();
+
+		gp_arbiter_before_launch(f->arbiter, NULL, NULL);
+		if (now_ns() - before > longest)
+			longest = now_ns() - before;
+		sleep_ns(MS / 5);
+		gp_arbiter_idle(f->arbiter);
+		sleep_ns(10 * MS - MS / 5);
+	}
+	assert_in_range(longest / MS, 0, 19);
+	assert_in_range((gp_arbiter_used_ns(f->arbiter) - used) / MS, 0, 49);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +230,7 @@ int main(void)
 		cmocka_unit_test(a_hard_share_is_a_cap_alone),
 		cmocka_unit_test(threads_share_the_process_turns),
 		cmocka_unit_test(a_half_made_file_is_replaced),
+		cmocka_unit_test(idle_time_is_not_charged),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
