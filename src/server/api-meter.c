@@ -409,16 +409,21 @@ void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
+	struct gp_loop_stats *stats = malloc(sizeof(*stats));
 	struct gp_metrics_source src = {.store = api->store,
 					.meter = gp_loop_meter(api->loop),
-					.stats = gp_loop_stats(api->loop),
 					.now_ms = now_ms()};
 	char *text = NULL;
 	int r;
 
-	if (!metrics_scope(api, req, &src, ret))
+	if (stats && gp_loop_stats(api->loop, stats))
+		src.stats = stats;
+	if (!metrics_scope(api, req, &src, ret)) {
+		free(stats);
 		return;
+	}
 	r = gp_metrics_render(&src, &text);
+	free(stats);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "making the metrics");
 	else
@@ -468,36 +473,49 @@ static json_t *running_json(const struct gp_task *t, const char *tenant,
 	return o;
 }
 
-static json_t *waiting_json(const struct gp_task *t, const char *tenant, int64_t now)
-{
-	return json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:s}", "id", (json_int_t)t->id,
-			 "name", t->name, "tenant", tenant, "state",
-			 gp_api_state_name(t->state), "priority", (json_int_t)t->priority,
-			 "waiting_s", (json_int_t)((now - t->created) / 1000), "reason",
-			 t->reason);
-}
-
-/* Appends the caller's tasks (the admin: all) in `state` to list, at most max. */
-static int tasks_json(struct gp_api *api, const struct gp_tenant *me, int state,
-		      const struct gp_tenant *names, int n_names, int max, json_t *list,
-		      int64_t now)
+/* The caller's running tasks (the admin: all). */
+static int running_json_all(struct gp_api *api, const struct gp_tenant *me,
+			    const struct gp_tenant *names, int n_names, json_t *list, int64_t now)
 {
 	const struct gp_meter *m = gp_loop_meter(api->loop);
 	struct gp_task *all = NULL;
-	int n = 0,
-	    r = gp_store_task_list(api->store, me->admin ? -1 : me->id, state, &all, &n);
+	int n = 0, r = gp_store_task_list(api->store, me->admin ? -1 : me->id, GP_TASK_RUNNING,
+					  &all, &n);
 
-	for (int i = 0; r == 0 && i < n && (int)json_array_size(list) < max; i++) {
+	for (int i = 0; r == 0 && i < n; i++) {
 		const char *tenant = tenant_of(names, n_names, all[i].tenant);
 
-		json_array_append_new(
-			list,
-			state == GP_TASK_RUNNING
-				? running_json(&all[i], tenant ? tenant : "", m, now)
-				: waiting_json(&all[i], tenant ? tenant : "", now));
+		json_array_append_new(list, running_json(&all[i], tenant ? tenant : "", m, now));
 	}
 	free(all);
 	return r;
+}
+
+/* The head of the queue, the caller's tasks in it (the admin: all), at
+ * most STATUS_QUEUE_MAX, from the pool. */
+static void waiting_json_head(struct gp_api *api, const struct gp_tenant *me,
+			      const struct gp_tenant *names, int n_names, json_t *list,
+			      int64_t now)
+{
+	struct gp_pool_task *head = calloc(STATUS_QUEUE_MAX, sizeof(*head));
+	int position[STATUS_QUEUE_MAX], n = 0, length;
+
+	if (head)
+		gp_pool_queue_page(api->pool, me->admin ? -1 : me->id, 0, 0, STATUS_QUEUE_MAX,
+				   head, position, &n, &length);
+	for (int i = 0; i < n; i++) {
+		const char *tenant = tenant_of(names, n_names, head[i].tenant);
+
+		json_array_append_new(
+			list, json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:s}", "id",
+					(json_int_t)head[i].id, "name", head[i].name, "tenant",
+					tenant ? tenant : "", "state",
+					gp_api_state_name(head[i].state), "priority",
+					(json_int_t)head[i].priority, "waiting_s",
+					(json_int_t)((now - head[i].created) / 1000), "reason",
+					head[i].reason));
+	}
+	free(head);
 }
 
 static int status_tasks(struct gp_api *api, const struct gp_tenant *me, json_t *status,
@@ -508,30 +526,24 @@ static int status_tasks(struct gp_api *api, const struct gp_tenant *me, json_t *
 	int n_names = 0, r = gp_store_tenant_list(api->store, &names, &n_names);
 
 	if (r == 0)
-		r = tasks_json(api, me, GP_TASK_RUNNING, names, n_names, INT32_MAX,
-			       running, now);
+		r = running_json_all(api, me, names, n_names, running, now);
 	if (r == 0)
-		r = tasks_json(api, me, GP_TASK_PREEMPTED, names, n_names,
-			       STATUS_QUEUE_MAX, waiting, now);
-	if (r == 0)
-		r = tasks_json(api, me, GP_TASK_PENDING, names, n_names, STATUS_QUEUE_MAX,
-			       waiting, now);
+		waiting_json_head(api, me, names, n_names, waiting, now);
 	free(names);
 	json_object_set_new(status, "tasks", running);
 	json_object_set_new(status, "waiting", waiting);
 	return r;
 }
 
-static int status_queue(struct gp_api *api, json_t *status, int64_t now)
+static void status_queue(struct gp_api *api, json_t *status, int64_t now)
 {
 	int64_t oldest;
-	int n, r = gp_store_queue_stats(api->store, &n, &oldest);
+	int n;
 
-	if (r == 0)
-		json_object_set_new(status, "queue",
-				    json_pack("{s:i, s:f}", "length", n, "oldest_wait_s",
-					      n ? (double)(now - oldest) / 1000.0 : 0.0));
-	return r;
+	gp_pool_queue_stats(api->pool, &n, &oldest);
+	json_object_set_new(status, "queue",
+			    json_pack("{s:i, s:f}", "length", n, "oldest_wait_s",
+				      n ? (double)(now - oldest) / 1000.0 : 0.0));
 }
 
 void gp_api_status(void *ctx, const struct gp_http_request *req,
@@ -555,9 +567,8 @@ void gp_api_status(void *ctx, const struct gp_http_request *req,
 						    : json_null(),
 			   "devices", devices, "sample_ms",
 			   m ? (int)gp_meter_period_ms(m) : 0);
-	r = status_queue(api, status, now);
-	if (r == 0)
-		r = status_tasks(api, &me, status, now);
+	status_queue(api, status, now);
+	r = status_tasks(api, &me, status, now);
 	if (r < 0) {
 		json_decref(status);
 		gp_api_store_failed(api, ret, r, "reading the tasks");

@@ -356,6 +356,20 @@ int gp_pool_task_put(struct gp_pool *p, const struct gp_task *t)
 	return r;
 }
 
+int gp_pool_task_reason(struct gp_pool *p, int64_t id, const char *reason)
+{
+	struct gp_pool_task *t;
+
+	if (!p || !reason)
+		return -EINVAL;
+	pthread_mutex_lock(&p->lock);
+	t = task_find(p, id);
+	if (t)
+		snprintf(t->reason, sizeof(t->reason), "%s", reason);
+	pthread_mutex_unlock(&p->lock);
+	return t ? 0 : -ENOENT;
+}
+
 /* Recounts every tenant's tasks (after its entry was made or moved). */
 static void recount(struct gp_pool *p)
 {
@@ -542,6 +556,21 @@ int gp_pool_task_get(struct gp_pool *p, int64_t id, struct gp_pool_task *ret)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return r;
+}
+
+int gp_pool_reasons_changed(struct gp_pool *p, struct gp_pool_reason *r, int n)
+{
+	int kept = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < n; i++) {
+		const struct gp_pool_task *t = task_find(p, r[i].id);
+
+		if (t && is_queued(t->state) && t->gen == r[i].gen && strcmp(t->reason, r[i].reason))
+			r[kept++] = r[i];
+	}
+	pthread_mutex_unlock(&p->lock);
+	return kept;
 }
 
 bool gp_pool_cancelling(struct gp_pool *p, int64_t id)

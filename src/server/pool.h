@@ -93,6 +93,9 @@ struct gp_pool *gp_pool_free(struct gp_pool *p); /* accepts NULL; returns NULL *
 /* Task t's row as the store has it now: added, changed (the fields the
  * pool keeps), or taken out when its state is none of the pool's. */
 int gp_pool_task_put(struct gp_pool *p, const struct gp_task *t);
+/* Task id's reason as the store has it now (gp_store_task_reason): no
+ * pass need look at it again. -ENOENT: the task is not here. */
+int gp_pool_task_reason(struct gp_pool *p, int64_t id, const char *reason);
 /* Tenant t as the store has it now (added, its quota or user changed, or
  * removed). */
 int gp_pool_tenant_put(struct gp_pool *p, const struct gp_tenant *t);
@@ -117,6 +120,16 @@ int gp_pool_cancels_take(struct gp_pool *p, int64_t *ret_ids, int max);
 /* Task id as the pool has it; -ENOENT when it is not there (not queued,
  * not running). */
 int gp_pool_task_get(struct gp_pool *p, int64_t id, struct gp_pool_task *ret);
+/* A reason the loop would write for a queued task, as it saw the task
+ * (its gen). */
+struct gp_pool_reason {
+	int64_t id;
+	uint64_t gen;
+	const char *reason;
+};
+/* Keeps, at the front of r[0..n) and in order, those whose task is still
+ * queued, unchanged since gen, with another reason now; how many. */
+int gp_pool_reasons_changed(struct gp_pool *p, struct gp_pool_reason *r, int n);
 /* Is the running task id being cancelled? */
 bool gp_pool_cancelling(struct gp_pool *p, int64_t id);
 /* The queued and running tasks of `tenant` (< 0: everyone's). */

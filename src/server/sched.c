@@ -122,7 +122,8 @@ static struct gp_sched_outcome *outcome(struct pass *p, const struct gp_sched_ta
 {
 	struct gp_sched_outcome *o = &p->out[p->n_out++];
 
-	*o = (struct gp_sched_outcome){ .task = t->id, .verdict = verdict };
+	*o = (struct gp_sched_outcome){ .task = t->id, .index = (int)(t - p->tasks),
+					.verdict = verdict };
 	return o;
 }
 

@@ -89,6 +89,7 @@ enum gp_sched_verdict {
 
 struct gp_sched_outcome {
 	int64_t task;
+	int index;                      /* the task's in tasks[] */
 	enum gp_sched_verdict verdict;
 	bool borrowed;                  /* START: past the guarantee */
 	struct gp_placement where;      /* START */

@@ -587,6 +587,37 @@ int gp_store_open(const char *path, struct gp_store **ret)
 	return 0;
 }
 
+int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret)
+{
+	const char *path = s ? sqlite3_db_filename(s->db, "main") : NULL;
+	struct gp_store *reader;
+	int64_t version;
+	int r = 0;
+
+	if (!s || !ret)
+		return -EINVAL;
+	if (!path || !*path)
+		return fail_open(-ENOTSUP, "gp_store_open_reader: an in-memory store has no file");
+	reader = calloc(1, sizeof(*reader));
+	if (!reader)
+		return fail_open(-ENOMEM, "gp_store_open_reader: out of memory");
+	reader->queued = -1;
+	if (sqlite3_open_v2(path, &reader->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		r = reader->db ? fail_sqlite(reader, path) : fail(reader, -ENOMEM, "out of memory");
+	if (r == 0) {
+		sqlite3_extended_result_codes(reader->db, 1);
+		sqlite3_busy_timeout(reader->db, BUSY_TIMEOUT_MS);
+		r = check_version(reader, &version);
+	}
+	if (r < 0) {
+		snprintf(open_error, sizeof(open_error), "%s", reader->error);
+		gp_store_close(reader);
+		return r;
+	}
+	*ret = reader;
+	return 0;
+}
+
 void gp_store_close(struct gp_store *s)
 {
 	if (!s)
@@ -1388,6 +1419,26 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 	s->queued = -1;         /* the state may have changed: count again */
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no task %lld", (long long)t->id);
+	return r;
+}
+
+int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !reason)
+		return -EINVAL;
+	if (!fits(reason, GP_REASON_MAX))
+		return fail(s, -EINVAL, "task_reason: a reason of over %d bytes", GP_REASON_MAX - 1);
+	r = prepare(s, "UPDATE tasks SET reason = ?2 WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	r = step_done(s, st, "task_reason");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)id);
 	return r;
 }
 

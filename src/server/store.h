@@ -170,6 +170,11 @@ struct gp_alert {
  * The caller owns *ret and frees it with gp_store_close (NULL is fine). */
 int gp_store_open(const char *path, struct gp_store **ret);
 void gp_store_close(struct gp_store *s);
+/* A second connection to s's file that only reads (the WAL lets it read
+ * while s writes), for a thread that must not wait for s's users: the
+ * caller owns it and closes it with gp_store_close. -ENOTSUP for an
+ * in-memory store; the file's errors as for open. */
+int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret);
 /* The message of s's last failure, or with s NULL the message of this
  * thread's last failed gp_store_open. Valid until the next call. */
 const char *gp_store_error(const struct gp_store *s); /* last failure */
@@ -269,6 +274,9 @@ int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
  * task_update changes the task t->id (-ENOENT: none); task_add gives
  * -ENOENT if t->tenant is no tenant. */
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t);
+/* Writes task id's reason alone (why it waits), as the loop does for
+ * many at once (in one transaction of the caller's). -ENOENT: no task. */
+int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason);
 
 /* A task's declared environment variables, as the text of a JSON object
  * (agent/taskenv.h says what it may hold; the API checks it), kept
