@@ -127,7 +127,7 @@ struct tick {
 	struct gp_pool_view view;
 	bool all;                       /* the whole queue is in the view */
 	struct gp_sched_task *sched;    /* the running tasks counted, then the queued */
-	uint64_t *gen;                  /* each queued one's in the view, by index */
+	const struct gp_pool_queued **seen; /* each queued one as the view has it, by index */
 	int n_sched;
 	struct gp_sched_outcome *out;
 	int n_out;
@@ -913,25 +913,27 @@ static void prepare_queued(struct gp_loop *l, struct tick *k, const struct gp_po
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
 	struct gp_sched_task *s = &k->sched[k->n_sched];
+	const char *model = q->model >= 0 ? k->view.models[q->model] : "";
 	struct shape sh = { .devices = q->devices, .whole = q->whole || q->exclusive,
-			    .mem_mib = q->mem_mib, .compute_pct = q->compute_pct,
-			    .model = q->model };
+			    .mem_mib = q->mem_mib, .compute_pct = q->compute_pct, .model = model };
 	char why[GP_REASON_MAX];
 
-	if (q->model[0] && (!k->model_known || strcmp(k->model, q->model))) {
-		memcpy(k->model, q->model, sizeof(k->model));
-		k->models = models_of(node, k->cluster, q->model);
+	if (model[0] && (!k->model_known || strcmp(k->model, model))) {
+		snprintf(k->model, sizeof(k->model), "%s", model);
+		k->models = models_of(node, k->cluster, model);
 		k->model_known = true;
 	}
 	*s = (struct gp_sched_task){ .id = q->id, .tenant = q->tenant, .priority = q->priority,
 				     .created = q->created };
-	k->gen[k->n_sched] = q->gen;
-	if (request_with(node, &sh, q->model[0] ? k->models : 0, &s->req, why, sizeof(why)) == 0) {
+	k->seen[k->n_sched] = q;
+	if (request_with(node, &sh, model[0] ? k->models : 0, &s->req, why, sizeof(why)) == 0) {
 		k->n_sched++;
 		return;
 	}
+	if (gp_pool_reason_hash(why) == q->reason_hash)
+		return; /* it says so already */
 	if (!k->why)    /* the first such task of the pass */
-		k->why = calloc((size_t)k->view.n_queued + 1, sizeof(*k->why));
+		k->why = malloc(((size_t)k->view.n_queued + 1) * sizeof(*k->why));
 	if (k->why) {
 		memcpy(k->why[k->n_why], why, sizeof(why));
 		reason_want(k, q->id, q->gen, k->why[k->n_why++]);
@@ -944,13 +946,15 @@ static int tick_prepare(struct gp_loop *l, struct tick *k)
 {
 	size_t n = (size_t)k->view.n_running + (size_t)k->view.n_queued + 1;
 
-	k->sched = calloc(n, sizeof(*k->sched));
-	k->gen = calloc(n, sizeof(*k->gen));
-	k->out = calloc(n, sizeof(*k->out));
-	k->reason = calloc(n, sizeof(*k->reason));
-	k->placed = calloc((size_t)k->view.n_running + 1, sizeof(*k->placed));
-	k->misfit = calloc((size_t)k->view.n_running + 1, sizeof(*k->misfit));
-	if (!k->sched || !k->gen || !k->out || !k->reason || !k->placed || !k->misfit ||
+	/* Each element is written before it is read: no need to clear
+	 * megabytes at every pass. */
+	k->sched = malloc(n * sizeof(*k->sched));
+	k->seen = malloc(n * sizeof(*k->seen));
+	k->out = malloc(n * sizeof(*k->out));
+	k->reason = malloc(n * sizeof(*k->reason));
+	k->placed = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->placed));
+	k->misfit = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->misfit));
+	if (!k->sched || !k->seen || !k->out || !k->reason || !k->placed || !k->misfit ||
 	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), &k->cluster) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < k->view.n_running; i++)
@@ -1070,7 +1074,7 @@ static bool queued_as_seen(struct gp_loop *l, const struct tick *k,
 	struct gp_pool_task t;
 
 	if (gp_pool_task_get(l->pool, o->task, &t) == 0 && t.state != GP_TASK_RUNNING &&
-	    t.gen == k->gen[o->index])
+	    t.gen == k->seen[o->index]->gen)
 		return true;
 	l->need_full = true;
 	return false;
@@ -1138,7 +1142,7 @@ static void task_start(struct gp_loop *l, struct tick *k, const struct gp_sched_
 	if (!queued_as_seen(l, k, o))
 		return;
 	if (devices_busy(l, k, &o->where)) {
-		reason_want(k, o->task, k->gen[o->index],
+		reason_want(k, o->task, k->seen[o->index]->gen,
 			    "starting once the preempted tasks on its devices have stopped");
 		return;
 	}
@@ -1206,22 +1210,27 @@ static unsigned devices_full(const struct gp_loop *l, const struct tick *k)
 	return full;
 }
 
-/* o waits: its reason, with what devices_full says, to write. */
+/* o waits: its reason, with what devices_full says, to write when it is
+ * not the task's reason already. */
 static void task_wait(struct tick *k, struct gp_sched_outcome *o, unsigned full)
 {
+	const struct gp_pool_queued *q = k->seen[o->index];
 	size_t len = strlen(o->reason);
 
 	if (full && strncmp(o->reason, "no device fits now", 18) == 0)
 		snprintf(o->reason + len, sizeof(o->reason) - len,
 			 "; %u device(s) hold %d slices, the most a device's region tracks", full,
 			 GP_REGION_TASKS);
-	reason_want(k, o->task, k->gen[o->index], o->reason);
+	if (gp_pool_reason_hash(o->reason) != q->reason_hash)
+		reason_want(k, o->task, q->gen, o->reason);
 }
 
-/* Writes n reasons in one transaction, then puts them in the pool. */
+/* Writes n reasons in one transaction, then puts them in the pool. A
+ * reason is worked out again at every pass over the queue, so its
+ * transaction does not wait for the disk (gp_store_begin_unsynced). */
 static void reasons_txn(struct gp_loop *l, const struct gp_pool_reason *r, int n)
 {
-	int err = gp_store_begin(l->store);
+	int err = gp_store_begin_unsynced(l->store);
 
 	for (int i = 0; err == 0 && i < n; i++)
 		if ((err = gp_store_task_reason(l->store, r[i].id, r[i].reason)) == -ENOENT)
@@ -1263,32 +1272,37 @@ static void tick_alerts(struct gp_loop *l, const struct tick *k)
 }
 
 /* Acts on the pass's outcomes in their order, holding the store's lock
- * but while the agent forks: starts, preemptions, then the reasons of
- * those that wait. A write that failed holds back the starts and
- * preemptions after it (one may depend on another), and so does a change
- * by another (the API) to what the pass decided on: the next pass looks
- * at the whole queue again. */
+ * but while the agent forks: the task.unplaced alerts, the starts and
+ * preemptions, then the reasons of those that wait that changed. A write
+ * that failed holds back the starts and preemptions after it (one may
+ * depend on another), and so does a change by another (the API) to what
+ * the pass decided on: the next pass looks at the whole queue again. A
+ * pass that has nothing to write (nothing starts, no reason changed)
+ * takes no lock at all. */
 static void tick_apply(struct gp_loop *l, struct tick *k)
 {
 	unsigned full = devices_full(l, k);
+	bool act = k->n_misfit || gp_alerts_unplaced_count(l->alerts);
 	uint64_t now_full;
 
+	for (int i = 0; i < k->n_out; i++) {
+		if (k->out[i].verdict == GP_SCHED_WAIT)
+			task_wait(k, &k->out[i], full);
+		else
+			act = true;
+	}
+	if (!act && !k->n_reasons)
+		return;
 	store_lock(l);
 	gp_pool_gen(l->pool, &now_full);
 	k->foreign = now_full != k->view.full_gen;
 	if (!k->foreign)
 		tick_alerts(l, k);
-	for (int i = 0; i < k->n_out && !k->foreign; i++) {
-		struct gp_sched_outcome *o = &k->out[i];
-
-		if (o->verdict == GP_SCHED_WAIT)
-			task_wait(k, o, full);
-		else if (l->tick_failed)
-			continue;
-		else if (o->verdict == GP_SCHED_START)
-			task_start(l, k, o);
-		else
-			task_preempt(l, o);
+	for (int i = 0; i < k->n_out && !k->foreign && !l->tick_failed; i++) {
+		if (k->out[i].verdict == GP_SCHED_START)
+			task_start(l, k, &k->out[i]);
+		else if (k->out[i].verdict == GP_SCHED_PREEMPT)
+			task_preempt(l, &k->out[i]);
 	}
 	if (!k->foreign)
 		reasons_write(l, k);
@@ -1301,7 +1315,7 @@ static void tick_free(struct tick *k)
 	gp_cluster_free(k->cluster);
 	gp_pool_view_release(&k->view);
 	free(k->sched);
-	free(k->gen);
+	free(k->seen);
 	free(k->out);
 	free(k->reason);
 	free(k->why);
@@ -1323,13 +1337,24 @@ static enum gp_pool_scope pass_scope(struct gp_loop *l)
 	return gen > l->seen_gen ? GP_POOL_CHANGED : GP_POOL_RUNNING;
 }
 
-static void pass_observe(struct gp_loop *l, bool all, double seconds)
+/* The CPU time the loop's thread has used, in seconds. */
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pass_observe(struct gp_loop *l, bool all, double seconds, double cpu_seconds)
 {
 	pthread_mutex_lock(&l->stats_lock);
-	if (all)
+	if (all) {
 		gp_summary_observe(&l->stats.pass, seconds);
-	else
+		gp_summary_observe(&l->stats.pass_cpu, cpu_seconds);
+	} else {
 		l->stats.passes_changed++;
+	}
 	pthread_mutex_unlock(&l->stats_lock);
 }
 
@@ -1339,7 +1364,7 @@ static void schedule(struct gp_loop *l)
 {
 	enum gp_pool_scope scope = pass_scope(l);
 	struct tick k = { .all = scope == GP_POOL_ALL };
-	double start = mono_s();
+	double start = mono_s(), cpu = thread_cpu_s();
 	int r;
 
 	if (scope == GP_POOL_RUNNING)
@@ -1362,7 +1387,7 @@ static void schedule(struct gp_loop *l)
 	else
 		l->need_full = true;
 	tick_free(&k);
-	pass_observe(l, k.all, mono_s() - start);
+	pass_observe(l, k.all, mono_s() - start, thread_cpu_s() - cpu);
 }
 
 /* ---- live changes, cancels, sampling, logs ------------------------------- */

@@ -543,6 +543,10 @@ static void scheduler_metrics(FILE *out, const struct gp_loop_stats *st)
 	       "pool, the decisions, the starts, preemptions and reasons that follow); "
 	       "quantiles over the last 1024.");
 	summary_samples(out, "gpupool_scheduler_pass_seconds", &st->pass);
+	family(out, "gpupool_scheduler_pass_cpu_seconds", "summary",
+	       "CPU time of the loop's thread in each of those passes (their duration less "
+	       "the waits for a core or a lock); quantiles over the last 1024.");
+	summary_samples(out, "gpupool_scheduler_pass_cpu_seconds", &st->pass_cpu);
 	family(out, "gpupool_scheduler_passes_total", "counter",
 	       "Scheduling passes, by what they looked at: the whole queue, or the tasks "
 	       "that changed alone (a tick with no change makes none).");

@@ -34,6 +34,23 @@ struct tasks {
 	int n, cap;
 };
 
+/* The tasks that changed since the last view, for a view of them alone
+ * that does not look at the whole queue: their ids and the gen of each
+ * change. Past CHANGES_MAX (no pass looked for a while) it is given up,
+ * and the next such view looks at the whole queue after all. */
+#define CHANGES_MAX 65536
+
+struct change {
+	int64_t id;
+	uint64_t gen;
+};
+
+struct changes {
+	struct change *c;
+	int n, cap;
+	bool lost;
+};
+
 struct gp_pool {
 	pthread_mutex_t lock;
 	struct gp_pool_task **map; /* by id; NULL: an empty slot */
@@ -45,6 +62,7 @@ struct gp_pool {
 	struct gp_model_quota *quota; /* by tenant, then model, as the store lists them */
 	int quotas;
 	uint64_t gen, full_gen;
+	struct changes changes;
 };
 
 /* ---- the map by id ------------------------------------------------------- */
@@ -230,11 +248,35 @@ static void index_remove(struct gp_pool *p, struct gp_pool_task *t)
 /* ---- changes ------------------------------------------------------------- */
 
 /* Marks t changed; a full change when `full`. */
+static void change_note(struct changes *c, int64_t id, uint64_t gen)
+{
+	if (c->lost)
+		return;
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 256;
+		struct change *bigger = cap <= CHANGES_MAX
+						? realloc(c->c, (size_t)cap * sizeof(*bigger))
+						: NULL;
+
+		if (!bigger) {
+			c->lost = true;
+			return;
+		}
+		c->c = bigger;
+		c->cap = cap;
+	}
+	c->c[c->n++] = (struct change){ id, gen };
+}
+
+/* Marks t changed (noted for a view of what changed); a full change
+ * when `full`. */
 static void changed(struct gp_pool *p, struct gp_pool_task *t, bool full)
 {
 	p->gen++;
-	if (t)
+	if (t) {
 		t->gen = p->gen;
+		change_note(&p->changes, t->id, p->gen);
+	}
 	if (full)
 		p->full_gen = p->gen;
 }
@@ -255,6 +297,7 @@ static void row_copy(struct gp_pool_task *to, const struct gp_task *t)
 	to->hard = t->hard;
 	snprintf(to->model, sizeof(to->model), "%s", t->model);
 	snprintf(to->reason, sizeof(to->reason), "%s", t->reason);
+	to->reason_hash = gp_pool_reason_hash(to->reason);
 	snprintf(to->placement, sizeof(to->placement), "%s", t->placement);
 	to->pid = t->pid;
 	to->created = t->created;
@@ -364,8 +407,10 @@ int gp_pool_task_reason(struct gp_pool *p, int64_t id, const char *reason)
 		return -EINVAL;
 	pthread_mutex_lock(&p->lock);
 	t = task_find(p, id);
-	if (t)
+	if (t) {
 		snprintf(t->reason, sizeof(t->reason), "%s", reason);
+		t->reason_hash = gp_pool_reason_hash(t->reason);
+	}
 	pthread_mutex_unlock(&p->lock);
 	return t ? 0 : -ENOENT;
 }
@@ -630,14 +675,25 @@ int gp_pool_queue_page(struct gp_pool *p, int64_t tenant, unsigned states, int a
 	return 0;
 }
 
-static struct gp_pool_queued queued_of(const struct gp_pool_task *t)
+uint64_t gp_pool_reason_hash(const char *reason)
+{
+	return gp_hash_bytes(reason, strlen(reason));
+}
+
+/* t as the pass needs it; its model, if any, added to v's. */
+static struct gp_pool_queued queued_of(const struct gp_pool_task *t, struct gp_pool_view *v)
 {
 	struct gp_pool_queued q = { .id = t->id, .tenant = t->tenant, .priority = t->priority,
 				    .created = t->created, .mem_mib = t->mem_mib,
 				    .compute_pct = t->compute_pct, .devices = t->devices,
-				    .whole = t->whole, .exclusive = t->exclusive, .gen = t->gen };
+				    .whole = t->whole, .exclusive = t->exclusive, .model = -1,
+				    .reason_hash = t->reason_hash, .gen = t->gen };
 
-	memcpy(q.model, t->model, sizeof(q.model));
+	if (t->model[0]) {
+		if (!v->n_models || strcmp(v->models[v->n_models - 1], t->model))
+			memcpy(v->models[v->n_models++], t->model, sizeof(t->model));
+		q.model = v->n_models - 1;
+	}
 	return q;
 }
 
@@ -653,25 +709,62 @@ static int array_copy(const void *src, int n, size_t size, void **ret)
 	return 0;
 }
 
+/* Adds queued task t to v, which has room for `room` of them. */
+static int view_add(struct gp_pool_view *v, size_t room, const struct gp_pool_task *t)
+{
+	/* Room for a model per task, once one asks for a model. */
+	if (t->model[0] && !v->models && !(v->models = malloc(room * sizeof(*v->models))))
+		return -ENOMEM;
+	v->queued[v->n_queued++] = queued_of(t, v);
+	return 0;
+}
+
+/* The queued tasks of the scope into v (room for `room`). Those that
+ * changed come from the record of changes (in the order they changed,
+ * each once, at its latest change), unless it was given up; the record
+ * starts again. */
+static int view_queued(struct gp_pool *p, enum gp_pool_scope scope, uint64_t since,
+		       size_t room, struct gp_pool_view *v)
+{
+	struct changes *c = &p->changes;
+	int r = 0;
+
+	if (scope == GP_POOL_CHANGED && !c->lost) {
+		for (int i = 0; r == 0 && i < c->n; i++) {
+			const struct gp_pool_task *t = task_find(p, c->c[i].id);
+
+			if (t && t->gen == c->c[i].gen && t->gen > since && is_queued(t->state))
+				r = view_add(v, room, t);
+		}
+	} else {
+		for (int i = 0; r == 0 && i < p->queue.n; i++)
+			if (scope == GP_POOL_ALL || p->queue.t[i]->gen > since)
+				r = view_add(v, room, p->queue.t[i]);
+	}
+	c->n = 0;
+	c->lost = false;
+	return r;
+}
+
 static int view_copy(struct gp_pool *p, enum gp_pool_scope scope, uint64_t since,
 		     struct gp_pool_view *v)
 {
+	size_t room = scope == GP_POOL_RUNNING ? 1 : (size_t)p->queue.n + 1;
 	int r = 0;
 
-	v->running = calloc((size_t)p->running.n + 1, sizeof(*v->running));
-	v->queued = calloc(scope == GP_POOL_RUNNING ? 1 : (size_t)p->queue.n + 1,
-			   sizeof(*v->queued));
-	v->tenants = calloc((size_t)p->tenants + 1, sizeof(*v->tenants));
+	v->running = malloc(((size_t)p->running.n + 1) * sizeof(*v->running));
+	v->queued = malloc(room * sizeof(*v->queued));
+	v->tenants = malloc(((size_t)p->tenants + 1) * sizeof(*v->tenants));
 	if (!v->running || !v->queued || !v->tenants)
 		return -ENOMEM;
 	for (int i = 0; i < p->running.n; i++)
 		v->running[v->n_running++] = *p->running.t[i];
-	for (int i = 0; scope != GP_POOL_RUNNING && i < p->queue.n; i++)
-		if (scope == GP_POOL_ALL || p->queue.t[i]->gen > since)
-			v->queued[v->n_queued++] = queued_of(p->queue.t[i]);
+	if (scope != GP_POOL_RUNNING)
+		r = view_queued(p, scope, since, room, v);
 	for (int i = 0; i < p->tenants; i++)
 		v->tenants[v->n_tenants++] = p->tenant[i].t;
-	r = array_copy(p->quota, p->quotas, sizeof(*p->quota), (void **)&v->quotas);
+	if (r == 0)
+		r = array_copy(p->quota, p->quotas, sizeof(*p->quota), (void **)&v->quotas);
 	v->n_quotas = r == 0 ? p->quotas : 0;
 	v->gen = p->gen;
 	v->full_gen = p->full_gen;
@@ -696,6 +789,7 @@ void gp_pool_view_release(struct gp_pool_view *v)
 {
 	free(v->running);
 	free(v->queued);
+	free(v->models);
 	free(v->tenants);
 	free(v->quotas);
 	*v = (struct gp_pool_view){ 0 };
@@ -775,6 +869,7 @@ struct gp_pool *gp_pool_free(struct gp_pool *p)
 	free(p->running.t);
 	free(p->tenant);
 	free(p->quota);
+	free(p->changes.c);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	return NULL;

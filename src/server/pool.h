@@ -81,6 +81,7 @@ struct gp_pool_task {
 	char cancel_by[GP_STORE_NAME_MAX]; /* being cancelled, asked by; "": not */
 	bool cancel_sent;                  /* the loop has asked the agent to stop it */
 	uint64_t gen;                      /* the pool's count when it last changed */
+	uint64_t reason_hash;              /* gp_pool_reason_hash(reason) */
 };
 
 /* Reads the tenants, their model quotas and the pending, preempted and
@@ -146,7 +147,8 @@ void gp_pool_queue_stats(struct gp_pool *p, int *ret_n, int64_t *ret_oldest);
 int gp_pool_queue_page(struct gp_pool *p, int64_t tenant, unsigned states, int after, int limit,
 		       struct gp_pool_task *ret, int *ret_position, int *ret_n, int *ret_length);
 
-/* A queued task, as the pass needs it. */
+/* A queued task, as the pass needs it: small, as a pass copies
+ * thousands. */
 struct gp_pool_queued {
 	int64_t id, tenant;
 	unsigned priority;
@@ -154,9 +156,15 @@ struct gp_pool_queued {
 	uint64_t mem_mib;
 	unsigned compute_pct, devices;
 	bool whole, exclusive;
-	char model[GP_STORE_NAME_MAX];
+	int model;            /* the model it asks for: in the view's models; -1: any */
+	uint64_t reason_hash; /* gp_pool_reason_hash of its reason */
 	uint64_t gen;
 };
+
+/* A hash of a reason's text, to tell at a glance the reasons a pass
+ * would write from those the tasks have (gp_pool_reasons_changed
+ * compares the text). */
+uint64_t gp_pool_reason_hash(const char *reason);
 
 /* What a pass looks at, copied at once. */
 struct gp_pool_view {
@@ -164,6 +172,8 @@ struct gp_pool_view {
 	int n_running;
 	struct gp_pool_queued *queued; /* in the queue's order */
 	int n_queued;
+	char (*models)[GP_STORE_NAME_MAX]; /* the models the queued ask for, by their index */
+	int n_models;
 	struct gp_tenant *tenants;
 	int n_tenants;
 	struct gp_model_quota *quotas; /* every tenant's, by tenant */
@@ -180,7 +190,12 @@ enum gp_pool_scope {
 
 /* Copies into v, at once: the running tasks, the queued tasks of the
  * scope, the tenants and the model quotas. Release with
- * gp_pool_view_release. -ENOMEM. */
+ * gp_pool_view_release. -ENOMEM. The queued tasks of GP_POOL_ALL are in
+ * the queue's order; those of GP_POOL_CHANGED in the order they changed
+ * (found from a record of the changes, not by a look at the whole queue:
+ * that record starts again at every view of either scope, so one reader
+ * alone, the loop, takes them, each `since` the gen of its previous
+ * one). */
 int gp_pool_view_init(struct gp_pool *p, enum gp_pool_scope scope, uint64_t since,
 		      struct gp_pool_view *v);
 void gp_pool_view_release(struct gp_pool_view *v);

@@ -1584,6 +1584,29 @@ int gp_store_begin(struct gp_store *s)
 	return exec(s, "BEGIN IMMEDIATE", "begin");
 }
 
+/* Back to commits that wait for the disk (after an unsynced transaction). */
+static void synced(struct gp_store *s);
+
+int gp_store_begin_unsynced(struct gp_store *s)
+{
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = exec(s, "PRAGMA synchronous=NORMAL", "synchronous");
+	if (r == 0)
+		r = gp_store_begin(s);
+	if (r < 0)
+		synced(s);
+	return r;
+}
+
+/* Back to commits that wait for the disk (after an unsynced transaction). */
+static void synced(struct gp_store *s)
+{
+	sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+}
+
 int gp_store_commit(struct gp_store *s)
 {
 	int r;
@@ -1593,6 +1616,7 @@ int gp_store_commit(struct gp_store *s)
 	r = exec(s, "COMMIT", "commit");
 	if (r < 0)
 		gp_store_rollback(s);
+	synced(s);
 	return r;
 }
 
@@ -1602,6 +1626,8 @@ void gp_store_rollback(struct gp_store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		s->queued = -1;
 	}
+	if (s)
+		synced(s);
 }
 
 int gp_store_queue_length(struct gp_store *s)

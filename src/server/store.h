@@ -307,6 +307,12 @@ int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *re
 int gp_store_begin(struct gp_store *s);
 int gp_store_commit(struct gp_store *s);
 void gp_store_rollback(struct gp_store *s);
+/* A transaction whose commit does not wait for the disk (WAL with
+ * synchronous=NORMAL): for what can be worked out again if a crash loses
+ * it (the reasons of waiting tasks), so that writing it holds nobody up
+ * for an fsync. It is never half there, and the next commit that waits
+ * (every other one) makes it durable too. Ends as any other. */
+int gp_store_begin_unsynced(struct gp_store *s);
 
 /* Usage. usage_add writes n records all or none, in one transaction (or
  * in the caller's), and sets their ids; a record needs an existing task
