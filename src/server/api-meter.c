@@ -268,43 +268,53 @@ static const char *tenant_of(const struct gp_tenant *all, int n, int64_t id)
 	return NULL;
 }
 
-/* ?state=active|all and ?limit=N. */
-static bool alerts_query(const struct gp_http_request *req, bool *ret_active,
-			 int *ret_limit, struct gp_http_reply *ret)
+/* What GET /v1/alerts asks for: active ones or all, which page. */
+struct alerts_query {
+	bool active;
+	long long after, limit;
+};
+
+/* ?state=active|all, ?limit=N and ?after=ID (the alerts after alert ID in
+ * the list's order: older ones). */
+static bool alerts_query(const struct gp_http_request *req, struct alerts_query *q,
+			 struct gp_http_reply *ret)
 {
 	const char *state = gp_http_query(req, "state");
-	long long limit;
 
 	if (state && strcmp(state, "active") && strcmp(state, "all")) {
 		gp_http_error(ret, 400, "query \"state\" must be active or all");
 		return false;
 	}
-	if (!gp_api_query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &limit,
-				 ret))
-		return false;
-	*ret_active = !state || !strcmp(state, "active");
-	*ret_limit = (int)limit;
-	return true;
+	q->active = !state || !strcmp(state, "active");
+	return gp_api_query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &q->limit, ret) &&
+	       gp_api_query_number(req, "after", 0, INT64_MAX, 0, &q->after, ret);
 }
 
-static void alerts_reply(struct gp_api *api, struct gp_alert *all, int n,
+/* {"alerts": [...], "next_after": ID or null}: n alerts were read for a
+ * page of `limit`, one more when there are more after it. */
+static void alerts_reply(struct gp_api *api, struct gp_alert *all, int n, long long limit,
 			 struct gp_http_reply *ret)
 {
 	struct gp_tenant *names = NULL;
 	int n_names = 0, r = gp_store_tenant_list(api->store, &names, &n_names);
+	bool more = n > limit;
 	json_t *list;
 
 	if (r < 0) {
 		gp_api_store_failed(api, ret, r, "listing tenants");
 		return;
 	}
+	if (more)
+		n = (int)limit;
 	list = json_array();
 	for (int i = 0; i < n; i++)
 		json_array_append_new(
 			list,
 			alert_json(&all[i], tenant_of(names, n_names, all[i].tenant)));
 	free(names);
-	gp_http_json(ret, 200, json_pack("{s:o}", "alerts", list));
+	gp_http_json(ret, 200,
+		     json_pack("{s:o, s:o}", "alerts", list, "next_after",
+			       more ? json_integer((json_int_t)all[n - 1].id) : json_null()));
 }
 
 void gp_api_alerts(void *ctx, const struct gp_http_request *req,
@@ -313,18 +323,17 @@ void gp_api_alerts(void *ctx, const struct gp_http_request *req,
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_alert *all = NULL;
-	bool active;
-	int limit, n = 0, r;
+	struct alerts_query q;
+	int n = 0, r;
 
-	if (!gp_api_caller(api, req, ret, &me) ||
-	    !alerts_query(req, &active, &limit, ret))
+	if (!gp_api_caller(api, req, ret, &me) || !alerts_query(req, &q, ret))
 		return;
-	r = gp_store_alert_list(api->store, me.admin ? -1 : me.id, active, limit, &all,
-				&n);
+	r = gp_store_alert_page(api->store, me.admin ? -1 : me.id, q.active, q.after,
+				(int)q.limit + 1, &all, &n);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "listing alerts");
 	else
-		alerts_reply(api, all, n, ret);
+		alerts_reply(api, all, n, q.limit, ret);
 	free(all);
 }
 
@@ -354,7 +363,7 @@ void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 	}
 	snprintf(object, sizeof(object), "alert %lld", (long long)a.id);
 	gp_store_audit(api->store, me.name, "alert.clear", object, a.message);
-	alerts_reply(api, &a, 1, ret);
+	alerts_reply(api, &a, 1, 1, ret);
 }
 
 /* ---- metrics ------------------------------------------------------------ */

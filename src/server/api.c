@@ -1661,48 +1661,43 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 
 /* ---- audit ------------------------------------------------------------ */
 
-static bool limit_from_query(const struct gp_http_request *req, int *ret_limit,
-			     struct gp_http_reply *ret)
+/* {"audit": [...], "next_after": ID or null}: n entries were read for a
+ * page of `limit`, one more when there are more after it. */
+static json_t *audit_page_json(const struct gp_audit_entry *all, int n, long long limit)
 {
-	const char *text = gp_http_query(req, "limit");
-	char *end;
-	long v;
+	json_t *list = json_array();
+	bool more = n > limit;
 
-	*ret_limit = AUDIT_LIMIT;
-	if (!text)
-		return true;
-	v = strtol(text, &end, 10);
-	if (*text >= '0' && *text <= '9' && !*end && v >= 1 && v <= AUDIT_LIMIT_MAX) {
-		*ret_limit = (int)v;
-		return true;
-	}
-	gp_http_error(ret, 400, "query \"limit\" must be a whole number from 1 to %d",
-		      AUDIT_LIMIT_MAX);
-	return false;
+	if (more)
+		n = (int)limit;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(list, audit_json(&all[i]));
+	return json_pack("{s:o, s:o}", "audit", list, "next_after",
+			 more ? json_integer((json_int_t)all[n - 1].id) : json_null());
 }
 
+/* ?limit=N entries (AUDIT_LIMIT by default): the newest, or with
+ * ?after=ID those after entry ID, a page at a time. */
 static void audit_list(void *ctx, const struct gp_http_request *req,
 		       struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_audit_entry *all = NULL;
-	json_t *list;
-	int n = 0, limit, r;
+	long long after, limit;
+	int n = 0, r;
 
 	if (!caller_admin(api, req, ret, &me, "read the audit log") ||
-	    !limit_from_query(req, &limit, ret))
+	    !gp_api_query_number(req, "after", 0, INT64_MAX, -1, &after, ret) ||
+	    !gp_api_query_number(req, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT, &limit, ret))
 		return;
-	r = gp_store_audit_list(api->store, &all, &n);
-	if (r < 0) {
+	/* The newest page has nothing after it; a page after an entry may. */
+	r = gp_store_audit_page(api->store, after, (int)limit + (after >= 0), &all, &n);
+	if (r < 0)
 		store_failed(api, ret, r, "reading the audit log");
-		return;
-	}
-	list = json_array();
-	for (int i = n > limit ? n - limit : 0; i < n; i++)
-		json_array_append_new(list, audit_json(&all[i]));
+	else
+		gp_http_json(ret, 200, audit_page_json(all, n, limit));
 	free(all);
-	gp_http_json(ret, 200, json_pack("{s:o}", "audit", list));
 }
 
 /* ---- the API ---------------------------------------------------------- */

@@ -1561,6 +1561,32 @@ static void read_audit(sqlite3_stmt *st, void *ret)
 	copy_text(st, 5, e->detail, sizeof(e->detail));
 }
 
+int gp_store_audit_page(struct gp_store *s, int64_t after, int limit,
+			struct gp_audit_entry **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1 || limit > GP_STORE_PAGE_MAX)
+		return -EINVAL;
+	r = prepare(s,
+		    after >= 0 ? "SELECT id, ts, who, action, object, detail FROM audit "
+				 "WHERE id > ?1 ORDER BY id LIMIT ?2"
+			       : "SELECT * FROM (SELECT id, ts, who, action, object, detail "
+				 "FROM audit ORDER BY id DESC LIMIT ?2) ORDER BY id",
+		    &st);
+	if (r < 0)
+		return r;
+	if (after >= 0)
+		sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int(st, 2, limit);
+	r = get_all(s, st, sizeof(**ret), read_audit, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n)
 {
 	void *rows;
@@ -1898,21 +1924,29 @@ int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *objec
 int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, int limit,
 			struct gp_alert **ret, int *ret_n)
 {
+	return gp_store_alert_page(s, tenant, active_only, 0, limit, ret, ret_n);
+}
+
+int gp_store_alert_page(struct gp_store *s, int64_t tenant, bool active_only, int64_t before,
+			int limit, struct gp_alert **ret, int *ret_n)
+{
 	auto_stmt *st = NULL;
 	void *rows;
 	int r;
 
-	if (!s || !ret || !ret_n || limit < 1)
+	if (!s || !ret || !ret_n || limit < 1 || before < 0)
 		return -EINVAL;
 	r = prepare(s,
 		    "SELECT " ALERT_COLUMNS " FROM alerts WHERE (?1 < 0 OR tenant = ?1) "
-		    "AND (?2 = 0 OR cleared = 0) ORDER BY id DESC LIMIT ?3",
+		    "AND (?2 = 0 OR cleared = 0) AND (?4 = 0 OR id < ?4) ORDER BY id DESC "
+		    "LIMIT ?3",
 		    &st);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, tenant);
 	sqlite3_bind_int(st, 2, active_only);
 	sqlite3_bind_int(st, 3, limit);
+	sqlite3_bind_int64(st, 4, before);
 	r = get_all(s, st, sizeof(**ret), read_alert, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;

@@ -296,8 +296,13 @@ int gp_store_audit(struct gp_store *s, const char *who, const char *action,
 /* who and action must be non-empty; object and detail may be NULL (stored
  * as ""). who, action and object must fit their field in gp_audit_entry;
  * a longer detail is cut to GP_REASON_MAX - 1 bytes.
- * audit_list returns the whole log, oldest first (ordered by id). */
+ * audit_list returns the whole log, oldest first (ordered by id);
+ * audit_page a page of it, oldest first: the entries with an id above
+ * `after`, at most `limit` (1 to GP_STORE_PAGE_MAX), or with after < 0
+ * the newest `limit`. */
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n);
+int gp_store_audit_page(struct gp_store *s, int64_t after, int limit,
+			struct gp_audit_entry **ret, int *ret_n);
 
 /* Transactions. Writes are durable one by one; a caller that makes many
  * at once (a sampling's usage records and alerts) wraps them in
@@ -339,6 +344,10 @@ int gp_store_alert_raise(struct gp_store *s, struct gp_alert *a, bool *ret_new);
 int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *object);
 int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, int limit,
 			struct gp_alert **ret, int *ret_n);
+/* The same, of the alerts with an id below `before` (0: all): the page
+ * after the one whose last alert is `before`. */
+int gp_store_alert_page(struct gp_store *s, int64_t tenant, bool active_only, int64_t before,
+			int limit, struct gp_alert **ret, int *ret_n);
 /* An operator clears alert id (now). -ENOENT: no such alert; clearing a
  * cleared one changes nothing. The alert, as it is now, in *ret. */
 int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret);

@@ -347,6 +347,37 @@ static void test_what_needs_a_pass(void **state)
 	assert_follows(f);
 }
 
+/* A view of what changed lists each task that changed since the last
+ * view once, while it is queued, whatever its place in the queue. */
+static void test_view_of_changes(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = tenant_add(f, "a", 8), old = submit(f, a, 5, 10), x, y, z;
+	struct gp_pool_view v;
+	uint64_t since;
+
+	assert_int_equal(gp_pool_view_init(f->p, GP_POOL_ALL, 0, &v), 0);
+	assert_int_equal(v.n_queued, 1);
+	since = v.gen;
+	gp_pool_view_release(&v);
+	x = submit(f, a, 1, 10);
+	y = submit(f, a, 9, 10);
+	z = submit(f, a, 5, 10);
+	task_write(f, x, to_priority, 7);       /* twice: once in the view */
+	task_write(f, z, to_running, 0);        /* started: not queued */
+	assert_int_equal(gp_pool_view_init(f->p, GP_POOL_CHANGED, since, &v), 0);
+	assert_int_equal(v.n_queued, 2);        /* in the order of their last change */
+	assert_int_equal(v.queued[0].id, y);
+	assert_int_equal(v.queued[1].id, x);
+	assert_int_equal(v.n_running, 1);
+	since = v.gen;
+	gp_pool_view_release(&v);
+	assert_int_equal(gp_pool_view_init(f->p, GP_POOL_CHANGED, since, &v), 0);
+	assert_int_equal(v.n_queued, 0);        /* nothing since */
+	gp_pool_view_release(&v);
+	(void)old;
+}
+
 static void test_loop_flags(void **state)
 {
 	struct fixture *f = *state;
@@ -384,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_compare_sees_a_difference, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_order_and_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_what_needs_a_pass, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_view_of_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loop_flags, setup, teardown),
 	};
 
