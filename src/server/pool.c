@@ -393,7 +393,7 @@ int gp_pool_task_put(struct gp_pool *p, const struct gp_task *t)
 		task_drop(p, was);
 	else if (was)
 		r = task_change(p, was, t);
-	else if (is_live(t->state))
+	else if (t->state == GP_TASK_PENDING)
 		r = task_new(p, t);
 	pthread_mutex_unlock(&p->lock);
 	return r;

@@ -91,8 +91,11 @@ struct gp_pool *gp_pool_free(struct gp_pool *p); /* accepts NULL; returns NULL *
 
 /* ---- changes: holding the store's lock, after the write ---------------- */
 
-/* Task t's row as the store has it now: added, changed (the fields the
- * pool keeps), or taken out when its state is none of the pool's. */
+/* Task t's row as the store has it now: changed (the fields the pool
+ * keeps), or taken out when its state is none of the pool's. A task the
+ * pool does not have enters it only PENDING (a submission): the pool has
+ * every other live task from its load, so a row put late (that of a
+ * task the loop knows has ended, say) adds nothing. */
 int gp_pool_task_put(struct gp_pool *p, const struct gp_task *t);
 /* Task id's reason as the store has it now (gp_store_task_reason): no
  * pass need look at it again. -ENOENT: the task is not here. */
