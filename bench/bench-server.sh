@@ -24,12 +24,16 @@
 # whole by a task of the admin's, and QUEUED (10000) tasks of 1 MiB and 1 %
 # of a tenant without quota: they could run on any idle T4, so they are
 # queued, not refused, and wait ("no device fits now").
-#   submit_per_sec_empty      the first BURST (2000) submissions, into an
-#                             empty queue (Unix socket, CONNECTIONS connections;
-#                             after WARM (4000) other durable writes: a fresh
-#                             database is slower until its WAL has grown)
-#   submit_per_sec_10k_queued BURST more once QUEUED wait; target: at least
-#   submit_10k_vs_empty       0.8 of the empty queue's rate, in the same run
+#   submit_per_sec_empty      BURST (2000) submissions into an empty queue (a
+#                             second such server, its four T4s held likewise)
+#   submit_per_sec_10k_queued and as many once QUEUED wait, in BURSTS (8)
+#   submit_10k_vs_empty       bursts taken in turn (so that both meet the same
+#                             moments of a shared machine; each burst's rate
+#                             in _bursts), over the Unix socket, CONNECTIONS
+#                             connections, both stores warmed up first by
+#                             WARM (4000) other durable writes (a fresh
+#                             database is slower until its WAL has grown);
+#                             target: at least 0.8 of the empty queue's rate
 #   idle_cpu_pct_10k_queued   the server's CPU (all its threads, /proc) over
 #                             IDLE_S (10) seconds with QUEUED waiting and
 #                             nothing changing; target: at most 5 % of a core
@@ -58,11 +62,12 @@ burst=${BURST:-2000}
 idle_s=${IDLE_S:-10}
 passes=${PASSES:-40}
 warm=${WARM:-4000}
+nbursts=${BURSTS:-8}
 tmp=$(mktemp -d)
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # The queued case's whole-device tasks outlive their server: killed at exit.
 blockers_kill() {
-	for pid in $(cat "$tmp/blockers" 2>/dev/null); do kill -9 -"$pid" 2>/dev/null; done
+	for pid in $(cat "$tmp/blockers" 2>/dev/null); do kill -9 -"$pid" 2>/dev/null || true; done
 }
 # shellcheck disable=SC2154 # status is set inside the trap
 trap 'status=$?; blockers_kill; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
@@ -125,10 +130,10 @@ server_stop
 
 # ---- 10,000 tasks queued that cannot run --------------------------------------
 
-# api METHOD PATH [BODY]: the queued server's answer, as its admin.
+# api NAME METHOD PATH [BODY]: server NAME's answer, as its admin.
 api() {
-	curl -sf --unix-socket "$tmp/queued/sock" -H "Authorization: Bearer $admin" \
-		-X "$1" "http://localhost$2" ${3:+-d "$3"}
+	curl -sf --unix-socket "$tmp/$1/sock" -H "Authorization: Bearer $(cat "$tmp/$1/admin.token")" \
+		-X "$2" "http://localhost$3" ${4:+-d "$4"}
 }
 
 # cpu_ticks PID: user + system clock ticks of the process, all its threads.
@@ -138,47 +143,72 @@ cpu_ticks() {
 
 # metric NAME: its value in the queued server's /metrics.
 metric() {
-	api GET /metrics | awk -v name="$1" '$1 == name { print $2 }'
+	api queued GET /metrics | awk -v name="$1" '$1 == name { print $2 }'
 }
 
-# submit COUNT: COUNT submissions of the bench tenant's (JSON of the client).
+# submit NAME COUNT: COUNT submissions of server NAME's bench tenant (the
+# client's JSON).
 submit() {
-	"$client" submit --url http://localhost/v1/tasks --socket "$tmp/queued/sock" \
-		--token "$token" --count "$1" --connections "$conns"
+	"$client" submit --url http://localhost/v1/tasks --socket "$tmp/$1/sock" \
+		--token "$(cat "$tmp/$1/bench.token")" --count "$2" --connections "$conns"
 }
 
-export GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim-queued" \
-	GPUPOOL_RUN_DIR="$tmp/run-queued"
-server_start queued --with-agent --run-dir "$tmp/run-queued"
-admin=$(cat "$tmp/queued/admin.token")
-api POST /v1/tenants '{"name": "other", "mem_guaranteed_mib": 1024}' >/dev/null ||
-	fail "could not add a second tenant"
-for _ in 1 2 3 4; do
-	api POST /v1/tasks '{"command": "sleep 3600", "whole": true}' >/dev/null ||
-		fail "could not submit a whole-device task"
-done
-for _ in $(seq 100); do
-	api GET '/v1/tasks?state=running' | jq -r '.tasks[] | select(.pid > 0) | .pid' >"$tmp/blockers"
-	[ "$(wc -l <"$tmp/blockers")" -eq 4 ] && break
-	sleep 0.1
-done
-[ "$(wc -l <"$tmp/blockers")" -eq 4 ] || fail "the four whole-device tasks did not start"
-# A fresh database writes slower until its WAL has grown to its
-# checkpoint size (its first ~3,000 writes here): it is warmed up with as
-# many durable writes that queue nothing (another tenant's quota, and the
-# audit row of each), so that both rates are of a warm store.
-"$client" submit --url http://localhost/v1/tenants/other --socket "$tmp/queued/sock" \
-	--token "$admin" --count "$warm" --connections "$conns" --method PATCH \
-	--body '{"mem_borrowable_mib": 2048}' >/dev/null || fail "warming the store up failed"
-empty=$(submit "$burst") || fail "submissions into the empty queue failed"
-fill=$(submit $((queued - burst))) || fail "filling the queue failed"
+# queued_start NAME: a server on four simulated T4s, each held whole by a
+# task of the admin's (their process groups added to $tmp/blockers), with
+# a bench tenant and another, its store warmed up: a fresh database
+# writes slower until its WAL has grown to its checkpoint size (its first
+# ~3,000 writes here), so it first takes WARM durable writes that queue
+# nothing (the other tenant's quota, and the audit row of each).
+queued_start() {
+	export GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim-$1" \
+		GPUPOOL_RUN_DIR="$tmp/run-$1"
+	server_start "$1" --with-agent --run-dir "$tmp/run-$1"
+	echo "$token" >"$tmp/$1/bench.token"
+	api "$1" POST /v1/tenants '{"name": "other", "mem_guaranteed_mib": 1024}' >/dev/null ||
+		fail "could not add a second tenant"
+	for _ in 1 2 3 4; do
+		api "$1" POST /v1/tasks '{"command": "sleep 3600", "whole": true}' >/dev/null ||
+			fail "could not submit a whole-device task"
+	done
+	for _ in $(seq 100); do
+		api "$1" GET '/v1/tasks?state=running' | jq -r '.tasks[] | select(.pid > 0) | .pid' \
+			>"$tmp/$1/blockers"
+		[ "$(wc -l <"$tmp/$1/blockers")" -eq 4 ] && break
+		sleep 0.1
+	done
+	cat "$tmp/$1/blockers" >>"$tmp/blockers"
+	[ "$(wc -l <"$tmp/$1/blockers")" -eq 4 ] || fail "the four whole-device tasks did not start"
+	"$client" submit --url http://localhost/v1/tenants/other --socket "$tmp/$1/sock" \
+		--token "$(cat "$tmp/$1/admin.token")" --count "$warm" --connections "$conns" \
+		--method PATCH --body '{"mem_borrowable_mib": 2048}' >/dev/null ||
+		fail "warming the store up failed"
+}
+
+# queued_stop NAME: its whole-device tasks cancelled, then the server stopped.
+queued_stop() {
+	for id in $(api "$1" GET '/v1/tasks?state=running' | jq -r '.tasks[].id'); do
+		api "$1" POST "/v1/tasks/$id/cancel" >/dev/null
+	done
+	for _ in $(seq 100); do
+		[ "$(api "$1" GET '/v1/tasks?state=running' | jq '.tasks | length')" -eq 0 ] && break
+		sleep 0.1
+	done
+	kill "$(cat "$tmp/$1/pid")"
+	wait "$(cat "$tmp/$1/pid")" || true
+}
+
+queued_start empty
+echo "$server" >"$tmp/empty/pid"
+queued_start queued
+echo "$server" >"$tmp/queued/pid"
+fill=$(submit queued "$queued") || fail "filling the queue failed"
 # Settled: the last task has its reason (the loop has looked at them all).
 for _ in $(seq 300); do
-	api GET "/v1/queue?after=$((queued - 1))" | jq -e '.queue[0].reason | test("no device fits")' \
-		>/dev/null 2>&1 && break
+	api queued GET "/v1/queue?after=$((queued - 1))" |
+		jq -e '.queue[0].reason | test("no device fits")' >/dev/null 2>&1 && break
 	sleep 0.1
 done
-length=$(api GET '/v1/queue?limit=1' | jq .length)
+length=$(api queued GET '/v1/queue?limit=1' | jq .length)
 [ "$length" -eq "$queued" ] || fail "$length tasks queued, not $queued"
 sleep 1
 before=$(($(metric gpupool_scheduler_pass_seconds_count) + $(metric 'gpupool_scheduler_passes_total{queue="changed"}')))
@@ -190,7 +220,7 @@ sum0=$(metric gpupool_scheduler_pass_seconds_sum)
 cpu_sum0=$(metric gpupool_scheduler_pass_cpu_seconds_sum)
 count0=$(metric gpupool_scheduler_pass_seconds_count)
 for i in $(seq "$passes"); do
-	api PATCH /v1/tenants/other "{\"mem_borrowable_mib\": $i}" >/dev/null ||
+	api queued PATCH /v1/tenants/other "{\"mem_borrowable_mib\": $i}" >/dev/null ||
 		fail "could not change a quota"
 	sleep 0.1
 done
@@ -201,15 +231,17 @@ p50=$(metric 'gpupool_scheduler_pass_seconds{quantile="0.5"}')
 p99=$(metric 'gpupool_scheduler_pass_seconds{quantile="0.99"}')
 cpu_sum1=$(metric gpupool_scheduler_pass_cpu_seconds_sum)
 cpu_p99=$(metric 'gpupool_scheduler_pass_cpu_seconds{quantile="0.99"}')
-full=$(submit "$burst") || fail "submissions into the full queue failed"
-for id in $(api GET '/v1/tasks?state=running' | jq -r '.tasks[].id'); do
-	api POST "/v1/tasks/$id/cancel" >/dev/null
+# The submission rates: bursts into the empty queue and into the full one
+# in turn, so that both meet the same moments of a machine shared with
+# other work; each rate is all of its submissions over all of its time.
+for _ in $(seq "$nbursts"); do
+	submit empty $((burst / nbursts)) >>"$tmp/empty.bursts" || fail "submissions into the empty queue failed"
+	submit queued $((burst / nbursts)) >>"$tmp/queued.bursts" || fail "submissions into the full queue failed"
 done
-for _ in $(seq 100); do
-	[ "$(api GET '/v1/tasks?state=running' | jq '.tasks | length')" -eq 0 ] && break
-	sleep 0.1
-done
-server_stop
+empty=$(jq -c -s . "$tmp/empty.bursts")
+full=$(jq -c -s . "$tmp/queued.bursts")
+queued_stop empty
+queued_stop queued
 
 queued_json=$(jq -n -c --argjson empty "$empty" --argjson fill "$fill" --argjson full "$full" \
 	--argjson t0 "$t0" --argjson t1 "$t1" --argjson hz "$(getconf CLK_TCK)" \
@@ -218,10 +250,17 @@ queued_json=$(jq -n -c --argjson empty "$empty" --argjson fill "$fill" --argjson
 	--argjson count1 "$count1" --argjson p50 "$p50" --argjson p99 "$p99" --argjson queued "$queued" \
 	--argjson cpu_sum0 "$cpu_sum0" --argjson cpu_sum1 "$cpu_sum1" --argjson cpu_p99 "$cpu_p99" '{
 	queued: $queued,
-	submit_per_sec_empty: $empty.per_sec, submit_per_sec_10k_queued: $full.per_sec,
-	submit_10k_vs_empty: ($full.per_sec / $empty.per_sec * 100 | round / 100),
-	queued_submit_errors: ($empty.http_errors + $empty.transport_errors + $fill.http_errors
-	                       + $fill.transport_errors + $full.http_errors + $full.transport_errors),
+	submit_per_sec_empty: (($empty | map(.created) | add) / ($empty | map(.seconds) | add)
+	                       | round),
+	submit_per_sec_10k_queued: (($full | map(.created) | add) / ($full | map(.seconds) | add)
+	                            | round),
+	submit_per_sec_empty_bursts: ($empty | map(.per_sec)),
+	submit_per_sec_10k_queued_bursts: ($full | map(.per_sec)),
+	submit_10k_vs_empty: (($full | map(.created) | add) / ($full | map(.seconds) | add)
+	                      / (($empty | map(.created) | add) / ($empty | map(.seconds) | add))
+	                      * 100 | round / 100),
+	queued_submit_errors: ([$empty[], $fill, $full[]] | map(.http_errors + .transport_errors)
+	                       | add),
 	idle_cpu_pct_10k_queued: (($t1 - $t0) / $hz / $idle_s * 100 * 100 | round / 100),
 	idle_passes: $passes_idle,
 	sched_passes_measured: ($count1 - $count0),

@@ -4,7 +4,9 @@
  * per database), claim the socket (one server per socket), open and
  * migrate the store, make the admin tenant if there is none and write its
  * token to a 0600 file, mark the tasks left RUNNING as LOST (without the
- * agent; with it, the loop adopts what still runs), and only then serve. A second server
+ * agent; with it, the loop adopts what still runs), read the queue, the
+ * running tasks and the tenants into the pool (pool.h), and only then
+ * serve. A second server
  * started by mistake so stops before it changes anything. SIGTERM and
  * SIGINT are blocked before any thread starts, so only the main thread
  * takes them, in sigwait; it then stops the listeners (waiting for the

@@ -46,6 +46,7 @@ struct gp_store {
 	sqlite3 *db;
 	char error[ERROR_MAX];
 	int queued;     /* pending + preempted tasks; -1 until counted */
+	bool unsynced;  /* in a transaction of gp_store_begin_unsynced */
 	struct {
 		const char *sql;
 		sqlite3_stmt *st;
@@ -1610,7 +1611,6 @@ int gp_store_begin(struct gp_store *s)
 	return exec(s, "BEGIN IMMEDIATE", "begin");
 }
 
-/* Back to commits that wait for the disk (after an unsynced transaction). */
 static void synced(struct gp_store *s);
 
 int gp_store_begin_unsynced(struct gp_store *s)
@@ -1620,6 +1620,7 @@ int gp_store_begin_unsynced(struct gp_store *s)
 	if (!s)
 		return -EINVAL;
 	r = exec(s, "PRAGMA synchronous=NORMAL", "synchronous");
+	s->unsynced = r == 0;
 	if (r == 0)
 		r = gp_store_begin(s);
 	if (r < 0)
@@ -1627,10 +1628,12 @@ int gp_store_begin_unsynced(struct gp_store *s)
 	return r;
 }
 
-/* Back to commits that wait for the disk (after an unsynced transaction). */
+/* Back to commits that wait for the disk, after an unsynced transaction. */
 static void synced(struct gp_store *s)
 {
-	sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	if (s->unsynced)
+		sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	s->unsynced = false;
 }
 
 int gp_store_commit(struct gp_store *s)
