@@ -104,8 +104,9 @@ struct gp_loop {
 	_Atomic uint32_t wake_gen;      /* futex: bumped by gp_loop_wake */
 	struct gp_meter *meter;
 	struct gp_alerts *alerts;
-	int64_t starting;               /* the task being started (store's lock); 0: none */
-	pthread_cond_t started;         /* with the store's lock: starting changed */
+	int64_t starting[GP_AGENT_TASKS_MAX]; /* the tasks being started (store's lock) */
+	int n_starting;
+	pthread_cond_t started;         /* with the store's lock: starting emptied */
 	pthread_mutex_t stats_lock;     /* guards stats */
 	struct gp_loop_stats stats;
 	bool meter_failing; /* said so on stderr; said again when it recovers */
@@ -122,7 +123,8 @@ struct gp_loop {
 	int n_applied;
 };
 
-/* One pass: the pool's view, and the scheduler's view of it. */
+/* One pass: the pool's view, and the scheduler's view of it (also the
+ * look gp_loop_task_change takes, which applies nothing). */
 struct tick {
 	struct gp_pool_view view;
 	bool all;                       /* the whole queue is in the view */
@@ -144,7 +146,6 @@ struct tick {
 	int n_placed;
 	struct misfit *misfit;          /* those that do not */
 	int n_misfit;
-	bool quiet;     /* a look for the API: writes nothing, raises nothing */
 	bool foreign;   /* another changed what the pass decided on: act no more */
 	/* The last model asked for, and what request_of made of it. */
 	char model[GP_STORE_NAME_MAX];
@@ -274,19 +275,19 @@ static int record_put(struct gp_loop *l, const struct record *rec)
 	return r;
 }
 
-/* Writes what is owed, then rec (NULL: nothing more), in one transaction:
- * all of it (nothing is owed any more) or none. 0, or the store's error. */
-static int records_write(struct gp_loop *l, const struct record *rec)
+/* Writes what is owed, then rec[0..n), in one transaction: all of it
+ * (nothing is owed any more) or none. 0, or the store's error. */
+static int records_write(struct gp_loop *l, const struct record *rec, int n)
 {
 	int r;
 
-	if (!l->owed.n && !rec)
+	if (!l->owed.n && !n)
 		return 0;
 	r = gp_store_begin(l->store);
 	for (int i = 0; r == 0 && i < l->owed.n; i++)
 		r = record_put(l, &l->owed.r[i]);
-	if (r == 0 && rec)
-		r = record_put(l, rec);
+	for (int i = 0; r == 0 && i < n; i++)
+		r = record_put(l, &rec[i]);
 	if (r == 0)
 		r = gp_store_commit(l->store);
 	if (r < 0) {
@@ -326,14 +327,22 @@ static void record_owe(struct gp_loop *l, const struct record *rec)
 	o->loose += !rec->row;
 }
 
-/* Records what happened: written now, or, when the store cannot be
- * written (or could not this tick), kept and written at a later tick;
- * in the pool at once either way (the loop knows it happened). */
+/* Records what happened (n records, in one transaction): written now,
+ * or, when the store cannot be written (or could not this tick), kept
+ * and written at a later tick; in the pool at once either way (the loop
+ * knows it happened). */
+static void records(struct gp_loop *l, const struct record *rec, int n)
+{
+	if (l->tick_failed || records_write(l, rec, n) < 0)
+		for (int i = 0; i < n; i++)
+			record_owe(l, &rec[i]);
+	for (int i = 0; i < n; i++)
+		pool_apply(l, &rec[i]);
+}
+
 static void record(struct gp_loop *l, const struct record *rec)
 {
-	if (l->tick_failed || records_write(l, rec) < 0)
-		record_owe(l, rec);
-	pool_apply(l, rec);
+	records(l, rec, 1);
 }
 
 /* A record of task t's row (t as it is now), with an audit row when
@@ -379,7 +388,7 @@ static int record_ahead(struct gp_loop *l, const struct gp_task *t, const char *
 	if (l->tick_failed)
 		return -EAGAIN;
 	record_init(&rec, t, action, detail);
-	r = records_write(l, &rec);
+	r = records_write(l, &rec, 1);
 	if (r == 0)
 		pool_apply(l, &rec);
 	return r;
@@ -1080,65 +1089,131 @@ static bool queued_as_seen(struct gp_loop *l, const struct tick *k,
 	return false;
 }
 
-/* The agent starts t, without the store's lock (it forks); whether
- * another changed what the pass decided on meanwhile is in k->foreign. */
-static int agent_start(struct gp_loop *l, struct tick *k, const struct gp_agent_task *spec,
-		       pid_t *ret_pgid, char *why, size_t len)
-{
-	uint64_t before, after;
+/* One start of a pass: its row RUNNING, its declared environment, and
+ * what the agent said. */
+struct start {
+	const struct gp_sched_outcome *o;
+	struct gp_task run;
+	char *env;
+	pid_t pgid;
 	int r;
-
-	gp_pool_gen(l->pool, &before);
-	l->starting = spec->id;
-	store_unlock(l);
-	r = gp_agent_start(l->agent, spec, ret_pgid, why, len);
-	store_lock(l);
-	gp_pool_gen(l->pool, &after);
-	k->foreign |= after != before;
-	return r;
-}
-
-/* The task being started has its pid in its row (or ended): the readers
- * gp_loop_start_wait holds back may go on. */
-static void start_done(struct gp_loop *l)
-{
-	l->starting = 0;
-	pthread_cond_broadcast(&l->started);
-}
+	char why[GP_REASON_MAX - 32];
+};
 
 /* The row RUNNING at o's placement, from the task's row as the store has
  * it (with its command and directory), and its declared environment. */
-static int start_row(struct gp_loop *l, const struct gp_sched_outcome *o, struct gp_task *run,
-		     char **ret_env)
+static int start_row(struct gp_loop *l, struct start *st)
 {
-	int r = gp_store_task_get(l->store, o->task, run);
+	int r = gp_store_task_get(l->store, st->o->task, &st->run);
 
 	if (r == 0)
-		r = gp_store_task_env_get(l->store, o->task, ret_env);
+		r = gp_store_task_env_get(l->store, st->o->task, &st->env);
 	if (write_count(l, r) < 0)
 		return r;
-	run->state = GP_TASK_RUNNING;
-	run->pid = 0;
-	run->started = now_ms();
-	run->ended = 0;
-	placement_write(gp_agent_node(l->agent), &o->where, run->placement, sizeof(run->placement));
-	snprintf(run->reason, sizeof(run->reason), "%s", o->reason);
+	st->run.state = GP_TASK_RUNNING;
+	st->run.pid = 0;
+	st->run.started = now_ms();
+	st->run.ended = 0;
+	placement_write(gp_agent_node(l->agent), &st->o->where, st->run.placement,
+			sizeof(st->run.placement));
+	snprintf(st->run.reason, sizeof(st->run.reason), "%s", st->o->reason);
 	return 0;
 }
 
-/* Starts the task where the pass put it. Its row says RUNNING (with the
- * placement) before its process exists: when that cannot be written the
- * task is not started (the next pass tries again), so a store that fails
- * never sees a task started twice. */
-static void task_start(struct gp_loop *l, struct tick *k, const struct gp_sched_outcome *o)
+/* Is task id being started (its row says RUNNING, its process does not
+ * exist yet)? The caller holds the store's lock. */
+static bool is_starting(const struct gp_loop *l, int64_t id)
 {
-	char detail[GP_REASON_MAX], why[GP_REASON_MAX - 32] = "", *env = NULL;
-	struct gp_agent_task spec;
-	struct gp_task run;
-	struct record rec;
-	pid_t pgid;
-	int r;
+	for (int i = 0; i < l->n_starting; i++)
+		if (l->starting[i] == id)
+			return true;
+	return false;
+}
 
+/* Writes the n starts' rows RUNNING in one transaction, before their
+ * processes exist: a start whose row cannot be written is not made (the
+ * next pass tries again), so a store that fails never sees a task started
+ * twice. Then they are in the pool, and being started. 0, or the error. */
+static int starts_ahead(struct gp_loop *l, struct start *st, int n)
+{
+	struct record *rec = calloc((size_t)n + 1, sizeof(*rec));
+	int r = rec ? 0 : -ENOMEM;
+
+	for (int i = 0; r == 0 && i < n; i++)
+		record_init(&rec[i], &st[i].run, NULL, NULL);
+	if (r == 0 && !l->tick_failed)
+		r = records_write(l, rec, n);
+	for (int i = 0; r == 0 && !l->tick_failed && i < n; i++) {
+		pool_apply(l, &rec[i]);
+		if (st[i].o->borrowed)
+			gp_pool_task_borrowed(l->pool, st[i].run.id, true);
+		l->starting[l->n_starting++] = st[i].run.id;
+	}
+	free(rec);
+	return r < 0 ? r : l->tick_failed ? -EAGAIN : 0;
+}
+
+/* The agent starts them, without the store's lock (it forks); whether
+ * another changed what the pass decided on meanwhile is in k->foreign. */
+static void starts_launch(struct gp_loop *l, struct tick *k, struct start *st, int n)
+{
+	uint64_t before, after;
+
+	gp_pool_gen(l->pool, &before);
+	store_unlock(l);
+	for (int i = 0; i < n; i++) {
+		struct gp_agent_task spec = spec_of(&st[i].run, &st[i].o->where);
+
+		spec.user = tenant_user(k, st[i].run.tenant);
+		spec.env = st[i].env;
+		st[i].r = gp_agent_start(l->agent, &spec, &st[i].pgid, st[i].why,
+					 sizeof(st[i].why));
+	}
+	store_lock(l);
+	gp_pool_gen(l->pool, &after);
+	k->foreign |= after != before;
+}
+
+/* Records how the starts went, in one transaction: each one's pid and its
+ * task.start audit row, or its failure (FAILED, with why); then lets the
+ * readers gp_loop_start_wait holds back go on. */
+static void starts_record(struct gp_loop *l, struct start *st, int n)
+{
+	struct record *rec = calloc((size_t)n + 1, sizeof(*rec));
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct gp_task *t = &st[i].run;
+		struct gp_agent_task spec;
+		char detail[GP_REASON_MAX];
+
+		if (st[i].r < 0) {
+			start_failed(l, t, st[i].r, st[i].why);
+			continue;
+		}
+		t->pid = st[i].pgid;
+		spec = spec_of(t, &st[i].o->where);
+		gp_meter_start(l->meter, t, spec.device, spec.devices, st[i].pgid, t->started);
+		pthread_mutex_lock(&l->stats_lock);
+		gp_histogram_observe(&l->stats.wait, (double)(t->started - t->created) / 1000.0);
+		pthread_mutex_unlock(&l->stats_lock);
+		snprintf(detail, sizeof(detail), "on %.120s (%.120s)", t->placement,
+			 st[i].o->reason);
+		if (rec)
+			record_init(&rec[m++], t, "task.start", detail);
+	}
+	records(l, rec, m);
+	free(rec);
+	l->n_starting = 0;
+	pthread_cond_broadcast(&l->started);
+}
+
+/* Adds outcome o to the starts of the pass, if it may start now: it is
+ * queued as the view saw it, and no task being preempted or cancelled
+ * still runs on its devices (else it waits for them, saying so). */
+static void start_add(struct gp_loop *l, struct tick *k, const struct gp_sched_outcome *o,
+		      struct start *st, int *n)
+{
 	if (!queued_as_seen(l, k, o))
 		return;
 	if (devices_busy(l, k, &o->where)) {
@@ -1146,36 +1221,30 @@ static void task_start(struct gp_loop *l, struct tick *k, const struct gp_sched_
 			    "starting once the preempted tasks on its devices have stopped");
 		return;
 	}
-	if (start_row(l, o, &run, &env) < 0 || record_ahead(l, &run, NULL, NULL) < 0) {
-		free(env);
+	st[*n] = (struct start){ .o = o };
+	if (start_row(l, &st[*n]) < 0) {
+		free(st[*n].env);
 		return;
 	}
-	if (o->borrowed)
-		gp_pool_task_borrowed(l->pool, run.id, true);
-	spec = spec_of(&run, &o->where);
-	spec.user = tenant_user(k, run.tenant);
-	spec.env = env;
-	r = agent_start(l, k, &spec, &pgid, why, sizeof(why));
-	free(env);
-	if (r < 0) {
-		start_failed(l, &run, r, why);
-		start_done(l);
-		return;
+	(*n)++;
+}
+
+/* Starts what the pass starts, all at once: their rows (one write), their
+ * processes (no lock held), what happened (one write). */
+static void starts(struct gp_loop *l, struct tick *k, struct start *st, int n)
+{
+	if (n && starts_ahead(l, st, n) == 0) {
+		starts_launch(l, k, st, n);
+		starts_record(l, st, n);
 	}
-	run.pid = pgid;
-	gp_meter_start(l->meter, &run, spec.device, spec.devices, pgid, run.started);
-	pthread_mutex_lock(&l->stats_lock);
-	gp_histogram_observe(&l->stats.wait, (double)(run.started - run.created) / 1000.0);
-	pthread_mutex_unlock(&l->stats_lock);
-	snprintf(detail, sizeof(detail), "on %.120s (%.120s)", run.placement, o->reason);
-	record_init(&rec, &run, "task.start", detail);
-	record(l, &rec);
-	start_done(l);
+	for (int i = 0; i < n; i++)
+		free(st[i].env);
 }
 
 /* Asks victim t to stop; its reason and audit row are written first, so
- * that a store that fails stops nothing. */
-static void task_preempt(struct gp_loop *l, const struct gp_sched_outcome *o)
+ * that a store that fails stops nothing. The starts of the pass on its
+ * devices wait for it (it is marked stopping in the pass's view). */
+static void task_preempt(struct gp_loop *l, struct tick *k, const struct gp_sched_outcome *o)
 {
 	struct gp_pool_task pt;
 	struct gp_task was;
@@ -1190,6 +1259,9 @@ static void task_preempt(struct gp_loop *l, const struct gp_sched_outcome *o)
 		return;
 	if (gp_agent_stop(l->agent, o->task) == 0)
 		gp_pool_task_stopping(l->pool, o->task);
+	for (int i = 0; i < k->view.n_running; i++)
+		if (k->view.running[i].id == o->task)
+			k->view.running[i].stopping = true;
 }
 
 /* A device holds at most as many slices as its region has task entries
@@ -1272,42 +1344,49 @@ static void tick_alerts(struct gp_loop *l, const struct tick *k)
 }
 
 /* Acts on the pass's outcomes in their order, holding the store's lock
- * but while the agent forks: the task.unplaced alerts, the starts and
- * preemptions, then the reasons of those that wait that changed. A write
- * that failed holds back the starts and preemptions after it (one may
- * depend on another), and so does a change by another (the API) to what
- * the pass decided on: the next pass looks at the whole queue again. A
- * pass that has nothing to write (nothing starts, no reason changed)
- * takes no lock at all. */
+ * but while the agent forks: the task.unplaced alerts, the preemptions
+ * and the starts (all at once, after the preemptions they may wait for),
+ * then the reasons of those that wait that changed. A write that failed
+ * holds back the starts and preemptions after it (one may depend on
+ * another), and so does a change by another (the API) to what the pass
+ * decided on: the next pass looks at the whole queue again. A pass that
+ * has nothing to write (nothing starts, no reason changed) takes no lock
+ * at all. */
 static void tick_apply(struct gp_loop *l, struct tick *k)
 {
 	unsigned full = devices_full(l, k);
 	bool act = k->n_misfit || gp_alerts_unplaced_count(l->alerts);
+	struct start *st = NULL;
 	uint64_t now_full;
+	int n_starts = 0;
 
 	for (int i = 0; i < k->n_out; i++) {
 		if (k->out[i].verdict == GP_SCHED_WAIT)
 			task_wait(k, &k->out[i], full);
 		else
-			act = true;
+			n_starts += act = true;
 	}
 	if (!act && !k->n_reasons)
 		return;
+	st = calloc((size_t)n_starts + 1, sizeof(*st));
 	store_lock(l);
 	gp_pool_gen(l->pool, &now_full);
-	k->foreign = now_full != k->view.full_gen;
+	k->foreign = now_full != k->view.full_gen || !st;
 	if (!k->foreign)
 		tick_alerts(l, k);
+	n_starts = 0;
 	for (int i = 0; i < k->n_out && !k->foreign && !l->tick_failed; i++) {
-		if (k->out[i].verdict == GP_SCHED_START)
-			task_start(l, k, &k->out[i]);
-		else if (k->out[i].verdict == GP_SCHED_PREEMPT)
-			task_preempt(l, &k->out[i]);
+		if (k->out[i].verdict == GP_SCHED_PREEMPT)
+			task_preempt(l, k, &k->out[i]);
+		else if (k->out[i].verdict == GP_SCHED_START)
+			start_add(l, k, &k->out[i], st, &n_starts);
 	}
+	starts(l, k, st, n_starts);
 	if (!k->foreign)
 		reasons_write(l, k);
 	l->need_full |= k->foreign || l->tick_failed;
 	store_unlock(l);
+	free(st);
 }
 
 static void tick_free(struct tick *k)
@@ -1637,7 +1716,7 @@ void gp_loop_tick(struct gp_loop *l)
 	cancels_send(l);
 	target_refresh(l, now_ms());
 	store_lock(l);
-	records_write(l, NULL);         /* what is owed, before anything new */
+	records_write(l, NULL, 0);      /* what is owed, before anything new */
 	events_record(l, &ev);
 	logs_record(l, drops, n_drops);
 	store_unlock(l);
@@ -1673,7 +1752,7 @@ bool gp_loop_start_wait(struct gp_loop *l, int64_t task)
 {
 	bool waited = false;
 
-	while (l && task && l->starting == task) {
+	while (l && is_starting(l, task)) {
 		gp_http_wait(l->http, &l->started);
 		waited = true;
 	}
@@ -1685,7 +1764,7 @@ bool gp_loop_start_wait(struct gp_loop *l, int64_t task)
 int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned compute_pct,
 			bool *ret_borrowed, char *why, size_t len)
 {
-	struct tick k = { .quiet = true };
+	struct tick k = { 0 }; /* a look: nothing is applied */
 	struct gp_sched_task *s = NULL;
 	struct gp_sched_change c;
 	struct gp_request req;
