@@ -80,7 +80,7 @@ done
 expect "the victim got SIGTERM first (its grace period)" 0 "TERM" -- sh -c "cat $tmp/term-*"
 expect "the preemption is in the audit log" 0 "task.preempt" -- "$gp" audit
 "$gp" audit --limit 1000 -o json >"$tmp/audit.json"
- check "the lender's task started once the victim had stopped, not beside it" \
+check "the lender's task started once the victim had stopped, not beside it" \
 	"[.[0].audit[] | select((.action == \"task.requeue\") or
 	  (.action == \"task.start\" and .object == \"task $owner\")) | .action] ==
 	 [\"task.requeue\", \"task.start\"]" "$tmp/audit.json"
