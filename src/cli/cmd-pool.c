@@ -197,7 +197,8 @@ static void queue_usage(FILE *out)
 		"Each\n"
 		"has its position in the whole queue, its tenant, its shape, how long "
 		"it\n"
-		"has waited and why. A tenant sees its own tasks; the admin all.\n");
+		"has waited and why. A tenant sees its own tasks; the admin all. A long\n"
+		"queue shows its head (the server's first page: 500 tasks).\n");
 }
 
 /* "4G x 30%", "whole", then " x2" for two devices and the constraints. */
@@ -257,7 +258,10 @@ static void queue_print(json_t *reply)
 	printf("%-4s %-6s %-12s %-16s %-9s %3s %-22s %7s  %s\n", "POS", "ID", "TENANT",
 	       "NAME", "STATE", "PRI", "SHAPE", "WAITED", "REASON");
 	gp_client_rows(reply, "queue", queue_row);
-	if ((json_int_t)shown < length)
+	if (!json_is_null(json_object_get(reply, "next_after")))
+		printf("(the head of the queue: %zu shown, %lld queued in all)\n", shown,
+		       (long long)length);
+	else if ((json_int_t)shown < length)
 		printf("(%lld queued in all; you see your own)\n", (long long)length);
 }
 

@@ -201,6 +201,11 @@ int gp_alerts_placed(struct gp_alerts *a, int64_t task)
 	return gp_store_alert_clear(a->store, "task.unplaced", object);
 }
 
+int gp_alerts_unplaced_count(const struct gp_alerts *a)
+{
+	return a->unplaced.n;
+}
+
 /* ---- the log events -------------------------------------------------------- */
 
 static bool raised_has(const struct raised *r, int64_t task)

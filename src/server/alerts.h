@@ -127,6 +127,9 @@ int gp_alerts_unplaced(struct gp_alerts *a, const struct gp_task *t, const char 
 /* Task `task` is counted where it runs again, or ended: its task.unplaced
  * alert, if reported, is cleared now (else at the next check). */
 int gp_alerts_placed(struct gp_alerts *a, int64_t task);
+/* How many task.unplaced alerts are reported (gp_alerts_placed has
+ * something to clear only when some are). */
+int gp_alerts_unplaced_count(const struct gp_alerts *a);
 
 /* Is `kind` an event (raised at once, cleared by an operator), not a
  * condition that a check raises and clears? */

@@ -15,6 +15,7 @@
 
 struct gp_api {
 	struct gp_store *store;
+	struct gp_pool *pool;
 	unsigned queue_max, tenant_queue_max;
 	char metrics_token[GP_API_METRICS_TOKEN_MAX + 1]; /* "": none */
 	struct gp_price price[GP_PRICES_MAX];
@@ -36,6 +37,18 @@ bool gp_api_task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id
  * not given; false with 400 in ret when it is something else. */
 bool gp_api_query_number(const struct gp_http_request *req, const char *key, long long lo,
 			 long long hi, long long absent, long long *ret_v,
+			 struct gp_http_reply *ret);
+/* ?state=S[,S...]: the task states named, as GP_TASK_STATE_BIT bits in
+ * *ret_states (0: none named); false with 400 in ret for a name that is
+ * no state. */
+bool gp_api_query_states(const struct gp_http_request *req, unsigned *ret_states,
+			 struct gp_http_reply *ret);
+/* ?tenant=NAME, among the tenants all[0..n): its id in *ret_tenant (the
+ * admin may name anyone, a removed tenant too; a tenant only itself);
+ * without it, the caller's scope (-1 for the admin, else its own id).
+ * False with 400 (no such tenant) or 403 (another's) in ret. */
+bool gp_api_query_tenant(const struct gp_http_request *req, const struct gp_tenant *me,
+			 const struct gp_tenant *all, int n, int64_t *ret_tenant,
 			 struct gp_http_reply *ret);
 /* Sets ret to the HTTP status of a store failure; returns false. */
 bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,

@@ -268,43 +268,53 @@ static const char *tenant_of(const struct gp_tenant *all, int n, int64_t id)
 	return NULL;
 }
 
-/* ?state=active|all and ?limit=N. */
-static bool alerts_query(const struct gp_http_request *req, bool *ret_active,
-			 int *ret_limit, struct gp_http_reply *ret)
+/* What GET /v1/alerts asks for: active ones or all, which page. */
+struct alerts_query {
+	bool active;
+	long long after, limit;
+};
+
+/* ?state=active|all, ?limit=N and ?after=ID (the alerts after alert ID in
+ * the list's order: older ones). */
+static bool alerts_query(const struct gp_http_request *req, struct alerts_query *q,
+			 struct gp_http_reply *ret)
 {
 	const char *state = gp_http_query(req, "state");
-	long long limit;
 
 	if (state && strcmp(state, "active") && strcmp(state, "all")) {
 		gp_http_error(ret, 400, "query \"state\" must be active or all");
 		return false;
 	}
-	if (!gp_api_query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &limit,
-				 ret))
-		return false;
-	*ret_active = !state || !strcmp(state, "active");
-	*ret_limit = (int)limit;
-	return true;
+	q->active = !state || !strcmp(state, "active");
+	return gp_api_query_number(req, "limit", 1, ALERTS_MAX, ALERTS_DEFAULT, &q->limit, ret) &&
+	       gp_api_query_number(req, "after", 0, INT64_MAX, 0, &q->after, ret);
 }
 
-static void alerts_reply(struct gp_api *api, struct gp_alert *all, int n,
+/* {"alerts": [...], "next_after": ID or null}: n alerts were read for a
+ * page of `limit`, one more when there are more after it. */
+static void alerts_reply(struct gp_api *api, struct gp_alert *all, int n, long long limit,
 			 struct gp_http_reply *ret)
 {
 	struct gp_tenant *names = NULL;
 	int n_names = 0, r = gp_store_tenant_list(api->store, &names, &n_names);
+	bool more = n > limit;
 	json_t *list;
 
 	if (r < 0) {
 		gp_api_store_failed(api, ret, r, "listing tenants");
 		return;
 	}
+	if (more)
+		n = (int)limit;
 	list = json_array();
 	for (int i = 0; i < n; i++)
 		json_array_append_new(
 			list,
 			alert_json(&all[i], tenant_of(names, n_names, all[i].tenant)));
 	free(names);
-	gp_http_json(ret, 200, json_pack("{s:o}", "alerts", list));
+	gp_http_json(ret, 200,
+		     json_pack("{s:o, s:o}", "alerts", list, "next_after",
+			       more ? json_integer((json_int_t)all[n - 1].id) : json_null()));
 }
 
 void gp_api_alerts(void *ctx, const struct gp_http_request *req,
@@ -313,18 +323,17 @@ void gp_api_alerts(void *ctx, const struct gp_http_request *req,
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_alert *all = NULL;
-	bool active;
-	int limit, n = 0, r;
+	struct alerts_query q;
+	int n = 0, r;
 
-	if (!gp_api_caller(api, req, ret, &me) ||
-	    !alerts_query(req, &active, &limit, ret))
+	if (!gp_api_caller(api, req, ret, &me) || !alerts_query(req, &q, ret))
 		return;
-	r = gp_store_alert_list(api->store, me.admin ? -1 : me.id, active, limit, &all,
-				&n);
+	r = gp_store_alert_page(api->store, me.admin ? -1 : me.id, q.active, q.after,
+				(int)q.limit + 1, &all, &n);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "listing alerts");
 	else
-		alerts_reply(api, all, n, ret);
+		alerts_reply(api, all, n, q.limit, ret);
 	free(all);
 }
 
@@ -354,7 +363,7 @@ void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 	}
 	snprintf(object, sizeof(object), "alert %lld", (long long)a.id);
 	gp_store_audit(api->store, me.name, "alert.clear", object, a.message);
-	alerts_reply(api, &a, 1, ret);
+	alerts_reply(api, &a, 1, 1, ret);
 }
 
 /* ---- metrics ------------------------------------------------------------ */
@@ -409,16 +418,21 @@ void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
+	struct gp_loop_stats *stats = malloc(sizeof(*stats));
 	struct gp_metrics_source src = {.store = api->store,
 					.meter = gp_loop_meter(api->loop),
-					.stats = gp_loop_stats(api->loop),
 					.now_ms = now_ms()};
 	char *text = NULL;
 	int r;
 
-	if (!metrics_scope(api, req, &src, ret))
+	if (stats && gp_loop_stats(api->loop, stats))
+		src.stats = stats;
+	if (!metrics_scope(api, req, &src, ret)) {
+		free(stats);
 		return;
+	}
 	r = gp_metrics_render(&src, &text);
+	free(stats);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "making the metrics");
 	else
@@ -468,36 +482,49 @@ static json_t *running_json(const struct gp_task *t, const char *tenant,
 	return o;
 }
 
-static json_t *waiting_json(const struct gp_task *t, const char *tenant, int64_t now)
-{
-	return json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:s}", "id", (json_int_t)t->id,
-			 "name", t->name, "tenant", tenant, "state",
-			 gp_api_state_name(t->state), "priority", (json_int_t)t->priority,
-			 "waiting_s", (json_int_t)((now - t->created) / 1000), "reason",
-			 t->reason);
-}
-
-/* Appends the caller's tasks (the admin: all) in `state` to list, at most max. */
-static int tasks_json(struct gp_api *api, const struct gp_tenant *me, int state,
-		      const struct gp_tenant *names, int n_names, int max, json_t *list,
-		      int64_t now)
+/* The caller's running tasks (the admin: all). */
+static int running_json_all(struct gp_api *api, const struct gp_tenant *me,
+			    const struct gp_tenant *names, int n_names, json_t *list, int64_t now)
 {
 	const struct gp_meter *m = gp_loop_meter(api->loop);
 	struct gp_task *all = NULL;
-	int n = 0,
-	    r = gp_store_task_list(api->store, me->admin ? -1 : me->id, state, &all, &n);
+	int n = 0, r = gp_store_task_list(api->store, me->admin ? -1 : me->id, GP_TASK_RUNNING,
+					  &all, &n);
 
-	for (int i = 0; r == 0 && i < n && (int)json_array_size(list) < max; i++) {
+	for (int i = 0; r == 0 && i < n; i++) {
 		const char *tenant = tenant_of(names, n_names, all[i].tenant);
 
-		json_array_append_new(
-			list,
-			state == GP_TASK_RUNNING
-				? running_json(&all[i], tenant ? tenant : "", m, now)
-				: waiting_json(&all[i], tenant ? tenant : "", now));
+		json_array_append_new(list, running_json(&all[i], tenant ? tenant : "", m, now));
 	}
 	free(all);
 	return r;
+}
+
+/* The head of the queue, the caller's tasks in it (the admin: all), at
+ * most STATUS_QUEUE_MAX, from the pool. */
+static void waiting_json_head(struct gp_api *api, const struct gp_tenant *me,
+			      const struct gp_tenant *names, int n_names, json_t *list,
+			      int64_t now)
+{
+	struct gp_pool_task *head = calloc(STATUS_QUEUE_MAX, sizeof(*head));
+	int position[STATUS_QUEUE_MAX], n = 0, length;
+
+	if (head)
+		gp_pool_queue_page(api->pool, me->admin ? -1 : me->id, 0, 0, STATUS_QUEUE_MAX,
+				   head, position, &n, &length);
+	for (int i = 0; i < n; i++) {
+		const char *tenant = tenant_of(names, n_names, head[i].tenant);
+
+		json_array_append_new(
+			list, json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:s}", "id",
+					(json_int_t)head[i].id, "name", head[i].name, "tenant",
+					tenant ? tenant : "", "state",
+					gp_api_state_name(head[i].state), "priority",
+					(json_int_t)head[i].priority, "waiting_s",
+					(json_int_t)((now - head[i].created) / 1000), "reason",
+					head[i].reason));
+	}
+	free(head);
 }
 
 static int status_tasks(struct gp_api *api, const struct gp_tenant *me, json_t *status,
@@ -508,30 +535,24 @@ static int status_tasks(struct gp_api *api, const struct gp_tenant *me, json_t *
 	int n_names = 0, r = gp_store_tenant_list(api->store, &names, &n_names);
 
 	if (r == 0)
-		r = tasks_json(api, me, GP_TASK_RUNNING, names, n_names, INT32_MAX,
-			       running, now);
+		r = running_json_all(api, me, names, n_names, running, now);
 	if (r == 0)
-		r = tasks_json(api, me, GP_TASK_PREEMPTED, names, n_names,
-			       STATUS_QUEUE_MAX, waiting, now);
-	if (r == 0)
-		r = tasks_json(api, me, GP_TASK_PENDING, names, n_names, STATUS_QUEUE_MAX,
-			       waiting, now);
+		waiting_json_head(api, me, names, n_names, waiting, now);
 	free(names);
 	json_object_set_new(status, "tasks", running);
 	json_object_set_new(status, "waiting", waiting);
 	return r;
 }
 
-static int status_queue(struct gp_api *api, json_t *status, int64_t now)
+static void status_queue(struct gp_api *api, json_t *status, int64_t now)
 {
 	int64_t oldest;
-	int n, r = gp_store_queue_stats(api->store, &n, &oldest);
+	int n;
 
-	if (r == 0)
-		json_object_set_new(status, "queue",
-				    json_pack("{s:i, s:f}", "length", n, "oldest_wait_s",
-					      n ? (double)(now - oldest) / 1000.0 : 0.0));
-	return r;
+	gp_pool_queue_stats(api->pool, &n, &oldest);
+	json_object_set_new(status, "queue",
+			    json_pack("{s:i, s:f}", "length", n, "oldest_wait_s",
+				      n ? (double)(now - oldest) / 1000.0 : 0.0));
 }
 
 void gp_api_status(void *ctx, const struct gp_http_request *req,
@@ -555,9 +576,8 @@ void gp_api_status(void *ctx, const struct gp_http_request *req,
 						    : json_null(),
 			   "devices", devices, "sample_ms",
 			   m ? (int)gp_meter_period_ms(m) : 0);
-	r = status_queue(api, status, now);
-	if (r == 0)
-		r = status_tasks(api, &me, status, now);
+	status_queue(api, status, now);
+	r = status_tasks(api, &me, status, now);
 	if (r < 0) {
 		json_decref(status);
 		gp_api_store_failed(api, ret, r, "reading the tasks");

@@ -9,8 +9,9 @@
  * (api->loop; NULL without --with-agent, when the lists are empty and a
  * note says why). Any tenant may read them; a device lists the ids of
  * the caller's own tasks on it (the admin: all) and counts everyone's.
- * The queue lists the caller's own tasks (the admin: all), each with its
- * position in the whole queue. */
+ * The queue comes from the pool (pool.h), in the scheduler's order, a
+ * page at a time: the caller's own tasks (the admin: all, or a tenant's),
+ * each with its position in the whole queue. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,9 @@
 #include <time.h>
 
 #include "server/api-impl.h"
-#include "server/sched.h"
 
+#define QUEUE_PAGE     500  /* GET /v1/queue: the tasks of a page, by default */
+#define QUEUE_PAGE_MAX 2000 /* and at most */
 #define NO_AGENT_NOTE                                                                    \
 	"this server runs no agent (it was started without --with-agent): it has no "    \
 	"devices and starts no tasks"
@@ -208,42 +210,6 @@ void gp_api_nodes(void *ctx, const struct gp_http_request *req, struct gp_http_r
 
 /* ---- the queue ------------------------------------------------------------ */
 
-/* A queued task with the key the scheduler orders it by. */
-struct queued {
-	struct gp_sched_task key;
-	const struct gp_task *task;
-};
-
-static int queued_order(const void *a, const void *b)
-{
-	return gp_sched_compare(&((const struct queued *)a)->key,
-				&((const struct queued *)b)->key);
-}
-
-/* Every queued task (pending and preempted), everyone's. */
-static int queue_load(struct gp_store *s, struct gp_task **ret, int *ret_n)
-{
-	struct gp_task *pending = NULL, *preempted = NULL, *all;
-	int n1 = 0, n2 = 0, r = gp_store_task_list(s, -1, GP_TASK_PENDING, &pending, &n1);
-
-	if (r == 0)
-		r = gp_store_task_list(s, -1, GP_TASK_PREEMPTED, &preempted, &n2);
-	all = r == 0 ? realloc(pending, ((size_t)n1 + (size_t)n2 + 1) * sizeof(*all)) : NULL;
-	if (r == 0 && !all)
-		r = -ENOMEM;
-	if (r < 0) {
-		free(pending);
-		free(preempted);
-		return r;
-	}
-	if (n2)
-		memcpy(all + n1, preempted, (size_t)n2 * sizeof(*all));
-	free(preempted);
-	*ret = all;
-	*ret_n = n1 + n2;
-	return 0;
-}
-
 static const char *tenant_name(const struct gp_tenant *all, int n, int64_t id)
 {
 	for (int i = 0; i < n; i++)
@@ -252,7 +218,7 @@ static const char *tenant_name(const struct gp_tenant *all, int n, int64_t id)
 	return "";
 }
 
-static json_t *queued_json(const struct gp_task *t, int position, const char *tenant,
+static json_t *queued_json(const struct gp_pool_task *t, int position, const char *tenant,
 			   int64_t now)
 {
 	json_t *o = json_pack("{s:i, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "position",
@@ -270,53 +236,80 @@ static json_t *queued_json(const struct gp_task *t, int position, const char *te
 	return o;
 }
 
-/* The queue in order, as JSON; the caller's own tasks (the admin: all).
- * NULL when out of memory. */
-static json_t *queue_json(const struct gp_task *all, int n, const struct gp_tenant *me,
-			  const struct gp_tenant *names, int n_names)
+/* What GET /v1/queue asks for: whose tasks, in which states, which page
+ * (positions after `after`). */
+struct queue_query {
+	int64_t tenant;
+	unsigned states;
+	long long after, limit;
+};
+
+static bool queue_query_parse(const struct gp_http_request *req, const struct gp_tenant *me,
+			      const struct gp_tenant *names, int n_names, struct queue_query *q,
+			      struct gp_http_reply *ret)
 {
-	struct queued *q = calloc((size_t)n + 1, sizeof(*q));
-	json_t *list;
+	unsigned queued = GP_TASK_STATE_BIT(GP_TASK_PENDING) |
+			  GP_TASK_STATE_BIT(GP_TASK_PREEMPTED);
+
+	if (!gp_api_query_states(req, &q->states, ret) ||
+	    !gp_api_query_tenant(req, me, names, n_names, &q->tenant, ret) ||
+	    !gp_api_query_number(req, "after", 0, INT32_MAX, 0, &q->after, ret) ||
+	    !gp_api_query_number(req, "limit", 1, QUEUE_PAGE_MAX, QUEUE_PAGE, &q->limit, ret))
+		return false;
+	if (!(q->states & ~queued))
+		return true;
+	gp_http_error(ret, 400,
+		      "query \"state\": the queue holds pending and preempted tasks only");
+	return false;
+}
+
+/* {"length": N, "queue": [...], "next_after": POSITION or null}: n tasks
+ * were read for a page of q->limit, one more when there are more. */
+static json_t *queue_json(const struct queue_query *q, const struct gp_pool_task *page,
+			  const int *position, int n, int length, const struct gp_tenant *names,
+			  int n_names)
+{
+	json_t *list = json_array();
+	bool more = n > q->limit;
 	int64_t now = now_ms();
 
-	if (!q)
-		return NULL;
-	list = json_array();
+	if (more)
+		n = (int)q->limit;
 	for (int i = 0; i < n; i++)
-		q[i] = (struct queued){.key = {.id = all[i].id,
-					       .priority = all[i].priority,
-					       .created = all[i].created},
-				       .task = &all[i]};
-	qsort(q, (size_t)n, sizeof(*q), queued_order);
-	for (int i = 0; i < n; i++)
-		if (me->admin || q[i].task->tenant == me->id)
-			json_array_append_new(
-				list, queued_json(q[i].task, i + 1,
-						  tenant_name(names, n_names, q[i].task->tenant),
-						  now));
-	free(q);
-	return json_pack("{s:i, s:o}", "length", n, "queue", list);
+		json_array_append_new(list, queued_json(&page[i], position[i],
+							tenant_name(names, n_names, page[i].tenant),
+							now));
+	return json_pack("{s:i, s:o, s:o}", "length", length, "queue", list, "next_after",
+			 more ? json_integer(position[n - 1]) : json_null());
 }
 
 void gp_api_queue(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct gp_tenant me, *names = NULL;
-	struct gp_task *all = NULL;
-	json_t *out = NULL;
-	int n = 0, n_names = 0, r;
+	struct gp_pool_task *page = NULL;
+	struct queue_query q;
+	int *position = NULL, n = 0, length = 0, n_names = 0, r;
 
 	if (!gp_api_caller(api, req, ret, &me))
 		return;
 	r = gp_store_tenant_list(api->store, &names, &n_names);
-	if (r == 0)
-		r = queue_load(api->store, &all, &n);
-	if (r == 0 && !(out = queue_json(all, n, &me, names, n_names)))
-		r = -ENOMEM;
-	if (r < 0)
-		gp_api_store_failed(api, ret, r, "reading the queue");
-	else
-		gp_http_json(ret, 200, out);
-	free(all);
+	if (r < 0) {
+		gp_api_store_failed(api, ret, r, "listing tenants");
+		return;
+	}
+	if (queue_query_parse(req, &me, names, n_names, &q, ret)) {
+		page = calloc((size_t)q.limit + 1, sizeof(*page));
+		position = calloc((size_t)q.limit + 1, sizeof(*position));
+		if (page && position &&
+		    gp_pool_queue_page(api->pool, q.tenant, q.states, (int)q.after,
+				       (int)q.limit + 1, page, position, &n, &length) == 0)
+			gp_http_json(ret, 200,
+				     queue_json(&q, page, position, n, length, names, n_names));
+		else
+			gp_http_error(ret, 500, "reading the queue: out of memory");
+	}
+	free(page);
+	free(position);
 	free(names);
 }

@@ -4,8 +4,9 @@
  *
  * A model quota limits only the shares of a tenant's tasks on devices
  * whose NVML name contains MODEL (case-insensitive, the longest match
- * wins); the scheduling pass applies it (sched.h). Each change is one
- * store call and an audit row, like every write of the API. */
+ * wins); the scheduling pass applies it (sched.h). Each change and its
+ * audit row are one transaction; then the tenant's model quotas go into
+ * the pool (pool.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,14 +98,34 @@ static void quotas_reply(struct gp_api *api, struct gp_http_reply *ret,
 	free(all);
 }
 
-static bool audit(struct gp_api *api, struct gp_http_reply *ret, const char *who,
-		  const char *action, const char *object, const char *detail)
+/* A model quota of t set (q) or removed (q NULL, `model`), and its audit
+ * row: one transaction; then the tenant's model quotas as they are now go
+ * into the pool. The store's error, -ENOENT when there was none to
+ * remove. */
+static int quota_write(struct gp_api *api, const char *who, const struct gp_tenant *t,
+		       const struct gp_model_quota *q, const char *model, const char *detail)
 {
-	if (gp_store_audit(api->store, who, action, object, detail) == 0)
-		return true;
-	gp_http_error(ret, 500, "%s %s was done, but its audit row was not written: %s",
-		      action, object, gp_store_error(api->store));
-	return false;
+	struct gp_model_quota *all = NULL;
+	int n = 0, r = gp_store_begin(api->store);
+
+	if (r == 0)
+		r = q ? gp_store_model_quota_set(api->store, q)
+		      : gp_store_model_quota_remove(api->store, t->id, model);
+	if (r == 0)
+		r = gp_store_audit(api->store, who, q ? "tenant.quota.set" : "tenant.quota.remove",
+				   t->name, detail);
+	if (r == 0)
+		r = gp_store_model_quota_list(api->store, t->id, &all, &n);
+	if (r == 0)
+		r = gp_store_commit(api->store);
+	if (r < 0) {
+		gp_store_rollback(api->store);
+		free(all);
+		return r;
+	}
+	gp_pool_model_quotas_put(api->pool, t->id, all, n);
+	free(all);
+	return 0;
 }
 
 void gp_api_model_quota_set(void *ctx, const struct gp_http_request *req,
@@ -131,16 +152,14 @@ void gp_api_model_quota_set(void *ctx, const struct gp_http_request *req,
 	q.mem_borrowable_mib = gp_field_uint(body, "mem_borrowable_mib", 0);
 	q.compute_guaranteed_pct = (unsigned)gp_field_uint(body, "compute_guaranteed_pct", 0);
 	q.compute_borrowable_pct = (unsigned)gp_field_uint(body, "compute_borrowable_pct", 0);
-	r = gp_store_model_quota_set(api->store, &q);
-	if (r < 0) {
-		gp_api_store_failed(api, ret, r, "setting the quota");
-		return;
-	}
 	snprintf(detail, sizeof(detail), "model %s: memory %llu+%llu MiB, compute %u+%u %%",
 		 q.model, (unsigned long long)q.mem_guaranteed_mib,
 		 (unsigned long long)q.mem_borrowable_mib, q.compute_guaranteed_pct,
 		 q.compute_borrowable_pct);
-	if (audit(api, ret, me.name, "tenant.quota.set", t.name, detail))
+	r = quota_write(api, me.name, &t, &q, q.model, detail);
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "setting the quota");
+	else
 		quotas_reply(api, ret, &t);
 }
 
@@ -160,17 +179,15 @@ void gp_api_model_quota_remove(void *ctx, const struct gp_http_request *req,
 	}
 	if (!quota_target(api, req, ret, &t, model))
 		return;
-	r = gp_store_model_quota_remove(api->store, t.id, model);
+	snprintf(detail, sizeof(detail), "model %s", model);
+	r = quota_write(api, me.name, &t, NULL, model, detail);
 	if (r == -ENOENT) {
 		gp_http_error(ret, 404, "tenant \"%s\" has no quota for model \"%s\"", t.name,
 			      model);
 		return;
 	}
-	if (r < 0) {
+	if (r < 0)
 		gp_api_store_failed(api, ret, r, "removing the quota");
-		return;
-	}
-	snprintf(detail, sizeof(detail), "model %s", model);
-	if (audit(api, ret, me.name, "tenant.quota.remove", t.name, detail))
+	else
 		quotas_reply(api, ret, &t);
 }

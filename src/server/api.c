@@ -402,6 +402,7 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "adding the tenant");
 		return;
 	}
+	gp_pool_tenant_put(api->pool, &t);
 	snprintf(detail, sizeof(detail),
 		 "memory %llu+%llu MiB, compute %u+%u %%, user %s",
 		 (unsigned long long)t.mem_guaranteed_mib,
@@ -612,10 +613,12 @@ static void tenant_set(void *ctx, const struct gp_http_request *req,
 			   user_text(t.user, to, sizeof(to)));
 	quota = quota_changes(body, &t, detail, sizeof(detail), &len);
 	r = tenant_write(api, me.name, &t, quota, user, detail);
-	if (r < 0)
+	if (r < 0) {
 		store_failed(api, ret, r, "changing the tenant");
-	else
-		tenant_reply(api, ret, &t);
+		return;
+	}
+	gp_pool_tenant_put(api->pool, &t);
+	tenant_reply(api, ret, &t);
 }
 
 /* "2 tasks kept ...; model quotas removed: T4, A100", for tenant t's
@@ -700,6 +703,8 @@ static void tenant_remove(void *ctx, const struct gp_http_request *req,
 	}
 	if (gp_store_tenant_by_name(api->store, t.name, &t) < 0)
 		t.removed = time(NULL);
+	gp_pool_tenant_put(api->pool, &t);
+	gp_pool_model_quotas_put(api->pool, t.id, NULL, 0);
 	out = tenant_user_json(&t);
 	json_object_set_new(out, "removed", time_json(t.removed));
 	gp_http_json(ret, 200, out);
@@ -945,6 +950,11 @@ static bool task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id
 		      struct gp_http_reply *ret, struct gp_task *t)
 {
 	int r = gp_store_task_get(api->store, id, t);
+
+	/* Being started: shown once its process group is known. */
+	if (r == 0 && t->state == GP_TASK_RUNNING && !t->pid &&
+	    gp_loop_start_wait(api->loop, id))
+		r = gp_store_task_get(api->store, id, t);
 
 	if (r == -ENOENT) {
 		gp_http_error(ret, 404, "no task %lld", (long long)id);
@@ -1238,14 +1248,14 @@ static bool task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 }
 
 /* The queue (pending and preempted tasks) is bounded, and so is each
- * tenant's part of it, so that one tenant cannot fill it for all. */
+ * tenant's part of it, so that one tenant cannot fill it for all. The
+ * counts are the pool's. */
 static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
 			   struct gp_http_reply *ret)
 {
-	int queued = gp_store_queue_length(api->store);
+	int queued, running;
 
-	if (queued < 0)
-		return store_failed(api, ret, queued, "counting the queue");
+	gp_pool_counts(api->pool, -1, &queued, &running);
 	if ((unsigned)queued >= api->queue_max) {
 		gp_http_error(
 			ret, 503,
@@ -1253,9 +1263,7 @@ static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
 			queued);
 		return false;
 	}
-	queued = gp_store_tenant_queue_length(api->store, me->id);
-	if (queued < 0)
-		return store_failed(api, ret, queued, "counting the tenant's queue");
+	gp_pool_counts(api->pool, me->id, &queued, &running);
 	if ((unsigned)queued < api->tenant_queue_max)
 		return true;
 	gp_http_error(
@@ -1312,6 +1320,12 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "storing the task");
 		return;
 	}
+	if (gp_pool_task_put(api->pool, &t) < 0) {
+		gp_http_error(ret, 500, "task %lld is stored, but the scheduler's queue could not "
+					"take it (out of memory); it is scheduled after a restart",
+			      (long long)t.id);
+		return;
+	}
 	if (api->loop)
 		gp_loop_wake(api->loop);        /* a pass soon, not at the next tick */
 	out = task_json(&t, me.name);
@@ -1344,6 +1358,12 @@ static int state_named(const char *text, size_t n)
 static bool states_from_query(const struct gp_http_request *req, unsigned *ret_states,
 			      struct gp_http_reply *ret)
 {
+	return gp_api_query_states(req, ret_states, ret);
+}
+
+bool gp_api_query_states(const struct gp_http_request *req, unsigned *ret_states,
+			 struct gp_http_reply *ret)
+{
 	const char *p = gp_http_query(req, "state");
 	char names[128];
 
@@ -1374,26 +1394,7 @@ static bool tenant_from_query(const struct gp_http_request *req,
 			      const struct tenant_names *names, int64_t *ret_tenant,
 			      struct gp_http_reply *ret)
 {
-	const char *name = gp_http_query(req, "tenant");
-
-	*ret_tenant = me->admin ? -1 : me->id;
-	if (!name)
-		return true;
-	for (int i = 0; i < names->n; i++)
-		if (!strcmp(names->all[i].name, name) &&
-		    (me->admin || names->all[i].id == me->id)) {
-			*ret_tenant = names->all[i].id;
-			return true;
-		}
-	if (me->admin)
-		gp_http_error(ret, 400, "query \"tenant\": no tenant \"%.64s\"", name);
-	else
-		gp_http_error(
-			ret, 403,
-			"query \"tenant\": \"%.64s\" is not you; a tenant sees only "
-			"its own tasks",
-			name);
-	return false;
+	return gp_api_query_tenant(req, me, names->all, names->n, ret_tenant, ret);
 }
 
 static bool task_query_parse(const struct gp_http_request *req,
@@ -1425,6 +1426,34 @@ static json_t *task_page_json(const struct task_query *q,
 			 more ? json_integer((json_int_t)all[n - 1].id) : json_null());
 }
 
+/* Is one of the n tasks being started (gp_loop_start_wait)? Waits for
+ * it if so: true when it waited. */
+static bool page_start_wait(struct gp_api *api, const struct gp_task *all, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (all[i].state == GP_TASK_RUNNING && !all[i].pid &&
+		    gp_loop_start_wait(api->loop, all[i].id))
+			return true;
+	return false;
+}
+
+/* The page q asks for, one task more (is there a next page?); read again
+ * when a task of it was being started. */
+static int task_page_read(struct gp_api *api, const struct task_query *q, struct gp_task **ret,
+			  int *ret_n)
+{
+	int r = gp_store_task_page(api->store, q->tenant, q->states, q->after, (int)q->limit + 1,
+				   ret, ret_n);
+
+	while (r == 0 && page_start_wait(api, *ret, *ret_n)) {
+		free(*ret);
+		*ret = NULL;
+		r = gp_store_task_page(api->store, q->tenant, q->states, q->after,
+				       (int)q->limit + 1, ret, ret_n);
+	}
+	return r;
+}
+
 static void task_list(void *ctx, const struct gp_http_request *req,
 		      struct gp_http_reply *ret)
 {
@@ -1441,8 +1470,7 @@ static void task_list(void *ctx, const struct gp_http_request *req,
 		names_release(&names);
 		return;
 	}
-	r = gp_store_task_page(api->store, q.tenant, q.states, q.after, (int)q.limit + 1,
-			       &all, &n);
+	r = task_page_read(api, &q, &all, &n);
 	if (r < 0)
 		store_failed(api, ret, r, "listing tasks");
 	else
@@ -1544,6 +1572,7 @@ static void task_cancel(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "cancelling the task");
 		return;
 	}
+	gp_pool_task_put(api->pool, &t);
 	snprintf(object, sizeof(object), "%lld", (long long)t.id);
 	if (audit(api, ret, me.name, "task.cancel", object, detail))
 		task_reply(api, &me, ret, 200, &t);
@@ -1565,23 +1594,28 @@ static void task_changes(json_t *body, struct gp_task *t, char *detail, size_t s
 
 /* A running task's new share must pass the scheduler's rules now, as a
  * submission would (capacity, overcommit, quotas): 409 with why when it
- * does not. A queued task's is checked when it is scheduled. */
+ * does not. When it does, whether it borrows in *ret_borrowed (1 or 0;
+ * untouched when nothing was decided). A queued task's is checked when
+ * it is scheduled. */
 static bool share_change_fits(struct gp_api *api, json_t *body, const struct gp_task *t,
-			      struct gp_http_reply *ret)
+			      int *ret_borrowed, struct gp_http_reply *ret)
 {
 	unsigned compute = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
 	char why[WHY_MAX];
+	bool borrowed = false;
 	int r;
 
 	if (t->state != GP_TASK_RUNNING || !api->loop || compute == t->compute_pct)
 		return true;
-	r = gp_loop_task_change(api->loop, t, compute, why, sizeof(why));
+	r = gp_loop_task_change(api->loop, t, compute, &borrowed, why, sizeof(why));
+	if (r == 0)
+		*ret_borrowed = borrowed;
 	if (r == -EBUSY)
 		gp_http_error(ret, 409, "task %lld cannot have %u %% of its device%s: %s",
 			      (long long)t->id, compute, t->devices > 1 ? "s" : "", why);
 	else if (r < 0 && r != -ENOENT)
 		gp_http_error(ret, 500, "checking the change of task %lld: %s", (long long)t->id,
-			      r == -EIO ? gp_store_error(api->store) : strerror(-r));
+			      strerror(-r));
 	return r == 0 || r == -ENOENT;
 }
 
@@ -1593,7 +1627,7 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 	struct gp_task t;
 	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
 	json_auto_t *body = NULL;
-	int r;
+	int borrowed = -1, r;
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_set_fields, ret, &body) ||
@@ -1609,7 +1643,7 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 			      (long long)t.id, state_name(t.state));
 		return;
 	}
-	if (!share_change_fits(api, body, &t, ret))
+	if (!share_change_fits(api, body, &t, &borrowed, ret))
 		return;
 	task_changes(body, &t, detail, sizeof(detail));
 	r = gp_store_task_update(api->store, &t);
@@ -1617,6 +1651,9 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "changing the task");
 		return;
 	}
+	gp_pool_task_put(api->pool, &t);
+	if (borrowed >= 0)
+		gp_pool_task_borrowed(api->pool, t.id, borrowed == 1);
 	snprintf(object, sizeof(object), "%lld", (long long)t.id);
 	if (audit(api, ret, me.name, "task.set", object, detail))
 		task_reply(api, &me, ret, 200, &t);
@@ -1624,48 +1661,43 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 
 /* ---- audit ------------------------------------------------------------ */
 
-static bool limit_from_query(const struct gp_http_request *req, int *ret_limit,
-			     struct gp_http_reply *ret)
+/* {"audit": [...], "next_after": ID or null}: n entries were read for a
+ * page of `limit`, one more when there are more after it. */
+static json_t *audit_page_json(const struct gp_audit_entry *all, int n, long long limit)
 {
-	const char *text = gp_http_query(req, "limit");
-	char *end;
-	long v;
+	json_t *list = json_array();
+	bool more = n > limit;
 
-	*ret_limit = AUDIT_LIMIT;
-	if (!text)
-		return true;
-	v = strtol(text, &end, 10);
-	if (*text >= '0' && *text <= '9' && !*end && v >= 1 && v <= AUDIT_LIMIT_MAX) {
-		*ret_limit = (int)v;
-		return true;
-	}
-	gp_http_error(ret, 400, "query \"limit\" must be a whole number from 1 to %d",
-		      AUDIT_LIMIT_MAX);
-	return false;
+	if (more)
+		n = (int)limit;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(list, audit_json(&all[i]));
+	return json_pack("{s:o, s:o}", "audit", list, "next_after",
+			 more ? json_integer((json_int_t)all[n - 1].id) : json_null());
 }
 
+/* ?limit=N entries (AUDIT_LIMIT by default): the newest, or with
+ * ?after=ID those after entry ID, a page at a time. */
 static void audit_list(void *ctx, const struct gp_http_request *req,
 		       struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_audit_entry *all = NULL;
-	json_t *list;
-	int n = 0, limit, r;
+	long long after, limit;
+	int n = 0, r;
 
 	if (!caller_admin(api, req, ret, &me, "read the audit log") ||
-	    !limit_from_query(req, &limit, ret))
+	    !gp_api_query_number(req, "after", 0, INT64_MAX, -1, &after, ret) ||
+	    !gp_api_query_number(req, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT, &limit, ret))
 		return;
-	r = gp_store_audit_list(api->store, &all, &n);
-	if (r < 0) {
+	/* The newest page has nothing after it; a page after an entry may. */
+	r = gp_store_audit_page(api->store, after, (int)limit + (after >= 0), &all, &n);
+	if (r < 0)
 		store_failed(api, ret, r, "reading the audit log");
-		return;
-	}
-	list = json_array();
-	for (int i = n > limit ? n - limit : 0; i < n; i++)
-		json_array_append_new(list, audit_json(&all[i]));
+	else
+		gp_http_json(ret, 200, audit_page_json(all, n, limit));
 	free(all);
-	gp_http_json(ret, 200, json_pack("{s:o}", "audit", list));
 }
 
 /* ---- the API ---------------------------------------------------------- */
@@ -1711,13 +1743,14 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 {
 	struct gp_api *api;
 
-	if (!store || !o || !ret || !o->queue_max ||
+	if (!store || !o || !ret || !o->queue_max || !o->pool ||
 	    (o->metrics_token && strlen(o->metrics_token) > GP_API_METRICS_TOKEN_MAX))
 		return -EINVAL;
 	api = calloc(1, sizeof(*api));
 	if (!api)
 		return -ENOMEM;
 	api->store = store;
+	api->pool = o->pool;
 	api->queue_max = o->queue_max;
 	api->tenant_queue_max = o->tenant_queue_max ? o->tenant_queue_max
 						    : GP_API_TENANT_QUEUE_MAX;
@@ -1748,6 +1781,31 @@ bool gp_api_caller(struct gp_api *api, const struct gp_http_request *req,
 		   struct gp_http_reply *ret, struct gp_tenant *me)
 {
 	return caller(api, req, ret, me);
+}
+
+bool gp_api_query_tenant(const struct gp_http_request *req, const struct gp_tenant *me,
+			 const struct gp_tenant *all, int n, int64_t *ret_tenant,
+			 struct gp_http_reply *ret)
+{
+	const char *name = gp_http_query(req, "tenant");
+
+	*ret_tenant = me->admin ? -1 : me->id;
+	if (!name)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(all[i].name, name) && (me->admin || all[i].id == me->id)) {
+			*ret_tenant = all[i].id;
+			return true;
+		}
+	if (me->admin)
+		gp_http_error(ret, 400, "query \"tenant\": no tenant \"%.64s\"", name);
+	else
+		gp_http_error(
+			ret, 403,
+			"query \"tenant\": \"%.64s\" is not you; a tenant sees only "
+			"its own tasks",
+			name);
+	return false;
 }
 
 bool gp_api_task_load(struct gp_api *api, const struct gp_tenant *me, int64_t id,

@@ -12,9 +12,14 @@
  * api-meter.c; the node, its devices and the queue in api-pool.c; task
  * logs in api-logs.c; what the files share is in api-impl.h.
  *
- * Ownership: the api uses the store it is given and does not close it;
- * the caller keeps the store alive until gp_api_free, and the loop until
- * it calls gp_api_set_loop(api, NULL). */
+ * Every write to the store that changes what the pool keeps (tasks,
+ * tenants, their quotas) is put in the pool once it has committed, under
+ * the same lock (pool.h); the queue's bounds, GET /v1/queue and the
+ * waiting tasks of GET /v1/status read the pool.
+ *
+ * Ownership: the api uses the store and the pool it is given and does
+ * not free them; the caller keeps them alive until gp_api_free, and the
+ * loop until it calls gp_api_set_loop(api, NULL). */
 #ifndef GP_SERVER_API_H
 #define GP_SERVER_API_H
 
@@ -44,6 +49,7 @@ struct gp_api_options {
 	const char *metrics_token;
 	const struct gp_price *prices; /* for bills; copied */
 	int n_prices;
+	struct gp_pool *pool; /* the queue and the tenants in memory (pool.h); required */
 	struct gp_loop *loop; /* live numbers, cancels of running tasks; NULL: none */
 	const char *log_dir;  /* where task-ID.log files are (copied); NULL: "logs" */
 	/* the admin's token file (copied): a new admin token is written there

@@ -1088,3 +1088,8 @@ void gp_http_unlock(struct gp_http *h)
 {
 	pthread_mutex_unlock(&h->lock);
 }
+
+void gp_http_wait(struct gp_http *h, pthread_cond_t *cond)
+{
+	pthread_cond_wait(cond, &h->lock);
+}

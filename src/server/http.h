@@ -5,7 +5,7 @@
  *
  * Invariants: handlers run one at a time, whichever listener a request
  * came in on, so a handler may use state that is not thread-safe (the
- * store). The layer answers by itself 404 (no route), 405 (route without
+ * store); one that waits in gp_http_wait lets the others run meanwhile. The layer answers by itself 404 (no route), 405 (route without
  * that method, with an Allow header), 413 (body over the cap) and 503 (a
  * connection over a bound, below); every body it sends is JSON, errors as
  * {"error": "..."}, but for the text a handler gives with gp_http_text
@@ -26,6 +26,7 @@
 #define GP_SERVER_HTTP_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -135,6 +136,9 @@ struct gp_http *gp_http_stop(struct gp_http *h);
  * what the handlers use (the store) without racing them. */
 void gp_http_lock(struct gp_http *h);
 void gp_http_unlock(struct gp_http *h);
+/* Waits on cond, giving up the lock meanwhile (the caller holds it, and
+ * holds it again on return), as pthread_cond_wait. */
+void gp_http_wait(struct gp_http *h, pthread_cond_t *cond);
 
 /* The value of the query parameter `key` ("?state=pending"); NULL when
  * absent. Valid during the handler call. */

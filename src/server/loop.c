@@ -1,5 +1,5 @@
-/* loop.c — the scheduling loop over the store, the core and the agent
- * (loop.h). */
+/* loop.c — the scheduling loop over the pool, the store, the core and the
+ * agent (loop.h). */
 #include "server/loop.h"
 
 #include <errno.h>
@@ -23,18 +23,8 @@
 #define HOST_PLENTY 1000000000u /* tasks ask nothing of the host yet */
 #define LOOSE_MAX   1024        /* owed audit rows and alerts of no task row */
 #define COVERAGE    0.95        /* of the target workload, as `gpupool sim` */
-
-/* A set of task ids (tasks being preempted; running tasks that borrow). */
-struct idset {
-	int64_t id[GP_AGENT_TASKS_MAX];
-	int n;
-};
-
-/* Running tasks a tenant asked to cancel (gp_loop_cancel), and who. */
-struct cancels {
-	struct idset ids;
-	char who[GP_AGENT_TASKS_MAX][GP_STORE_NAME_MAX]; /* by the index in ids */
-};
+#define REASONS_TXN 256         /* reasons written in one transaction */
+#define DROPS_MAX   16          /* log drops taken at a tick */
 
 enum record_alert { RECORD_NO_ALERT, RECORD_FAILED, RECORD_VIOLATION };
 
@@ -69,9 +59,41 @@ struct store_health {
 	char why[GP_REASON_MAX];
 };
 
+/* What the agent reported at a tick (gp_agent_poll), kept in order to be
+ * recorded once the loop holds the store's lock. */
+struct event {
+	bool ended;             /* else a violation */
+	int64_t task;
+	int code;
+	bool stopped;
+	bool violation;         /* ended: the verifier stopped it, text says why */
+	char text[GP_REASON_MAX];
+};
+
+struct events {
+	struct event *e;
+	int n, cap;
+	int lost;               /* not kept: out of memory */
+};
+
+/* A running task its devices cannot hold, for its task.unplaced alert. */
+struct misfit {
+	int64_t id, tenant;
+	char name[GP_STORE_NAME_MAX];
+	char why[2 * GP_REASON_MAX];
+};
+
+/* The share and priority the loop last gave the agent for a running task. */
+struct applied {
+	int64_t id;
+	unsigned compute_pct, priority;
+};
+
 struct gp_loop {
 	struct gp_store *store;
-	struct gp_http *http;
+	struct gp_store *reader;        /* reads for the target workload; NULL: store's */
+	struct gp_http *http;           /* its lock is the store's (loop.h) */
+	struct gp_pool *pool;
 	struct gp_agent *agent;
 	struct gp_policy *policy;
 	struct gp_workload *target;     /* the policy's (it borrows it); NULL: none */
@@ -80,31 +102,55 @@ struct gp_loop {
 	pthread_t thread;
 	atomic_bool stop;
 	_Atomic uint32_t wake_gen;      /* futex: bumped by gp_loop_wake */
-	struct idset stopping, borrowed;
-	struct cancels cancelling;
 	struct gp_meter *meter;
 	struct gp_alerts *alerts;
+	int64_t starting[GP_AGENT_TASKS_MAX]; /* the tasks being started (store's lock) */
+	int n_starting;
+	pthread_cond_t started;         /* with the store's lock: starting emptied */
+	pthread_mutex_t stats_lock;     /* guards stats */
 	struct gp_loop_stats stats;
 	bool meter_failing; /* said so on stderr; said again when it recovers */
 	struct owed owed;
 	int tick_ok, tick_failed;       /* this tick's writes */
 	struct store_health health;
 	struct gp_loop_options o;
+	/* What the passes have looked at: the pool's count of changes at the
+	 * last one, and whether the next must look at the whole queue. */
+	uint64_t seen_gen;
+	bool need_full;
+	int64_t full_at;                /* the last pass over the whole queue (mono ms) */
+	struct applied applied[GP_AGENT_TASKS_MAX];
+	int n_applied;
 };
 
-/* The tasks of one tick: store rows and the pass's view of them. */
+/* One pass: the pool's view, and the scheduler's view of it (also the
+ * look gp_loop_task_change takes, which applies nothing). */
 struct tick {
-	struct gp_task *task;
-	struct gp_sched_task *sched;
+	struct gp_pool_view view;
+	bool all;                       /* the whole queue is in the view */
+	struct gp_sched_task *sched;    /* the running tasks counted, then the queued */
+	const struct gp_pool_queued **seen; /* each queued one as the view has it, by index */
+	int n_sched;
 	struct gp_sched_outcome *out;
-	int n, n_sched, n_out;
+	int n_out;
+	struct gp_pool_reason *reason;  /* the reasons to write, if they changed */
+	int n_reasons;
+	char (*why)[GP_REASON_MAX];     /* of those that ask for a model not here */
+	int n_why;
 	struct gp_sched_tenant *tenant;
-	char (*user)[GP_USER_SPEC_MAX]; /* each tenant's Unix user, by the index in tenant */
 	int tenants;
 	struct gp_sched_model_quota *quota;     /* the tenants' model quotas */
 	int quotas;
 	struct gp_cluster *cluster;
-	bool quiet;     /* a look for the API: writes nothing, raises nothing */
+	int64_t *placed;                /* running tasks that fit where they run */
+	int n_placed;
+	struct misfit *misfit;          /* those that do not */
+	int n_misfit;
+	bool foreign;   /* another changed what the pass decided on: act no more */
+	/* The last model asked for, and what request_of made of it. */
+	char model[GP_STORE_NAME_MAX];
+	uint64_t models;
+	bool model_known;
 };
 
 static int64_t now_ms(void)
@@ -115,53 +161,31 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool idset_has(const struct idset *s, int64_t id)
+static int64_t mono_ms(void)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->id[i] == id)
-			return true;
-	return false;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void idset_add(struct idset *s, int64_t id)
+static double mono_s(void)
 {
-	if (!idset_has(s, id) && s->n < GP_AGENT_TASKS_MAX)
-		s->id[s->n++] = id;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static bool idset_take(struct idset *s, int64_t id)
+/* The store's lock: the HTTP lock (loop.h). */
+static void store_lock(struct gp_loop *l)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->id[i] == id) {
-			s->id[i] = s->id[--s->n];
-			return true;
-		}
-	return false;
+	gp_http_lock(l->http);
 }
 
-static void cancels_add(struct cancels *c, int64_t id, const char *who)
+static void store_unlock(struct gp_loop *l)
 {
-	for (int i = 0; i < c->ids.n; i++)
-		if (c->ids.id[i] == id)
-			return; /* the first to ask is the one named */
-	if (c->ids.n == GP_AGENT_TASKS_MAX)
-		return;
-	snprintf(c->who[c->ids.n], sizeof(c->who[0]), "%s", who);
-	c->ids.id[c->ids.n++] = id;
-}
-
-/* Takes id out of the set; who asked in ret_who. False when not there. */
-static bool cancels_take(struct cancels *c, int64_t id, char *ret_who, size_t len)
-{
-	for (int i = 0; i < c->ids.n; i++)
-		if (c->ids.id[i] == id) {
-			snprintf(ret_who, len, "%s", c->who[i]);
-			c->ids.n--;
-			c->ids.id[i] = c->ids.id[c->ids.n];
-			memcpy(c->who[i], c->who[c->ids.n], sizeof(c->who[i]));
-			return true;
-		}
-	return false;
+	gp_http_unlock(l->http);
 }
 
 /* ---- what the loop writes ------------------------------------------------ */
@@ -192,31 +216,37 @@ static void loop_fields(struct gp_task *to, const struct gp_task *from)
 	to->ended = from->ended;
 }
 
-/* The row the loop still owes the store for task id; NULL: none. */
-static const struct gp_task *owed_row(const struct gp_loop *l, int64_t id)
+/* Task id as the loop knows it (the pool has it, with what the loop owes
+ * the store), as a row: what the pool keeps of it, the rest empty. */
+static int task_known(struct gp_loop *l, int64_t id, struct gp_task *t)
 {
-	for (int i = l->owed.n - 1; i >= 0; i--)
-		if (l->owed.r[i].row && l->owed.r[i].task.id == id)
-			return &l->owed.r[i].task;
-	return NULL;
+	struct gp_pool_task pt;
+	int r = gp_pool_task_get(l->pool, id, &pt);
+
+	if (r < 0)
+		return r;
+	*t = (struct gp_task){ .id = pt.id, .tenant = pt.tenant, .state = pt.state,
+			       .priority = pt.priority, .mem_mib = pt.mem_mib,
+			       .compute_pct = pt.compute_pct, .devices = pt.devices,
+			       .whole = pt.whole, .exclusive = pt.exclusive, .hard = pt.hard,
+			       .pid = pt.pid, .created = pt.created, .started = pt.started };
+	memcpy(t->name, pt.name, sizeof(t->name));
+	memcpy(t->model, pt.model, sizeof(t->model));
+	memcpy(t->reason, pt.reason, sizeof(t->reason));
+	memcpy(t->placement, pt.placement, sizeof(t->placement));
+	return 0;
 }
 
-/* Task t as the loop knows it: its row with what the loop owes it. */
-static void task_overlay(const struct gp_loop *l, struct gp_task *t)
+/* Applies rec's row to the pool as record_put applies it to the store:
+ * the loop's fields over the task as the pool has it. */
+static void pool_apply(struct gp_loop *l, const struct record *rec)
 {
-	const struct gp_task *o = owed_row(l, t->id);
+	struct gp_task t;
 
-	if (o)
-		loop_fields(t, o);
-}
-
-static int task_get(struct gp_loop *l, int64_t id, struct gp_task *t)
-{
-	int r = gp_store_task_get(l->store, id, t);
-
-	if (r == 0)
-		task_overlay(l, t);
-	return r;
+	if (!rec->row || task_known(l, rec->task.id, &t) < 0)
+		return;
+	loop_fields(&t, &rec->task);
+	gp_pool_task_put(l->pool, &t);
 }
 
 /* Writes one record into the open transaction. Only the loop's fields of
@@ -245,19 +275,19 @@ static int record_put(struct gp_loop *l, const struct record *rec)
 	return r;
 }
 
-/* Writes what is owed, then rec (NULL: nothing more), in one transaction:
- * all of it (nothing is owed any more) or none. 0, or the store's error. */
-static int records_write(struct gp_loop *l, const struct record *rec)
+/* Writes what is owed, then rec[0..n), in one transaction: all of it
+ * (nothing is owed any more) or none. 0, or the store's error. */
+static int records_write(struct gp_loop *l, const struct record *rec, int n)
 {
 	int r;
 
-	if (!l->owed.n && !rec)
+	if (!l->owed.n && !n)
 		return 0;
 	r = gp_store_begin(l->store);
 	for (int i = 0; r == 0 && i < l->owed.n; i++)
 		r = record_put(l, &l->owed.r[i]);
-	if (r == 0 && rec)
-		r = record_put(l, rec);
+	for (int i = 0; r == 0 && i < n; i++)
+		r = record_put(l, &rec[i]);
 	if (r == 0)
 		r = gp_store_commit(l->store);
 	if (r < 0) {
@@ -297,12 +327,22 @@ static void record_owe(struct gp_loop *l, const struct record *rec)
 	o->loose += !rec->row;
 }
 
-/* Records what happened: written now, or, when the store cannot be
- * written (or could not this tick), kept and written at a later tick. */
+/* Records what happened (n records, in one transaction): written now,
+ * or, when the store cannot be written (or could not this tick), kept
+ * and written at a later tick; in the pool at once either way (the loop
+ * knows it happened). */
+static void records(struct gp_loop *l, const struct record *rec, int n)
+{
+	if (l->tick_failed || records_write(l, rec, n) < 0)
+		for (int i = 0; i < n; i++)
+			record_owe(l, &rec[i]);
+	for (int i = 0; i < n; i++)
+		pool_apply(l, &rec[i]);
+}
+
 static void record(struct gp_loop *l, const struct record *rec)
 {
-	if (l->tick_failed || records_write(l, rec) < 0)
-		record_owe(l, rec);
+	records(l, rec, 1);
 }
 
 /* A record of task t's row (t as it is now), with an audit row when
@@ -335,17 +375,23 @@ static void record_end(struct gp_loop *l, const struct gp_task *t, const char *a
 }
 
 /* Writes task t's row and an audit row before the loop acts on it (starts
- * or preempts it): the loop acts only on what the store has, so a store
- * that cannot be written starts and stops nothing. 0, or the error. */
+ * or preempts it), then puts it in the pool: the loop acts only on what
+ * the store has, so a store that cannot be written starts and stops
+ * nothing. 0, or the error. */
 static int record_ahead(struct gp_loop *l, const struct gp_task *t, const char *action,
 			const char *detail)
 {
 	struct record rec;
 
+	int r;
+
 	if (l->tick_failed)
 		return -EAGAIN;
 	record_init(&rec, t, action, detail);
-	return records_write(l, &rec);
+	r = records_write(l, &rec, 1);
+	if (r == 0)
+		pool_apply(l, &rec);
+	return r;
 }
 
 /* "2026-12-01 12:00:01 UTC" of unix ms. */
@@ -436,45 +482,83 @@ static void ended_stopped(struct gp_task *t, enum gp_task_state state, const cha
 		snprintf(t->reason + sizeof(t->reason) - 4, 4, "...");
 }
 
-static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char *violation)
+/* Keeps what the agent reports, to record it under the store's lock. */
+static struct event *event_add(struct events *ev)
 {
-	struct gp_loop *l = ctx;
-	char who[GP_STORE_NAME_MAX], why[GP_REASON_MAX];
-	bool cancelled = cancels_take(&l->cancelling, id, who, sizeof(who)) && stopped &&
-			 !violation;
-	bool preempted = idset_take(&l->stopping, id) && stopped && !cancelled && !violation;
+	if (ev->n == ev->cap) {
+		int cap = ev->cap ? 2 * ev->cap : 16;
+		struct event *bigger = realloc(ev->e, (size_t)cap * sizeof(*bigger));
+
+		if (!bigger) {
+			ev->lost++;
+			return NULL;
+		}
+		ev->e = bigger;
+		ev->cap = cap;
+	}
+	ev->e[ev->n] = (struct event){ 0 };
+	return &ev->e[ev->n++];
+}
+
+static void on_ended(void *ctx, int64_t id, int code, bool stopped, const char *violation)
+{
+	struct event *e = event_add(ctx);
+
+	if (!e)
+		return;
+	*e = (struct event){ .ended = true, .task = id, .code = code, .stopped = stopped,
+			     .violation = violation != NULL };
+	snprintf(e->text, sizeof(e->text), "%s", violation ? violation : "");
+}
+
+static void on_violation(void *ctx, int64_t id, const char *text)
+{
+	struct event *e = event_add(ctx);
+
+	if (!e)
+		return;
+	e->task = id;
+	snprintf(e->text, sizeof(e->text), "%s", text);
+}
+
+/* Task id ended (code, as gp_agent_events says): how, from what the loop
+ * asked of it (a preemption, a cancel) and the verifier. */
+static void task_ended(struct gp_loop *l, const struct event *e)
+{
+	char why[GP_REASON_MAX];
+	struct gp_pool_task pt = { 0 };
+	bool known = gp_pool_task_get(l->pool, e->task, &pt) == 0;
+	bool cancelled = pt.cancel_by[0] && e->stopped && !e->violation;
+	bool preempted = pt.stopping && e->stopped && !cancelled && !e->violation;
 	int64_t now = now_ms();
 	struct gp_task t;
-	int r;
 
-	idset_take(&l->borrowed, id);
-	gp_meter_end(l->meter, id, now);
-	gp_alerts_placed(l->alerts, id);
-	r = task_get(l, id, &t);
-	if (r < 0) {
-		fprintf(stderr, "gpupool server: task %" PRId64 " ended (code %d), but its row "
-				"cannot be read to record it: %s\n",
-			id, code, r == -ENOENT ? "it is gone" : gp_store_error(l->store));
+	gp_meter_end(l->meter, e->task, now);
+	gp_alerts_placed(l->alerts, e->task);
+	if (!known || task_known(l, e->task, &t) < 0) {
+		fprintf(stderr, "gpupool server: task %" PRId64 " ended (code %d), but the loop "
+				"does not know it as running: not recorded\n",
+			e->task, e->code);
 		return;
 	}
 	t.pid = 0;
-	t.exit_code = code;
-	if (violation) {
-		snprintf(why, sizeof(why), "stopped by the verifier: %s", violation);
-		ended_stopped(&t, GP_TASK_FAILED, why, code, now);
+	t.exit_code = e->code;
+	if (e->violation) {
+		snprintf(why, sizeof(why), "stopped by the verifier: %.200s", e->text);
+		ended_stopped(&t, GP_TASK_FAILED, why, e->code, now);
 	} else if (cancelled) {
-		snprintf(why, sizeof(why), "cancelled by %s", who);
-		ended_stopped(&t, GP_TASK_CANCELLED, why, code, now);
+		snprintf(why, sizeof(why), "cancelled by %s", pt.cancel_by);
+		ended_stopped(&t, GP_TASK_CANCELLED, why, e->code, now);
 	} else if (preempted) {
 		t.state = GP_TASK_PREEMPTED;
 		t.placement[0] = '\0';
 		snprintf(t.reason, sizeof(t.reason),
 			 "preempted to give a tenant its guarantee back; queued again");
 	} else {
-		t.state = code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
+		t.state = e->code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
 		t.ended = now;
-		if (code)
-			exit_text(code, t.reason, sizeof(t.reason));
+		if (e->code)
+			exit_text(e->code, t.reason, sizeof(t.reason));
 		else
 			t.reason[0] = '\0';
 	}
@@ -482,21 +566,36 @@ static void task_ended(void *ctx, int64_t id, int code, bool stopped, const char
 }
 
 /* The verifier found a violation (task 0: by a process of no task). */
-static void task_violation(void *ctx, int64_t id, const char *text)
+static void task_violation(struct gp_loop *l, const struct event *e)
 {
-	struct gp_loop *l = ctx;
 	struct record rec = { .alert = RECORD_VIOLATION };
 
-	rec.of_task = id && task_get(l, id, &rec.task) == 0;
+	rec.of_task = e->task && task_known(l, e->task, &rec.task) == 0;
 	snprintf(rec.action, sizeof(rec.action), "%s",
 		 rec.of_task ? "task.violation" : "node.violation");
 	if (rec.of_task)
-		snprintf(rec.object, sizeof(rec.object), "task %" PRId64, id);
+		snprintf(rec.object, sizeof(rec.object), "task %" PRId64, e->task);
 	else
 		snprintf(rec.object, sizeof(rec.object), "node");
-	snprintf(rec.detail, sizeof(rec.detail), "%s", text);
-	snprintf(rec.why, sizeof(rec.why), "%s", text);
+	snprintf(rec.detail, sizeof(rec.detail), "%s", e->text);
+	snprintf(rec.why, sizeof(rec.why), "%s", e->text);
 	record(l, &rec);
+}
+
+/* Records what the agent reported, in order (the caller holds the
+ * store's lock). */
+static void events_record(struct gp_loop *l, const struct events *ev)
+{
+	for (int i = 0; i < ev->n; i++) {
+		if (ev->e[i].ended)
+			task_ended(l, &ev->e[i]);
+		else
+			task_violation(l, &ev->e[i]);
+	}
+	if (ev->lost)
+		fprintf(stderr, "gpupool server: out of memory: %d of the agent's reports "
+				"were not recorded\n",
+			ev->lost);
 }
 
 /* ---- the cluster of this machine ---------------------------------------- */
@@ -565,28 +664,61 @@ static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_
 	return 0;
 }
 
-/* The request of a stored task; -ENOENT (reason in why) when no device
- * of the model it asks for is here. */
-static int request_of(const struct gp_agent_node *n, struct gp_cluster *c, const struct gp_task *t,
-		      struct gp_request *req, char *why, size_t len)
+/* What a task asks for, as a request is made of it. */
+struct shape {
+	unsigned devices;
+	bool whole;             /* whole devices, or exclusive ones */
+	uint64_t mem_mib;
+	unsigned compute_pct;
+	const char *model;      /* a part of the devices' name; "": any */
+};
+
+static struct shape shape_of(const struct gp_task *t)
 {
-	*req = (struct gp_request){ .devices = (uint8_t)(t->devices ? t->devices : 1) };
-	if (t->whole || t->exclusive) {
+	return (struct shape){ .devices = t->devices, .whole = t->whole || t->exclusive,
+			       .mem_mib = t->mem_mib, .compute_pct = t->compute_pct,
+			       .model = t->model };
+}
+
+/* The model ids of this machine's devices whose name has `model`. */
+static uint64_t models_of(const struct gp_agent_node *n, struct gp_cluster *c, const char *model)
+{
+	uint64_t models = 0;
+
+	for (unsigned i = 0; i < n->devices; i++)
+		if (strcasestr(n->device[i].name, model))
+			models |= 1ULL << gp_cluster_model_id(c, n->device[i].name, false);
+	return models;
+}
+
+/* The request of shape t, its models (when it names one) in `models`;
+ * -ENOENT (reason in why) when no device of that model is here. */
+static int request_with(const struct gp_agent_node *n, const struct shape *t, uint64_t models,
+			struct gp_request *req, char *why, size_t len)
+{
+	*req = (struct gp_request){ .devices = (uint8_t)(t->devices ? t->devices : 1),
+				    .models = models };
+	if (t->whole) {
 		req->whole = true;
 		req->dev_mem_mib = device_mem_max(n);  /* what its quota is charged */
 	} else {
 		req->dev_mem_mib = (uint32_t)t->mem_mib;
 		req->dev_compute = t->compute_pct * 10;
 	}
-	if (!t->model[0])
-		return 0;
-	for (unsigned i = 0; i < n->devices; i++)
-		if (strcasestr(n->device[i].name, t->model))
-			req->models |= 1ULL << gp_cluster_model_id(c, n->device[i].name, false);
-	if (req->models)
+	if (!t->model[0] || req->models)
 		return 0;
 	snprintf(why, len, "no device of model \"%s\" on this machine", t->model);
 	return -ENOENT;
+}
+
+/* The request of a stored task; -ENOENT (reason in why) when no device
+ * of the model it asks for is here. */
+static int request_of(const struct gp_agent_node *n, struct gp_cluster *c, const struct gp_task *t,
+		      struct gp_request *req, char *why, size_t len)
+{
+	struct shape sh = shape_of(t);
+
+	return request_with(n, &sh, t->model[0] ? models_of(n, c, t->model) : 0, req, why, len);
 }
 
 /* Placement strings name devices by UUID, comma-separated. */
@@ -629,83 +761,49 @@ static bool placement_read(const struct gp_agent_node *n, const char *text,
 	return all && p->devices > 0;
 }
 
-/* ---- one tick ----------------------------------------------------------- */
+/* ---- one pass: the scheduler's view ------------------------------------- */
 
-/* A waiting task's reason, written when it changed; not while the store
- * fails (a reason is worked out again at every pass). */
-static void reason_set(struct gp_loop *l, struct gp_task *t, const char *reason)
+/* The tenants as the pass wants them. A tenant with no quota at all (the
+ * admin, say) is not limited. */
+static int tick_tenants(struct tick *k)
 {
-	if (strcmp(t->reason, reason) == 0 || l->tick_failed)
-		return;         /* unchanged: no write */
-	snprintf(t->reason, sizeof(t->reason), "%s", reason);
-	write_count(l, gp_store_task_update(l->store, t));
-}
+	k->tenant = calloc((size_t)k->view.n_tenants + 1, sizeof(*k->tenant));
+	if (!k->tenant)
+		return -ENOMEM;
+	for (int i = 0; i < k->view.n_tenants; i++) {
+		const struct gp_tenant *t = &k->view.tenants[i];
+		struct gp_sched_tenant *s = &k->tenant[k->tenants++];
 
-/* The tasks as the loop knows them: their rows with what it still owes
- * the store; those that ended (the store does not know yet) left out. */
-static int tick_overlay(const struct gp_loop *l, struct tick *k)
-{
-	int kept = 0;
-
-	for (int i = 0; i < k->n; i++) {
-		task_overlay(l, &k->task[i]);
-		if (k->task[i].state == GP_TASK_RUNNING || k->task[i].state == GP_TASK_PENDING ||
-		    k->task[i].state == GP_TASK_PREEMPTED)
-			k->task[kept++] = k->task[i];
+		*s = (struct gp_sched_tenant){
+			.id = t->id,
+			.mem_guaranteed_mib = t->mem_guaranteed_mib,
+			.mem_borrowable_mib = t->mem_borrowable_mib,
+			.compute_guaranteed_pct = t->compute_guaranteed_pct,
+			.compute_borrowable_pct = t->compute_borrowable_pct,
+		};
+		if (!s->mem_guaranteed_mib && !s->mem_borrowable_mib &&
+		    !s->compute_guaranteed_pct && !s->compute_borrowable_pct) {
+			s->mem_guaranteed_mib = UINT64_MAX / 4;
+			s->compute_guaranteed_pct = UINT64_MAX / 4;
+		}
 	}
-	k->n = kept;
 	return 0;
 }
 
-/* Loads tenants and the running and queued tasks. */
-static int tick_load(struct gp_loop *l, struct tick *k)
+/* The Unix user of a tenant ("" automatic). */
+static const char *tenant_user(const struct tick *k, int64_t tenant)
 {
-	static const int states[] = { GP_TASK_RUNNING, GP_TASK_PENDING, GP_TASK_PREEMPTED };
-	struct gp_tenant *tenants = NULL;
-	int r = gp_store_tenant_list(l->store, &tenants, &k->tenants);
+	for (int i = 0; i < k->view.n_tenants; i++)
+		if (k->view.tenants[i].id == tenant)
+			return k->view.tenants[i].user;
+	return "";
+}
 
-	if (r < 0)
-		return r;
-	k->tenant = calloc((size_t)k->tenants + 1, sizeof(*k->tenant));
-	k->user = calloc((size_t)k->tenants + 1, sizeof(*k->user));
-	for (int i = 0; k->user && i < k->tenants; i++)
-		snprintf(k->user[i], sizeof(k->user[i]), "%s", tenants[i].user);
-	for (int i = 0; k->tenant && i < k->tenants; i++)
-		k->tenant[i] = (struct gp_sched_tenant){
-			.id = tenants[i].id,
-			.mem_guaranteed_mib = tenants[i].mem_guaranteed_mib,
-			.mem_borrowable_mib = tenants[i].mem_borrowable_mib,
-			.compute_guaranteed_pct = tenants[i].compute_guaranteed_pct,
-			.compute_borrowable_pct = tenants[i].compute_borrowable_pct,
-		};
-	/* A tenant with no quota at all (the admin, say) is not limited. */
-	for (int i = 0; k->tenant && i < k->tenants; i++)
-		if (!k->tenant[i].mem_guaranteed_mib && !k->tenant[i].mem_borrowable_mib &&
-		    !k->tenant[i].compute_guaranteed_pct && !k->tenant[i].compute_borrowable_pct) {
-			k->tenant[i].mem_guaranteed_mib = UINT64_MAX / 4;
-			k->tenant[i].compute_guaranteed_pct = UINT64_MAX / 4;
-		}
-	free(tenants);
-	if (!k->tenant || !k->user)
-		return -ENOMEM;
-	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
-		struct gp_task *some = NULL, *all;
-		int n = 0;
-
-		if ((r = gp_store_task_list(l->store, -1, states[s], &some, &n)) < 0)
-			return r;
-		all = realloc(k->task, ((size_t)k->n + (size_t)n + 1) * sizeof(*all));
-		if (!all) {
-			free(some);
-			return -ENOMEM;
-		}
-		k->task = all;
-		if (n)
-			memcpy(k->task + k->n, some, (size_t)n * sizeof(*some));
-		k->n += n;
-		free(some);
-	}
-	return tick_overlay(l, k);
+/* A reason to write for the queued task id, as the view saw it (gen),
+ * when it is not the task's reason already (reasons_write). */
+static void reason_want(struct tick *k, int64_t id, uint64_t gen, const char *reason)
+{
+	k->reason[k->n_reasons++] = (struct gp_pool_reason){ id, gen, reason };
 }
 
 /* Commits what fits of req at where, device by device: of each share as
@@ -736,7 +834,7 @@ static void misfit_commit(struct gp_cluster *c, const struct gp_request *req,
  * does not fit there: a device it lacks, or the first of its devices
  * whose free memory or compute is short of its share. */
 static void misfit_why(const struct gp_agent_node *node, struct gp_cluster *c,
-		       const struct gp_task *t, const struct gp_request *req,
+		       const struct gp_pool_task *t, const struct gp_request *req,
 		       const struct gp_placement *where, const char *missing, char *buf,
 		       size_t len)
 {
@@ -770,64 +868,108 @@ static void misfit_why(const struct gp_agent_node *node, struct gp_cluster *c,
  * devices cannot hold it (one is gone, or they hold more than they have)
  * it is a misfit: it still counts, all of it against its tenant's quotas
  * and what fits of it on the devices it has, and a task.unplaced alert
- * says so (until it fits again, or ends). */
-static void running_commit(struct gp_loop *l, struct tick *k, const struct gp_task *t,
+ * says so (until it fits again, or ends): tick_alerts raises and clears
+ * them. */
+static void running_commit(struct gp_loop *l, struct tick *k, const struct gp_pool_task *t,
 			   struct gp_sched_task *s)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
 	char missing[GP_REASON_MAX] = "", why[2 * GP_REASON_MAX];
 	bool all = placement_read(node, t->placement, &s->where, missing);
+	struct misfit *m;
 
 	if (all && gp_cluster_commit(k->cluster, &s->req, &s->where) == 0) {
-		if (!k->quiet)
-			gp_alerts_placed(l->alerts, t->id);
+		k->placed[k->n_placed++] = t->id;
 		return;
 	}
 	s->misfit = true;
-	if (!k->quiet)
-		misfit_why(node, k->cluster, t, &s->req, &s->where, missing, why, sizeof(why));
+	misfit_why(node, k->cluster, t, &s->req, &s->where, missing, why, sizeof(why));
 	misfit_commit(k->cluster, &s->req, &s->where);
-	if (!k->quiet)
-		gp_alerts_unplaced(l->alerts, t, why);
+	m = &k->misfit[k->n_misfit++];
+	m->id = t->id;
+	m->tenant = t->tenant;
+	memcpy(m->name, t->name, sizeof(m->name));
+	memcpy(m->why, why, sizeof(m->why));
 }
 
-/* The pass's view: running tasks committed to the cluster (misfits as
- * they fit), queued ones with their requests. Tasks being preempted are
- * left out: their capacity counts as free (starts on their devices wait
- * for them). */
-static int tick_prepare(struct gp_loop *l, struct tick *k, int *ret_count)
+/* A running task as the pass counts it; none when it is being stopped
+ * (its capacity counts as free: starts on its devices wait for it). */
+static void prepare_running(struct gp_loop *l, struct tick *k, const struct gp_pool_task *t)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
-	int count = 0;
+	struct gp_sched_task *s = &k->sched[k->n_sched];
+	struct gp_task row = { .id = t->id, .devices = t->devices, .whole = t->whole,
+			       .exclusive = t->exclusive, .mem_mib = t->mem_mib,
+			       .compute_pct = t->compute_pct };
+	char why[GP_REASON_MAX];
 
-	k->sched = calloc((size_t)k->n + 1, sizeof(*k->sched));
-	k->out = calloc((size_t)k->n + 1, sizeof(*k->out));
-	if (!k->sched || !k->out || cluster_build(&l->o, node, &k->cluster) < 0)
-		return -ENOMEM;
-	for (int i = 0; i < k->n; i++) {
-		struct gp_task *t = &k->task[i];
-		struct gp_sched_task *s = &k->sched[count];
-		char why[GP_REASON_MAX];
+	if (t->stopping || t->cancel_by[0])
+		return;
+	*s = (struct gp_sched_task){ .id = t->id, .tenant = t->tenant, .priority = t->priority,
+				     .created = t->created, .running = true,
+				     .borrowed = t->borrowed };
+	/* Its model is where it runs: a model this machine lacks is no
+	 * reason to leave it out. */
+	memcpy(row.model, t->model, sizeof(row.model));
+	request_of(node, k->cluster, &row, &s->req, why, sizeof(why));
+	running_commit(l, k, t, s);
+	k->n_sched++;
+}
 
-		if (idset_has(&l->stopping, t->id) || idset_has(&l->cancelling.ids, t->id))
-			continue;
-		*s = (struct gp_sched_task){ .id = t->id, .tenant = t->tenant,
-					     .priority = t->priority, .created = t->created,
-					     .running = t->state == GP_TASK_RUNNING,
-					     .borrowed = idset_has(&l->borrowed, t->id) };
-		/* A running task's model is where it runs: its request is whole
-		 * without the model's ids. */
-		if (request_of(node, k->cluster, t, &s->req, why, sizeof(why)) < 0 &&
-		    !s->running) {
-			if (!k->quiet)
-				reason_set(l, t, why);
-			continue;
-		}
-		if (s->running)
-			running_commit(l, k, t, s);
-		count++;
+/* A queued task as the pass decides it; one that asks for a model this
+ * machine lacks waits, saying so, and is not decided. */
+static void prepare_queued(struct gp_loop *l, struct tick *k, const struct gp_pool_queued *q)
+{
+	const struct gp_agent_node *node = gp_agent_node(l->agent);
+	struct gp_sched_task *s = &k->sched[k->n_sched];
+	const char *model = q->model >= 0 ? k->view.models[q->model] : "";
+	struct shape sh = { .devices = q->devices, .whole = q->whole || q->exclusive,
+			    .mem_mib = q->mem_mib, .compute_pct = q->compute_pct, .model = model };
+	char why[GP_REASON_MAX];
+
+	if (model[0] && (!k->model_known || strcmp(k->model, model))) {
+		snprintf(k->model, sizeof(k->model), "%s", model);
+		k->models = models_of(node, k->cluster, model);
+		k->model_known = true;
 	}
-	*ret_count = k->n_sched = count;
+	*s = (struct gp_sched_task){ .id = q->id, .tenant = q->tenant, .priority = q->priority,
+				     .created = q->created };
+	k->seen[k->n_sched] = q;
+	if (request_with(node, &sh, model[0] ? k->models : 0, &s->req, why, sizeof(why)) == 0) {
+		k->n_sched++;
+		return;
+	}
+	if (gp_pool_reason_hash(why) == q->reason_hash)
+		return; /* it says so already */
+	if (!k->why)    /* the first such task of the pass */
+		k->why = malloc(((size_t)k->view.n_queued + 1) * sizeof(*k->why));
+	if (k->why) {
+		memcpy(k->why[k->n_why], why, sizeof(why));
+		reason_want(k, q->id, q->gen, k->why[k->n_why++]);
+	}
+}
+
+/* The pass's view: the tenants, the running tasks committed to the
+ * cluster (misfits as they fit), the queued ones with their requests. */
+static int tick_prepare(struct gp_loop *l, struct tick *k)
+{
+	size_t n = (size_t)k->view.n_running + (size_t)k->view.n_queued + 1;
+
+	/* Each element is written before it is read: no need to clear
+	 * megabytes at every pass. */
+	k->sched = malloc(n * sizeof(*k->sched));
+	k->seen = malloc(n * sizeof(*k->seen));
+	k->out = malloc(n * sizeof(*k->out));
+	k->reason = malloc(n * sizeof(*k->reason));
+	k->placed = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->placed));
+	k->misfit = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->misfit));
+	if (!k->sched || !k->seen || !k->out || !k->reason || !k->placed || !k->misfit ||
+	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), &k->cluster) < 0)
+		return -ENOMEM;
+	for (int i = 0; i < k->view.n_running; i++)
+		prepare_running(l, k, &k->view.running[i]);
+	for (int i = 0; i < k->view.n_queued; i++)
+		prepare_queued(l, k, &k->view.queued[i]);
 	return 0;
 }
 
@@ -881,37 +1023,25 @@ static void tenant_model_quotas(const struct gp_agent_node *node, struct tick *k
 static int tick_model_quotas(struct gp_loop *l, struct tick *k)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
-	struct gp_model_quota *all = NULL;
-	int n = 0, r = gp_store_model_quota_list(l->store, -1, &all, &n);
 
-	if (r < 0)
-		return r;
-	k->quota = calloc((size_t)n + 1, sizeof(*k->quota));
+	k->quota = calloc((size_t)k->view.n_quotas + 1, sizeof(*k->quota));
 	for (int i = 0; k->quota && i < k->tenants; i++)
-		tenant_model_quotas(node, k, &k->tenant[i], all, n);
-	free(all);
+		tenant_model_quotas(node, k, &k->tenant[i], k->view.quotas, k->view.n_quotas);
 	return k->quota ? 0 : -ENOMEM;
 }
 
-static struct gp_task *task_by_id(struct tick *k, int64_t id)
-{
-	for (int i = 0; i < k->n; i++)
-		if (k->task[i].id == id)
-			return &k->task[i];
-	return NULL;
-}
+/* ---- one pass: what follows from it -------------------------------------- */
 
-/* Does a task of `stopping` still run on one of these devices? */
-static bool devices_busy_of(struct gp_loop *l, struct tick *k, const struct idset *stopping,
-			    const struct gp_placement *p)
+/* Does a task being preempted or cancelled still run on these devices? */
+static bool devices_busy(struct gp_loop *l, const struct tick *k, const struct gp_placement *p)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
 
-	for (int i = 0; i < stopping->n; i++) {
-		struct gp_task *t = task_by_id(k, stopping->id[i]);
+	for (int i = 0; i < k->view.n_running; i++) {
+		const struct gp_pool_task *t = &k->view.running[i];
 		struct gp_placement q;
 
-		if (!t)
+		if (!t->stopping && !t->cancel_by[0])
 			continue;
 		placement_read(node, t->placement, &q, NULL); /* the devices it has */
 		for (int a = 0; a < p->devices; a++)
@@ -920,22 +1050,6 @@ static bool devices_busy_of(struct gp_loop *l, struct tick *k, const struct idse
 					return true;
 	}
 	return false;
-}
-
-/* Does a task being preempted or cancelled still run on these devices? */
-static bool devices_busy(struct gp_loop *l, struct tick *k, const struct gp_placement *p)
-{
-	return devices_busy_of(l, k, &l->stopping, p) ||
-	       devices_busy_of(l, k, &l->cancelling.ids, p);
-}
-
-/* The Unix user of a tenant ("" automatic). */
-static const char *tenant_user(const struct tick *k, int64_t tenant)
-{
-	for (int i = 0; i < k->tenants; i++)
-		if (k->tenant[i].id == tenant)
-			return k->user[i];
-	return "";
 }
 
 /* What the agent runs for a stored task placed on `where`. */
@@ -961,122 +1075,456 @@ static void start_failed(struct gp_loop *l, struct gp_task *t, int r, const char
 	record_end(l, t, "task.end");
 }
 
-/* Starts t where the pass put it. Its row says RUNNING (with the
- * placement) before its process exists: when that cannot be written the
- * task is not started (the next pass tries again), so a store that fails
- * never sees a task started twice. */
-static void task_start(struct gp_loop *l, struct tick *k, struct gp_task *t,
-		       const struct gp_sched_outcome *o)
+/* Is the task of outcome o queued as the view saw it (not started,
+ * cancelled or changed since)? When not, the next pass looks again. */
+static bool queued_as_seen(struct gp_loop *l, const struct tick *k,
+			   const struct gp_sched_outcome *o)
 {
-	struct gp_agent_task spec = spec_of(t, &o->where);
-	char detail[GP_REASON_MAX], why[GP_REASON_MAX - 32] = "", *env = NULL;
-	struct gp_task run = *t;
-	struct record rec;
+	struct gp_pool_task t;
+
+	if (gp_pool_task_get(l->pool, o->task, &t) == 0 && t.state != GP_TASK_RUNNING &&
+	    t.gen == k->seen[o->index]->gen)
+		return true;
+	l->need_full = true;
+	return false;
+}
+
+/* One start of a pass: its row RUNNING, its declared environment, and
+ * what the agent said. */
+struct start {
+	const struct gp_sched_outcome *o;
+	struct gp_task run;
+	char *env;
 	pid_t pgid;
 	int r;
+	char why[GP_REASON_MAX - 32];
+};
 
+/* The row RUNNING at o's placement, from the task's row as the store has
+ * it (with its command and directory), and its declared environment. */
+static int start_row(struct gp_loop *l, struct start *st)
+{
+	int r = gp_store_task_get(l->store, st->o->task, &st->run);
+
+	if (r == 0)
+		r = gp_store_task_env_get(l->store, st->o->task, &st->env);
+	if (write_count(l, r) < 0)
+		return r;
+	st->run.state = GP_TASK_RUNNING;
+	st->run.pid = 0;
+	st->run.started = now_ms();
+	st->run.ended = 0;
+	placement_write(gp_agent_node(l->agent), &st->o->where, st->run.placement,
+			sizeof(st->run.placement));
+	snprintf(st->run.reason, sizeof(st->run.reason), "%s", st->o->reason);
+	return 0;
+}
+
+/* Is task id being started (its row says RUNNING, its process does not
+ * exist yet)? The caller holds the store's lock. */
+static bool is_starting(const struct gp_loop *l, int64_t id)
+{
+	for (int i = 0; i < l->n_starting; i++)
+		if (l->starting[i] == id)
+			return true;
+	return false;
+}
+
+/* Writes the n starts' rows RUNNING in one transaction, before their
+ * processes exist: a start whose row cannot be written is not made (the
+ * next pass tries again), so a store that fails never sees a task started
+ * twice. Then they are in the pool, and being started. 0, or the error. */
+static int starts_ahead(struct gp_loop *l, struct start *st, int n)
+{
+	struct record *rec = calloc((size_t)n + 1, sizeof(*rec));
+	int r = rec ? 0 : -ENOMEM;
+
+	for (int i = 0; r == 0 && i < n; i++)
+		record_init(&rec[i], &st[i].run, NULL, NULL);
+	if (r == 0 && !l->tick_failed)
+		r = records_write(l, rec, n);
+	for (int i = 0; r == 0 && !l->tick_failed && i < n; i++) {
+		pool_apply(l, &rec[i]);
+		if (st[i].o->borrowed)
+			gp_pool_task_borrowed(l->pool, st[i].run.id, true);
+		l->starting[l->n_starting++] = st[i].run.id;
+	}
+	free(rec);
+	return r < 0 ? r : l->tick_failed ? -EAGAIN : 0;
+}
+
+/* The agent starts them, without the store's lock (it forks); whether
+ * another changed what the pass decided on meanwhile is in k->foreign. */
+static void starts_launch(struct gp_loop *l, struct tick *k, struct start *st, int n)
+{
+	uint64_t before, after;
+
+	gp_pool_gen(l->pool, &before);
+	store_unlock(l);
+	for (int i = 0; i < n; i++) {
+		struct gp_agent_task spec = spec_of(&st[i].run, &st[i].o->where);
+
+		spec.user = tenant_user(k, st[i].run.tenant);
+		spec.env = st[i].env;
+		st[i].r = gp_agent_start(l->agent, &spec, &st[i].pgid, st[i].why,
+					 sizeof(st[i].why));
+	}
+	store_lock(l);
+	gp_pool_gen(l->pool, &after);
+	k->foreign |= after != before;
+}
+
+/* Records how the starts went, in one transaction: each one's pid and its
+ * task.start audit row, or its failure (FAILED, with why); then lets the
+ * readers gp_loop_start_wait holds back go on. */
+static void starts_record(struct gp_loop *l, struct start *st, int n)
+{
+	struct record *rec = calloc((size_t)n + 1, sizeof(*rec));
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct gp_task *t = &st[i].run;
+		struct gp_agent_task spec;
+		char detail[GP_REASON_MAX];
+
+		if (st[i].r < 0) {
+			start_failed(l, t, st[i].r, st[i].why);
+			continue;
+		}
+		t->pid = st[i].pgid;
+		spec = spec_of(t, &st[i].o->where);
+		gp_meter_start(l->meter, t, spec.device, spec.devices, st[i].pgid, t->started);
+		pthread_mutex_lock(&l->stats_lock);
+		gp_histogram_observe(&l->stats.wait, (double)(t->started - t->created) / 1000.0);
+		pthread_mutex_unlock(&l->stats_lock);
+		snprintf(detail, sizeof(detail), "on %.120s (%.120s)", t->placement,
+			 st[i].o->reason);
+		if (rec)
+			record_init(&rec[m++], t, "task.start", detail);
+	}
+	records(l, rec, m);
+	free(rec);
+	l->n_starting = 0;
+	pthread_cond_broadcast(&l->started);
+}
+
+/* Adds outcome o to the starts of the pass, if it may start now: it is
+ * queued as the view saw it, and no task being preempted or cancelled
+ * still runs on its devices (else it waits for them, saying so). */
+static void start_add(struct gp_loop *l, struct tick *k, const struct gp_sched_outcome *o,
+		      struct start *st, int *n)
+{
+	if (!queued_as_seen(l, k, o))
+		return;
 	if (devices_busy(l, k, &o->where)) {
-		reason_set(l, t, "starting once the preempted tasks on its devices have stopped");
+		reason_want(k, o->task, k->seen[o->index]->gen,
+			    "starting once the preempted tasks on its devices have stopped");
 		return;
 	}
-	spec.user = tenant_user(k, t->tenant);
-	if (write_count(l, gp_store_task_env_get(l->store, t->id, &env)) < 0)
-		return;
-	spec.env = env;
-	run.state = GP_TASK_RUNNING;
-	run.pid = 0;
-	run.started = now_ms();
-	run.ended = 0;
-	placement_write(gp_agent_node(l->agent), &o->where, run.placement, sizeof(run.placement));
-	snprintf(run.reason, sizeof(run.reason), "%s", o->reason);
-	if (record_ahead(l, &run, NULL, NULL) < 0) {
-		free(env);
+	st[*n] = (struct start){ .o = o };
+	if (start_row(l, &st[*n]) < 0) {
+		free(st[*n].env);
 		return;
 	}
-	*t = run;
-	r = gp_agent_start(l->agent, &spec, &pgid, why, sizeof(why));
-	free(env);
-	if (r < 0) {
-		start_failed(l, t, r, why);
-		return;
+	(*n)++;
+}
+
+/* Starts what the pass starts, all at once: their rows (one write), their
+ * processes (no lock held), what happened (one write). */
+static void starts(struct gp_loop *l, struct tick *k, struct start *st, int n)
+{
+	if (n && starts_ahead(l, st, n) == 0) {
+		starts_launch(l, k, st, n);
+		starts_record(l, st, n);
 	}
-	t->pid = pgid;
-	gp_meter_start(l->meter, t, spec.device, spec.devices, pgid, t->started);
-	gp_histogram_observe(&l->stats.wait, (double)(t->started - t->created) / 1000.0);
-	if (o->borrowed)
-		idset_add(&l->borrowed, t->id);
-	snprintf(detail, sizeof(detail), "on %.120s (%.120s)", t->placement, o->reason);
-	record_init(&rec, t, "task.start", detail);
-	record(l, &rec);
+	for (int i = 0; i < n; i++)
+		free(st[i].env);
 }
 
 /* Asks victim t to stop; its reason and audit row are written first, so
- * that a store that fails stops nothing. */
-static void task_preempt(struct gp_loop *l, struct gp_task *t, const struct gp_sched_outcome *o)
+ * that a store that fails stops nothing. The starts of the pass on its
+ * devices wait for it (it is marked stopping in the pass's view). */
+static void task_preempt(struct gp_loop *l, struct tick *k, const struct gp_sched_outcome *o)
 {
-	struct gp_task was = *t;
+	struct gp_pool_task pt;
+	struct gp_task was;
 
+	if (gp_pool_task_get(l->pool, o->task, &pt) < 0 || pt.state != GP_TASK_RUNNING ||
+	    pt.stopping || pt.cancel_by[0] || task_known(l, o->task, &was) < 0) {
+		l->need_full = true;
+		return;
+	}
 	snprintf(was.reason, sizeof(was.reason), "%s", o->reason);
 	if (record_ahead(l, &was, "task.preempt", o->reason) < 0)
 		return;
-	*t = was;
-	if (gp_agent_stop(l->agent, t->id) == 0)
-		idset_add(&l->stopping, t->id);
+	if (gp_agent_stop(l->agent, o->task) == 0)
+		gp_pool_task_stopping(l->pool, o->task);
+	for (int i = 0; i < k->view.n_running; i++)
+		if (k->view.running[i].id == o->task)
+			k->view.running[i].stopping = true;
 }
 
 /* A device holds at most as many slices as its region has task entries
  * (GP_REGION_TASKS; the core's max_tasks): when a task waits for want of
- * a device while some device is full that way, its reason says so. */
-static void wait_reason(const struct gp_loop *l, const struct tick *k, const char *reason,
-			char *buf, size_t len)
+ * a device while some device is full that way, its reason says so. How
+ * many devices are full, from the running tasks of the pass. */
+static unsigned devices_full(const struct gp_loop *l, const struct tick *k)
 {
 	unsigned held[GP_AGENT_DEVICES_MAX] = { 0 }, full = 0;
 	unsigned devices = gp_agent_node(l->agent)->devices;
 
-	snprintf(buf, len, "%s", reason);
-	if (strncmp(reason, "no device fits now", 18) != 0)
-		return;
 	for (int i = 0; i < k->n_sched; i++)
 		for (int d = 0; k->sched[i].running && d < k->sched[i].where.devices; d++)
 			if (k->sched[i].where.device[d] < GP_AGENT_DEVICES_MAX)
 				held[k->sched[i].where.device[d]]++;
 	for (unsigned d = 0; d < devices && d < GP_AGENT_DEVICES_MAX; d++)
 		full += held[d] >= GP_REGION_TASKS;
-	if (full)
-		snprintf(buf + strlen(buf), len - strlen(buf),
-			 "; %u device(s) hold %d slices, the most a device's region tracks",
-			 full, GP_REGION_TASKS);
+	return full;
 }
 
+/* o waits: its reason, with what devices_full says, to write when it is
+ * not the task's reason already. */
+static void task_wait(struct tick *k, struct gp_sched_outcome *o, unsigned full)
+{
+	const struct gp_pool_queued *q = k->seen[o->index];
+	size_t len = strlen(o->reason);
+
+	if (full && strncmp(o->reason, "no device fits now", 18) == 0)
+		snprintf(o->reason + len, sizeof(o->reason) - len,
+			 "; %u device(s) hold %d slices, the most a device's region tracks", full,
+			 GP_REGION_TASKS);
+	if (gp_pool_reason_hash(o->reason) != q->reason_hash)
+		reason_want(k, o->task, q->gen, o->reason);
+}
+
+/* Writes n reasons in one transaction, then puts them in the pool. A
+ * reason is worked out again at every pass over the queue, so its
+ * transaction does not wait for the disk (gp_store_begin_unsynced). */
+static void reasons_txn(struct gp_loop *l, const struct gp_pool_reason *r, int n)
+{
+	int err = gp_store_begin_unsynced(l->store);
+
+	for (int i = 0; err == 0 && i < n; i++)
+		if ((err = gp_store_task_reason(l->store, r[i].id, r[i].reason)) == -ENOENT)
+			err = 0;
+	if (err == 0)
+		err = gp_store_commit(l->store);
+	if (write_count(l, err) < 0) {
+		gp_store_rollback(l->store);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		gp_pool_task_reason(l->pool, r[i].id, r[i].reason);
+}
+
+/* Writes the waiting tasks' reasons that changed (not while the store
+ * fails: a reason is worked out again at the next pass). */
+static void reasons_write(struct gp_loop *l, struct tick *k)
+{
+	int n = l->tick_failed ? 0 : gp_pool_reasons_changed(l->pool, k->reason, k->n_reasons);
+
+	for (int at = 0; at < n && !l->tick_failed; at += REASONS_TXN)
+		reasons_txn(l, k->reason + at, n - at < REASONS_TXN ? n - at : REASONS_TXN);
+	if (l->tick_failed)
+		l->need_full = true;
+}
+
+/* The task.unplaced alerts: raised for the running tasks that do not fit
+ * where they run, cleared for those that do. */
+static void tick_alerts(struct gp_loop *l, const struct tick *k)
+{
+	for (int i = 0; i < k->n_placed; i++)
+		gp_alerts_placed(l->alerts, k->placed[i]);
+	for (int i = 0; i < k->n_misfit; i++) {
+		struct gp_task t = { .id = k->misfit[i].id, .tenant = k->misfit[i].tenant };
+
+		memcpy(t.name, k->misfit[i].name, sizeof(t.name));
+		gp_alerts_unplaced(l->alerts, &t, k->misfit[i].why);
+	}
+}
+
+/* Acts on the pass's outcomes in their order, holding the store's lock
+ * but while the agent forks: the task.unplaced alerts, the preemptions
+ * and the starts (all at once, after the preemptions they may wait for),
+ * then the reasons of those that wait that changed. A write that failed
+ * holds back the starts and preemptions after it (one may depend on
+ * another), and so does a change by another (the API) to what the pass
+ * decided on: the next pass looks at the whole queue again. A pass that
+ * has nothing to write (nothing starts, no reason changed) takes no lock
+ * at all. */
 static void tick_apply(struct gp_loop *l, struct tick *k)
 {
+	unsigned full = devices_full(l, k);
+	bool act = k->n_misfit || gp_alerts_unplaced_count(l->alerts);
+	struct start *st = NULL;
+	uint64_t now_full;
+	int n_starts = 0;
+
 	for (int i = 0; i < k->n_out; i++) {
-		const struct gp_sched_outcome *o = &k->out[i];
-		struct gp_task *t = task_by_id(k, o->task);
-
-		if (!t)
-			continue;
-		/* A write that failed holds back the starts and preemptions
-		 * after it: one may depend on another. */
-		if (o->verdict != GP_SCHED_WAIT && l->tick_failed)
-			continue;
-		if (o->verdict == GP_SCHED_START)
-			task_start(l, k, t, o);
-		else if (o->verdict == GP_SCHED_PREEMPT)
-			task_preempt(l, t, o);
-		else {
-			char why[GP_REASON_MAX];
-
-			wait_reason(l, k, o->reason, why, sizeof(why));
-			reason_set(l, t, why);
-		}
+		if (k->out[i].verdict == GP_SCHED_WAIT)
+			task_wait(k, &k->out[i], full);
+		else
+			n_starts += act = true;
 	}
-	for (int i = 0; i < k->n; i++)
-		if (k->task[i].state == GP_TASK_RUNNING) {
-			gp_agent_set(l->agent, k->task[i].id, k->task[i].compute_pct,
-				     k->task[i].priority);
-			gp_meter_share(l->meter, k->task[i].id, k->task[i].compute_pct);
-		}
+	if (!act && !k->n_reasons)
+		return;
+	st = calloc((size_t)n_starts + 1, sizeof(*st));
+	store_lock(l);
+	gp_pool_gen(l->pool, &now_full);
+	k->foreign = now_full != k->view.full_gen || !st;
+	if (!k->foreign)
+		tick_alerts(l, k);
+	n_starts = 0;
+	for (int i = 0; i < k->n_out && !k->foreign && !l->tick_failed; i++) {
+		if (k->out[i].verdict == GP_SCHED_PREEMPT)
+			task_preempt(l, k, &k->out[i]);
+		else if (k->out[i].verdict == GP_SCHED_START)
+			start_add(l, k, &k->out[i], st, &n_starts);
+	}
+	starts(l, k, st, n_starts);
+	if (!k->foreign)
+		reasons_write(l, k);
+	l->need_full |= k->foreign || l->tick_failed;
+	store_unlock(l);
+	free(st);
+}
+
+static void tick_free(struct tick *k)
+{
+	gp_cluster_free(k->cluster);
+	gp_pool_view_release(&k->view);
+	free(k->sched);
+	free(k->seen);
+	free(k->out);
+	free(k->reason);
+	free(k->why);
+	free(k->tenant);
+	free(k->quota);
+	free(k->placed);
+	free(k->misfit);
+}
+
+/* Which queued tasks the next pass looks at: all of them after a change
+ * that may let any start (or when the loop asks, or once a while: GP_LOOP_FULL_PASS_MS), those
+ * that changed after the last pass, or none — then there is no pass. */
+static enum gp_pool_scope pass_scope(struct gp_loop *l)
+{
+	uint64_t full, gen = gp_pool_gen(l->pool, &full);
+
+	if (l->need_full || full > l->seen_gen || mono_ms() - l->full_at >= GP_LOOP_FULL_PASS_MS)
+		return GP_POOL_ALL;
+	return gen > l->seen_gen ? GP_POOL_CHANGED : GP_POOL_RUNNING;
+}
+
+/* The CPU time the loop's thread has used, in seconds. */
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pass_observe(struct gp_loop *l, bool all, double seconds, double cpu_seconds)
+{
+	pthread_mutex_lock(&l->stats_lock);
+	if (all) {
+		gp_summary_observe(&l->stats.pass, seconds);
+		gp_summary_observe(&l->stats.pass_cpu, cpu_seconds);
+	} else {
+		l->stats.passes_changed++;
+	}
+	pthread_mutex_unlock(&l->stats_lock);
+}
+
+/* One pass, when there is something to look at: the view (the pool's
+ * lock only), the decisions (no lock), what follows (tick_apply). */
+static void schedule(struct gp_loop *l)
+{
+	enum gp_pool_scope scope = pass_scope(l);
+	struct tick k = { .all = scope == GP_POOL_ALL };
+	double start = mono_s(), cpu = thread_cpu_s();
+	int r;
+
+	if (scope == GP_POOL_RUNNING)
+		return;
+	r = gp_pool_view_init(l->pool, scope, l->seen_gen, &k.view);
+	if (r == 0) {
+		l->seen_gen = k.view.gen;
+		l->need_full = false;
+		if (k.all)
+			l->full_at = mono_ms();
+		r = tick_prepare(l, &k);
+	}
+	if (r == 0)
+		r = tick_model_quotas(l, &k);
+	if (r == 0)
+		r = gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, k.n_sched,
+				  k.out, &k.n_out);
+	if (r == 0)
+		tick_apply(l, &k);
+	else
+		l->need_full = true;
+	tick_free(&k);
+	pass_observe(l, k.all, mono_s() - start, thread_cpu_s() - cpu);
+}
+
+/* ---- live changes, cancels, sampling, logs ------------------------------- */
+
+static const struct applied *applied_find(const struct gp_loop *l, int64_t id)
+{
+	for (int i = 0; i < l->n_applied; i++)
+		if (l->applied[i].id == id)
+			return &l->applied[i];
+	return NULL;
+}
+
+/* Gives the agent the running tasks' shares and priorities (it writes
+ * them into the devices' regions when they changed), and the meter the
+ * shares that changed (under the store's lock: the API reads the meter). */
+static void live_changes(struct gp_loop *l)
+{
+	struct applied now[GP_AGENT_TASKS_MAX];
+	int64_t share_id[GP_AGENT_TASKS_MAX];
+	unsigned share[GP_AGENT_TASKS_MAX];
+	struct gp_pool_view v;
+	int n = 0, changed = 0;
+
+	if (gp_pool_view_init(l->pool, GP_POOL_RUNNING, 0, &v) < 0)
+		return;
+	for (int i = 0; i < v.n_running && n < GP_AGENT_TASKS_MAX; i++) {
+		const struct gp_pool_task *t = &v.running[i];
+		const struct applied *was = applied_find(l, t->id);
+
+		now[n++] = (struct applied){ t->id, t->compute_pct, t->priority };
+		if (was && was->compute_pct == t->compute_pct && was->priority == t->priority)
+			continue;
+		if (gp_agent_set(l->agent, t->id, t->compute_pct, t->priority) < 0)
+			now[n - 1].priority = UINT32_MAX; /* tried again at the next tick */
+		share_id[changed] = t->id;
+		share[changed++] = t->compute_pct;
+	}
+	gp_pool_view_release(&v);
+	memcpy(l->applied, now, (size_t)n * sizeof(now[0]));
+	l->n_applied = n;
+	if (!changed)
+		return;
+	store_lock(l);
+	for (int i = 0; i < changed; i++)
+		gp_meter_share(l->meter, share_id[i], share[i]);
+	store_unlock(l);
+}
+
+/* The agent stops the running tasks whose cancel was asked (it sends
+ * SIGTERM now, SIGKILL after the grace period); their ends are recorded
+ * as cancelled. One that ended meanwhile is recorded as it ended. */
+static void cancels_send(struct gp_loop *l)
+{
+	int64_t ids[GP_AGENT_TASKS_MAX];
+	int n = gp_pool_cancels_take(l->pool, ids, GP_AGENT_TASKS_MAX);
+
+	for (int i = 0; i < n; i++)
+		gp_agent_stop(l->agent, ids[i]);
 }
 
 /* Says on stderr when metering starts failing, and when it works again. */
@@ -1090,15 +1538,22 @@ static void meter_report(struct gp_loop *l, int r)
 	l->meter_failing = r < 0;
 }
 
-/* One sampling and what follows from it, in one transaction. The alert
- * rules run on what was sampled even when the records could not be
- * written; their failure does not undo the records. */
+/* One sampling and what follows from it, in one transaction: the device
+ * library is asked first, without a lock; the records and the alert
+ * rules, which run on what was sampled even when the records could not
+ * be written (their failure does not undo the records), under the
+ * store's lock. */
 static void tick_sample(struct gp_loop *l, int64_t now)
 {
-	int r = gp_store_begin(l->store);
+	struct gp_meter_probe pr;
+	int r, taken;
 
+	gp_meter_probe(l->meter, &pr);
+	store_lock(l);
+	r = gp_store_begin(l->store);
+	taken = gp_meter_take(l->meter, &pr, now);
 	if (r == 0)
-		r = gp_meter_sample(l->meter, now);
+		r = taken;
 	if (r == 0) {
 		gp_alerts_check(l->alerts, l->meter);
 		r = gp_store_commit(l->store);
@@ -1107,26 +1562,14 @@ static void tick_sample(struct gp_loop *l, int64_t now)
 		gp_alerts_check(l->alerts, l->meter);
 	}
 	meter_report(l, r);
+	store_unlock(l);
 }
 
-static void tick_free(struct tick *k)
+/* What the tasks' logs lost (n of them in d): an alert for each task,
+ * once. The caller holds the store's lock. */
+static void logs_record(struct gp_loop *l, const struct gp_logpump_drop *d, int n)
 {
-	gp_cluster_free(k->cluster);
-	free(k->task);
-	free(k->sched);
-	free(k->out);
-	free(k->tenant);
-	free(k->user);
-	free(k->quota);
-}
-
-/* What the tasks' logs lost: an alert for each task, once. */
-static void tick_logs(struct gp_loop *l)
-{
-	struct gp_logpump_drop d[16];
-	int n = gp_agent_log_drops(l->agent, d, 16);
-
-	for (int i = 0; i < n && i < 16; i++) {
+	for (int i = 0; i < n && i < DROPS_MAX; i++) {
 		if (d[i].capped)
 			gp_alerts_log_capped(l->alerts, d[i].task, gp_agent_log_max(l->agent),
 					     d[i].capped);
@@ -1172,8 +1615,8 @@ static void target_text(const struct gp_workload *w, const struct gp_cluster *c,
 
 /* The target workload from the shapes of the tasks submitted since
  * `since` (NULL when there are none), what it is in text. */
-static int target_make(struct gp_loop *l, int64_t since, struct gp_workload **ret, char *text,
-		       size_t len)
+static int target_make(struct gp_loop *l, struct gp_store *from, int64_t since,
+		       struct gp_workload **ret, char *text, size_t len)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
 	struct gp_task_shape *sh = NULL;
@@ -1182,7 +1625,7 @@ static int target_make(struct gp_loop *l, int64_t since, struct gp_workload **re
 	struct gp_task t = { 0 };
 	char why[GP_REASON_MAX];
 	int n = 0, m = 0;
-	int r = gp_store_task_shapes(l->store, since, GP_LOOP_WORKLOAD_TASKS, &sh, &n);
+	int r = gp_store_task_shapes(from, since, GP_LOOP_WORKLOAD_TASKS, &sh, &n);
 
 	*ret = NULL;
 	if (r == 0)
@@ -1213,14 +1656,17 @@ static int target_make(struct gp_loop *l, int64_t since, struct gp_workload **re
 
 /* Every refresh period (and at the first tick), a policy that takes a
  * target workload is made again with the pool's recent tasks as its
- * target; said on stderr when the target changed. A failure keeps the
- * policy as it was, and is said. */
+ * target; said on stderr when the target changed (and the next pass
+ * looks at the whole queue). A failure keeps the policy as it was, and
+ * is said. The shapes are read through the loop's own connection, which
+ * waits for nobody; without one, under the store's lock. */
 static void target_refresh(struct gp_loop *l, int64_t now)
 {
 	unsigned every = l->o.workload_refresh_s ? l->o.workload_refresh_s
 						 : GP_LOOP_WORKLOAD_REFRESH_S;
 	unsigned window = l->o.workload_window_s ? l->o.workload_window_s
 						 : GP_LOOP_WORKLOAD_WINDOW_S;
+	struct gp_store *from = l->reader ? l->reader : l->store;
 	char text[GP_REASON_MAX];
 	struct gp_workload *w = NULL;
 	struct gp_policy *p = NULL;
@@ -1230,12 +1676,16 @@ static void target_refresh(struct gp_loop *l, int64_t now)
 	    (l->target_at && now - l->target_at < (int64_t)every * 1000))
 		return;
 	l->target_at = now;
-	r = target_make(l, now - (int64_t)window * 1000, &w, text, sizeof(text));
+	if (!l->reader)
+		store_lock(l);
+	r = target_make(l, from, now - (int64_t)window * 1000, &w, text, sizeof(text));
+	if (!l->reader)
+		store_unlock(l);
 	if (r == 0)
 		r = gp_policy_new(policy_name(l), &(struct gp_policy_config){ .target = w }, &p);
 	if (r < 0) {
 		fprintf(stderr, "gpupool server: policy %s: cannot make its target workload: %s\n",
-			policy_name(l), r == -EIO ? gp_store_error(l->store) : strerror(-r));
+			policy_name(l), r == -EIO ? gp_store_error(from) : strerror(-r));
 		gp_workload_free(w);
 		return;
 	}
@@ -1245,6 +1695,7 @@ static void target_refresh(struct gp_loop *l, int64_t now)
 	l->target = w;
 	if (strcmp(text, l->target_text) == 0)
 		return;
+	l->need_full = true;
 	snprintf(l->target_text, sizeof(l->target_text), "%s", text);
 	fprintf(stderr,
 		"gpupool server: policy %s: target workload of the last %u s of tasks: %s\n",
@@ -1253,23 +1704,28 @@ static void target_refresh(struct gp_loop *l, int64_t now)
 
 void gp_loop_tick(struct gp_loop *l)
 {
-	struct tick k = { 0 };
-	int count = 0;
+	struct gp_logpump_drop drops[DROPS_MAX];
+	struct events ev = { 0 };
+	int n_drops;
 
 	l->tick_ok = l->tick_failed = 0;
-	records_write(l, NULL);         /* what is owed, before anything new */
-	gp_agent_poll(l->agent, &(struct gp_agent_events){ .ended = task_ended,
-							   .violation = task_violation,
-							   .ctx = l });
-	tick_logs(l);
+	gp_agent_poll(l->agent, &(struct gp_agent_events){ .ended = on_ended,
+							   .violation = on_violation,
+							   .ctx = &ev });
+	n_drops = gp_agent_log_drops(l->agent, drops, DROPS_MAX);
+	cancels_send(l);
 	target_refresh(l, now_ms());
-	if (tick_load(l, &k) == 0 && tick_prepare(l, &k, &count) == 0 &&
-	    tick_model_quotas(l, &k) == 0 &&
-	    gp_sched_pass(k.cluster, l->policy, k.tenant, k.tenants, k.sched, count, k.out,
-			  &k.n_out) == 0)
-		tick_apply(l, &k);
-	tick_free(&k);
+	store_lock(l);
+	records_write(l, NULL, 0);      /* what is owed, before anything new */
+	events_record(l, &ev);
+	logs_record(l, drops, n_drops);
+	store_unlock(l);
+	free(ev.e);
+	schedule(l);
+	live_changes(l);
+	store_lock(l);
 	store_report(l);
+	store_unlock(l);
 	if (gp_meter_due(l->meter, now_ms()))
 		tick_sample(l, now_ms());
 }
@@ -1280,36 +1736,48 @@ int gp_loop_cancel(struct gp_loop *l, int64_t task, const char *who)
 
 	if (!l || !who)
 		return -EINVAL;
-	r = gp_agent_stop(l->agent, task);
-	if (r == 0)
-		cancels_add(&l->cancelling, task, who);
-	return r;
+	r = gp_pool_task_cancel(l->pool, task, who);
+	if (r < 0)
+		return r;
+	gp_loop_wake(l);
+	return 0;
 }
 
 bool gp_loop_cancelling(const struct gp_loop *l, int64_t task)
 {
-	return l && idset_has(&l->cancelling.ids, task);
+	return l && gp_pool_cancelling(l->pool, task);
+}
+
+bool gp_loop_start_wait(struct gp_loop *l, int64_t task)
+{
+	bool waited = false;
+
+	while (l && is_starting(l, task)) {
+		gp_http_wait(l->http, &l->started);
+		waited = true;
+	}
+	return waited;
 }
 
 /* ---- for the API ---------------------------------------------------------- */
 
 int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned compute_pct,
-			char *why, size_t len)
+			bool *ret_borrowed, char *why, size_t len)
 {
-	struct tick k = { .quiet = true };
+	struct tick k = { 0 }; /* a look: nothing is applied */
 	struct gp_sched_task *s = NULL;
 	struct gp_sched_change c;
 	struct gp_request req;
-	int count = 0, r;
+	int r;
 
-	if (!l || !t || !why)
+	if (!l || !t || !ret_borrowed || !why)
 		return -EINVAL;
-	r = tick_load(l, &k);
+	r = gp_pool_view_init(l->pool, GP_POOL_RUNNING, 0, &k.view);
 	if (r == 0)
-		r = tick_prepare(l, &k, &count);
+		r = tick_prepare(l, &k);
 	if (r == 0)
 		r = tick_model_quotas(l, &k);
-	for (int i = 0; r == 0 && i < count; i++)
+	for (int i = 0; r == 0 && i < k.n_sched; i++)
 		if (k.sched[i].id == t->id && k.sched[i].running)
 			s = &k.sched[i];
 	if (r == 0 && !s)
@@ -1317,14 +1785,12 @@ int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned com
 	if (r == 0) {
 		req = s->req;
 		req.dev_compute = compute_pct * 10;
-		r = gp_sched_change(k.cluster, k.tenant, k.tenants, k.sched, count, t->id, &req,
+		r = gp_sched_change(k.cluster, k.tenant, k.tenants, k.sched, k.n_sched, t->id, &req,
 				    &c);
 	}
-	if (r == 0 && c.fits && c.borrowed)
-		idset_add(&l->borrowed, t->id);
-	else if (r == 0 && c.fits)
-		idset_take(&l->borrowed, t->id);
-	else if (r == 0) {
+	if (r == 0 && c.fits) {
+		*ret_borrowed = c.borrowed;
+	} else if (r == 0) {
 		snprintf(why, len, "%s", c.reason);
 		r = -EBUSY;
 	}
@@ -1421,9 +1887,14 @@ const struct gp_meter *gp_loop_meter(const struct gp_loop *l)
 	return l ? l->meter : NULL;
 }
 
-const struct gp_loop_stats *gp_loop_stats(const struct gp_loop *l)
+bool gp_loop_stats(struct gp_loop *l, struct gp_loop_stats *ret)
 {
-	return l ? &l->stats : NULL;
+	if (!l)
+		return false;
+	pthread_mutex_lock(&l->stats_lock);
+	*ret = l->stats;
+	pthread_mutex_unlock(&l->stats_lock);
+	return true;
 }
 
 /* ---- a restart ------------------------------------------------------------ */
@@ -1452,7 +1923,8 @@ static void ended_away(struct gp_loop *l, struct gp_task *t, int code, int64_t n
  * server: those whose processes still run are adopted (the agent takes
  * them over; metering starts again from now: the time no server watched
  * is not metered), the others are recorded as they ended. Then the
- * agent stops what nobody adopted. */
+ * agent stops what nobody adopted. Before the API serves: the loop holds
+ * the store's lock for its writes all the same. */
 static void tasks_adopt(struct gp_loop *l)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
@@ -1472,16 +1944,18 @@ static void tasks_adopt(struct gp_loop *l)
 			spec = spec_of(t, &where);
 			r = gp_agent_adopt(l->agent, &spec, (pid_t)t->pid, &code);
 		}
+		store_lock(l);
 		if (r == 1) {
-			gp_meter_start(l->meter, t, spec.device, spec.devices, (pid_t)t->pid, now);
 			struct record rec;
 
+			gp_meter_start(l->meter, t, spec.device, spec.devices, (pid_t)t->pid, now);
 			record_init(&rec, t, "task.adopt", "still running at the server's start");
 			rec.row = false;
 			record(l, &rec);
 		} else {
 			ended_away(l, t, code, now);
 		}
+		store_unlock(l);
 	}
 	free(running);
 	gp_agent_adopted(l->agent);
@@ -1491,7 +1965,7 @@ static void tasks_adopt(struct gp_loop *l)
 
 /* Sleeps until the next tick is due: GP_LOOP_TICK_MS after the last one,
  * or at a wake-up, but not sooner than GP_LOOP_TICK_MIN_MS after it (a
- * burst of submissions does not make the loop take the lock back to back). */
+ * burst of submissions does not make the loop pass back to back). */
 static void loop_sleep(struct gp_loop *l, uint32_t gen)
 {
 	const struct timespec least = { 0, GP_LOOP_TICK_MIN_MS * 1000000L };
@@ -1513,16 +1987,12 @@ static void *loop_main(void *arg)
 
 	while (!atomic_load(&l->stop)) {
 		uint32_t gen = atomic_load(&l->wake_gen);
-		struct timespec start, end;
+		double start = mono_s();
 
-		gp_http_lock(l->http);
-		clock_gettime(CLOCK_MONOTONIC, &start);
 		gp_loop_tick(l);
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		gp_summary_observe(&l->stats.tick,
-				   (double)(end.tv_sec - start.tv_sec) +
-					   (double)(end.tv_nsec - start.tv_nsec) / 1e9);
-		gp_http_unlock(l->http);
+		pthread_mutex_lock(&l->stats_lock);
+		gp_summary_observe(&l->stats.tick, mono_s() - start);
+		pthread_mutex_unlock(&l->stats_lock);
 		loop_sleep(l, gen);
 	}
 	return NULL;
@@ -1549,11 +2019,14 @@ static void loop_release(struct gp_loop *l)
 	free(l->owed.r);
 	gp_meter_free(l->meter);
 	gp_alerts_free(l->alerts);
+	gp_store_close(l->reader);
+	pthread_cond_destroy(&l->started);
+	pthread_mutex_destroy(&l->stats_lock);
 	free(l);
 }
 
-int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent *agent,
-		  const struct gp_loop_options *o, struct gp_loop **ret)
+int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *pool,
+		  struct gp_agent *agent, const struct gp_loop_options *o, struct gp_loop **ret)
 {
 	struct gp_meter_options mo = meter_options(o);
 	struct gp_loop *l = calloc(1, sizeof(*l));
@@ -1561,9 +2034,14 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_agent 
 
 	if (!l)
 		return -ENOMEM;
-	*l = (struct gp_loop){ .store = store, .http = http, .agent = agent };
+	*l = (struct gp_loop){ .store = store, .http = http, .pool = pool, .agent = agent,
+			       .need_full = true };
+	pthread_mutex_init(&l->stats_lock, NULL);
+	pthread_cond_init(&l->started, NULL);
 	if (o)
 		l->o = *o;
+	if (gp_store_open_reader(store, &l->reader) < 0)
+		l->reader = NULL; /* the target workload is read under the store's lock */
 	r = gp_policy_new(policy_name(l), &(struct gp_policy_config){ 0 }, &l->policy);
 	if (r == 0)
 		fprintf(stderr, "gpupool server: scheduling with policy %s%s\n", policy_name(l),
@@ -1594,10 +2072,8 @@ struct gp_loop *gp_loop_stop(struct gp_loop *l)
 	gp_loop_wake(l);
 	pthread_join(l->thread, NULL);
 	/* What the running tasks used until now is recorded; they run on,
-	 * unwatched (the next server marks them lost). */
-	gp_http_lock(l->http);
+	 * unwatched (the next server adopts them). */
 	tick_sample(l, now_ms());
-	gp_http_unlock(l->http);
 	loop_release(l);
 	return NULL;
 }

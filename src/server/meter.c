@@ -381,28 +381,42 @@ static int records_save(struct gp_meter *m)
 	return r;
 }
 
-int gp_meter_sample(struct gp_meter *m, int64_t now_ms)
+int gp_meter_probe(struct gp_meter *m, struct gp_meter_probe *ret)
 {
-	struct gp_usage_device dev[GP_AGENT_DEVICES_MAX] = {0};
-	struct gp_usage_group *groups = NULL;
-	size_t n = 0, at = 0;
-	int sampled = groups_build(m, &groups, &n), r;
+	*ret = (struct gp_meter_probe){ 0 };
+	ret->sampled = groups_build(m, &ret->groups, &ret->n);
+	if (ret->sampled == 0)
+		ret->sampled = gp_agent_sample(m->agent, ret->dev, ret->groups, ret->n);
+	return ret->sampled;
+}
 
-	if (sampled == 0)
-		sampled = gp_agent_sample(m->agent, dev, groups, n);
+int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms)
+{
+	size_t at = 0;
+	int r;
+
 	m->last_ms = now_ms;
 	m->urgent = false;
-	if (sampled == 0) {
+	if (pr->sampled == 0) {
 		for (int t = 0; t < m->tasks; t++) {
-			task_update(m, &m->task[t], groups + at, now_ms);
+			task_update(m, &m->task[t], pr->groups + at, now_ms);
 			at += m->task[t].pub.devices;
 		}
-		devices_update(m, dev, now_ms);
+		devices_update(m, pr->dev, now_ms);
 	}
-	free(groups);
+	free(pr->groups);
+	pr->groups = NULL;
 	/* Without a sample the intervals still close: held, nothing used. */
 	r = records_make(m, now_ms, &m->unsaved);
 	return r < 0 ? r : records_save(m);
+}
+
+int gp_meter_sample(struct gp_meter *m, int64_t now_ms)
+{
+	struct gp_meter_probe pr;
+
+	gp_meter_probe(m, &pr);
+	return gp_meter_take(m, &pr, now_ms);
 }
 
 /* ---- reading ------------------------------------------------------------ */

@@ -15,8 +15,10 @@
  * bill is the sum of the records that start in it.
  *
  * Each sampling's records go to the store in one call (one transaction,
- * or the caller's). The meter is used from one thread, under the lock of
- * the API (whose handlers read the live numbers). Functions return 0 or a
+ * or the caller's). The meter is changed from one thread (the loop's),
+ * and only under the lock of the API, whose handlers read the live
+ * numbers; that thread may read it without the lock (gp_meter_probe,
+ * gp_meter_due). Functions return 0 or a
  * negative errno. Ownership: the store and the agent outlive the meter;
  * pointers it returns are valid until its next call that changes it. */
 #ifndef GP_SERVER_METER_H
@@ -87,6 +89,21 @@ bool gp_meter_due(const struct gp_meter *m, int64_t now_ms);
  * used); when the write fails, the records are kept and written with the
  * next sampling's. Returns the store's error. */
 int gp_meter_sample(struct gp_meter *m, int64_t now_ms);
+
+/* gp_meter_sample in two halves, so that a caller holds no lock while
+ * the device library answers: probe asks the agent (NVML) and changes
+ * nothing the readers see; take, with the same meter unchanged
+ * meanwhile, updates the live numbers and writes the records, and frees
+ * what the probe holds. probe returns the agent's answer (take closes
+ * the intervals without it when it failed). */
+struct gp_meter_probe {
+	struct gp_usage_device dev[GP_AGENT_DEVICES_MAX];
+	struct gp_usage_group *groups; /* malloc'd */
+	size_t n;
+	int sampled; /* 0, or the sampling's error */
+};
+int gp_meter_probe(struct gp_meter *m, struct gp_meter_probe *ret);
+int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms);
 
 /* The live numbers. device: NULL past the node's devices. */
 const struct gp_meter_device *gp_meter_device(const struct gp_meter *m, unsigned i);

@@ -511,24 +511,49 @@ static void task_metrics(FILE *out, const struct gp_metrics_source *src,
 
 /* ---- the scheduler and the alerts --------------------------------------- */
 
-static void scheduler_metrics(FILE *out, const struct gp_loop_stats *st)
+static void summary_samples(FILE *out, const char *name, const struct gp_summary *sum)
 {
 	static const double quantiles[] = {0.5, 0.9, 0.99};
+	char total[96];
 
-	family(out, "gpupool_scheduler_tick_seconds", "summary",
-	       "Duration of the scheduling loop's ticks (reap, schedule, start, sample); "
-	       "quantiles over the last 1024.");
 	for (size_t i = 0; i < sizeof(quantiles) / sizeof(quantiles[0]); i++) {
 		struct labels l = {0};
 		char q[16];
 
 		snprintf(q, sizeof(q), "%g", quantiles[i]);
 		labels_add(&l, "quantile", q);
-		sample(out, "gpupool_scheduler_tick_seconds", &l,
-		       gp_summary_quantile(&st->tick, quantiles[i]));
+		sample(out, name, &l, gp_summary_quantile(sum, quantiles[i]));
 	}
-	sample(out, "gpupool_scheduler_tick_seconds_sum", NULL, st->tick.sum);
-	sample_u64(out, "gpupool_scheduler_tick_seconds_count", NULL, st->tick.count);
+	snprintf(total, sizeof(total), "%s_sum", name);
+	sample(out, total, NULL, sum->sum);
+	snprintf(total, sizeof(total), "%s_count", name);
+	sample_u64(out, total, NULL, sum->count);
+}
+
+static void scheduler_metrics(FILE *out, const struct gp_loop_stats *st)
+{
+	struct labels all = {0}, changed = {0};
+
+	family(out, "gpupool_scheduler_tick_seconds", "summary",
+	       "Duration of the scheduling loop's ticks (reap, schedule, start, sample); "
+	       "quantiles over the last 1024.");
+	summary_samples(out, "gpupool_scheduler_tick_seconds", &st->tick);
+	family(out, "gpupool_scheduler_pass_seconds", "summary",
+	       "Duration of the scheduling passes over the whole queue (a copy of the "
+	       "pool, the decisions, the starts, preemptions and reasons that follow); "
+	       "quantiles over the last 1024.");
+	summary_samples(out, "gpupool_scheduler_pass_seconds", &st->pass);
+	family(out, "gpupool_scheduler_pass_cpu_seconds", "summary",
+	       "CPU time of the loop's thread in each of those passes (their duration less "
+	       "the waits for a core or a lock); quantiles over the last 1024.");
+	summary_samples(out, "gpupool_scheduler_pass_cpu_seconds", &st->pass_cpu);
+	family(out, "gpupool_scheduler_passes_total", "counter",
+	       "Scheduling passes, by what they looked at: the whole queue, or the tasks "
+	       "that changed alone (a tick with no change makes none).");
+	labels_add(&all, "queue", "all");
+	sample_u64(out, "gpupool_scheduler_passes_total", &all, st->pass.count);
+	labels_add(&changed, "queue", "changed");
+	sample_u64(out, "gpupool_scheduler_passes_total", &changed, st->passes_changed);
 }
 
 static int alert_metrics(FILE *out, struct gp_store *store)

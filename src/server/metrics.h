@@ -43,6 +43,9 @@ struct gp_histogram {
 /* What the loop observes for the metrics. */
 struct gp_loop_stats {
 	struct gp_summary tick;	  /* seconds per scheduling tick */
+	struct gp_summary pass;	  /* seconds per pass over the whole queue */
+	struct gp_summary pass_cpu; /* the CPU time of each of those passes */
+	uint64_t passes_changed;  /* passes over the tasks that changed alone */
 	struct gp_histogram wait; /* seconds from submission to start */
 };
 

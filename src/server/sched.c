@@ -76,6 +76,25 @@ struct blocked {
 	struct usage need;
 };
 
+/* How the last tasks that waited were decided, for the next ones that
+ * ask the same: while nothing starts or is preempted, a task of the same
+ * tenant with the same request in the same round is decided the same way
+ * (the cluster and the tenants' use are as they were, and placement is
+ * deterministic), so its outcome is copied rather than worked out again.
+ * A queue of thousands that cannot run is mostly a few shapes. An entry
+ * holds while its epoch is the pass's; a start or a preemption begins a
+ * new epoch. */
+#define MEMOS 16
+
+struct memo {
+	uint64_t epoch;                 /* 0: never filled */
+	int tenant;                     /* index */
+	bool first_round;
+	struct gp_request req;
+	int decided;                    /* what decide_now() returned */
+	char reason[GP_SCHED_REASON_MAX];
+};
+
 /* The state of one pass. */
 struct pass {
 	struct gp_cluster *c;
@@ -87,9 +106,15 @@ struct pass {
 	int *model_base;
 	struct gp_sched_task *tasks;
 	int n_tasks;
+	struct gp_sched_task **running;         /* the running ones, for reclaim */
+	int n_running;
 	struct gp_sched_outcome *out;
 	int n_out;
 	struct gp_sched_task **released;        /* scratch of place() */
+	int last_tenant;                        /* tenant_of's guess */
+	struct memo memo[MEMOS];
+	uint64_t epoch;                         /* of the memos; from 1 */
+	unsigned memo_next;                     /* the entry filled next */
 };
 
 static struct gp_sched_outcome *outcome(struct pass *p, const struct gp_sched_task *t,
@@ -97,7 +122,8 @@ static struct gp_sched_outcome *outcome(struct pass *p, const struct gp_sched_ta
 {
 	struct gp_sched_outcome *o = &p->out[p->n_out++];
 
-	*o = (struct gp_sched_outcome){ .task = t->id, .verdict = verdict };
+	*o = (struct gp_sched_outcome){ .task = t->id, .index = (int)(t - p->tasks),
+					.verdict = verdict };
 	return o;
 }
 
@@ -191,8 +217,8 @@ static struct gp_sched_task *reclaim_victim(struct pass *p, int64_t for_tenant, 
 {
 	struct gp_sched_task *victim = NULL;
 
-	for (int i = 0; i < p->n_tasks; i++) {
-		struct gp_sched_task *t = &p->tasks[i];
+	for (int i = 0; i < p->n_running; i++) {
+		struct gp_sched_task *t = p->running[i];
 
 		if (!t->running || !t->borrowed || t->misfit || t->tenant == for_tenant ||
 		    !holds_model(p, t, models))
@@ -210,6 +236,8 @@ static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_s
 {
 	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_PREEMPT);
 	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
+
+	p->epoch++;             /* the cluster and the tenant's use change */
 
 	usage_sub(&p->used[k], task_usage(&t->req));
 	model_charge(p, k, &t->req, &t->where, true);
@@ -359,6 +387,7 @@ static void start(struct pass *p, struct gp_sched_task *t, int k, const struct g
 {
 	struct gp_sched_outcome *o;
 
+	p->epoch++;             /* the cluster and the tenant's use change */
 	gp_cluster_commit(p->c, &t->req, &d->where);
 	t->running = true;
 	t->borrowed = !guaranteed;
@@ -437,12 +466,71 @@ static int decide_borrowing(struct pass *p, struct gp_sched_task *t, int k, bool
 	return 1;
 }
 
+/* The index of tenant id (known to be there: pass_queue checked). Tasks
+ * of one tenant tend to come together, so the last answer is tried
+ * first. */
+static int tenant_of(struct pass *p, int64_t id)
+{
+	int k;
+
+	if (p->last_tenant < p->n_tenants && p->tenants[p->last_tenant].id == id)
+		return p->last_tenant;
+	k = tenant_index(p->tenants, p->n_tenants, id);
+	if (k >= 0)
+		p->last_tenant = k;
+	return k;
+}
+
+static bool request_same(const struct gp_request *a, const struct gp_request *b)
+{
+	return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
+	       a->devices == b->devices && a->whole == b->whole &&
+	       a->dev_mem_mib == b->dev_mem_mib && a->dev_compute == b->dev_compute &&
+	       a->models == b->models && a->labels_all == b->labels_all &&
+	       a->labels_none == b->labels_none;
+}
+
+/* Decides t as a memo's task was decided, when one asked the same in this
+ * epoch; false when none did. */
+static bool memo_use(struct pass *p, const struct gp_sched_task *t, int k, bool first_round,
+		     int *ret)
+{
+	for (int i = 0; i < MEMOS; i++) {
+		const struct memo *m = &p->memo[i];
+
+		if (m->epoch != p->epoch || m->tenant != k || m->first_round != first_round ||
+		    !request_same(&m->req, &t->req))
+			continue;
+		if (m->decided)
+			memcpy(outcome(p, t, GP_SCHED_WAIT)->reason, m->reason, sizeof(m->reason));
+		*ret = m->decided;
+		return true;
+	}
+	return false;
+}
+
+/* Remembers how t was decided when nothing started or was preempted for
+ * it (the epoch is the same): it left no outcome (r 0) or one, a wait. */
+static void memo_keep(struct pass *p, const struct gp_sched_task *t, int k, bool first_round,
+		      int r, int n_out, uint64_t epoch)
+{
+	struct memo *m = &p->memo[p->memo_next];
+
+	if (r < 0 || epoch != p->epoch || p->n_out - n_out != r ||
+	    (r && p->out[n_out].verdict != GP_SCHED_WAIT))
+		return;
+	p->memo_next = (p->memo_next + 1) % MEMOS;
+	*m = (struct memo){ .epoch = epoch, .tenant = k, .first_round = first_round,
+			    .req = t->req, .decided = r };
+	if (r)
+		memcpy(m->reason, p->out[n_out].reason, sizeof(m->reason));
+}
+
 /* Decides for t; in the first round only for a task within its tenant's
  * guarantees (returns 0, deciding nothing, for the others). Returns 1
  * when decided, or -ENOMEM. */
-static int decide(struct pass *p, struct gp_sched_task *t, bool first_round)
+static int decide_now(struct pass *p, struct gp_sched_task *t, int k, bool first_round)
 {
-	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
 	const struct gp_sched_tenant *q = &p->tenants[k];
 	struct usage need = task_usage(&t->req);
 	bool guaranteed = within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct);
@@ -460,6 +548,19 @@ static int decide(struct pass *p, struct gp_sched_task *t, bool first_round)
 		wait_unplaceable(p, t);
 		return 1;
 	}
+	return r;
+}
+
+/* decide_now, or its memo's answer (struct memo). */
+static int decide(struct pass *p, struct gp_sched_task *t, bool first_round)
+{
+	int k = tenant_of(p, t->tenant), n_out = p->n_out, r;
+	uint64_t epoch = p->epoch;
+
+	if (memo_use(p, t, k, first_round, &r))
+		return r;
+	r = decide_now(p, t, k, first_round);
+	memo_keep(p, t, k, first_round, r, n_out, epoch);
 	return r;
 }
 
@@ -498,7 +599,8 @@ static int pass_init(struct pass *p, int n_tasks)
 	p->used = calloc((size_t)p->n_tenants + 1, sizeof(*p->used));
 	p->model_used = calloc((size_t)quotas + 1, sizeof(*p->model_used));
 	p->released = calloc((size_t)n_tasks + 1, sizeof(*p->released));
-	return p->used && p->model_used && p->released ? 0 : -ENOMEM;
+	p->running = calloc((size_t)n_tasks + 1, sizeof(*p->running));
+	return p->used && p->model_used && p->released && p->running ? 0 : -ENOMEM;
 }
 
 static void pass_release(struct pass *p)
@@ -507,28 +609,41 @@ static void pass_release(struct pass *p)
 	free(p->model_used);
 	free(p->model_base);
 	free(p->released);
+	free(p->running);
+}
+
+/* Are the n tasks of queue in the queue's order already? */
+static bool queue_sorted(struct gp_sched_task *const *queue, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (gp_sched_compare(queue[i - 1], queue[i]) > 0)
+			return false;
+	return true;
 }
 
 /* Counts the running tasks in their tenants' quotas and queues the others
- * in order; -EINVAL for a task of an unknown tenant. */
+ * in order (sorted only when the caller did not give them in order);
+ * -EINVAL for a task of an unknown tenant. */
 static int pass_queue(struct pass *p, struct gp_sched_task **queue, int *ret_queued)
 {
 	int queued = 0;
 
 	for (int i = 0; i < p->n_tasks; i++) {
 		struct gp_sched_task *t = &p->tasks[i];
-		int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
+		int k = tenant_of(p, t->tenant);
 
 		if (k < 0)
 			return -EINVAL;
 		if (t->running) {
 			usage_add(&p->used[k], task_usage(&t->req));
 			model_charge(p, k, &t->req, &t->where, false);
+			p->running[p->n_running++] = t;
 		} else {
 			queue[queued++] = t;
 		}
 	}
-	qsort(queue, (size_t)queued, sizeof(*queue), queue_order);
+	if (!queue_sorted(queue, queued))
+		qsort(queue, (size_t)queued, sizeof(*queue), queue_order);
 	*ret_queued = queued;
 	return 0;
 }
@@ -538,7 +653,7 @@ int gp_sched_pass(struct gp_cluster *c, struct gp_policy *policy,
 		  struct gp_sched_task *tasks, int n_tasks, struct gp_sched_outcome *out, int *ret_n)
 {
 	struct pass p = { .c = c, .policy = policy, .tenants = tenants, .n_tenants = n_tenants,
-			  .tasks = tasks, .n_tasks = n_tasks, .out = out };
+			  .tasks = tasks, .n_tasks = n_tasks, .out = out, .epoch = 1 };
 	struct gp_sched_task **queue = calloc((size_t)n_tasks + 1, sizeof(*queue));
 	int queued = 0, r = queue ? pass_init(&p, n_tasks) : -ENOMEM;
 

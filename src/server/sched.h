@@ -33,7 +33,15 @@
  * The pass is pure computation, like the core: the caller builds the
  * cluster from the devices and commits the running tasks' placements;
  * the pass commits what it starts and releases what it preempts, so the
- * cluster afterwards is the state the decisions lead to. */
+ * cluster afterwards is the state the decisions lead to.
+ *
+ * Its cost, for a long queue that cannot run: about one placement per
+ * distinct request. Tasks given in the queue's order are not sorted
+ * again; victims of a reclaim are looked for among the running tasks
+ * only; and while nothing starts or is preempted, a task of the same
+ * tenant asking the same as one decided before in the same round is
+ * decided the same way without a placement (the cluster and the
+ * tenants' use are as they were, and placement is deterministic). */
 #ifndef GP_SERVER_SCHED_H
 #define GP_SERVER_SCHED_H
 
@@ -89,6 +97,7 @@ enum gp_sched_verdict {
 
 struct gp_sched_outcome {
 	int64_t task;
+	int index;                      /* the task's in tasks[] */
 	enum gp_sched_verdict verdict;
 	bool borrowed;                  /* START: past the guarantee */
 	struct gp_placement where;      /* START */

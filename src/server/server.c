@@ -4,7 +4,9 @@
  * per database), claim the socket (one server per socket), open and
  * migrate the store, make the admin tenant if there is none and write its
  * token to a 0600 file, mark the tasks left RUNNING as LOST (without the
- * agent; with it, the loop adopts what still runs), and only then serve. A second server
+ * agent; with it, the loop adopts what still runs), read the queue, the
+ * running tasks and the tenants into the pool (pool.h), and only then
+ * serve. A second server
  * started by mistake so stops before it changes anything. SIGTERM and
  * SIGINT are blocked before any thread starts, so only the main thread
  * takes them, in sigwait; it then stops the listeners (waiting for the
@@ -997,6 +999,7 @@ struct server {
 	int lock_fd;	      /* DB.lock, locked */
 	struct gp_http *http; /* listening from the start, serving at the end */
 	struct gp_store *store;
+	struct gp_pool *pool; /* the queue, the running tasks, the tenants */
 	struct gp_api *api;
 	struct gp_agent *agent; /* with --with-agent */
 	struct gp_loop *loop;
@@ -1052,6 +1055,19 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 	return GP_EXIT_OK;
 }
 
+/* The queue, the running tasks and the tenants, read once: from now on
+ * whoever writes the store puts the change in the pool too (pool.h). */
+static int pool_load(struct gp_store *store, struct gp_pool **ret)
+{
+	int r = gp_pool_load(store, ret);
+
+	if (r == 0)
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool server: cannot read the queue and the tenants: %s\n",
+		r == -ENOMEM ? strerror(-r) : gp_store_error(store));
+	return GP_EXIT_FAIL;
+}
+
 /* Blocked in every thread (the listeners' threads start later and
  * inherit the mask), so that only sigwait takes them. */
 static void signals_block(sigset_t *stop)
@@ -1076,8 +1092,9 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 	size_t n;
 	int sig = 0;
 
+	ao.pool = s->pool;
 	if (s->agent &&
-	    gp_loop_start(s->store, s->http, s->agent, &o->loop, &s->loop) < 0) {
+	    gp_loop_start(s->store, s->http, s->pool, s->agent, &o->loop, &s->loop) < 0) {
 		fprintf(stderr, "gpupool server: cannot start the scheduling loop\n");
 		return GP_EXIT_FAIL;
 	}
@@ -1114,6 +1131,7 @@ static void server_release(struct server *s)
 	gp_agent_free(s->agent);
 	s->http = gp_http_stop(s->http);
 	s->api = gp_api_free(s->api);
+	s->pool = gp_pool_free(s->pool);
 	gp_store_close(s->store);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
@@ -1260,6 +1278,8 @@ int gp_cmd_server(int argc, char **argv)
 		status = tasks_mark_lost(s.store);
 	if (status == GP_EXIT_OK && o.with_agent)
 		status = agent_open(&o, &s.agent);
+	if (status == GP_EXIT_OK)
+		status = pool_load(s.store, &s.pool);
 	if (status == GP_EXIT_OK)
 		status = serve(&o, &s, &stop);
 	server_release(&s);

@@ -46,6 +46,7 @@ struct gp_store {
 	sqlite3 *db;
 	char error[ERROR_MAX];
 	int queued;     /* pending + preempted tasks; -1 until counted */
+	bool unsynced;  /* in a transaction of gp_store_begin_unsynced */
 	struct {
 		const char *sql;
 		sqlite3_stmt *st;
@@ -584,6 +585,37 @@ int gp_store_open(const char *path, struct gp_store **ret)
 		return r;
 	}
 	*ret = s;
+	return 0;
+}
+
+int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret)
+{
+	const char *path = s ? sqlite3_db_filename(s->db, "main") : NULL;
+	struct gp_store *reader;
+	int64_t version;
+	int r = 0;
+
+	if (!s || !ret)
+		return -EINVAL;
+	if (!path || !*path)
+		return fail_open(-ENOTSUP, "gp_store_open_reader: an in-memory store has no file");
+	reader = calloc(1, sizeof(*reader));
+	if (!reader)
+		return fail_open(-ENOMEM, "gp_store_open_reader: out of memory");
+	reader->queued = -1;
+	if (sqlite3_open_v2(path, &reader->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		r = reader->db ? fail_sqlite(reader, path) : fail(reader, -ENOMEM, "out of memory");
+	if (r == 0) {
+		sqlite3_extended_result_codes(reader->db, 1);
+		sqlite3_busy_timeout(reader->db, BUSY_TIMEOUT_MS);
+		r = check_version(reader, &version);
+	}
+	if (r < 0) {
+		snprintf(open_error, sizeof(open_error), "%s", reader->error);
+		gp_store_close(reader);
+		return r;
+	}
+	*ret = reader;
 	return 0;
 }
 
@@ -1391,6 +1423,26 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 	return r;
 }
 
+int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !reason)
+		return -EINVAL;
+	if (!fits(reason, GP_REASON_MAX))
+		return fail(s, -EINVAL, "task_reason: a reason of over %d bytes", GP_REASON_MAX - 1);
+	r = prepare(s, "UPDATE tasks SET reason = ?2 WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+	r = step_done(s, st, "task_reason");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)id);
+	return r;
+}
+
 /* ---- a task's declared environment ---- */
 
 /* Is json the text of a JSON object? SQLite's JSON functions say. */
@@ -1510,6 +1562,32 @@ static void read_audit(sqlite3_stmt *st, void *ret)
 	copy_text(st, 5, e->detail, sizeof(e->detail));
 }
 
+int gp_store_audit_page(struct gp_store *s, int64_t after, int limit,
+			struct gp_audit_entry **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1 || limit > GP_STORE_PAGE_MAX)
+		return -EINVAL;
+	r = prepare(s,
+		    after >= 0 ? "SELECT id, ts, who, action, object, detail FROM audit "
+				 "WHERE id > ?1 ORDER BY id LIMIT ?2"
+			       : "SELECT * FROM (SELECT id, ts, who, action, object, detail "
+				 "FROM audit ORDER BY id DESC LIMIT ?2) ORDER BY id",
+		    &st);
+	if (r < 0)
+		return r;
+	if (after >= 0)
+		sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int(st, 2, limit);
+	r = get_all(s, st, sizeof(**ret), read_audit, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n)
 {
 	void *rows;
@@ -1533,6 +1611,31 @@ int gp_store_begin(struct gp_store *s)
 	return exec(s, "BEGIN IMMEDIATE", "begin");
 }
 
+static void synced(struct gp_store *s);
+
+int gp_store_begin_unsynced(struct gp_store *s)
+{
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = exec(s, "PRAGMA synchronous=NORMAL", "synchronous");
+	s->unsynced = r == 0;
+	if (r == 0)
+		r = gp_store_begin(s);
+	if (r < 0)
+		synced(s);
+	return r;
+}
+
+/* Back to commits that wait for the disk, after an unsynced transaction. */
+static void synced(struct gp_store *s)
+{
+	if (s->unsynced)
+		sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	s->unsynced = false;
+}
+
 int gp_store_commit(struct gp_store *s)
 {
 	int r;
@@ -1542,6 +1645,7 @@ int gp_store_commit(struct gp_store *s)
 	r = exec(s, "COMMIT", "commit");
 	if (r < 0)
 		gp_store_rollback(s);
+	synced(s);
 	return r;
 }
 
@@ -1551,6 +1655,8 @@ void gp_store_rollback(struct gp_store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		s->queued = -1;
 	}
+	if (s)
+		synced(s);
 }
 
 int gp_store_queue_length(struct gp_store *s)
@@ -1821,21 +1927,29 @@ int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *objec
 int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, int limit,
 			struct gp_alert **ret, int *ret_n)
 {
+	return gp_store_alert_page(s, tenant, active_only, 0, limit, ret, ret_n);
+}
+
+int gp_store_alert_page(struct gp_store *s, int64_t tenant, bool active_only, int64_t before,
+			int limit, struct gp_alert **ret, int *ret_n)
+{
 	auto_stmt *st = NULL;
 	void *rows;
 	int r;
 
-	if (!s || !ret || !ret_n || limit < 1)
+	if (!s || !ret || !ret_n || limit < 1 || before < 0)
 		return -EINVAL;
 	r = prepare(s,
 		    "SELECT " ALERT_COLUMNS " FROM alerts WHERE (?1 < 0 OR tenant = ?1) "
-		    "AND (?2 = 0 OR cleared = 0) ORDER BY id DESC LIMIT ?3",
+		    "AND (?2 = 0 OR cleared = 0) AND (?4 = 0 OR id < ?4) ORDER BY id DESC "
+		    "LIMIT ?3",
 		    &st);
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, tenant);
 	sqlite3_bind_int(st, 2, active_only);
 	sqlite3_bind_int(st, 3, limit);
+	sqlite3_bind_int64(st, 4, before);
 	r = get_all(s, st, sizeof(**ret), read_alert, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;

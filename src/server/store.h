@@ -170,6 +170,11 @@ struct gp_alert {
  * The caller owns *ret and frees it with gp_store_close (NULL is fine). */
 int gp_store_open(const char *path, struct gp_store **ret);
 void gp_store_close(struct gp_store *s);
+/* A second connection to s's file that only reads (the WAL lets it read
+ * while s writes), for a thread that must not wait for s's users: the
+ * caller owns it and closes it with gp_store_close. -ENOTSUP for an
+ * in-memory store; the file's errors as for open. */
+int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret);
 /* The message of s's last failure, or with s NULL the message of this
  * thread's last failed gp_store_open. Valid until the next call. */
 const char *gp_store_error(const struct gp_store *s); /* last failure */
@@ -269,6 +274,9 @@ int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
  * task_update changes the task t->id (-ENOENT: none); task_add gives
  * -ENOENT if t->tenant is no tenant. */
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t);
+/* Writes task id's reason alone (why it waits), as the loop does for
+ * many at once (in one transaction of the caller's). -ENOENT: no task. */
+int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason);
 
 /* A task's declared environment variables, as the text of a JSON object
  * (agent/taskenv.h says what it may hold; the API checks it), kept
@@ -288,8 +296,13 @@ int gp_store_audit(struct gp_store *s, const char *who, const char *action,
 /* who and action must be non-empty; object and detail may be NULL (stored
  * as ""). who, action and object must fit their field in gp_audit_entry;
  * a longer detail is cut to GP_REASON_MAX - 1 bytes.
- * audit_list returns the whole log, oldest first (ordered by id). */
+ * audit_list returns the whole log, oldest first (ordered by id);
+ * audit_page a page of it, oldest first: the entries with an id above
+ * `after`, at most `limit` (1 to GP_STORE_PAGE_MAX), or with after < 0
+ * the newest `limit`. */
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n);
+int gp_store_audit_page(struct gp_store *s, int64_t after, int limit,
+			struct gp_audit_entry **ret, int *ret_n);
 
 /* Transactions. Writes are durable one by one; a caller that makes many
  * at once (a sampling's usage records and alerts) wraps them in
@@ -299,6 +312,12 @@ int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *re
 int gp_store_begin(struct gp_store *s);
 int gp_store_commit(struct gp_store *s);
 void gp_store_rollback(struct gp_store *s);
+/* A transaction whose commit does not wait for the disk (WAL with
+ * synchronous=NORMAL): for what can be worked out again if a crash loses
+ * it (the reasons of waiting tasks), so that writing it holds nobody up
+ * for an fsync. It is never half there, and the next commit that waits
+ * (every other one) makes it durable too. Ends as any other. */
+int gp_store_begin_unsynced(struct gp_store *s);
 
 /* Usage. usage_add writes n records all or none, in one transaction (or
  * in the caller's), and sets their ids; a record needs an existing task
@@ -325,6 +344,10 @@ int gp_store_alert_raise(struct gp_store *s, struct gp_alert *a, bool *ret_new);
 int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *object);
 int gp_store_alert_list(struct gp_store *s, int64_t tenant, bool active_only, int limit,
 			struct gp_alert **ret, int *ret_n);
+/* The same, of the alerts with an id below `before` (0: all): the page
+ * after the one whose last alert is `before`. */
+int gp_store_alert_page(struct gp_store *s, int64_t tenant, bool active_only, int64_t before,
+			int limit, struct gp_alert **ret, int *ret_n);
 /* An operator clears alert id (now). -ENOENT: no such alert; clearing a
  * cleared one changes nothing. The alert, as it is now, in *ret. */
 int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret);

@@ -79,6 +79,11 @@ done
 	bad "exactly one borrowed task was preempted (got $preempted)" "$log"
 expect "the victim got SIGTERM first (its grace period)" 0 "TERM" -- sh -c "cat $tmp/term-*"
 expect "the preemption is in the audit log" 0 "task.preempt" -- "$gp" audit
+"$gp" audit --limit 1000 -o json >"$tmp/audit.json"
+check "the lender's task started once the victim had stopped, not beside it" \
+	"[.[0].audit[] | select((.action == \"task.requeue\") or
+	  (.action == \"task.start\" and .object == \"task $owner\")) | .action] ==
+	 [\"task.requeue\", \"task.start\"]" "$tmp/audit.json"
 
 # ---- a live change reaches the region ---------------------------------------------
 live=$("$gp" submit -q --mem 1G --compute 20 -- "$gl" burn --duration 20)

@@ -1492,6 +1492,89 @@ static void test_alerts_deduplicated(void **state)
 	assert_int_equal(gp_store_alert_list(f->s, -1, false, 0, &got, &n), -EINVAL);
 }
 
+/* Pages of the audit log: the newest, or after an entry, oldest first. */
+static void test_audit_page(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_audit_entry *log = NULL;
+	char object[16];
+	int64_t after;
+	int n = 0;
+
+	for (int i = 1; i <= 5; i++) {
+		snprintf(object, sizeof(object), "task %d", i);
+		assert_int_equal(gp_store_audit(f->s, "admin", "task.submit", object, NULL), 0);
+	}
+	assert_int_equal(gp_store_audit_page(f->s, -1, 2, &log, &n), 0);
+	assert_int_equal(n, 2);                         /* the newest two, oldest first */
+	assert_string_equal(log[0].object, "task 4");
+	assert_string_equal(log[1].object, "task 5");
+	free(log);
+	assert_int_equal(gp_store_audit_page(f->s, 0, 2, &log, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(log[1].object, "task 2");
+	after = log[1].id;
+	free(log);
+	assert_int_equal(gp_store_audit_page(f->s, after, 10, &log, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(log[0].object, "task 3");
+	free(log);
+	assert_int_equal(gp_store_audit_page(f->s, 0, 0, &log, &n), -EINVAL);
+}
+
+/* Pages of alerts, newest first: after an alert come the older ones. */
+static void test_alert_page(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_alert a = { .level = GP_ALERT_WARNING }, *got = NULL;
+	int64_t id[4];
+	bool fresh;
+	int n = 0;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(a.kind, sizeof(a.kind), "task.failed");
+		snprintf(a.object, sizeof(a.object), "task %d", i);
+		snprintf(a.message, sizeof(a.message), "failed");
+		assert_int_equal(gp_store_alert_raise(f->s, &a, &fresh), 0);
+		id[i] = a.id;
+	}
+	assert_int_equal(gp_store_alert_page(f->s, -1, false, 0, 2, &got, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[0].id, id[3]);
+	assert_int_equal(got[1].id, id[2]);
+	free(got);
+	assert_int_equal(gp_store_alert_page(f->s, -1, false, id[2], 10, &got, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[0].id, id[1]);
+	assert_int_equal(got[1].id, id[0]);
+	free(got);
+	assert_int_equal(gp_store_alert_page(f->s, -1, false, -1, 10, &got, &n), -EINVAL);
+}
+
+/* A reason alone is written, in a transaction that does not wait for the
+ * disk; a reader sees what the store committed and cannot write. */
+static void test_reason_unsynced_reader(void **state)
+{
+	struct fixture *f = *state;
+	int64_t id = add_task(f->s, add_tenant(f->s, "nlp"), "job");
+	struct gp_store *reader = NULL;
+	struct gp_task t;
+
+	assert_int_equal(gp_store_begin_unsynced(f->s), 0);
+	assert_int_equal(gp_store_task_reason(f->s, id, "no device fits now"), 0);
+	assert_int_equal(gp_store_task_reason(f->s, id + 100, "x"), -ENOENT);
+	assert_int_equal(gp_store_commit(f->s), 0);
+	assert_int_equal(gp_store_task_get(f->s, id, &t), 0);
+	assert_string_equal(t.reason, "no device fits now");
+	assert_int_equal(t.state, GP_TASK_PENDING);
+	assert_int_equal(gp_store_queue_length(f->s), 1);
+	assert_int_equal(gp_store_open_reader(f->s, &reader), 0);
+	assert_int_equal(gp_store_task_get(reader, id, &t), 0);
+	assert_string_equal(t.reason, "no device fits now");
+	assert_int_not_equal(gp_store_task_reason(reader, id, "y"), 0);
+	gp_store_close(reader);
+}
+
 /* ---- durability ---- */
 
 /* The writer: adds tasks and reports each id once the call returned.
@@ -1607,6 +1690,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_update, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_task_count, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_audit, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_page, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_alert_page, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_reason_unsynced_reader, setup_store,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arguments, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_names_are_not_sql, setup_store,
