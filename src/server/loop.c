@@ -631,18 +631,15 @@ static unsigned overcommit_of(const struct gp_loop_options *o, const char *name)
 	return best ? matched : all;
 }
 
-static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_node *n,
-			 struct gp_cluster **ret)
+/* This machine as the core's node: its devices, with their models as the
+ * cluster `c` numbers them. */
+static void node_spec_of(const struct gp_loop_options *o, const struct gp_agent_node *n,
+			 struct gp_cluster *c, struct gp_node_spec *spec)
 {
-	struct gp_node_spec spec = { .cpu_milli = HOST_PLENTY, .mem_mib = HOST_PLENTY,
-				     .devices = (uint8_t)n->devices };
-	struct gp_cluster *c;
-	int r = gp_cluster_new(0, &c);
-
-	if (r < 0)
-		return r;
+	*spec = (struct gp_node_spec){ .cpu_milli = HOST_PLENTY, .mem_mib = HOST_PLENTY,
+				       .devices = (uint8_t)n->devices };
 	for (unsigned i = 0; i < n->devices && i < GP_NODE_DEVICES_MAX; i++) {
-		struct gp_device_spec *d = &spec.device[i];
+		struct gp_device_spec *d = &spec->device[i];
 		int model = gp_cluster_model_id(c, n->device[i].name, true);
 
 		*d = (struct gp_device_spec){ .model = (uint8_t)(model < 0 ? 0 : model),
@@ -655,11 +652,27 @@ static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_
 		snprintf(d->uuid, sizeof(d->uuid), "%.*s", (int)sizeof(d->uuid) - 1,
 			 n->device[i].uuid);
 	}
+}
+
+/* The core's cluster of this one machine; its node's spec in *ret_spec
+ * when not NULL. */
+static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_node *n,
+			 struct gp_cluster **ret, struct gp_node_spec *ret_spec)
+{
+	struct gp_node_spec spec;
+	struct gp_cluster *c;
+	int r = gp_cluster_new(0, &c);
+
+	if (r < 0)
+		return r;
+	node_spec_of(o, n, c, &spec);
 	r = gp_cluster_add_node(c, &spec, NULL);
 	if (r < 0) {
 		gp_cluster_free(c);
 		return r;
 	}
+	if (ret_spec)
+		*ret_spec = spec;
 	*ret = c;
 	return 0;
 }
@@ -964,7 +977,7 @@ static int tick_prepare(struct gp_loop *l, struct tick *k)
 	k->placed = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->placed));
 	k->misfit = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->misfit));
 	if (!k->sched || !k->seen || !k->out || !k->reason || !k->placed || !k->misfit ||
-	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), &k->cluster) < 0)
+	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), &k->cluster, NULL) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < k->view.n_running; i++)
 		prepare_running(l, k, &k->view.running[i]);
@@ -1622,6 +1635,7 @@ static int target_make(struct gp_loop *l, struct gp_store *from, int64_t since,
 	struct gp_task_shape *sh = NULL;
 	struct gp_request *req = NULL;
 	struct gp_cluster *c = NULL;
+	struct gp_node_spec spec;
 	struct gp_task t = { 0 };
 	char why[GP_REASON_MAX];
 	int n = 0, m = 0;
@@ -1629,7 +1643,7 @@ static int target_make(struct gp_loop *l, struct gp_store *from, int64_t since,
 
 	*ret = NULL;
 	if (r == 0)
-		r = cluster_build(&l->o, node, &c);
+		r = cluster_build(&l->o, node, &c, &spec);
 	if (r == 0 && !(req = calloc((size_t)n + 1, sizeof(*req))))
 		r = -ENOMEM;
 	for (int i = 0; r == 0 && i < n; i++) {
@@ -1644,6 +1658,8 @@ static int target_make(struct gp_loop *l, struct gp_store *from, int64_t since,
 	}
 	if (r == 0 && m)
 		r = gp_workload_from_requests(req, (size_t)m, COVERAGE, ret);
+	if (r == 0 && *ret)
+		gp_workload_set_supply(*ret, &spec, 1);
 	if (r == 0 && *ret)
 		target_text(*ret, c, text, len);
 	else if (r == 0)
@@ -1861,7 +1877,7 @@ int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const cha
 	if (!l || !t || !ret_field || !why)
 		return -EINVAL;
 	node = gp_agent_node(l->agent);
-	r = cluster_build(&l->o, node, &c);
+	r = cluster_build(&l->o, node, &c, NULL);
 	if (r < 0)
 		return r;
 	/* A model this machine lacks: the task waits, saying so. */
