@@ -26,6 +26,7 @@ struct admin_options {
 	const char *cmd;
 	json_t *body;
 	unsigned limit;
+	long long after;        /* audit --after ID; 0: the newest entries */
 };
 
 static int set_mib(struct admin_options *o, const char *flag, const char *key,
@@ -959,20 +960,40 @@ int gp_cmd_template(int argc, char **argv)
 static void audit_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool audit [--limit N] [-o json|table]\n"
+		"usage: gpupool audit [--limit N] [--after ID] [-o json|table]\n"
 		"\n"
 		"Shows the newest entries of the audit log (admin only): who changed "
 		"what,\n"
 		"when, and why.\n"
 		"\n"
-		"  --limit N   how many entries, 1..%d (default 100)\n",
+		"  --limit N   how many entries, 1..%d (default 100)\n"
+		"  --after ID  the first entries after entry ID instead, oldest first\n"
+		"              (-o json: next_after says where the next page starts)\n",
 		AUDIT_MAX);
+}
+
+/* --after ID: an entry's id, a number above 0. */
+static int audit_after(struct admin_options *o, const char *value)
+{
+	char *end;
+
+	errno = 0;
+	o->after = strtoll(value, &end, 10);
+	if (*value >= '0' && *value <= '9' && !*end && !errno && o->after > 0)
+		return 0;
+	fprintf(stderr,
+		"gpupool %s: --after \"%s\" must be an entry's id (a number, as "
+		"`gpupool audit -o json` shows)\n",
+		o->cmd, value);
+	return -EINVAL;
 }
 
 static int audit_option(void *ctx, int c, const char *value)
 {
 	struct admin_options *o = ctx;
 
+	if (c == 'a')
+		return audit_after(o, value);
 	if (c != 'l')
 		return -EINVAL;
 	return gp_client_uint(o->cmd, "limit", value, 1, AUDIT_MAX, &o->limit);
@@ -996,6 +1017,7 @@ int gp_cmd_audit(int argc, char **argv)
 {
 	static const struct option own[] = {
 		{"limit", required_argument, NULL, 'l'},
+		{"after", required_argument, NULL, 'a'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
@@ -1012,7 +1034,10 @@ int gp_cmd_audit(int argc, char **argv)
 
 	if (status != GP_CLIENT_GO)
 		return status;
-	snprintf(path, sizeof(path), "/v1/audit?limit=%u", o.limit);
+	if (o.after)
+		snprintf(path, sizeof(path), "/v1/audit?limit=%u&after=%lld", o.limit, o.after);
+	else
+		snprintf(path, sizeof(path), "/v1/audit?limit=%u", o.limit);
 	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
 	if (status == GP_EXIT_OK && f.json)
 		gp_client_print_json(reply);

@@ -230,6 +230,12 @@ check "each is audited" '[.[0].audit[] | select(.action | test("^(tenant.remove|
 	["admin", "tenant.token", "dave"], ["dave", "tenant.token", "dave"], ["admin", "tenant.token", "admin"]]' "$out"
 check "the removal's row says what was kept" '.[0].audit[] | select(.action == "tenant.remove") |
 	.detail | contains("2 tasks kept") and contains("model quotas removed: T4")' "$out"
+first=$(jq '.audit[0].id' "$out")
+"$gp" audit -o json --after "${first:-0}" --limit 2 >"$out"
+check "audit --after: the two entries after one, and where the next page starts" \
+	".[0].audit | length == 2 and .[0].id > ${first:-0} and .[1].id > .[0].id" "$out"
+check "... next_after is the page's last" '.[0].next_after == .[0].audit[1].id' "$out"
+expect "audit --after a word is refused" 2 '--after "x" must be an entry.s id' -- "$gp" audit --after x
 
 # ---- reserved names -------------------------------------------------------------------------
 for name in server Server admin ADMIN agent scheduler verifier gpupool root system; do
