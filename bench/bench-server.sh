@@ -70,7 +70,9 @@ blockers_kill() {
 	for pid in $(cat "$tmp/blockers" 2>/dev/null); do kill -9 -"$pid" 2>/dev/null || true; done
 }
 # shellcheck disable=SC2154 # status is set inside the trap
-trap 'status=$?; blockers_kill; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
+# jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell,
+# which has no jobs.
+trap 'status=$?; blockers_kill; jobs -p >"$tmp/jobs"; kill $(cat "$tmp/jobs") 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
 
 fail() { # MESSAGE -> the message and the server's log, exit 1
 	echo "bench-server.sh: $1" >&2

@@ -33,7 +33,9 @@ kills=${KILLS:-20}
 tmp=$(mktemp -d)
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
-trap 'status=$?; stop_tasks; kill $(jobs -p) 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
+# jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell,
+# which has no jobs.
+trap 'status=$?; stop_tasks; jobs -p >"$tmp/jobs"; kill $(cat "$tmp/jobs") 2>/dev/null || true; wait; rm -rf "$tmp"; exit $status' EXIT
 server=""
 
 # Kills the running tasks of the server (a server leaves its tasks running).
