@@ -50,9 +50,9 @@ echo "# with user $user (uid $uid), group $group (gid $gid)"
 # ---- tenants and their users -------------------------------------------------
 vision=$("$gp" tenant add vision --user "$user" 2>"$out")
 [ -n "$vision" ] && ok "tenant add --user NAME" || bad "tenant add --user NAME" "$out"
-expect "tenant add --user NAME:GROUP" 0 '.' -- "$gp" tenant add nlp --user "$user:$group"
-expect "tenant add --user UID:GID" 0 '.' -- "$gp" tenant add ids --user 4242:4343
-expect "tenant add --user auto" 0 '.' -- "$gp" tenant add plain --user auto
+expect "tenant add --user NAME:GROUP" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add nlp --user "$user:$group"
+expect "tenant add --user UID:GID" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add ids --user 4242:4343
+expect "tenant add --user auto" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add plain --user auto
 expect "root is refused" 1 'field "user": user "root" is uid 0; tasks never run as root: map the tenant to an unprivileged user' -- \
 	"$gp" tenant add r1 --user root
 expect "uid 0 is refused" 1 'tasks never run as root' -- "$gp" tenant add r2 --user 0:100
