@@ -160,7 +160,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		>>"$tmp/times"
 	sleep 0.5
 done
-wait "$attack"
+exited "the slow clients end" "$attack"
 # Per listener: how many, how many not 200 within 1 s, the slowest.
 awk '{ n[$1]++; if ($2 != 200 || $3 > 1.0) late[$1]++; if ($3 > worst[$1]) worst[$1] = $3 }
      END { for (v in n) printf "%s %d %d %.4f\n", v, n[v], late[v], worst[v] }' \

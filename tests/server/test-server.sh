@@ -257,11 +257,11 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 kill -9 "$server"
-wait "$server" 2>/dev/null
+exited "the server is killed (SIGKILL)" "$server" 137
 running=$(head -n 1 "$tmp/acked")
 sqlite3 "$db" "UPDATE tasks SET state = 1, started = 1 WHERE id = ${running:-0}"
 start
-wait "$loop"
+exited "the submitting client ends" "$loop"
 acked=$(wc -l <"$tmp/acked")
 jq -s . "$tmp/acked" >"$tmp/acked.json"
 as "$admin" task ls -o json >"$out"
