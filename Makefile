@@ -5,8 +5,9 @@
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
-SHARED ?= ../shared
-TRACES ?= $(SHARED)/traces/openb
+# The openb production trace (data/openb/README.md: its source, terms
+# and citation) is part of the repository.
+TRACES ?= data/openb
 MESON_OPTS ?=
 
 .PHONY: all deps check check-asan bench demo demo-trace format clean abi-map install uninstall
