@@ -10,7 +10,8 @@ ASAN_BUILD ?= build-asan
 TRACES ?= data/openb
 MESON_OPTS ?=
 
-.PHONY: all deps check check-asan bench demo demo-trace format clean abi-map install uninstall
+.PHONY: all deps check check-passes check-main check-asan bench demo demo-trace format clean \
+	abi-map install uninstall
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -25,9 +26,28 @@ $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug $(MESON_OPTS)
 
-# Every test, then the unit and simdev tests again under AddressSanitizer +
-# UBSan.
-check: all check-asan
+# make check: every test (check-main), then the unit and simdev tests again
+# under AddressSanitizer + UBSan (check-asan). Every pass in CHECK_PASSES
+# runs whatever the others gave, each gets a line at the end ("check-main:
+# passed"), and make check fails when any failed. A pass is a target
+# check-NAME; add its NAME here (tests/cli/test-make-check.sh checks this).
+CHECK_PASSES = main asan
+
+check: all
+	@$(MAKE) --no-print-directory check-passes
+
+check-passes:
+	@status=0; summary=; \
+	for pass in $(CHECK_PASSES); do \
+		if $(MAKE) --no-print-directory $(addprefix -f ,$(MAKEFILE_LIST)) check-$$pass; \
+		then result=passed; \
+		else result=FAILED; status=1; fi; \
+		summary="$$summary check-$$pass:$$result"; \
+	done; \
+	echo; for line in $$summary; do echo "$$line" | sed 's/:/: /'; done; \
+	exit $$status
+
+check-main: all
 	meson test -C $(BUILD) --print-errorlogs
 
 check-asan: deps $(ASAN_BUILD)/build.ninja
