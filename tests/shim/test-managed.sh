@@ -74,7 +74,9 @@ expect bad-secret 1 'GPUPOOL_TASK_SECRET: expected an even number' -- \
 if grep -q xyz "$tmp/out"; then bad "bad-secret: the secret was shown" "$tmp/out"; fi
 
 # 4. What the table shows while a process holds memory.
-task task-x "$secret" "$gl" alloc --mib 16 --hold 60 --json >"$tmp/hold.json" &
+# (task runs in a subshell of its own here: the holder's pid is gpuload's.)
+task task-x "$secret" sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/holder.pid" \
+	"$gl" alloc --mib 16 --hold 60 --json >"$tmp/hold.json" &
 holder=$!
 for _ in $(seq 100); do [ -s "$tmp/hold.json" ] && break; sleep 0.05; done
 "$gp" region show "$uuid" --json >"$tmp/show.json"
@@ -86,7 +88,7 @@ check region-shows-the-table '.[0] | .managed and (.tasks | length) == 1 and (.t
 "$admin" "$run" "$uuid" set task-x 24M 30 5 hard
 runs change-applies-ran "$tmp/less.json" -- task task-x "$secret" "$gl" alloc --chunk-mib 4 --json
 check change-applies '.[0] | .oom and .allocated_mib == 8 and .total_mib == 24' "$tmp/less.json"
-kill $holder
+kill "$(cat "$tmp/holder.pid")"
 exited "holder (stopped)" $holder 143
 
 # 6. Forgotten: its processes are refused.
