@@ -41,12 +41,15 @@ check task-share-split-by-its-processes "[.[0].devices[0].samples[] | {(.pid|tos
 	((.[\"$p1\"] + .[\"$p2\"]) >= 44 and (.[\"$p1\"] + .[\"$p2\"]) <= 56 and
 	 .[\"$single\"] >= 44 and .[\"$single\"] <= 56)" "$tmp/pair.json"
 
-# 2. A hard share is a cap even alone; a shared one borrows the idle device.
+# 2. A hard share is a cap even alone; a shared one borrows the idle device:
+#    twice its share and more (alone on an idle host it gets about 0.9; a
+#    busy host leaves the device idle between quanta, 0.83 measured beside
+#    two CPU hogs), where the cap would hold it to 0.36.
 runs hard-30-ran "$tmp/cap.json" -- shim GPUPOOL_COMPUTE=30 "$gl" burn --duration 2 --json
 check hard-caps-alone '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' "$tmp/cap.json"
 runs shared-30-ran "$tmp/borrow.json" -- \
 	shim GPUPOOL_COMPUTE=30 GPUPOOL_ISOLATION=shared "$gl" burn --duration 2 --json
-check shared-borrows '.[0].busy_fraction >= 0.85' "$tmp/borrow.json"
+check shared-borrows '.[0].busy_fraction >= 0.6' "$tmp/borrow.json"
 
 # 3. A priority-8 probe beside a priority-2 burner of 1 ms kernels waits
 #    about one kernel more than alone; the burner keeps the idle time.
