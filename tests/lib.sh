@@ -79,11 +79,11 @@ runs() {
 		malformed runs "$@"
 		return 1
 	fi
-	name=$1 out=$2
+	name=$1 runs_out=$2
 	shift 3
-	"$@" >"$out" 2>"$out.err"
+	"$@" >"$runs_out" 2>"$runs_out.err"
 	got=$?
-	if [ "$got" -eq 0 ]; then ok "$name"; else bad "$name: exit $got, stderr:" "$out.err"; return 1; fi
+	if [ "$got" -eq 0 ]; then ok "$name"; else bad "$name: exit $got, stderr:" "$runs_out.err"; return 1; fi
 }
 
 # exited NAME PID [STATUS]: the background job PID ended with STATUS
@@ -96,6 +96,41 @@ exited() {
 	wait "$2"
 	got=$?
 	if [ "$got" -eq "${3:-0}" ]; then ok "$1"; else bad "$1: exit $got (want ${3:-0})"; return 1; fi
+}
+
+# api NAME STATUS PATTERN TOKEN METHOD PATH [CURL ARGS...]: a request to
+# the server on the socket $sock (with TOKEN, unless empty) gets HTTP
+# STATUS and a body (kept in $tmp/out) that matches PATTERN.
+api() {
+	if [ $# -lt 6 ] || ! is_status "$2" || [ -z "$3" ] || [ -z "${sock:-}" ]; then
+		malformed api "$@"
+		return 1
+	fi
+	name=$1 api_want=$2 api_pattern=$3 api_token=$4 api_method=$5 api_path=$6
+	shift 6
+	if [ -n "$api_token" ]; then set -- "$@" -H "Authorization: Bearer $api_token"; fi
+	got=$(curl -s -o "$tmp/out" -w '%{http_code}' --unix-socket "$sock" -X "$api_method" "$@" \
+		"http://gpupool$api_path")
+	if [ "$got" = "$api_want" ] && grep -Eq -- "$api_pattern" "$tmp/out"; then
+		ok "$name"
+	else
+		echo "HTTP $got (want $api_want), body:" >"$tmp/why"
+		bad "$name" "$tmp/why" "$tmp/out"
+		return 1
+	fi
+}
+
+# stops NAME PID: the background program PID, sent SIGTERM, ends within
+# 30 s (else SIGKILL) with exit status 0.
+stops() {
+	if [ $# -ne 2 ] || ! is_status "$2"; then
+		malformed stops "$@"
+		return 1
+	fi
+	kill "$2" 2>/dev/null
+	for _ in $(seq 300); do kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$2" 2>/dev/null && kill -9 "$2"
+	exited "$1" "$2"
 }
 
 # check NAME JQ_EXPRESSION FILE...: the expression is true of the JSON

@@ -52,6 +52,11 @@ case_ "expect: status and pattern as asked pass" 0 '^ok   x$' \
 case_ "expect: a pattern may start with --" 0 '^ok   x$' \
 	"expect x 2 '--limit \"0\"' -- sh -c 'echo --limit \\\"0\\\" is bad; exit 2'"
 
+case_ "api: a status that is not a number is malformed" 1 '^FAIL malformed api call' \
+	"sock=$dir/none.sock; api x -- 'ok' '' GET /v1/health"
+case_ "api: without a server socket it is malformed" 1 '^FAIL malformed api call' \
+	"api x 200 'ok' '' GET /v1/health"
+
 # ---- check, runs, exited --------------------------------------------------------
 echo '{"a": 1}' >"$dir/a.json"
 case_ "check: a false expression fails" 1 '^FAIL x' "check x '.[0].a == 2' $dir/a.json"
@@ -68,6 +73,10 @@ case_ "exited: a background job that fails fails" 1 '^FAIL x: exit 3 \(want 0\)'
 case_ "exited: the status asked for passes" 0 '^ok   x$' "sh -c 'exit 3' & exited x \$! 3"
 case_ "exited: a pid that is not a number is malformed" 1 '^FAIL malformed exited call' \
 	"exited x ''"
+case_ "stops: a program that dies of SIGTERM fails" 1 '^FAIL x: exit 143 \(want 0\)' \
+	"sleep 30 & stops x \$!"
+case_ "stops: a program that stops cleanly on SIGTERM passes" 0 '^ok   x$' \
+	"sh -c 'trap \"exit 0\" TERM; while :; do sleep 0.1; done' & sleep 0.3; stops x \$!"
 
 # ---- finish ---------------------------------------------------------------------
 case_ "finish: a test that ran no check fails" 1 '^FAIL no check ran' ":"

@@ -86,6 +86,10 @@ cleanup_hook() {
 # over VIA (tcp or unix), gets HTTP STATUS and a reply (headers and body,
 # kept in $out) that matches PATTERN.
 api() {
+	if [ $# -lt 7 ] || ! is_status "$2" || [ -z "$3" ]; then
+		malformed api "$@"
+		return 1
+	fi
 	name=$1 want=$2 pattern=$3 via=$4 token=$5 method=$6 path=$7
 	shift 7
 	if [ -n "$token" ]; then set -- "$@" -H "Authorization: Bearer $token"; fi

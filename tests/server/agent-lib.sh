@@ -53,14 +53,11 @@ wait_for() {
 	return 1
 }
 
-# In finish: the server (if it still runs) stops on SIGTERM within 30 s and
-# exits 0, like any program a test runs.
+# In finish: the server (if it still runs) stops on SIGTERM and exits 0,
+# like any program a test runs.
 finish_hook() {
 	[ -n "${server:-}" ] && kill -0 "$server" 2>/dev/null || return 0
-	kill "$server"
-	for _ in $(seq 300); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$server" 2>/dev/null && kill -9 "$server"
-	exited "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"
+	stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"
 	server=
 }
 
