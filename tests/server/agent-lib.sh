@@ -54,9 +54,11 @@ wait_for() {
 }
 
 # In finish: the server (if it still runs) stops on SIGTERM and exits 0,
-# like any program a test runs.
+# like any program a test runs; first, while it still answers, the tasks
+# it runs are stopped (cleanup_hook: a server leaves its tasks running).
 finish_hook() {
 	[ -n "${server:-}" ] && kill -0 "$server" 2>/dev/null || return 0
+	cleanup_hook
 	stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"
 	server=
 }
