@@ -6,11 +6,13 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-SHARED ?= ../shared
-TRACES ?= $(SHARED)/traces/openb
+# The openb production trace (data/openb/README.md: its source, terms
+# and citation) is part of the repository.
+TRACES ?= data/openb
 MESON_OPTS ?=
 
-.PHONY: all deps check check-asan check-tsan bench demo demo-trace format clean abi-map install uninstall
+.PHONY: all deps check check-passes check-main check-asan check-tsan bench demo demo-trace \
+	format clean abi-map install uninstall
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -29,11 +31,30 @@ $(TSAN_BUILD)/build.ninja:
 	meson setup $(TSAN_BUILD) -Db_sanitize=thread -Db_lundef=false \
 		-Dbuildtype=debug $(MESON_OPTS)
 
-# Every test, then the unit and simdev tests again under AddressSanitizer +
-# UBSan, and the tests of what threads share under ThreadSanitizer.
-check: all check-asan
+# make check: every test (check-main), then the unit and simdev tests again
+# under AddressSanitizer + UBSan (check-asan), and the tests of what threads
+# share under ThreadSanitizer (check-tsan). Every pass in CHECK_PASSES runs
+# whatever the others gave, each gets a line at the end ("check-main:
+# passed"), and make check fails when any failed. A pass is a target
+# check-NAME; add its NAME here (tests/cli/test-make-check.sh checks this).
+CHECK_PASSES = main asan tsan
+
+check: all
+	@$(MAKE) --no-print-directory check-passes
+
+check-passes:
+	@status=0; summary=; \
+	for pass in $(CHECK_PASSES); do \
+		if $(MAKE) --no-print-directory $(addprefix -f ,$(MAKEFILE_LIST)) check-$$pass; \
+		then result=passed; \
+		else result=FAILED; status=1; fi; \
+		summary="$$summary check-$$pass:$$result"; \
+	done; \
+	echo; for line in $$summary; do echo "$$line" | sed 's/:/: /'; done; \
+	exit $$status
+
+check-main: all
 	meson test -C $(BUILD) --print-errorlogs
-	$(MAKE) --no-print-directory check-tsan
 
 check-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)

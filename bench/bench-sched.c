@@ -29,7 +29,7 @@
 #include "cli/commands.h"
 #include "sim/trace.h"
 
-#define DEFAULT_PODS "../shared/traces/openb/openb_pod_list_default.csv"
+#define DEFAULT_PODS "data/openb/openb_pod_list_default.csv"
 #define GIVE_UP_AFTER 2000      /* consecutive failed placements */
 
 struct bench_options {

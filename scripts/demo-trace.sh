@@ -4,7 +4,7 @@
 # prints GPU allocated % next to the published results of the FGD paper.
 set -eu
 cd "$(dirname "$0")/.."
-traces=${TRACES:-../shared/traces/openb}
+traces=${TRACES:-data/openb}
 nodes=$traces/openb_node_list_gpu_node.csv
 pods=$traces/openb_pod_list_default.csv
 if [ ! -r "$nodes" ] || [ ! -r "$pods" ]; then

@@ -2,7 +2,7 @@
  * up on first use, and answering every way a program reaches a driver
  * function.
  *
- * Programs reach the driver three ways (../shared/notes/cuda-driver-facts.md):
+ * Programs reach the driver three ways (docs/shim.md, "Interception"):
  *   1. linked against libcuda: symbol interposition (LD_PRELOAD) gives them
  *      our exported hooks;
  *   2. dlopen("libcuda.so.1") + dlsym: dlsym on the driver's handle does not

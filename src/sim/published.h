@@ -1,7 +1,7 @@
 /* published.h — the published reference results for the openb traces:
  * GPU allocated % at 100 % and 130 % arrived, mean of 10 seeds, from Weng
  * et al., "Beware of Fragmentation", USENIX ATC '23 (table reproduced in
- * ../shared/traces/openb/README.md). Used to print our numbers next to
+ * data/openb/README.md). Used to print our numbers next to
  * theirs; never as an expected result. */
 #ifndef GP_SIM_PUBLISHED_H
 #define GP_SIM_PUBLISHED_H

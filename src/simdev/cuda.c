@@ -141,6 +141,7 @@ struct module {
 	uint32_t magic;
 	int entries;
 	char **entry;
+	struct func **func; /* entry i's function once asked for; the module owns them */
 };
 
 struct func {
@@ -1748,9 +1749,15 @@ static int ptx_entries(const char *ptx, struct module *m)
 
 static void module_free(struct module *m)
 {
-	for (int i = 0; i < m->entries; i++)
+	for (int i = 0; i < m->entries; i++) {
 		free(m->entry[i]);
+		if (m->func && m->func[i]) {
+			m->func[i]->magic = MAGIC_DEAD;
+			free(m->func[i]);
+		}
+	}
 	free(m->entry);
+	free(m->func);
 	m->magic = MAGIC_DEAD;
 	free(m);
 }
@@ -1840,7 +1847,11 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
 	for (int i = 0; i < m->entries; i++) {
 		if (strcmp(m->entry[i], name) != 0)
 			continue;
-		f = calloc(1, sizeof(*f));
+		if (!m->func)
+			m->func = calloc((size_t)m->entries, sizeof(*m->func));
+		if (m->func && !m->func[i])
+			m->func[i] = calloc(1, sizeof(*f));
+		f = m->func ? m->func[i] : NULL;
 		if (!f)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		*f = (struct func){ MAGIC_FUNC, m, strcmp(name, SPIN_KERNEL) == 0 };

@@ -19,6 +19,10 @@ B=GPU-5a1c0de2-0000-4000-8000-00000000000b
 # expect_json NAME JQ-FILTER -- COMMAND...: COMMAND prints one JSON object
 # (one line) for which the filter is true.
 expect_json() {
+	if [ $# -lt 4 ] || [ "$3" != -- ] || [ -z "$2" ]; then
+		malformed expect_json "$@"
+		return 1
+	fi
 	name=$1 filter=$2
 	shift 3
 	"$@" >"$out" 2>&1

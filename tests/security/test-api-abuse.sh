@@ -86,6 +86,10 @@ cleanup_hook() {
 # over VIA (tcp or unix), gets HTTP STATUS and a reply (headers and body,
 # kept in $out) that matches PATTERN.
 api() {
+	if [ $# -lt 7 ] || ! is_status "$2" || [ -z "$3" ]; then
+		malformed api "$@"
+		return 1
+	fi
 	name=$1 want=$2 pattern=$3 via=$4 token=$5 method=$6 path=$7
 	shift 7
 	if [ -n "$token" ]; then set -- "$@" -H "Authorization: Bearer $token"; fi
@@ -160,7 +164,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		>>"$tmp/times"
 	sleep 0.5
 done
-wait "$attack"
+exited "the slow clients end" "$attack"
 # Per listener: how many, how many not 200 within 1 s, the slowest.
 awk '{ n[$1]++; if ($2 != 200 || $3 > 1.0) late[$1]++; if ($3 > worst[$1]) worst[$1] = $3 }
      END { for (v in n) printf "%s %d %d %.4f\n", v, n[v], late[v], worst[v] }' \

@@ -53,6 +53,16 @@ wait_for() {
 	return 1
 }
 
+# In finish: the server (if it still runs) stops on SIGTERM and exits 0,
+# like any program a test runs; first, while it still answers, the tasks
+# it runs are stopped (cleanup_hook: a server leaves its tasks running).
+finish_hook() {
+	[ -n "${server:-}" ] && kill -0 "$server" 2>/dev/null || return 0
+	cleanup_hook
+	stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"
+	server=
+}
+
 # At exit, before lib.sh's cleanup: the server's running tasks.
 cleanup_hook() {
 	"$gp" task ls -o json 2>/dev/null | jq -r '.tasks[] | select(.state == "running") | .pid' |

@@ -115,7 +115,7 @@ check "a tenant's bill has only its own rows" \
 expect "a tenant cannot ask for another's bill" 1 'not you' -- as "$vision" bill --tenant nlp
 expect "the admin can ask for one tenant's" 0 '^nlp,' -- "$gp" bill --tenant nlp -o csv
 expect "a month with no usage is an empty bill" 0 '"rows":\[\]' -- "$gp" bill --month 2001-01 -o json
-expect "a bad --month is refused, naming the flag" 2 -- '--month "2026-13" must be YYYY-MM' \
+expect "a bad --month is refused, naming the flag" 2 '--month "2026-13" must be YYYY-MM' -- \
 	"$gp" bill --month 2026-13
 expect "a bad ?month is a 400 naming the query" 0 'query \\"month\\" must be YYYY-MM' -- \
 	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $vision" \

@@ -21,26 +21,13 @@ export GPUPOOL_SOCKET="$sock" GPUPOOL_DB="$tmp/unused/gpupool.db" GPUPOOL_TOKEN_
 unset GPUPOOL_TOKEN
 
 "$gp" server --db "$db" >>"$tmp/server.log" 2>&1 &
+server=$!
+finish_hook() { stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"; }
 for _ in $(seq 100); do
 	curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && break
 	sleep 0.1
 done
 admin=$(cat "$tmp/state/admin.token" 2>/dev/null) || { bad "the server did not start" "$tmp/server.log"; finish; exit 1; }
-
-# api NAME STATUS PATTERN TOKEN METHOD PATH [CURL ARGS...]: HTTP STATUS, a
-# body (in $out) that matches PATTERN.
-api() {
-	name=$1 want=$2 pattern=$3 token=$4 method=$5 path=$6
-	shift 6
-	got=$(curl -s -o "$out" -w '%{http_code}' --unix-socket "$sock" -X "$method" \
-		-H "Authorization: Bearer $token" "$@" "http://gpupool$path")
-	if [ "$got" = "$want" ] && grep -Eq -- "$pattern" "$out"; then
-		ok "$name"
-	else
-		echo "HTTP $got (want $want), body:" >"$tmp/why"
-		bad "$name" "$tmp/why" "$out"
-	fi
-}
 
 # as TOKEN COMMAND...: gpupool as the tenant whose token is TOKEN.
 as() {

@@ -30,7 +30,7 @@ pid_doomed=$("$gp" task show "$doomed" -o json | jq .pid)
 
 # A graceful stop: the tasks run on.
 kill "$server"
-wait "$server"
+exited "the server stops on SIGTERM while tasks run" "$server"
 kill -9 -"$pid_doomed" # this one is really gone, keeper and all
 sleep 1.5              # the brief one ends while no server watches
 if kill -0 "$pid_ticker" 2>/dev/null; then
@@ -72,7 +72,7 @@ fi
 crash=$("$gp" submit -q --mem 1G --compute 10 -- sh -c 'sleep 1.5; echo done')
 running "$crash" || bad "the crash's task runs" "$tmp/server.log"
 kill -9 "$server"
-wait "$server" 2>/dev/null
+exited "the server is killed (SIGKILL)" "$server" 137
 server_start
 wait_for "after a crash, a running task is adopted and ends as it should" 10 "$crash" \
 	'.state == "succeeded"'

@@ -21,7 +21,11 @@ export GPUPOOL_SOCKET="$sock" GPUPOOL_DB="$tmp/unused/gpupool.db"
 unset GPUPOOL_TOKEN GPUPOOL_TOKEN_FILE
 
 # start ARGS...: starts the server in the background ($server is its pid)
-# and waits until it answers.
+# and waits until it answers. One still running at finish must stop.
+finish_hook() {
+	[ -n "${server:-}" ] && kill -0 "$server" 2>/dev/null || return 0
+	stops "the server stops on SIGTERM" "$server" || cat "$log"
+}
 start() {
 	"$gp" server --db "$db" "$@" >>"$log" 2>&1 &
 	server=$!
@@ -32,22 +36,6 @@ start() {
 	bad "the server did not start" "$log"
 	finish
 	exit 1
-}
-
-# api NAME STATUS PATTERN TOKEN METHOD PATH [CURL ARGS...]: the request
-# gets HTTP STATUS and a body (kept in $out) that matches PATTERN.
-api() {
-	name=$1 want=$2 pattern=$3 token=$4 method=$5 path=$6
-	shift 6
-	if [ -n "$token" ]; then set -- "$@" -H "Authorization: Bearer $token"; fi
-	got=$(curl -s -o "$out" -w '%{http_code}' --unix-socket "$sock" -X "$method" "$@" \
-		"http://gpupool$path")
-	if [ "$got" = "$want" ] && grep -Eq -- "$pattern" "$out"; then
-		ok "$name"
-	else
-		echo "HTTP $got (want $want), body:" >"$tmp/why"
-		bad "$name" "$tmp/why" "$out"
-	fi
 }
 
 # as TOKEN COMMAND...: runs gpupool as the tenant whose token is TOKEN.
@@ -257,11 +245,11 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 kill -9 "$server"
-wait "$server" 2>/dev/null
+exited "the server is killed (SIGKILL)" "$server" 137
 running=$(head -n 1 "$tmp/acked")
 sqlite3 "$db" "UPDATE tasks SET state = 1, started = 1 WHERE id = ${running:-0}"
 start
-wait "$loop"
+wait "$loop"    # (its status is its last submission's: some fail while no server runs)
 acked=$(wc -l <"$tmp/acked")
 jq -s . "$tmp/acked" >"$tmp/acked.json"
 as "$admin" task ls -o json >"$out"

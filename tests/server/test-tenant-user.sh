@@ -18,26 +18,13 @@ export GPUPOOL_SOCKET="$sock" GPUPOOL_DB="$tmp/unused/gpupool.db" GPUPOOL_TOKEN_
 unset GPUPOOL_TOKEN
 
 "$gp" server --db "$tmp/state/gpupool.db" >>"$tmp/server.log" 2>&1 &
+server=$!
+finish_hook() { stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"; }
 for _ in $(seq 100); do
 	curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && break
 	sleep 0.1
 done
 admin=$(cat "$tmp/state/admin.token" 2>/dev/null) || { bad "the server did not start" "$tmp/server.log"; finish; exit 1; }
-
-# api NAME STATUS PATTERN TOKEN METHOD PATH [CURL ARGS...]: HTTP STATUS, a
-# body (in $out) that matches PATTERN.
-api() {
-	name=$1 want=$2 pattern=$3 token=$4 method=$5 path=$6
-	shift 6
-	got=$(curl -s -o "$out" -w '%{http_code}' --unix-socket "$sock" -X "$method" \
-		-H "Authorization: Bearer $token" "$@" "http://gpupool$path")
-	if [ "$got" = "$want" ] && grep -Eq -- "$pattern" "$out"; then
-		ok "$name"
-	else
-		echo "HTTP $got (want $want), body:" >"$tmp/why"
-		bad "$name" "$tmp/why" "$out"
-	fi
-}
 
 # A user and a group of this machine that are not root's.
 user=$(getent passwd | awk -F: '$3 != 0 && $4 != 0 && $1 ~ /^[a-z_][a-z0-9_-]*$/ { print $1; exit }')
@@ -50,9 +37,9 @@ echo "# with user $user (uid $uid), group $group (gid $gid)"
 # ---- tenants and their users -------------------------------------------------
 vision=$("$gp" tenant add vision --user "$user" 2>"$out")
 [ -n "$vision" ] && ok "tenant add --user NAME" || bad "tenant add --user NAME" "$out"
-expect "tenant add --user NAME:GROUP" 0 '.' -- "$gp" tenant add nlp --user "$user:$group"
-expect "tenant add --user UID:GID" 0 '.' -- "$gp" tenant add ids --user 4242:4343
-expect "tenant add --user auto" 0 '.' -- "$gp" tenant add plain --user auto
+expect "tenant add --user NAME:GROUP" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add nlp --user "$user:$group"
+expect "tenant add --user UID:GID" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add ids --user 4242:4343
+expect "tenant add --user auto" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add plain --user auto
 expect "root is refused" 1 'field "user": user "root" is uid 0; tasks never run as root: map the tenant to an unprivileged user' -- \
 	"$gp" tenant add r1 --user root
 expect "uid 0 is refused" 1 'tasks never run as root' -- "$gp" tenant add r2 --user 0:100

@@ -38,13 +38,13 @@ fi
 
 # 1. The environment asks for 8 GiB and the whole device: the table's
 #    64 MiB holds, and cuMemGetInfo shows the slice.
-task task-x "$secret" GPUPOOL_MEM_LIMIT=8G GPUPOOL_COMPUTE=100 GPUPOOL_ISOLATION=shared \
-	"$gl" alloc --chunk-mib 8 --json >"$tmp/wide.json" 2>"$tmp/wide.err"
+runs env-asks-wide-ran "$tmp/wide.json" -- task task-x "$secret" GPUPOOL_MEM_LIMIT=8G \
+	GPUPOOL_COMPUTE=100 GPUPOOL_ISOLATION=shared "$gl" alloc --chunk-mib 8 --json
 check env-cannot-widen-memory '.[0] | .oom and .allocated_mib == 64 and .total_mib == 64' "$tmp/wide.json"
 
 # 2. Nor the compute share: a hard 30 % caps a lone burner at about 30 %.
-task task-x "$secret" GPUPOOL_COMPUTE=100 GPUPOOL_ISOLATION=shared \
-	"$gl" burn --duration 2 --json >"$tmp/burn.json"
+runs env-asks-whole-device-ran "$tmp/burn.json" -- task task-x "$secret" GPUPOOL_COMPUTE=100 \
+	GPUPOOL_ISOLATION=shared "$gl" burn --duration 2 --json
 check env-cannot-widen-compute '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' "$tmp/burn.json"
 
 # 3. Refused, never unlimited: a wrong or missing secret, a task the table
@@ -74,7 +74,9 @@ expect bad-secret 1 'GPUPOOL_TASK_SECRET: expected an even number' -- \
 if grep -q xyz "$tmp/out"; then bad "bad-secret: the secret was shown" "$tmp/out"; fi
 
 # 4. What the table shows while a process holds memory.
-task task-x "$secret" "$gl" alloc --mib 16 --hold 3 --json >"$tmp/hold.json" &
+# (task runs in a subshell of its own here: the holder's pid is gpuload's.)
+task task-x "$secret" sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/holder.pid" \
+	"$gl" alloc --mib 16 --hold 60 --json >"$tmp/hold.json" &
 holder=$!
 for _ in $(seq 100); do [ -s "$tmp/hold.json" ] && break; sleep 0.05; done
 "$gp" region show "$uuid" --json >"$tmp/show.json"
@@ -84,10 +86,10 @@ check region-shows-the-table '.[0] | .managed and (.tasks | length) == 1 and (.t
 
 # 5. A change applies at the next allocation, also of a running process.
 "$admin" "$run" "$uuid" set task-x 24M 30 5 hard
-task task-x "$secret" "$gl" alloc --chunk-mib 4 --json >"$tmp/less.json"
+runs change-applies-ran "$tmp/less.json" -- task task-x "$secret" "$gl" alloc --chunk-mib 4 --json
 check change-applies '.[0] | .oom and .allocated_mib == 8 and .total_mib == 24' "$tmp/less.json"
-kill $holder 2>/dev/null
-wait $holder 2>/dev/null
+kill "$(cat "$tmp/holder.pid")"
+exited "holder (stopped)" $holder 143
 
 # 6. Forgotten: its processes are refused.
 "$admin" "$run" "$uuid" forget task-x

@@ -10,15 +10,15 @@ probe=$2
 
 # Task "a" holds 256 MiB of its 1 GiB slice.
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=a GPUPOOL_MEM_LIMIT=1G \
-	"$gl" alloc --mib 256 --hold 3 --json >"$tmp/hold.json" &
+	"$gl" alloc --mib 256 --hold 60 --json >"$tmp/hold.json" &
 holder=$!
 for _ in $(seq 100); do [ -s "$tmp/hold.json" ] && break; sleep 0.05; done
 
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=a GPUPOOL_MEM_LIMIT=1G "$probe" >"$tmp/in-a.json"
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=b GPUPOOL_MEM_LIMIT=2G "$probe" >"$tmp/in-b.json"
 "$probe" >"$tmp/outside.json"
-kill $holder 2>/dev/null
-wait $holder 2>/dev/null
+kill $holder
+exited "holder (stopped)" $holder 143
 
 check task-sees-its-slice \
 	".[0].devices[0] | .mem_total_mib == 1024 and .mem_used_mib == 256 and any(.processes[]; .pid == $holder)" \

@@ -225,7 +225,10 @@ static void copies_and_memsets_move_bytes(void **state)
 	assert_int_equal(FN(PFN_free, "cuMemFree")(d), 0);
 }
 
-/* A 10 ms kernel takes 10 ms (± 1), and events time it. */
+/* A 10 ms kernel takes 10 ms, and events time it: never less (nothing cuts
+ * a kernel short); a busy host, late to wake the worker that times it,
+ * only adds (up to 13 ms measured beside two CPU hogs on 2 cores), while a
+ * kernel run twice would take 20. */
 static void kernels_take_their_time(void **state)
 {
 	uint64_t ns = 10000000;
@@ -245,8 +248,8 @@ static void kernels_take_their_time(void **state)
 	assert_int_equal(FN(PFN_cuEventSynchronize, "cuEventSynchronize")(b), 0);
 	took = now_ms() - start;
 	assert_int_equal(FN(PFN_cuEventElapsedTime, "cuEventElapsedTime")(&ms, a, b), 0);
-	assert_true(ms >= 9.0 && ms <= 11.0);
-	assert_true(took >= 9.0 && took <= 11.5);
+	assert_true(ms >= 9.9 && ms <= 15.0);
+	assert_true(took >= ms && took <= 16.0);
 	FN(PFN_cuEventDestroy_v2, "cuEventDestroy")(a);
 	FN(PFN_cuEventDestroy_v2, "cuEventDestroy")(b);
 }

@@ -38,7 +38,7 @@ kill_stopped() {
 	victim=$!
 	if wait_stopped $victim; then ok "$1-stopped"; else bad "$1-stopped: never reached its hook"; fi
 	kill -KILL $victim
-	wait $victim 2>/dev/null
+	exited "$1-killed" $victim 137
 }
 
 in_use alone 1
@@ -53,7 +53,7 @@ in_use killed-claiming 1
 dead=$!
 wait_line "$tmp/dead"
 kill -KILL $dead
-wait $dead 2>/dev/null
+exited dead-holder-killed $dead 137
 GPUPOOL_SHFILE_TEST_STOP=reclaim "$slots" count >/dev/null &
 kill_stopped reclaim
 in_use killed-reclaiming 1

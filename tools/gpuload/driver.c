@@ -1,6 +1,7 @@
 /* driver.c — loads gpuload's CUDA driver table (see driver.h): by
  * cuGetProcAddress_v2 at version 13000 like the CUDA runtime, or by plain
- * dlsym of the exported symbols with --direct. */
+ * dlsym of the exported symbols with --direct. The library is closed only
+ * when the table cannot be filled (before any call into the driver). */
 #include "driver.h"
 
 #include <dlfcn.h>
@@ -72,12 +73,20 @@ static int fill_table(const struct lookup *l)
 	return 0;
 }
 
+static void driver_close(void)
+{
+	if (gl_cu.handle)
+		dlclose(gl_cu.handle);
+	memset(&gl_cu, 0, sizeof(gl_cu));
+}
+
 int gl_driver_load(bool direct, char *err, size_t err_len)
 {
 	struct lookup l = { .err = err, .err_len = err_len };
 	int ret;
 
-	gl_driver_unload();
+	if (gl_cu.handle)
+		return 0;
 	l.handle = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!l.handle) {
 		snprintf(err, err_len,
@@ -99,15 +108,8 @@ int gl_driver_load(bool direct, char *err, size_t err_len)
 	gl_cu.handle = l.handle;
 	ret = fill_table(&l);
 	if (ret < 0)
-		gl_driver_unload();
+		driver_close();
 	return ret;
-}
-
-void gl_driver_unload(void)
-{
-	if (gl_cu.handle)
-		dlclose(gl_cu.handle);
-	memset(&gl_cu, 0, sizeof(gl_cu));
 }
 
 const char *gl_driver_error_name(CUresult r, char *buf, size_t len)

@@ -11,7 +11,9 @@
  * unversioned API name and hold the variant CUDA 13 headers bind that name
  * to (cuMemAlloc holds cuMemAlloc_v2). Optional members (error strings,
  * event timing) may be NULL after a successful load; the others never are.
- * The table owns the library handle until gl_driver_unload. */
+ * Once loaded, the driver stays loaded for the life of the process, as the
+ * CUDA runtime leaves it: a driver keeps process-wide state (its worker
+ * threads, its handle on the devices) that unloading it would strand. */
 #ifndef GPULOAD_DRIVER_H
 #define GPULOAD_DRIVER_H
 
@@ -62,13 +64,10 @@ struct gl_driver {
 /* The loaded functions; all NULL before gl_driver_load. */
 extern struct gl_driver gl_cu;
 
-/* Loads libcuda.so.1 and fills gl_cu. On failure returns a negative errno,
- * leaves nothing loaded and writes one line saying which call failed and
- * why into err. */
+/* Loads libcuda.so.1 and fills gl_cu; once per process. On failure returns
+ * a negative errno, leaves nothing loaded and writes one line saying which
+ * call failed and why into err. */
 int gl_driver_load(bool direct, char *err, size_t err_len);
-
-/* Closes the library and clears the table. Safe to call when not loaded. */
-void gl_driver_unload(void);
 
 /* The name of a result ("CUDA_ERROR_OUT_OF_MEMORY") from the driver, or
  * "CUresult N" written into buf when it cannot say. */

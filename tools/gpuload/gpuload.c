@@ -1,9 +1,9 @@
 /* gpuload.c — `gpuload MODE [OPTIONS]`: the workload generator's command
  * line. It parses the options, loads the driver (driver.c), opens a session
  * — cuInit, the device's primary context, the gpuload_spin module
- * (kernel.c) and one stream — runs the mode (modes.c) and tears everything
- * down again. Exit status: 0 done, 1 a driver call failed (stderr names
- * it), 2 bad usage. */
+ * (kernel.c) and one stream — runs the mode (modes.c) and tears the session
+ * down again (the driver itself stays loaded: driver.h). Exit status: 0
+ * done, 1 a driver call failed (stderr names it), 2 bad usage. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -341,7 +341,6 @@ static int run(const struct gl_mode *mode, const struct gl_options *o)
 		ret = mode->run(&s);
 	if (session_close(&s) < 0 && ret == 0)
 		ret = -EIO;
-	gl_driver_unload();
 	return ret;
 }
 
