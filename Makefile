@@ -12,7 +12,7 @@ TRACES ?= data/openb
 MESON_OPTS ?=
 
 .PHONY: all deps check check-passes check-main check-asan check-tsan bench demo demo-trace \
-	format clean abi-map install uninstall
+	format clean abi-map install uninstall $(addprefix bench-,$(BENCHES))
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -86,17 +86,38 @@ install: all
 uninstall:
 	DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))" dist/uninstall.sh $(BUILD)
 
-# Benchmarks write JSON under $(BUILD)/bench/ (one object per line); a
-# benchmark that fails (exit status not 0) fails make bench, its JSON kept.
+# Benchmarks write JSON under $(BUILD)/bench/ (one object per line). Every
+# benchmark in BENCHES runs whatever the others gave (a bench-NAME target
+# writing $(BUILD)/bench/NAME.json), each gets a line at the end
+# ("bench-shim: FAILED"), and make bench fails when any failed (its exit
+# status not 0: a target missed, or the run broke), its JSON kept.
+BENCHES = sched openb-variants shim server verifier
+.PHONY: $(addprefix bench-,$(BENCHES))
 RECORD = >$(BUILD)/bench/$(1).json; s=$$?; cat $(BUILD)/bench/$(1).json; exit $$s
+
 bench: all
 	@mkdir -p $(BUILD)/bench
+	@status=0; summary=; \
+	for b in $(BENCHES); do \
+		if $(MAKE) --no-print-directory $(addprefix -f ,$(MAKEFILE_LIST)) bench-$$b; \
+		then result=passed; \
+		else result=FAILED; status=1; fi; \
+		summary="$$summary bench-$$b:$$result"; \
+	done; \
+	echo; for line in $$summary; do echo "$$line" | sed 's/:/: /'; done; \
+	exit $$status
+
+bench-sched:
 	$(BUILD)/gpupool bench sched --nodes 10000 --pods $(TRACES)/openb_pod_list_default.csv \
 		--json $(call RECORD,sched)
+bench-openb-variants:
 	bench/bench-openb-variants.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/variants \
 		$(call RECORD,openb-variants)
+bench-shim:
 	bench/bench-shim.sh $(BUILD) $(call RECORD,shim)
+bench-server:
 	bench/bench-server.sh $(BUILD) $(call RECORD,server)
+bench-verifier:
 	bench/bench-verifier.sh $(BUILD) $(call RECORD,verifier)
 
 # The main job: the platform on simulated devices for about a minute, then
