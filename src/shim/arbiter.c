@@ -363,18 +363,19 @@ static void busy_resume(struct gp_arbiter *a, uint64_t now)
 }
 
 /* Waits for the turn's queued work (`drain`), which the turn pays for,
- * with its busy stretch up to then — but a stretch still open is cut at
- * the turn's end (`until`): a process that launched nothing since does
- * not pay for the time it spent elsewhere. Returns the time it ended.
- * turn_lock held. */
+ * with its busy stretch up to then — but a stretch still open is cut one
+ * slice after the turn's end (`until`), when a waiter may take the device
+ * (try_take): a process that launched nothing for a long while does not
+ * pay for all of it, while work that ran past its turn is paid for up to
+ * there. Returns the time it ended. turn_lock held. */
 static uint64_t drain_turn(struct gp_arbiter *a, uint64_t until, void (*drain)(void *), void *ctx)
 {
-	uint64_t start = now_ns(), now;
+	uint64_t start = now_ns(), now, cut = until + a->slice_ns;
 
 	if (drain)
 		drain(ctx);
 	now = now_ns();
-	busy_end(a, start < until ? start : until, false);
+	busy_end(a, start < cut ? start : cut, false);
 	a->held_ns += now - start;
 	return now;
 }

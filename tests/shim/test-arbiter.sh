@@ -12,7 +12,10 @@ gpupool=$3
 . "$(dirname "$0")/../lib.sh"
 shim() { env LD_PRELOAD="$SHIM" "$@"; }
 
-# 1. Hard shares 70/30 between two burners, as NVML sees them.
+# 1. Hard shares 70/30 between two burners, as NVML sees them: the split
+#    of the device's busy time, and neither over its cap. (A hand-over
+#    leaves the device idle a moment, longer on a host busy with other
+#    tests: what both get together is checked apart, device-kept-busy.)
 env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=70 "$gl" burn --duration 4 --json >"$tmp/a.json" &
 a=$!
 env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=30 "$gl" burn --duration 4 --json >"$tmp/b.json" &
@@ -22,10 +25,12 @@ sleep 3
 exited burner-70 $a
 exited burner-30 $b
 check hard-70-30 "[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | add |
-	(.[\"$a\"] >= 64 and .[\"$a\"] <= 76 and .[\"$b\"] >= 24 and .[\"$b\"] <= 36)" "$tmp/split.json"
+	.[\"$a\"] as \$a | .[\"$b\"] as \$b | \$a + \$b > 0 and
+	(\$a / (\$a + \$b) | . >= 0.64 and . <= 0.76) and \$a <= 76 and \$b <= 36" "$tmp/split.json"
 check device-kept-busy '.[0].devices[0].util_gpu >= 90' "$tmp/split.json"
 
-# 1b. A task's share is the task's: its two processes split its 50 %.
+# 1b. A task's share is the task's: its two processes split its 50 %
+#    (half the busy time, beside another task's 50 %; neither over 56).
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=pair GPUPOOL_COMPUTE=50 "$gl" burn --duration 4 --json >/dev/null &
 p1=$!
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=pair GPUPOOL_COMPUTE=50 "$gl" burn --duration 4 --json >/dev/null &
@@ -38,8 +43,9 @@ exited pair-1 $p1
 exited pair-2 $p2
 exited single $single
 check task-share-split-by-its-processes "[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | add |
-	((.[\"$p1\"] + .[\"$p2\"]) >= 44 and (.[\"$p1\"] + .[\"$p2\"]) <= 56 and
-	 .[\"$single\"] >= 44 and .[\"$single\"] <= 56)" "$tmp/pair.json"
+	(.[\"$p1\"] + .[\"$p2\"]) as \$pair | .[\"$single\"] as \$one | \$pair + \$one > 0 and
+	(\$pair / (\$pair + \$one) | . >= 0.44 and . <= 0.56) and \$pair <= 56 and \$one <= 56" \
+	"$tmp/pair.json"
 
 # 2. A hard share is a cap even alone; a shared one borrows the idle device:
 #    twice its share and more (alone on an idle host it gets about 0.9; a
@@ -53,21 +59,28 @@ check shared-borrows '.[0].busy_fraction >= 0.6' "$tmp/borrow.json"
 
 # 3. A priority-8 probe beside a priority-2 burner of 1 ms kernels waits
 #    about one kernel more than alone; the burner keeps the idle time.
-runs probe-alone-ran "$tmp/alone.json" -- shim GPUPOOL_PRIORITY=8 "$gl" latency --duration 1 --json
-env LD_PRELOAD="$SHIM" GPUPOOL_PRIORITY=2 "$gl" burn --duration 3 --json >"$tmp/burner.json" &
+#    Compared by the median and the mean (a broken priority makes the
+#    probe wait out the burner's turns: tens of ms): one stall of the host
+#    moves a p99 by milliseconds, alone as much as beside (bench-shim.sh
+#    measures the p99, on a quiet machine).
+runs probe-alone-ran "$tmp/alone.json" -- shim GPUPOOL_PRIORITY=8 "$gl" latency --duration 2 --json
+env LD_PRELOAD="$SHIM" GPUPOOL_PRIORITY=2 "$gl" burn --duration 4 --json >"$tmp/burner.json" &
 burner=$!
 sleep 0.5
 runs probe-beside-ran "$tmp/beside.json" -- \
-	shim GPUPOOL_PRIORITY=8 "$gl" latency --duration 1.5 --json
+	shim GPUPOOL_PRIORITY=8 "$gl" latency --duration 3 --json
 exited priority-2-burner $burner
-check probe-beside-burner '.[1].p99_us <= .[0].p99_us + 5000' "$tmp/alone.json" "$tmp/beside.json"
+check probe-beside-burner '.[1].p50_us <= .[0].p50_us + 2000 and .[1].mean_us <= .[0].mean_us + 2000' \
+	"$tmp/alone.json" "$tmp/beside.json"
 check burner-keeps-idle-time '.[0].busy_fraction >= 0.6' "$tmp/burner.json"
 
 # 3b. A hard 50 % probe beside a hard 50 % burner of its own priority: its
 #    short requests do not wait out the burner's 25 ms turns (an idle
 #    holder is not charged, and a waiter whose work is short takes the
 #    device at the holder's next launch), and the burner keeps its half,
-#    no more.
+#    no more (over one NVML second: up to 56 %; at least 40 %, as each of
+#    the probe's turns costs the burner a hand-over, which a host busy
+#    with the other tests makes longer).
 env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=50 "$gl" burn --duration 4.5 --json >/dev/null &
 burner=$!
 sleep 0.5
@@ -78,7 +91,7 @@ sleep 2
 wait $latency $burner
 check hard-probe-beside-hard-burner '.[0].samples >= 150 and .[0].p99_us < 12500' "$tmp/hard-probe.json"
 check hard-burner-keeps-its-half "[.[0].devices[0].samples[] | select(.pid == $burner) | .sm_util] |
-	add // 0 | . >= 44 and . <= 56" "$tmp/hard-split.json"
+	add // 0 | . >= 40 and . <= 56" "$tmp/hard-split.json"
 
 # 4. A live change of the share applies at the next turn, no restart.
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=live GPUPOOL_COMPUTE=80 "$gl" burn --duration 4 --json >"$tmp/live.json" &

@@ -85,15 +85,30 @@ static void turns_follow_the_share_and_its_live_changes(void **state)
 static void a_hard_share_is_a_cap_alone(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t start = now_ns(), turns = 0, used = gp_arbiter_used_ns(f->arbiter);
+	uint64_t start, took, turns = 0, used, elapsed;
 
-	/* 20 %: turns of 10 ms, with 40 ms of waiting after each on average. */
+	/* 20 %: turns of 10 ms, with 40 ms of waiting after each on average,
+	 * once the bucket has spent what it held (up to two slices, left by
+	 * the tests before): until a turn has to wait for it. */
+	do {
+		took = now_ns();
+		next_turn(f->arbiter);
+		took = now_ns() - took;
+	} while (took < 20 * MS);
+	start = now_ns();
+	used = gp_arbiter_used_ns(f->arbiter);
 	while (now_ns() - start < 500 * MS) {
 		next_turn(f->arbiter);
 		turns++;
 	}
-	assert_in_range(turns, 8, 14);  /* 500 ms at 20 % in 10 ms turns: ~10 */
-	assert_in_range((gp_arbiter_used_ns(f->arbiter) - used) / MS, 80, 160);
+	/* 500 ms at 20 % in 10 ms turns: about 10 (fewer on a busy host,
+	 * where a turn's launches come late and it is charged for them); the
+	 * device time charged is 20 % of the time that passed, within about
+	 * two turns either way. */
+	elapsed = now_ns() - start;
+	used = gp_arbiter_used_ns(f->arbiter) - used;
+	assert_in_range(turns, 5, 12);
+	assert_in_range(used / MS, elapsed / 5 / MS - 20, elapsed / 5 / MS + 20);
 }
 
 /* ---- threads ----------------------------------------------------------- */
@@ -203,24 +218,41 @@ static void sleep_ns(uint64_t ns)
  * device) and waits for its work in between: charged only while busy, it
  * is never held back by its cap. (Charged for the time it held the
  * device idle too, it would use up its 20 % and wait about 40 ms for
- * every 10 ms turn.) */
+ * every 10 ms turn.) What it is charged is bounded by the busy time it
+ * measured itself (from a launch to the wait that ends it, however long
+ * a busy host makes the 0.2 ms), not by a fixed guess of it. */
 static void idle_time_is_not_charged(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t start = now_ns(), used = gp_arbiter_used_ns(f->arbiter), longest = 0;
+	struct gp_task_limits fifth = { .compute = 20, .priority = 5 };
+	uint64_t start, used, longest = 0, busy = 0, charged;
 
+	assert_int_equal(gp_region_set(f->region, "t", &fifth), 0);
+	next_turn(f->arbiter);          /* a turn at 20 % */
+	gp_arbiter_idle(f->arbiter);
+	start = now_ns();
+	used = gp_arbiter_used_ns(f->arbiter);
 	while (now_ns() - start < 500 * MS) {
-		uint64_t before = now_ns();
+		uint64_t before = now_ns(), began;
 
 		gp_arbiter_before_launch(f->arbiter, NULL, NULL);
-		if (now_ns() - before > longest)
-			longest = now_ns() - before;
+		began = now_ns();
+		if (began - before > longest)
+			longest = began - before;
 		sleep_ns(MS / 5);
 		gp_arbiter_idle(f->arbiter);
+		busy += now_ns() - began;
 		sleep_ns(10 * MS - MS / 5);
 	}
+	next_turn(f->arbiter);          /* the last turn is charged */
+	charged = gp_arbiter_used_ns(f->arbiter) - used;
+	print_message("charged %llu us, busy %llu us\n", (unsigned long long)(charged / 1000),
+		      (unsigned long long)(busy / 1000));
 	assert_in_range(longest / MS, 0, 19);
-	assert_in_range((gp_arbiter_used_ns(f->arbiter) - used) / MS, 0, 49);
+	/* Its busy stretches and each turn's taking (a look at every slot's
+	 * owner): on a quiet host about 25 ms, where charging the turns whole
+	 * would reach the 100 ms its share allows in 500 ms. */
+	assert_true(charged <= 2 * busy + 10 * MS);
 }
 
 int main(void)
