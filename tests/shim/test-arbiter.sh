@@ -77,7 +77,9 @@ check burner-keeps-idle-time '.[0].busy_fraction >= 0.6' "$tmp/burner.json"
 # 3b. A hard 50 % probe beside a hard 50 % burner of its own priority: its
 #    short requests do not wait out the burner's 25 ms turns (an idle
 #    holder is not charged, and a waiter whose work is short takes the
-#    device at the holder's next launch), and the burner keeps its half,
+#    device at the holder's next launch: its mean stays a few kernels,
+#    its p99 under the burner's turn; about 1.5 ms and 2-13 ms here, where
+#    waiting out the turns gives 6 and 24-33 ms), and the burner keeps its half,
 #    no more (over one NVML second: up to 56 %; at least 40 %, as each of
 #    the probe's turns costs the burner a hand-over, which a host busy
 #    with the other tests makes longer).
@@ -89,7 +91,8 @@ latency=$!
 sleep 2
 "$probe" >"$tmp/hard-split.json"
 wait $latency $burner
-check hard-probe-beside-hard-burner '.[0].samples >= 150 and .[0].p99_us < 12500' "$tmp/hard-probe.json"
+check hard-probe-beside-hard-burner '.[0].samples >= 150 and .[0].mean_us <= 4000 and .[0].p99_us < 20000' \
+	"$tmp/hard-probe.json"
 check hard-burner-keeps-its-half "[.[0].devices[0].samples[] | select(.pid == $burner) | .sm_util] |
 	add // 0 | . >= 40 and . <= 56" "$tmp/hard-split.json"
 
