@@ -97,7 +97,7 @@ uninstall:
 # writing $(BUILD)/bench/NAME.json), each gets a line at the end
 # ("bench-shim: FAILED"), and make bench fails when any failed (its exit
 # status not 0: a target missed, or the run broke), its JSON kept.
-BENCHES = sched openb-variants shim server verifier
+BENCHES = sched sched-scale search-cost openb-variants shim server verifier
 .PHONY: $(addprefix bench-,$(BENCHES))
 RECORD = >$(BUILD)/bench/$(1).json; s=$$?; cat $(BUILD)/bench/$(1).json; exit $$s
 
@@ -108,6 +108,12 @@ bench: all
 bench-sched:
 	$(BUILD)/gpupool bench sched --nodes 10000 --pods $(TRACES)/openb_pod_list_default.csv \
 		--json $(call RECORD,sched)
+bench-sched-scale:
+	$(BUILD)/gpupool bench sched-scale --pods $(TRACES)/openb_pod_list_default.csv \
+		--json $(call RECORD,sched-scale)
+bench-search-cost:
+	bench/bench-search-cost.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/search-cost \
+		$(call RECORD,search-cost)
 bench-openb-variants:
 	bench/bench-openb-variants.sh $(BUILD)/gpupool $(TRACES) $(BUILD)/bench/variants \
 		$(call RECORD,openb-variants)

@@ -13,7 +13,15 @@
  * each device may hold 32 slices (tasks) with the cost when it may hold 1,
  * as a slice-counting scheduler is configured (HAMi's split count). Both
  * runs see the same request stream and make the same number of decisions:
- * as many as the 32-slice run needed to reach the fill target. */
+ * as many as the 32-slice run needed to reach the fill target.
+ *
+ * `gpupool bench sched-scale` runs the same fill (default policy and
+ * binpack, 32 slices) at 1,000, 10,000, 50,000 and 100,000 nodes (or
+ * --nodes LIST) and reports how the cost of a decision grows with the
+ * nodes: scale_cost_ratio_100k_vs_1k is the mean time per decision of the
+ * default policy at 100,000 nodes over that at 1,000, same run. Targets
+ * (issue 11): at least 30,000 decisions/s at 100,000 nodes and a ratio of
+ * at most 3; exits 1 when one is missed. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -31,9 +39,14 @@
 
 #define DEFAULT_PODS "data/openb/openb_pod_list_default.csv"
 #define GIVE_UP_AFTER 2000      /* consecutive failed placements */
+#define SIZES_MAX 8
+#define TARGET_RATE_100K 30000  /* default policy, decisions/s */
+#define TARGET_RATIO_100K 3.0   /* time per decision, 100,000 vs 1,000 nodes */
 
 struct bench_options {
-	unsigned long nodes;
+	unsigned long nodes;    /* the first of sizes */
+	unsigned long size[SIZES_MAX];
+	int sizes;
 	double fill;
 	const char *pods;
 	unsigned long long seed;
@@ -47,7 +60,9 @@ struct run_result {
 	size_t budget;          /* decisions to make; 0: until the fill target */
 	size_t decisions, placed;
 	double seconds, p50_us, p99_us, p999_us, fill_pct;
-	unsigned classes;
+	unsigned classes, buckets;
+	size_t bytes;
+	double candidates;      /* nodes scored, summed over decisions */           /* the cluster's, after the fill */
 };
 
 static double now(void)
@@ -147,6 +162,7 @@ static int run(const struct gp_trace *t, const struct gp_workload *w,
 			cap *= 2;
 		}
 		lat[res->decisions++] = now() - start;
+		res->candidates += d.candidates;
 		fails = d.placed ? 0 : fails + 1;
 		if (d.placed) {
 			used += (double)gp_request_gpu_milli(&req);
@@ -162,6 +178,8 @@ static int run(const struct gp_trace *t, const struct gp_workload *w,
 		res->p999_us = 1e6 * percentile(lat, res->decisions, 0.999);
 		res->fill_pct = 100.0 * used / capacity;
 		res->classes = gp_cluster_class_count(c);
+		res->bytes = gp_cluster_bytes(c);
+		res->buckets = gp_cluster_bucket_count(c);
 	}
 	gp_policy_free(p);
 	gp_cluster_free(c);
@@ -171,7 +189,7 @@ static int run(const struct gp_trace *t, const struct gp_workload *w,
 
 static json_t *result_json(const struct run_result *r)
 {
-	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:i}",
+	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:i, s:i, s:f}",
 			 "policy", r->policy, "slices_per_device", (int)r->max_tasks,
 			 "decisions", (json_int_t)r->decisions,
 			 "placed", (json_int_t)r->placed,
@@ -180,10 +198,52 @@ static json_t *result_json(const struct run_result *r)
 			 "p99_us", round(r->p99_us * 10) / 10,
 			 "p999_us", round(r->p999_us * 10) / 10,
 			 "fill_pct", round(r->fill_pct * 100) / 100,
-			 "classes_at_end", (int)r->classes);
+			 "classes_at_end", (int)r->classes,
+			 "buckets_at_end", (int)r->buckets,
+			 "candidates_per_decision",
+			 round(r->candidates / (double)r->decisions * 10) / 10);
 }
 
-static int parse(int argc, char **argv, struct bench_options *o)
+/* "1000,10000,…" into o->size; o->nodes is the first. */
+static int parse_sizes(const char *text, struct bench_options *o)
+{
+	const char *p = text;
+	char *end;
+
+	o->sizes = 0;
+	do {
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p || n == 0 || n > 1000000 || o->sizes == SIZES_MAX ||
+		    (*end && *end != ','))
+			return -EINVAL;
+		o->size[o->sizes++] = n;
+		p = end + 1;
+	} while (*end == ',');
+	o->nodes = o->size[0];
+	return 0;
+}
+
+static void usage(bool scale)
+{
+	if (scale)
+		printf("usage: gpupool bench sched-scale [--nodes LIST] [--fill F] [--pods FILE]\n"
+		       "                                [--seed S] [--repeat R] [--json]\n"
+		       "The fill of `gpupool bench sched` at each cluster size in LIST (default\n"
+		       "1000,10000,50000,100000), default policy and binpack, each R times\n"
+		       "(default 2), keeping the least disturbed run; reports decisions/s, p99,\n"
+		       "bytes per node and the growth of a decision's cost with the nodes.\n");
+	else
+		printf("usage: gpupool bench sched [--nodes N] [--fill F] [--pods FILE] [--seed S]\n"
+		       "                          [--repeat R] [--json]\n"
+		       "Places requests drawn from FILE (default %s)\n"
+		       "on N nodes of 8 devices (default 10000) until F of the devices are\n"
+		       "allocated (default 0.95); default policy vs binpack, 32 vs 1 slices;\n"
+		       "each R times (default 3), keeping the least disturbed run.\n",
+		       DEFAULT_PODS);
+}
+
+static int parse(int argc, char **argv, bool scale, struct bench_options *o)
 {
 	static const struct option longopts[] = {
 		{ "nodes", required_argument, NULL, 'n' },
@@ -198,15 +258,20 @@ static int parse(int argc, char **argv, struct bench_options *o)
 	char *end;
 	int c;
 
-	*o = (struct bench_options){ .nodes = 10000, .fill = 0.95,
-				     .pods = DEFAULT_PODS, .seed = 42, .repeat = 3 };
+	*o = (struct bench_options){ .nodes = 10000, .fill = 0.95, .size = { 10000 },
+				     .sizes = 1, .pods = DEFAULT_PODS, .seed = 42,
+				     .repeat = 3 };
+	if (scale) {
+		parse_sizes("1000,10000,50000,100000", o);
+		o->repeat = 2;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o->nodes = strtoul(optarg, &end, 10);
-			if (*end || o->nodes == 0 || o->nodes > 1000000) {
-				fprintf(stderr, "gpupool bench sched: --nodes must be 1 to 1000000\n");
+			if (parse_sizes(optarg, o) < 0) {
+				fprintf(stderr, "gpupool bench sched: --nodes must be 1 to 1000000, or a comma list of up to %d such numbers\n",
+					SIZES_MAX);
 				return -EINVAL;
 			}
 			break;
@@ -228,17 +293,15 @@ static int parse(int argc, char **argv, struct bench_options *o)
 			break;
 		case 'j': o->json = true; break;
 		case 'h':
-			printf("usage: gpupool bench sched [--nodes N] [--fill F] [--pods FILE] [--seed S]\n"
-			       "                          [--repeat R] [--json]\n"
-			       "Places requests drawn from FILE (default %s)\n"
-			       "on N nodes of 8 devices (default 10000) until F of the devices are\n"
-			       "allocated (default 0.95); default policy vs binpack, 32 vs 1 slices;\n"
-			       "each R times (default 3), keeping the least disturbed run.\n",
-			       DEFAULT_PODS);
+			usage(scale);
 			return 1;
 		default:
 			return -EINVAL;
 		}
+	}
+	if (!scale && o->sizes > 1) {
+		fprintf(stderr, "gpupool bench sched: --nodes takes one number here; `gpupool bench sched-scale` takes a list\n");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -267,6 +330,23 @@ static int run_all(const struct gp_trace *t, const struct gp_workload *w,
 	return 0;
 }
 
+/* The trace's pods and the target workload made from them. */
+static int load(const struct bench_options *o, struct gp_trace *t,
+		struct gp_workload **ret_w)
+{
+	char err[GP_ERR_MAX];
+	int r = gp_trace_load_pods(t, o->pods, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "gpupool bench sched: %s (pass --pods FILE)\n", err);
+		return r;
+	}
+	r = gp_workload_from_requests(t->pod, t->pods, 0.95, ret_w);
+	if (r < 0)
+		gp_trace_release(t);
+	return r;
+}
+
 int gp_bench_sched(int argc, char **argv)
 {
 	struct run_result runs[] = {
@@ -277,19 +357,13 @@ int gp_bench_sched(int argc, char **argv)
 	struct bench_options o;
 	struct gp_trace t = { 0 };
 	struct gp_workload *w = NULL;
-	char err[GP_ERR_MAX];
-	int r = parse(argc, argv, &o), status = GP_EXIT_FAIL;
+	int r = parse(argc, argv, false, &o), status = GP_EXIT_FAIL;
 
 	if (r != 0)
 		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	r = gp_trace_load_pods(&t, o.pods, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "gpupool bench sched: %s (pass --pods FILE)\n", err);
+	if (load(&o, &t, &w) < 0)
 		return GP_EXIT_FAIL;
-	}
-	r = gp_workload_from_requests(t.pod, t.pods, 0.95, &w);
-	if (r == 0)
-		r = run_all(&t, w, &o, runs, sizeof(runs) / sizeof(runs[0]));
+	r = run_all(&t, w, &o, runs, sizeof(runs) / sizeof(runs[0]));
 	if (r < 0) {
 		fprintf(stderr, "gpupool bench sched: %s\n", strerror(-r));
 		goto out;
@@ -315,4 +389,91 @@ out:
 	gp_workload_free(w);
 	gp_trace_release(&t);
 	return status;
+}
+
+/* ---- sched-scale ------------------------------------------------------ */
+
+static double cost_per_decision(const struct run_result *r)
+{
+	return r->seconds / (double)r->decisions;
+}
+
+/* One cluster size: default and binpack, the bytes the default's cluster
+ * held per node. */
+static json_t *size_json(unsigned long nodes, const struct run_result *runs)
+{
+	return json_pack("{s:I, s:I, s:i, s:[o, o]}", "nodes", (json_int_t)nodes,
+			 "bytes_per_node", (json_int_t)(runs[0].bytes / nodes),
+			 "classes_at_end", (int)runs[0].classes, "runs",
+			 result_json(&runs[0]), result_json(&runs[1]));
+}
+
+/* The figures of the sizes named in issue 11, and whether the targets are
+ * met; only when the sizes run were 1,000 … 100,000. */
+static bool scale_verdict(json_t *out, const struct bench_options *o,
+			  const struct run_result (*runs)[2])
+{
+	int last = o->sizes - 1;
+	double ratio = cost_per_decision(&runs[last][0]) / cost_per_decision(&runs[0][0]);
+	double rate = runs[last][0].decisions / runs[last][0].seconds;
+	bool met = rate >= TARGET_RATE_100K && ratio <= TARGET_RATIO_100K;
+
+	json_object_set_new(out, "scale_cost_ratio_largest_vs_smallest",
+			    json_real(round(ratio * 1000) / 1000));
+	if (o->size[0] != 1000 || o->size[last] != 100000)
+		return true;
+	json_object_set_new(out, "default_decisions_per_sec_100k", json_integer((json_int_t)rate));
+	json_object_set_new(out, "default_p99_us_100k",
+			    json_real(round(runs[last][0].p99_us * 10) / 10));
+	json_object_set_new(out, "binpack_decisions_per_sec_100k",
+			    json_integer((json_int_t)(runs[last][1].decisions / runs[last][1].seconds)));
+	json_object_set_new(out, "scale_cost_ratio_100k_vs_1k", json_real(round(ratio * 1000) / 1000));
+	json_object_set_new(out, "targets",
+			    json_pack("{s:i, s:f}", "default_decisions_per_sec_100k_min",
+				      TARGET_RATE_100K, "scale_cost_ratio_100k_vs_1k_max",
+				      TARGET_RATIO_100K));
+	json_object_set_new(out, "targets_met", json_boolean(met));
+	return met;
+}
+
+int gp_bench_sched_scale(int argc, char **argv)
+{
+	struct run_result runs[SIZES_MAX][2];
+	struct bench_options o;
+	struct gp_trace t = { 0 };
+	struct gp_workload *w = NULL;
+	json_t *out, *sizes;
+	bool met;
+	int r = parse(argc, argv, true, &o);
+
+	if (r != 0)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (load(&o, &t, &w) < 0)
+		return GP_EXIT_FAIL;
+	sizes = json_array();
+	for (int i = 0; i < o.sizes && r == 0; i++) {
+		struct bench_options one = o;
+
+		one.nodes = o.size[i];
+		runs[i][0] = (struct run_result){ .policy = "default", .max_tasks = 32 };
+		runs[i][1] = (struct run_result){ .policy = "binpack", .max_tasks = 32 };
+		r = run_all(&t, w, &one, runs[i], 2);
+		if (r == 0)
+			json_array_append_new(sizes, size_json(o.size[i], runs[i]));
+	}
+	gp_workload_free(w);
+	gp_trace_release(&t);
+	if (r < 0) {
+		fprintf(stderr, "gpupool bench sched-scale: %s\n", strerror(-r));
+		json_decref(sizes);
+		return GP_EXIT_FAIL;
+	}
+	out = json_pack("{s:s, s:i, s:f, s:i, s:o}", "bench", "sched-scale",
+			"devices_per_node", 8, "fill_target", o.fill, "repeat", (int)o.repeat,
+			"sizes", sizes);
+	met = scale_verdict(out, &o, runs);
+	json_dumpf(out, stdout, o.json ? JSON_COMPACT : JSON_INDENT(2));
+	putchar('\n');
+	json_decref(out);
+	return met ? GP_EXIT_OK : GP_EXIT_FAIL;
 }

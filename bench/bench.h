@@ -5,5 +5,6 @@
 #define GP_BENCH_BENCH_H
 
 int gp_bench_sched(int argc, char **argv);
+int gp_bench_sched_scale(int argc, char **argv);
 
 #endif

@@ -23,7 +23,7 @@ struct sim_options {
 	unsigned long long seed[SEEDS_MAX];
 	int seeds;
 	double inflate;
-	bool json;
+	bool json, exhaustive;
 };
 
 static void sim_usage(FILE *out)
@@ -43,6 +43,8 @@ static void sim_usage(FILE *out)
 		"                   spread, random\n"
 		"  --seeds LIST     e.g. 42-51 or 1,2,3 (default: 42-51)\n"
 		"  --inflate X      arrived GPU demand to reach, x cluster GPUs (default 1.3)\n"
+		"  --exhaustive     score every node that fits, not one per index bucket\n"
+		"                   (the exact placement; slower on large clusters)\n"
 		"  --json           one JSON object per policy per line\n");
 }
 
@@ -90,6 +92,7 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		{ "seeds", required_argument, NULL, 's' },
 		{ "inflate", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "exhaustive", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -106,6 +109,7 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		case 'P': o->policy = optarg; break;
 		case 'd': o->devices = optarg; break;
 		case 'j': o->json = true; break;
+		case 'x': o->exhaustive = true; break;
 		case 's':
 			o->seeds = gp_parse_seeds(optarg, o->seed, SEEDS_MAX);
 			if (o->seeds < 0) {
@@ -188,7 +192,8 @@ static int run_policy(const struct gp_trace *t, const struct gp_workload *w,
 		struct gp_replay_config cfg = { .policy = s->policy,
 						.devices = o->devices,
 						.inflate = o->inflate,
-						.seed = o->seed[i] };
+						.seed = o->seed[i],
+						.exhaustive = o->exhaustive };
 		struct gp_replay_result *r = &s->per_seed[i];
 		double start = now_seconds();
 		int err = gp_replay_run(t, w, &cfg, r);

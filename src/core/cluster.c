@@ -1,15 +1,22 @@
-/* cluster.c — nodes, their equivalence classes, and the placement engine.
+/* cluster.c — nodes, their states, and the placement engine.
  *
- * Every node belongs to exactly one class: the set of nodes whose canonical
- * state (state.h) is identical. Classes are immutable — when a node changes
- * it moves to the class of its new state, created on demand — so a score
- * computed for a class stays true until the class is freed with its last
- * member. Classes live in a hash table (lookup by state) and in one bucket
- * list each, chosen by (idle devices, largest free share in tenths of a
- * device); a request visits only buckets that might fit it.
+ * Every node's free capacity is a canonical state (state.h), shared by all
+ * nodes whose states are identical (a class). Classes are immutable — when a
+ * node changes it moves to the class of its new state, made on demand — so
+ * a score computed for a class stays true until the class is freed with its
+ * last member; scores are cached per class and request.
  *
- * Within a class, members sit in a min-heap by tie rank, so the class's
- * first member in tie order is at hand in O(1). */
+ * Finding where a request goes never visits every node: the index (index.h)
+ * sorts nodes into buckets by what requests need, each bucket's members in
+ * the policy's order (policy-impl.h: binpack's fullest first, spread's
+ * emptiest; most policies have none) and then in tie order. A decision
+ * asks each bucket whose best values could take the request for its first
+ * member that can, scores those candidates (one per bucket) with the
+ * policy, and keeps the best, ties going to the first in tie order. The buckets' number depends on node
+ * sizes (log scale), labels and models, never on how many nodes there are,
+ * so a decision costs O(buckets · log nodes). The price is that a policy
+ * sees one node per bucket, not every node: docs/scheduling.md measures
+ * what that costs each policy in allocation. */
 #include "core/cluster.h"
 
 #include <errno.h>
@@ -19,11 +26,12 @@
 
 #include "base/hash.h"
 #include "base/rng.h"
+#include "core/index.h"
 #include "core/policy-impl.h"
 #include "core/state.h"
 
-#define SHARE_BUCKETS 11
-#define BUCKETS ((GP_NODE_DEVICES_MAX + 1) * SHARE_BUCKETS)
+#define CPU_STEPS 4              /* index levels per doubling of free cores */
+#define MEM_STEPS 1              /* ... of free GiB */
 #define SCORE_CACHE_MAX 512u
 #define REQUESTS_MAX (1u << 14)
 
@@ -33,27 +41,20 @@ struct score_slot {
 	int64_t score;
 };
 
-/* The fields a decision reads for every class come first, so that with
- * the start of the state (free CPU and memory) they share a cache line. */
+/* A class is allocated with room for its state's devices only. */
 struct node_class {
-	struct node_class *next;                /* bucket list */
 	struct score_slot *cache;
 	uint64_t cache_generation;
 	uint32_t cache_cap, cache_used;
 	uint32_t members;
-	uint16_t bucket;
-	uint32_t *heap;                         /* member node indices */
-	struct gp_node_state state;
-	struct node_class *prev;
 	uint64_t hash;
 	struct node_class *hash_next;
-	uint32_t heap_cap;
+	struct gp_node_state state;             /* last: devices as needed */
 };
 
 struct node {
 	struct node_class *cls;
 	uint64_t rank;                          /* tie order */
-	uint32_t heap_pos;
 	uint8_t perm[GP_NODE_DEVICES_MAX];      /* position -> device index */
 	char (*uuid)[GP_NAME_MAX];              /* per device; NULL if none */
 };
@@ -68,7 +69,7 @@ struct gp_cluster {
 	uint32_t nodes, node_cap;
 	struct node_class **table;
 	size_t table_cap, classes;
-	struct node_class *bucket[BUCKETS];
+	struct gp_index index;
 	struct request_slot *request;
 	size_t request_cap, requests;
 	char model[GP_MODELS_MAX][GP_NAME_MAX];
@@ -76,6 +77,8 @@ struct gp_cluster {
 	int models, labels;
 	struct gp_rng tie_rng;
 	bool random_ties;
+	bool exhaustive;                        /* score every node that fits */
+	gp_node_order_fn *order;                /* the index's, within buckets */
 };
 
 /* ---- names ---------------------------------------------------------- */
@@ -111,8 +114,7 @@ const char *gp_cluster_model_name(const struct gp_cluster *c, int id)
 	return id >= 0 && id < c->models ? c->model[id] : NULL;
 }
 
-/* ---- class member heaps (by tie rank) -------------------------------- */
-
+/* Tie order: the node with the smaller rank, then the smaller number. */
 static bool ranks_before(const struct gp_cluster *c, uint32_t a, uint32_t b)
 {
 	const struct node *x = &c->node[a], *y = &c->node[b];
@@ -120,92 +122,7 @@ static bool ranks_before(const struct gp_cluster *c, uint32_t a, uint32_t b)
 	return x->rank != y->rank ? x->rank < y->rank : a < b;
 }
 
-static void heap_set(struct gp_cluster *c, struct node_class *k, uint32_t pos,
-		     uint32_t node)
-{
-	k->heap[pos] = node;
-	c->node[node].heap_pos = pos;
-}
-
-static void heap_sift(struct gp_cluster *c, struct node_class *k, uint32_t pos)
-{
-	uint32_t node = k->heap[pos];
-
-	while (pos > 0 && ranks_before(c, node, k->heap[(pos - 1) / 2])) {
-		heap_set(c, k, pos, k->heap[(pos - 1) / 2]);
-		pos = (pos - 1) / 2;
-	}
-	for (;;) {
-		uint32_t child = 2 * pos + 1;
-
-		if (child >= k->members)
-			break;
-		if (child + 1 < k->members &&
-		    ranks_before(c, k->heap[child + 1], k->heap[child]))
-			child++;
-		if (!ranks_before(c, k->heap[child], node))
-			break;
-		heap_set(c, k, pos, k->heap[child]);
-		pos = child;
-	}
-	heap_set(c, k, pos, node);
-}
-
-static int heap_add(struct gp_cluster *c, struct node_class *k, uint32_t node)
-{
-	if (k->members == k->heap_cap) {
-		uint32_t cap = k->heap_cap ? 2 * k->heap_cap : 4;
-		uint32_t *heap = realloc(k->heap, cap * sizeof(*heap));
-
-		if (!heap)
-			return -ENOMEM;
-		k->heap = heap;
-		k->heap_cap = cap;
-	}
-	heap_set(c, k, k->members++, node);
-	heap_sift(c, k, k->members - 1);
-	return 0;
-}
-
-/* Removes the member at heap position pos. */
-static void heap_remove(struct gp_cluster *c, struct node_class *k,
-			uint32_t pos)
-{
-	k->members--;
-	if (pos == k->members)
-		return;
-	heap_set(c, k, pos, k->heap[k->members]);
-	heap_sift(c, k, pos);
-}
-
 /* ---- classes -------------------------------------------------------- */
-
-static uint16_t bucket_of(const struct gp_node_state *s)
-{
-	uint32_t idle = 0, share = 0;
-
-	for (int i = 0; i < s->devices; i++) {
-		if (gp_dev_is_idle(&s->dev[i]))
-			idle++;
-		else if (gp_dev_usable(&s->dev[i]) > share)
-			share = gp_dev_usable(&s->dev[i]);
-	}
-	share = share * 10 / GP_COMPUTE_WHOLE;
-	return (uint16_t)(idle * SHARE_BUCKETS +
-			  (share < SHARE_BUCKETS ? share : SHARE_BUCKETS - 1));
-}
-
-/* Could a node in bucket b have a device for one share of req? */
-static bool bucket_may_fit(unsigned b, const struct gp_request *req)
-{
-	unsigned idle = b / SHARE_BUCKETS, share = b % SHARE_BUCKETS;
-
-	if (req->devices == 0)
-		return true;
-	if (req->whole)
-		return idle >= req->devices;
-	return idle > 0 || share >= req->dev_compute * 10 / GP_COMPUTE_WHOLE;
-}
 
 static int table_grow(struct gp_cluster *c)
 {
@@ -238,6 +155,19 @@ static struct node_class *class_find(struct gp_cluster *c,
 	return NULL;
 }
 
+/* A class holds its state's devices only (8 of 16 on a node of 8). */
+static size_t class_size(const struct gp_node_state *s)
+{
+	return offsetof(struct node_class, state) + gp_state_key_len(s);
+}
+
+/* A whole state from a class's (the unused device slots zero). */
+static void state_of(const struct node_class *k, struct gp_node_state *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret, &k->state, gp_state_key_len(&k->state));
+}
+
 static struct node_class *class_get(struct gp_cluster *c,
 				    const struct gp_node_state *s)
 {
@@ -251,19 +181,13 @@ static struct node_class *class_get(struct gp_cluster *c,
 		return k;
 	if (c->classes >= c->table_cap && table_grow(c) < 0)
 		return NULL;
-	k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
+	k = calloc(1, class_size(s));
 	if (!k)
 		return NULL;
-	memset(k, 0, sizeof(*k));
-	k->state = *s;
+	memcpy(&k->state, s, gp_state_key_len(s));
 	k->hash = hash;
 	k->hash_next = c->table[hash & (c->table_cap - 1)];
 	c->table[hash & (c->table_cap - 1)] = k;
-	k->bucket = bucket_of(s);
-	k->next = c->bucket[k->bucket];
-	if (k->next)
-		k->next->prev = k;
-	c->bucket[k->bucket] = k;
 	c->classes++;
 	return k;
 }
@@ -275,37 +199,103 @@ static void class_drop(struct gp_cluster *c, struct node_class *k)
 	while (*link != k)
 		link = &(*link)->hash_next;
 	*link = k->hash_next;
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		c->bucket[k->bucket] = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
 	c->classes--;
-	free(k->heap);
 	free(k->cache);
 	free(k);
 }
 
-/* Moves node n into the class of state s (s already canonical). */
+/* The index's scales for free CPU and memory: floor(log2(1 + v)) in
+ * `steps` steps per doubling (1, 2 or 4; within a doubling the steps are
+ * linear). */
+static uint8_t log_level(uint32_t v, unsigned steps)
+{
+	unsigned bits = steps == 4 ? 2 : steps == 2 ? 1 : 0;
+	uint64_t x = (uint64_t)v + 1;
+	unsigned l = 63 - (unsigned)__builtin_clzll(x);
+	unsigned frac = (unsigned)((x << bits >> l) & (steps - 1));
+
+	return (uint8_t)(l * steps + frac);
+}
+
+/* Can a device take one more share of some request (healthy, not held,
+ * below its slice cap)? */
+static bool dev_open(const struct gp_dev_state *d)
+{
+	return (d->flags & GP_DEV_HEALTHY) && !(d->flags & GP_DEV_HELD) &&
+	       !(d->max_tasks && d->tasks >= d->max_tasks);
+}
+
+/* What the index knows of node n in state s. */
+static void index_entry(const struct gp_cluster *c, uint32_t n,
+			const struct gp_node_state *s, struct gp_index_entry *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->key.labels = s->labels;
+	for (int i = 0; i < s->devices; i++) {
+		const struct gp_dev_state *d = &s->dev[i];
+
+		if (d->flags & GP_DEV_HEALTHY)
+			ret->key.models |= 1ull << d->model;
+		if (gp_dev_is_idle(d))
+			ret->key.idle++;
+		else if (gp_dev_usable(d) > ret->share)
+			ret->share = (uint16_t)gp_dev_usable(d);
+		if (dev_open(d) && d->mem_free > ret->dev_mem)
+			ret->dev_mem = d->mem_free;
+	}
+	ret->key.share = (uint8_t)(ret->share * 10 / GP_COMPUTE_WHOLE);
+	ret->key.cpu = log_level(s->cpu_free / 1000, CPU_STEPS);
+	ret->key.mem = log_level(s->mem_free / 1024, MEM_STEPS);
+	ret->order = c->order ? c->order(s) : 0;
+	ret->rank = c->node[n].rank;
+	ret->cpu_free = s->cpu_free;
+	ret->mem_free = s->mem_free;
+}
+
+/* Moves node n into the class of state s (s already canonical) and to its
+ * place in the index. */
 static int node_move(struct gp_cluster *c, uint32_t n,
 		     const struct gp_node_state *s)
 {
 	struct node_class *old = c->node[n].cls, *k = class_get(c, s);
-	uint32_t old_pos = c->node[n].heap_pos;     /* heap_add changes it */
+	struct gp_index_entry e;
 
-	if (!k || heap_add(c, k, n) < 0) {
+	index_entry(c, n, s, &e);
+	if (!k || gp_index_put(&c->index, n, &e) < 0) {
 		if (k && k->members == 0)
 			class_drop(c, k);
 		return -ENOMEM;
 	}
-	if (old) {
-		heap_remove(c, old, old_pos);
-		if (old->members == 0)
-			class_drop(c, old);
-	}
+	k->members++;
+	if (old && --old->members == 0)
+		class_drop(c, old);
 	c->node[n].cls = k;
 	return 0;
+}
+
+size_t gp_cluster_bytes(const struct gp_cluster *c)
+{
+	size_t bytes = sizeof(*c) + c->node_cap * sizeof(*c->node) +
+		       c->table_cap * sizeof(*c->table) +
+		       c->request_cap * sizeof(*c->request) + gp_index_bytes(&c->index);
+
+	for (uint32_t i = 0; i < c->nodes; i++)
+		if (c->node[i].uuid)
+			bytes += (size_t)c->node[i].cls->state.devices * GP_NAME_MAX;
+	for (size_t i = 0; i < c->table_cap; i++)
+		for (const struct node_class *k = c->table[i]; k; k = k->hash_next)
+			bytes += class_size(&k->state) + k->cache_cap * sizeof(*k->cache);
+	return bytes;
+}
+
+void gp_cluster_set_exhaustive(struct gp_cluster *c, bool exhaustive)
+{
+	c->exhaustive = exhaustive;
+}
+
+uint32_t gp_cluster_bucket_count(const struct gp_cluster *c)
+{
+	return (uint32_t)c->index.buckets;
 }
 
 uint32_t gp_cluster_class_count(const struct gp_cluster *c)
@@ -334,12 +324,12 @@ struct gp_cluster *gp_cluster_free(struct gp_cluster *c)
 	for (size_t i = 0; i < c->table_cap; i++)
 		for (struct node_class *k = c->table[i], *next; k; k = next) {
 			next = k->hash_next;
-			free(k->heap);
 			free(k->cache);
 			free(k);
 		}
 	for (uint32_t i = 0; i < c->nodes; i++)
 		free(c->node[i].uuid);
+	gp_index_release(&c->index);
 	free(c->table);
 	free(c->request);
 	free(c->node);
@@ -402,6 +392,21 @@ static int node_uuids(const struct gp_node_spec *spec, char (**ret)[GP_NAME_MAX]
 	return 0;
 }
 
+/* Room for one more node, in the node array and the index. */
+static int nodes_reserve(struct gp_cluster *c)
+{
+	if (c->nodes == c->node_cap) {
+		uint32_t cap = c->node_cap ? 2 * c->node_cap : 64;
+		struct node *grown = realloc(c->node, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		c->node = grown;
+		c->node_cap = cap;
+	}
+	return gp_index_reserve(&c->index, c->nodes + 1);
+}
+
 int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
 			uint32_t *ret_index)
 {
@@ -412,20 +417,11 @@ int gp_cluster_add_node(struct gp_cluster *c, const struct gp_node_spec *spec,
 
 	if (!spec_valid(c, spec))
 		return -EINVAL;
-	err = node_uuids(spec, &uuid);
+	err = nodes_reserve(c);
+	if (err == 0)
+		err = node_uuids(spec, &uuid);
 	if (err < 0)
 		return err;
-	if (c->nodes == c->node_cap) {
-		uint32_t cap = c->node_cap ? 2 * c->node_cap : 64;
-		struct node *grown = realloc(c->node, cap * sizeof(*grown));
-
-		if (!grown) {
-			free(uuid);
-			return -ENOMEM;
-		}
-		c->node = grown;
-		c->node_cap = cap;
-	}
 	n = &c->node[c->nodes];
 	memset(n, 0, sizeof(*n));
 	n->uuid = uuid;
@@ -610,19 +606,6 @@ static void cache_put(struct node_class *k, uint32_t id, int64_t score,
 	k->cache_used++;
 }
 
-/* Which host constraint of req a state misses, or GP_NOFIT_NONE. */
-static enum gp_nofit host_misfit(const struct gp_node_state *s,
-				 const struct gp_request *req)
-{
-	if (s->cpu_free < req->cpu_milli)
-		return GP_NOFIT_CPU;
-	if (s->mem_free < req->mem_mib)
-		return GP_NOFIT_MEMORY;
-	if ((req->labels_all | req->labels_none) && !gp_state_labels_fit(s, req))
-		return GP_NOFIT_LABELS;
-	return GP_NOFIT_NONE;
-}
-
 /* Device positions that can take a share of req, or -1 when too few. */
 static int64_t device_fit(const struct gp_node_state *s,
 			  const struct gp_request *req)
@@ -666,41 +649,102 @@ static int64_t class_score(struct node_class *k, struct gp_policy *p,
 
 /* ---- placement ------------------------------------------------------ */
 
-/* The score of req on class k, or GP_SCORE_NOFIT after counting its
- * members under the constraint they miss. */
-static int64_t class_visit(struct node_class *k, struct gp_policy *p,
-			   const struct gp_request *req, uint32_t id,
-			   unsigned *reasons, uint32_t *ret_mask)
-{
-	enum gp_nofit why = host_misfit(&k->state, req);
-	int64_t score = GP_SCORE_NOFIT;
+#define UNIFORM_TRIES 32
 
-	if (why == GP_NOFIT_NONE) {
-		score = class_score(k, p, req, id, ret_mask);
-		if (score == GP_SCORE_NOFIT)
-			why = GP_NOFIT_DEVICES;
-	}
-	if (why != GP_NOFIT_NONE)
-		reasons[why] += k->members;
-	return score;
+/* One decision in progress. */
+struct search {
+	struct gp_cluster *c;
+	const struct gp_request *req;
+	struct gp_index_need need;      /* what req needs of a member */
+	unsigned reasons[GP_NOFIT_EMPTY + 1];   /* members, by what they miss */
+	uint64_t count;                 /* uniform: members that fit */
+	struct gp_policy *policy;       /* scoring: the policy, the request's id, */
+	uint32_t id, scored;            /* candidates scored */
+	uint32_t best, best_mask;       /* and the best so far */
+	int64_t best_score;
+};
+
+static void search_begin(struct search *q, struct gp_cluster *c,
+			 const struct gp_request *req)
+{
+	bool share = req->devices > 0 && !req->whole;
+
+	memset(q, 0, sizeof(*q));
+	q->c = c;
+	q->req = req;
+	q->need.cpu = req->cpu_milli;
+	q->need.mem = req->mem_mib;
+	q->need.dev_mem = share ? req->dev_mem_mib : 0;
+	q->need.share = share ? (uint16_t)req->dev_compute : 0;
 }
 
-/* Host and devices: the fit mask of class k for req, or -1 after counting
- * its members under the reason. */
-static int64_t class_fit(const struct node_class *k, const struct gp_request *req,
-			 unsigned *reasons)
+/* Could some member of bucket b have the devices req asks for? */
+static bool bucket_devices_may_fit(const struct gp_bucket *b,
+				   const struct gp_request *req,
+				   const struct gp_index_need *most,
+				   const struct gp_index_need *need)
 {
-	enum gp_nofit why = host_misfit(&k->state, req);
-	int64_t fit;
+	if (req->devices == 0)
+		return true;
+	if (req->models && !(b->key.models & req->models))
+		return false;
+	if (req->whole)
+		return b->key.idle >= req->devices;
+	return most->dev_mem >= need->dev_mem &&
+	       (b->key.idle > 0 || most->share >= need->share);
+}
 
-	if (why != GP_NOFIT_NONE) {
-		reasons[why] += k->members;
-		return -1;
-	}
-	fit = device_fit(&k->state, req);
-	if (fit < 0)
-		reasons[GP_NOFIT_DEVICES] += k->members;
-	return fit;
+/* Could bucket b hold the request, judging by its key and its members'
+ * best values? If not, its members count under the constraint they miss
+ * (when `count`). *ret_need is what to ask of its members. */
+static bool bucket_may_fit(struct search *q, const struct gp_bucket *b,
+			   bool count, struct gp_index_need *ret_need)
+{
+	const struct gp_request *req = q->req;
+	enum gp_nofit why = GP_NOFIT_NONE;
+	struct gp_index_need most;
+
+	gp_bucket_most(&q->c->index, b, &most);
+	*ret_need = q->need;
+	if (b->key.idle > 0)
+		ret_need->share = 0;            /* an idle device takes any share */
+	if (most.cpu < req->cpu_milli)
+		why = GP_NOFIT_CPU;
+	else if (most.mem < req->mem_mib)
+		why = GP_NOFIT_MEMORY;
+	else if ((b->key.labels & req->labels_all) != req->labels_all ||
+		 (b->key.labels & req->labels_none))
+		why = GP_NOFIT_LABELS;
+	else if (!bucket_devices_may_fit(b, req, &most, ret_need))
+		why = GP_NOFIT_DEVICES;
+	if (why != GP_NOFIT_NONE && count)
+		q->reasons[why] += b->members;
+	return why == GP_NOFIT_NONE;
+}
+
+/* Can node n take the request (host and devices)? */
+static bool node_fits(void *ctx, uint32_t n)
+{
+	struct search *q = ctx;
+	const struct gp_node_state *s = &q->c->node[n].cls->state;
+
+	return gp_state_host_fits(s, q->req) && device_fit(s, q->req) >= 0;
+}
+
+/* The first member of bucket b in tie order that can take the request,
+ * or GP_INDEX_NONE; the members of a bucket none of which fits count as
+ * missing devices. */
+static uint32_t bucket_candidate(struct search *q, const struct gp_bucket *b)
+{
+	struct gp_index_need need;
+	uint32_t n;
+
+	if (!bucket_may_fit(q, b, true, &need))
+		return GP_INDEX_NONE;
+	n = gp_bucket_first(&q->c->index, b, &need, node_fits, q);
+	if (n == GP_INDEX_NONE)
+		q->reasons[GP_NOFIT_DEVICES] += b->members;
+	return n;
 }
 
 static enum gp_nofit main_reason(const struct gp_cluster *c,
@@ -714,93 +758,193 @@ static enum gp_nofit main_reason(const struct gp_cluster *c,
 	return best;
 }
 
-/* Records the choice of node n (a member of k) with devices `mask`. */
-static void decide(struct gp_cluster *c, struct node_class *k, uint32_t n,
-		   uint32_t mask, int64_t score, struct gp_decision *d)
+/* Records the choice of node n with devices `mask` (positions). */
+static void decide(struct gp_cluster *c, uint32_t n, uint32_t mask,
+		   int64_t score, struct gp_decision *d)
 {
+	const struct gp_node_state *s = &c->node[n].cls->state;
+
 	d->placed = true;
 	d->score = score;
 	d->where.node = n;
 	d->where.devices = 0;
-	for (int i = 0; i < k->state.devices; i++)
+	for (int i = 0; i < s->devices; i++)
 		if (mask >> i & 1)
 			d->where.device[d->where.devices++] = c->node[n].perm[i];
 }
 
-/* Random policy: every feasible node equally likely. */
-static void place_uniform(struct gp_cluster *c, struct gp_policy *p,
-			  const struct gp_request *req, unsigned *reasons,
+/* Scores candidate n; keeps it when it beats the best so far (a higher
+ * score, or the same score and first in tie order). */
+static void consider(struct search *q, uint32_t n)
+{
+	struct gp_cluster *c = q->c;
+	uint32_t mask;
+	int64_t score = class_score(c->node[n].cls, q->policy, q->req, q->id, &mask);
+
+	q->scored++;
+	if (score == GP_SCORE_NOFIT)
+		return;
+	if (q->best == GP_INDEX_NONE || score > q->best_score ||
+	    (score == q->best_score && ranks_before(c, n, q->best))) {
+		q->best = n;
+		q->best_mask = mask;
+		q->best_score = score;
+	}
+}
+
+static bool consider_if_fits(void *ctx, uint32_t n)
+{
+	if (node_fits(ctx, n))
+		consider(ctx, n);
+	return false;                   /* visit them all */
+}
+
+/* Scoring policies: one candidate per bucket (every node that fits when
+ * the search is exhaustive); the best score wins, ties go to the first in
+ * tie order. */
+static void place_best(struct search *q, struct gp_policy *p,
+		       struct gp_decision *d)
+{
+	struct gp_cluster *c = q->c;
+	struct gp_index_need need;
+
+	q->policy = p;
+	q->id = request_id(c, q->req);
+	q->best = GP_INDEX_NONE;
+	for (const struct gp_bucket *b = c->index.first; b; b = b->next) {
+		if (c->exhaustive) {
+			if (bucket_may_fit(q, b, true, &need))
+				gp_bucket_first(&c->index, b, &need, consider_if_fits, q);
+			continue;
+		}
+		uint32_t n = bucket_candidate(q, b);
+		if (n != GP_INDEX_NONE)
+			consider(q, n);
+	}
+	d->candidates = q->scored;
+	if (q->best != GP_INDEX_NONE)
+		decide(c, q->best, q->best_mask, q->best_score, d);
+}
+
+static bool count_fit(void *ctx, uint32_t n)
+{
+	struct search *q = ctx;
+
+	q->count += node_fits(ctx, n);
+	return false;                   /* visit them all */
+}
+
+static bool nth_fit(void *ctx, uint32_t n)
+{
+	struct search *q = ctx;
+
+	return node_fits(ctx, n) && q->count-- == 0;
+}
+
+/* The member at position i of the buckets that may fit, taken in list
+ * order. */
+static uint32_t member_at(struct search *q, uint64_t i)
+{
+	struct gp_index_need need;
+
+	for (const struct gp_bucket *b = q->c->index.first; b; b = b->next) {
+		if (!bucket_may_fit(q, b, false, &need))
+			continue;
+		if (i < b->members)
+			return gp_bucket_at(&q->c->index, b, (uint32_t)i);
+		i -= b->members;
+	}
+	return GP_INDEX_NONE;
+}
+
+/* Counts the members that fit, then takes one of them at random. */
+static uint32_t uniform_by_count(struct search *q, struct gp_policy *p)
+{
+	struct gp_index_need need;
+	const struct gp_bucket *b;
+	uint32_t n = GP_INDEX_NONE;
+
+	q->count = 0;
+	for (b = q->c->index.first; b; b = b->next) {
+		uint64_t before = q->count;
+
+		if (!bucket_may_fit(q, b, false, &need))
+			continue;
+		gp_bucket_first(&q->c->index, b, &need, count_fit, q);
+		if (q->count == before)
+			q->reasons[GP_NOFIT_DEVICES] += b->members;
+	}
+	if (q->count == 0)
+		return GP_INDEX_NONE;
+	q->count = gp_rng_below(&p->rng, q->count);
+	for (b = q->c->index.first; b && n == GP_INDEX_NONE; b = b->next)
+		if (bucket_may_fit(q, b, false, &need))
+			n = gp_bucket_first(&q->c->index, b, &need, nth_fit, q);
+	return n;
+}
+
+/* The random policy: every node that can take the request equally
+ * likely. Draws from the members of the buckets that may fit until one
+ * fits (the first that fits is uniform over those that fit); after
+ * UNIFORM_TRIES misses, counts them all and draws among those. */
+static void place_uniform(struct search *q, struct gp_policy *p,
 			  struct gp_decision *d)
 {
-	unsigned ignored[GP_NOFIT_EMPTY + 1] = { 0 };
-	uint64_t feasible = 0, pick;
+	struct gp_index_need need;
+	uint64_t members = 0;
+	uint32_t n = GP_INDEX_NONE, mask;
 
-	for (unsigned b = 0; b < BUCKETS; b++)
-		for (struct node_class *k = c->bucket[b]; k; k = k->next) {
-			d->classes_seen++;
-			if (bucket_may_fit(b, req) && class_fit(k, req, reasons) >= 0)
-				feasible += k->members;
-		}
-	if (feasible == 0)
+	for (const struct gp_bucket *b = q->c->index.first; b; b = b->next)
+		if (bucket_may_fit(q, b, true, &need))
+			members += b->members;
+	for (int t = 0; members && t < UNIFORM_TRIES && n == GP_INDEX_NONE; t++) {
+		n = member_at(q, gp_rng_below(&p->rng, members));
+		d->candidates++;
+		if (n != GP_INDEX_NONE && !node_fits(q, n))
+			n = GP_INDEX_NONE;
+	}
+	if (n == GP_INDEX_NONE && members)
+		n = uniform_by_count(q, p);
+	if (n == GP_INDEX_NONE)
 		return;
-	pick = gp_rng_below(&p->rng, feasible);
-	for (unsigned b = 0; b < BUCKETS; b++)
-		for (struct node_class *k = c->bucket[b]; k; k = k->next) {
-			int64_t fit;
-			uint32_t mask;
+	const struct gp_node_state *s = &q->c->node[n].cls->state;
+	gp_policy_pick(p, s, q->req, (uint32_t)device_fit(s, q->req), &mask);
+	decide(q->c, n, mask, 0, d);
+}
 
-			if (!bucket_may_fit(b, req) ||
-			    (fit = class_fit(k, req, ignored)) < 0)
-				continue;
-			if (pick >= k->members) {
-				pick -= k->members;
-				continue;
-			}
-			gp_policy_pick(p, &k->state, req, (uint32_t)fit, &mask);
-			decide(c, k, k->heap[pick], mask, 0, d);
-			return;
-		}
+/* Orders every bucket's members by the policy's key: once, when a cluster
+ * first meets a policy with another order than the last one's. */
+static int reorder(struct gp_cluster *c, gp_node_order_fn *order)
+{
+	struct gp_index_entry e;
+	int err = 0;
+
+	c->order = order;
+	for (uint32_t n = 0; n < c->nodes && err == 0; n++) {
+		index_entry(c, n, &c->node[n].cls->state, &e);
+		err = gp_index_put(&c->index, n, &e);
+	}
+	return err;
 }
 
 int gp_place(struct gp_cluster *c, struct gp_policy *p,
 	     const struct gp_request *req, struct gp_decision *ret_decision)
 {
-	unsigned reasons[GP_NOFIT_EMPTY + 1] = { 0 };
 	struct gp_decision d = { 0 };
-	struct node_class *best = NULL;
-	uint32_t best_mask = 0, id;
+	struct search q;
+	int err;
 
 	if (!request_valid(req))
 		return -EINVAL;
-	if (p->ops->uniform) {
-		place_uniform(c, p, req, reasons, &d);
-		goto done;
-	}
-	id = request_id(c, req);
-	for (unsigned b = 0; b < BUCKETS; b++) {
-		if (!bucket_may_fit(b, req))
-			continue;
-		for (struct node_class *k = c->bucket[b]; k; k = k->next) {
-			uint32_t mask;
-			int64_t score = class_visit(k, p, req, id, reasons, &mask);
-
-			d.classes_seen++;
-			if (score == GP_SCORE_NOFIT)
-				continue;
-			if (!best || score > d.score ||
-			    (score == d.score &&
-			     ranks_before(c, k->heap[0], best->heap[0]))) {
-				best = k;
-				best_mask = mask;
-				d.score = score;
-			}
-		}
-	}
-	if (best)
-		decide(c, best, best->heap[0], best_mask, d.score, &d);
-done:
+	if (p->ops->order != c->order && (err = reorder(c, p->ops->order)) < 0)
+		return err;
+	search_begin(&q, c, req);
+	if (p->ops->uniform)
+		place_uniform(&q, p, &d);
+	else
+		place_best(&q, p, &d);
 	if (!d.placed)
-		d.reason = main_reason(c, reasons);
+		d.reason = main_reason(c, q.reasons);
 	*ret_decision = d;
 	return 0;
 }
@@ -845,7 +989,7 @@ static int change_begin(const struct gp_cluster *c, const struct gp_request *req
 	err = placement_mask(c, req, where, ret_mask);
 	if (err < 0)
 		return err;
-	*ret_state = c->node[where->node].cls->state;
+	state_of(c->node[where->node].cls, ret_state);
 	return 0;
 }
 

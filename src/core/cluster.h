@@ -4,14 +4,18 @@
  * requests on them with a policy (policy.h). It is pure computation: no I/O,
  * no threads, no clock; the same inputs give the same decisions.
  *
- * How a decision stays cheap at 10,000 nodes: nodes whose free-capacity
- * states are identical share one equivalence class, and classes sit in
- * buckets keyed by what a request needs most (idle devices, the largest
- * share a device can still take). A decision visits only the buckets that
- * can fit, scores each class once (scores are cached per class and request
- * shape, and a class's state never changes), and breaks ties by a fixed
- * random order of nodes (first fit in that order). The number of slices a
- * device may hold is a number in its state, so cost does not grow with it.
+ * How a decision stays cheap at any cluster size: an index (index.h) sorts
+ * nodes into buckets by what a request needs (labels, device models, idle
+ * devices, the largest share a busy device can still take, free CPU and
+ * memory on a log scale), each bucket ordered by the policy's preference
+ * and then a fixed random tie order. A decision takes, from each bucket
+ * that could fit, the first node that does (O(log nodes)), scores those
+ * candidates with the policy and keeps the best; the number of buckets
+ * does not grow with the nodes. Nodes with identical states share a class
+ * whose scores are cached per request. The number of slices a device may
+ * hold is a number in its state, so cost does not grow with it either.
+ * gp_cluster_set_exhaustive scores every node instead (the exact answer,
+ * for measuring what the bound costs).
  *
  * Ownership: the cluster owns its nodes and indexes; callers own requests,
  * decisions and policies. Functions return 0 or a negative errno. */
@@ -19,6 +23,7 @@
 #define GP_CORE_CLUSTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/policy.h"
@@ -41,7 +46,7 @@ struct gp_decision {
 	struct gp_placement where;
 	int64_t score;          /* the policy's score of the chosen node */
 	enum gp_nofit reason;   /* when !placed */
-	uint32_t classes_seen;  /* classes visited (a cost measure) */
+	uint32_t candidates;    /* nodes scored (a cost measure) */
 };
 
 /* tie_seed orders nodes for tie-breaking: 0 keeps insertion order (first
@@ -80,6 +85,18 @@ const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
 /* The model id of a device (physical index), or -ENOENT when the node
  * or device does not exist. */
 int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device);
+
+/* Exhaustive search: a scoring policy scores every node that can take a
+ * request, not one per index bucket (cluster.c) — the exact placement, at
+ * a cost that grows with the nodes; for measuring what the bounded search
+ * costs in allocation. Off by default. */
+void gp_cluster_set_exhaustive(struct gp_cluster *c, bool exhaustive);
+
+/* Bytes the cluster holds (nodes, states, score caches, index). */
+size_t gp_cluster_bytes(const struct gp_cluster *c);
+
+/* Number of index buckets now (what a decision's cost grows with). */
+uint32_t gp_cluster_bucket_count(const struct gp_cluster *c);
 
 /* Number of distinct node states now (equivalence classes). */
 uint32_t gp_cluster_class_count(const struct gp_cluster *c);

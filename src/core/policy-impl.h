@@ -31,6 +31,11 @@ typedef int64_t gp_node_score_fn(struct gp_policy *p,
 				 const struct gp_request *req, uint32_t fit,
 				 uint32_t *ret_mask);
 
+/* A key for a node state that does not depend on the request, lower for
+ * the nodes the policy tends to prefer: the engine offers each index
+ * bucket's first node by (key, tie order) as its candidate. */
+typedef uint64_t gp_node_order_fn(const struct gp_node_state *s);
+
 struct gp_policy_ops {
 	const char *name;
 	const char *summary;
@@ -38,6 +43,7 @@ struct gp_policy_ops {
 	bool target;            /* judges nodes against a target workload */
 	gp_device_pick_fn *pick;    /* default device choice */
 	gp_node_score_fn *score;
+	gp_node_order_fn *order;    /* NULL: tie order alone */
 	int (*init)(struct gp_policy *p);
 	void (*release)(struct gp_policy *p);
 };

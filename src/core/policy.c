@@ -313,6 +313,27 @@ static int64_t score_spread(struct gp_policy *p, const struct gp_node_state *s,
 	return left_after(p, s, req, fit, ret_mask);
 }
 
+/* ---- candidate order within an index bucket ---------------------------- */
+
+/* Least free device compute, then least free CPU: binpack's own order. */
+static uint64_t order_fullest(const struct gp_node_state *s)
+{
+	return (uint64_t)gp_state_usable_compute(s) << 32 | s->cpu_free;
+}
+
+static uint64_t order_emptiest(const struct gp_node_state *s)
+{
+	return ~order_fullest(s);
+}
+
+/* Least CPU and GPU left, each against the largest node (bestfit's
+ * measure before the request, in units of 1/8,000,000 of a node). */
+static uint64_t order_least_left(const struct gp_node_state *s)
+{
+	return (uint64_t)s->cpu_free * (SPEC_GPU / 1000) +
+	       (uint64_t)gp_state_usable_compute(s) * (SPEC_CPU / 1000);
+}
+
 /* ---- registry ------------------------------------------------------- */
 
 static const struct gp_policy_ops simple_ops[] = {
@@ -325,14 +346,14 @@ static const struct gp_policy_ops simple_ops[] = {
 	{ "gpupacking", "partly used devices, then partly used nodes",
 	  .pick = gp_pick_bestfit, .score = score_gpupacking },
 	{ "bestfit", "least CPU and GPU left after placement",
-	  .pick = gp_pick_bestfit, .score = score_bestfit },
+	  .pick = gp_pick_bestfit, .score = score_bestfit, .order = order_least_left },
 };
 
 static const struct gp_policy_ops extra_ops[] = {
 	{ "binpack", "most allocated node and device first",
-	  .pick = gp_pick_bestfit, .score = score_binpack },
+	  .pick = gp_pick_bestfit, .score = score_binpack, .order = order_fullest },
 	{ "spread", "least allocated node and device first",
-	  .pick = gp_pick_spread, .score = score_spread },
+	  .pick = gp_pick_spread, .score = score_spread, .order = order_emptiest },
 };
 
 static const struct gp_policy_ops *registry(size_t i)

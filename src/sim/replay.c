@@ -109,6 +109,7 @@ int gp_replay_run(const struct gp_trace *t, const struct gp_workload *target,
 	r = gp_trace_cluster(t, gp_rng_next(&rng) | 1, &c);
 	if (r < 0)
 		goto out;
+	gp_cluster_set_exhaustive(c, cfg->exhaustive);
 	r = gp_policy_new(cfg->policy, &pc, &p);
 	if (r < 0)
 		goto out;

@@ -17,6 +17,7 @@
 #define GP_SIM_REPLAY_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sim/trace.h"
@@ -37,6 +38,7 @@ struct gp_replay_config {
 	const char *devices;    /* device-level override, or NULL */
 	double inflate;         /* 1.3 in the published protocol */
 	uint64_t seed;
+	bool exhaustive;        /* score every node (gp_cluster_set_exhaustive) */
 };
 
 /* -ENOENT for an unknown policy; -ENOMEM. */

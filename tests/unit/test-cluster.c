@@ -1,6 +1,8 @@
 /* test-cluster.c — the cluster and placement engine (src/core/cluster.c). */
 #include "helpers.h"
 
+#include "base/rng.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -342,6 +344,165 @@ static void many_request_shapes_still_place(void **state)
 	}
 }
 
+
+/* A node of random size and devices, for the randomized tests. */
+static struct gp_node_spec random_spec(struct gp_rng *rng, int models)
+{
+	struct gp_node_spec s = node_spec(8 + (uint32_t)gp_rng_below(rng, 120),
+					  16 + (uint32_t)gp_rng_below(rng, 500),
+					  1 + (int)gp_rng_below(rng, 8),
+					  (int)gp_rng_below(rng, (uint64_t)models));
+
+	for (int i = 0; i < s.devices; i++) {
+		s.device[i].mem_mib = 8192 << gp_rng_below(rng, 3);
+		s.device[i].max_tasks = (uint16_t)gp_rng_below(rng, 4);
+	}
+	return s;
+}
+
+static struct gp_request random_request(struct gp_rng *rng, int models)
+{
+	struct gp_request r = { .cpu_milli = (uint32_t)gp_rng_below(rng, 40000),
+				.mem_mib = (uint32_t)gp_rng_below(rng, 100000) };
+
+	switch (gp_rng_below(rng, 4)) {
+	case 0:
+		break;                          /* CPU only */
+	case 1:
+		r.devices = (uint8_t)(1 + gp_rng_below(rng, 4));
+		r.whole = true;
+		break;
+	default:
+		r.devices = (uint8_t)(1 + gp_rng_below(rng, 2));
+		r.dev_compute = (uint32_t)(1 + gp_rng_below(rng, 1000));
+		r.dev_mem_mib = (uint32_t)gp_rng_below(rng, 20000);
+	}
+	if (gp_rng_below(rng, 4) == 0)
+		r.models = 1ull << gp_rng_below(rng, (uint64_t)models);
+	return r;
+}
+
+/* The bounded search (one candidate per index bucket) places a request
+ * exactly when the exhaustive one does, on a node that takes it, through
+ * a random mix of placements and releases on a random cluster. */
+static void bounded_search_places_whenever_anything_fits(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_placement held[400];
+	struct gp_request what[400];
+	struct gp_rng rng;
+	int live = 0, placed = 0;
+
+	gp_rng_init(&rng, 5);
+	for (int i = 0; i < 12; i++)            /* few nodes: fits are scarce */
+		add_node(f->c, random_spec(&rng, 2));
+	for (int step = 0; step < 20000; step++) {
+		struct gp_request r = random_request(&rng, 2);
+		struct gp_decision bounded, exact;
+
+		gp_cluster_set_exhaustive(f->c, true);
+		assert_int_equal(gp_place(f->c, f->p, &r, &exact), 0);
+		gp_cluster_set_exhaustive(f->c, false);
+		assert_int_equal(gp_place(f->c, f->p, &r, &bounded), 0);
+		assert_int_equal(bounded.placed, exact.placed);
+		assert_true(bounded.candidates <= exact.candidates);
+		if (bounded.placed && live < 400) {
+			assert_int_equal(gp_cluster_commit(f->c, &r, &bounded.where), 0);
+			what[live] = r;
+			held[live++] = bounded.where;
+			placed++;
+		}
+		if (live > 0 && (live == 400 || gp_rng_below(&rng, 3) == 0)) {
+			int i = (int)gp_rng_below(&rng, (uint64_t)live);
+
+			assert_int_equal(gp_cluster_release(f->c, &what[i], &held[i]), 0);
+			what[i] = what[--live];
+			held[i] = held[live];
+		}
+	}
+	assert_true(placed > 2000);
+}
+
+/* A thousand identical nodes are one bucket: a decision scores one node,
+ * the first in tie order. */
+static void a_decision_scores_one_node_per_bucket(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_request r = share(1, 500);
+	struct gp_decision d;
+
+	for (int i = 0; i < 1000; i++)
+		add_node(f->c, node_spec(32, 128, 4, f->a100));
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.candidates, 1);
+	assert_int_equal(d.where.node, 0);
+	gp_cluster_set_exhaustive(f->c, true);
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
+	assert_int_equal(d.candidates, 1000);
+	assert_int_equal(d.where.node, 0);
+}
+
+/* What the bound costs: two nodes in one bucket (same idle devices,
+ * largest share in the same tenth, CPU and memory on the same level).
+ * gpuclustering would take the fuller second one (97 vs 96 points), but
+ * it orders a bucket by tie order alone, so the bounded search sees only
+ * the first; the exhaustive one sees both. binpack orders each bucket fullest
+ * first: its one candidate is the second node. */
+static void one_bucket_offers_one_node(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_policy *clustering = policy("gpuclustering", NULL);
+	struct gp_request r = share(1, 100);
+	struct gp_decision d;
+
+	add_node(f->c, node_spec(32, 128, 2, f->a100));
+	add_node(f->c, node_spec(32, 128, 2, f->a100));
+	put(f->c, share(1, 510), 0, 0);         /* 490 left: the fifth tenth */
+	put(f->c, share(1, 510), 0, 1);
+	put(f->c, share(1, 550), 1, 0);         /* 450 left: also the fifth */
+	put(f->c, share(1, 550), 1, 1);
+	assert_int_equal(gp_place(f->c, clustering, &r, &d), 0);
+	assert_int_equal(d.candidates, 1);
+	assert_int_equal(d.where.node, 0);
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);     /* binpack */
+	assert_int_equal(d.candidates, 1);
+	assert_int_equal(d.where.node, 1);
+	gp_cluster_set_exhaustive(f->c, true);
+	assert_int_equal(gp_place(f->c, clustering, &r, &d), 0);
+	assert_int_equal(d.candidates, 2);
+	assert_int_equal(d.where.node, 1);
+	gp_policy_free(clustering);
+}
+
+/* The random policy finds the one node of many that fits (its draws miss,
+ * then it counts), and spreads over the nodes that fit. */
+static void random_policy_draws_among_nodes_that_fit(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_policy *p = policy("random", NULL);
+	struct gp_request r = share(1, 900);
+	unsigned hits[3] = { 0 };
+	struct gp_decision d;
+
+	for (int i = 0; i < 300; i++)
+		put(f->c, share(1, 200), add_node(f->c, node_spec(32, 128, 1, f->a100)), 0);
+	for (uint32_t n = 0; n < 3; n++) {      /* nodes 0, 100, 200 free again */
+		struct gp_placement where = { .node = 100 * n, .devices = 1 };
+		struct gp_request taken = share(1, 200);
+
+		assert_int_equal(gp_cluster_release(f->c, &taken, &where), 0);
+	}
+	for (int i = 0; i < 3000; i++) {
+		assert_int_equal(gp_place(f->c, p, &r, &d), 0);
+		assert_true(d.placed);
+		assert_int_equal(d.where.node % 100, 0);
+		hits[d.where.node / 100]++;
+	}
+	for (int i = 0; i < 3; i++)
+		assert_true(hits[i] > 800 && hits[i] < 1200);
+	gp_policy_free(p);
+}
+
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -363,6 +524,10 @@ int main(void)
 		TEST(bad_placements_are_refused),
 		TEST(ties_go_to_the_first_node),
 		TEST(many_request_shapes_still_place),
+		TEST(bounded_search_places_whenever_anything_fits),
+		TEST(a_decision_scores_one_node_per_bucket),
+		TEST(one_bucket_offers_one_node),
+		TEST(random_policy_draws_among_nodes_that_fit),
 		cmocka_unit_test(random_tie_order_is_fixed_by_seed),
 	};
 
