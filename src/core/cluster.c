@@ -12,9 +12,10 @@
  * emptiest; most policies have none) and then in tie order. A decision
  * asks each bucket whose best values could take the request for its first
  * member that can, scores those candidates (one per bucket) with the
- * policy, and keeps the best, ties going to the first in tie order. The buckets' number depends on node
- * sizes (log scale), labels and models, never on how many nodes there are,
- * so a decision costs O(buckets · log nodes). The price is that a policy
+ * policy, and keeps the best, ties going to the first in tie order. The
+ * number of buckets depends on node sizes (log scale), labels and models,
+ * not on how many nodes there are, so a decision costs O(buckets · log
+ * nodes). The price is that a policy
  * sees one node per bucket, not every node: docs/scheduling.md measures
  * what that costs each policy in allocation. */
 #include "core/cluster.h"
@@ -30,7 +31,7 @@
 #include "core/policy-impl.h"
 #include "core/state.h"
 
-#define CPU_STEPS 4              /* index levels per doubling of free cores */
+#define CPU_STEPS 2              /* index levels per doubling of free cores */
 #define MEM_STEPS 1              /* ... of free GiB */
 #define SCORE_CACHE_MAX 512u
 #define REQUESTS_MAX (1u << 14)
@@ -696,30 +697,44 @@ static bool bucket_devices_may_fit(const struct gp_bucket *b,
 
 /* Could bucket b hold the request, judging by its key and its members'
  * best values? If not, its members count under the constraint they miss
- * (when `count`). *ret_need is what to ask of its members. */
+ * (when `count`: only once nothing fit). *ret_need is what to ask of its
+ * members. */
 static bool bucket_may_fit(struct search *q, const struct gp_bucket *b,
 			   bool count, struct gp_index_need *ret_need)
 {
 	const struct gp_request *req = q->req;
+	const struct gp_index_need *most = &b->most;
 	enum gp_nofit why = GP_NOFIT_NONE;
-	struct gp_index_need most;
 
-	gp_bucket_most(&q->c->index, b, &most);
 	*ret_need = q->need;
 	if (b->key.idle > 0)
 		ret_need->share = 0;            /* an idle device takes any share */
-	if (most.cpu < req->cpu_milli)
+	if (most->cpu < req->cpu_milli)
 		why = GP_NOFIT_CPU;
-	else if (most.mem < req->mem_mib)
+	else if (most->mem < req->mem_mib)
 		why = GP_NOFIT_MEMORY;
 	else if ((b->key.labels & req->labels_all) != req->labels_all ||
 		 (b->key.labels & req->labels_none))
 		why = GP_NOFIT_LABELS;
-	else if (!bucket_devices_may_fit(b, req, &most, ret_need))
+	else if (!bucket_devices_may_fit(b, req, most, ret_need))
 		why = GP_NOFIT_DEVICES;
 	if (why != GP_NOFIT_NONE && count)
 		q->reasons[why] += b->members;
 	return why == GP_NOFIT_NONE;
+}
+
+/* Starts a walk over the buckets whose idle devices and largest share
+ * could serve the request's devices. */
+static void walk_begin(const struct search *q, struct gp_index_walk *w)
+{
+	const struct gp_request *req = q->req;
+
+	if (req->devices == 0)
+		gp_index_walk_begin(w, 0, 0);
+	else if (req->whole)
+		gp_index_walk_begin(w, req->devices, 0);
+	else
+		gp_index_walk_begin(w, 0, req->dev_compute * 10 / GP_COMPUTE_WHOLE);
 }
 
 /* Can node n take the request (host and devices)? */
@@ -731,20 +746,30 @@ static bool node_fits(void *ctx, uint32_t n)
 	return gp_state_host_fits(s, q->req) && device_fit(s, q->req) >= 0;
 }
 
-/* The first member of bucket b in tie order that can take the request,
- * or GP_INDEX_NONE; the members of a bucket none of which fits count as
- * missing devices. */
+/* The first member of bucket b in the index's order that can take the
+ * request, or GP_INDEX_NONE. */
 static uint32_t bucket_candidate(struct search *q, const struct gp_bucket *b)
 {
 	struct gp_index_need need;
-	uint32_t n;
 
-	if (!bucket_may_fit(q, b, true, &need))
+	if (!bucket_may_fit(q, b, false, &need))
 		return GP_INDEX_NONE;
-	n = gp_bucket_first(&q->c->index, b, &need, node_fits, q);
-	if (n == GP_INDEX_NONE)
-		q->reasons[GP_NOFIT_DEVICES] += b->members;
-	return n;
+	return gp_bucket_first(&q->c->index, b, &need, node_fits, q);
+}
+
+/* After a search that found nothing: counts every bucket's members under
+ * the constraint they miss (devices, when the bucket's best values would
+ * do but no member does). */
+static void count_reasons(struct search *q)
+{
+	struct gp_index_need need;
+	struct gp_index_walk w;
+	const struct gp_bucket *b;
+
+	gp_index_walk_begin(&w, 0, 0);
+	while ((b = gp_index_walk_next(&q->c->index, &w)))
+		if (bucket_may_fit(q, b, true, &need))
+			q->reasons[GP_NOFIT_DEVICES] += b->members;
 }
 
 static enum gp_nofit main_reason(const struct gp_cluster *c,
@@ -807,14 +832,17 @@ static void place_best(struct search *q, struct gp_policy *p,
 {
 	struct gp_cluster *c = q->c;
 	struct gp_index_need need;
+	struct gp_index_walk w;
+	const struct gp_bucket *b;
 
 	q->policy = p;
 	q->id = request_id(c, q->req);
 	q->best = GP_INDEX_NONE;
-	for (const struct gp_bucket *b = c->index.first; b; b = b->next) {
+	walk_begin(q, &w);
+	while ((b = gp_index_walk_next(&c->index, &w))) {
 		if (c->exhaustive) {
-			if (bucket_may_fit(q, b, true, &need))
-				gp_bucket_first(&c->index, b, &need, consider_if_fits, q);
+			if (bucket_may_fit(q, b, false, &need))
+				gp_bucket_scan(&c->index, b, &need, consider_if_fits, q);
 			continue;
 		}
 		uint32_t n = bucket_candidate(q, b);
@@ -841,13 +869,16 @@ static bool nth_fit(void *ctx, uint32_t n)
 	return node_fits(ctx, n) && q->count-- == 0;
 }
 
-/* The member at position i of the buckets that may fit, taken in list
+/* The member at position i of the buckets that may fit, taken in walk
  * order. */
 static uint32_t member_at(struct search *q, uint64_t i)
 {
 	struct gp_index_need need;
+	struct gp_index_walk w;
+	const struct gp_bucket *b;
 
-	for (const struct gp_bucket *b = q->c->index.first; b; b = b->next) {
+	walk_begin(q, &w);
+	while ((b = gp_index_walk_next(&q->c->index, &w))) {
 		if (!bucket_may_fit(q, b, false, &need))
 			continue;
 		if (i < b->members)
@@ -861,25 +892,22 @@ static uint32_t member_at(struct search *q, uint64_t i)
 static uint32_t uniform_by_count(struct search *q, struct gp_policy *p)
 {
 	struct gp_index_need need;
+	struct gp_index_walk w;
 	const struct gp_bucket *b;
 	uint32_t n = GP_INDEX_NONE;
 
 	q->count = 0;
-	for (b = q->c->index.first; b; b = b->next) {
-		uint64_t before = q->count;
-
-		if (!bucket_may_fit(q, b, false, &need))
-			continue;
-		gp_bucket_first(&q->c->index, b, &need, count_fit, q);
-		if (q->count == before)
-			q->reasons[GP_NOFIT_DEVICES] += b->members;
-	}
+	walk_begin(q, &w);
+	while ((b = gp_index_walk_next(&q->c->index, &w)))
+		if (bucket_may_fit(q, b, false, &need))
+			gp_bucket_scan(&q->c->index, b, &need, count_fit, q);
 	if (q->count == 0)
 		return GP_INDEX_NONE;
 	q->count = gp_rng_below(&p->rng, q->count);
-	for (b = q->c->index.first; b && n == GP_INDEX_NONE; b = b->next)
+	walk_begin(q, &w);
+	while (n == GP_INDEX_NONE && (b = gp_index_walk_next(&q->c->index, &w)))
 		if (bucket_may_fit(q, b, false, &need))
-			n = gp_bucket_first(&q->c->index, b, &need, nth_fit, q);
+			n = gp_bucket_scan(&q->c->index, b, &need, nth_fit, q);
 	return n;
 }
 
@@ -891,11 +919,14 @@ static void place_uniform(struct search *q, struct gp_policy *p,
 			  struct gp_decision *d)
 {
 	struct gp_index_need need;
+	struct gp_index_walk w;
+	const struct gp_bucket *b;
 	uint64_t members = 0;
 	uint32_t n = GP_INDEX_NONE, mask;
 
-	for (const struct gp_bucket *b = q->c->index.first; b; b = b->next)
-		if (bucket_may_fit(q, b, true, &need))
+	walk_begin(q, &w);
+	while ((b = gp_index_walk_next(&q->c->index, &w)))
+		if (bucket_may_fit(q, b, false, &need))
 			members += b->members;
 	for (int t = 0; members && t < UNIFORM_TRIES && n == GP_INDEX_NONE; t++) {
 		n = member_at(q, gp_rng_below(&p->rng, members));
@@ -943,8 +974,10 @@ int gp_place(struct gp_cluster *c, struct gp_policy *p,
 		place_uniform(&q, p, &d);
 	else
 		place_best(&q, p, &d);
-	if (!d.placed)
+	if (!d.placed) {
+		count_reasons(&q);
 		d.reason = main_reason(c, q.reasons);
+	}
 	*ret_decision = d;
 	return 0;
 }

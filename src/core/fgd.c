@@ -309,9 +309,14 @@ static int64_t score_fgd(struct gp_policy *p, const struct gp_node_state *s,
 		gp_policy_pick(p, s, req, fit, ret_mask);
 		return quantised(frag_after(f, s, req, *ret_mask) - before);
 	}
-	for (int i = 0; i < s->devices; i++) {
+	for (int i = 0, last = -1; i < s->devices; i++) {
 		if (!(fit >> i & 1))
 			continue;
+		/* F sees a device only through its key: an equal neighbour in
+		 * the sorted state scores the same, and the first one is kept. */
+		if (last >= 0 && dev_key(&s->dev[i]) == dev_key(&s->dev[last]))
+			continue;
+		last = i;
 		int64_t score = quantised(frag_after(f, s, req, 1u << i) - before);
 
 		if (score > best) {

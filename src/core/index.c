@@ -15,7 +15,7 @@
 #include "base/hash.h"
 
 struct gp_index_member {
-	struct gp_bucket *bucket;       /* NULL when the node is not in */
+	uint32_t bucket;                /* slot + 1; 0 when the node is not in */
 	uint64_t order, rank;
 	uint32_t left, right;
 	uint32_t size;                  /* members in this subtree */
@@ -144,14 +144,18 @@ static uint32_t erase(struct gp_index *x, uint32_t t, uint32_t n)
 
 static int table_grow(struct gp_index *x)
 {
-	size_t cap = x->table_cap ? 2 * x->table_cap : 64;
-	struct gp_bucket **table = calloc(cap, sizeof(*table));
+	uint32_t cap = x->table_cap ? 2 * x->table_cap : 64;
+	uint32_t *table = calloc(cap, sizeof(*table));
 
 	if (!table)
 		return -ENOMEM;
-	for (struct gp_bucket *b = x->first; b; b = b->next) {
-		b->hash_next = table[b->hash & (cap - 1)];
-		table[b->hash & (cap - 1)] = b;
+	for (uint32_t i = 0; i < x->slots; i++) {
+		struct gp_bucket *b = &x->bucket[i];
+
+		if (!b->members)
+			continue;
+		b->chain = table[b->hash & (cap - 1)];
+		table[b->hash & (cap - 1)] = i + 1;
 	}
 	free(x->table);
 	x->table = table;
@@ -159,59 +163,144 @@ static int table_grow(struct gp_index *x)
 	return 0;
 }
 
-/* The bucket for key, made (empty) when there is none; NULL: no memory. */
-static struct gp_bucket *bucket_get(struct gp_index *x,
-				    const struct gp_bucket_key *key)
+/* The group of a bucket key: its (idle, share) levels. */
+static unsigned idle_of(const struct gp_bucket_key *key)
+{
+	return key->idle < GP_INDEX_IDLE_LEVELS ? key->idle : GP_INDEX_IDLE_LEVELS - 1;
+}
+
+static unsigned share_of(const struct gp_bucket_key *key)
+{
+	return key->share < GP_INDEX_SHARE_LEVELS ? key->share : GP_INDEX_SHARE_LEVELS - 1;
+}
+
+static int group_add(struct gp_index *x, uint32_t i)
+{
+	const struct gp_bucket_key *key = &x->bucket[i].key;
+	struct gp_bucket_group *g = &x->group[idle_of(key)][share_of(key)];
+
+	if (g->count == g->cap) {
+		uint32_t cap = g->cap ? 2 * g->cap : 8;
+		uint32_t *grown = realloc(g->slot, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		g->slot = grown;
+		g->cap = cap;
+	}
+	x->bucket[i].group_pos = g->count;
+	g->slot[g->count++] = i;
+	x->nonempty[idle_of(key)] |= (uint16_t)(1u << share_of(key));
+	return 0;
+}
+
+static void group_remove(struct gp_index *x, uint32_t i)
+{
+	const struct gp_bucket_key *key = &x->bucket[i].key;
+	struct gp_bucket_group *g = &x->group[idle_of(key)][share_of(key)];
+	uint32_t pos = x->bucket[i].group_pos, last = g->slot[--g->count];
+
+	g->slot[pos] = last;
+	x->bucket[last].group_pos = pos;
+	if (g->count == 0)
+		x->nonempty[idle_of(key)] &= (uint16_t)~(1u << share_of(key));
+}
+
+/* A free slot (made empty), or UINT32_MAX when there is no memory. */
+static uint32_t slot_take(struct gp_index *x)
+{
+	uint32_t i;
+
+	if (x->free_slot) {
+		i = x->free_slot - 1;
+		x->free_slot = x->bucket[i].chain;
+		return i;
+	}
+	if (x->slots == x->slot_cap) {
+		uint32_t cap = x->slot_cap ? 2 * x->slot_cap : 32;
+		struct gp_bucket *grown = realloc(x->bucket, cap * sizeof(*grown));
+
+		if (!grown)
+			return UINT32_MAX;
+		x->bucket = grown;
+		x->slot_cap = cap;
+	}
+	return x->slots++;
+}
+
+/* The slot of the bucket for key, made (empty, in the table) when there
+ * is none; UINT32_MAX: no memory. */
+static uint32_t bucket_get(struct gp_index *x, const struct gp_bucket_key *key)
 {
 	uint64_t hash = gp_hash_bytes(key, sizeof(*key));
 	struct gp_bucket *b;
+	uint32_t i;
 
 	if (x->buckets >= x->table_cap && table_grow(x) < 0)
-		return NULL;
-	for (b = x->table[hash & (x->table_cap - 1)]; b; b = b->hash_next)
-		if (b->hash == hash && memcmp(&b->key, key, sizeof(*key)) == 0)
-			return b;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return NULL;
+		return UINT32_MAX;
+	for (i = x->table[hash & (x->table_cap - 1)]; i; i = x->bucket[i - 1].chain)
+		if (x->bucket[i - 1].hash == hash &&
+		    memcmp(&x->bucket[i - 1].key, key, sizeof(*key)) == 0)
+			return i - 1;
+	i = slot_take(x);
+	if (i == UINT32_MAX)
+		return i;
+	b = &x->bucket[i];
+	memset(b, 0, sizeof(*b));
 	b->key = *key;
 	b->hash = hash;
 	b->root = GP_INDEX_NONE;
-	b->hash_next = x->table[hash & (x->table_cap - 1)];
-	x->table[hash & (x->table_cap - 1)] = b;
-	b->next = x->first;
-	if (b->next)
-		b->next->prev = b;
-	x->first = b;
+	if (group_add(x, i) < 0) {
+		b->chain = x->free_slot;
+		x->free_slot = i + 1;
+		return UINT32_MAX;
+	}
+	b->chain = x->table[hash & (x->table_cap - 1)];
+	x->table[hash & (x->table_cap - 1)] = i + 1;
 	x->buckets++;
-	return b;
+	return i;
 }
 
-static void bucket_drop(struct gp_index *x, struct gp_bucket *b)
+/* Takes the emptied bucket at slot i out of the table; its slot is free. */
+static void bucket_drop(struct gp_index *x, uint32_t i)
 {
-	struct gp_bucket **link = &x->table[b->hash & (x->table_cap - 1)];
+	struct gp_bucket *b = &x->bucket[i];
+	uint32_t *link = &x->table[b->hash & (x->table_cap - 1)];
 
-	while (*link != b)
-		link = &(*link)->hash_next;
-	*link = b->hash_next;
-	if (b->prev)
-		b->prev->next = b->next;
-	else
-		x->first = b->next;
-	if (b->next)
-		b->next->prev = b->prev;
+	while (*link != i + 1)
+		link = &x->bucket[*link - 1].chain;
+	*link = b->chain;
+	group_remove(x, i);
+	b->chain = x->free_slot;
+	x->free_slot = i + 1;
 	x->buckets--;
-	free(b);
+}
+
+/* Copies the root's maxima and the first member into the bucket, where
+ * decisions read them. */
+static void bucket_sum_up(struct gp_index *x, struct gp_bucket *b)
+{
+	const struct gp_index_member *r = &x->member[b->root];
+
+	b->first = b->root;
+	if (b->root == GP_INDEX_NONE) {
+		b->most = (struct gp_index_need){ 0 };
+		return;
+	}
+	b->most = (struct gp_index_need){ r->max_cpu, r->max_mem, r->max_dev_mem,
+					  r->max_share };
+	while (x->member[b->first].left != GP_INDEX_NONE)
+		b->first = x->member[b->first].left;
 }
 
 /* ---- the interface ---------------------------------------------------- */
 
 void gp_index_release(struct gp_index *x)
 {
-	for (struct gp_bucket *b = x->first, *next; b; b = next) {
-		next = b->next;
-		free(b);
-	}
+	for (unsigned i = 0; i < GP_INDEX_IDLE_LEVELS; i++)
+		for (unsigned j = 0; j < GP_INDEX_SHARE_LEVELS; j++)
+			free(x->group[i][j].slot);
+	free(x->bucket);
 	free(x->table);
 	free(x->member);
 	memset(x, 0, sizeof(*x));
@@ -240,35 +329,60 @@ int gp_index_reserve(struct gp_index *x, uint32_t nodes)
 int gp_index_put(struct gp_index *x, uint32_t n, const struct gp_index_entry *e)
 {
 	struct gp_index_member *m = &x->member[n];
-	struct gp_bucket *old = m->bucket, *b = bucket_get(x, &e->key);
+	uint32_t old = m->bucket, to = bucket_get(x, &e->key);
+	struct gp_bucket *b;
 
-	if (!b)
+	if (to == UINT32_MAX)
 		return -ENOMEM;
 	if (old) {
-		old->root = erase(x, old->root, n);
-		old->members--;
+		b = &x->bucket[old - 1];
+		b->root = erase(x, b->root, n);
+		b->members--;
+		bucket_sum_up(x, b);
 	}
-	m->bucket = b;
+	m->bucket = to + 1;
 	m->order = e->order;
 	m->rank = e->rank;
 	m->cpu = e->cpu_free;
 	m->mem = e->mem_free;
 	m->dev_mem = e->dev_mem;
 	m->share = e->share;
+	b = &x->bucket[to];
 	b->root = insert(x, b->root, n);
 	b->members++;
-	if (old && old != b && old->members == 0)
-		bucket_drop(x, old);
+	bucket_sum_up(x, b);
+	if (old && old != to + 1 && x->bucket[old - 1].members == 0)
+		bucket_drop(x, old - 1);
 	return 0;
 }
 
-void gp_bucket_most(const struct gp_index *x, const struct gp_bucket *b,
-		    struct gp_index_need *ret_most)
+void gp_index_walk_begin(struct gp_index_walk *w, unsigned min_idle,
+			 unsigned min_share)
 {
-	const struct gp_index_member *r = &x->member[b->root];
+	*w = (struct gp_index_walk){ .min_idle = min_idle, .min_share = min_share,
+				     .idle = min_idle };
+}
 
-	*ret_most = (struct gp_index_need){ r->max_cpu, r->max_mem, r->max_dev_mem,
-					    r->max_share };
+/* Groups are walked by idle level from min_idle up, and within a level by
+ * the bits of its non-empty share levels (from min_share up at level 0). */
+const struct gp_bucket *gp_index_walk_next(const struct gp_index *x,
+					   struct gp_index_walk *w)
+{
+	for (; w->idle < GP_INDEX_IDLE_LEVELS; w->idle++, w->share = 0, w->i = 0) {
+		uint32_t mask = (uint32_t)x->nonempty[w->idle] >> w->share << w->share;
+
+		if (w->idle == 0)
+			mask &= w->min_share < GP_INDEX_SHARE_LEVELS ? ~0u << w->min_share : 0;
+		for (; mask; mask &= mask - 1, w->i = 0) {
+			const struct gp_bucket_group *g;
+
+			w->share = (unsigned)__builtin_ctz(mask);
+			g = &x->group[w->idle][w->share];
+			if (w->i < g->count)
+				return &x->bucket[g->slot[w->i++]];
+		}
+	}
+	return NULL;
 }
 
 static bool has(const struct gp_index_need *need, uint32_t cpu, uint32_t mem,
@@ -302,6 +416,19 @@ uint32_t gp_bucket_first(const struct gp_index *x, const struct gp_bucket *b,
 			 const struct gp_index_need *need,
 			 gp_index_accept_fn *accept, void *ctx)
 {
+	const struct gp_index_member *m = &x->member[b->first];
+
+	/* Most often the first member will do: no walk down the tree. */
+	if (b->first != GP_INDEX_NONE && has(need, m->cpu, m->mem, m->dev_mem, m->share) &&
+	    accept(ctx, b->first))
+		return b->first;
+	return first_in(x, b->root, need, accept, ctx);
+}
+
+uint32_t gp_bucket_scan(const struct gp_index *x, const struct gp_bucket *b,
+			const struct gp_index_need *need,
+			gp_index_accept_fn *accept, void *ctx)
+{
 	return first_in(x, b->root, need, accept, ctx);
 }
 
@@ -328,6 +455,12 @@ uint32_t gp_bucket_at(const struct gp_index *x, const struct gp_bucket *b,
 
 size_t gp_index_bytes(const struct gp_index *x)
 {
-	return (size_t)x->member_cap * sizeof(*x->member) +
-	       x->table_cap * sizeof(*x->table) + x->buckets * sizeof(struct gp_bucket);
+	size_t bytes = (size_t)x->member_cap * sizeof(*x->member) +
+		       (size_t)x->table_cap * sizeof(*x->table) +
+		       (size_t)x->slot_cap * sizeof(*x->bucket);
+
+	for (unsigned i = 0; i < GP_INDEX_IDLE_LEVELS; i++)
+		for (unsigned j = 0; j < GP_INDEX_SHARE_LEVELS; j++)
+			bytes += x->group[i][j].cap * sizeof(uint32_t);
+	return bytes;
 }

@@ -54,13 +54,27 @@ struct gp_index_need {
 	uint16_t share;
 };
 
+/* Buckets live in one array, so that a decision reads them in a stream;
+ * a bucket keeps its slot while it has members, and an emptied slot is
+ * reused by the next new bucket. */
 struct gp_bucket {
 	struct gp_bucket_key key;
-	uint32_t root;          /* treap of members */
-	uint32_t members;
+	struct gp_index_need most;      /* its members' largest free amounts */
+	uint32_t root;                  /* treap of members */
+	uint32_t first;                 /* its first member in order */
+	uint32_t members;               /* 0: a free slot */
+	uint32_t chain;                 /* next slot + 1 with the same hash slot */
+	uint32_t group_pos;             /* place in its group */
 	uint64_t hash;
-	struct gp_bucket *hash_next;
-	struct gp_bucket *next, *prev;  /* all buckets, none empty */
+};
+
+/* The buckets with one (idle devices, largest share) pair, so that a
+ * request for devices walks only the groups that could serve it. */
+#define GP_INDEX_IDLE_LEVELS 17         /* 0 .. 16 idle devices */
+#define GP_INDEX_SHARE_LEVELS 16        /* tenths 0 .. 15 (overcommit 1.5) */
+struct gp_bucket_group {
+	uint32_t *slot;
+	uint32_t count, cap;
 };
 
 struct gp_index_member;
@@ -68,9 +82,13 @@ struct gp_index_member;
 struct gp_index {
 	struct gp_index_member *member;     /* by node number */
 	uint32_t member_cap;
-	struct gp_bucket **table;
-	size_t table_cap, buckets;
-	struct gp_bucket *first;            /* list of all buckets */
+	struct gp_bucket *bucket;           /* slots 0 .. slots-1 */
+	uint32_t slots, slot_cap, buckets;  /* buckets: slots in use */
+	uint32_t free_slot;                 /* a free slot + 1, or 0 */
+	uint32_t *table;                    /* hash -> first slot + 1 */
+	uint32_t table_cap;
+	struct gp_bucket_group group[GP_INDEX_IDLE_LEVELS][GP_INDEX_SHARE_LEVELS];
+	uint16_t nonempty[GP_INDEX_IDLE_LEVELS];   /* groups with buckets, by share */
 };
 
 void gp_index_release(struct gp_index *x);
@@ -81,17 +99,36 @@ int gp_index_reserve(struct gp_index *x, uint32_t nodes);
 /* Puts node n (reserved) where `e` says, moving it when it was in. */
 int gp_index_put(struct gp_index *x, uint32_t n, const struct gp_index_entry *e);
 
-/* The largest free CPU, memory, device memory and share of a bucket's
- * members: a request needing more fits none of them. */
-void gp_bucket_most(const struct gp_index *x, const struct gp_bucket *b,
-		    struct gp_index_need *ret_most);
+/* A walk over the buckets that could serve a request's devices: those with
+ * at least min_idle idle devices and, when they have none, a largest share
+ * of at least min_share tenths of a device. (0, 0) walks them all. */
+struct gp_index_walk {
+	unsigned min_idle, min_share;
+	unsigned idle, share;           /* the group being walked */
+	uint32_t i;                     /* the position in it */
+};
+
+void gp_index_walk_begin(struct gp_index_walk *w, unsigned min_idle,
+			 unsigned min_share);
+
+/* The next bucket of the walk, or NULL at its end. Valid until the next
+ * gp_index_put. */
+const struct gp_bucket *gp_index_walk_next(const struct gp_index *x,
+					   struct gp_index_walk *w);
 
 /* The first member in order that has what `need` asks and that `accept`
- * takes, or GP_INDEX_NONE. */
+ * takes, or GP_INDEX_NONE. `accept` must not change anything (it may be
+ * asked twice about one member). */
 typedef bool gp_index_accept_fn(void *ctx, uint32_t node);
 uint32_t gp_bucket_first(const struct gp_index *x, const struct gp_bucket *b,
 			 const struct gp_index_need *need,
 			 gp_index_accept_fn *accept, void *ctx);
+
+/* The same, asking `accept` about each member that has what `need` asks
+ * exactly once, in order, until it takes one: for visitors that count. */
+uint32_t gp_bucket_scan(const struct gp_index *x, const struct gp_bucket *b,
+			const struct gp_index_need *need,
+			gp_index_accept_fn *accept, void *ctx);
 
 /* The member at position i (0-based) in order; i < b->members. */
 uint32_t gp_bucket_at(const struct gp_index *x, const struct gp_bucket *b,
