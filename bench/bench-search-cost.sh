@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench-search-cost.sh — what the placement index's bounded search costs in
-# allocation. The core scores one candidate per index bucket (src/core/
+# allocation. The core scores two candidates per index bucket (src/core/
 # cluster.c); `gpupool sim --exhaustive` scores every node that fits, the
 # exact placement. Replays the five shipped openb traces with every policy,
 # and the derived families (bench/openb-make-variants.sh) with the default

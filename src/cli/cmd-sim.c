@@ -43,7 +43,7 @@ static void sim_usage(FILE *out)
 		"                   spread, random\n"
 		"  --seeds LIST     e.g. 42-51 or 1,2,3 (default: 42-51)\n"
 		"  --inflate X      arrived GPU demand to reach, x cluster GPUs (default 1.3)\n"
-		"  --exhaustive     score every node that fits, not one per index bucket\n"
+		"  --exhaustive     score every node that fits, not two per index bucket\n"
 		"                   (the exact placement; slower on large clusters)\n"
 		"  --json           one JSON object per policy per line\n");
 }

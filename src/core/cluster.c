@@ -11,13 +11,12 @@
  * the policy's order (policy-impl.h: binpack's fullest first, spread's
  * emptiest; most policies have none) and then in tie order. A decision
  * asks each bucket whose best values could take the request for its first
- * member that can, scores those candidates (one per bucket) with the
- * policy, and keeps the best, ties going to the first in tie order. The
- * number of buckets depends on node sizes (log scale), labels and models,
- * not on how many nodes there are, so a decision costs O(buckets · log
- * nodes). The price is that a policy
- * sees one node per bucket, not every node: docs/scheduling.md measures
- * what that costs each policy in allocation. */
+ * two members that can, scores those candidates with the policy, and
+ * keeps the best, ties going to the first in tie order. The number of
+ * buckets depends on node sizes (log scale), labels and models, not on how
+ * many nodes there are, so a decision costs O(buckets · log nodes). The
+ * price is that a policy sees two nodes per bucket, not every node:
+ * docs/scheduling.md measures what that costs each policy in allocation. */
 #include "core/cluster.h"
 
 #include <errno.h>
@@ -31,7 +30,7 @@
 #include "core/policy-impl.h"
 #include "core/state.h"
 
-#define CPU_STEPS 2              /* index levels per doubling of free cores */
+#define CPU_STEPS 4              /* index levels per doubling of free cores */
 #define MEM_STEPS 1              /* ... of free GiB */
 #define SCORE_CACHE_MAX 512u
 #define REQUESTS_MAX (1u << 14)
@@ -80,6 +79,7 @@ struct gp_cluster {
 	bool random_ties;
 	bool exhaustive;                        /* score every node that fits */
 	gp_node_order_fn *order;                /* the index's, within buckets */
+	bool order_stale;                       /* a reorder ran out of memory */
 };
 
 /* ---- names ---------------------------------------------------------- */
@@ -651,6 +651,9 @@ static int64_t class_score(struct node_class *k, struct gp_policy *p,
 /* ---- placement ------------------------------------------------------ */
 
 #define UNIFORM_TRIES 32
+#define CANDIDATES_PER_BUCKET 2  /* 1 costs the default policy up to 0.05
+				  * points of allocation on the openb
+				  * variants, 2 up to ...; docs/scheduling.md */
 
 /* One decision in progress. */
 struct search {
@@ -660,7 +663,7 @@ struct search {
 	unsigned reasons[GP_NOFIT_EMPTY + 1];   /* members, by what they miss */
 	uint64_t count;                 /* uniform: members that fit */
 	struct gp_policy *policy;       /* scoring: the policy, the request's id, */
-	uint32_t id, scored;            /* candidates scored */
+	uint32_t id, scored, taken;     /* candidates scored, of this bucket */
 	uint32_t best, best_mask;       /* and the best so far */
 	int64_t best_score;
 };
@@ -746,17 +749,6 @@ static bool node_fits(void *ctx, uint32_t n)
 	return gp_state_host_fits(s, q->req) && device_fit(s, q->req) >= 0;
 }
 
-/* The first member of bucket b in the index's order that can take the
- * request, or GP_INDEX_NONE. */
-static uint32_t bucket_candidate(struct search *q, const struct gp_bucket *b)
-{
-	struct gp_index_need need;
-
-	if (!bucket_may_fit(q, b, false, &need))
-		return GP_INDEX_NONE;
-	return gp_bucket_first(&q->c->index, b, &need, node_fits, q);
-}
-
 /* After a search that found nothing: counts every bucket's members under
  * the constraint they miss (devices, when the bucket's best values would
  * do but no member does). */
@@ -817,16 +809,21 @@ static void consider(struct search *q, uint32_t n)
 	}
 }
 
+/* Scores the members of a bucket that fit, in the index's order, until
+ * the bucket has offered its candidates (all of them when exhaustive). */
 static bool consider_if_fits(void *ctx, uint32_t n)
 {
-	if (node_fits(ctx, n))
-		consider(ctx, n);
-	return false;                   /* visit them all */
+	struct search *q = ctx;
+
+	if (!node_fits(ctx, n))
+		return false;
+	consider(q, n);
+	return !q->c->exhaustive && ++q->taken == CANDIDATES_PER_BUCKET;
 }
 
-/* Scoring policies: one candidate per bucket (every node that fits when
- * the search is exhaustive); the best score wins, ties go to the first in
- * tie order. */
+/* Scoring policies: the first CANDIDATES_PER_BUCKET nodes that fit of
+ * each bucket (every node that fits when the search is exhaustive); the
+ * best score wins, ties go to the first in tie order. */
 static void place_best(struct search *q, struct gp_policy *p,
 		       struct gp_decision *d)
 {
@@ -840,14 +837,9 @@ static void place_best(struct search *q, struct gp_policy *p,
 	q->best = GP_INDEX_NONE;
 	walk_begin(q, &w);
 	while ((b = gp_index_walk_next(&c->index, &w))) {
-		if (c->exhaustive) {
-			if (bucket_may_fit(q, b, false, &need))
-				gp_bucket_scan(&c->index, b, &need, consider_if_fits, q);
-			continue;
-		}
-		uint32_t n = bucket_candidate(q, b);
-		if (n != GP_INDEX_NONE)
-			consider(q, n);
+		q->taken = 0;
+		if (bucket_may_fit(q, b, false, &need))
+			gp_bucket_scan(&c->index, b, &need, consider_if_fits, q);
 	}
 	d->candidates = q->scored;
 	if (q->best != GP_INDEX_NONE)
@@ -944,7 +936,8 @@ static void place_uniform(struct search *q, struct gp_policy *p,
 }
 
 /* Orders every bucket's members by the policy's key: once, when a cluster
- * first meets a policy with another order than the last one's. */
+ * first meets a policy with another order than the last one's (again at
+ * the next decision when it ran out of memory half-way). */
 static int reorder(struct gp_cluster *c, gp_node_order_fn *order)
 {
 	struct gp_index_entry e;
@@ -955,6 +948,7 @@ static int reorder(struct gp_cluster *c, gp_node_order_fn *order)
 		index_entry(c, n, &c->node[n].cls->state, &e);
 		err = gp_index_put(&c->index, n, &e);
 	}
+	c->order_stale = err < 0;
 	return err;
 }
 
@@ -967,7 +961,8 @@ int gp_place(struct gp_cluster *c, struct gp_policy *p,
 
 	if (!request_valid(req))
 		return -EINVAL;
-	if (p->ops->order != c->order && (err = reorder(c, p->ops->order)) < 0)
+	if ((p->ops->order != c->order || c->order_stale) &&
+	    (err = reorder(c, p->ops->order)) < 0)
 		return err;
 	search_begin(&q, c, req);
 	if (p->ops->uniform)

@@ -9,7 +9,7 @@
  * devices, the largest share a busy device can still take, free CPU and
  * memory on a log scale), each bucket ordered by the policy's preference
  * and then a fixed random tie order. A decision takes, from each bucket
- * that could fit, the first node that does (O(log nodes)), scores those
+ * that could fit, the first two nodes that do (O(log nodes)), scores those
  * candidates with the policy and keeps the best; the number of buckets
  * does not grow with the nodes. Nodes with identical states share a class
  * whose scores are cached per request. The number of slices a device may
@@ -87,7 +87,7 @@ const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
 int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device);
 
 /* Exhaustive search: a scoring policy scores every node that can take a
- * request, not one per index bucket (cluster.c) — the exact placement, at
+ * request, not two per index bucket (cluster.c) — the exact placement, at
  * a cost that grows with the nodes; for measuring what the bounded search
  * costs in allocation. Off by default. */
 void gp_cluster_set_exhaustive(struct gp_cluster *c, bool exhaustive);

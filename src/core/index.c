@@ -1,5 +1,6 @@
-/* index.c — the placement index (index.h): buckets in a hash table, each
- * bucket's members in a treap by order.
+/* index.c — the placement index (index.h): buckets in one array, found by
+ * key through a hash table and walked by (idle, share) group; each bucket's
+ * members in a treap by order.
  *
  * A treap is a binary search tree by (order, rank, node number) that is a
  * heap by a fixed pseudo-random priority per node, which keeps it balanced
@@ -17,7 +18,7 @@
 struct gp_index_member {
 	uint32_t bucket;                /* slot + 1; 0 when the node is not in */
 	uint64_t order, rank;
-	uint32_t left, right;
+	uint32_t child[2];              /* left (earlier), right (later) */
 	uint32_t size;                  /* members in this subtree */
 	uint32_t priority;
 	uint32_t cpu, mem, dev_mem;     /* the node's own */
@@ -49,7 +50,7 @@ static void update(struct gp_index *x, uint32_t t)
 	m->max_dev_mem = m->dev_mem;
 	m->max_share = m->share;
 	for (int side = 0; side < 2; side++) {
-		uint32_t c = side ? m->right : m->left;
+		uint32_t c = m->child[side];
 
 		if (c == GP_INDEX_NONE)
 			continue;
@@ -62,48 +63,34 @@ static void update(struct gp_index *x, uint32_t t)
 	}
 }
 
-static uint32_t rotate_right(struct gp_index *x, uint32_t t)
+/* Lifts t's child on `side` above t; returns the child, now the root. */
+static uint32_t rotate(struct gp_index *x, uint32_t t, int side)
 {
-	uint32_t l = x->member[t].left;
+	uint32_t c = x->member[t].child[side];
 
-	x->member[t].left = x->member[l].right;
+	x->member[t].child[side] = x->member[c].child[!side];
 	update(x, t);
-	x->member[l].right = t;
-	update(x, l);
-	return l;
-}
-
-static uint32_t rotate_left(struct gp_index *x, uint32_t t)
-{
-	uint32_t r = x->member[t].right;
-
-	x->member[t].right = x->member[r].left;
-	update(x, t);
-	x->member[r].left = t;
-	update(x, r);
-	return r;
+	x->member[c].child[!side] = t;
+	update(x, c);
+	return c;
 }
 
 /* Inserts n into the treap rooted at t; returns the new root. */
 static uint32_t insert(struct gp_index *x, uint32_t t, uint32_t n)
 {
 	struct gp_index_member *m;
+	int side;
 
 	if (t == GP_INDEX_NONE) {
-		x->member[n].left = x->member[n].right = GP_INDEX_NONE;
+		x->member[n].child[0] = x->member[n].child[1] = GP_INDEX_NONE;
 		update(x, n);
 		return n;
 	}
 	m = &x->member[t];
-	if (before(x, n, t)) {
-		m->left = insert(x, m->left, n);
-		if (x->member[m->left].priority > m->priority)
-			return rotate_right(x, t);
-	} else {
-		m->right = insert(x, m->right, n);
-		if (x->member[m->right].priority > m->priority)
-			return rotate_left(x, t);
-	}
+	side = !before(x, n, t);
+	m->child[side] = insert(x, m->child[side], n);
+	if (x->member[m->child[side]].priority > m->priority)
+		return rotate(x, t, side);
 	update(x, t);
 	return t;
 }
@@ -116,11 +103,11 @@ static uint32_t merge(struct gp_index *x, uint32_t a, uint32_t b)
 	if (b == GP_INDEX_NONE)
 		return a;
 	if (x->member[a].priority > x->member[b].priority) {
-		x->member[a].right = merge(x, x->member[a].right, b);
+		x->member[a].child[1] = merge(x, x->member[a].child[1], b);
 		update(x, a);
 		return a;
 	}
-	x->member[b].left = merge(x, a, x->member[b].left);
+	x->member[b].child[0] = merge(x, a, x->member[b].child[0]);
 	update(x, b);
 	return b;
 }
@@ -131,11 +118,9 @@ static uint32_t erase(struct gp_index *x, uint32_t t, uint32_t n)
 	struct gp_index_member *m = &x->member[t];
 
 	if (t == n)
-		return merge(x, m->left, m->right);
-	if (before(x, n, t))
-		m->left = erase(x, m->left, n);
-	else
-		m->right = erase(x, m->right, n);
+		return merge(x, m->child[0], m->child[1]);
+	int side = !before(x, n, t);
+	m->child[side] = erase(x, m->child[side], n);
 	update(x, t);
 	return t;
 }
@@ -276,21 +261,16 @@ static void bucket_drop(struct gp_index *x, uint32_t i)
 	x->buckets--;
 }
 
-/* Copies the root's maxima and the first member into the bucket, where
- * decisions read them. */
+/* Copies the root's maxima into the bucket, where decisions read them. */
 static void bucket_sum_up(struct gp_index *x, struct gp_bucket *b)
 {
 	const struct gp_index_member *r = &x->member[b->root];
 
-	b->first = b->root;
-	if (b->root == GP_INDEX_NONE) {
+	if (b->root == GP_INDEX_NONE)
 		b->most = (struct gp_index_need){ 0 };
-		return;
-	}
-	b->most = (struct gp_index_need){ r->max_cpu, r->max_mem, r->max_dev_mem,
-					  r->max_share };
-	while (x->member[b->first].left != GP_INDEX_NONE)
-		b->first = x->member[b->first].left;
+	else
+		b->most = (struct gp_index_need){ r->max_cpu, r->max_mem,
+						  r->max_dev_mem, r->max_share };
 }
 
 /* ---- the interface ---------------------------------------------------- */
@@ -404,25 +384,12 @@ static uint32_t first_in(const struct gp_index *x, uint32_t t,
 	m = &x->member[t];
 	if (!has(need, m->max_cpu, m->max_mem, m->max_dev_mem, m->max_share))
 		return GP_INDEX_NONE;
-	found = first_in(x, m->left, need, accept, ctx);
+	found = first_in(x, m->child[0], need, accept, ctx);
 	if (found != GP_INDEX_NONE)
 		return found;
 	if (has(need, m->cpu, m->mem, m->dev_mem, m->share) && accept(ctx, t))
 		return t;
-	return first_in(x, m->right, need, accept, ctx);
-}
-
-uint32_t gp_bucket_first(const struct gp_index *x, const struct gp_bucket *b,
-			 const struct gp_index_need *need,
-			 gp_index_accept_fn *accept, void *ctx)
-{
-	const struct gp_index_member *m = &x->member[b->first];
-
-	/* Most often the first member will do: no walk down the tree. */
-	if (b->first != GP_INDEX_NONE && has(need, m->cpu, m->mem, m->dev_mem, m->share) &&
-	    accept(ctx, b->first))
-		return b->first;
-	return first_in(x, b->root, need, accept, ctx);
+	return first_in(x, m->child[1], need, accept, ctx);
 }
 
 uint32_t gp_bucket_scan(const struct gp_index *x, const struct gp_bucket *b,
@@ -439,15 +406,15 @@ uint32_t gp_bucket_at(const struct gp_index *x, const struct gp_bucket *b,
 
 	while (t != GP_INDEX_NONE) {
 		const struct gp_index_member *m = &x->member[t];
-		uint32_t left = m->left == GP_INDEX_NONE ? 0 : x->member[m->left].size;
+		uint32_t left = m->child[0] == GP_INDEX_NONE ? 0 : x->member[m->child[0]].size;
 
 		if (i == left)
 			return t;
 		if (i < left) {
-			t = m->left;
+			t = m->child[0];
 		} else {
 			i -= left + 1;
-			t = m->right;
+			t = m->child[1];
 		}
 	}
 	return GP_INDEX_NONE;

@@ -61,7 +61,6 @@ struct gp_bucket {
 	struct gp_bucket_key key;
 	struct gp_index_need most;      /* its members' largest free amounts */
 	uint32_t root;                  /* treap of members */
-	uint32_t first;                 /* its first member in order */
 	uint32_t members;               /* 0: a free slot */
 	uint32_t chain;                 /* next slot + 1 with the same hash slot */
 	uint32_t group_pos;             /* place in its group */
@@ -116,16 +115,11 @@ void gp_index_walk_begin(struct gp_index_walk *w, unsigned min_idle,
 const struct gp_bucket *gp_index_walk_next(const struct gp_index *x,
 					   struct gp_index_walk *w);
 
-/* The first member in order that has what `need` asks and that `accept`
- * takes, or GP_INDEX_NONE. `accept` must not change anything (it may be
- * asked twice about one member). */
+/* Asks `accept` about each member that has what `need` asks, in order,
+ * until it takes one; returns that member, or GP_INDEX_NONE. Subtrees
+ * whose best values fall short are skipped: finding the first member that
+ * will do costs O(log members) when most members have what is needed. */
 typedef bool gp_index_accept_fn(void *ctx, uint32_t node);
-uint32_t gp_bucket_first(const struct gp_index *x, const struct gp_bucket *b,
-			 const struct gp_index_need *need,
-			 gp_index_accept_fn *accept, void *ctx);
-
-/* The same, asking `accept` about each member that has what `need` asks
- * exactly once, in order, until it takes one: for visitors that count. */
 uint32_t gp_bucket_scan(const struct gp_index *x, const struct gp_bucket *b,
 			const struct gp_index_need *need,
 			gp_index_accept_fn *accept, void *ctx);

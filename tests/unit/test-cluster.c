@@ -423,9 +423,9 @@ static void bounded_search_places_whenever_anything_fits(void **state)
 	assert_true(placed > 2000);
 }
 
-/* A thousand identical nodes are one bucket: a decision scores one node,
- * the first in tie order. */
-static void a_decision_scores_one_node_per_bucket(void **state)
+/* A thousand identical nodes are one bucket: a decision scores its first
+ * two nodes in tie order. */
+static void a_decision_scores_two_nodes_per_bucket(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_request r = share(1, 500);
@@ -434,7 +434,7 @@ static void a_decision_scores_one_node_per_bucket(void **state)
 	for (int i = 0; i < 1000; i++)
 		add_node(f->c, node_spec(32, 128, 4, f->a100));
 	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
-	assert_int_equal(d.candidates, 1);
+	assert_int_equal(d.candidates, 2);
 	assert_int_equal(d.where.node, 0);
 	gp_cluster_set_exhaustive(f->c, true);
 	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);
@@ -442,35 +442,37 @@ static void a_decision_scores_one_node_per_bucket(void **state)
 	assert_int_equal(d.where.node, 0);
 }
 
-/* What the bound costs: two nodes in one bucket (same idle devices,
+/* What the bound costs: three nodes in one bucket (no idle device, the
  * largest share in the same tenth, CPU and memory on the same level).
- * gpuclustering would take the fuller second one (97 vs 96 points), but
- * it orders a bucket by tie order alone, so the bounded search sees only
- * the first; the exhaustive one sees both. binpack orders each bucket fullest
- * first: its one candidate is the second node. */
-static void one_bucket_offers_one_node(void **state)
+ * gpuclustering would take the fullest, the third (23 points against 21),
+ * but it orders a bucket by tie order alone, so the bounded search sees
+ * only the first two; the exhaustive one sees all three. binpack orders
+ * each bucket fullest first: the third is its first candidate. */
+static void a_bucket_offers_its_first_nodes(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_policy *clustering = policy("gpuclustering", NULL);
 	struct gp_request r = share(1, 100);
 	struct gp_decision d;
 
+	for (uint32_t n = 0; n < 2; n++) {
+		add_node(f->c, node_spec(32, 128, 2, f->a100));
+		put(f->c, share(1, 510), n, 0);         /* 490 left: tenth 4 */
+		put(f->c, share(1, 510), n, 1);
+	}
 	add_node(f->c, node_spec(32, 128, 2, f->a100));
-	add_node(f->c, node_spec(32, 128, 2, f->a100));
-	put(f->c, share(1, 510), 0, 0);         /* 490 left: the fifth tenth */
-	put(f->c, share(1, 510), 0, 1);
-	put(f->c, share(1, 550), 1, 0);         /* 450 left: also the fifth */
-	put(f->c, share(1, 550), 1, 1);
-	assert_int_equal(gp_place(f->c, clustering, &r, &d), 0);
-	assert_int_equal(d.candidates, 1);
-	assert_int_equal(d.where.node, 0);
-	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);     /* binpack */
-	assert_int_equal(d.candidates, 1);
-	assert_int_equal(d.where.node, 1);
-	gp_cluster_set_exhaustive(f->c, true);
+	put(f->c, share(1, 600), 2, 0);                 /* 400 left: tenth 4 */
+	put(f->c, share(1, 900), 2, 1);
 	assert_int_equal(gp_place(f->c, clustering, &r, &d), 0);
 	assert_int_equal(d.candidates, 2);
-	assert_int_equal(d.where.node, 1);
+	assert_int_equal(d.where.node, 0);
+	assert_int_equal(gp_place(f->c, f->p, &r, &d), 0);     /* binpack */
+	assert_int_equal(d.candidates, 2);
+	assert_int_equal(d.where.node, 2);
+	gp_cluster_set_exhaustive(f->c, true);
+	assert_int_equal(gp_place(f->c, clustering, &r, &d), 0);
+	assert_int_equal(d.candidates, 3);
+	assert_int_equal(d.where.node, 2);
 	gp_policy_free(clustering);
 }
 
@@ -525,8 +527,8 @@ int main(void)
 		TEST(ties_go_to_the_first_node),
 		TEST(many_request_shapes_still_place),
 		TEST(bounded_search_places_whenever_anything_fits),
-		TEST(a_decision_scores_one_node_per_bucket),
-		TEST(one_bucket_offers_one_node),
+		TEST(a_decision_scores_two_nodes_per_bucket),
+		TEST(a_bucket_offers_its_first_nodes),
 		TEST(random_policy_draws_among_nodes_that_fit),
 		cmocka_unit_test(random_tie_order_is_fixed_by_seed),
 	};
