@@ -61,8 +61,8 @@ struct run_result {
 	size_t decisions, placed;
 	double seconds, p50_us, p99_us, p999_us, fill_pct;
 	unsigned classes, buckets;
-	size_t bytes;
-	double candidates;      /* nodes scored, summed over decisions */           /* the cluster's, after the fill */
+	size_t bytes;           /* the cluster's, after the fill */
+	double candidates;      /* nodes scored, summed over decisions */
 };
 
 static double now(void)
@@ -245,6 +245,7 @@ static void usage(bool scale)
 
 static int parse(int argc, char **argv, bool scale, struct bench_options *o)
 {
+	const char *name = scale ? "sched-scale" : "sched";
 	static const struct option longopts[] = {
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "fill", required_argument, NULL, 'f' },
@@ -270,15 +271,15 @@ static int parse(int argc, char **argv, bool scale, struct bench_options *o)
 		switch (c) {
 		case 'n':
 			if (parse_sizes(optarg, o) < 0) {
-				fprintf(stderr, "gpupool bench sched: --nodes must be 1 to 1000000, or a comma list of up to %d such numbers\n",
-					SIZES_MAX);
+				fprintf(stderr, "gpupool bench %s: --nodes must be 1 to 1000000, or a comma list of up to %d such numbers\n",
+					name, SIZES_MAX);
 				return -EINVAL;
 			}
 			break;
 		case 'f':
 			o->fill = strtod(optarg, &end);
 			if (*end || !(o->fill > 0 && o->fill <= 1)) {
-				fprintf(stderr, "gpupool bench sched: --fill must be in (0, 1]\n");
+				fprintf(stderr, "gpupool bench %s: --fill must be in (0, 1]\n", name);
 				return -EINVAL;
 			}
 			break;
@@ -287,7 +288,7 @@ static int parse(int argc, char **argv, bool scale, struct bench_options *o)
 		case 'r':
 			o->repeat = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || o->repeat == 0 || o->repeat > 100) {
-				fprintf(stderr, "gpupool bench sched: --repeat must be 1 to 100\n");
+				fprintf(stderr, "gpupool bench %s: --repeat must be 1 to 100\n", name);
 				return -EINVAL;
 			}
 			break;

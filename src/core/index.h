@@ -3,15 +3,14 @@
  *
  * Nodes sit in buckets keyed by what a request needs: the node's labels and
  * device models, its idle devices, the largest share a busy device can still
- * take (in tenths of a device), and its free CPU and host memory on a log2
- * scale (so the number of buckets grows with the logarithm of node sizes,
+ * take (in tenths of a device), and its free CPU and host memory on log
+ * scales (so the number of buckets grows with the logarithm of node sizes,
  * never with the number of nodes). Within a bucket, members are ordered by
  * (order key, rank, node number) — the policy's preference, then the
- * cluster's tie order — in a treap whose subtrees
- * remember their largest free CPU, memory, share and device memory, so the
- * first member in order that can take a request is found in O(log members)
- * without looking at the ones that cannot. A node changes bucket or place in
- * O(log members).
+ * cluster's tie order — in a treap whose subtrees remember their largest
+ * free CPU, memory, share and device memory, so the first members in order
+ * that can take a request are found in O(log members) without looking at
+ * the ones that cannot. A node changes bucket or place in O(log members).
  *
  * The index knows nodes only by number and by the entry the cluster gives
  * for each (gp_index_put); it never reads node states. Ownership: the index
@@ -30,8 +29,8 @@ struct gp_bucket_key {
 	uint64_t models;        /* models of the node's healthy devices */
 	uint8_t idle;           /* idle healthy devices */
 	uint8_t share;          /* largest usable share of a busy device, tenths */
-	uint8_t cpu;            /* log2(1 + free cores) */
-	uint8_t mem;            /* log2(1 + free GiB) */
+	uint8_t cpu;            /* free cores, log scale (cluster.c's steps) */
+	uint8_t mem;            /* free GiB, log scale */
 	uint8_t pad[4];
 };
 

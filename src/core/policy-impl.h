@@ -33,7 +33,7 @@ typedef int64_t gp_node_score_fn(struct gp_policy *p,
 
 /* A key for a node state that does not depend on the request, lower for
  * the nodes the policy tends to prefer: the engine offers each index
- * bucket's first node by (key, tie order) as its candidate. */
+ * bucket's first nodes by (key, tie order) as its candidates. */
 typedef uint64_t gp_node_order_fn(const struct gp_node_state *s);
 
 struct gp_policy_ops {

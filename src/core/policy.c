@@ -326,8 +326,8 @@ static uint64_t order_emptiest(const struct gp_node_state *s)
 	return ~order_fullest(s);
 }
 
-/* Least CPU and GPU left, each against the largest node (bestfit's
- * measure before the request, in units of 1/8,000,000 of a node). */
+/* Least CPU and GPU left, each against the largest node: proportional to
+ * bestfit's measure of what is left, before the request. */
 static uint64_t order_least_left(const struct gp_node_state *s)
 {
 	return (uint64_t)s->cpu_free * (SPEC_GPU / 1000) +

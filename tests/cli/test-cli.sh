@@ -35,6 +35,12 @@ expect bench-usage 2 'sched' -- "$gp" bench
 expect bench-bad-nodes 2 '--nodes must be' -- "$gp" bench sched --nodes 0
 expect bench-small 0 '"decisions_per_sec":[0-9]+.*"slices_cost_ratio"' -- \
 	"$gp" bench sched --nodes 50 --pods $data/pods-11.csv --json
+expect bench-sched-list 2 'takes one number here' -- "$gp" bench sched --nodes 50,60
+expect bench-scale-bad-list 2 'comma list' -- "$gp" bench sched-scale --nodes 50,x
+expect bench-scale-small 0 '"nodes":50,"bytes_per_node":[0-9]+.*"nodes":100,.*"scale_cost_ratio_largest_vs_smallest"' -- \
+	"$gp" bench sched-scale --nodes 50,100 --repeat 1 --pods $data/pods-11.csv --json
+expect sim-exhaustive 0 '^\{"policy":"default",.*"alloc_pct_at_100":' -- \
+	"$gp" sim --nodes $data/nodes.csv --pods $data/pods-11.csv --seeds 1-3 --exhaustive --json
 
 # `--policy all` prints one JSON object per policy, one per line.
 "$gp" sim --nodes $data/nodes.csv --pods $data/pods-5.csv --policy all --seeds 1 --json >"$out"
