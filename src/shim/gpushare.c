@@ -403,10 +403,46 @@ static bool handle_is(void *handle, const char *name)
 	return strncmp(base, name, strlen(name)) == 0;
 }
 
-/* dlsym on the driver's (or NVML's) handle: our hook for a hooked symbol. */
+/* dlsym(RTLD_NEXT, …) asked by another library (a profiler, a malloc
+ * wrapper): the C library would search after the object that called it,
+ * which is us, and could hand that library its own function back. So we
+ * search after the caller ourselves: the objects loaded after it, in
+ * order, each asked for a symbol it defines itself. Without a caller we
+ * can name, the C library's answer. */
+static void *next_after(const void *caller, const char *symbol, dlsym_fn next)
+{
+	struct link_map *from = NULL;
+	Dl_info info;
+
+	if (!dladdr1(caller, &info, (void **)&from, RTLD_DL_LINKMAP) || !from)
+		return next(RTLD_NEXT, symbol);
+	for (struct link_map *m = from->l_next; m; m = m->l_next) {
+		void *h = dlopen(m->l_name, RTLD_LAZY | RTLD_NOLOAD), *found;
+		struct link_map *owner = NULL;
+
+		if (!h)
+			continue;               /* the vDSO: not a file */
+		found = next(h, symbol);
+		if (found && !(dladdr1(found, &info, (void **)&owner, RTLD_DL_LINKMAP) &&
+			       owner == m))
+			found = NULL;           /* one of its dependencies' */
+		dlclose(h);
+		if (found)
+			return found;
+	}
+	return NULL;
+}
+
+/* dlsym on the driver's (or NVML's) handle: our hook for a hooked symbol;
+ * RTLD_NEXT: the next after the caller (next_after). */
 void *dlsym(void *handle, const char *symbol)
 {
 	dlsym_fn next = real_dlsym();
+
+	if (!next)
+		return NULL;
+	if (handle == RTLD_NEXT)
+		return next_after(__builtin_return_address(0), symbol, next);
 
 	if (strncmp(symbol, "nvml", 4) == 0 && handle_is(handle, "libnvidia-ml.so")) {
 		void *hook = gp_shim_nvml_hook(symbol);
@@ -422,6 +458,6 @@ void *dlsym(void *handle, const char *symbol)
 			if (strcmp(proc_table[i].symbol, symbol) == 0)
 				return hook_fn(&proc_table[i]);
 	}
-	return next ? next(handle, symbol) : NULL;
+	return next(handle, symbol);
 }
 #endif
