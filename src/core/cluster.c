@@ -651,9 +651,8 @@ static int64_t class_score(struct node_class *k, struct gp_policy *p,
 /* ---- placement ------------------------------------------------------ */
 
 #define UNIFORM_TRIES 32
-#define CANDIDATES_PER_BUCKET 2  /* 1 costs the default policy up to 0.05
-				  * points of allocation on the openb
-				  * variants, 2 up to ...; docs/scheduling.md */
+#define CANDIDATES_PER_BUCKET 2  /* with 1 the default policy fell below
+				  * FGD on share80; docs/scheduling.md */
 
 /* One decision in progress. */
 struct search {
