@@ -715,8 +715,7 @@ static bool bucket_may_fit(struct search *q, const struct gp_bucket *b,
 		why = GP_NOFIT_CPU;
 	else if (most->mem < req->mem_mib)
 		why = GP_NOFIT_MEMORY;
-	else if ((b->key.labels & req->labels_all) != req->labels_all ||
-		 (b->key.labels & req->labels_none))
+	else if (!gp_labels_fit(b->key.labels, req))
 		why = GP_NOFIT_LABELS;
 	else if (!bucket_devices_may_fit(b, req, most, ret_need))
 		why = GP_NOFIT_DEVICES;

@@ -94,11 +94,18 @@ static inline uint32_t gp_dev_usable(const struct gp_dev_state *d)
 	return d->compute_free;
 }
 
+/* Does a node with these labels carry all the request asks for and none
+ * it refuses? */
+static inline bool gp_labels_fit(uint64_t labels, const struct gp_request *req)
+{
+	return (labels & req->labels_all) == req->labels_all &&
+	       (labels & req->labels_none) == 0;
+}
+
 static inline bool gp_state_labels_fit(const struct gp_node_state *s,
 				       const struct gp_request *req)
 {
-	return (s->labels & req->labels_all) == req->labels_all &&
-	       (s->labels & req->labels_none) == 0;
+	return gp_labels_fit(s->labels, req);
 }
 
 /* Host-side fit: CPU, memory and labels. */
