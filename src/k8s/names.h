@@ -1,0 +1,52 @@
+/* names.h — the names gpupool puts on Kubernetes objects, in one place:
+ * the extended resource, and the annotations users set on pods, the node
+ * program sets on Nodes and pods, and the extender sets at bind. They are
+ * the contract between `gpupool node`, `gpupool server --kubernetes` and
+ * users (docs/kubernetes.md explains each to users).
+ *
+ * The resource gpupool.io/gpu counts shares of devices: each device is
+ * advertised as `split` units (per model, default 10). A container asks
+ * for N units per device it wants: N/split of each device's compute
+ * (3 of 10 = 30 %), and as many devices as gpupool.io/gpu-count says
+ * (default 1; the request is then N × count units). N = split is a whole
+ * device, held exclusively, without the interposer. */
+#ifndef GP_K8S_NAMES_H
+#define GP_K8S_NAMES_H
+
+#define GP_KUBE_RESOURCE        "gpupool.io/gpu"
+#define GP_KUBE_SPLIT_DEFAULT   10
+
+/* ---- set by users on a pod (metadata.annotations) ----------------------- */
+/* Device memory per device: "4Gi", "4096Mi", "4G"; default: the share's
+ * part of the device's memory (3 of 10 units of a 16 GiB card: 4.8 GiB). */
+#define GP_KUBE_ANN_MEMORY      "gpupool.io/gpu-memory"
+/* Devices wanted, 1..16 (default 1). */
+#define GP_KUBE_ANN_COUNT       "gpupool.io/gpu-count"
+/* Allowed device models, comma-separated substrings of the model name
+ * ("A100,H100"); default any. */
+#define GP_KUBE_ANN_MODEL       "gpupool.io/gpu-model"
+/* Priority 0..9 (default: from the PriorityClass value, else 5); may be
+ * changed while the pod runs. */
+#define GP_KUBE_ANN_PRIORITY    "gpupool.io/priority"
+/* Compute percent per device, 1..100; may be changed while the pod runs
+ * (default: from the units). */
+#define GP_KUBE_ANN_COMPUTE     "gpupool.io/compute"
+/* hard (default: the share is a cap) or shared (idle time may be borrowed). */
+#define GP_KUBE_ANN_ISOLATION   "gpupool.io/isolation"
+
+/* ---- set by the extender at bind (before the Binding) ------------------
+ * {"node": "n1", "devices": ["GPU-…", …], "memoryMiB": 4096,
+ *  "compute": 30, "whole": false, "boundAt": 1764633600123456789} */
+#define GP_KUBE_ANN_PLACEMENT   "gpupool.io/placement"
+
+/* ---- set by the node program ------------------------------------------- */
+/* On a pod, at Allocate: the task id its container runs as. */
+#define GP_KUBE_ANN_TASK        "gpupool.io/task"
+/* On the Node: what the node has,
+ * {"version": 1, "driver": "580.65.06", "cuda": 12080,
+ *  "devices": [{"uuid": "GPU-…", "model": "NVIDIA A100-SXM4-80GB",
+ *               "memoryMiB": 81920, "numa": 0, "nvlink": 0, "split": 10,
+ *               "healthy": true, "compatible": true, "reason": ""}, …]} */
+#define GP_KUBE_ANN_DEVICES     "gpupool.io/devices"
+
+#endif
