@@ -3,14 +3,21 @@
 #
 # Idempotent: packages already present are left alone and nothing is fetched.
 # As root it runs apt-get itself; otherwise it prints the exact command to run.
+# Then the test peers of the Kubernetes integration (grpc-js, kubernetes-models:
+# tests/k8s/package-lock.json) are installed into tests/k8s/node_modules with
+# `npm ci` when missing or older than the lock file.
 # Called by `make`, `make check` and `make demo` before they build.
 set -eu
+cd "$(dirname "$0")/.."
 
 # Command that must exist  Debian package that provides it
-TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:curl sqlite3:sqlite3"
+TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:curl sqlite3:sqlite3
+	protoc-c:protobuf-c-compiler protoc:protobuf-compiler protoc-gen-go:protoc-gen-go
+	protoc-gen-go-grpc:protoc-gen-go-grpc node:nodejs npm:npm go:golang-go unshare:util-linux"
 # Development packages, checked by name with dpkg.
 LIBS="libcmocka-dev libcsv-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev nettle-dev
-	libcurl4-openssl-dev libyaml-dev"
+	libcurl4-openssl-dev libyaml-dev libgrpc-dev libprotobuf-c-dev
+	golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev"
 
 missing=""
 for pair in $TOOLS; do
@@ -23,7 +30,19 @@ for pkg in $LIBS; do
 		missing="$missing $pkg"
 done
 
-[ -z "$missing" ] && exit 0
+# The npm test peers, once the Debian packages are there.
+npm_peers() {
+	lock=tests/k8s/package-lock.json
+	stamp=tests/k8s/node_modules/.package-lock.json
+	[ -f "$stamp" ] && [ ! "$lock" -nt "$stamp" ] && return 0
+	echo "gpupool: installing the test peers of tests/k8s (npm ci)" >&2
+	npm ci --prefix tests/k8s --no-audit --no-fund --loglevel=error >/dev/null
+}
+
+if [ -z "$missing" ]; then
+	npm_peers
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "gpupool: missing build dependencies:$missing" >&2
@@ -37,3 +56,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086 # word splitting of the package list is intended
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+npm_peers

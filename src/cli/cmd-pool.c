@@ -12,6 +12,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "k8s/node.h"
 
 static int no_option(void *ctx, int c, const char *value)
 {
@@ -180,6 +181,10 @@ int gp_cmd_node(int argc, char **argv)
 		{"ls", node_ls, "list the nodes: hostname, driver, CUDA, devices"},
 	};
 
+	/* `gpupool node --kubernetes`: a Kubernetes node's program (src/k8s). */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--kubernetes") == 0)
+			return gp_cmd_node_kubernetes(argc, argv);
 	return gp_client_dispatch("node", subs, sizeof(subs) / sizeof(subs[0]), argc,
 				  argv);
 }

@@ -24,7 +24,7 @@ static const struct {
 	{ "task", gp_cmd_task, "list (or watch), show, change and cancel tasks" },
 	{ "logs", gp_cmd_logs, "print a task's output" },
 	{ "queue", gp_cmd_queue, "the queued tasks in the scheduler's order, and why they wait" },
-	{ "node", gp_cmd_node, "list the nodes (node ls)" },
+	{ "node", gp_cmd_node, "list the nodes (node ls); node --kubernetes: a cluster node's program" },
 	{ "device", gp_cmd_device, "list the devices, their health and tasks (device ls)" },
 	{ "tenant", gp_cmd_tenant, "add, change, list and remove tenants; their quotas and tokens" },
 	{ "template", gp_cmd_template, "add, list, show and remove slice templates" },

@@ -975,6 +975,51 @@ int gp_place(struct gp_cluster *c, struct gp_policy *p,
 	return 0;
 }
 
+/* What node state s misses of req, GP_NOFIT_NONE when it fits. */
+static enum gp_nofit node_misses(const struct gp_node_state *s, const struct gp_request *req)
+{
+	if (s->cpu_free < req->cpu_milli)
+		return GP_NOFIT_CPU;
+	if (s->mem_free < req->mem_mib)
+		return GP_NOFIT_MEMORY;
+	if (!gp_state_labels_fit(s, req))
+		return GP_NOFIT_LABELS;
+	return device_fit(s, req) < 0 ? GP_NOFIT_DEVICES : GP_NOFIT_NONE;
+}
+
+int gp_fits_on(const struct gp_cluster *c, const struct gp_request *req, uint32_t n,
+	       enum gp_nofit *ret_reason)
+{
+	if (!request_valid(req) || n >= c->nodes)
+		return -EINVAL;
+	*ret_reason = node_misses(&c->node[n].cls->state, req);
+	return 0;
+}
+
+int gp_place_on(struct gp_cluster *c, struct gp_policy *p, const struct gp_request *req,
+		uint32_t n, struct gp_decision *ret_decision)
+{
+	struct gp_decision d = { .candidates = 1 };
+	const struct gp_node_state *s;
+	uint32_t mask = 0;
+	int64_t score = 0;
+
+	if (!request_valid(req) || n >= c->nodes)
+		return -EINVAL;
+	s = &c->node[n].cls->state;
+	d.reason = node_misses(s, req);
+	if (d.reason == GP_NOFIT_NONE && p->ops->uniform)
+		gp_policy_pick(p, s, req, (uint32_t)device_fit(s, req), &mask);
+	else if (d.reason == GP_NOFIT_NONE)
+		score = class_score(c->node[n].cls, p, req, request_id(c, req), &mask);
+	if (score == GP_SCORE_NOFIT)
+		d.reason = GP_NOFIT_DEVICES;
+	else if (d.reason == GP_NOFIT_NONE)
+		decide(c, n, mask, score, &d);
+	*ret_decision = d;
+	return 0;
+}
+
 /* ---- commit and release --------------------------------------------- */
 
 /* Device positions of a placement on node n, or -EINVAL when it names a

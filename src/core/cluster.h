@@ -107,6 +107,20 @@ uint32_t gp_cluster_class_count(const struct gp_cluster *c);
 int gp_place(struct gp_cluster *c, struct gp_policy *policy,
 	     const struct gp_request *req, struct gp_decision *ret_decision);
 
+/* The same decision on node `node` alone: placed with the policy's score
+ * and devices when the node can take `req`, else the constraint it misses
+ * (for a scheduler that asks node by node, as kube-scheduler's extender
+ * protocol does). Scores of different nodes compare as in gp_place (0 for
+ * a uniform policy); -EINVAL for a malformed request or an unknown node. */
+int gp_place_on(struct gp_cluster *c, struct gp_policy *policy, const struct gp_request *req,
+		uint32_t node, struct gp_decision *ret_decision);
+
+/* Whether node `node` can take `req` at all (no score: cheap), and if
+ * not, the constraint it misses (*ret_reason GP_NOFIT_NONE when it fits);
+ * -EINVAL as gp_place_on. */
+int gp_fits_on(const struct gp_cluster *c, const struct gp_request *req, uint32_t node,
+	       enum gp_nofit *ret_reason);
+
 /* Takes the resources of `req` at `where`; -EBUSY when they are not free. */
 int gp_cluster_commit(struct gp_cluster *c, const struct gp_request *req,
 		      const struct gp_placement *where);

@@ -1,5 +1,5 @@
 /* client.h — a client of the Kubernetes API server: libcurl for HTTP(S),
- * jansson for JSON, no other dependency.
+ * jansson for JSON, libyaml for kubeconfig files; no other dependency.
  *
  * Where the API server is and who we are (gp_kube_config_load), first
  * match wins:
@@ -9,21 +9,34 @@
  *      current context's cluster (server, certificate-authority or
  *      certificate-authority-data, insecure-skip-tls-verify) and user
  *      (token, tokenFile, client-certificate(-data) + client-key(-data));
+ *      of a $KUBECONFIG list (a:b) the first file that exists is read,
+ *      without merging; exec and auth-provider users are refused;
  *   3. in-cluster: $KUBERNETES_SERVICE_HOST and _PORT, the service
  *      account's token and ca.crt under
- *      /var/run/secrets/kubernetes.io/serviceaccount/ (the token is read
- *      again before each request: the kubelet rotates it).
+ *      /var/run/secrets/kubernetes.io/serviceaccount/ (tests: the folder
+ *      in $GPUPOOL_KUBE_SERVICEACCOUNT_DIR; the token is read again
+ *      before each request: the kubelet rotates it, and so is a token
+ *      file given with 1. or as a kubeconfig's tokenFile).
  *
  * Requests are synchronous; one gp_kube handle is used by one thread at a
  * time (make one per thread: they are cheap, and share nothing). Watches
  * run in a thread of their own (gp_kube_informer_*), each with its own
  * handle.
  *
- * Errors: functions return 0 or a negative errno; an API error (a
- * status >= 400) is -EIO, with its HTTP status in *ret_status where asked
- * and the Status object's message in the handle's last error
- * (gp_kube_error). -ECONNREFUSED / -ETIMEDOUT / -EHOSTUNREACH when the
- * server could not be reached.
+ * Errors: functions return 0 or a negative errno. An API error (a status
+ * >= 400) has its HTTP status in *ret_status where asked and the Status
+ * object's message in the handle's last error (gp_kube_error); its errno:
+ *   401, 403 → -EACCES          404 → -ENOENT         410 → -ESTALE
+ *   409 → -EEXIST for a POST (create, bind: AlreadyExists, already bound)
+ *         and -EBUSY otherwise (a patch's Conflict: a stale resourceVersion)
+ *   any other → -EIO
+ * When no answer came: -ECONNREFUSED, -EHOSTUNREACH (the server could not
+ * be reached), -ETIMEDOUT (connect 5 s; requests 30 s; a watch that stays
+ * silent past its idle limit), -ECONNRESET (the connection broke),
+ * -EPROTO (TLS: the server's certificate is not trusted, or ours refused),
+ * -EBADMSG (the answer is not JSON, or not the list or event asked for),
+ * -ECANCELED (an informer's request, stopped). A path that does not start
+ * with '/' is -EINVAL. *ret_status is 0 when no answer came.
  *
  * Ownership: handles are the caller's (gp_kube_new / gp_kube_free);
  * JSON returned is a new reference the caller decrefs; JSON given in is
@@ -67,7 +80,7 @@ int gp_kube_get(struct gp_kube *k, const char *path, json_t **ret_obj, long *ret
 
 /* A complete list (following "continue" tokens, limit 500 a page): the
  * items array in *ret_items and the list's resourceVersion in
- * ret_version (a buffer of version_len bytes). */
+ * ret_version (a buffer of version_len bytes; -ERANGE when too short). */
 int gp_kube_list(struct gp_kube *k, const char *path, json_t **ret_items, char *ret_version,
 		 size_t version_len, long *ret_status);
 
@@ -105,7 +118,10 @@ int gp_kube_event(struct gp_kube *k, const char *kind, const char *ns, const cha
  * "410 Gone" (as an HTTP status or an ERROR event with code 410) starts a
  * new list, whose result replaces everything (on_sync). A server that
  * cannot be reached is tried again with exponential backoff (100 ms
- * doubling to 10 s, with jitter).
+ * doubling to 10 s, with jitter). Each watch asks for timeoutSeconds=300
+ * and is cut when nothing (not even a bookmark) came for 120 s; tests may
+ * set both with $GPUPOOL_KUBE_WATCH_SECONDS and
+ * $GPUPOOL_KUBE_WATCH_IDLE_SECONDS (read at gp_kube_informer_start).
  *
  * Callbacks run on the informer's thread, one at a time, in the server's
  * order; they borrow the object (incref to keep it). */

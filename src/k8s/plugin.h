@@ -72,6 +72,11 @@ struct gp_plugin_options {
 	const char *dir;                /* the kubelet's folder; NULL: /var/lib/kubelet/device-plugins */
 	const char *socket_name;        /* ours in dir, e.g. "gpupool.sock" */
 	const char *resource;           /* "gpupool.io/gpu" */
+	/* The first device list (copied), there before the first Register so
+	 * that the kubelet's first ListAndWatch has it; NULL/0: empty until
+	 * gp_plugin_set_devices. */
+	const struct gp_plugin_device *devices;
+	size_t n_devices;
 };
 
 struct gp_plugin;

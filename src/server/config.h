@@ -83,6 +83,15 @@ struct gp_server_options {
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
 	bool check_only; /* --check-config: validate, say, exit */
+	/* --kubernetes: the scheduler extender of a cluster (src/k8s/kube-server.h) */
+	struct gp_server_kube {
+		bool on;
+		unsigned port;                  /* the extender's, on 127.0.0.1; 0: 8787 */
+		char api_url[512], token_file[PATH_MAX], kubeconfig[PATH_MAX];
+		char scheduler_name[64];        /* "": any */
+		char workload_trace[PATH_MAX];  /* "": the pods seen */
+		uint64_t tie_seed;
+	} kube;
 };
 
 /* Reads the file at path into o: each key it has replaces that option,

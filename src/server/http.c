@@ -904,13 +904,13 @@ static int listen_unix(const char *path, int *ret_fd)
 	return 0;
 }
 
-/* A TCP socket listening on 127.0.0.1:port. */
-static int listen_tcp(unsigned port, int *ret_fd)
+/* A TCP socket listening on 127.0.0.1:port, or on every address. */
+static int listen_tcp(unsigned port, bool any, int *ret_fd)
 {
 	struct sockaddr_in addr = {
 		.sin_family = AF_INET,
 		.sin_port = htons((uint16_t)port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+		.sin_addr.s_addr = htonl(any ? INADDR_ANY : INADDR_LOOPBACK),
 	};
 	int one = 1, r = 0, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -1002,7 +1002,7 @@ int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret)
 	if (r == 0)
 		snprintf(h->socket_path, sizeof(h->socket_path), "%s", o->socket_path);
 	if (r == 0 && o->tcp_port) {
-		r = listen_tcp(o->tcp_port, &h->tcp_l.fd);
+		r = listen_tcp(o->tcp_port, o->tcp_any, &h->tcp_l.fd);
 		h->diag_error = 0;
 		if (r == 0)
 			diag_open(h, h->tcp_l.fd);
@@ -1027,7 +1027,8 @@ int gp_http_peer_uids(const struct gp_http *h)
 static int daemon_start(struct gp_http *h, struct listener *l)
 {
 	l->daemon = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+			(h->o.concurrent ? MHD_USE_THREAD_PER_CONNECTION : 0), 0, NULL, NULL,
 		on_request, h, MHD_OPTION_LISTEN_SOCKET, l->fd,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,

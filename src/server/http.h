@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +87,14 @@ struct gp_http_route {
 struct gp_http_options {
 	const char *socket_path; /* made here, mode 0600; removed at stop */
 	unsigned tcp_port;	 /* 0: no TCP listener */
+	/* TCP on every address, not loopback alone: for a program whose only
+	 * routes are public (`gpupool node`'s /metrics, for Prometheus) */
+	bool tcp_any;
+	/* A thread per connection, not one per listener: a handler that
+	 * leaves the lock while it waits (gp_http_unlock ... gp_http_lock,
+	 * for a call to another server) lets the requests of other
+	 * connections run meanwhile. Handlers still run one at a time. */
+	bool concurrent;
 	size_t body_max;	 /* larger bodies get 413 */
 	/* Deadlines, in ms, that trickling bytes do not move: from accept
 	 * (or from the end of the previous request on a kept-alive

@@ -35,6 +35,7 @@
 #include "base/user.h"
 #include "cli/commands.h"
 #include "core/policy.h"
+#include "k8s/kube-server.h"
 #include "server/api.h"
 #include "server/bill.h"
 #include "server/config.h"
@@ -208,6 +209,10 @@ static void server_usage(FILE *out)
 		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
 		"                      [--policy NAME] [--workload-window SECONDS]\n"
 		"                      [--workload-refresh SECONDS]\n"
+		"                      [--kubernetes [--extender-port PORT] [--kubeconfig PATH |\n"
+		"                       --kube-api URL [--kube-token-file PATH]]\n"
+		"                       [--scheduler-name NAME] [--workload-trace FILE]\n"
+		"                       [--tie-seed N]]\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
 		"first\n"
@@ -309,7 +314,27 @@ static void server_usage(FILE *out)
 		"  --price MODEL=PRICE\n"
 		"                   price of one hour of a whole device whose name\n"
 		"                   contains MODEL (case-insensitive), for bills;\n"
-		"                   repeatable, e.g. --price A100=2.50 --price T4=0.35\n",
+		"                   repeatable, e.g. --price A100=2.50 --price T4=0.35\n"
+		"  --kubernetes     be the scheduler extender of a Kubernetes cluster\n"
+		"                   (docs/kubernetes.md): kube-scheduler's filter,\n"
+		"                   prioritize and bind on 127.0.0.1:PORT/extender/, the\n"
+		"                   cluster's Nodes and Pods watched, namespaces' quotas\n"
+		"                   from the tenants of the same name (not with\n"
+		"                   --with-agent: pods are the tasks)\n"
+		"  --extender-port PORT\n"
+		"                   the extender's port on 127.0.0.1 (default 8787)\n"
+		"  --kubeconfig PATH\n"
+		"                   the API server and credentials (default: $KUBECONFIG,\n"
+		"                   else the pod's service account)\n"
+		"  --kube-api URL   the API server's address instead (with\n"
+		"                   --kube-token-file PATH for a bearer token)\n"
+		"  --scheduler-name NAME\n"
+		"                   pods of this scheduler are gpupool's to bind\n"
+		"                   (default: any that reaches the extender)\n"
+		"  --workload-trace FILE\n"
+		"                   default and fgd place against the shapes of this\n"
+		"                   openb pod list, not of the pods placed so far\n"
+		"  --tie-seed N     the order in which equal nodes are taken (default 1)\n",
 		GP_API_QUEUE_MAX, GP_API_TENANT_QUEUE_MAX, GP_HTTP_HEADER_TIMEOUT_MS,
 		GP_HTTP_BODY_TIMEOUT_MS, GP_HTTP_CONNECTIONS_MAX,
 		GP_HTTP_CLIENT_CONNECTIONS_MAX, GP_SHIM_INSTALLED,
@@ -471,8 +496,39 @@ static int parse_limits(struct gp_server_options *o, int c, const char *value)
 	return -EINVAL;
 }
 
+/* --kubernetes and what goes with it (src/k8s/kube-server.h). */
+static int parse_kube(struct gp_server_kube *k, int c, const char *value)
+{
+	char *end;
+
+	switch (c) {
+	case 1201:
+		if (gp_parse_uint(value, 1, 65535, NULL, &k->port))
+			return 0;
+		fprintf(stderr, "gpupool server: --extender-port \"%s\" must be a port from 1 "
+				"to 65535\n", value);
+		return -EINVAL;
+	case 1202: snprintf(k->kubeconfig, sizeof(k->kubeconfig), "%s", value); return 0;
+	case 1203: snprintf(k->api_url, sizeof(k->api_url), "%s", value); return 0;
+	case 1204: snprintf(k->token_file, sizeof(k->token_file), "%s", value); return 0;
+	case 1205: snprintf(k->scheduler_name, sizeof(k->scheduler_name), "%s", value); return 0;
+	case 1206: snprintf(k->workload_trace, sizeof(k->workload_trace), "%s", value); return 0;
+	case 1207:
+		errno = 0;
+		k->tie_seed = strtoull(value, &end, 10);
+		if (errno == 0 && *value >= '0' && *value <= '9' && !*end)
+			return 0;
+		fprintf(stderr, "gpupool server: --tie-seed \"%s\" must be a whole number\n", value);
+		return -EINVAL;
+	}
+	k->on = true;
+	return 0;
+}
+
 static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
+	if (c >= 1200 && c <= 1207)
+		return parse_kube(&o->kube, c, value);
 	if (c >= 1000 && c <= 1006)
 		return parse_isolation(o, c, value);
 	if (c >= 1100 && c <= 1102)
@@ -559,6 +615,14 @@ static const struct option server_flags[] = {
 	{"sample-ms", required_argument, NULL, 'M'},
 	{"util-window", required_argument, NULL, 'W'},
 	{"grow-samples", required_argument, NULL, 'G'},
+	{"kubernetes", no_argument, NULL, 1200},
+	{"extender-port", required_argument, NULL, 1201},
+	{"kubeconfig", required_argument, NULL, 1202},
+	{"kube-api", required_argument, NULL, 1203},
+	{"kube-token-file", required_argument, NULL, 1204},
+	{"scheduler-name", required_argument, NULL, 1205},
+	{"workload-trace", required_argument, NULL, 1206},
+	{"tie-seed", required_argument, NULL, 1207},
 	{"policy", required_argument, NULL, 1100},
 	{"workload-window", required_argument, NULL, 1101},
 	{"workload-refresh", required_argument, NULL, 1102},
@@ -664,6 +728,16 @@ static int bound_within(unsigned *v, unsigned dflt, const char *flag, unsigned o
 
 static int options_check(struct gp_server_options *o)
 {
+	if (o->kube.on && o->with_agent) {
+		fprintf(stderr, "gpupool server: --kubernetes and --with-agent do not go together: on "
+				"Kubernetes pods are the tasks and `gpupool node` is each node's agent\n");
+		return GP_EXIT_USAGE;
+	}
+	if (!o->kube.on && (o->kube.port || o->kube.api_url[0] || o->kube.kubeconfig[0] ||
+			    o->kube.workload_trace[0] || o->kube.scheduler_name[0])) {
+		fprintf(stderr, "gpupool server: the Kubernetes options need --kubernetes\n");
+		return GP_EXIT_USAGE;
+	}
 	if (bound_within(&o->tenant_queue_max, GP_API_TENANT_QUEUE_MAX,
 			 "tenant-queue-max", o->queue_max, "queue-max") < 0 ||
 	    bound_within(&o->max_client_connections, GP_HTTP_CLIENT_CONNECTIONS_MAX,
@@ -1003,6 +1077,7 @@ struct server {
 	struct gp_api *api;
 	struct gp_agent *agent; /* with --with-agent */
 	struct gp_loop *loop;
+	struct gp_kube_server *kube; /* with --kubernetes */
 	char metrics_token[GP_API_METRICS_TOKEN_MAX + 1]; /* "": none */
 };
 
@@ -1079,6 +1154,32 @@ static void signals_block(sigset_t *stop)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* --kubernetes: the extender, before any thread starts (it listens). */
+static int kube_start(const struct gp_server_options *o, struct server *s)
+{
+	char socket[PATH_MAX + 16], err[PATH_MAX + 256];
+	const struct gp_server_kube *k = &o->kube;
+	struct gp_kube_server_options ko = {
+		.api_url = k->api_url[0] ? k->api_url : NULL,
+		.token_file = k->token_file[0] ? k->token_file : NULL,
+		.kubeconfig = k->kubeconfig[0] ? k->kubeconfig : NULL,
+		.socket_path = socket, .port = k->port,
+		.policy = o->loop.policy[0] ? o->loop.policy : NULL,
+		.scheduler_name = k->scheduler_name[0] ? k->scheduler_name : NULL,
+		.workload_trace = k->workload_trace[0] ? k->workload_trace : NULL,
+		.tie_seed = k->tie_seed ? k->tie_seed : 1, .pool = s->pool,
+	};
+
+	snprintf(socket, sizeof(socket), "%s.extender", o->socket);
+	if (gp_kube_server_start(&ko, &s->kube, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool server: --kubernetes: %s\n", err);
+		return GP_EXIT_FAIL;
+	}
+	fprintf(stderr, "gpupool server: the scheduler extender on http://127.0.0.1:%u/extender/\n",
+		k->port ? k->port : GP_KUBE_EXTENDER_PORT);
+	return GP_EXIT_OK;
+}
+
 static int serve(const struct gp_server_options *o, struct server *s, sigset_t *stop)
 {
 	struct gp_api_options ao = {.queue_max = o->queue_max,
@@ -1099,6 +1200,8 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 		return GP_EXIT_FAIL;
 	}
 	ao.loop = s->loop;
+	if (o->kube.on && kube_start(o, s) != GP_EXIT_OK)
+		return GP_EXIT_FAIL;
 	if (gp_api_new(s->store, &ao, &s->api) < 0)
 		return GP_EXIT_FAIL;
 	routes = gp_api_routes(&n);
@@ -1128,6 +1231,7 @@ static void server_release(struct server *s)
 		gp_http_unlock(s->http);
 	}
 	s->loop = gp_loop_stop(s->loop);
+	s->kube = gp_kube_server_stop(s->kube);
 	gp_agent_free(s->agent);
 	s->http = gp_http_stop(s->http);
 	s->api = gp_api_free(s->api);

@@ -46,6 +46,19 @@ static int build_order(const struct gp_trace *t, double inflate,
 	return 0;
 }
 
+int gp_replay_order(const struct gp_trace *t, const struct gp_replay_config *cfg,
+		    uint32_t **ret_order, size_t *ret_n, uint64_t *ret_tie_seed)
+{
+	struct gp_rng rng;
+	int r;
+
+	gp_rng_init(&rng, cfg->seed);
+	r = build_order(t, cfg->inflate, &rng, ret_order, ret_n);
+	if (r == 0)
+		*ret_tie_seed = gp_rng_next(&rng) | 1;
+	return r;
+}
+
 static int place_all(const struct gp_trace *t, struct gp_cluster *c,
 		     struct gp_policy *p, const uint32_t *order, size_t n,
 		     double inflate, struct gp_replay_result *res)
@@ -98,15 +111,15 @@ int gp_replay_run(const struct gp_trace *t, const struct gp_workload *target,
 	struct gp_cluster *c = NULL;
 	struct gp_policy *p = NULL;
 	uint32_t *order = NULL;
-	struct gp_rng rng;
+	uint64_t tie_seed;
 	size_t n;
 	int r;
 
-	gp_rng_init(&rng, cfg->seed);
-	r = build_order(t, cfg->inflate, &rng, &order, &n);
+
+	r = gp_replay_order(t, cfg, &order, &n, &tie_seed);
 	if (r < 0)
 		return r;
-	r = gp_trace_cluster(t, gp_rng_next(&rng) | 1, &c);
+	r = gp_trace_cluster(t, tie_seed, &c);
 	if (r < 0)
 		goto out;
 	gp_cluster_set_exhaustive(c, cfg->exhaustive);

@@ -41,6 +41,13 @@ struct gp_replay_config {
 	bool exhaustive;        /* score every node (gp_cluster_set_exhaustive) */
 };
 
+/* The pods of one seed in the order they arrive (indices into t->pod,
+ * malloc'd, the caller frees), and the tie seed of the cluster they are
+ * placed on: what gp_replay_run places, for another scheduler to replay
+ * the same (bench/bench-k8s.c). -ENOMEM. */
+int gp_replay_order(const struct gp_trace *t, const struct gp_replay_config *cfg,
+		    uint32_t **ret_order, size_t *ret_n, uint64_t *ret_tie_seed);
+
 /* -ENOENT for an unknown policy; -ENOMEM. */
 int gp_replay_run(const struct gp_trace *t, const struct gp_workload *target,
 		  const struct gp_replay_config *cfg,

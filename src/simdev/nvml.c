@@ -205,6 +205,8 @@ static nvmlReturn_t device_resolve(nvmlDevice_t device, struct sim **ret_sim,
 	i = (p - base) / sizeof(lib.dev[0]);
 	if (i >= (size_t)count)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (sim_device_lost(s, (int)i))
+		return NVML_ERROR_GPU_IS_LOST;
 	*ret_sim = s;
 	*ret_index = (int)i;
 	return NVML_SUCCESS;

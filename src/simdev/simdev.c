@@ -38,7 +38,7 @@
 #include "base/shfile.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
-#define SIM_VERSION 3                   /* 3: base/shfile.h's head and slots */
+#define SIM_VERSION 4                   /* 4: a device may be lost */
 #define RING 8192                       /* quanta kept per device */
 #define SPEC_MAX 256
 #define GiB (1024ULL * 1024 * 1024)
@@ -71,6 +71,7 @@ struct device {
 	_Atomic uint32_t turn_gen;      /* bumped by each new holder */
 	_Atomic uint64_t last_end_ns;   /* when the last quantum ended */
 	_Atomic uint64_t ring_head;
+	_Atomic uint32_t lost;          /* fallen off the bus (simctl lose) */
 	struct quantum ring[RING];
 };
 
@@ -438,6 +439,16 @@ int sim_device_pci_bus(const struct sim *s, int dev)
 {
 	(void)s;
 	return 0x10 + dev;
+}
+
+bool sim_device_lost(const struct sim *s, int dev)
+{
+	return atomic_load(&s->sh->dev[dev].lost) != 0;
+}
+
+void sim_device_set_lost(struct sim *s, int dev, bool lost)
+{
+	atomic_store(&s->sh->dev[dev].lost, lost);
 }
 
 /* ---- memory and contexts -------------------------------------------- */

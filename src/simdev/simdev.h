@@ -72,6 +72,12 @@ void sim_device_uuid_bytes(const struct sim *s, int dev, unsigned char out[16]);
 /* PCI bus of the device (0x10 + index), for the PCI ids NVML reports. */
 int sim_device_pci_bus(const struct sim *s, int dev);
 
+/* A lost device has fallen off the bus: NVML answers GPU_IS_LOST for it
+ * (a health check sees it), as a real driver does after an Xid 79.
+ * `simctl lose|restore INDEX` sets it (src/simdev/simctl.c). */
+bool sim_device_lost(const struct sim *s, int dev);
+void sim_device_set_lost(struct sim *s, int dev, bool lost);
+
 /* Gives back the memory and contexts of processes that died. */
 void sim_reclaim(struct sim *s);
 

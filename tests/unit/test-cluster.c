@@ -423,6 +423,46 @@ static void bounded_search_places_whenever_anything_fits(void **state)
 	assert_true(placed > 2000);
 }
 
+/* Node by node (gp_place_on, the extender's question) agrees with the
+ * exhaustive search: the node it chooses has the best score of those
+ * that take the request, a node that takes it is placed on itself, and
+ * nothing fits node by node exactly when nothing fits at all. */
+static void one_node_at_a_time_agrees_with_the_search(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_rng rng;
+
+	gp_rng_init(&rng, 11);
+	for (int i = 0; i < 12; i++)
+		add_node(f->c, random_spec(&rng, 2));
+	gp_cluster_set_exhaustive(f->c, true);
+	for (int step = 0; step < 5000; step++) {
+		struct gp_request r = random_request(&rng, 2);
+		struct gp_decision exact, one;
+		int64_t best = INT64_MIN;
+		bool any = false;
+
+		assert_int_equal(gp_place(f->c, f->p, &r, &exact), 0);
+		for (uint32_t n = 0; n < gp_cluster_node_count(f->c); n++) {
+			assert_int_equal(gp_place_on(f->c, f->p, &r, n, &one), 0);
+			assert_int_equal(one.placed, one.reason == GP_NOFIT_NONE);
+			if (!one.placed)
+				continue;
+			assert_int_equal(one.where.node, n);
+			any = true;
+			best = one.score > best ? one.score : best;
+		}
+		assert_int_equal(any, exact.placed);
+		if (exact.placed) {
+			assert_int_equal(exact.score, best);
+			if (step % 3 == 0)
+				assert_int_equal(gp_cluster_commit(f->c, &r, &exact.where), 0);
+		}
+	}
+	assert_int_equal(gp_place_on(f->c, f->p, &(struct gp_request){ 0 }, 99, &(struct gp_decision){ 0 }),
+			 -EINVAL);
+}
+
 /* A thousand identical nodes are one bucket: a decision scores its first
  * two nodes in tie order. */
 static void a_decision_scores_two_nodes_per_bucket(void **state)
@@ -527,6 +567,7 @@ int main(void)
 		TEST(ties_go_to_the_first_node),
 		TEST(many_request_shapes_still_place),
 		TEST(bounded_search_places_whenever_anything_fits),
+		TEST(one_node_at_a_time_agrees_with_the_search),
 		TEST(a_decision_scores_two_nodes_per_bucket),
 		TEST(a_bucket_offers_its_first_nodes),
 		TEST(random_policy_draws_among_nodes_that_fit),

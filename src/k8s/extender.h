@@ -1,0 +1,112 @@
+/* extender.h — the kube-scheduler extender of `gpupool server
+ * --kubernetes`: the cluster as the core sees it, kept from the Nodes and
+ * Pods the API server lists and watches, and the extender verbs filter,
+ * prioritize and bind (kube-scheduler's extender/v1 JSON, whose keys are
+ * the Go field names: Pod, Nodes, NodeNames, FailedNodes, Host, Score,
+ * PodName, PodNamespace, PodUID, Node, Error).
+ *
+ * The state: every schedulable Node with published devices is a node of a
+ * gp_cluster (in name order, so that a cluster rebuilt from the same
+ * Nodes is the same); every live pod with a placement annotation holds
+ * its placement there. A Node that changes rebuilds the cluster at the
+ * next verb; a pod that changes commits or releases its placement.
+ *
+ * Decisions are the core's, with the configured policy (default: gpupool's
+ * own, against a target workload made of the pods seen, or of a trace):
+ *  - filter keeps the nodes where the pod fits (gp_place_on) and within
+ *    its namespace's quota; the others go to FailedNodes with the reason
+ *    `kubectl describe pod` shows;
+ *  - prioritize gives 10 to the node gp_place would choose (the bounded
+ *    search `gpupool sim` measures) when it is offered, the others 0; when
+ *    kube-scheduler's own filters left it out, every offered node is
+ *    scored, the best 10 and the others 0..9. The pod's placement on the
+ *    node of 10 is held for its bind (kube-scheduler binds while it
+ *    schedules the next pod), and given back after 30 s without one, or
+ *    when the pod is filtered again;
+ *  - bind commits the placement on the node kube-scheduler chose (the held
+ *    one, or a new decision there), writes the placement annotation (merge
+ *    PATCH) and creates the Binding; on failure it gives the placement
+ *    back.
+ * A pod that asks for compute and memory as units: the units per device
+ * over the device's split (per model) make its compute; memory is the
+ * gpu-memory annotation, or the same part of the device's memory. Where
+ * the models it may use differ in split or memory, each such group is
+ * its own request, and the best decision wins.
+ *
+ * Quotas per namespace: a namespace that is a tenant of the server (same
+ * name) has that tenant's quotas, guaranteed + borrowable, overall and per
+ * device model, counted over its placed pods (memory MiB and compute
+ * percent summed over devices); a namespace that is not a tenant is not
+ * limited. The extender reads them through a callback.
+ *
+ * Locking: the extender has one mutex; every function here takes it.
+ * Bind leaves it while it talks to the API server.
+ *
+ * Ownership: the extender copies what it keeps; JSON given in is
+ * borrowed, JSON returned is a new reference. */
+#ifndef GP_K8S_EXTENDER_H
+#define GP_K8S_EXTENDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "k8s/client.h"
+#include "server/sched.h"
+
+struct gp_extender;
+
+/* A namespace's quota: 0 and *ret filled when it has one, -ENOENT when it
+ * is not limited. The model quotas in ret->model_quota stay valid until
+ * the next call (the callee's storage). ret->model_quota[i].models is
+ * ignored: the extender matches model quotas to devices by name (the
+ * model's name contains the quota's). */
+typedef int gp_extender_quota_fn(void *ctx, const char *ns, struct gp_sched_tenant *ret);
+
+struct gp_extender_options {
+	const char *policy;             /* a core policy name; NULL: "default" */
+	const char *scheduler_name;     /* pods of this scheduler are ours; NULL: any */
+	/* Target workload from an openb-format pod list instead of the pods
+	 * seen (for replaying a trace); NULL: the pods seen. */
+	const char *workload_trace;
+	uint64_t tie_seed;              /* the cluster's tie order; 0: insertion order */
+	gp_extender_quota_fn *quota;    /* NULL: no quotas */
+	void *quota_ctx;
+	/* Bind talks to the API server through this handle (used under the
+	 * extender's bind lock, one bind at a time); NULL: bind commits in
+	 * memory only (tests). Borrowed. */
+	struct gp_kube *api;
+	/* Called around bind's calls to the API server (start true before,
+	 * false after), without the extender's lock: a server that serves one
+	 * request at a time lets others in meanwhile. NULL: none. */
+	void (*io)(void *ctx, bool start);
+	void *io_ctx;
+};
+
+/* -ENOENT (unknown policy), -EINVAL (a workload trace that cannot be
+ * read: the reason in err), -ENOMEM. */
+int gp_extender_new(const struct gp_extender_options *o, struct gp_extender **ret, char *err,
+		    size_t err_len);
+struct gp_extender *gp_extender_free(struct gp_extender *e);
+
+/* The informers' callbacks (client.h): ctx is the extender. */
+extern const struct gp_kube_informer_ops gp_extender_node_ops;
+extern const struct gp_kube_informer_ops gp_extender_pod_ops;
+
+/* The verbs: body is the request's; *ret the response body, JSON text
+ * (malloc'd: the caller frees it), written directly rather than through
+ * jansson, as a reply names every node offered. A body that is not
+ * ExtenderArgs is -EINVAL with the reason in *ret ({"Error": ...}). */
+int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret);
+int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret);
+int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char **ret);
+
+/* Numbers for /metrics and tests. */
+struct gp_extender_stats {
+	uint32_t nodes, devices;        /* known nodes with devices, and theirs */
+	uint32_t pods_placed;
+	uint64_t filters, binds, bind_failures, rebuilds;
+};
+void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret);
+
+#endif

@@ -1,0 +1,237 @@
+/* kube-server.c — the Kubernetes mode of the server (see kube-server.h):
+ * the extender's HTTP front, its informers and its quotas. */
+#include "k8s/kube-server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "k8s/client.h"
+#include "k8s/extender.h"
+#include "server/http.h"
+
+#define BODY_MAX (64 * 1024 * 1024)     /* a Nodes form with thousands of nodes */
+
+struct gp_kube_server {
+	struct gp_kube_config *config;
+	struct gp_kube *api;            /* bind's (the extender's api_lock) */
+	struct gp_extender *extender;
+	struct gp_kube_informer *nodes, *pods;
+	struct gp_http *http;
+	struct gp_pool *pool;
+	pthread_mutex_t quota_lock;     /* the view below */
+	struct gp_pool_view view;       /* the tenants, as of view_gen */
+	uint64_t view_gen;
+	bool viewed;
+	struct gp_sched_model_quota model[GP_MODELS_MAX];
+};
+
+/* ---- quotas from the tenants ------------------------------------------------- */
+
+static int view_fresh(struct gp_kube_server *s)
+{
+	uint64_t full, gen = gp_pool_gen(s->pool, &full);
+
+	if (s->viewed && gen == s->view_gen)
+		return 0;
+	if (s->viewed)
+		gp_pool_view_release(&s->view);
+	s->viewed = gp_pool_view_init(s->pool, GP_POOL_RUNNING, 0, &s->view) == 0;
+	s->view_gen = gen;
+	return s->viewed ? 0 : -ENOMEM;
+}
+
+static void model_quotas(struct gp_kube_server *s, const struct gp_tenant *t,
+			 struct gp_sched_tenant *ret)
+{
+	for (int i = 0; i < s->view.n_quotas && ret->model_quotas < GP_MODELS_MAX; i++) {
+		const struct gp_model_quota *q = &s->view.quotas[i];
+		struct gp_sched_model_quota *m = &s->model[ret->model_quotas];
+
+		if (q->tenant != t->id)
+			continue;
+		*m = (struct gp_sched_model_quota){ .mem_guaranteed_mib = q->mem_guaranteed_mib,
+						    .mem_borrowable_mib = q->mem_borrowable_mib,
+						    .compute_guaranteed_pct = q->compute_guaranteed_pct,
+						    .compute_borrowable_pct = q->compute_borrowable_pct };
+		snprintf(m->name, sizeof(m->name), "%s", q->model);
+		ret->model_quotas++;
+	}
+	ret->model_quota = s->model;
+}
+
+/* The extender's quota callback: the tenant named as the namespace. It
+ * runs under the extender's lock, one call at a time. */
+static int quota_of(void *ctx, const char *ns, struct gp_sched_tenant *ret)
+{
+	struct gp_kube_server *s = ctx;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&s->quota_lock);
+	if (view_fresh(s) == 0)
+		for (int i = 0; i < s->view.n_tenants; i++) {
+			const struct gp_tenant *t = &s->view.tenants[i];
+
+			if (t->admin || t->removed || strcmp(t->name, ns) != 0)
+				continue;
+			*ret = (struct gp_sched_tenant){
+				.id = t->id,
+				.mem_guaranteed_mib = t->mem_guaranteed_mib,
+				.mem_borrowable_mib = t->mem_borrowable_mib,
+				.compute_guaranteed_pct = t->compute_guaranteed_pct,
+				.compute_borrowable_pct = t->compute_borrowable_pct,
+			};
+			model_quotas(s, t, ret);
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&s->quota_lock);
+	return r;
+}
+
+/* ---- the HTTP front ------------------------------------------------------------ */
+
+typedef int verb_fn(struct gp_extender *e, const char *body, size_t len, char **ret);
+
+static void verb(struct gp_kube_server *s, const struct gp_http_request *req,
+		 struct gp_http_reply *ret, verb_fn *fn)
+{
+	char *out = NULL;
+
+	fn(s->extender, req->body, req->body_len, &out);
+	if (out)
+		gp_http_bytes(ret, 200, out, strlen(out), "application/json");
+	else
+		gp_http_error(ret, 500, "out of memory");
+}
+
+static void filter(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	verb(ctx, req, ret, gp_extender_filter);
+}
+
+static void prioritize(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	verb(ctx, req, ret, gp_extender_prioritize);
+}
+
+static void bind(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	verb(ctx, req, ret, gp_extender_bind);
+}
+
+static void healthz(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct gp_kube_server *s = ctx;
+	bool synced = gp_kube_informer_synced(s->nodes) && gp_kube_informer_synced(s->pods);
+	struct gp_extender_stats st;
+
+	(void)req;
+	gp_extender_stats(s->extender, &st);
+	gp_http_json(ret, synced ? 200 : 503,
+		     json_pack("{s:b, s:i, s:i, s:i, s:I, s:I, s:I}", "synced", synced, "nodes",
+			       (int)st.nodes, "devices", (int)st.devices, "podsPlaced",
+			       (int)st.pods_placed, "filters", (json_int_t)st.filters, "binds",
+			       (json_int_t)st.binds, "bindFailures", (json_int_t)st.bind_failures));
+}
+
+static const struct gp_http_route routes[] = {
+	{ "POST", "/extender/filter", filter },
+	{ "POST", "/extender/prioritize", prioritize },
+	{ "POST", "/extender/bind", bind },
+	{ "GET", "/extender/healthz", healthz },
+};
+
+/* ---- life ------------------------------------------------------------------------ */
+
+static int informers_start(struct gp_kube_server *s, char *err, size_t len)
+{
+	int r = gp_kube_informer_start(s->config, "/api/v1/nodes", &gp_extender_node_ops,
+					s->extender, &s->nodes);
+
+	if (r == 0)
+		r = gp_kube_informer_start(s->config, "/api/v1/pods", &gp_extender_pod_ops,
+					   s->extender, &s->pods);
+	if (r < 0)
+		snprintf(err, len, "cannot start watching the API server: %s", strerror(-r));
+	return r;
+}
+
+/* Bind's calls to the API server run without the HTTP lock: filters of
+ * the next pods go on meanwhile, as kube-scheduler sends them. */
+static void bind_io(void *ctx, bool start)
+{
+	struct gp_kube_server *s = ctx;
+
+	if (start)
+		gp_http_unlock(s->http);
+	else
+		gp_http_lock(s->http);
+}
+
+static int extender_make(struct gp_kube_server *s, const struct gp_kube_server_options *o,
+			 char *err, size_t len)
+{
+	struct gp_extender_options eo = {
+		.policy = o->policy, .scheduler_name = o->scheduler_name,
+		.workload_trace = o->workload_trace, .tie_seed = o->tie_seed,
+		.quota = o->pool ? quota_of : NULL, .quota_ctx = s, .api = s->api,
+		.io = bind_io, .io_ctx = s,
+	};
+
+	return gp_extender_new(&eo, &s->extender, err, len);
+}
+
+int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_server **ret,
+			 char *err, size_t err_len)
+{
+	struct gp_kube_options ko = { o->api_url, o->token_file, o->kubeconfig };
+	struct gp_http_options ho = { .socket_path = o->socket_path,
+				      .tcp_port = o->port ? o->port : GP_KUBE_EXTENDER_PORT,
+				      .body_max = BODY_MAX, .concurrent = true };
+	struct gp_kube_server *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->quota_lock, NULL);
+	s->pool = o->pool;
+	r = gp_kube_config_load(&ko, &s->config, err, err_len);
+	if (r == 0 && (r = gp_kube_new(s->config, &s->api)) < 0)
+		snprintf(err, err_len, "cannot make an API client: %s", strerror(-r));
+	if (r == 0)
+		r = extender_make(s, o, err, err_len);
+	if (r == 0 && (r = gp_http_listen(&ho, &s->http)) < 0)
+		snprintf(err, err_len, "cannot listen on 127.0.0.1:%u and %s: %s", ho.tcp_port,
+			 o->socket_path, strerror(-r));
+	if (r == 0)
+		r = informers_start(s, err, err_len);
+	if (r == 0 && (r = gp_http_serve(s->http, routes, sizeof(routes) / sizeof(routes[0]), s)) < 0)
+		snprintf(err, err_len, "cannot serve the extender: %s", strerror(-r));
+	if (r < 0) {
+		gp_kube_server_stop(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
+{
+	if (!s)
+		return NULL;
+	s->http = gp_http_stop(s->http);
+	s->nodes = gp_kube_informer_stop(s->nodes);
+	s->pods = gp_kube_informer_stop(s->pods);
+	s->extender = gp_extender_free(s->extender);
+	s->api = gp_kube_free(s->api);
+	s->config = gp_kube_config_free(s->config);
+	if (s->viewed)
+		gp_pool_view_release(&s->view);
+	pthread_mutex_destroy(&s->quota_lock);
+	free(s);
+	return NULL;
+}

@@ -1,0 +1,47 @@
+/* kube-server.h — what `gpupool server --kubernetes` runs besides the
+ * server of one machine: the scheduler extender (extender.h) served over
+ * HTTP on 127.0.0.1 to the kube-scheduler beside it, its view of the
+ * cluster kept by two informers (Nodes, Pods) of the API server, and the
+ * namespaces' quotas read from the server's tenants (a namespace is the
+ * tenant of the same name).
+ *
+ * Routes (kube-scheduler's KubeSchedulerConfiguration: urlPrefix
+ * http://127.0.0.1:PORT/extender, filterVerb filter, prioritizeVerb
+ * prioritize, bindVerb bind): POST /extender/filter, /extender/prioritize,
+ * /extender/bind; GET /extender/healthz answers 200 once both informers
+ * have listed (503 before, for the readiness probe).
+ *
+ * Ownership: the caller keeps the pool alive until gp_kube_server_stop. */
+#ifndef GP_K8S_KUBE_SERVER_H
+#define GP_K8S_KUBE_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/pool.h"
+
+#define GP_KUBE_EXTENDER_PORT 8787
+
+struct gp_kube_server_options {
+	const char *api_url, *token_file, *kubeconfig;  /* client.h */
+	const char *socket_path;        /* the extender's Unix socket too (made here) */
+	unsigned port;                  /* 127.0.0.1:port */
+	const char *policy;             /* NULL: default */
+	const char *scheduler_name;     /* NULL: any */
+	const char *workload_trace;     /* NULL: the pods seen */
+	uint64_t tie_seed;
+	struct gp_pool *pool;           /* the tenants; NULL: no quotas */
+};
+
+struct gp_kube_server;
+
+/* Listens, then starts the informers and serves. Call it while the
+ * process has one thread (gp_http_listen). Returns 0, or a negative errno
+ * with the reason in err. */
+int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_server **ret,
+			 char *err, size_t err_len);
+
+/* Stops serving and the informers. Accepts NULL; returns NULL. */
+struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s);
+
+#endif

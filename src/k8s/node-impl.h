@@ -1,0 +1,93 @@
+/* node-impl.h — `gpupool node --kubernetes`, the program of every
+ * accelerator node of a cluster; internal to src/k8s/node*.c.
+ *
+ * node.c: the command, its options, the devices (NVML, checked against
+ * the compatibility table) with their health sampled every --health-ms,
+ * published on the Node object (names.h, gpupool.io/devices) and
+ * advertised to the kubelet through the device plugin (plugin.h) as
+ * `split` units each, and /metrics.
+ * node-pods.c: this node's pods, from an informer (fieldSelector
+ * spec.nodeName): Allocate finds the pod the extender placed, admits its
+ * task in the limits table of each of its devices (a managed region:
+ * region.h) with a fresh secret, and answers the container's environment
+ * and mounts; a changed compute, priority or isolation annotation is
+ * written into the regions at once (when the devices can take it); a pod
+ * that ends or goes has its task forgotten and its slots given back.
+ *
+ * Threads: the main one (health, publishing), the plugin's (Allocate),
+ * the informer's (pods), the metrics listener's. They share struct node
+ * under node->lock; the API handle is used under node->api_lock. */
+#ifndef GP_K8S_NODE_IMPL_H
+#define GP_K8S_NODE_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/devices.h"
+#include "base/strmap.h"
+#include "k8s/client.h"
+#include "k8s/objects.h"
+#include "k8s/plugin.h"
+#include "shim/region.h"
+
+#define GP_NODE_SHIM_IN_CONTAINER "/usr/local/lib/gpupool/libgpushare.so"
+#define GP_NODE_RUN_DIR_IN_CONTAINER "/run/gpupool"
+
+struct node_options {
+	char node_name[GP_KUBE_NAME_MAX];
+	char plugin_dir[512], resource[128];
+	char run_dir[512], shim_host_path[512];
+	char nvml[512];                 /* "": libnvidia-ml.so.1 */
+	char metrics_listen[64];        /* "ADDR:PORT"; "" or "off": none */
+	unsigned health_ms;
+	gid_t task_group;
+	struct split { char model[64]; unsigned n; } split[16];
+	int splits;
+	struct gp_kube_options kube;
+};
+
+struct node_device {
+	struct gp_agent_device d;       /* index, uuid, name, memory, compatible */
+	int numa;
+	unsigned split;
+	bool healthy;
+	struct gp_region *region;       /* managed; NULL when not compatible */
+	unsigned util_pct;
+	uint64_t mem_used_mib;
+};
+
+/* A pod of this node that asks for gpupool.io/gpu. */
+struct node_pod {
+	struct gp_kube_pod p;
+	bool allocated;                 /* its task is admitted on its devices */
+	char task[GP_TASK_ID_MAX];
+	struct gp_task_limits applied;  /* what its devices' tables hold */
+	unsigned devices;
+	int dev[GP_NODE_DEVICES_MAX];   /* into node->dev */
+	char refused[256];              /* the last live change refused, said once */
+};
+
+struct node {
+	struct node_options o;
+	pthread_mutex_t lock, api_lock;
+	struct gp_agent_node found;     /* driver, CUDA version */
+	struct node_device dev[GP_AGENT_DEVICES_MAX];
+	unsigned devices;
+	struct gp_strmap pods;          /* uid -> struct node_pod */
+	struct gp_kube_config *config;
+	struct gp_kube *api;
+	struct gp_plugin *plugin;
+	struct gp_kube_informer *informer;
+	uint64_t allocations, live_changes, releases;
+};
+
+/* node-pods.c */
+extern const struct gp_kube_informer_ops gp_node_pod_ops;
+extern const struct gp_plugin_ops gp_node_plugin_ops;
+/* The device of node n with this UUID, or -1. */
+int gp_node_device_of(const struct node *n, const char *uuid);
+/* Frees every pod (at exit). */
+void gp_node_pods_clear(struct node *n);
+
+#endif

@@ -1,0 +1,453 @@
+/* node-pods.c — this node's pods (see node-impl.h): Allocate and
+ * GetPreferredAllocation for the kubelet, live changes and ends from the
+ * pods' informer. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "k8s/names.h"
+#include "k8s/node-impl.h"
+
+#define MIB (1024ULL * 1024ULL)
+#define EVENT_COMPONENT "gpupool-node"
+
+int gp_node_device_of(const struct node *n, const char *uuid)
+{
+	for (unsigned i = 0; i < n->devices; i++)
+		if (strcmp(n->dev[i].d.uuid, uuid) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The limits the pod's annotations and placement ask for now. */
+static void limits_wanted(const struct gp_kube_pod *p, struct gp_task_limits *ret)
+{
+	*ret = (struct gp_task_limits){
+		.mem_bytes = p->placement.whole ? 0 : p->placement.memory_mib * MIB,
+		.compute = p->compute ? p->compute : p->placement.compute,
+		.priority = p->priority,
+		.isolation = p->isolation == GP_KUBE_SHARED ? GP_ISOLATION_SHARED
+							  : GP_ISOLATION_HARD,
+	};
+}
+
+static void task_id(const struct gp_kube_pod *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "k8s-%.59s", p->uid);       /* a uid is 36 characters */
+}
+
+/* ---- the API, from any thread ----------------------------------------------- */
+
+static void pod_annotate(struct node *n, const struct gp_kube_pod *p, const char *key,
+			 const char *value)
+{
+	char path[2 * GP_KUBE_NAME_MAX + 64];
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", key, value);
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
+	pthread_mutex_lock(&n->api_lock);
+	if (patch && gp_kube_merge_patch(n->api, path, patch, NULL, NULL) < 0)
+		fprintf(stderr, "gpupool node: cannot annotate pod %s/%s: %s\n", p->ns, p->name,
+			gp_kube_error(n->api));
+	pthread_mutex_unlock(&n->api_lock);
+	json_decref(patch);
+}
+
+static void pod_event(struct node *n, const struct gp_kube_pod *p, const char *type,
+		      const char *reason, const char *message)
+{
+	pthread_mutex_lock(&n->api_lock);
+	gp_kube_event(n->api, "Pod", p->ns, p->name, p->uid, type, reason, message,
+		      EVENT_COMPONENT);
+	pthread_mutex_unlock(&n->api_lock);
+}
+
+/* ---- admission and release ------------------------------------------------------- */
+
+/* The pod's devices on this node; -ENODEV when one is not here. */
+static int pod_devices(struct node *n, struct node_pod *k)
+{
+	k->devices = 0;
+	for (unsigned i = 0; i < k->p.placement.devices; i++) {
+		int d = gp_node_device_of(n, k->p.placement.device[i]);
+
+		if (d < 0)
+			return -ENODEV;
+		k->dev[k->devices++] = d;
+	}
+	return 0;
+}
+
+/* Admits the pod's task on each of its devices with a new secret (a whole
+ * device has no interposer: nothing to admit). */
+static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SECRET_LEN + 1],
+		      char *err, size_t len)
+{
+	int r = pod_devices(n, k);
+
+	if (r < 0) {
+		snprintf(err, len, "pod %s/%s was placed on a device this node does not have",
+			 k->p.ns, k->p.name);
+		return r;
+	}
+	task_id(&k->p, k->task, sizeof(k->task));
+	limits_wanted(&k->p, &k->applied);
+	if ((r = gp_task_secret_new(secret)) < 0) {
+		snprintf(err, len, "cannot make a task secret: %s", strerror(-r));
+		return r;
+	}
+	for (unsigned i = 0; !k->p.placement.whole && i < k->devices; i++) {
+		struct gp_region *g = n->dev[k->dev[i]].region;
+
+		if (!g || (r = gp_region_task_admit(g, k->task, secret, &k->applied)) < 0) {
+			snprintf(err, len, "cannot admit task %s on %s: %s", k->task,
+				 n->dev[k->dev[i]].d.uuid, g ? strerror(-r) : "device not usable");
+			return g ? r : -ENODEV;
+		}
+	}
+	k->allocated = true;
+	n->allocations++;
+	return 0;
+}
+
+/* The pod ended or went: its task is forgotten on its devices, so that
+ * what still runs of it is refused, and the slots of its dead processes
+ * are given back. */
+static void task_release(struct node *n, struct node_pod *k)
+{
+	if (!k->allocated)
+		return;
+	for (unsigned i = 0; !k->p.placement.whole && i < k->devices; i++) {
+		struct gp_region *g = n->dev[k->dev[i]].region;
+
+		if (g) {
+			gp_region_task_forget(g, k->task);
+			gp_region_reclaim(g);
+		}
+	}
+	k->allocated = false;
+	n->releases++;
+}
+
+/* ---- Allocate ---------------------------------------------------------------------- */
+
+/* The pod the extender placed here that waits for its container: units
+ * asked as many as the kubelet allocates, not allocated yet, the
+ * earliest bound. */
+static struct node_pod *pod_waiting(struct node *n, size_t units)
+{
+	struct node_pod *best = NULL;
+
+	for (size_t i = 0; i < n->pods.cap; i++) {
+		struct node_pod *k = n->pods.slot[i].value;
+
+		if (!n->pods.slot[i].key || k->allocated || k->p.finished || !k->p.placed ||
+		    k->p.units != units || strcmp(k->p.placement.node, n->o.node_name) != 0)
+			continue;
+		if (!best || k->p.placement.bound_at < best->p.placement.bound_at)
+			best = k;
+	}
+	return best;
+}
+
+static void pod_put(struct node *n, const json_t *obj);
+
+/* The pods of this node, listed now: for an Allocate that came before the
+ * informer brought the pod's placement. */
+static void pods_relist(struct node *n)
+{
+	char path[GP_KUBE_NAME_MAX + 64], version[64];
+	json_t *items = NULL, *obj;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+		 n->o.node_name);
+	pthread_mutex_lock(&n->api_lock);
+	gp_kube_list(n->api, path, &items, version, sizeof(version), NULL);
+	pthread_mutex_unlock(&n->api_lock);
+	pthread_mutex_lock(&n->lock);
+	json_array_foreach(items, i, obj)
+		pod_put(n, obj);
+	pthread_mutex_unlock(&n->lock);
+	json_decref(items);
+}
+
+static int response_fill(struct node *n, const struct node_pod *k, const char *secret,
+			 struct gp_plugin_response *r)
+{
+	char uuids[GP_NODE_DEVICES_MAX * (GP_KUBE_UUID_MAX + 1)] = "", num[32];
+	int err = 0;
+
+	for (unsigned i = 0; i < k->devices; i++)
+		snprintf(uuids + strlen(uuids), sizeof(uuids) - strlen(uuids), "%s%s", i ? "," : "",
+			 n->dev[k->dev[i]].d.uuid);
+	err |= gp_plugin_response_env(r, "CUDA_VISIBLE_DEVICES", uuids);
+	err |= gp_plugin_response_env(r, "NVIDIA_VISIBLE_DEVICES", uuids);
+	err |= gp_plugin_response_env(r, "GPUPOOL_TASK_ID", k->task);
+	for (unsigned i = 0; i < k->devices; i++) {
+		char dev[32];
+
+		snprintf(dev, sizeof(dev), "/dev/nvidia%u", n->dev[k->dev[i]].d.index);
+		if (access(dev, F_OK) == 0)
+			err |= gp_plugin_response_device(r, dev, dev, "rw");
+	}
+	if (k->p.placement.whole)
+		return err ? -ENOMEM : 0;       /* the whole card: no interposer */
+	err |= gp_plugin_response_env(r, "GPUPOOL_TASK_SECRET", secret);
+	err |= gp_plugin_response_env(r, "GPUPOOL_RUN_DIR", GP_NODE_RUN_DIR_IN_CONTAINER);
+	err |= gp_plugin_response_env(r, "LD_PRELOAD", GP_NODE_SHIM_IN_CONTAINER);
+	snprintf(num, sizeof(num), "%" PRIu64 "M", k->p.placement.memory_mib);
+	err |= gp_plugin_response_env(r, "GPUPOOL_MEM_LIMIT", num);
+	snprintf(num, sizeof(num), "%u", k->applied.compute);
+	err |= gp_plugin_response_env(r, "GPUPOOL_COMPUTE", num);
+	err |= gp_plugin_response_mount(r, GP_NODE_SHIM_IN_CONTAINER, n->o.shim_host_path, true);
+	err |= gp_plugin_response_mount(r, GP_NODE_RUN_DIR_IN_CONTAINER, n->o.run_dir, false);
+	return err ? -ENOMEM : 0;
+}
+
+static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_plugin_response *r,
+		    char *err, size_t err_len)
+{
+	struct node *n = ctx;
+	char secret[GP_TASK_SECRET_LEN + 1], task[GP_TASK_ID_MAX] = "";
+	struct gp_kube_pod annotated;
+	struct node_pod *k = NULL;
+	int rc = -ENOENT;
+
+	(void)ids;
+	for (int attempt = 0; attempt < 2 && rc == -ENOENT; attempt++) {
+		if (attempt)
+			pods_relist(n);
+		pthread_mutex_lock(&n->lock);
+		k = pod_waiting(n, n_ids);
+		if (k && (rc = task_admit(n, k, secret, err, err_len)) == 0)
+			rc = response_fill(n, k, secret, r);
+		if (k) {
+			annotated = k->p;
+			snprintf(task, sizeof(task), "%s", k->task);
+		}
+		pthread_mutex_unlock(&n->lock);
+	}
+	if (rc == -ENOENT && !k)
+		snprintf(err, err_len, "no pod placed by gpupool on node %s waits for %zu units of %s "
+			 "(was it scheduled by the gpupool scheduler?)", n->o.node_name, n_ids,
+			 n->o.resource);
+	if (rc == 0)
+		pod_annotate(n, &annotated, GP_KUBE_ANN_TASK, task);
+	explicit_bzero(secret, sizeof(secret));
+	return rc;
+}
+
+/* Prefers the units of the devices the extender chose for the pod that
+ * waits (the kubelet counts units, the placement names devices). */
+static int preferred(void *ctx, const char *const *available, size_t n_available,
+		     const char *const *must_include, size_t n_must, size_t size, const char **ret_ids)
+{
+	struct node *n = ctx;
+	struct node_pod *k;
+	size_t got = 0;
+
+	for (size_t i = 0; i < n_must && got < size; i++)
+		ret_ids[got++] = must_include[i];
+	pthread_mutex_lock(&n->lock);
+	k = pod_waiting(n, size);
+	for (unsigned d = 0; k && d < k->p.placement.devices && got < size; d++) {
+		size_t uuid_len = strlen(k->p.placement.device[d]);
+		size_t want = got + k->p.units / k->p.count;
+
+		for (size_t i = 0; i < n_available && got < size && got < want; i++)
+			if (strncmp(available[i], k->p.placement.device[d], uuid_len) == 0 &&
+			    available[i][uuid_len] == ':')
+				ret_ids[got++] = available[i];
+	}
+	pthread_mutex_unlock(&n->lock);
+	for (size_t i = 0; i < n_available && got < size; i++) {
+		size_t j = 0;
+
+		while (j < got && strcmp(ret_ids[j], available[i]) != 0)
+			j++;
+		if (j == got)
+			ret_ids[got++] = available[i];
+	}
+	return got == size ? 0 : -ENOSPC;
+}
+
+const struct gp_plugin_ops gp_node_plugin_ops = {
+	.allocate = allocate,
+	.preferred = preferred,
+};
+
+/* ---- live changes -------------------------------------------------------------------- */
+
+/* Compute the pods on device d hold, but pod `except`. */
+static unsigned device_compute(struct node *n, int d, const struct node_pod *except)
+{
+	unsigned sum = 0;
+
+	for (size_t i = 0; i < n->pods.cap; i++) {
+		const struct node_pod *k = n->pods.slot[i].value;
+
+		if (!n->pods.slot[i].key || k == except || !k->allocated)
+			continue;
+		for (unsigned j = 0; j < k->devices; j++)
+			if (k->dev[j] == d)
+				sum += k->p.placement.whole ? 100 : k->applied.compute;
+	}
+	return sum;
+}
+
+/* A running pod's annotations changed: its new limits go to its regions
+ * when its devices have the compute; else why not, in ret_refused. */
+static void live_change(struct node *n, struct node_pod *k, char *ret_refused, size_t len)
+{
+	struct gp_task_limits want;
+
+	limits_wanted(&k->p, &want);
+	if (k->p.placement.whole || memcmp(&want, &k->applied, sizeof(want)) == 0)
+		return;
+	for (unsigned i = 0; i < k->devices; i++) {
+		unsigned others = device_compute(n, k->dev[i], k);
+
+		if (want.compute > k->applied.compute && others + want.compute > 100) {
+			snprintf(ret_refused, len,
+				 "%s=%u refused: device %s has %u%% left for it (others hold %u%%); "
+				 "it keeps %u%%", GP_KUBE_ANN_COMPUTE, want.compute,
+				 n->dev[k->dev[i]].d.uuid, 100 - others, others, k->applied.compute);
+			return;
+		}
+	}
+	for (unsigned i = 0; i < k->devices; i++)
+		gp_region_set(n->dev[k->dev[i]].region, k->task, &want);
+	k->applied = want;
+	n->live_changes++;
+}
+
+/* ---- the informer --------------------------------------------------------------------- */
+
+static void pod_drop(struct node *n, const char *uid)
+{
+	struct node_pod *k = gp_strmap_remove(&n->pods, uid);
+
+	if (k)
+		task_release(n, k);
+	free(k);
+}
+
+/* A pod allocated before this program started: its task is in the
+ * tables already (they outlive us); it is adopted as it is. */
+static void pod_adopt(struct node *n, struct node_pod *k)
+{
+	if (!k->p.task[0] || pod_devices(n, k) < 0)
+		return;
+	snprintf(k->task, sizeof(k->task), "%.*s", (int)sizeof(k->task) - 1, k->p.task);
+	limits_wanted(&k->p, &k->applied);
+	k->allocated = true;
+}
+
+/* Under n->lock; a refused live change is said as an event by the caller
+ * (refused[0] != 0 on return). */
+static void pod_update(struct node *n, const json_t *obj, char *refused, size_t len,
+		       struct gp_kube_pod *ret_pod)
+{
+	struct gp_kube_pod p;
+	struct node_pod *k;
+	char err[256];
+
+	refused[0] = 0;
+	if (gp_kube_pod_read(obj, &p, err, sizeof(err)) < 0 || p.units == 0 || !p.uid[0])
+		return;
+	if (p.finished) {
+		pod_drop(n, p.uid);
+		return;
+	}
+	k = gp_strmap_get(&n->pods, p.uid);
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k || gp_strmap_put(&n->pods, p.uid, k) < 0) {
+			free(k);
+			return;
+		}
+		k->p = p;
+		pod_adopt(n, k);
+		return;
+	}
+	k->p = p;
+	if (!k->allocated)
+		return;
+	live_change(n, k, refused, len);
+	if (refused[0] && strcmp(refused, k->refused) == 0)
+		refused[0] = 0;         /* said already */
+	else if (refused[0])
+		snprintf(k->refused, sizeof(k->refused), "%s", refused);
+	*ret_pod = p;
+}
+
+static void pod_put(struct node *n, const json_t *obj)
+{
+	char refused[256];
+	struct gp_kube_pod p;
+
+	pod_update(n, obj, refused, sizeof(refused), &p);
+	(void)p;                        /* events are the informer's to send */
+}
+
+static void on_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
+{
+	struct node *n = ctx;
+	const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+	char refused[256] = "";
+	struct gp_kube_pod p;
+
+	pthread_mutex_lock(&n->lock);
+	if (type == GP_KUBE_DELETED && uid)
+		pod_drop(n, uid);
+	else
+		pod_update(n, obj, refused, sizeof(refused), &p);
+	pthread_mutex_unlock(&n->lock);
+	if (refused[0])
+		pod_event(n, &p, "Warning", "GpupoolChangeRefused", refused);
+}
+
+/* A new list: pods gone meanwhile are released; the others updated. */
+static void on_sync(void *ctx, json_t *items)
+{
+	struct node *n = ctx;
+	struct gp_strmap seen = { 0 };
+	size_t i;
+	json_t *obj;
+
+	json_array_foreach(items, i, obj) {
+		const char *uid =
+			json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+
+		if (uid)
+			gp_strmap_put(&seen, uid, obj);
+		on_event(ctx, GP_KUBE_MODIFIED, obj);
+	}
+	pthread_mutex_lock(&n->lock);
+	for (size_t s = 0; s < n->pods.cap; s++) {
+		const char *uid = n->pods.slot[s].key;
+
+		if (uid && !gp_strmap_get(&seen, uid)) {
+			pod_drop(n, uid);
+			s = (size_t)-1;         /* the table moved: look again from the start */
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	gp_strmap_release(&seen);
+}
+
+const struct gp_kube_informer_ops gp_node_pod_ops = {
+	.on_sync = on_sync,
+	.on_event = on_event,
+};
+
+void gp_node_pods_clear(struct node *n)
+{
+	for (size_t i = 0; i < n->pods.cap; i++)
+		free(n->pods.slot[i].value);
+	gp_strmap_release(&n->pods);
+}

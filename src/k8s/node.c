@@ -1,0 +1,604 @@
+/* node.c — `gpupool node --kubernetes` (see node-impl.h): options,
+ * devices and their health, the Node's annotation, the device plugin's
+ * device list, /metrics, and the main loop. */
+#include "k8s/node.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/usage.h"
+#include "base/parse.h"
+#include "cli/commands.h"
+#include "k8s/names.h"
+#include "k8s/node-impl.h"
+#include "server/http.h"
+
+#define HEALTH_MS_DEFAULT 500
+#define METRICS_LISTEN_DEFAULT "0.0.0.0:9400"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool node --kubernetes [--node-name NAME] [--device-plugin-dir DIR]\n"
+		"                    [--resource NAME] [--split MODEL=N]... [--run-dir DIR]\n"
+		"                    [--shim-host-path PATH] [--task-group GID]\n"
+		"                    [--metrics-listen ADDR:PORT|off] [--health-ms N] [--nvml PATH]\n"
+		"                    [--kubeconfig PATH | --kube-api URL [--kube-token-file PATH]]\n"
+		"\n"
+		"This node's part of gpupool on Kubernetes (docs/kubernetes.md), run by a\n"
+		"DaemonSet: the kubelet's device plugin for the resource, this node's devices\n"
+		"on its Node object, its pods' slices admitted, changed and freed in the\n"
+		"shared regions, and /metrics.\n"
+		"\n"
+		"  --node-name NAME      this node (default $NODE_NAME, else the host name)\n"
+		"  --device-plugin-dir DIR\n"
+		"                        the kubelet's folder (default "
+		"/var/lib/kubelet/device-plugins)\n"
+		"  --resource NAME       the extended resource (default %s)\n"
+		"  --split MODEL=N       units of a device whose name contains MODEL, 1 to\n"
+		"                        1000 (default %d: a unit is a tenth of a device)\n"
+		"  --run-dir DIR         the devices' regions, also mounted into every sliced\n"
+		"                        container (default %s)\n"
+		"  --shim-host-path PATH libgpushare.so on the host, mounted into sliced\n"
+		"                        containers (default /var/lib/gpupool/lib/libgpushare.so)\n"
+		"  --task-group GID      the group of the region files, for containers that\n"
+		"                        do not run as root (default: ours)\n"
+		"  --metrics-listen ADDR:PORT|off\n"
+		"                        /metrics for Prometheus, on 0.0.0.0 or 127.0.0.1\n"
+		"                        (default %s)\n"
+		"  --health-ms N         how often the devices' health is looked at (default\n"
+		"                        %d)\n"
+		"  --nvml PATH           the NVML library (default libnvidia-ml.so.1)\n"
+		"  --kubeconfig PATH     the API server (default: $KUBECONFIG, else the pod's\n"
+		"                        service account); --kube-api URL instead, with\n"
+		"                        --kube-token-file PATH for a bearer token\n",
+		GP_KUBE_RESOURCE, GP_KUBE_SPLIT_DEFAULT, GP_REGION_SYSTEM_DIR, METRICS_LISTEN_DEFAULT,
+		HEALTH_MS_DEFAULT);
+}
+
+/* ---- options ------------------------------------------------------------------ */
+
+static const struct option flags[] = {
+	{ "kubernetes", no_argument, NULL, 'k' },
+	{ "node-name", required_argument, NULL, 'n' },
+	{ "device-plugin-dir", required_argument, NULL, 'd' },
+	{ "resource", required_argument, NULL, 'R' },
+	{ "split", required_argument, NULL, 's' },
+	{ "run-dir", required_argument, NULL, 'r' },
+	{ "shim-host-path", required_argument, NULL, 'S' },
+	{ "task-group", required_argument, NULL, 'g' },
+	{ "metrics-listen", required_argument, NULL, 'm' },
+	{ "health-ms", required_argument, NULL, 'H' },
+	{ "nvml", required_argument, NULL, 'N' },
+	{ "kubeconfig", required_argument, NULL, 'c' },
+	{ "kube-api", required_argument, NULL, 'a' },
+	{ "kube-token-file", required_argument, NULL, 't' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int bad(const char *flag, const char *value, const char *want)
+{
+	fprintf(stderr, "gpupool node: --%s \"%s\": %s\n", flag, value, want);
+	return -EINVAL;
+}
+
+static int split_add(struct node_options *o, const char *value)
+{
+	const char *eq = strrchr(value, '=');
+	struct split *s = &o->split[o->splits];
+
+	if (o->splits == (int)(sizeof(o->split) / sizeof(o->split[0])))
+		return bad("split", value, "too many (16 at most)");
+	if (!eq || eq == value || (size_t)(eq - value) >= sizeof(s->model) ||
+	    !gp_parse_uint(eq + 1, 1, 1000, NULL, &s->n))
+		return bad("split", value, "want MODEL=N with N from 1 to 1000, e.g. A100=8");
+	snprintf(s->model, sizeof(s->model), "%.*s", (int)(eq - value), value);
+	o->splits++;
+	return 0;
+}
+
+static int option_set(struct node_options *o, int c, const char *v)
+{
+	unsigned u;
+
+	switch (c) {
+	case 'n': snprintf(o->node_name, sizeof(o->node_name), "%s", v); return 0;
+	case 'd': snprintf(o->plugin_dir, sizeof(o->plugin_dir), "%s", v); return 0;
+	case 'R': snprintf(o->resource, sizeof(o->resource), "%s", v); return 0;
+	case 's': return split_add(o, v);
+	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", v); return 0;
+	case 'S': snprintf(o->shim_host_path, sizeof(o->shim_host_path), "%s", v); return 0;
+	case 'm': snprintf(o->metrics_listen, sizeof(o->metrics_listen), "%s", v); return 0;
+	case 'N': snprintf(o->nvml, sizeof(o->nvml), "%s", v); return 0;
+	case 'c': o->kube.kubeconfig = v; return 0;
+	case 'a': o->kube.api_url = v; return 0;
+	case 't': o->kube.token_file = v; return 0;
+	case 'g':
+		if (!gp_parse_uint(v, 0, 0x7fffffff, NULL, &u))
+			return bad("task-group", v, "want a group id");
+		o->task_group = (gid_t)u;
+		return 0;
+	case 'H':
+		if (!gp_parse_uint(v, 50, 60000, NULL, &o->health_ms))
+			return bad("health-ms", v, "want milliseconds from 50 to 60000");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void options_default(struct node_options *o)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (!o->node_name[0] && env && *env)
+		snprintf(o->node_name, sizeof(o->node_name), "%s", env);
+	if (!o->node_name[0])
+		gethostname(o->node_name, sizeof(o->node_name) - 1);
+	if (!o->plugin_dir[0])
+		snprintf(o->plugin_dir, sizeof(o->plugin_dir), "/var/lib/kubelet/device-plugins");
+	if (!o->resource[0])
+		snprintf(o->resource, sizeof(o->resource), "%s", GP_KUBE_RESOURCE);
+	if (!o->run_dir[0])
+		snprintf(o->run_dir, sizeof(o->run_dir), "%s", GP_REGION_SYSTEM_DIR);
+	if (!o->shim_host_path[0])
+		snprintf(o->shim_host_path, sizeof(o->shim_host_path),
+			 "/var/lib/gpupool/lib/libgpushare.so");
+	if (!o->metrics_listen[0])
+		snprintf(o->metrics_listen, sizeof(o->metrics_listen), "%s", METRICS_LISTEN_DEFAULT);
+	if (!o->health_ms)
+		o->health_ms = HEALTH_MS_DEFAULT;
+}
+
+/* 1 for --help, 0, or -EINVAL (said). */
+static int options_parse(int argc, char **argv, struct node_options *o)
+{
+	bool kubernetes = false;
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	o->task_group = getegid();
+	while ((c = getopt_long(argc, argv, ":h", flags, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "gpupool node: %s \"%s\" (gpupool node --kubernetes --help "
+					"lists the options)\n",
+				c == '?' ? "unknown option" : "missing value for", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (c == 'k')
+			kubernetes = true;
+		else if (option_set(o, c, optarg) < 0)
+			return -EINVAL;
+	}
+	if (!kubernetes || optind < argc) {
+		fprintf(stderr, "gpupool node: want --kubernetes and options only (gpupool node "
+				"--kubernetes --help)\n");
+		return -EINVAL;
+	}
+	options_default(o);
+	return 0;
+}
+
+/* ---- devices -------------------------------------------------------------------- */
+
+/* The NUMA node of a PCI device ("00000000:3B:00.0"), from sysfs; 0 when
+ * the kernel does not say. */
+static int numa_of(const char *bus_id)
+{
+	char path[128], dev[32];
+	const char *p = strlen(bus_id) > 12 ? bus_id + 4 : bus_id;       /* 4-digit domain */
+	int numa = 0;
+	FILE *f;
+
+	snprintf(dev, sizeof(dev), "%.31s", p);
+	for (char *q = dev; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", dev);
+	f = fopen(path, "re");
+	if (f && fscanf(f, "%d", &numa) != 1)
+		numa = 0;
+	if (f)
+		fclose(f);
+	return numa < 0 ? 0 : numa;
+}
+
+static unsigned split_of(const struct node_options *o, const char *model)
+{
+	unsigned n = GP_KUBE_SPLIT_DEFAULT;
+	size_t best = 0;
+
+	for (int i = 0; i < o->splits; i++)
+		if (strcasestr(model, o->split[i].model) && strlen(o->split[i].model) > best) {
+			best = strlen(o->split[i].model);
+			n = o->split[i].n;
+		}
+	return n;
+}
+
+/* Finds the devices and makes each usable one's region managed. */
+static int devices_open(struct node *n)
+{
+	char err[512];
+	int r = gp_devices_discover(n->o.nvml[0] ? n->o.nvml : NULL, &n->found, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "gpupool node: no devices: %s\n", err);
+		return r;
+	}
+	for (unsigned i = 0; i < n->found.devices; i++) {
+		struct node_device *d = &n->dev[n->devices++];
+
+		d->d = n->found.device[i];
+		d->numa = numa_of(d->d.pci_bus_id);
+		d->split = split_of(&n->o, d->d.name);
+		d->healthy = d->d.compatible;
+		if (!d->d.compatible) {
+			fprintf(stderr, "gpupool node: %s (%s) not usable: %s\n", d->d.uuid, d->d.name,
+				d->d.reason);
+			continue;
+		}
+		r = gp_region_prepare(n->o.run_dir, d->d.uuid, d->d.mem_total_mib << 20,
+				      n->o.task_group);
+		if (r == 0)
+			r = gp_region_open(n->o.run_dir, d->d.uuid, 0, &d->region);
+		if (r < 0) {
+			fprintf(stderr, "gpupool node: cannot make the region of %s in %s: %s\n",
+				d->d.uuid, n->o.run_dir, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static void devices_close(struct node *n)
+{
+	for (unsigned i = 0; i < n->devices; i++)
+		gp_region_close(n->dev[i].region);
+}
+
+/* What the kubelet sees: `split` units per device, healthy when the
+ * device is. The caller frees *ret. */
+static int plugin_devices(struct node *n, struct gp_plugin_device **ret, size_t *ret_n)
+{
+	size_t total = 0, k = 0;
+	struct gp_plugin_device *all;
+
+	for (unsigned i = 0; i < n->devices; i++)
+		total += n->dev[i].split;
+	all = calloc(total + 1, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n->devices; i++)
+		for (unsigned u = 0; u < n->dev[i].split; u++, k++) {
+			snprintf(all[k].id, sizeof(all[k].id), "%s::%u", n->dev[i].d.uuid, u);
+			all[k].healthy = n->dev[i].healthy;
+			all[k].numa = n->dev[i].numa;
+		}
+	*ret = all;
+	*ret_n = total;
+	return 0;
+}
+
+/* The Node's gpupool.io/devices annotation, written now. */
+static int node_publish(struct node *n)
+{
+	struct gp_kube_device devs[GP_AGENT_DEVICES_MAX];
+	char path[GP_KUBE_NAME_MAX + 32], *text;
+	json_t *patch;
+	int r;
+
+	pthread_mutex_lock(&n->lock);
+	for (unsigned i = 0; i < n->devices; i++) {
+		const struct node_device *d = &n->dev[i];
+
+		devs[i] = (struct gp_kube_device){ .memory_mib = d->d.mem_total_mib, .numa = d->numa,
+						   .split = d->split, .healthy = d->healthy,
+						   .compatible = d->d.compatible };
+		snprintf(devs[i].uuid, sizeof(devs[i].uuid), "%s", d->d.uuid);
+		snprintf(devs[i].model, sizeof(devs[i].model), "%s", d->d.name);
+	}
+	text = gp_kube_devices_text(devs, n->devices, n->found.driver_version, n->found.cuda_version);
+	pthread_mutex_unlock(&n->lock);
+	patch = text ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", GP_KUBE_ANN_DEVICES,
+				 text) : NULL;
+	free(text);
+	if (!patch)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", n->o.node_name);
+	pthread_mutex_lock(&n->api_lock);
+	r = gp_kube_merge_patch(n->api, path, patch, NULL, NULL);
+	if (r < 0)
+		fprintf(stderr, "gpupool node: cannot publish the devices on node %s: %s\n",
+			n->o.node_name, gp_kube_error(n->api));
+	pthread_mutex_unlock(&n->api_lock);
+	json_decref(patch);
+	return r;
+}
+
+/* One look at the devices: utilization, memory, and health (NVML answers
+ * for the device). True when a device's health changed. */
+static bool devices_sample(struct node *n, struct gp_usage *u)
+{
+	struct gp_usage_device s[GP_AGENT_DEVICES_MAX];
+	bool changed = false;
+
+	if (!u || gp_usage_sample(u, s, NULL, 0) < 0)
+		return false;
+	pthread_mutex_lock(&n->lock);
+	for (unsigned i = 0; i < n->devices; i++) {
+		struct node_device *d = &n->dev[i];
+		bool healthy = s[i].ok && d->d.compatible;
+
+		if (healthy != d->healthy)
+			fprintf(stderr, "gpupool node: %s is %s\n", d->d.uuid,
+				healthy ? "healthy again" : "unhealthy: NVML does not answer for it");
+		changed |= healthy != d->healthy;
+		d->healthy = healthy;
+		d->util_pct = s[i].util_pct;
+		d->mem_used_mib = s[i].mem_used_mib;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return changed;
+}
+
+static int plugin_update(struct node *n)
+{
+	struct gp_plugin_device *all;
+	size_t count;
+	int r;
+
+	pthread_mutex_lock(&n->lock);
+	r = plugin_devices(n, &all, &count);
+	pthread_mutex_unlock(&n->lock);
+	if (r == 0)
+		r = gp_plugin_set_devices(n->plugin, all, count);
+	free(all);
+	return r;
+}
+
+/* ---- /metrics ------------------------------------------------------------------------- */
+
+/* The DCGM exporter's names where one exists (per device, and per pod
+ * slice with the namespace, pod and container labels its Kubernetes
+ * mode adds), gpupool's own for the rest. */
+static void metrics_write(struct node *n, FILE *f)
+{
+	fprintf(f, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %%).\n"
+		   "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n");
+	for (unsigned i = 0; i < n->devices; i++)
+		fprintf(f, "DCGM_FI_DEV_GPU_UTIL{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %u\n",
+			n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name, n->o.node_name,
+			n->dev[i].util_pct);
+	fprintf(f, "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
+		   "# TYPE DCGM_FI_DEV_FB_USED gauge\n");
+	for (unsigned i = 0; i < n->devices; i++)
+		fprintf(f, "DCGM_FI_DEV_FB_USED{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %" PRIu64 "\n",
+			n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name, n->o.node_name,
+			n->dev[i].mem_used_mib);
+	fprintf(f, "# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).\n"
+		   "# TYPE DCGM_FI_DEV_FB_FREE gauge\n");
+	for (unsigned i = 0; i < n->devices; i++)
+		fprintf(f, "DCGM_FI_DEV_FB_FREE{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %" PRIu64 "\n",
+			n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name, n->o.node_name,
+			n->dev[i].d.mem_total_mib - n->dev[i].mem_used_mib);
+	fprintf(f, "# HELP gpupool_device_healthy 1 when the device is advertised healthy.\n"
+		   "# TYPE gpupool_device_healthy gauge\n");
+	for (unsigned i = 0; i < n->devices; i++)
+		fprintf(f, "gpupool_device_healthy{gpu=\"%u\",UUID=\"%s\",Hostname=\"%s\"} %d\n",
+			n->dev[i].d.index, n->dev[i].d.uuid, n->o.node_name, n->dev[i].healthy);
+	fprintf(f, "# HELP gpupool_slice_memory_limit_bytes A pod's memory slice on a device.\n"
+		   "# TYPE gpupool_slice_memory_limit_bytes gauge\n"
+		   "# HELP gpupool_slice_memory_used_bytes What a pod's processes hold of it.\n"
+		   "# TYPE gpupool_slice_memory_used_bytes gauge\n"
+		   "# HELP gpupool_slice_compute_percent A pod's compute share of a device.\n"
+		   "# TYPE gpupool_slice_compute_percent gauge\n");
+	for (size_t s = 0; s < n->pods.cap; s++) {
+		const struct node_pod *k = n->pods.slot[s].value;
+
+		if (!n->pods.slot[s].key || !k->allocated)
+			continue;
+		for (unsigned i = 0; i < k->devices; i++) {
+			const struct node_device *d = &n->dev[k->dev[i]];
+			struct gp_task_info t[GP_REGION_TASKS];
+			int nt = d->region ? gp_region_tasks(d->region, t, GP_REGION_TASKS) : 0;
+			uint64_t used = 0;
+			char labels[1536];
+
+			for (int j = 0; j < nt && j < GP_REGION_TASKS; j++)
+				if (strcmp(t[j].id, k->task) == 0)
+					used = t[j].mem_used;
+			snprintf(labels, sizeof(labels),
+				 "namespace=\"%s\",pod=\"%s\",container=\"%s\",UUID=\"%s\",Hostname=\"%s\"",
+				 k->p.ns, k->p.name, k->p.container, d->d.uuid, n->o.node_name);
+			fprintf(f, "gpupool_slice_memory_limit_bytes{%s} %" PRIu64 "\n", labels,
+				k->p.placement.whole ? d->d.mem_total_mib << 20 : k->applied.mem_bytes);
+			fprintf(f, "gpupool_slice_memory_used_bytes{%s} %" PRIu64 "\n", labels, used);
+			fprintf(f, "gpupool_slice_compute_percent{%s} %u\n", labels,
+				k->p.placement.whole ? 100 : k->applied.compute);
+		}
+	}
+	fprintf(f, "# TYPE gpupool_node_allocations_total counter\n"
+		   "gpupool_node_allocations_total %" PRIu64 "\n"
+		   "# TYPE gpupool_node_live_changes_total counter\n"
+		   "gpupool_node_live_changes_total %" PRIu64 "\n",
+		n->allocations, n->live_changes);
+}
+
+static void metrics(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct node *n = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)req;
+	if (!f) {
+		gp_http_error(ret, 500, "out of memory");
+		return;
+	}
+	pthread_mutex_lock(&n->lock);
+	metrics_write(n, f);
+	pthread_mutex_unlock(&n->lock);
+	fclose(f);
+	gp_http_bytes(ret, 200, text, len, "text/plain; version=0.0.4");
+}
+
+static const struct gp_http_route metrics_routes[] = {
+	{ "GET", "/metrics", metrics },
+};
+
+static int metrics_start(struct node *n, struct gp_http **ret)
+{
+	char sock[600];
+	const char *colon = strrchr(n->o.metrics_listen, ':');
+	struct gp_http_options ho = { .socket_path = sock, .body_max = 4096 };
+	unsigned port;
+	int r;
+
+	*ret = NULL;
+	if (strcmp(n->o.metrics_listen, "off") == 0)
+		return 0;
+	if (!colon || !gp_parse_uint(colon + 1, 1, 65535, NULL, &port) ||
+	    (strncmp(n->o.metrics_listen, "0.0.0.0:", 8) != 0 &&
+	     strncmp(n->o.metrics_listen, "127.0.0.1:", 10) != 0))
+		return bad("metrics-listen", n->o.metrics_listen,
+			   "want 0.0.0.0:PORT, 127.0.0.1:PORT or off");
+	ho.tcp_port = port;
+	ho.tcp_any = n->o.metrics_listen[0] == '0';
+	snprintf(sock, sizeof(sock), "%s/node.sock", n->o.run_dir);
+	r = gp_http_listen(&ho, ret);
+	if (r == 0)
+		r = gp_http_serve(*ret, metrics_routes, 1, n);
+	if (r < 0)
+		fprintf(stderr, "gpupool node: cannot serve /metrics on %s: %s\n",
+			n->o.metrics_listen, strerror(-r));
+	return r;
+}
+
+/* ---- life -------------------------------------------------------------------------------- */
+
+static int kube_open(struct node *n)
+{
+	char err[512];
+	int r = gp_kube_config_load(&n->o.kube, &n->config, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "gpupool node: %s\n", err);
+		return r;
+	}
+	return gp_kube_new(n->config, &n->api);
+}
+
+static int plugin_start(struct node *n)
+{
+	struct gp_plugin_options po = { .dir = n->o.plugin_dir, .socket_name = "gpupool.sock",
+					.resource = n->o.resource };
+	struct gp_plugin_device *all = NULL;
+	int r = plugin_devices(n, &all, &po.n_devices);
+
+	po.devices = all;
+	if (r == 0)
+		r = gp_plugin_start(&po, &gp_node_plugin_ops, n, &n->plugin);
+	free(all);
+	if (r < 0)
+		fprintf(stderr, "gpupool node: cannot start the device plugin in %s: %s\n",
+			n->o.plugin_dir, strerror(-r));
+	return r;
+}
+
+static int informer_start(struct node *n)
+{
+	char path[GP_KUBE_NAME_MAX + 64];
+	int r;
+
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s",
+		 n->o.node_name);
+	r = gp_kube_informer_start(n->config, path, &gp_node_pod_ops, n, &n->informer);
+	if (r < 0)
+		fprintf(stderr, "gpupool node: cannot watch this node's pods: %s\n", strerror(-r));
+	return r;
+}
+
+/* Until SIGTERM or SIGINT: the devices' health, every health_ms; the
+ * Node's annotation again when it changed or could not be written. */
+static void run(struct node *n, struct gp_usage *u, sigset_t *stop)
+{
+	struct timespec wait = { (time_t)(n->o.health_ms / 1000),
+				 (long)(n->o.health_ms % 1000) * 1000000L };
+	bool published = node_publish(n) == 0;
+
+	fprintf(stderr, "gpupool node: %s: %u device(s), resource %s, plugin in %s\n",
+		n->o.node_name, n->devices, n->o.resource, n->o.plugin_dir);
+	for (;;) {
+		int sig = sigtimedwait(stop, NULL, &wait);
+
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (devices_sample(n, u)) {
+			plugin_update(n);
+			published = false;
+		}
+		if (!published)
+			published = node_publish(n) == 0;
+	}
+	fprintf(stderr, "gpupool node: stopping\n");
+}
+
+int gp_cmd_node_kubernetes(int argc, char **argv)
+{
+	struct node *n = calloc(1, sizeof(*n));
+	struct gp_usage *u = NULL;
+	struct gp_http *h = NULL;
+	char err[512];
+	sigset_t stop;
+	int r, status = GP_EXIT_FAIL;
+
+	if (!n)
+		return GP_EXIT_FAIL;
+	r = options_parse(argc, argv, &n->o);
+	if (r != 0) {
+		free(n);
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	}
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_mutex_init(&n->api_lock, NULL);
+	if (devices_open(n) == 0 && kube_open(n) == 0 && metrics_start(n, &h) == 0) {
+		if (gp_usage_open(n->o.nvml[0] ? n->o.nvml : NULL, n->devices, &u, err, sizeof(err)) < 0)
+			fprintf(stderr, "gpupool node: no health checks: %s\n", err);
+		if (informer_start(n) == 0 && plugin_start(n) == 0) {
+			run(n, u, &stop);
+			status = GP_EXIT_OK;
+		}
+	}
+	n->plugin = gp_plugin_stop(n->plugin);
+	n->informer = gp_kube_informer_stop(n->informer);
+	gp_http_stop(h);
+	gp_usage_close(u);
+	gp_node_pods_clear(n);
+	devices_close(n);
+	gp_kube_free(n->api);
+	gp_kube_config_free(n->config);
+	pthread_mutex_destroy(&n->lock);
+	pthread_mutex_destroy(&n->api_lock);
+	free(n);
+	return status;
+}

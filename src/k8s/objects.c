@@ -1,0 +1,399 @@
+/* objects.c — reading Pods and Nodes for gpupool (see objects.h). */
+#include "k8s/objects.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/parse.h"
+#include "k8s/names.h"
+
+#define MIB (1024.0 * 1024.0)
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+static const char *str_at(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(obj, key));
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+	return str_at(json_object_get(json_object_get(obj, "metadata"), "annotations"), key);
+}
+
+/* ---- quantities ---------------------------------------------------------- */
+
+static const struct {
+	const char *suffix;
+	double factor;
+} suffixes[] = {
+	{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
+	{ "Ti", 1099511627776.0 }, { "Pi", 1125899906842624.0 }, { "Ei", 1152921504606846976.0 },
+	{ "m", 1e-3 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 }, { "P", 1e15 },
+	{ "E", 1e18 }, { "", 1.0 },
+};
+
+int gp_kube_quantity_milli(const char *text, int64_t *ret)
+{
+	const char *p = text;
+	char *end;
+	double v;
+
+	if (!text || !(isdigit((unsigned char)*p) || *p == '.' || *p == '+'))
+		return -EINVAL;
+	v = strtod(p, &end);
+	if (end == p || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		if (strcmp(end, suffixes[i].suffix) != 0)
+			continue;
+		v *= suffixes[i].factor * 1000.0;
+		if (v >= 9.2e18)
+			return -ERANGE;
+		*ret = (int64_t)ceil(v - 1e-6);
+		return 0;
+	}
+	return -EINVAL;         /* strtod took any exponent; what is left is wrong */
+}
+
+/* A quantity in a JSON value: a string, or a number as some clients
+ * write one. */
+static int quantity_of(const json_t *v, int64_t *ret)
+{
+	char buf[64];
+
+	if (json_is_string(v))
+		return gp_kube_quantity_milli(json_string_value(v), ret);
+	if (!json_is_number(v) || json_number_value(v) < 0)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%.17g", json_number_value(v));
+	return gp_kube_quantity_milli(buf, ret);
+}
+
+bool gp_kube_model_matches(const char *models, const char *model)
+{
+	const char *p = models;
+
+	if (!models || !*models)
+		return true;
+	while (*p) {
+		size_t n = strcspn(p, ",|");
+		char want[GP_KUBE_MODEL_TEXT_MAX];
+
+		while (n && isspace((unsigned char)*p)) {
+			p++;
+			n--;
+		}
+		snprintf(want, sizeof(want), "%.*s", (int)n, p);
+		for (size_t k = strlen(want); k && isspace((unsigned char)want[k - 1]); k--)
+			want[k - 1] = 0;
+		if (*want && strcasestr(model, want))
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/* ---- pods ---------------------------------------------------------------- */
+
+struct sums {
+	int64_t cpu, mem;               /* milli-cores, milli-bytes */
+	int64_t units;                  /* thousandths of a unit */
+};
+
+/* One container's requests (a limit stands for a missing request). */
+static int container_read(const json_t *c, struct sums *ret, char *err, size_t len)
+{
+	const json_t *res = json_object_get(c, "resources");
+	const json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
+	static const char *const keys[] = { "cpu", "memory", GP_KUBE_RESOURCE };
+	int64_t *into[] = { &ret->cpu, &ret->mem, &ret->units };
+
+	memset(ret, 0, sizeof(*ret));
+	for (int i = 0; i < 3; i++) {
+		const json_t *v = json_object_get(req, keys[i]);
+
+		if (!v)
+			v = json_object_get(lim, keys[i]);
+		if (v && quantity_of(v, into[i]) < 0)
+			return fail(err, len, "container %s: resources of %s: not a quantity",
+				    str_at(c, "name") ? str_at(c, "name") : "?", keys[i]);
+	}
+	return 0;
+}
+
+static int containers_read(const json_t *spec, struct sums *ret, char *container,
+			   size_t container_len, char *err, size_t len)
+{
+	struct sums sum = { 0 }, init = { 0 }, one;
+	size_t i;
+	json_t *c;
+	int r;
+
+	json_array_foreach(json_object_get(spec, "containers"), i, c) {
+		if ((r = container_read(c, &one, err, len)) < 0)
+			return r;
+		if (one.units && !*container)
+			copy(container, container_len, str_at(c, "name"));
+		sum.cpu += one.cpu;
+		sum.mem += one.mem;
+		sum.units += one.units;
+	}
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
+		if ((r = container_read(c, &one, err, len)) < 0)
+			return r;
+		init.cpu = one.cpu > init.cpu ? one.cpu : init.cpu;
+		init.mem = one.mem > init.mem ? one.mem : init.mem;
+	}
+	ret->cpu = sum.cpu > init.cpu ? sum.cpu : init.cpu;
+	ret->mem = sum.mem > init.mem ? sum.mem : init.mem;
+	ret->units = sum.units;
+	return 0;
+}
+
+/* The annotations users set (names.h). */
+static int pod_annotations(const json_t *pod, struct gp_kube_pod *p, char *err, size_t len)
+{
+	const char *count = annotation(pod, GP_KUBE_ANN_COUNT);
+	const char *memory = annotation(pod, GP_KUBE_ANN_MEMORY);
+	const char *prio = annotation(pod, GP_KUBE_ANN_PRIORITY);
+	const char *compute = annotation(pod, GP_KUBE_ANN_COMPUTE);
+	const char *iso = annotation(pod, GP_KUBE_ANN_ISOLATION);
+	int64_t milli;
+
+	if (count && !gp_parse_uint(count, 1, GP_NODE_DEVICES_MAX, NULL, &p->count))
+		return fail(err, len, "annotation %s: \"%s\" is not a number of devices from 1 to %d",
+			    GP_KUBE_ANN_COUNT, count, GP_NODE_DEVICES_MAX);
+	if (memory) {
+		if (gp_kube_quantity_milli(memory, &milli) < 0 || milli < 1000 * (int64_t)MIB)
+			return fail(err, len,
+				    "annotation %s: \"%s\" is not a memory size of at least 1Mi "
+				    "(write e.g. 4Gi or 4096Mi)", GP_KUBE_ANN_MEMORY, memory);
+		p->memory_mib = (uint64_t)ceil((double)milli / 1000.0 / MIB);
+	}
+	if (prio && !gp_parse_uint(prio, 0, 9, NULL, &p->priority))
+		return fail(err, len, "annotation %s: \"%s\" is not a priority from 0 to 9",
+			    GP_KUBE_ANN_PRIORITY, prio);
+	if (compute && !gp_parse_uint(compute, 1, 100, "%", &p->compute))
+		return fail(err, len, "annotation %s: \"%s\" is not a percent from 1 to 100",
+			    GP_KUBE_ANN_COMPUTE, compute);
+	if (iso && strcmp(iso, "hard") != 0 && strcmp(iso, "shared") != 0)
+		return fail(err, len, "annotation %s: \"%s\" is neither hard nor shared",
+			    GP_KUBE_ANN_ISOLATION, iso);
+	p->isolation = iso && strcmp(iso, "shared") == 0 ? GP_KUBE_SHARED : GP_KUBE_HARD;
+	copy(p->models, sizeof(p->models), annotation(pod, GP_KUBE_ANN_MODEL));
+	return 0;
+}
+
+/* Priority without the annotation: a PriorityClass value 1..9 as it is,
+ * above 9 as 9, below 0 as 0; none (or 0) as 5. */
+static unsigned priority_of_class(const json_t *spec)
+{
+	json_int_t v = json_integer_value(json_object_get(spec, "priority"));
+
+	return v == 0 ? 5 : v < 0 ? 0 : v > 9 ? 9 : (unsigned)v;
+}
+
+static int placement_read(const char *text, struct gp_kube_placement *ret, char *err, size_t len)
+{
+	json_t *j = json_loads(text, 0, NULL), *dev;
+	const json_t *devs = json_object_get(j, "devices");
+	size_t i;
+	int r = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!json_is_object(j) || !json_is_array(devs) || json_array_size(devs) == 0 ||
+	    json_array_size(devs) > GP_NODE_DEVICES_MAX || !str_at(j, "node")) {
+		r = fail(err, len, "annotation %s: not a placement gpupool wrote", GP_KUBE_ANN_PLACEMENT);
+		goto out;
+	}
+	copy(ret->node, sizeof(ret->node), str_at(j, "node"));
+	json_array_foreach(devs, i, dev)
+		copy(ret->device[ret->devices++], GP_KUBE_UUID_MAX, json_string_value(dev));
+	ret->memory_mib = (uint64_t)json_integer_value(json_object_get(j, "memoryMiB"));
+	ret->compute = (unsigned)json_integer_value(json_object_get(j, "compute"));
+	ret->whole = json_is_true(json_object_get(j, "whole"));
+	ret->bound_at = json_integer_value(json_object_get(j, "boundAt"));
+out:
+	json_decref(j);
+	return r;
+}
+
+int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size_t err_len)
+{
+	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+	const char *phase = str_at(json_object_get(pod, "status"), "phase");
+	const char *placement = annotation(pod, GP_KUBE_ANN_PLACEMENT);
+	struct gp_kube_pod p = { .count = 1 };
+	struct sums sums;
+	int r;
+
+	if (!json_is_object(meta) || !str_at(meta, "name"))
+		return fail(err, err_len, "not a pod: no metadata.name");
+	copy(p.ns, sizeof(p.ns), str_at(meta, "namespace") ? str_at(meta, "namespace") : "default");
+	copy(p.name, sizeof(p.name), str_at(meta, "name"));
+	copy(p.uid, sizeof(p.uid), str_at(meta, "uid"));
+	copy(p.node, sizeof(p.node), str_at(spec, "nodeName"));
+	copy(p.scheduler, sizeof(p.scheduler),
+	     str_at(spec, "schedulerName") ? str_at(spec, "schedulerName") : "default-scheduler");
+	copy(p.task, sizeof(p.task), annotation(pod, GP_KUBE_ANN_TASK));
+	p.finished = (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) ||
+		     json_object_get(meta, "deletionTimestamp");
+	p.priority = priority_of_class(spec);
+	if ((r = containers_read(spec, &sums, p.container, sizeof(p.container), err, err_len)) < 0 ||
+	    (r = pod_annotations(pod, &p, err, err_len)) < 0)
+		return r;
+	if (sums.units % 1000)
+		return fail(err, err_len, "%s: a whole number of units, please", GP_KUBE_RESOURCE);
+	p.cpu_milli = (uint32_t)(sums.cpu > UINT32_MAX ? UINT32_MAX : sums.cpu);
+	p.mem_mib = (uint32_t)ceil((double)sums.mem / 1000.0 / MIB);
+	p.units = (unsigned)(sums.units / 1000);
+	if (p.units && p.units % p.count)
+		return fail(err, err_len,
+			    "%s: %u units cannot be split evenly over %s=%u devices (ask for a "
+			    "multiple of it)", GP_KUBE_RESOURCE, p.units, GP_KUBE_ANN_COUNT, p.count);
+	if (placement && (r = placement_read(placement, &p.placement, err, err_len)) < 0)
+		return r;
+	p.placed = placement != NULL;
+	*ret = p;
+	return 0;
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static int device_read(const json_t *d, struct gp_kube_device *ret)
+{
+	const json_t *split = json_object_get(d, "split");
+
+	memset(ret, 0, sizeof(*ret));
+	if (!str_at(d, "uuid") || !str_at(d, "model") || strlen(str_at(d, "uuid")) >= GP_KUBE_UUID_MAX ||
+	    !json_is_integer(json_object_get(d, "memoryMiB")))
+		return -EINVAL;
+	copy(ret->uuid, sizeof(ret->uuid), str_at(d, "uuid"));
+	copy(ret->model, sizeof(ret->model), str_at(d, "model"));
+	ret->memory_mib = (uint64_t)json_integer_value(json_object_get(d, "memoryMiB"));
+	ret->numa = (int)json_integer_value(json_object_get(d, "numa"));
+	ret->nvlink = (int)json_integer_value(json_object_get(d, "nvlink"));
+	ret->split = split ? (unsigned)json_integer_value(split) : GP_KUBE_SPLIT_DEFAULT;
+	ret->healthy = !json_is_false(json_object_get(d, "healthy"));
+	ret->compatible = !json_is_false(json_object_get(d, "compatible"));
+	return ret->split >= 1 && ret->split <= 1000 ? 0 : -EINVAL;
+}
+
+static int devices_read(const char *text, struct gp_kube_node *n, char *err, size_t len)
+{
+	json_t *j = json_loads(text, 0, NULL), *d;
+	const json_t *devs = json_object_get(j, "devices");
+	size_t i;
+	int r = 0;
+
+	if (!json_is_array(devs) || json_array_size(devs) > GP_NODE_DEVICES_MAX)
+		r = -EINVAL;
+	json_array_foreach(devs, i, d)
+		if (r == 0 && device_read(d, &n->device[n->devices++]) < 0)
+			r = -EINVAL;
+	json_decref(j);
+	if (r < 0) {
+		n->devices = 0;
+		return fail(err, len, "node %s: annotation %s is not what gpupool node writes",
+			    n->name, GP_KUBE_ANN_DEVICES);
+	}
+	return 0;
+}
+
+static bool node_ready(const json_t *status)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(status, "conditions"), i, c)
+		if (str_at(c, "type") && !strcmp(str_at(c, "type"), "Ready"))
+			return !str_at(c, "status") || strcmp(str_at(c, "status"), "False") != 0;
+	return true;
+}
+
+int gp_kube_node_read(const json_t *node, struct gp_kube_node *ret, char *err, size_t err_len)
+{
+	const json_t *meta = json_object_get(node, "metadata"), *status = json_object_get(node, "status");
+	const json_t *alloc = json_object_get(status, "allocatable");
+	const char *devices = annotation(node, GP_KUBE_ANN_DEVICES);
+	struct gp_kube_node n = { 0 };
+	int64_t cpu = 0, mem = 0;
+	int r;
+
+	if (!str_at(meta, "name"))
+		return fail(err, err_len, "not a node: no metadata.name");
+	copy(n.name, sizeof(n.name), str_at(meta, "name"));
+	n.schedulable = !json_is_true(json_object_get(json_object_get(node, "spec"), "unschedulable")) &&
+			node_ready(status);
+	if ((json_object_get(alloc, "cpu") && quantity_of(json_object_get(alloc, "cpu"), &cpu) < 0) ||
+	    (json_object_get(alloc, "memory") && quantity_of(json_object_get(alloc, "memory"), &mem) < 0))
+		return fail(err, err_len, "node %s: status.allocatable is not quantities", n.name);
+	n.cpu_milli = (uint32_t)(cpu > UINT32_MAX ? UINT32_MAX : cpu);
+	n.mem_mib = (uint32_t)((double)mem / 1000.0 / MIB);
+	if (devices && (r = devices_read(devices, &n, err, err_len)) < 0)
+		return r;
+	*ret = n;
+	return 0;
+}
+
+/* ---- annotations written --------------------------------------------------- */
+
+char *gp_kube_devices_text(const struct gp_kube_device *d, unsigned n, const char *driver,
+			   int cuda_version)
+{
+	json_t *all = json_array(), *doc;
+	char *text;
+
+	for (unsigned i = 0; i < n; i++)
+		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:i, s:i, s:i, s:b, s:b}",
+						     "uuid", d[i].uuid, "model", d[i].model,
+						     "memoryMiB", (json_int_t)d[i].memory_mib,
+						     "numa", d[i].numa, "nvlink", d[i].nvlink,
+						     "split", (int)d[i].split, "healthy", d[i].healthy,
+						     "compatible", d[i].compatible));
+	doc = json_pack("{s:i, s:s, s:i, s:o}", "version", 1, "driver", driver ? driver : "",
+			"cuda", cuda_version, "devices", all);
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	return text;
+}
+
+char *gp_kube_placement_text(const struct gp_kube_placement *p)
+{
+	json_t *devs = json_array(), *doc;
+	char *text;
+
+	for (unsigned i = 0; i < p->devices; i++)
+		json_array_append_new(devs, json_string(p->device[i]));
+	doc = json_pack("{s:s, s:o, s:I, s:i, s:b, s:I}", "node", p->node, "devices", devs,
+			"memoryMiB", (json_int_t)p->memory_mib, "compute", (int)p->compute,
+			"whole", p->whole, "boundAt", (json_int_t)p->bound_at);
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	return text;
+}

@@ -1,0 +1,113 @@
+/* objects.h — Kubernetes Pods and Nodes as gpupool reads them: what a pod
+ * asks of gpupool (its units of gpupool.io/gpu and the annotations of
+ * names.h), where the extender placed it, and what devices a node
+ * published. Pure functions over JSON (jansson), shared by the extender
+ * (extender.c) and the node program (node.c), so both read an object the
+ * same way.
+ *
+ * A pod's request: the sum of its containers' requests (CPU in
+ * milli-cores, memory in MiB; a limit stands for a missing request, as
+ * Kubernetes defaults it), at least the largest of its init containers',
+ * and the units of gpupool.io/gpu of its containers (limits; requests
+ * must equal them for an extended resource). Units per device = units ÷
+ * gpupool.io/gpu-count, which must divide them.
+ *
+ * Ownership: everything is copied into the caller's structs; JSON given
+ * in is borrowed; JSON returned is a new reference. Functions return 0 or
+ * a negative errno: -EINVAL with the reason in err (one line, naming the
+ * annotation or field and what to do). */
+#ifndef GP_K8S_OBJECTS_H
+#define GP_K8S_OBJECTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/resources.h"
+
+#define GP_KUBE_NAME_MAX 254     /* DNS subdomain (253) + NUL */
+#define GP_KUBE_UID_MAX 64
+#define GP_KUBE_MODEL_TEXT_MAX 256
+#define GP_KUBE_UUID_MAX GP_NAME_MAX
+
+enum gp_kube_isolation {
+	GP_KUBE_HARD,
+	GP_KUBE_SHARED,
+};
+
+/* Where the extender put a pod (the gpupool.io/placement annotation). */
+struct gp_kube_placement {
+	char node[GP_KUBE_NAME_MAX];
+	unsigned devices;
+	char device[GP_NODE_DEVICES_MAX][GP_KUBE_UUID_MAX];   /* UUIDs */
+	uint64_t memory_mib;            /* per device */
+	unsigned compute;               /* percent per device */
+	bool whole;
+	int64_t bound_at;               /* unix ns */
+};
+
+struct gp_kube_pod {
+	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
+	char node[GP_KUBE_NAME_MAX];    /* spec.nodeName; "" until bound */
+	char scheduler[GP_KUBE_NAME_MAX];
+	char container[GP_KUBE_NAME_MAX];       /* the first that asks for units */
+	bool finished;                  /* Succeeded, Failed, or being deleted */
+	uint32_t cpu_milli, mem_mib;    /* host requests */
+	unsigned units;                 /* gpupool.io/gpu, all devices; 0: not ours */
+	unsigned count;                 /* devices (gpu-count, default 1) */
+	uint64_t memory_mib;            /* gpu-memory per device; 0: proportional */
+	char models[GP_KUBE_MODEL_TEXT_MAX];    /* gpu-model; "": any */
+	unsigned priority;              /* 0..9 */
+	unsigned compute;               /* compute annotation, percent; 0: from units */
+	enum gp_kube_isolation isolation;
+	bool placed;
+	struct gp_kube_placement placement;
+	char task[96];                  /* gpupool.io/task; "" until allocated */
+};
+
+/* Reads a v1 Pod. A pod that does not ask for gpupool.io/gpu is read too
+ * (units 0). Bad annotations are -EINVAL, with what is wrong in err. */
+int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size_t err_len);
+
+/* One device a node published (gpupool.io/devices). */
+struct gp_kube_device {
+	char uuid[GP_KUBE_UUID_MAX];
+	char model[GP_KUBE_NAME_MAX];
+	uint64_t memory_mib;
+	int numa, nvlink;
+	unsigned split;
+	bool healthy, compatible;
+};
+
+struct gp_kube_node {
+	char name[GP_KUBE_NAME_MAX];
+	bool schedulable;               /* not cordoned, Ready not False */
+	uint32_t cpu_milli, mem_mib;    /* status.allocatable */
+	unsigned devices;
+	struct gp_kube_device device[GP_NODE_DEVICES_MAX];
+};
+
+/* Reads a v1 Node; a node without the devices annotation has 0 devices.
+ * A malformed annotation is -EINVAL. */
+int gp_kube_node_read(const json_t *node, struct gp_kube_node *ret, char *err, size_t err_len);
+
+/* The devices annotation's value for these devices (and driver, cuda),
+ * a JSON text the caller frees. */
+char *gp_kube_devices_text(const struct gp_kube_device *d, unsigned n, const char *driver,
+			   int cuda_version);
+
+/* The placement annotation's value, a JSON text the caller frees. */
+char *gp_kube_placement_text(const struct gp_kube_placement *p);
+
+/* A Kubernetes quantity ("500m", "2", "4Gi", "1.5G", "1e3") in thousandths
+ * of its unit (CPU: milli-cores; bytes: milli-bytes). -EINVAL when it is
+ * not one, -ERANGE when it is too large. */
+int gp_kube_quantity_milli(const char *text, int64_t *ret);
+
+/* Does device model `model` match the gpu-model list `models` (comma or
+ * '|' separated names, each matched case-insensitively as a substring;
+ * "" matches everything)? */
+bool gp_kube_model_matches(const char *models, const char *model);
+
+#endif

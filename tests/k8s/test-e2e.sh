@@ -1,0 +1,225 @@
+#!/bin/sh
+# test-e2e.sh — gpupool on Kubernetes end to end, with every real part that
+# can run here: the API server double (apiserver-double.js, the real REST
+# and watch protocol), `gpupool server --kubernetes` (the extender, called
+# in kube-scheduler's order: filter, prioritize, bind), `gpupool node
+# --kubernetes` on simdev's devices, the grpc-js kubelet double (kubelet's
+# call order), and a real process started as a container runtime would,
+# with exactly the environment and mounts Allocate returned.
+#
+#   a pod asking for 3 units (30 %) and 4 GiB → filter → prioritize → bind
+#   → placement annotation → Allocate → the process is held to 4 GiB and
+#   about 30 %; a live annotation change reaches its region within 1 s; a
+#   lost device is pushed to the kubelet as unhealthy; deleting the pod
+#   frees its slice; an over-quota pod stays Pending with its reason (in
+#   FailedNodes and an Event).
+#
+# usage: test-e2e.sh BUILD_DIR   (run from the repository root, as root:
+# the container's mounts need a mount namespace)
+set -u
+if [ $# -ne 1 ]; then
+	echo "usage: test-e2e.sh BUILD_DIR" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP test-e2e.sh: the container's mounts need root (a mount namespace); run make check as root"
+	exit 77
+fi
+. "$here/../lib.sh"
+
+gpupool=$build/gpupool
+export GPUPOOL_SIM_DEVICES=t4-16g:2 GPUPOOL_SIM_DIR=$tmp/sim
+mkdir -p "$tmp/plugins" "$tmp/run"
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_for WHAT SECONDS COMMAND...: COMMAND succeeds within SECONDS (0.1 s
+# steps); the time it took, in ms, in $waited_ms.
+wait_for() {
+	what=$1 limit=$2
+	shift 2
+	start=$(date +%s%N)
+	for _ in $(seq $((limit * 10))); do
+		if "$@" >/dev/null 2>&1; then
+			waited_ms=$((($(date +%s%N) - start) / 1000000))
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "FAIL waiting for $what ($limit s)"
+	return 1
+}
+
+# ---- the API server, the node, the extender ----------------------------------
+node "$here/apiserver-double.js" --port 0 >"$tmp/double.out" 2>"$tmp/double.err" &
+double=$!
+wait_for "the API server double" 10 grep -q port "$tmp/double.out"
+api=http://127.0.0.1:$(head -n 1 "$tmp/double.out" | jq .port)
+
+# What kubelet registers for its node.
+curl -s -H 'Content-Type: application/json' -o /dev/null -d \
+	'{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-1"},"status":{"allocatable":{"cpu":"16","memory":"64Gi"},"conditions":[{"type":"Ready","status":"True"}]}}' \
+	"$api/api/v1/nodes"
+
+metrics_port=$(free_port)
+LD_LIBRARY_PATH=$build/simdev "$gpupool" node --kubernetes --node-name node-1 --kube-api "$api" \
+	--device-plugin-dir "$tmp/plugins" --run-dir "$tmp/run" \
+	--shim-host-path "$build/libgpushare.so" --metrics-listen "127.0.0.1:$metrics_port" \
+	--health-ms 200 >"$tmp/node.log" 2>&1 &
+node_pid=$!
+
+devices_published() {
+	curl -s "$api/api/v1/nodes/node-1" >"$tmp/node.json" &&
+		jq -e '.metadata.annotations["gpupool.io/devices"] | fromjson | .devices | length == 2' \
+			"$tmp/node.json"
+}
+wait_for "the node's devices" 10 devices_published
+check node-publishes-its-devices '.[0].metadata.annotations["gpupool.io/devices"] | fromjson |
+	.devices | all(.model == "Tesla T4" and .memoryMiB == 15360 and .split == 10 and .healthy)' \
+	"$tmp/node.json"
+
+ext_port=$(free_port)
+ext=http://127.0.0.1:$ext_port/extender
+GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api" \
+	--extender-port "$ext_port" --db "$tmp/db.sqlite" --socket "$tmp/server.sock" \
+	--scheduler-name gpupool-scheduler >"$tmp/server.log" 2>&1 &
+server=$!
+wait_for "the extender" 10 curl -sf "$ext/healthz"
+
+# A namespace with a small quota: the tenant of the same name.
+expect tenant-with-a-small-quota 0 'token' -- env GPUPOOL_SOCKET="$tmp/server.sock" \
+	GPUPOOL_TOKEN_FILE="$tmp/admin.token" "$gpupool" tenant add team-q --mem-guaranteed 1G \
+	--compute-guaranteed 100
+
+# ---- kube-scheduler's part ------------------------------------------------------
+# pod_make NAMESPACE NAME UNITS MEMORY: a pod of the gpupool scheduler; its
+# object in $tmp/NAME.json.
+pod_make() {
+	jq -n --arg ns "$1" --arg name "$2" --arg units "$3" --arg mem "$4" '{apiVersion: "v1",
+		kind: "Pod", metadata: {name: $name, namespace: $ns,
+		annotations: {"gpupool.io/gpu-memory": $mem}}, spec: {schedulerName: "gpupool-scheduler",
+		containers: [{name: "main", image: "pytorch", resources: {requests: {cpu: "1",
+		memory: "1Gi"}, limits: {"gpupool.io/gpu": $units}}}]}}' |
+		curl -s -H 'Content-Type: application/json' -d @- \
+			"$api/api/v1/namespaces/$1/pods" >"$tmp/$2.json"
+}
+
+# schedule NAME: filter, prioritize, bind, as kube-scheduler calls them;
+# the answers in $tmp/NAME.{filter,prioritize,bind}.
+schedule() {
+	jq --argjson names '["node-1"]' '{Pod: ., NodeNames: $names}' "$tmp/$1.json" >"$tmp/$1.args"
+	curl -s -d @"$tmp/$1.args" "$ext/filter" >"$tmp/$1.filter"
+	jq -e '.NodeNames | length == 1' "$tmp/$1.filter" >/dev/null || return 0
+	curl -s -d @"$tmp/$1.args" "$ext/prioritize" >"$tmp/$1.prioritize"
+	jq '{PodName: .metadata.name, PodNamespace: .metadata.namespace, PodUID: .metadata.uid,
+		Node: "node-1"}' "$tmp/$1.json" >"$tmp/$1.bindargs"
+	curl -s -d @"$tmp/$1.bindargs" "$ext/bind" >"$tmp/$1.bind"
+}
+
+pod_make default train 3 4Gi
+schedule train
+check filter-keeps-the-node '.[0].NodeNames == ["node-1"] and .[0].Error == ""' "$tmp/train.filter"
+check prioritize-scores-it '.[0] == [{"Host": "node-1", "Score": 10}]' "$tmp/train.prioritize"
+check bind-succeeds '.[0].Error == ""' "$tmp/train.bind"
+curl -s "$api/api/v1/namespaces/default/pods/train" >"$tmp/train.bound"
+check pod-bound-with-its-placement '.[0].spec.nodeName == "node-1" and
+	(.[0].metadata.annotations["gpupool.io/placement"] | fromjson |
+	 .node == "node-1" and .memoryMiB == 4096 and .compute == 30 and (.devices | length) == 1)' \
+	"$tmp/train.bound"
+
+# ---- the kubelet: Allocate, then a restart and a lost device ----------------------
+node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu --allocate 3 \
+	>"$tmp/kubelet.out" 2>"$tmp/kubelet.err" &
+kubelet=$!
+allocated() { grep -q '"event":"allocate"' "$tmp/kubelet.out"; }
+wait_for "Allocate" 20 allocated
+jq -c 'select(.event == "allocate")' "$tmp/kubelet.out" >"$tmp/alloc.json"
+uuid=$(jq -r '.metadata.annotations["gpupool.io/placement"] | fromjson | .devices[0]' \
+	"$tmp/train.bound")
+check allocate-names-the-placed-device ".[0].envs.CUDA_VISIBLE_DEVICES == \"$uuid\" and
+	.[0].envs.NVIDIA_VISIBLE_DEVICES == \"$uuid\"" "$tmp/alloc.json"
+check allocate-preloads-the-shim-with-a-task '.[0].envs.LD_PRELOAD ==
+	"/usr/local/lib/gpupool/libgpushare.so" and (.[0].envs.GPUPOOL_TASK_ID | startswith("k8s-"))
+	and (.[0].envs.GPUPOOL_TASK_SECRET | length) >= 32 and
+	.[0].envs.GPUPOOL_RUN_DIR == "/run/gpupool"' "$tmp/alloc.json"
+check allocate-mounts-the-shim-and-regions '[.[0].mounts[] | .containerPath] | sort ==
+	["/run/gpupool", "/usr/local/lib/gpupool/libgpushare.so"]' "$tmp/alloc.json"
+task=$(jq -r .envs.GPUPOOL_TASK_ID "$tmp/alloc.json")
+task_annotated() {
+	curl -s "$api/api/v1/namespaces/default/pods/train" |
+		jq -e --arg t "$task" '.metadata.annotations["gpupool.io/task"] == $t'
+}
+wait_for "the task annotation" 5 task_annotated && ok pod-annotated-with-its-task
+
+# ---- the container: held to 4 GiB and 30 % --------------------------------------
+container() { "$here/run-container.sh" "$tmp/alloc.json" "$build/simdev" -- "$@"; }
+runs container-allocates "$tmp/mem.json" -- container "$build/gpuload" alloc --json
+check held-to-4-GiB '.[0].allocated_mib == 4096 and .[0].oom and .[0].total_mib == 4096' \
+	"$tmp/mem.json"
+runs container-burns "$tmp/burn.json" -- container "$build/gpuload" burn --duration 3 --json
+check held-to-30-percent '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' \
+	"$tmp/burn.json"
+
+# ---- a live change of the compute annotation -----------------------------------
+compute_is() {
+	"$gpupool" region ls --dir "$tmp/run" --json |
+		jq -e --arg t "$task" --argjson c "$1" '[.. | objects | select(.id? == $t)] |
+			any(.compute == $c)'
+}
+curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null \
+	-d '{"metadata":{"annotations":{"gpupool.io/compute":"60"}}}' \
+	"$api/api/v1/namespaces/default/pods/train"
+if wait_for "the live change" 5 compute_is 60; then
+	echo "live change reached the region in $waited_ms ms"
+	[ "$waited_ms" -le 3000 ] && ok live-change-reaches-the-region ||
+		bad "live change took $waited_ms ms (bound 1000, slack to 3000)"
+fi
+curl -s "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics.txt"
+expect metrics-per-slice 0 'gpupool_slice_compute_percent\{namespace="default",pod="train",container="main".*\} 60' \
+	-- cat "$tmp/metrics.txt"
+expect metrics-per-device 0 'DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-' -- cat "$tmp/metrics.txt"
+
+# ---- the kubelet restarts; a device is lost ----------------------------------------
+waiting_health() { grep -q '"event":"waiting-health"' "$tmp/kubelet.out"; }
+wait_for "the kubelet's restart" 20 waiting_health
+check reregistered-after-kubelet-restart 'map(select(.event == "reregistered")) | .[0].ms <= 3000' \
+	"$tmp/kubelet.out"
+"$build/simdev/simctl" lose 1 >/dev/null
+unhealthy() { grep -q '"event":"unhealthy"' "$tmp/kubelet.out"; }
+if wait_for "the unhealthy list" 10 unhealthy; then
+	echo "a lost device reached the kubelet as unhealthy in $waited_ms ms"
+	[ "$waited_ms" -le 3000 ] && ok unhealthy-pushed-within-1s ||
+		bad "the unhealthy list took $waited_ms ms (bound 1000, slack to 3000)"
+fi
+exited kubelet-sees-the-lost-device $kubelet
+check only-the-lost-device-unhealthy 'map(select(.event == "unhealthy")) | .[0].devices |
+	map(select(.health == "Unhealthy") | .id | split("::")[0]) | unique | length == 1' \
+	"$tmp/kubelet.out"
+
+# ---- over quota: Pending, with the reason ----------------------------------------
+pod_make team-q greedy 3 4Gi
+schedule greedy
+check over-quota-fails-with-its-reason '.[0].NodeNames == [] and
+	(.[0].FailedNodes["node-1"] | test("namespace team-q is over its gpupool quota"))' \
+	"$tmp/greedy.filter"
+curl -s "$api/api/v1/namespaces/team-q/events" >"$tmp/events.json"
+check over-quota-event '[.[0].items[] | select(.reason == "GpupoolUnschedulable" and
+	.involvedObject.name == "greedy")] | length == 1' "$tmp/events.json"
+curl -s "$api/api/v1/namespaces/team-q/pods/greedy" >"$tmp/greedy.now"
+check over-quota-pod-stays-pending '.[0].spec.nodeName == null' "$tmp/greedy.now"
+
+# ---- the pod goes: its slice is freed ------------------------------------------
+curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/train"
+task_gone() { ! "$gpupool" region ls --dir "$tmp/run" --json | grep -q "$task"; }
+wait_for "the slice freed" 5 task_gone && ok deleted-pod-frees-its-slice
+placed_none() { curl -s "$ext/healthz" | jq -e '.podsPlaced == 0'; }
+wait_for "the extender to let go" 5 placed_none && ok extender-gives-the-placement-back
+
+stops node-stops-cleanly $node_pid
+stops server-stops-cleanly $server
+kill $double 2>/dev/null
+finish
