@@ -375,6 +375,7 @@ static int wait_nodes(struct sched *s, long nodes)
 
 static void sched_init(struct sched *s, const struct options *o)
 {
+	memset(s, 0, sizeof(*s));
 	http_init(&s->api);
 	http_init(&s->ext);
 	s->api_url = o->api;

@@ -6,7 +6,8 @@
  * The watch's body is newline-delimited JSON, one event a line, arriving
  * in pieces of any size (client.c's stream calls on_bytes): a line is
  * handled when its newline arrives. BOOKMARK events only move the
- * resourceVersion on; an ERROR event ends the watch with its code.
+ * resourceVersion on; an ERROR event ends the watch (we cut it at once)
+ * with its code.
  *
  * What comes after a watch, in one place (next_step):
  *   ended by the server (timeoutSeconds)  → watch again from the last version
@@ -169,6 +170,8 @@ static bool take_version(struct gp_kube_informer *i, json_t *object)
 	return true;
 }
 
+/* An ERROR event: its code and message kept; false, to end the watch
+ * (the server ends it too), whatever comes after. */
 static bool handle_error_event(struct gp_kube_informer *i, json_t *status)
 {
 	const char *message = json_string_value(json_object_get(status, "message"));
@@ -178,7 +181,7 @@ static bool handle_error_event(struct gp_kube_informer *i, json_t *status)
 		i->w.error_code = -1;
 	snprintf(i->w.error, sizeof(i->w.error), "ERROR event %ld: %s", i->w.error_code,
 		 message ? message : "(no message)");
-	return true;
+	return false;
 }
 
 /* One event; false when it makes no sense (the watch is then ended). */
@@ -217,7 +220,7 @@ static bool handle_line(struct gp_kube_informer *i, const char *line, size_t len
 
 	while (blank < len && strchr(" \t\r", line[blank]))
 		blank++;
-	if (blank == len || i->w.error_code)
+	if (blank == len)
 		return true;
 	event = json_loadb(line, len, 0, &jerr);
 	ok = event && handle_event(i, event);
@@ -299,8 +302,7 @@ static enum next next_step(struct gp_kube_informer *i, int e, long status)
 		lost(i, "watch");
 		return NEXT_WATCH_LATER;
 	}
-	lost(i, "watch");
-	return NEXT_LIST_LATER;
+	return NEXT_WATCH_LATER;
 }
 
 static enum next watch(struct gp_kube_informer *i)

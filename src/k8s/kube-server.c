@@ -147,14 +147,44 @@ static const struct gp_http_route routes[] = {
 
 /* ---- life ------------------------------------------------------------------------ */
 
+/* The informers' callbacks go to the extender's, and their news of the
+ * API server to the log, once per change. */
+static void nodes_sync(void *ctx, json_t *items)
+{
+	gp_extender_node_ops.on_sync(((struct gp_kube_server *)ctx)->extender, items);
+}
+
+static void nodes_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
+{
+	gp_extender_node_ops.on_event(((struct gp_kube_server *)ctx)->extender, type, obj);
+}
+
+static void pods_sync(void *ctx, json_t *items)
+{
+	gp_extender_pod_ops.on_sync(((struct gp_kube_server *)ctx)->extender, items);
+}
+
+static void pods_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
+{
+	gp_extender_pod_ops.on_event(((struct gp_kube_server *)ctx)->extender, type, obj);
+}
+
+static void api_state(void *ctx, bool connected, const char *message)
+{
+	(void)ctx;
+	fprintf(stderr, "gpupool server: %s%s\n",
+		connected ? "watching the API server again" : "lost the API server: ",
+		connected ? "" : message ? message : "");
+}
+
 static int informers_start(struct gp_kube_server *s, char *err, size_t len)
 {
-	int r = gp_kube_informer_start(s->config, "/api/v1/nodes", &gp_extender_node_ops,
-					s->extender, &s->nodes);
+	static const struct gp_kube_informer_ops node_ops = { nodes_sync, nodes_event, api_state };
+	static const struct gp_kube_informer_ops pod_ops = { pods_sync, pods_event, api_state };
+	int r = gp_kube_informer_start(s->config, "/api/v1/nodes", &node_ops, s, &s->nodes);
 
 	if (r == 0)
-		r = gp_kube_informer_start(s->config, "/api/v1/pods", &gp_extender_pod_ops,
-					   s->extender, &s->pods);
+		r = gp_kube_informer_start(s->config, "/api/v1/pods", &pod_ops, s, &s->pods);
 	if (r < 0)
 		snprintf(err, len, "cannot start watching the API server: %s", strerror(-r));
 	return r;

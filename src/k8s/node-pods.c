@@ -440,9 +440,18 @@ static void on_sync(void *ctx, json_t *items)
 	gp_strmap_release(&seen);
 }
 
+static void on_state(void *ctx, bool connected, const char *message)
+{
+	(void)ctx;
+	fprintf(stderr, "gpupool node: %s%s\n",
+		connected ? "watching this node's pods again" : "lost the API server: ",
+		connected ? "" : message ? message : "");
+}
+
 const struct gp_kube_informer_ops gp_node_pod_ops = {
 	.on_sync = on_sync,
 	.on_event = on_event,
+	.on_state = on_state,
 };
 
 void gp_node_pods_clear(struct node *n)

@@ -310,6 +310,7 @@ static int node_publish(struct node *n)
 						   .compatible = d->d.compatible };
 		snprintf(devs[i].uuid, sizeof(devs[i].uuid), "%s", d->d.uuid);
 		snprintf(devs[i].model, sizeof(devs[i].model), "%s", d->d.name);
+		snprintf(devs[i].reason, sizeof(devs[i].reason), "%s", d->d.reason);
 	}
 	text = gp_kube_devices_text(devs, n->devices, n->found.driver_version, n->found.cuda_version);
 	pthread_mutex_unlock(&n->lock);

@@ -301,6 +301,7 @@ static int device_read(const json_t *d, struct gp_kube_device *ret)
 	ret->split = split ? (unsigned)json_integer_value(split) : GP_KUBE_SPLIT_DEFAULT;
 	ret->healthy = !json_is_false(json_object_get(d, "healthy"));
 	ret->compatible = !json_is_false(json_object_get(d, "compatible"));
+	copy(ret->reason, sizeof(ret->reason), str_at(d, "reason"));
 	return ret->split >= 1 && ret->split <= 1000 ? 0 : -EINVAL;
 }
 
@@ -370,12 +371,12 @@ char *gp_kube_devices_text(const struct gp_kube_device *d, unsigned n, const cha
 	char *text;
 
 	for (unsigned i = 0; i < n; i++)
-		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:i, s:i, s:i, s:b, s:b}",
+		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:i, s:i, s:i, s:b, s:b, s:s}",
 						     "uuid", d[i].uuid, "model", d[i].model,
 						     "memoryMiB", (json_int_t)d[i].memory_mib,
 						     "numa", d[i].numa, "nvlink", d[i].nvlink,
 						     "split", (int)d[i].split, "healthy", d[i].healthy,
-						     "compatible", d[i].compatible));
+						     "compatible", d[i].compatible, "reason", d[i].reason));
 	doc = json_pack("{s:i, s:s, s:i, s:o}", "version", 1, "driver", driver ? driver : "",
 			"cuda", cuda_version, "devices", all);
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

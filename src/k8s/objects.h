@@ -78,6 +78,7 @@ struct gp_kube_device {
 	int numa, nvlink;
 	unsigned split;
 	bool healthy, compatible;
+	char reason[160];               /* why not compatible; "" when it is */
 };
 
 struct gp_kube_node {

@@ -15,6 +15,8 @@
 // (default 1000). A bound pod that is deleted is first marked
 // (deletionTimestamp, MODIFIED) and removed (DELETED) --pod-termination-ms
 // later (default 0: at once, as if its kubelet stopped it immediately).
+// It exits on SIGTERM, and by itself once the process that started it is
+// gone.
 //
 // As the real server: one resourceVersion counter for everything (a
 // string in metadata.resourceVersion); uid, creationTimestamp and
@@ -1117,6 +1119,10 @@ function main() {
 	});
 	for (const signal of ['SIGTERM', 'SIGINT'])
 		process.on(signal, () => process.exit(0));
+	// A double outliving the test that started it (killed before it could
+	// clean up) is never wanted: it exits once its parent is gone.
+	const parent = process.ppid;
+	setInterval(() => { if (process.ppid !== parent) process.exit(0); }, 1000).unref();
 }
 
 main();

@@ -1293,6 +1293,13 @@ static void test_informer_relist(void **state)
 	assert_int_equal(r.events, 0);
 	assert_true(r.connected);
 	pthread_mutex_unlock(&r.lock);
+
+	/* A watch refused with a 500: lost, then listed again. */
+	fail_next(k, "GET", "/api/v1/nodes?watch", 500, 1);
+	control(k, "/_double/drop-watches", NULL);
+	rec_wait(&r, &r.lost, 2, 20, "the informer to report the 500");
+	rec_wait(&r, &r.syncs, 4, 20, "the relist after the 500");
+	assert_true(rec_connected(&r));
 	informer_stop_quickly(inf);
 	rec_release(&r);
 	gp_kube_free(k);

@@ -1,0 +1,74 @@
+#!/bin/sh
+# bench-k8s.sh — the scheduler extender of `gpupool server --kubernetes`
+# over HTTP, driven as kube-scheduler drives it (bench/bench-k8s.c), against
+# the API server double (tests/k8s/apiserver-double.js). Writes one JSON
+# object (make bench: build/bench/k8s.json) and exits 1 when a target is
+# missed.
+# usage: bench-k8s.sh BUILD_DIR TRACES_DIR
+#   extender_alloc_pct_at_100  the openb default trace (SEED, default 1) in
+#                              the openb protocol's order, every pod through
+#                              filter, prioritize (the best score) and bind,
+#                              every trace node a Node of the double
+#   sim_alloc_pct_at_100       `gpupool sim`'s default policy on the same
+#                              pods in the same order (the baseline, in the
+#                              same run); target: |difference| <= 0.1 points
+#   extender_decisions_per_sec NODES (1000) nodes of 8 devices, then PODS
+#                              (2000) pods: filter + prioritize + bind each,
+#                              binds sent while the next pod is decided (as
+#                              kube-scheduler's binding cycle runs beside
+#                              its scheduling cycle); target: >= 1000
+#   http_roundtrips_per_sec    empty GETs on the same connection (the
+#                              baseline of the machine's HTTP speed, same run)
+set -eu
+build=$1
+traces=$2
+gp=$build/gpupool
+client=$build/bench-k8s
+here=$(cd "$(dirname "$0")" && pwd)
+double=$here/../tests/k8s/apiserver-double.js
+seed=${SEED:-1}
+nodes=${NODES:-1000}
+pods=${PODS:-2000}
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start NAME [SERVER OPTIONS...]: a fresh double and extender; their URLs
+# in $api and $ext.
+start() {
+	name=$1
+	shift
+	node "$double" --port 0 --bookmark-ms 5000 >"$tmp/$name.double" 2>&1 &
+	for _ in $(seq 100); do grep -q port "$tmp/$name.double" && break; sleep 0.1; done
+	api=http://127.0.0.1:$(head -n 1 "$tmp/$name.double" | jq .port)
+	port=$(free_port)
+	"$gp" server --kubernetes --kube-api "$api" --extender-port "$port" \
+		--db "$tmp/$name.db" --socket "$tmp/$name.sock" --scheduler-name gpupool-scheduler \
+		"$@" >"$tmp/$name.log" 2>&1 &
+	ext=http://127.0.0.1:$port/extender
+	for _ in $(seq 100); do curl -sf "$ext/healthz" >/dev/null && return 0; sleep 0.1; done
+	echo "bench-k8s.sh: the extender did not start:" >&2
+	cat "$tmp/$name.log" >&2
+	exit 1
+}
+
+nodes_csv=$traces/openb_node_list_gpu_node.csv
+pods_csv=$traces/openb_pod_list_default.csv
+tie=$("$client" tie-seed --nodes "$nodes_csv" --pods "$pods_csv" --seed "$seed")
+start replay --workload-trace "$pods_csv" --tie-seed "$tie"
+"$client" replay --api "$api" --extender "$ext" --nodes "$nodes_csv" --pods "$pods_csv" \
+	--seed "$seed" >"$tmp/replay.json"
+kill $(jobs -p) 2>/dev/null
+wait 2>/dev/null || true
+
+start rate
+"$client" rate --api "$api" --extender "$ext" --nodes "$nodes" --pods "$pods" >"$tmp/rate.json"
+
+jq -c -s '.[0] + .[1] + {target_alloc_diff_points: 0.1, target_decisions_per_sec: 1000,
+	pass: ((.[0].alloc_diff_points | if . < 0 then -. else . end) <= 0.1 and .[1].extender_decisions_per_sec >= 1000)}' \
+	"$tmp/replay.json" "$tmp/rate.json" >"$tmp/k8s.json"
+cat "$tmp/k8s.json"
+jq -e .pass "$tmp/k8s.json" >/dev/null

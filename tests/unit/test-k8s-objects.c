@@ -1,0 +1,206 @@
+/* test-k8s-objects.c — reading Kubernetes objects for gpupool
+ * (src/k8s/objects.c) and kube-scheduler's ExtenderArgs (src/k8s/args.c):
+ * quantities as the API server writes them, a pod's units, annotations
+ * and containers, a node's published devices, and the fast scanner of
+ * node names against escapes, both forms and malformed bodies. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "k8s/args.h"
+#include "k8s/objects.h"
+
+static void quantities_read_as_the_api_writes_them(void **state)
+{
+	static const struct {
+		const char *text;
+		int64_t milli;
+	} good[] = {
+		{ "500m", 500 }, { "2", 2000 }, { "1.5", 1500 }, { "4Gi", 4294967296000 },
+		{ "4096Mi", 4294967296000 }, { "1G", 1000000000000 }, { "1e3", 1000000 },
+		{ "0", 0 }, { "0.1", 100 }, { "15500m", 15500 },
+	};
+	static const char *const bad[] = { "", "-1", "4GB", "Gi", "1.5.2", "x", "4 Gi", NULL };
+	int64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(gp_kube_quantity_milli(good[i].text, &v), 0);
+		assert_int_equal(v, good[i].milli);
+	}
+	for (size_t i = 0; bad[i]; i++)
+		assert_int_equal(gp_kube_quantity_milli(bad[i], &v), -EINVAL);
+	assert_int_equal(gp_kube_quantity_milli("9Ei", &v), -ERANGE);
+}
+
+static json_t *pod(const char *annotations, const char *containers)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text),
+		 "{\"metadata\": {\"name\": \"p\", \"namespace\": \"ns\", \"uid\": \"u1\","
+		 " \"annotations\": %s}, \"spec\": {\"schedulerName\": \"gpupool-scheduler\","
+		 " \"priority\": 7, \"containers\": %s}}", annotations, containers);
+	return json_loads(text, 0, NULL);
+}
+
+static void a_pod_asks_for_units_on_devices(void **state)
+{
+	json_t *j = pod("{\"gpupool.io/gpu-count\": \"2\", \"gpupool.io/gpu-memory\": \"6Gi\","
+			" \"gpupool.io/gpu-model\": \"A100,H100\", \"gpupool.io/isolation\": \"shared\"}",
+			"[{\"name\": \"side\", \"resources\": {\"requests\": {\"cpu\": \"250m\"}}},"
+			" {\"name\": \"main\", \"resources\": {\"requests\": {\"cpu\": \"2\", \"memory\":"
+			" \"8Gi\"}, \"limits\": {\"gpupool.io/gpu\": \"6\"}}}]");
+	struct gp_kube_pod p;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.units, 6);
+	assert_int_equal(p.count, 2);
+	assert_int_equal(p.memory_mib, 6144);
+	assert_int_equal(p.cpu_milli, 2250);
+	assert_int_equal(p.mem_mib, 8192);
+	assert_int_equal(p.priority, 7);                /* the PriorityClass's value */
+	assert_int_equal(p.isolation, GP_KUBE_SHARED);
+	assert_string_equal(p.container, "main");
+	assert_string_equal(p.scheduler, "gpupool-scheduler");
+	assert_false(p.placed);
+	assert_true(gp_kube_model_matches(p.models, "NVIDIA A100-SXM4-80GB"));
+	assert_true(gp_kube_model_matches(p.models, "NVIDIA H100 80GB HBM3"));
+	assert_false(gp_kube_model_matches(p.models, "Tesla T4"));
+	json_decref(j);
+}
+
+static void bad_annotations_say_what_is_wrong(void **state)
+{
+	static const struct {
+		const char *annotations, *units, *says;
+	} cases[] = {
+		{ "{\"gpupool.io/gpu-memory\": \"lots\"}", "3", "gpupool.io/gpu-memory" },
+		{ "{\"gpupool.io/gpu-count\": \"0\"}", "3", "gpupool.io/gpu-count" },
+		{ "{\"gpupool.io/gpu-count\": \"2\"}", "3", "split evenly" },
+		{ "{\"gpupool.io/priority\": \"10\"}", "3", "gpupool.io/priority" },
+		{ "{\"gpupool.io/compute\": \"0\"}", "3", "gpupool.io/compute" },
+		{ "{\"gpupool.io/isolation\": \"soft\"}", "3", "gpupool.io/isolation" },
+		{ "{\"gpupool.io/placement\": \"{}\"}", "3", "gpupool.io/placement" },
+		{ "{}", "\"1.5\"", "whole number" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char containers[256], err[256] = "";
+		struct gp_kube_pod p;
+		json_t *j;
+
+		snprintf(containers, sizeof(containers),
+			 "[{\"name\": \"m\", \"resources\": {\"limits\": {\"gpupool.io/gpu\": %s%s%s}}}]",
+			 cases[i].units[0] == '"' ? "" : "\"", cases[i].units,
+			 cases[i].units[0] == '"' ? "" : "\"");
+		j = pod(cases[i].annotations, containers);
+		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, cases[i].says));
+		json_decref(j);
+	}
+}
+
+static void a_node_publishes_its_devices(void **state)
+{
+	struct gp_kube_device d[2] = {
+		{ "GPU-1", "Tesla T4", 15360, 0, 0, 10, true, true, "" },
+		{ "GPU-2", "Tesla T4", 15360, 1, 0, 4, false, false, "driver 418 is too old" },
+	};
+	char *text = gp_kube_devices_text(d, 2, "550.54.15", 12040);
+	json_t *node = json_pack("{s:{s:s, s:{s:s}}, s:{s:{s:s, s:s}, s:[{s:s, s:s}]}}", "metadata",
+				 "name", "n1", "annotations", "gpupool.io/devices", text, "status",
+				 "allocatable", "cpu", "15500m", "memory", "64Gi", "conditions",
+				 "type", "Ready", "status", "True");
+	struct gp_kube_node n;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(gp_kube_node_read(node, &n, err, sizeof(err)), 0);
+	assert_int_equal(n.devices, 2);
+	assert_int_equal(n.cpu_milli, 15500);
+	assert_int_equal(n.mem_mib, 65536);
+	assert_true(n.schedulable);
+	assert_string_equal(n.device[1].uuid, "GPU-2");
+	assert_int_equal(n.device[1].split, 4);
+	assert_int_equal(n.device[1].numa, 1);
+	assert_false(n.device[1].healthy);
+	assert_false(n.device[1].compatible);
+	assert_string_equal(n.device[1].reason, "driver 418 is too old");
+	json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
+			    "gpupool.io/devices", json_string("{\"devices\": [{\"uuid\": 1}]}"));
+	assert_int_equal(gp_kube_node_read(node, &n, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "gpupool.io/devices"));
+	json_decref(node);
+	free(text);
+}
+
+static void extender_args_in_both_forms(void **state)
+{
+	static const char names[] =
+		"{\"Pod\": {\"metadata\": {\"name\": \"p\"}}, \"Extra\": [1, {\"x\": \"]\"}],"
+		" \"NodeNames\": [\"a\", \"b\\\"c\", \"d\\u00e9\\ud83d\\ude00\", \"e\\\\f\"]}";
+	static const char nodes[] =
+		"{\"Nodes\": {\"items\": [{\"metadata\": {\"name\": \"n1\"}}, {\"metadata\":"
+		" {\"name\": \"n2\"}}]}, \"Pod\": {\"metadata\": {\"name\": \"p\"}}, \"NodeNames\": null}";
+	struct gp_extender_args a;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(gp_extender_args_parse(names, strlen(names), &a, err, sizeof(err)), 0);
+	assert_int_equal(a.names, 4);
+	assert_string_equal(a.name[1], "b\"c");
+	assert_string_equal(a.name[2], "d\xc3\xa9\xf0\x9f\x98\x80");
+	assert_string_equal(a.name[3], "e\\f");
+	assert_null(a.nodes);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(a.pod, "metadata"),
+							      "name")), "p");
+	gp_extender_args_release(&a);
+	assert_int_equal(gp_extender_args_parse(nodes, strlen(nodes), &a, err, sizeof(err)), 0);
+	assert_int_equal(a.names, 2);
+	assert_string_equal(a.name[1], "n2");
+	assert_non_null(a.nodes);
+	gp_extender_args_release(&a);
+}
+
+static void malformed_args_are_refused(void **state)
+{
+	static const char *const bad[] = {
+		"", "[]", "{", "{\"Pod\": {}}", "{\"NodeNames\": [\"a\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"a\" \"b\"]}", "{\"Pod\": {}, \"NodeNames\": [\"a\\q\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"\\ud83d\"]}", "{\"Pod\": {}, \"NodeNames\": [\"a]",
+		"{\"Pod\": \"x\", \"NodeNames\": []}", "{\"Pod\": {}, \"NodeNames\": [\"\\u0000\"]}",
+		NULL,
+	};
+	struct gp_extender_args a;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; bad[i]; i++) {
+		int r = gp_extender_args_parse(bad[i], strlen(bad[i]), &a, err, sizeof(err));
+
+		assert_int_equal(r, -EINVAL);
+		assert_non_null(strstr(err, "not ExtenderArgs"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(quantities_read_as_the_api_writes_them),
+		cmocka_unit_test(a_pod_asks_for_units_on_devices),
+		cmocka_unit_test(bad_annotations_say_what_is_wrong),
+		cmocka_unit_test(a_node_publishes_its_devices),
+		cmocka_unit_test(extender_args_in_both_forms),
+		cmocka_unit_test(malformed_args_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
