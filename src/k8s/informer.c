@@ -302,7 +302,8 @@ static enum next next_step(struct gp_kube_informer *i, int e, long status)
 		lost(i, "watch");
 		return NEXT_WATCH_LATER;
 	}
-	return NEXT_WATCH_LATER;
+	lost(i, "watch");
+	return NEXT_LIST_LATER;
 }
 
 static enum next watch(struct gp_kube_informer *i)
