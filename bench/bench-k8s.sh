@@ -30,7 +30,10 @@ seed=${SEED:-1}
 nodes=${NODES:-1000}
 pods=${PODS:-2000}
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+pids=
+# (not $(jobs -p): in dash it runs in a subshell that has no jobs)
+stop_all() { [ -z "$pids" ] || kill $pids 2>/dev/null || true; pids=; }
+trap 'stop_all; rm -rf "$tmp"' EXIT
 
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -41,13 +44,19 @@ free_port() {
 start() {
 	name=$1
 	shift
-	node "$double" --port 0 --bookmark-ms 5000 >"$tmp/$name.double" 2>&1 &
-	for _ in $(seq 100); do grep -q port "$tmp/$name.double" && break; sleep 0.1; done
-	api=http://127.0.0.1:$(head -n 1 "$tmp/$name.double" | jq .port)
+	node "$double" --port 0 --bookmark-ms 5000 >"$tmp/$name.double" 2>"$tmp/$name.double.err" &
+	pids="$pids $!"
+	for _ in $(seq 100); do
+		api_port=$(head -n 1 "$tmp/$name.double" | jq -r '.port // empty' 2>/dev/null)
+		[ -n "$api_port" ] && break
+		sleep 0.1
+	done
+	api=http://127.0.0.1:$api_port
 	port=$(free_port)
 	"$gp" server --kubernetes --kube-api "$api" --extender-port "$port" \
 		--db "$tmp/$name.db" --socket "$tmp/$name.sock" --scheduler-name gpupool-scheduler \
 		"$@" >"$tmp/$name.log" 2>&1 &
+	pids="$pids $!"
 	ext=http://127.0.0.1:$port/extender
 	for _ in $(seq 100); do curl -sf "$ext/healthz" >/dev/null && return 0; sleep 0.1; done
 	echo "bench-k8s.sh: the extender did not start:" >&2
@@ -61,8 +70,7 @@ tie=$("$client" tie-seed --nodes "$nodes_csv" --pods "$pods_csv" --seed "$seed")
 start replay --workload-trace "$pods_csv" --tie-seed "$tie"
 "$client" replay --api "$api" --extender "$ext" --nodes "$nodes_csv" --pods "$pods_csv" \
 	--seed "$seed" >"$tmp/replay.json"
-kill $(jobs -p) 2>/dev/null
-wait 2>/dev/null || true
+stop_all
 
 start rate
 "$client" rate --api "$api" --extender "$ext" --nodes "$nodes" --pods "$pods" >"$tmp/rate.json"

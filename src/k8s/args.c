@@ -93,8 +93,9 @@ static int unicode_escape(struct scan *s, char **r, unsigned *ret)
 }
 
 /* The string at s->p (its opening quote), decoded in place and ended with
- * a NUL (the decoded text is never longer than the written one). */
-static int string_in_place(struct scan *s, char **ret)
+ * a NUL (the decoded text is never longer than the written one); its
+ * length in *ret_len. */
+static int string_in_place(struct scan *s, char **ret, size_t *ret_len)
 {
 	static const char plain[] = "\"\\/bfnrt", decoded[] = "\"\\/\b\f\n\r\t";
 	char *r, *w;
@@ -129,6 +130,7 @@ static int string_in_place(struct scan *s, char **ret)
 	if (r >= s->end)
 		return -EINVAL;
 	*w = 0;
+	*ret_len = (size_t)(w - *ret);
 	s->p = r + 1;
 	return 0;
 }
@@ -162,24 +164,36 @@ static int skip_value(struct scan *s)
 	return depth == 0 ? 0 : -EINVAL;
 }
 
+/* Room for one more name. */
 static int names_grow(struct gp_extender_args *a, size_t *cap)
 {
-	const char **grown;
+	size_t want = *cap ? *cap * 2 : 256;
+	const char **names;
+	size_t *lens;
 
 	if (a->names < *cap)
 		return 0;
-	*cap = *cap ? *cap * 2 : 256;
-	grown = realloc(a->name, *cap * sizeof(*grown));
-	if (!grown)
+	names = realloc(a->name, want * sizeof(*names));
+	if (names)
+		a->name = names;
+	lens = names ? realloc(a->name_len, want * sizeof(*lens)) : NULL;
+	if (!lens)
 		return -ENOMEM;
-	a->name = grown;
+	a->name_len = lens;
+	*cap = want;
 	return 0;
+}
+
+static void name_add(struct gp_extender_args *a, const char *name, size_t len)
+{
+	a->name[a->names] = name;
+	a->name_len[a->names++] = len;
 }
 
 /* "NodeNames": [ "a", "b", ... ] */
 static int names_scan(struct scan *s, struct gp_extender_args *a)
 {
-	size_t cap = 0;
+	size_t cap = 0, len;
 	char *name;
 	int r;
 
@@ -189,9 +203,9 @@ static int names_scan(struct scan *s, struct gp_extender_args *a)
 		return 0;
 	do {
 		skip_space(s);
-		if ((r = string_in_place(s, &name)) < 0 || (r = names_grow(a, &cap)) < 0)
+		if ((r = string_in_place(s, &name, &len)) < 0 || (r = names_grow(a, &cap)) < 0)
 			return r;
-		a->name[a->names++] = name;
+		name_add(a, name, len);
 	} while (take(s, ','));
 	return take(s, ']') ? 0 : -EINVAL;
 }
@@ -214,7 +228,7 @@ static int nodes_take(struct gp_extender_args *a, json_t *list)
 			return -EINVAL;
 		if ((r = names_grow(a, &cap)) < 0)
 			return r;
-		a->name[a->names++] = name;
+		name_add(a, name, strlen(name));
 	}
 	return 0;
 }
@@ -223,11 +237,12 @@ static int nodes_take(struct gp_extender_args *a, json_t *list)
 static int member_scan(struct scan *s, struct gp_extender_args *a, bool *ret_names)
 {
 	char *key, *start;
+	size_t key_len;
 	json_t *v;
 	int r;
 
 	skip_space(s);
-	if ((r = string_in_place(s, &key)) < 0 || !take(s, ':'))
+	if ((r = string_in_place(s, &key, &key_len)) < 0 || !take(s, ':'))
 		return -EINVAL;
 	if (strcmp(key, "NodeNames") == 0) {
 		skip_space(s);
@@ -296,6 +311,7 @@ void gp_extender_args_release(struct gp_extender_args *a)
 	json_decref(a->pod);
 	json_decref(a->nodes);
 	free(a->name);
+	free(a->name_len);
 	free(a->text);
 	memset(a, 0, sizeof(*a));
 }

@@ -20,6 +20,7 @@ struct gp_extender_args {
 	json_t *pod;                    /* the Pod */
 	json_t *nodes;                  /* Nodes.items, when given in that form; else NULL */
 	const char **name;              /* the nodes' names, either form */
+	size_t *name_len;               /* and their lengths */
 	size_t names;
 	char *text;                     /* the copy the names live in */
 };

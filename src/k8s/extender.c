@@ -18,6 +18,7 @@
 #include "core/workload.h"
 #include "k8s/args.h"
 #include "k8s/names.h"
+#include "k8s/reply.h"
 #include "k8s/objects.h"
 #include "sim/trace.h"
 
@@ -63,12 +64,15 @@ struct ask {
 
 struct gp_extender {
 	pthread_mutex_t lock;
-	pthread_mutex_t api_lock;       /* the API handle: one request at a time */
+	pthread_mutex_t api_lock;       /* the API handles: each used by one call at a time */
+	pthread_cond_t api_free;
 	char policy_name[64], scheduler[GP_KUBE_NAME_MAX];
 	uint64_t tie_seed;
 	gp_extender_quota_fn *quota;
 	void *quota_ctx;
-	struct gp_kube *api;
+	struct gp_kube *const *api;     /* GP_EXTENDER_API_MAX at most */
+	int apis;
+	unsigned api_busy;              /* a bit per handle in use */
 	struct gp_trace trace;          /* the workload trace's pods; none: 0 pods */
 	struct gp_strmap nodes;         /* name -> struct knode */
 	struct gp_strmap pods;          /* uid -> struct kpod */
@@ -706,32 +710,40 @@ static void nofit_text(enum gp_nofit r, const struct ask *a, char *why, size_t l
 			 a->req.devices, a->compute_pct, a->memory_mib);
 }
 
+#define NOT_PUBLISHED_TEXT \
+	"no gpupool devices published on this node (is gpupool node running there?)"
+
 static bool node_absent(const struct knode *k, char *why, size_t len)
 {
 	if (k && k->index != NO_NODE)
 		return false;
-	snprintf(why, len, "no gpupool devices published on this node (is gpupool node running "
-			   "there?)");
+	snprintf(why, len, "%s", NOT_PUBLISHED_TEXT);
 	return true;
 }
 
-/* Can one of the asks go on node k at all? Why not, if none. (No score:
- * what filter needs, at a fraction of the cost.) */
-static bool fits_on(struct gp_extender *e, const struct ask *asks, int n, const struct knode *k,
-		    char *why, size_t len)
+#define FITS (-1)
+#define NOT_PUBLISHED (-2)
+
+/* Can one of the asks go on node k at all? FITS, NOT_PUBLISHED, or what
+ * the last ask missed as nofit * GP_MODELS_MAX + ask. (No score: what
+ * filter needs, at a fraction of the cost; the text of a miss is made
+ * once per call, not once per node.) */
+static int fits_on(struct gp_extender *e, const struct ask *asks, int n, const struct knode *k)
 {
-	if (node_absent(k, why, len))
-		return false;
+	int miss = NOT_PUBLISHED;
+
+	if (!k || k->index == NO_NODE)
+		return NOT_PUBLISHED;
 	for (int i = 0; i < n; i++) {
 		enum gp_nofit r;
 
 		if (gp_fits_on(e->cluster, &asks[i].req, k->index, &r) < 0)
 			continue;
 		if (r == GP_NOFIT_NONE)
-			return true;
-		nofit_text(r, &asks[i], why, len);
+			return FITS;
+		miss = (int)r * GP_MODELS_MAX + i;
 	}
-	return false;
+	return miss;
 }
 
 /* The best of the asks on node k (its cluster index); why not, if none. */
@@ -792,79 +804,88 @@ static struct kpod *pod_known(struct gp_extender *e, const struct gp_kube_pod *p
 	return k;
 }
 
-/* ---- replies as text ------------------------------------------------------------
- * The replies of filter and prioritize name every node offered (1,000s):
- * written straight as text, a JSON value at a time, they cost a fraction
- * of building them as jansson objects first. */
+/* ---- replies as text (reply.h) ------------------------------------------------ */
 
-static void put_string(FILE *f, const char *text)
+static void put_string(struct gp_reply *r, const char *text)
 {
-	const unsigned char *c = (const unsigned char *)text;
-
-	fputc_unlocked('"', f);
-	while (*c) {
-		size_t plain = 0;
-
-		while (c[plain] >= 0x20 && c[plain] != '"' && c[plain] != '\\')
-			plain++;
-		fwrite_unlocked(c, 1, plain, f);
-		c += plain;
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c++);
-		else if (*c)
-			fprintf(f, "\\u%04x", *c++);
-	}
-	fputc_unlocked('"', f);
+	gp_reply_string(r, text, strlen(text));
 }
 
-/* {"name": "reason", ...} */
-static void put_reasons(FILE *f, const json_t *reasons)
-{
-	const char *key, *sep = "";
-	json_t *v;
+/* The filter's verdict on every node offered: passed, or the index of its
+ * reason in a small table of distinct texts (most nodes fail for one of a
+ * few reasons). */
+#define REASONS_MAX 32
 
-	fputc('{', f);
-	json_object_foreach((json_t *)reasons, key, v) {
-		fputs(sep, f);
-		put_string(f, key);
-		fputc(':', f);
-		put_string(f, json_string_value(v));
+struct verdicts {
+	int *why;                       /* per node: FITS, or a reason's index */
+	char text[REASONS_MAX][REASON_MAX];
+	int texts;
+	bool unresolvable;              /* the pod itself is wrong: no node will do */
+};
+
+/* The index of a reason's text, added when new (the last slot takes
+ * every reason past REASONS_MAX). */
+static int reason_index(struct verdicts *v, const char *text)
+{
+	char full[REASON_MAX];
+
+	snprintf(full, sizeof(full), "gpupool: %s", text);
+	for (int i = 0; i < v->texts; i++)
+		if (strcmp(v->text[i], full) == 0)
+			return i;
+	if (v->texts == REASONS_MAX)
+		return REASONS_MAX - 1;
+	memcpy(v->text[v->texts], full, sizeof(full));
+	return v->texts++;
+}
+
+/* {"name": "reason", ...} of the nodes that failed, or of none. */
+static void put_reasons(struct gp_reply *f, const struct gp_extender_args *a,
+			const struct verdicts *v, bool these)
+{
+	const char *sep = "{";
+
+	for (size_t i = 0; these && i < a->names; i++) {
+		if (v->why[i] == FITS)
+			continue;
+		gp_reply_put(f, sep);
+		gp_reply_string(f, a->name[i], a->name_len[i]);
+		gp_reply_raw(f, ":", 1);
+		put_string(f, v->text[v->why[i]]);
 		sep = ",";
 	}
-	fputc('}', f);
+	gp_reply_put(f, *sep == '{' ? "{}" : "}");
 }
 
 /* The filter's result, the passed nodes in the form they came: names, or
  * the Node objects of args that passed. */
-static char *filter_text(const struct gp_extender_args *a, const bool *pass, const json_t *failed,
-			 const json_t *unresolvable)
+static char *filter_text(const struct gp_extender_args *a, const struct verdicts *v)
 {
+	struct gp_reply f = { 0 };
 	const char *sep = "";
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
 
-	if (!f)
-		return NULL;
-	fputs(a->nodes ? "{\"Nodes\":{\"items\":[" : "{\"NodeNames\":[", f);
+	gp_reply_put(&f, a->nodes ? "{\"Nodes\":{\"items\":[" : "{\"NodeNames\":[");
 	for (size_t i = 0; i < a->names; i++) {
-		if (!pass[i])
+		char *node;
+
+		if (v->why[i] != FITS)
 			continue;
-		fputs(sep, f);
-		if (a->nodes)
-			json_dumpf(json_array_get(a->nodes, i), f, JSON_COMPACT);
-		else
-			put_string(f, a->name[i]);
+		gp_reply_put(&f, sep);
+		if (!a->nodes) {
+			gp_reply_string(&f, a->name[i], a->name_len[i]);
+		} else if ((node = json_dumps(json_array_get(a->nodes, i), JSON_COMPACT))) {
+			gp_reply_put(&f, node);
+			free(node);
+		}
 		sep = ",";
 	}
-	fputs(a->nodes ? "]}" : "]", f);
-	fputs(",\"FailedNodes\":", f);
-	put_reasons(f, failed);
-	fputs(",\"FailedAndUnresolvableNodes\":", f);
-	put_reasons(f, unresolvable);
-	fputs(",\"Error\":\"\"}", f);
-	fclose(f);
-	return text;
+	gp_reply_put(&f, a->nodes ? "]}" : "]");
+	gp_reply_put(&f, ",\"FailedNodes\":");
+	put_reasons(&f, a, v, !v->unresolvable);
+	gp_reply_put(&f, ",\"FailedAndUnresolvableNodes\":");
+	put_reasons(&f, a, v, v->unresolvable);
+	gp_reply_put(&f, ",\"Error\":\"\"}");
+	return gp_reply_take(&f);
 }
 
 static char *error_text(const char *message)
@@ -882,24 +903,85 @@ struct unschedulable {
 };
 
 /* Tells the pod's owner why it waits: one Warning event per new reason. */
-static void event_send(struct gp_extender *e, const struct unschedulable *u)
+/* An API handle no other call uses now (waiting for one); give it back
+ * with api_give. NULL when the extender has none. */
+static struct gp_kube *api_take(struct gp_extender *e, int *ret_slot)
 {
-	if (!e->api || !u->uid[0])
-		return;
+	int slot;
+
+	if (!e->apis)
+		return NULL;
 	pthread_mutex_lock(&e->api_lock);
-	gp_kube_event(e->api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
-		      u->message, EVENT_COMPONENT);
+	while (e->api_busy == (1u << e->apis) - 1)
+		pthread_cond_wait(&e->api_free, &e->api_lock);
+	slot = __builtin_ctz(~e->api_busy);
+	e->api_busy |= 1u << slot;
+	pthread_mutex_unlock(&e->api_lock);
+	*ret_slot = slot;
+	return e->api[slot];
+}
+
+static void api_give(struct gp_extender *e, int slot)
+{
+	pthread_mutex_lock(&e->api_lock);
+	e->api_busy &= ~(1u << slot);
+	pthread_cond_signal(&e->api_free);
 	pthread_mutex_unlock(&e->api_lock);
 }
 
-/* Filter under the lock: the pod's asks on every named node. */
-static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
-			 const struct gp_extender_args *a, bool *pass, json_t *failed,
-			 struct unschedulable *u)
+static void event_send(struct gp_extender *e, const struct unschedulable *u)
 {
+	struct gp_kube *api;
+	int slot;
+
+	if (!u->uid[0] || !(api = api_take(e, &slot)))
+		return;
+	gp_kube_event(api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
+		      u->message, EVENT_COMPONENT);
+	api_give(e, slot);
+}
+
+/* The text of a miss fits_on found (made once per code and call). */
+static int miss_reason(struct verdicts *v, int *cache, int code, const struct ask *asks)
+{
+	char text[REASON_MAX];
+	int slot = code == NOT_PUBLISHED ? 0 : 1 + code;
+
+	if (cache[slot] >= 0)
+		return cache[slot];
+	if (code == NOT_PUBLISHED)
+		snprintf(text, sizeof(text), "%s", NOT_PUBLISHED_TEXT);
+	else
+		nofit_text((enum gp_nofit)(code / GP_MODELS_MAX), &asks[code % GP_MODELS_MAX], text,
+			   sizeof(text));
+	return cache[slot] = reason_index(v, text);
+}
+
+/* A node of a namespace with quotas: which devices (of which models) the
+ * pod would take decides. */
+static int verdict_with_quota(struct gp_extender *e, const struct gp_kube_pod *p,
+			      const struct ask *asks, int n, const struct knode *k,
+			      const struct use *use, struct verdicts *v, const char *why)
+{
+	char reason[REASON_MAX];
+	struct choice c;
+
+	snprintf(reason, sizeof(reason), "%s", why);
+	decide_on(e, asks, n, k, &c, reason, sizeof(reason));
+	if (c.placed && quota_allows(e, use, &asks[c.ask], &c.d.where, p->ns, reason, sizeof(reason)))
+		return FITS;
+	return reason_index(v, reason);
+}
+
+/* Filter under the lock: the pod's asks on every named node. Without any
+ * ask (no model can serve it), every node with devices fails for `why`. */
+static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
+			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
+{
+	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
 	struct ask asks[GP_MODELS_MAX];
-	char why[REASON_MAX] = "", reason[REASON_MAX];
-	size_t passed = 0;
+	char why[REASON_MAX] = "";
+	size_t passed = 0, first = SIZE_MAX;
 	struct kpod *known;
 	struct use use;
 	int n, r;
@@ -914,35 +996,30 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 	use.limited = false;            /* quotas are of devices */
 	if (p->units)
 		use_of(e, p->ns, &use);
+	memset(cache, -1, sizeof(cache));
 	for (size_t i = 0; i < a->names; i++) {
 		const struct knode *k = gp_strmap_get(&e->nodes, a->name[i]);
-		struct choice c;
+		int code;
 
-		reason[0] = 0;
 		if (p->units == 0 && (!k || k->index == NO_NODE))
-			pass[i] = true;         /* no opinion */
-		else if (!use.limited)
-			pass[i] = fits_on(e, asks, n, k, reason, sizeof(reason));
-		else {
-			/* A namespace with quotas: which devices (of which
-			 * models) the pod would take decides. */
-			decide_on(e, asks, n, k, &c, reason, sizeof(reason));
-			pass[i] = c.placed && quota_allows(e, &use, &asks[c.ask], &c.d.where, p->ns,
-							   reason, sizeof(reason));
-		}
-		if (pass[i])
+			code = FITS;            /* no opinion */
+		else if (use.limited)
+			code = verdict_with_quota(e, p, asks, n, k, &use, v, why);
+		else if ((code = fits_on(e, asks, n, k)) == NOT_PUBLISHED && n == 0 && k &&
+			 k->index != NO_NODE)
+			code = reason_index(v, why);
+		else if (code != FITS)
+			code = miss_reason(v, cache, code, asks);
+		v->why[i] = code;
+		if (code == FITS)
 			passed++;
-		else            /* without asks, why says what no device has */
-			json_object_set_new(failed, a->name[i],
-					    json_sprintf("gpupool: %s", n || !k || k->index == NO_NODE
-							 ? reason : why));
+		else if (first == SIZE_MAX)
+			first = i;
 	}
 	e->stats.filters++;
 	if (passed == 0) {
-		const char *first = json_object_size(failed) ?
-			json_string_value(json_object_iter_value(json_object_iter(failed))) : why;
-
-		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names, first);
+		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
+			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
 		if (known && strncmp(known->last_event, u->message, sizeof(known->last_event) - 1)) {
 			snprintf(known->last_event, sizeof(known->last_event), "%s", u->message);
 			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);
@@ -955,40 +1032,38 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 
 int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret)
 {
-	json_t *failed = json_object(), *unresolvable = json_object();
 	struct unschedulable u = { .uid = "" };
+	struct verdicts *v = calloc(1, sizeof(*v));
 	struct gp_extender_args a;
 	struct gp_kube_pod p;
 	char err[REASON_MAX];
-	bool *pass = NULL;
-	int r = gp_extender_args_parse(body, len, &a, err, sizeof(err));
+	int r = v ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
 
 	if (r < 0) {
-		*ret = error_text(err);
-		goto out;
+		*ret = error_text(v ? err : "out of memory");
+		free(v);
+		return *ret ? r : -ENOMEM;
 	}
-	pass = calloc(a.names + 1, sizeof(*pass));
-	if (!pass) {
+	v->why = calloc(a.names + 1, sizeof(*v->why));
+	if (!v->why) {
 		r = -ENOMEM;
 	} else if ((r = args_pod(&a, &p, err, sizeof(err))) < 0) {
 		/* The pod's own request is wrong: no node will do, and
-		 * preemption cannot help. */
-		for (size_t i = 0; i < a.names; i++)
-			json_object_set_new(unresolvable, a.name[i], json_sprintf("gpupool: %s", err));
+		 * preemption cannot help (every why is reason 0). */
+		v->unresolvable = true;
+		reason_index(v, err);
 		r = 0;
 	} else {
 		pthread_mutex_lock(&e->lock);
-		r = filter_locked(e, &p, &a, pass, failed, &u);
+		r = filter_locked(e, &p, &a, v, &u);
 		pthread_mutex_unlock(&e->lock);
 	}
-	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, pass, failed, unresolvable);
+	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, v);
 	if (r == 0 && u.uid[0])
 		event_send(e, &u);
 	gp_extender_args_release(&a);
-out:
-	free(pass);
-	json_decref(unresolvable);
-	json_decref(failed);
+	free(v->why);
+	free(v);
 	return *ret ? r : -ENOMEM;
 }
 
@@ -1081,27 +1156,21 @@ static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p
 /* [{"Host": "name", "Score": n}, ...] */
 static char *scores_text(const struct gp_extender_args *a, const int *score)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return NULL;
 	static const char *const tail[] = {
 		",\"Score\":0}", ",\"Score\":1}", ",\"Score\":2}", ",\"Score\":3}", ",\"Score\":4}",
 		",\"Score\":5}", ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}", ",\"Score\":9}",
 		",\"Score\":10}",
 	};
+	struct gp_reply f = { 0 };
 
-	fputc('[', f);
+	gp_reply_raw(&f, "[", 1);
 	for (size_t i = 0; i < a->names; i++) {
-		fputs_unlocked(i ? ",{\"Host\":" : "{\"Host\":", f);
-		put_string(f, a->name[i]);
-		fputs_unlocked(tail[score[i] < 0 ? 0 : score[i] > 10 ? 10 : score[i]], f);
+		gp_reply_put(&f, i ? ",{\"Host\":" : "{\"Host\":");
+		gp_reply_string(&f, a->name[i], a->name_len[i]);
+		gp_reply_put(&f, tail[score[i] < 0 ? 0 : score[i] > 10 ? 10 : score[i]]);
 	}
-	fputc(']', f);
-	fclose(f);
-	return text;
+	gp_reply_raw(&f, "]", 1);
+	return gp_reply_take(&f);
 }
 
 int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret)
@@ -1190,20 +1259,22 @@ static int bind_write(struct gp_extender *e, const struct gp_kube_pod *p,
 	free(text);
 	if (p->units && !patch)
 		return -ENOMEM;
-	if (!e->api) {
+	struct gp_kube *api;
+	int slot;
+
+	if (!(api = api_take(e, &slot))) {
 		json_decref(patch);
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
-	pthread_mutex_lock(&e->api_lock);
 	if (patch)
-		r = gp_kube_merge_patch(e->api, path, patch, NULL, NULL);
+		r = gp_kube_merge_patch(api, path, patch, NULL, NULL);
 	if (r == 0)
-		r = gp_kube_bind(e->api, p->ns, p->name, p->uid, pl->node);
+		r = gp_kube_bind(api, p->ns, p->name, p->uid, pl->node);
 	if (r < 0)
 		snprintf(why, len, "the API server refused: %s",
-			 *gp_kube_error(e->api) ? gp_kube_error(e->api) : strerror(-r));
-	pthread_mutex_unlock(&e->api_lock);
+			 *gp_kube_error(api) ? gp_kube_error(api) : strerror(-r));
+	api_give(e, slot);
 	json_decref(patch);
 	return r;
 }
@@ -1320,12 +1391,15 @@ int gp_extender_new(const struct gp_extender_options *o, struct gp_extender **re
 		return -ENOMEM;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->api_lock, NULL);
+	pthread_cond_init(&e->api_free, NULL);
 	snprintf(e->policy_name, sizeof(e->policy_name), "%s", policy);
 	snprintf(e->scheduler, sizeof(e->scheduler), "%s", o->scheduler_name ? o->scheduler_name : "");
 	e->tie_seed = o->tie_seed;
 	e->quota = o->quota;
 	e->quota_ctx = o->quota_ctx;
 	e->api = o->api;
+	e->apis = o->api ? (o->apis < 1 ? 1 : o->apis > GP_EXTENDER_API_MAX ? GP_EXTENDER_API_MAX
+								 : o->apis) : 0;
 	e->io = o->io;
 	e->io_ctx = o->io_ctx;
 	e->dirty = true;
@@ -1352,6 +1426,7 @@ struct gp_extender *gp_extender_free(struct gp_extender *e)
 	free(e->specs);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->api_lock);
+	pthread_cond_destroy(&e->api_free);
 	free(e);
 	return NULL;
 }

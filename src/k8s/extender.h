@@ -56,6 +56,8 @@
 
 struct gp_extender;
 
+#define GP_EXTENDER_API_MAX 8
+
 /* A namespace's quota: 0 and *ret filled when it has one, -ENOENT when it
  * is not limited. The model quotas in ret->model_quota stay valid until
  * the next call (the callee's storage). ret->model_quota[i].models is
@@ -72,10 +74,12 @@ struct gp_extender_options {
 	uint64_t tie_seed;              /* the cluster's tie order; 0: insertion order */
 	gp_extender_quota_fn *quota;    /* NULL: no quotas */
 	void *quota_ctx;
-	/* Bind talks to the API server through this handle (used under the
-	 * extender's bind lock, one bind at a time); NULL: bind commits in
-	 * memory only (tests). Borrowed. */
-	struct gp_kube *api;
+	/* Bind talks to the API server through these handles, each used by
+	 * one bind at a time, so that `apis` binds run at once (kube-scheduler
+	 * binds in parallel); NULL: bind commits in memory only (tests).
+	 * Borrowed. */
+	struct gp_kube *const *api;
+	int apis;                       /* 1..GP_EXTENDER_API_MAX */
 	/* Called around bind's calls to the API server (start true before,
 	 * false after), without the extender's lock: a server that serves one
 	 * request at a time lets others in meanwhile. NULL: none. */

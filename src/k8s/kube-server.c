@@ -17,7 +17,7 @@
 
 struct gp_kube_server {
 	struct gp_kube_config *config;
-	struct gp_kube *api;            /* bind's (the extender's api_lock) */
+	struct gp_kube *api[GP_EXTENDER_API_MAX];   /* binds', one each at a time */
 	struct gp_extender *extender;
 	struct gp_kube_informer *nodes, *pods;
 	struct gp_http *http;
@@ -209,6 +209,7 @@ static int extender_make(struct gp_kube_server *s, const struct gp_kube_server_o
 		.policy = o->policy, .scheduler_name = o->scheduler_name,
 		.workload_trace = o->workload_trace, .tie_seed = o->tie_seed,
 		.quota = o->pool ? quota_of : NULL, .quota_ctx = s, .api = s->api,
+		.apis = GP_EXTENDER_API_MAX,
 		.io = bind_io, .io_ctx = s,
 	};
 
@@ -230,8 +231,9 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 	pthread_mutex_init(&s->quota_lock, NULL);
 	s->pool = o->pool;
 	r = gp_kube_config_load(&ko, &s->config, err, err_len);
-	if (r == 0 && (r = gp_kube_new(s->config, &s->api)) < 0)
-		snprintf(err, err_len, "cannot make an API client: %s", strerror(-r));
+	for (int i = 0; r == 0 && i < GP_EXTENDER_API_MAX; i++)
+		if ((r = gp_kube_new(s->config, &s->api[i])) < 0)
+			snprintf(err, err_len, "cannot make an API client: %s", strerror(-r));
 	if (r == 0)
 		r = extender_make(s, o, err, err_len);
 	if (r == 0 && (r = gp_http_listen(&ho, &s->http)) < 0)
@@ -257,7 +259,8 @@ struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
 	s->nodes = gp_kube_informer_stop(s->nodes);
 	s->pods = gp_kube_informer_stop(s->pods);
 	s->extender = gp_extender_free(s->extender);
-	s->api = gp_kube_free(s->api);
+	for (int i = 0; i < GP_EXTENDER_API_MAX; i++)
+		s->api[i] = gp_kube_free(s->api[i]);
 	s->config = gp_kube_config_free(s->config);
 	if (s->viewed)
 		gp_pool_view_release(&s->view);

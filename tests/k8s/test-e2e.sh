@@ -57,8 +57,12 @@ wait_for() {
 # ---- the API server, the node, the extender ----------------------------------
 node "$here/apiserver-double.js" --port 0 >"$tmp/double.out" 2>"$tmp/double.err" &
 double=$!
-wait_for "the API server double" 10 grep -q port "$tmp/double.out"
-api=http://127.0.0.1:$(head -n 1 "$tmp/double.out" | jq .port)
+double_port() {
+	port=$(head -n 1 "$tmp/double.out" | jq -r '.port // empty' 2>/dev/null)
+	[ -n "$port" ] && echo "$port"
+}
+wait_for "the API server double" 10 double_port
+api=http://127.0.0.1:$(double_port)
 
 # What kubelet registers for its node.
 curl -s -H 'Content-Type: application/json' -o /dev/null -d \
