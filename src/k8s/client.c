@@ -599,7 +599,7 @@ static int object_path(struct gp_kube *k, char **ret, const char *ns, const char
 }
 
 int gp_kube_bind(struct gp_kube *k, const char *ns, const char *name, const char *uid,
-		 const char *node)
+		 const char *node, json_t *annotations)
 {
 	json_t *binding = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}",
 				    "apiVersion", "v1", "kind", "Binding",
@@ -612,6 +612,8 @@ int gp_kube_bind(struct gp_kube *k, const char *ns, const char *name, const char
 		return fail(k, -EINVAL, "bind %s/%s to %s: bad arguments", ns, name, node);
 	if (uid && *uid)
 		json_object_set_new(json_object_get(binding, "metadata"), "uid", json_string(uid));
+	if (annotations)
+		json_object_set(json_object_get(binding, "metadata"), "annotations", annotations);
 	e = object_path(k, &path, ns, "pods", name, "binding");
 	if (e == 0) {
 		e = gp_kube_post(k, path, binding, NULL, NULL);

@@ -95,10 +95,13 @@ int gp_kube_post(struct gp_kube *k, const char *path, json_t *body, json_t **ret
 		 long *ret_status);
 
 /* Binds a pod to a node: POST .../namespaces/NS/pods/NAME/binding with a
- * v1 Binding (target Node, the pod's uid as a precondition). -EEXIST when
- * the pod is bound already (409), -ENOENT when it is gone (404). */
+ * v1 Binding (target Node, the pod's uid as a precondition). Annotations
+ * (a JSON object of strings, borrowed; NULL: none) go in the Binding's
+ * metadata, which the API server writes onto the pod in the same update
+ * as spec.nodeName. -EEXIST when the pod is bound already (409), -ENOENT
+ * when it is gone (404). */
 int gp_kube_bind(struct gp_kube *k, const char *ns, const char *name, const char *uid,
-		 const char *node);
+		 const char *node, json_t *annotations);
 
 /* Records a core/v1 Event about an object (involvedObject from its kind,
  * namespace, name, uid), type "Normal" or "Warning", with a reason

@@ -464,6 +464,8 @@ static void pod_put(struct gp_extender *e, const json_t *obj)
 	if (!p.placed && p.units && e->scheduler[0] && strcmp(p.scheduler, e->scheduler) != 0)
 		return;                 /* another scheduler's, never ours to bind */
 	k = gp_strmap_get(&e->pods, p.uid);
+	if (k && k->held && !k->reserved_ns && k->p.node[0] && !p.node[0])
+		return;                 /* from before our bind: a pod is never unbound */
 	if (k && k->reserved_ns && !p.placed && !p.node[0]) {
 		p.placed = k->p.placed; /* not bound yet: the reservation stays */
 		p.placement = k->p.placement;
@@ -1246,36 +1248,28 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 	return pod_hold(e, k) ? 0 : -EBUSY;
 }
 
-/* Writes the placement on the pod, then binds it; the API server's
- * refusal in why. */
+/* Binds the pod with its placement annotation in the Binding: the API
+ * server writes both in one update, so no pod is ever bound without its
+ * placement, nor annotated and left unbound. The refusal in why. */
 static int bind_write(struct gp_extender *e, const struct gp_kube_pod *p,
 		      const struct gp_kube_placement *pl, char *why, size_t len)
 {
-	char path[2 * GP_KUBE_NAME_MAX + 64], *text = p->units ? gp_kube_placement_text(pl) : NULL;
-	json_t *patch = text ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-					 GP_KUBE_ANN_PLACEMENT, text) : NULL;
-	int r = 0;
+	char *text = p->units ? gp_kube_placement_text(pl) : NULL;
+	json_t *annotations = text ? json_pack("{s:s}", GP_KUBE_ANN_PLACEMENT, text) : NULL;
+	struct gp_kube *api;
+	int slot, r = 0;
 
 	free(text);
-	if (p->units && !patch)
+	if (p->units && !annotations)
 		return -ENOMEM;
-	struct gp_kube *api;
-	int slot;
-
-	if (!(api = api_take(e, &slot))) {
-		json_decref(patch);
-		return 0;
+	if ((api = api_take(e, &slot))) {
+		r = gp_kube_bind(api, p->ns, p->name, p->uid, pl->node, annotations);
+		if (r < 0)
+			snprintf(why, len, "the API server refused: %s",
+				 *gp_kube_error(api) ? gp_kube_error(api) : strerror(-r));
+		api_give(e, slot);
 	}
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
-	if (patch)
-		r = gp_kube_merge_patch(api, path, patch, NULL, NULL);
-	if (r == 0)
-		r = gp_kube_bind(api, p->ns, p->name, p->uid, pl->node);
-	if (r < 0)
-		snprintf(why, len, "the API server refused: %s",
-			 *gp_kube_error(api) ? gp_kube_error(api) : strerror(-r));
-	api_give(e, slot);
-	json_decref(patch);
+	json_decref(annotations);
 	return r;
 }
 

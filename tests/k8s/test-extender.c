@@ -8,9 +8,10 @@
  * Pod...], "quotas": {"NAMESPACE": {"memoryMiB": N, "compute": N,
  * "borrowMemoryMiB": N, "borrowCompute": N, "models": {"T4": {...}}}}})
  * is what the informers deliver; then every file N-VERB.json (VERB:
- * filter, prioritize, bind), in the order of N, is a request whose answer
- * must equal N-VERB.expected.json (as JSON: key order and spacing do not
- * matter). Bind runs without an API server: it commits in memory only.
+ * filter, prioritize, bind; or event, a watch event the pods' informer
+ * delivers, answered with how many pods hold a placement), in the order of
+ * N, is a request whose answer must equal N-VERB.expected.json (as JSON:
+ * key order and spacing do not matter). Bind runs without an API server: it commits in memory only.
  * With GP_GOLDEN_WRITE=1 the answers are written as the expected files
  * instead (to make a new case; read them before committing). Exit 0 when
  * every case passed, 1 with each difference printed. */
@@ -82,6 +83,29 @@ static int step_names(const char *dir, char ***ret, int *ret_n)
 	return names ? 0 : -ENOMEM;
 }
 
+/* An event step: {"type": "ADDED"|"MODIFIED"|"DELETED", "object": {pod}}
+ * from the pods' informer; the answer is how many pods hold a placement
+ * then. */
+static int informer_event(struct gp_extender *e, const char *req, char **ret)
+{
+	static const char *const types[] = { "ADDED", "MODIFIED", "DELETED" };
+	json_t *ev = json_loads(req, 0, NULL);
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	struct gp_extender_stats st;
+	int t = 0;
+
+	while (type && t < 3 && strcmp(types[t], type) != 0)
+		t++;
+	if (!type || t == 3) {
+		json_decref(ev);
+		return -EINVAL;
+	}
+	gp_extender_pod_ops.on_event(e, (enum gp_kube_event_type)t, json_object_get(ev, "object"));
+	json_decref(ev);
+	gp_extender_stats(e, &st);
+	return asprintf(ret, "{\"podsPlaced\": %u}", st.pods_placed) < 0 ? -ENOMEM : 0;
+}
+
 /* Runs the step's verb on the request's text; its answer parsed in *ret
  * (NULL when it is not JSON: a failure). */
 static int run_verb(struct gp_extender *e, const char *file, const char *req, json_t **ret)
@@ -90,7 +114,9 @@ static int run_verb(struct gp_extender *e, const char *file, const char *req, js
 	char *text = NULL;
 	int r = -EINVAL;
 
-	if (strstr(file, "-filter."))
+	if (strstr(file, "-event."))
+		r = informer_event(e, req, &text);
+	else if (strstr(file, "-filter."))
 		r = gp_extender_filter(e, req, len, &text);
 	else if (strstr(file, "-prioritize."))
 		r = gp_extender_prioritize(e, req, len, &text);

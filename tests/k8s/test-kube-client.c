@@ -924,7 +924,7 @@ static void test_bind(void **state)
 {
 	struct gp_kube_config *c;
 	struct gp_kube *k;
-	json_t *pod = NULL, *got = NULL;
+	json_t *pod = NULL, *got = NULL, *annotations;
 	char uid[64];
 	size_t before;
 
@@ -937,19 +937,25 @@ static void test_bind(void **state)
 	snprintf(uid, sizeof(uid), "%s", meta_string(pod, "uid"));
 	json_decref(pod);
 	before = requests_count(k);
-	assert_int_equal(gp_kube_bind(k, "default", "p1", uid, "n1"), 0);
+	assert_int_equal(gp_kube_bind(k, "default", "p1", uid, "n1", NULL), 0);
 	assert_int_equal(requests_seen(k, before, "POST", "/api/v1/namespaces/default/pods/p1/binding",
 				       NULL, 0), 1);
 	assert_int_equal(gp_kube_get(k, "/api/v1/namespaces/default/pods/p1", &got, NULL), 0);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(got, "spec"),
 							      "nodeName")), "n1");
 	json_decref(got);
-	assert_int_equal(gp_kube_bind(k, "default", "p1", uid, "n2"), -EEXIST);
+	assert_int_equal(gp_kube_bind(k, "default", "p1", uid, "n2", NULL), -EEXIST);
 	assert_non_null(strstr(gp_kube_error(k), "already assigned"));
-	assert_int_equal(gp_kube_bind(k, "default", "gone", NULL, "n1"), -ENOENT);
-	assert_int_equal(gp_kube_bind(k, "default", "p2", "not-its-uid", "n1"), -EEXIST);
+	assert_int_equal(gp_kube_bind(k, "default", "gone", NULL, "n1", NULL), -ENOENT);
+	assert_int_equal(gp_kube_bind(k, "default", "p2", "not-its-uid", "n1", NULL), -EEXIST);
 	assert_non_null(strstr(gp_kube_error(k), "Precondition failed"));
-	assert_int_equal(gp_kube_bind(k, "default", "p2", NULL, "n2"), 0);
+	annotations = json_pack("{s:s}", "gpupool.io/placement", "{}");
+	assert_int_equal(gp_kube_bind(k, "default", "p2", NULL, "n2", annotations), 0);
+	json_decref(annotations);
+	assert_int_equal(gp_kube_get(k, "/api/v1/namespaces/default/pods/p2", &got, NULL), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(got,
+		"metadata"), "annotations"), "gpupool.io/placement")), "{}");
+	json_decref(got);
 	gp_kube_free(k);
 	gp_kube_config_free(c);
 }
@@ -1180,7 +1186,7 @@ static void test_informer_events(void **state)
 	pods = informer_start(c, "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1", &pr);
 	assert_int_equal(json_array_size(pr.last_sync), 0);
 	create_pod(k, "default", "p1", NULL);
-	assert_int_equal(gp_kube_bind(k, "default", "p1", NULL, "n1"), 0);
+	assert_int_equal(gp_kube_bind(k, "default", "p1", NULL, "n1", NULL), 0);
 	rec_wait(&pr, &pr.events, 1, 20, "the bound pod");
 	pthread_mutex_lock(&pr.lock);
 	assert_int_equal(pr.type[0], GP_KUBE_ADDED);
