@@ -284,7 +284,7 @@ static int plugin_devices(struct node *n, struct gp_plugin_device **ret, size_t 
 		return -ENOMEM;
 	for (unsigned i = 0; i < n->devices; i++)
 		for (unsigned u = 0; u < n->dev[i].split; u++, k++) {
-			snprintf(all[k].id, sizeof(all[k].id), "%s::%u", n->dev[i].d.uuid, u);
+			snprintf(all[k].id, sizeof(all[k].id), "%.80s::%u", n->dev[i].d.uuid, u);
 			all[k].healthy = n->dev[i].healthy;
 			all[k].numa = n->dev[i].numa;
 		}
@@ -308,7 +308,7 @@ static int node_publish(struct node *n)
 		devs[i] = (struct gp_kube_device){ .memory_mib = d->d.mem_total_mib, .numa = d->numa,
 						   .split = d->split, .healthy = d->healthy,
 						   .compatible = d->d.compatible };
-		snprintf(devs[i].uuid, sizeof(devs[i].uuid), "%s", d->d.uuid);
+		snprintf(devs[i].uuid, sizeof(devs[i].uuid), "%.*s", (int)sizeof(devs[i].uuid) - 1, d->d.uuid);
 		snprintf(devs[i].model, sizeof(devs[i].model), "%s", d->d.name);
 		snprintf(devs[i].reason, sizeof(devs[i].reason), "%s", d->d.reason);
 	}
@@ -373,29 +373,43 @@ static int plugin_update(struct node *n)
 
 /* ---- /metrics ------------------------------------------------------------------------- */
 
+static uint64_t device_util(const struct node_device *d)
+{
+	return d->util_pct;
+}
+
+static uint64_t device_used(const struct node_device *d)
+{
+	return d->mem_used_mib;
+}
+
+static uint64_t device_free(const struct node_device *d)
+{
+	return d->d.mem_total_mib - d->mem_used_mib;
+}
+
 /* The DCGM exporter's names where one exists (per device, and per pod
  * slice with the namespace, pod and container labels its Kubernetes
  * mode adds), gpupool's own for the rest. */
 static void metrics_write(struct node *n, FILE *f)
 {
-	fprintf(f, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %%).\n"
-		   "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n");
-	for (unsigned i = 0; i < n->devices; i++)
-		fprintf(f, "DCGM_FI_DEV_GPU_UTIL{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %u\n",
-			n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name, n->o.node_name,
-			n->dev[i].util_pct);
-	fprintf(f, "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
-		   "# TYPE DCGM_FI_DEV_FB_USED gauge\n");
-	for (unsigned i = 0; i < n->devices; i++)
-		fprintf(f, "DCGM_FI_DEV_FB_USED{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %" PRIu64 "\n",
-			n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name, n->o.node_name,
-			n->dev[i].mem_used_mib);
-	fprintf(f, "# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).\n"
-		   "# TYPE DCGM_FI_DEV_FB_FREE gauge\n");
-	for (unsigned i = 0; i < n->devices; i++)
-		fprintf(f, "DCGM_FI_DEV_FB_FREE{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %" PRIu64 "\n",
-			n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name, n->o.node_name,
-			n->dev[i].d.mem_total_mib - n->dev[i].mem_used_mib);
+	static const struct {
+		const char *name, *help;
+		uint64_t (*value)(const struct node_device *d);
+	} gauges[] = {
+		{ "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", device_util },
+		{ "DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", device_used },
+		{ "DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", device_free },
+	};
+
+	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gauges[g].name, gauges[g].help,
+			gauges[g].name);
+		for (unsigned i = 0; i < n->devices; i++)
+			fprintf(f, "%s{gpu=\"%u\",UUID=\"%s\",modelName=\"%s\",Hostname=\"%s\"} %" PRIu64 "\n",
+				gauges[g].name, n->dev[i].d.index, n->dev[i].d.uuid, n->dev[i].d.name,
+				n->o.node_name, gauges[g].value(&n->dev[i]));
+	}
 	fprintf(f, "# HELP gpupool_device_healthy 1 when the device is advertised healthy.\n"
 		   "# TYPE gpupool_device_healthy gauge\n");
 	for (unsigned i = 0; i < n->devices; i++)

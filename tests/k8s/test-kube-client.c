@@ -500,10 +500,25 @@ static void refused(const char *text, int want, const char *reason)
 	assert_null(strchr(err, '\n'));
 }
 
+/* A kubeconfig of one cluster (server, its extra lines) and user (its
+ * lines), refused with want and a reason containing `reason`. */
+static void written_refused(const char *server, const char *cluster_lines, const char *user_lines,
+			    int want, const char *reason)
+{
+	struct gp_kube_config *c = NULL;
+	char path[256], err[512] = "";
+
+	kubeconfig_write(path, sizeof(path), "src", server, cluster_lines, user_lines);
+	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), want);
+	assert_null(c);
+	if (!strstr(err, reason))
+		fail_msg("the reason \"%s\" lacks \"%s\"", err, reason);
+}
+
 static void test_kubeconfig_refused(void **state)
 {
 	struct gp_kube_config *c = NULL;
-	char path[256], err[512];
+	char err[512];
 
 	(void)state;
 	refused("clusters: [\n", -EINVAL, "not valid YAML");
@@ -514,29 +529,17 @@ static void test_kubeconfig_refused(void **state)
 		-EINVAL, "current-context \"x\" is not among its contexts");
 	refused(KUBECONFIG_HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n",
 		-EINVAL, "cluster \"c\" is not among its clusters");
-	kubeconfig_write(path, sizeof(path), "src", "10.0.0.1:6443", "", "    token: t\n");
-	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "is not an http(s) URL"));
-	kubeconfig_write(path, sizeof(path), "src", "https://h", "    certificate-authority-data: not*base64!\n",
-			 "    token: t\n");
-	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "certificate-authority-data is not valid base64"));
-	kubeconfig_write(path, sizeof(path), "src", "https://h", "    insecure-skip-tls-verify: maybe\n",
-			 "    token: t\n");
-	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "insecure-skip-tls-verify \"maybe\""));
-	kubeconfig_write(path, sizeof(path), "src", "https://h", "",
-			 "    exec:\n      command: aws\n");
-	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "authenticates with exec"));
-	kubeconfig_write(path, sizeof(path), "src", "https://h", "",
-			 "    client-certificate-data: Y2VydAo=\n");
-	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "needs its key"));
-	kubeconfig_write(path, sizeof(path), "src", "https://h", "    certificate-authority: nope.crt\n",
-			 "    token: t\n");
-	assert_int_equal(kubeconfig_load(path, &c, err, sizeof(err)), -ENOENT);
-	assert_non_null(strstr(err, "nope.crt"));
+	written_refused("10.0.0.1:6443", "", "    token: t\n", -EINVAL, "is not an http(s) URL");
+	written_refused("https://h", "    certificate-authority-data: not*base64!\n", "    token: t\n",
+			-EINVAL, "certificate-authority-data is not valid base64");
+	written_refused("https://h", "    insecure-skip-tls-verify: maybe\n", "    token: t\n", -EINVAL,
+			"insecure-skip-tls-verify \"maybe\"");
+	written_refused("https://h", "", "    exec:\n      command: aws\n", -EINVAL,
+			"authenticates with exec");
+	written_refused("https://h", "", "    client-certificate-data: Y2VydAo=\n", -EINVAL,
+			"needs its key");
+	written_refused("https://h", "    certificate-authority: nope.crt\n", "    token: t\n", -ENOENT,
+			"nope.crt");
 	assert_int_equal(kubeconfig_load("/nonexistent/kubeconfig", &c, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent/kubeconfig"));
 	setenv("KUBECONFIG", "/nonexistent/a:/nonexistent/b", 1);
