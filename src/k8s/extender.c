@@ -1439,6 +1439,7 @@ void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret)
 		}
 	}
 	ret->pods_placed = 0;
+	ret->pods_reserved = e->reserved;
 	for (size_t i = 0; i < e->pods.cap; i++)
 		if (e->pods.slot[i].key)
 			ret->pods_placed += ((struct kpod *)e->pods.slot[i].value)->held;

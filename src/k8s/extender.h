@@ -108,7 +108,8 @@ int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char *
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {
 	uint32_t nodes, devices;        /* known nodes with devices, and theirs */
-	uint32_t pods_placed;
+	uint32_t pods_placed;           /* held: bound, or reserved for a bind */
+	uint32_t pods_reserved;         /* held by prioritize for a bind to come */
 	uint64_t filters, binds, bind_failures, rebuilds;
 };
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret);

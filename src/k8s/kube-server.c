@@ -132,9 +132,10 @@ static void healthz(void *ctx, const struct gp_http_request *req, struct gp_http
 	(void)req;
 	gp_extender_stats(s->extender, &st);
 	gp_http_json(ret, synced ? 200 : 503,
-		     json_pack("{s:b, s:i, s:i, s:i, s:I, s:I, s:I}", "synced", synced, "nodes",
+		     json_pack("{s:b, s:i, s:i, s:i, s:i, s:I, s:I, s:I}", "synced", synced, "nodes",
 			       (int)st.nodes, "devices", (int)st.devices, "podsPlaced",
-			       (int)st.pods_placed, "filters", (json_int_t)st.filters, "binds",
+			       (int)st.pods_placed, "podsReserved", (int)st.pods_reserved,
+			       "filters", (json_int_t)st.filters, "binds",
 			       (json_int_t)st.binds, "bindFailures", (json_int_t)st.bind_failures));
 }
 
