@@ -457,12 +457,10 @@ static void pod_put(struct gp_extender *e, const json_t *obj)
 
 	if (gp_kube_pod_read(obj, &p, err, sizeof(err)) < 0 || !p.uid[0])
 		return;                 /* the filter will say what is wrong */
-	if (p.finished || (p.units == 0 && !p.node[0])) {
-		pod_drop(e, p.uid);     /* a host-only pod counts once bound */
+	if (p.finished) {
+		pod_drop(e, p.uid);
 		return;
 	}
-	if (!p.placed && p.units && e->scheduler[0] && strcmp(p.scheduler, e->scheduler) != 0)
-		return;                 /* another scheduler's, never ours to bind */
 	k = gp_strmap_get(&e->pods, p.uid);
 	if (k && k->held && !k->reserved_ns && k->p.node[0] && !p.node[0])
 		return;                 /* from before our bind: a pod is never unbound */
@@ -473,6 +471,12 @@ static void pod_put(struct gp_extender *e, const json_t *obj)
 		k->p = p;
 		return;
 	}
+	if (p.units == 0 && !p.node[0]) {
+		pod_drop(e, p.uid);     /* a host-only pod counts once bound */
+		return;
+	}
+	if (!p.placed && p.units && e->scheduler[0] && strcmp(p.scheduler, e->scheduler) != 0)
+		return;                 /* another scheduler's, never ours to bind */
 	if (k && k->held && (p.units ? p.placed && !memcmp(&k->p.placement, &p.placement,
 							  sizeof(p.placement))
 				     : !strcmp(k->p.node, p.node))) {
