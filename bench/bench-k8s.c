@@ -422,19 +422,19 @@ static int trace_load(const struct options *o, struct gp_trace *t)
 	return 0;
 }
 
-static double sim_alloc(const struct gp_trace *t, uint64_t seed)
+/* `gpupool sim`'s replay of the same seed with the default policy. */
+static int sim_replay(const struct gp_trace *t, uint64_t seed, struct gp_replay_result *ret)
 {
 	struct gp_replay_config cfg = { .policy = "default", .inflate = 1.3, .seed = seed };
-	struct gp_replay_result res = { 0 };
 	struct gp_workload *w = NULL;
+	int r = gp_workload_from_requests(t->pod, t->pods, 0.95, &w);
 
-	if (gp_workload_from_requests(t->pod, t->pods, 0.95, &w) < 0)
-		return -1;
+	if (r < 0)
+		return r;
 	gp_workload_set_supply(w, t->node, t->nodes);
-	if (gp_replay_run(t, w, &cfg, &res) < 0)
-		res.alloc_pct_at_100 = -1;
+	r = gp_replay_run(t, w, &cfg, ret);
 	gp_workload_free(w);
-	return res.alloc_pct_at_100;
+	return r;
 }
 
 static int nodes_create(struct sched *s, const struct gp_trace *t)
@@ -463,7 +463,8 @@ static int nodes_create(struct sched *s, const struct gp_trace *t)
 static int mode_replay(const struct options *o)
 {
 	struct gp_replay_config cfg = { .inflate = 1.3, .seed = o->seed };
-	double arrived = 0, allocated = 0, at_100 = -1, capacity, sim, start;
+	double arrived = 0, allocated = 0, at_100 = -1, capacity, start;
+	struct gp_replay_result sim = { 0 };
 	struct gp_trace t;
 	struct sched s;
 	uint32_t *order = NULL;
@@ -474,9 +475,10 @@ static int mode_replay(const struct options *o)
 	if (trace_load(o, &t) < 0)
 		return 1;
 	capacity = (double)t.gpus * GP_COMPUTE_WHOLE;
-	sim = sim_alloc(&t, o->seed);
 	sched_init(&s, o);
-	r = gp_replay_order(&t, &cfg, &order, &n, &tie);
+	r = sim_replay(&t, o->seed, &sim);
+	if (r == 0)
+		r = gp_replay_order(&t, &cfg, &order, &n, &tie);
 	if (r == 0)
 		r = nodes_create(&s, &t);
 	if (r == 0)
@@ -503,11 +505,12 @@ static int mode_replay(const struct options *o)
 	if (at_100 < 0)
 		at_100 = 100.0 * allocated / capacity;
 	if (r == 0)
-		printf("{\"seed\":%llu,\"nodes\":%zu,\"pods\":%zu,\"placed\":%zu,"
-		       "\"extender_alloc_pct_at_100\":%.3f,\"sim_alloc_pct_at_100\":%.3f,"
-		       "\"alloc_diff_points\":%.3f,\"replay_seconds\":%.1f}\n",
-		       (unsigned long long)o->seed, t.nodes, n, placed, at_100, sim, at_100 - sim,
-		       now_s() - start);
+		printf("{\"seed\":%llu,\"nodes\":%zu,\"pods\":%zu,\"extender_placed\":%zu,"
+		       "\"sim_placed\":%zu,\"extender_alloc_pct_at_100\":%.3f,"
+		       "\"sim_alloc_pct_at_100\":%.3f,\"alloc_diff_points\":%.3f,"
+		       "\"replay_seconds\":%.1f}\n",
+		       (unsigned long long)o->seed, t.nodes, n, placed, sim.placed, at_100,
+		       sim.alloc_pct_at_100, at_100 - sim.alloc_pct_at_100, now_s() - start);
 	free(order);
 	sched_release(&s);
 	gp_trace_release(&t);

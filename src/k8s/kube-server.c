@@ -174,7 +174,7 @@ static void api_state(void *ctx, bool connected, const char *message)
 {
 	(void)ctx;
 	fprintf(stderr, "gpupool server: %s%s\n",
-		connected ? "watching the API server again" : "lost the API server: ",
+		connected ? "watching the API server" : "lost the API server: ",
 		connected ? "" : message ? message : "");
 }
 

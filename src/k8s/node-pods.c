@@ -444,7 +444,7 @@ static void on_state(void *ctx, bool connected, const char *message)
 {
 	(void)ctx;
 	fprintf(stderr, "gpupool node: %s%s\n",
-		connected ? "watching this node's pods again" : "lost the API server: ",
+		connected ? "watching this node's pods" : "lost the API server: ",
 		connected ? "" : message ? message : "");
 }
 
