@@ -139,6 +139,34 @@ static void healthz(void *ctx, const struct gp_http_request *req, struct gp_http
 			       (json_int_t)st.binds, "bindFailures", (json_int_t)st.bind_failures));
 }
 
+char *gp_kube_server_metrics(struct gp_kube_server *s)
+{
+	bool synced = gp_kube_informer_synced(s->nodes) && gp_kube_informer_synced(s->pods);
+	struct gp_extender_stats st;
+	char *text = NULL;
+
+	gp_extender_stats(s->extender, &st);
+	if (asprintf(&text,
+		     "# HELP gpupool_extender_synced 1 once the Nodes and Pods have been listed.\n"
+		     "# TYPE gpupool_extender_synced gauge\ngpupool_extender_synced %d\n"
+		     "# TYPE gpupool_extender_nodes gauge\ngpupool_extender_nodes %u\n"
+		     "# TYPE gpupool_extender_devices gauge\ngpupool_extender_devices %u\n"
+		     "# HELP gpupool_extender_pods_placed Pods holding a placement (bound, or held for "
+		     "their bind).\n"
+		     "# TYPE gpupool_extender_pods_placed gauge\ngpupool_extender_pods_placed %u\n"
+		     "# TYPE gpupool_extender_pods_reserved gauge\ngpupool_extender_pods_reserved %u\n"
+		     "# TYPE gpupool_extender_filters_total counter\n"
+		     "gpupool_extender_filters_total %llu\n"
+		     "# TYPE gpupool_extender_binds_total counter\ngpupool_extender_binds_total %llu\n"
+		     "# TYPE gpupool_extender_bind_failures_total counter\n"
+		     "gpupool_extender_bind_failures_total %llu\n",
+		     synced, st.nodes, st.devices, st.pods_placed, st.pods_reserved,
+		     (unsigned long long)st.filters, (unsigned long long)st.binds,
+		     (unsigned long long)st.bind_failures) < 0)
+		return NULL;
+	return text;
+}
+
 static const struct gp_http_route routes[] = {
 	{ "POST", "/extender/filter", filter },
 	{ "POST", "/extender/prioritize", prioritize },

@@ -41,6 +41,11 @@ struct gp_kube_server;
 int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_server **ret,
 			 char *err, size_t err_len);
 
+/* The extender's figures as Prometheus text (malloc'd, the caller frees
+ * it): nodes and devices known, pods placed and held for a bind, calls and
+ * bind failures. NULL when out of memory. */
+char *gp_kube_server_metrics(struct gp_kube_server *s);
+
 /* Stops serving and the informers. Accepts NULL; returns NULL. */
 struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s);
 

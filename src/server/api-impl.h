@@ -66,8 +66,6 @@ void gp_api_alerts(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
 void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret);
-void gp_api_metrics(void *ctx, const struct gp_http_request *req,
-		    struct gp_http_reply *ret);
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
 /* api-quota.c: the model quotas of a tenant (from all[0..n), the

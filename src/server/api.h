@@ -65,6 +65,11 @@ struct gp_api *gp_api_free(struct gp_api *api); /* accepts NULL; returns NULL */
  * loop stops). Call it holding the http lock. */
 void gp_api_set_loop(struct gp_api *api, struct gp_loop *loop);
 
+/* GET /metrics (Prometheus text), also for a listener of its own
+ * (`--metrics-listen`): ctx is the api, and the caller holds the lock the
+ * api's routes run under. */
+void gp_api_metrics(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+
 /* The routes, to serve with gp_http_serve and the api as its context. */
 const struct gp_http_route *gp_api_routes(size_t *ret_n);
 

@@ -59,6 +59,10 @@ struct gp_server_options {
 	char socket[PATH_MAX];
 	char token_file[PATH_MAX];
 	unsigned tcp_port; /* 0: none */
+	/* --metrics-listen: /metrics alone on ADDR:PORT, ADDR 0.0.0.0 or
+	 * 127.0.0.1, for Prometheus; port 0: none */
+	unsigned metrics_port;
+	bool metrics_any;
 	unsigned queue_max;
 	unsigned tenant_queue_max; /* 0: not given (the default, within queue_max) */
 	unsigned header_timeout_ms, body_timeout_ms;

@@ -193,7 +193,7 @@ static void server_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpupool server [--config FILE [--check-config]] [--db PATH] [--socket PATH]\n"
-		"                      [--tcp PORT]\n"
+		"                      [--tcp PORT] [--metrics-listen ADDR:PORT]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--tenant-queue-max N] [--metrics-token-file PATH]\n"
 		"                      [--header-timeout-ms N] [--body-timeout-ms N]\n"
@@ -231,6 +231,10 @@ static void server_usage(FILE *out)
 		"                   /run/gpupool/server.sock for root, else\n"
 		"                   $XDG_RUNTIME_DIR/gpupool/server.sock)\n"
 		"  --tcp PORT       also serve on 127.0.0.1:PORT\n"
+		"  --metrics-listen ADDR:PORT\n"
+		"                   also serve /metrics alone on ADDR (0.0.0.0 or\n"
+		"                   127.0.0.1):PORT, for Prometheus (with --kubernetes,\n"
+		"                   the extender's figures too)\n"
 		"  --admin-token-file PATH\n"
 		"                   where the admin token is written at the first start\n"
 		"                   (default: admin.token next to the database)\n"
@@ -525,8 +529,25 @@ static int parse_kube(struct gp_server_kube *k, int c, const char *value)
 	return 0;
 }
 
+/* --metrics-listen 0.0.0.0:PORT or 127.0.0.1:PORT. */
+static int parse_metrics_listen(struct gp_server_options *o, const char *value)
+{
+	const char *colon = strrchr(value, ':');
+
+	if (colon && gp_parse_uint(colon + 1, 1, 65535, NULL, &o->metrics_port) &&
+	    (!strncmp(value, "0.0.0.0:", 8) || !strncmp(value, "127.0.0.1:", 10))) {
+		o->metrics_any = value[0] == '0';
+		return 0;
+	}
+	fprintf(stderr, "gpupool server: --metrics-listen \"%s\" must be 0.0.0.0:PORT or "
+			"127.0.0.1:PORT\n", value);
+	return -EINVAL;
+}
+
 static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
+	if (c == 1300)
+		return parse_metrics_listen(o, value);
 	if (c >= 1200 && c <= 1207)
 		return parse_kube(&o->kube, c, value);
 	if (c >= 1000 && c <= 1006)
@@ -615,6 +636,7 @@ static const struct option server_flags[] = {
 	{"sample-ms", required_argument, NULL, 'M'},
 	{"util-window", required_argument, NULL, 'W'},
 	{"grow-samples", required_argument, NULL, 'G'},
+	{"metrics-listen", required_argument, NULL, 1300},
 	{"kubernetes", no_argument, NULL, 1200},
 	{"extender-port", required_argument, NULL, 1201},
 	{"kubeconfig", required_argument, NULL, 1202},
@@ -1078,6 +1100,7 @@ struct server {
 	struct gp_agent *agent; /* with --with-agent */
 	struct gp_loop *loop;
 	struct gp_kube_server *kube; /* with --kubernetes */
+	struct gp_http *metrics;      /* with --metrics-listen */
 	char metrics_token[GP_API_METRICS_TOKEN_MAX + 1]; /* "": none */
 };
 
@@ -1154,6 +1177,47 @@ static void signals_block(sigset_t *stop)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* GET /metrics on the --metrics-listen listener: the API's, under the
+ * lock the API's routes run under, and the extender's figures after it. */
+static void metrics_alone(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct server *s = ctx;
+	char *more, *all;
+
+	gp_http_lock(s->http);
+	gp_api_metrics(s->api, req, ret);
+	gp_http_unlock(s->http);
+	if (!s->kube || ret->status != 200 || !ret->text || !(more = gp_kube_server_metrics(s->kube)))
+		return;
+	all = realloc(ret->text, ret->text_len + strlen(more) + 1);
+	if (all) {
+		memcpy(all + ret->text_len, more, strlen(more) + 1);
+		ret->text = all;
+		ret->text_len += strlen(more);
+	}
+	free(more);
+}
+
+static const struct gp_http_route metrics_routes[] = {
+	{"GET", "/metrics", metrics_alone},
+};
+
+/* --metrics-listen: listening before any thread starts; serving once the
+ * API is made. */
+static int metrics_listen(const struct gp_server_options *o, struct server *s)
+{
+	char socket[PATH_MAX + 16];
+	struct gp_http_options ho = {.socket_path = socket, .tcp_port = o->metrics_port,
+				     .tcp_any = o->metrics_any, .body_max = 4096};
+
+	snprintf(socket, sizeof(socket), "%s.metrics", o->socket);
+	if (gp_http_listen(&ho, &s->metrics) == 0)
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool server: cannot listen on %s:%u for /metrics\n",
+		o->metrics_any ? "0.0.0.0" : "127.0.0.1", o->metrics_port);
+	return GP_EXIT_FAIL;
+}
+
 /* --kubernetes: the extender, before any thread starts (it listens). */
 static int kube_start(const struct gp_server_options *o, struct server *s)
 {
@@ -1204,6 +1268,10 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 		return GP_EXIT_FAIL;
 	if (gp_api_new(s->store, &ao, &s->api) < 0)
 		return GP_EXIT_FAIL;
+	if (s->metrics && gp_http_serve(s->metrics, metrics_routes, 1, s) < 0) {
+		fprintf(stderr, "gpupool server: cannot serve /metrics\n");
+		return GP_EXIT_FAIL;
+	}
 	routes = gp_api_routes(&n);
 	if (gp_http_serve(s->http, routes, n, s->api) < 0) {
 		fprintf(stderr, "gpupool server: cannot start serving on %s\n",
@@ -1230,6 +1298,7 @@ static void server_release(struct server *s)
 		gp_api_set_loop(s->api, NULL);
 		gp_http_unlock(s->http);
 	}
+	s->metrics = gp_http_stop(s->metrics);
 	s->loop = gp_loop_stop(s->loop);
 	s->kube = gp_kube_server_stop(s->kube);
 	gp_agent_free(s->agent);
@@ -1373,6 +1442,8 @@ int gp_cmd_server(int argc, char **argv)
 	status = db_lock(&o, &s.lock_fd);
 	if (status == GP_EXIT_OK)
 		status = http_listen(&o, &s.http);
+	if (status == GP_EXIT_OK && o.metrics_port)
+		status = metrics_listen(&o, &s);
 	if (status == GP_EXIT_OK)
 		status = store_open(&o, &s.store);
 	if (status == GP_EXIT_OK)

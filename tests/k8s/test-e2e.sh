@@ -87,10 +87,12 @@ check node-publishes-its-devices '.[0].metadata.annotations["gpupool.io/devices"
 	"$tmp/node.json"
 
 ext_port=$(free_port)
+server_metrics_port=$(free_port)
 ext=http://127.0.0.1:$ext_port/extender
 GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api" \
 	--extender-port "$ext_port" --db "$tmp/db.sqlite" --socket "$tmp/server.sock" \
-	--scheduler-name gpupool-scheduler >"$tmp/server.log" 2>&1 &
+	--scheduler-name gpupool-scheduler --metrics-listen "127.0.0.1:$server_metrics_port" \
+	>"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
 
@@ -186,6 +188,8 @@ curl -s "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics.txt"
 expect metrics-per-slice 0 'gpupool_slice_compute_percent\{namespace="default",pod="train",container="main".*\} 60' \
 	-- cat "$tmp/metrics.txt"
 expect metrics-per-device 0 'DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-' -- cat "$tmp/metrics.txt"
+expect server-metrics-for-prometheus 0 'gpupool_extender_binds_total 1' -- \
+	curl -s "http://127.0.0.1:$server_metrics_port/metrics"
 
 # ---- the kubelet restarts; a device is lost ----------------------------------------
 waiting_health() { grep -q '"event":"waiting-health"' "$tmp/kubelet.out"; }

@@ -103,7 +103,7 @@ new_case "a listed file missing" \
 	'deploy/kubernetes/services\.yaml: -: listed in kustomization\.yaml but missing'
 rm "$copy/services.yaml"
 
-new_case "YAML syntax error" 'services\.yaml: document 1: YAML: '
+new_case "YAML syntax error" 'services\.yaml: document 2: YAML: '
 echo '  - [unclosed' >>"$copy/services.yaml"
 
 new_case "no schema for a misspelt kind" \
