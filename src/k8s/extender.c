@@ -1,6 +1,11 @@
-/* extender.c — the kube-scheduler extender (see extender.h): the state
- * kept from the informers, the requests a pod makes of the core, and the
- * three verbs. */
+/* extender.c — the kube-scheduler extender (see extender.h), in this
+ * order: the cluster rebuilt from the Nodes and every pod's placement held
+ * in it; the informers' callbacks (and the holds prioritize makes for the
+ * binds to come); what a pod asks of the core (one request per group of
+ * models that give a share the same compute and memory); quotas; decisions
+ * on one node or the whole cluster; the verbs' replies, written as text;
+ * filter and prioritize; bind; the extender's life. Everything runs under
+ * e->lock but the calls to the API server (a pool of handles, api_lock). */
 #include "k8s/extender.h"
 
 #include <errno.h>
