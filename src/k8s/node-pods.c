@@ -34,9 +34,18 @@ static void limits_wanted(const struct gp_kube_pod *p, struct gp_task_limits *re
 	};
 }
 
+/* The task a pod's container runs as: "namespace:pod:container" (what
+ * `gpupool region ls` shows), or "k8s-UID" when that is too long for a
+ * task id (the interposer takes no '/'; ':' is in no Kubernetes name, so
+ * the three parts never run together). Unique while the pod lives: a pod
+ * made again with the same name comes after the old one's task is
+ * forgotten. */
 static void task_id(const struct gp_kube_pod *p, char *buf, size_t len)
 {
-	snprintf(buf, len, "k8s-%.59s", p->uid);       /* a uid is 36 characters */
+	int n = snprintf(buf, len, "%s:%s:%s", p->ns, p->name, p->container);
+
+	if (n < 0 || (size_t)n >= len)
+		snprintf(buf, len, "k8s-%.59s", p->uid);       /* a uid is 36 characters */
 }
 
 /* ---- the API, from any thread ----------------------------------------------- */

@@ -149,7 +149,7 @@ uuid=$(jq -r '.metadata.annotations["gpupool.io/placement"] | fromjson | .device
 check allocate-names-the-placed-device ".[0].envs.CUDA_VISIBLE_DEVICES == \"$uuid\" and
 	.[0].envs.NVIDIA_VISIBLE_DEVICES == \"$uuid\"" "$tmp/alloc.json"
 check allocate-preloads-the-shim-with-a-task '.[0].envs.LD_PRELOAD ==
-	"/usr/local/lib/gpupool/libgpushare.so" and (.[0].envs.GPUPOOL_TASK_ID | startswith("k8s-"))
+	"/usr/local/lib/gpupool/libgpushare.so" and .[0].envs.GPUPOOL_TASK_ID == "default:train:main"
 	and (.[0].envs.GPUPOOL_TASK_SECRET | length) >= 32 and
 	.[0].envs.GPUPOOL_RUN_DIR == "/run/gpupool"' "$tmp/alloc.json"
 check allocate-mounts-the-shim-and-regions '[.[0].mounts[] | .containerPath] | sort ==
