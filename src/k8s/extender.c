@@ -1083,9 +1083,10 @@ static size_t offered(struct gp_extender *e, const struct gp_extender_args *a,
 		      const struct choice *any)
 {
 	const char *chosen = any->placed ? e->node_at[any->d.where.node]->n.name : NULL;
+	size_t len = chosen ? strlen(chosen) : 0;
 
 	for (size_t i = 0; chosen && i < a->names; i++)
-		if (strcmp(a->name[i], chosen) == 0)
+		if (a->name_len[i] == len && memcmp(a->name[i], chosen, len) == 0)
 			return i;
 	return SIZE_MAX;
 }

@@ -40,16 +40,35 @@ void gp_reply_put(struct gp_reply *r, const char *text)
 	gp_reply_raw(r, text, strlen(text));
 }
 
+/* Bytes a JSON string must escape: control characters, '"', '\'. */
+static bool escaped(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
 void gp_reply_string(struct gp_reply *r, const char *text, size_t n)
 {
 	const unsigned char *c = (const unsigned char *)text, *end = c + n;
 
+	if (room(r, n + 2)) {           /* the common case: nothing to escape */
+		size_t i = 0;
+
+		while (i < n && !escaped(c[i]))
+			i++;
+		if (i == n) {
+			r->text[r->len] = '"';
+			memcpy(r->text + r->len + 1, text, n);
+			r->text[r->len + 1 + n] = '"';
+			r->len += n + 2;
+			return;
+		}
+	}
 	gp_reply_raw(r, "\"", 1);
 	while (c < end) {
 		const unsigned char *plain = c;
 		char esc[8];
 
-		while (c < end && *c >= 0x20 && *c != '"' && *c != '\\')
+		while (c < end && !escaped(*c))
 			c++;
 		gp_reply_raw(r, (const char *)plain, (size_t)(c - plain));
 		if (c == end)

@@ -8,11 +8,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "k8s/args.h"
 #include "k8s/objects.h"
+#include "k8s/reply.h"
 
 static void quantities_read_as_the_api_writes_them(void **state)
 {
@@ -191,6 +193,25 @@ static void malformed_args_are_refused(void **state)
 	}
 }
 
+static void replies_escape_what_json_must(void **state)
+{
+	struct gp_reply r = { 0 };
+	char *text;
+
+	(void)state;
+	gp_reply_raw(&r, "[", 1);
+	gp_reply_string(&r, "node-1", 6);
+	gp_reply_put(&r, ",");
+	gp_reply_string(&r, "a\"b\\c\x01\xc3\xa9", 8);
+	gp_reply_put(&r, ",");
+	gp_reply_int(&r, -42);
+	gp_reply_raw(&r, "]", 1);
+	text = gp_reply_take(&r);
+	assert_string_equal(text, "[\"node-1\",\"a\\\"b\\\\c\\u0001\xc3\xa9\",-42]");
+	free(text);
+	assert_null(r.text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +221,7 @@ int main(void)
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),
+		cmocka_unit_test(replies_escape_what_json_must),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
