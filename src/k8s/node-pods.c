@@ -114,6 +114,8 @@ static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SE
 		if (!g || (r = gp_region_task_admit(g, k->task, secret, &k->applied)) < 0) {
 			snprintf(err, len, "cannot admit task %s on %s: %s", k->task,
 				 n->dev[k->dev[i]].d.uuid, g ? strerror(-r) : "device not usable");
+			while (i-- > 0)         /* all devices or none */
+				gp_region_task_forget(n->dev[k->dev[i]].region, k->task);
 			return g ? r : -ENODEV;
 		}
 	}
