@@ -1,11 +1,11 @@
-/* extender.c — the kube-scheduler extender (see extender.h), in this
- * order: the cluster rebuilt from the Nodes and every pod's placement held
- * in it; the informers' callbacks (and the holds prioritize makes for the
- * binds to come); what a pod asks of the core (one request per group of
- * models that give a share the same compute and memory); quotas; decisions
- * on one node or the whole cluster; the verbs' replies, written as text;
- * filter and prioritize; bind; the extender's life. Everything runs under
- * e->lock but the calls to the API server (a pool of handles, api_lock). */
+/* extender.c — the kube-scheduler extender's state and decisions (see
+ * extender.h; extender-verbs.c answers the verbs, extender-impl.h says
+ * what the two share), in this order: the cluster rebuilt from the Nodes
+ * and every pod's placement held in it; the informers' callbacks (and the
+ * holds prioritize makes for the binds to come); what a pod asks of the
+ * core (one request per group of models that give a share the same
+ * compute and memory); quotas; decisions on one node or the whole
+ * cluster; the extender's life. */
 #include "k8s/extender.h"
 
 #include <errno.h>
@@ -17,86 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/strmap.h"
-#include "core/cluster.h"
-#include "core/policy.h"
-#include "core/workload.h"
-#include "k8s/args.h"
+#include "k8s/extender-impl.h"
 #include "k8s/names.h"
-#include "k8s/reply.h"
-#include "k8s/objects.h"
-#include "sim/trace.h"
-
-#define NO_NODE UINT32_MAX
-#define REASON_MAX 256
-#define WORKLOAD_COVERAGE 0.95
-#define EVENT_COMPONENT "gpupool-extender"
-/* Without a workload trace, the target is made again from the pods
- * placed every this many binds. */
-#define RETARGET_BINDS 512
-/* A placement chosen by prioritize is held for the bind that follows
- * (kube-scheduler binds while it schedules the next pod); one that no bind
- * claims in this long is given back. */
-#define RESERVE_TTL_NS (30ULL * 1000000000ULL)
-
-struct knode {
-	struct gp_kube_node n;
-	uint32_t index;                 /* in the cluster; NO_NODE: not there */
-};
-
-struct kpod {
-	struct gp_kube_pod p;
-	bool held;                      /* its placement is committed */
-	struct gp_request req;          /* what it holds, when held */
-	struct gp_placement where;
-	char last_event[REASON_MAX + 64];       /* the last unschedulable event sent */
-	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
-};
-
-/* What the devices of one model offer a share (the first device seen). */
-struct model_info {
-	unsigned split;
-	uint64_t memory_mib;
-};
-
-/* One request a pod makes: of the models that give a share the same
- * compute and memory. */
-struct ask {
-	struct gp_request req;
-	unsigned compute_pct;
-	uint64_t memory_mib;
-};
-
-struct gp_extender {
-	pthread_mutex_t lock;
-	pthread_mutex_t api_lock;       /* the API handles: each used by one call at a time */
-	pthread_cond_t api_free;
-	char policy_name[64], scheduler[GP_KUBE_NAME_MAX];
-	uint64_t tie_seed;
-	gp_extender_quota_fn *quota;
-	void *quota_ctx;
-	struct gp_kube *const *api;     /* GP_EXTENDER_API_MAX at most */
-	int apis;
-	unsigned api_busy;              /* a bit per handle in use */
-	struct gp_trace trace;          /* the workload trace's pods; none: 0 pods */
-	struct gp_strmap nodes;         /* name -> struct knode */
-	struct gp_strmap pods;          /* uid -> struct kpod */
-	bool dirty;                     /* the nodes changed: rebuild */
-	struct gp_cluster *cluster;
-	struct gp_policy *policy;
-	struct gp_workload *target;
-	struct knode **node_at;         /* cluster index -> node */
-	struct gp_node_spec *specs;     /* and its spec */
-	uint32_t n_nodes;
-	unsigned binds_since_target;
-	struct model_info model[GP_MODELS_MAX];
-	int models;
-	unsigned reserved;              /* pods held by prioritize, not bound yet */
-	uint64_t reserve_scan_ns;       /* when they were last looked at */
-	void (*io)(void *ctx, bool start);
-	void *io_ctx;
-	struct gp_extender_stats stats;
-};
 
 /* ---- the cluster, from the nodes and the pods ---------------------------- */
 
@@ -186,7 +108,7 @@ static int host_where(struct gp_extender *e, const struct gp_kube_pod *p,
 
 /* Commits the pod's placement; false (nothing held) when it no longer
  * fits where it is (its node or devices are gone or changed). */
-static bool pod_hold(struct gp_extender *e, struct kpod *k)
+bool gp_extender_pod_hold(struct gp_extender *e, struct kpod *k)
 {
 	if (!e->cluster || k->p.finished || (k->p.units && !k->p.placed))
 		return false;
@@ -201,7 +123,7 @@ static bool pod_hold(struct gp_extender *e, struct kpod *k)
 	return true;
 }
 
-static void pod_let_go(struct gp_extender *e, struct kpod *k)
+void gp_extender_pod_let_go(struct gp_extender *e, struct kpod *k)
 {
 	if (k->held && e->cluster && !e->dirty)
 		gp_cluster_release(e->cluster, &k->req, &k->where);
@@ -244,7 +166,7 @@ static int target_build(struct gp_extender *e, const struct gp_node_spec *specs,
 }
 
 /* The target workload and the policy that judges against it, made again. */
-static int retarget(struct gp_extender *e)
+int gp_extender_retarget(struct gp_extender *e)
 {
 	struct gp_policy_config pc = { .seed = e->tie_seed };
 	int r = target_build(e, e->specs, e->n_nodes);
@@ -310,9 +232,9 @@ static int rebuild(struct gp_extender *e)
 			struct kpod *k = e->pods.slot[i].value;
 
 			k->held = false;
-			pod_hold(e, k);
+			gp_extender_pod_hold(e, k);
 		}
-	r = retarget(e);
+	r = gp_extender_retarget(e);
 	e->stats.rebuilds++;
 out:
 	if (r < 0)
@@ -320,7 +242,7 @@ out:
 	return r;
 }
 
-static int ensure_built(struct gp_extender *e)
+int gp_extender_ensure_built(struct gp_extender *e)
 {
 	return e->dirty || !e->cluster || !e->policy ? rebuild(e) : 0;
 }
@@ -397,7 +319,7 @@ const struct gp_kube_informer_ops gp_extender_node_ops = {
 	.on_event = on_node_event,
 };
 
-static uint64_t mono_ns(void)
+uint64_t gp_extender_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -406,7 +328,7 @@ static uint64_t mono_ns(void)
 }
 
 /* The pod is bound (or gone): its placement is no longer a reservation. */
-static void unreserve(struct gp_extender *e, struct kpod *k)
+void gp_extender_unreserve(struct gp_extender *e, struct kpod *k)
 {
 	if (k->reserved_ns) {
 		k->reserved_ns = 0;
@@ -415,20 +337,20 @@ static void unreserve(struct gp_extender *e, struct kpod *k)
 }
 
 /* Gives back what a pod holds for a bind that did not come. */
-static void reservation_cancel(struct gp_extender *e, struct kpod *k)
+void gp_extender_reservation_cancel(struct gp_extender *e, struct kpod *k)
 {
 	if (!k->reserved_ns)
 		return;
-	unreserve(e, k);
-	pod_let_go(e, k);
+	gp_extender_unreserve(e, k);
+	gp_extender_pod_let_go(e, k);
 	k->p.placed = false;
 	k->p.node[0] = 0;
 }
 
 /* Reservations older than RESERVE_TTL_NS go, looked for once a second. */
-static void reservations_expire(struct gp_extender *e)
+void gp_extender_reservations_expire(struct gp_extender *e)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = gp_extender_mono_ns();
 
 	if (!e->reserved || now - e->reserve_scan_ns < 1000000000ULL)
 		return;
@@ -437,7 +359,7 @@ static void reservations_expire(struct gp_extender *e)
 		struct kpod *k = e->pods.slot[i].value;
 
 		if (e->pods.slot[i].key && k->reserved_ns && now - k->reserved_ns > RESERVE_TTL_NS)
-			reservation_cancel(e, k);
+			gp_extender_reservation_cancel(e, k);
 	}
 }
 
@@ -446,8 +368,8 @@ static void pod_drop(struct gp_extender *e, const char *uid)
 	struct kpod *k = gp_strmap_remove(&e->pods, uid);
 
 	if (k) {
-		unreserve(e, k);
-		pod_let_go(e, k);
+		gp_extender_unreserve(e, k);
+		gp_extender_pod_let_go(e, k);
 	}
 	free(k);
 }
@@ -486,7 +408,7 @@ static void pod_put(struct gp_extender *e, const json_t *obj)
 							  sizeof(p.placement))
 				     : !strcmp(k->p.node, p.node))) {
 		k->p = p;               /* the same place: only what else changed */
-		unreserve(e, k);
+		gp_extender_unreserve(e, k);
 		return;
 	}
 	if (!k) {
@@ -496,11 +418,11 @@ static void pod_put(struct gp_extender *e, const json_t *obj)
 			return;
 		}
 	}
-	pod_let_go(e, k);
-	unreserve(e, k);
+	gp_extender_pod_let_go(e, k);
+	gp_extender_unreserve(e, k);
 	k->p = p;
 	if (!e->dirty)
-		pod_hold(e, k);
+		gp_extender_pod_hold(e, k);
 }
 
 static void pods_clear(struct gp_extender *e)
@@ -547,8 +469,8 @@ const struct gp_kube_informer_ops gp_extender_pod_ops = {
 
 /* The requests of pod p, one per group of models that give a share the
  * same compute and memory; 0 of them (with why) when no model can. */
-static int pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, struct ask *ret,
-		    char *why, size_t why_len)
+int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p,
+			 struct ask *ret, char *why, size_t why_len)
 {
 	unsigned per_device = p->units / p->count;
 	int n = 0;
@@ -593,13 +515,6 @@ static int pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, st
 
 /* ---- quotas ----------------------------------------------------------------- */
 
-/* A namespace's use: overall, and per model quota of its tenant. */
-struct use {
-	bool limited;
-	struct gp_sched_tenant t;
-	uint64_t mem, compute;
-	uint64_t model_mem[GP_MODELS_MAX], model_compute[GP_MODELS_MAX];
-};
 
 static int quota_index(const struct use *u, const char *model)
 {
@@ -646,7 +561,7 @@ static uint64_t held_memory(const struct gp_extender *e, const struct kpod *k)
 	return k->req.whole ? n->n.device[k->where.device[0]].memory_mib : k->req.dev_mem_mib;
 }
 
-static void use_of(struct gp_extender *e, const char *ns, struct use *ret)
+void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (!e->quota || e->quota(e->quota_ctx, ns, &ret->t) < 0)
@@ -662,8 +577,9 @@ static void use_of(struct gp_extender *e, const char *ns, struct use *ret)
 }
 
 /* Would `a` at `w` keep the namespace within its quotas? If not, why. */
-static bool quota_allows(const struct gp_extender *e, const struct use *u, const struct ask *a,
-			 const struct gp_placement *w, const char *ns, char *why, size_t len)
+bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,
+			      const struct ask *a, const struct gp_placement *w, const char *ns,
+			      char *why, size_t len)
 {
 	struct use after = *u;
 
@@ -696,14 +612,9 @@ static bool quota_allows(const struct gp_extender *e, const struct use *u, const
 
 /* ---- decisions -------------------------------------------------------------- */
 
-struct choice {
-	bool placed;
-	struct gp_decision d;
-	int ask;                        /* which of the asks */
-};
 
 /* Why ask a does not fit on a node, for `kubectl describe pod`. */
-static void nofit_text(enum gp_nofit r, const struct ask *a, char *why, size_t len)
+void gp_extender_nofit_text(enum gp_nofit r, const struct ask *a, char *why, size_t len)
 {
 	if (r == GP_NOFIT_CPU || r == GP_NOFIT_MEMORY)
 		snprintf(why, len, "not enough %s for the pod's requests",
@@ -721,8 +632,6 @@ static void nofit_text(enum gp_nofit r, const struct ask *a, char *why, size_t l
 			 a->req.devices, a->compute_pct, a->memory_mib);
 }
 
-#define NOT_PUBLISHED_TEXT \
-	"no gpupool devices published on this node (is gpupool node running there?)"
 
 static bool node_absent(const struct knode *k, char *why, size_t len)
 {
@@ -732,14 +641,13 @@ static bool node_absent(const struct knode *k, char *why, size_t len)
 	return true;
 }
 
-#define FITS (-1)
-#define NOT_PUBLISHED (-2)
 
 /* Can one of the asks go on node k at all? FITS, NOT_PUBLISHED, or what
  * the last ask missed as nofit * GP_MODELS_MAX + ask. (No score: what
  * filter needs, at a fraction of the cost; the text of a miss is made
  * once per call, not once per node.) */
-static int fits_on(struct gp_extender *e, const struct ask *asks, int n, const struct knode *k)
+int gp_extender_fits_on(struct gp_extender *e, const struct ask *asks, int n,
+			const struct knode *k)
 {
 	int miss = NOT_PUBLISHED;
 
@@ -758,8 +666,8 @@ static int fits_on(struct gp_extender *e, const struct ask *asks, int n, const s
 }
 
 /* The best of the asks on node k (its cluster index); why not, if none. */
-static void decide_on(struct gp_extender *e, const struct ask *asks, int n, const struct knode *k,
-		      struct choice *ret, char *why, size_t len)
+void gp_extender_decide_on(struct gp_extender *e, const struct ask *asks, int n,
+			   const struct knode *k, struct choice *ret, char *why, size_t len)
 {
 	memset(ret, 0, sizeof(*ret));
 	if (node_absent(k, why, len))
@@ -772,12 +680,13 @@ static void decide_on(struct gp_extender *e, const struct ask *asks, int n, cons
 		if (d.placed && (!ret->placed || d.score > ret->d.score))
 			*ret = (struct choice){ true, d, i };
 		else if (!d.placed && !ret->placed)
-			nofit_text(d.reason, &asks[i], why, len);
+			gp_extender_nofit_text(d.reason, &asks[i], why, len);
 	}
 }
 
 /* The best of the asks over the whole cluster (the bounded search). */
-static void decide_any(struct gp_extender *e, const struct ask *asks, int n, struct choice *ret)
+void gp_extender_decide_any(struct gp_extender *e, const struct ask *asks, int n,
+			    struct choice *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	for (int i = 0; i < n; i++) {
@@ -787,592 +696,6 @@ static void decide_any(struct gp_extender *e, const struct ask *asks, int n, str
 		    (!ret->placed || d.score > ret->d.score))
 			*ret = (struct choice){ true, d, i };
 	}
-}
-
-/* ---- the verbs' JSON ---------------------------------------------------------- */
-
-/* The args' pod, read; a pod that cannot be read: -EINVAL with why. */
-static int args_pod(const struct gp_extender_args *a, struct gp_kube_pod *ret, char *err,
-		    size_t len)
-{
-	return gp_kube_pod_read(a->pod, ret, err, len);
-}
-
-/* The pod as the extender knows it, added when it is new (a pod seen
- * first in a filter, before the informer brought it). */
-static struct kpod *pod_known(struct gp_extender *e, const struct gp_kube_pod *p)
-{
-	struct kpod *k = gp_strmap_get(&e->pods, p->uid);
-
-	if (k || !p->uid[0])
-		return k;
-	k = calloc(1, sizeof(*k));
-	if (!k || gp_strmap_put(&e->pods, p->uid, k) < 0) {
-		free(k);
-		return NULL;
-	}
-	k->p = *p;
-	return k;
-}
-
-/* ---- replies as text (reply.h) ------------------------------------------------ */
-
-static void put_string(struct gp_reply *r, const char *text)
-{
-	gp_reply_string(r, text, strlen(text));
-}
-
-/* The filter's verdict on every node offered: passed, or the index of its
- * reason in a small table of distinct texts (most nodes fail for one of a
- * few reasons). */
-#define REASONS_MAX 32
-
-struct verdicts {
-	int *why;                       /* per node: FITS, or a reason's index */
-	char text[REASONS_MAX][REASON_MAX];
-	int texts;
-	bool unresolvable;              /* the pod itself is wrong: no node will do */
-};
-
-/* The index of a reason's text, added when new (the last slot takes
- * every reason past REASONS_MAX). */
-static int reason_index(struct verdicts *v, const char *text)
-{
-	char full[REASON_MAX];
-
-	snprintf(full, sizeof(full), "gpupool: %s", text);
-	for (int i = 0; i < v->texts; i++)
-		if (strcmp(v->text[i], full) == 0)
-			return i;
-	if (v->texts == REASONS_MAX)
-		return REASONS_MAX - 1;
-	memcpy(v->text[v->texts], full, sizeof(full));
-	return v->texts++;
-}
-
-/* {"name": "reason", ...} of the nodes that failed, or of none. */
-static void put_reasons(struct gp_reply *f, const struct gp_extender_args *a,
-			const struct verdicts *v, bool these)
-{
-	const char *sep = "{";
-
-	for (size_t i = 0; these && i < a->names; i++) {
-		if (v->why[i] == FITS)
-			continue;
-		gp_reply_put(f, sep);
-		gp_reply_string(f, a->name[i], a->name_len[i]);
-		gp_reply_raw(f, ":", 1);
-		put_string(f, v->text[v->why[i]]);
-		sep = ",";
-	}
-	gp_reply_put(f, *sep == '{' ? "{}" : "}");
-}
-
-/* The filter's result, the passed nodes in the form they came: names, or
- * the Node objects of args that passed. */
-static char *filter_text(const struct gp_extender_args *a, const struct verdicts *v)
-{
-	struct gp_reply f = { 0 };
-	const char *sep = "";
-
-	gp_reply_put(&f, a->nodes ? "{\"Nodes\":{\"items\":[" : "{\"NodeNames\":[");
-	for (size_t i = 0; i < a->names; i++) {
-		char *node;
-
-		if (v->why[i] != FITS)
-			continue;
-		gp_reply_put(&f, sep);
-		if (!a->nodes) {
-			gp_reply_string(&f, a->name[i], a->name_len[i]);
-		} else if ((node = json_dumps(json_array_get(a->nodes, i), JSON_COMPACT))) {
-			gp_reply_put(&f, node);
-			free(node);
-		}
-		sep = ",";
-	}
-	gp_reply_put(&f, a->nodes ? "]}" : "]");
-	gp_reply_put(&f, ",\"FailedNodes\":");
-	put_reasons(&f, a, v, !v->unresolvable);
-	gp_reply_put(&f, ",\"FailedAndUnresolvableNodes\":");
-	put_reasons(&f, a, v, v->unresolvable);
-	gp_reply_put(&f, ",\"Error\":\"\"}");
-	return gp_reply_take(&f);
-}
-
-static char *error_text(const char *message)
-{
-	json_t *body = json_pack("{s:s}", "Error", message);
-	char *text = json_dumps(body, JSON_COMPACT);
-
-	json_decref(body);
-	return text;
-}
-
-struct unschedulable {
-	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
-	char message[REASON_MAX + 64];
-};
-
-/* Tells the pod's owner why it waits: one Warning event per new reason. */
-/* An API handle no other call uses now (waiting for one); give it back
- * with api_give. NULL when the extender has none. */
-static struct gp_kube *api_take(struct gp_extender *e, int *ret_slot)
-{
-	int slot;
-
-	if (!e->apis)
-		return NULL;
-	pthread_mutex_lock(&e->api_lock);
-	while (e->api_busy == (1u << e->apis) - 1)
-		pthread_cond_wait(&e->api_free, &e->api_lock);
-	slot = __builtin_ctz(~e->api_busy);
-	e->api_busy |= 1u << slot;
-	pthread_mutex_unlock(&e->api_lock);
-	*ret_slot = slot;
-	return e->api[slot];
-}
-
-static void api_give(struct gp_extender *e, int slot)
-{
-	pthread_mutex_lock(&e->api_lock);
-	e->api_busy &= ~(1u << slot);
-	pthread_cond_signal(&e->api_free);
-	pthread_mutex_unlock(&e->api_lock);
-}
-
-static void event_send(struct gp_extender *e, const struct unschedulable *u)
-{
-	struct gp_kube *api;
-	int slot;
-
-	if (!u->uid[0] || !(api = api_take(e, &slot)))
-		return;
-	gp_kube_event(api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
-		      u->message, EVENT_COMPONENT);
-	api_give(e, slot);
-}
-
-/* The text of a miss fits_on found (made once per code and call). */
-static int miss_reason(struct verdicts *v, int *cache, int code, const struct ask *asks)
-{
-	char text[REASON_MAX];
-	int slot = code == NOT_PUBLISHED ? 0 : 1 + code;
-
-	if (cache[slot] >= 0)
-		return cache[slot];
-	if (code == NOT_PUBLISHED)
-		snprintf(text, sizeof(text), "%s", NOT_PUBLISHED_TEXT);
-	else
-		nofit_text((enum gp_nofit)(code / GP_MODELS_MAX), &asks[code % GP_MODELS_MAX], text,
-			   sizeof(text));
-	return cache[slot] = reason_index(v, text);
-}
-
-/* A node of a namespace with quotas: which devices (of which models) the
- * pod would take decides. */
-static int verdict_with_quota(struct gp_extender *e, const struct gp_kube_pod *p,
-			      const struct ask *asks, int n, const struct knode *k,
-			      const struct use *use, struct verdicts *v, const char *why)
-{
-	char reason[REASON_MAX];
-	struct choice c;
-
-	snprintf(reason, sizeof(reason), "%s", why);
-	decide_on(e, asks, n, k, &c, reason, sizeof(reason));
-	if (c.placed && quota_allows(e, use, &asks[c.ask], &c.d.where, p->ns, reason, sizeof(reason)))
-		return FITS;
-	return reason_index(v, reason);
-}
-
-/* Filter under the lock: the pod's asks on every named node. Without any
- * ask (no model can serve it), every node with devices fails for `why`. */
-static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
-			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
-{
-	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
-	struct ask asks[GP_MODELS_MAX];
-	char why[REASON_MAX] = "";
-	size_t passed = 0, first = SIZE_MAX;
-	struct kpod *known;
-	struct use use;
-	int n, r;
-
-	if ((r = ensure_built(e)) < 0)
-		return r;
-	reservations_expire(e);
-	known = pod_known(e, p);        /* for the bind that may follow */
-	if (known)
-		reservation_cancel(e, known);   /* scheduled again: what it held goes */
-	n = pod_asks(e, p, asks, why, sizeof(why));
-	use.limited = false;            /* quotas are of devices */
-	if (p->units)
-		use_of(e, p->ns, &use);
-	memset(cache, -1, sizeof(cache));
-	for (size_t i = 0; i < a->names; i++) {
-		const struct knode *k = gp_strmap_get(&e->nodes, a->name[i]);
-		int code;
-
-		if (p->units == 0 && (!k || k->index == NO_NODE))
-			code = FITS;            /* no opinion */
-		else if (use.limited)
-			code = verdict_with_quota(e, p, asks, n, k, &use, v, why);
-		else if ((code = fits_on(e, asks, n, k)) == NOT_PUBLISHED && n == 0 && k &&
-			 k->index != NO_NODE)
-			code = reason_index(v, why);
-		else if (code != FITS)
-			code = miss_reason(v, cache, code, asks);
-		v->why[i] = code;
-		if (code == FITS)
-			passed++;
-		else if (first == SIZE_MAX)
-			first = i;
-	}
-	e->stats.filters++;
-	if (passed == 0) {
-		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
-			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
-		if (known && strncmp(known->last_event, u->message, sizeof(known->last_event) - 1)) {
-			snprintf(known->last_event, sizeof(known->last_event), "%s", u->message);
-			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);
-			snprintf(u->name, sizeof(u->name), "%s", p->name);
-			snprintf(u->uid, sizeof(u->uid), "%s", p->uid);
-		}
-	}
-	return 0;
-}
-
-int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret)
-{
-	struct unschedulable u = { .uid = "" };
-	struct verdicts *v = calloc(1, sizeof(*v));
-	struct gp_extender_args a;
-	struct gp_kube_pod p;
-	char err[REASON_MAX];
-	int r = v ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
-
-	if (r < 0) {
-		*ret = error_text(v ? err : "out of memory");
-		free(v);
-		return *ret ? r : -ENOMEM;
-	}
-	v->why = calloc(a.names + 1, sizeof(*v->why));
-	if (!v->why) {
-		r = -ENOMEM;
-	} else if ((r = args_pod(&a, &p, err, sizeof(err))) < 0) {
-		/* The pod's own request is wrong: no node will do, and
-		 * preemption cannot help (every why is reason 0). */
-		v->unresolvable = true;
-		reason_index(v, err);
-		r = 0;
-	} else {
-		pthread_mutex_lock(&e->lock);
-		r = filter_locked(e, &p, &a, v, &u);
-		pthread_mutex_unlock(&e->lock);
-	}
-	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, v);
-	if (r == 0 && u.uid[0])
-		event_send(e, &u);
-	gp_extender_args_release(&a);
-	free(v->why);
-	free(v);
-	return *ret ? r : -ENOMEM;
-}
-
-/* The offered node the bounded search picks, or SIZE_MAX. */
-static size_t offered(struct gp_extender *e, const struct gp_extender_args *a,
-		      const struct choice *any)
-{
-	const char *chosen = any->placed ? e->node_at[any->d.where.node]->n.name : NULL;
-	size_t len = chosen ? strlen(chosen) : 0;
-
-	for (size_t i = 0; chosen && i < a->names; i++)
-		if (a->name_len[i] == len && memcmp(a->name[i], chosen, len) == 0)
-			return i;
-	return SIZE_MAX;
-}
-
-/* Every offered node scored exactly: the best 10, the others 0..9. */
-static void scores_exact(struct gp_extender *e, const struct ask *asks, int n_asks,
-			 const struct gp_extender_args *a, int *out)
-{
-	size_t n = a->names, best = SIZE_MAX;
-	struct choice *on = calloc(n + 1, sizeof(*on));
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	char why[REASON_MAX];
-
-	if (!on)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		decide_on(e, asks, n_asks, gp_strmap_get(&e->nodes, a->name[i]), &on[i], why,
-			  sizeof(why));
-		if (on[i].placed && (best == SIZE_MAX || on[i].d.score > on[best].d.score))
-			best = i;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (on[i].placed && i != best) {
-			lo = on[i].d.score < lo ? on[i].d.score : lo;
-			hi = on[i].d.score > hi ? on[i].d.score : hi;
-		}
-	for (size_t i = 0; i < n; i++)
-		if (i == best)
-			out[i] = 10;
-		else if (on[i].placed)
-			out[i] = hi == lo ? 9 : (int)(9.0 * (double)(on[i].d.score - lo) / (double)(hi - lo));
-	free(on);
-}
-
-/* Scores 0..10. The node the bounded search picks (the decision `gpupool
- * sim` measures) gets 10 when it is offered, the others 0; when it is not
- * (kube-scheduler's own filters left it out), every offered node is
- * scored: the best 10, the others 0..9. */
-static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
-		       struct gp_kube_placement *ret, char *why, size_t len);
-
-/* Holds the pod's placement on the node it scored 10, for its bind: the
- * next pod's filter, which kube-scheduler may send first, sees it taken. */
-static void reserve(struct gp_extender *e, const struct gp_kube_pod *p, const char *node)
-{
-	struct kpod *k = pod_known(e, p);
-	struct gp_kube_placement pl;
-	char why[REASON_MAX];
-
-	if (k && !k->held && bind_decide(e, k, node, &pl, why, sizeof(why)) == 0) {
-		k->reserved_ns = mono_ns();
-		e->reserved++;
-	}
-}
-
-static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p,
-			      const struct gp_extender_args *a, int *score)
-{
-	struct ask asks[GP_MODELS_MAX];
-	struct choice any;
-	char why[REASON_MAX];
-	size_t chosen;
-	int n_asks;
-
-	if (ensure_built(e) < 0)
-		return;
-	n_asks = pod_asks(e, p, asks, why, sizeof(why));
-	decide_any(e, asks, n_asks, &any);
-	chosen = offered(e, a, &any);
-	if (chosen != SIZE_MAX)
-		score[chosen] = 10;
-	else
-		scores_exact(e, asks, n_asks, a, score);
-	for (size_t i = 0; i < a->names; i++)
-		if (score[i] == 10)
-			reserve(e, p, a->name[i]);
-}
-
-/* [{"Host": "name", "Score": n}, ...] */
-static char *scores_text(const struct gp_extender_args *a, const int *score)
-{
-	static const char *const tail[] = {
-		",\"Score\":0}", ",\"Score\":1}", ",\"Score\":2}", ",\"Score\":3}", ",\"Score\":4}",
-		",\"Score\":5}", ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}", ",\"Score\":9}",
-		",\"Score\":10}",
-	};
-	struct gp_reply f = { 0 };
-
-	gp_reply_raw(&f, "[", 1);
-	for (size_t i = 0; i < a->names; i++) {
-		gp_reply_put(&f, i ? ",{\"Host\":" : "{\"Host\":");
-		gp_reply_string(&f, a->name[i], a->name_len[i]);
-		gp_reply_put(&f, tail[score[i] < 0 ? 0 : score[i] > 10 ? 10 : score[i]]);
-	}
-	gp_reply_raw(&f, "]", 1);
-	return gp_reply_take(&f);
-}
-
-int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret)
-{
-	struct gp_extender_args a;
-	struct gp_kube_pod p;
-	char err[REASON_MAX];
-	int r = gp_extender_args_parse(body, len, &a, err, sizeof(err)), *score = NULL;
-
-	if (r < 0) {
-		*ret = error_text(err);
-		return *ret ? r : -ENOMEM;
-	}
-	score = calloc(a.names + 1, sizeof(*score));
-	/* A pod it cannot read scores 0 everywhere: filter said why. */
-	if (score && args_pod(&a, &p, err, sizeof(err)) == 0) {
-		pthread_mutex_lock(&e->lock);
-		prioritize_locked(e, &p, &a, score);
-		pthread_mutex_unlock(&e->lock);
-	}
-	*ret = score ? scores_text(&a, score) : NULL;
-	free(score);
-	gp_extender_args_release(&a);
-	return *ret ? 0 : -ENOMEM;
-}
-
-/* ---- bind ------------------------------------------------------------------ */
-
-static int64_t now_unix_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Places pod k on node `node` and holds it there ("assumed", as
- * kube-scheduler says) until the API server has it; the placement in
- * *ret. */
-static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
-		       struct gp_kube_placement *ret, char *why, size_t len)
-{
-	struct ask asks[GP_MODELS_MAX];
-	const struct knode *kn = gp_strmap_get(&e->nodes, node);
-	struct choice c;
-	struct use use;
-	int n;
-
-	snprintf(why, len, "node %s is not known", node);
-	n = pod_asks(e, &k->p, asks, why, len);
-	decide_on(e, asks, n, kn, &c, why, len);
-	use.limited = false;
-	if (k->p.units)
-		use_of(e, k->p.ns, &use);
-	if (!c.placed || !quota_allows(e, &use, &asks[c.ask], &c.d.where, k->p.ns, why, len))
-		return -ENOSPC;
-	memset(ret, 0, sizeof(*ret));
-	snprintf(ret->node, sizeof(ret->node), "%s", node);
-	for (int i = 0; i < c.d.where.devices; i++)
-		snprintf(ret->device[ret->devices++], GP_KUBE_UUID_MAX, "%s",
-			 kn->n.device[c.d.where.device[i]].uuid);
-	ret->memory_mib = asks[c.ask].memory_mib;
-	ret->compute = asks[c.ask].compute_pct;
-	ret->whole = asks[c.ask].req.whole;
-	ret->bound_at = now_unix_ns();
-	unreserve(e, k);
-	pod_let_go(e, k);
-	if (k->p.units) {
-		k->p.placement = *ret;
-		k->p.placed = true;
-	}
-	snprintf(k->p.node, sizeof(k->p.node), "%s", node);
-	return pod_hold(e, k) ? 0 : -EBUSY;
-}
-
-/* Binds the pod with its placement annotation in the Binding: the API
- * server writes both in one update, so no pod is ever bound without its
- * placement, nor annotated and left unbound. The refusal in why. */
-static int bind_write(struct gp_extender *e, const struct gp_kube_pod *p,
-		      const struct gp_kube_placement *pl, char *why, size_t len)
-{
-	char *text = p->units ? gp_kube_placement_text(pl) : NULL;
-	json_t *annotations = text ? json_pack("{s:s}", GP_KUBE_ANN_PLACEMENT, text) : NULL;
-	struct gp_kube *api;
-	int slot, r = 0;
-
-	free(text);
-	if (p->units && !annotations)
-		return -ENOMEM;
-	if ((api = api_take(e, &slot))) {
-		r = gp_kube_bind(api, p->ns, p->name, p->uid, pl->node, annotations);
-		if (r < 0)
-			snprintf(why, len, "the API server refused: %s",
-				 *gp_kube_error(api) ? gp_kube_error(api) : strerror(-r));
-		api_give(e, slot);
-	}
-	json_decref(annotations);
-	return r;
-}
-
-static int bind_args(struct gp_extender *e, const json_t *args, char **ret);
-
-/* Is pod k held on node by prioritize? Its placement in *ret then. */
-static bool reserved_on(const struct kpod *k, const char *node, struct gp_kube_placement *ret)
-{
-	if (!k->reserved_ns || !k->held || strcmp(k->p.node, node) != 0)
-		return false;
-	*ret = k->p.placement;
-	snprintf(ret->node, sizeof(ret->node), "%s", node);
-	return true;
-}
-
-static void bind_undo(struct gp_extender *e, const char *uid, const struct gp_kube_placement *pl)
-{
-	struct kpod *k;
-
-	pthread_mutex_lock(&e->lock);
-	k = gp_strmap_get(&e->pods, uid);
-	if (k && (k->p.units ? k->p.placed && !memcmp(&k->p.placement, pl, sizeof(*pl))
-			     : !strcmp(k->p.node, pl->node))) {
-		unreserve(e, k);
-		pod_let_go(e, k);
-		k->p.placed = false;
-		k->p.node[0] = 0;
-	}
-	e->stats.bind_failures++;
-	pthread_mutex_unlock(&e->lock);
-}
-
-int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char **ret)
-{
-	json_t *args = json_loadb(body, len, 0, NULL);
-	int r = bind_args(e, args, ret);
-
-	json_decref(args);
-	return r;
-}
-
-static int bind_args(struct gp_extender *e, const json_t *args, char **ret)
-{
-	const char *uid = json_string_value(json_object_get(args, "PodUID"));
-	const char *node = json_string_value(json_object_get(args, "Node"));
-	const char *name = json_string_value(json_object_get(args, "PodName"));
-	const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
-	struct gp_kube_placement pl;
-	struct gp_kube_pod p;
-	char why[REASON_MAX];
-	struct kpod *k;
-	int r;
-
-	if (!uid || !node || !name || !ns) {
-		*ret = error_text("not ExtenderBindingArgs: want PodName, PodNamespace, PodUID, Node");
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&e->lock);
-	r = ensure_built(e);
-	k = gp_strmap_get(&e->pods, uid);
-	if (r == 0 && !k)
-		snprintf(why, sizeof(why), "pod %s/%s (uid %s) was not seen by the filter", ns, name, uid);
-	else if (r == 0 && reserved_on(k, node, &pl))
-		r = 0;                  /* prioritize held it there */
-	else if (r == 0)
-		r = bind_decide(e, k, node, &pl, why, sizeof(why));
-	if (k)
-		p = k->p;
-	pthread_mutex_unlock(&e->lock);
-	if (r == 0 && k) {
-		if (e->io)
-			e->io(e->io_ctx, true);
-		r = bind_write(e, &p, &pl, why, sizeof(why));
-		if (e->io)
-			e->io(e->io_ctx, false);
-		if (r < 0)
-			bind_undo(e, uid, &pl);
-	}
-	if (r == 0 && !k)
-		r = -ENOENT;
-	if (r < 0) {
-		*ret = error_text(why);
-		return 0;
-	}
-	pthread_mutex_lock(&e->lock);
-	if ((k = gp_strmap_get(&e->pods, uid)))
-		unreserve(e, k);
-	e->stats.binds++;
-	if (!e->trace.pods && ++e->binds_since_target >= RETARGET_BINDS && retarget(e) < 0)
-		e->dirty = true;
-	pthread_mutex_unlock(&e->lock);
-	*ret = error_text("");
-	return 0;
 }
 
 /* ---- life ------------------------------------------------------------------ */

@@ -1,0 +1,150 @@
+/* extender-impl.h — what the extender's two files share; internal to
+ * src/k8s/extender*.c. extender.c keeps the state (the cluster rebuilt
+ * from the Nodes, every pod's placement held in it, the informers'
+ * callbacks, the holds prioritize makes for the binds to come) and the
+ * decisions (what a pod asks of the core, quotas, one node or the whole
+ * cluster); extender-verbs.c answers kube-scheduler (filter, prioritize,
+ * bind) and writes its replies. Everything runs under e->lock but the
+ * calls to the API server (a pool of handles under api_lock). */
+#ifndef GP_K8S_EXTENDER_IMPL_H
+#define GP_K8S_EXTENDER_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/strmap.h"
+#include "core/cluster.h"
+#include "core/policy.h"
+#include "core/workload.h"
+#include "k8s/extender.h"
+#include "k8s/objects.h"
+#include "sim/trace.h"
+
+#define NO_NODE UINT32_MAX
+#define REASON_MAX 256
+#define WORKLOAD_COVERAGE 0.95
+#define EVENT_COMPONENT "gpupool-extender"
+/* Without a workload trace, the target is made again from the pods
+ * placed every this many binds. */
+#define RETARGET_BINDS 512
+/* A placement chosen by prioritize is held for the bind that follows
+ * (kube-scheduler binds while it schedules the next pod); one that no bind
+ * claims in this long is given back. */
+#define RESERVE_TTL_NS (30ULL * 1000000000ULL)
+
+struct knode {
+	struct gp_kube_node n;
+	uint32_t index;                 /* in the cluster; NO_NODE: not there */
+};
+
+struct kpod {
+	struct gp_kube_pod p;
+	bool held;                      /* its placement is committed */
+	struct gp_request req;          /* what it holds, when held */
+	struct gp_placement where;
+	char last_event[REASON_MAX + 64];       /* the last unschedulable event sent */
+	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
+};
+
+/* What the devices of one model offer a share (the first device seen). */
+struct model_info {
+	unsigned split;
+	uint64_t memory_mib;
+};
+
+/* One request a pod makes: of the models that give a share the same
+ * compute and memory. */
+struct ask {
+	struct gp_request req;
+	unsigned compute_pct;
+	uint64_t memory_mib;
+};
+
+struct gp_extender {
+	pthread_mutex_t lock;
+	pthread_mutex_t api_lock;       /* the API handles: each used by one call at a time */
+	pthread_cond_t api_free;
+	char policy_name[64], scheduler[GP_KUBE_NAME_MAX];
+	uint64_t tie_seed;
+	gp_extender_quota_fn *quota;
+	void *quota_ctx;
+	struct gp_kube *const *api;     /* GP_EXTENDER_API_MAX at most */
+	int apis;
+	unsigned api_busy;              /* a bit per handle in use */
+	struct gp_trace trace;          /* the workload trace's pods; none: 0 pods */
+	struct gp_strmap nodes;         /* name -> struct knode */
+	struct gp_strmap pods;          /* uid -> struct kpod */
+	bool dirty;                     /* the nodes changed: rebuild */
+	struct gp_cluster *cluster;
+	struct gp_policy *policy;
+	struct gp_workload *target;
+	struct knode **node_at;         /* cluster index -> node */
+	struct gp_node_spec *specs;     /* and its spec */
+	uint32_t n_nodes;
+	unsigned binds_since_target;
+	struct model_info model[GP_MODELS_MAX];
+	int models;
+	unsigned reserved;              /* pods held by prioritize, not bound yet */
+	uint64_t reserve_scan_ns;       /* when they were last looked at */
+	void (*io)(void *ctx, bool start);
+	void *io_ctx;
+	struct gp_extender_stats stats;
+};
+
+/* A namespace's use: overall, and per model quota of its tenant. */
+struct use {
+	bool limited;
+	struct gp_sched_tenant t;
+	uint64_t mem, compute;
+	uint64_t model_mem[GP_MODELS_MAX], model_compute[GP_MODELS_MAX];
+};
+
+struct choice {
+	bool placed;
+	struct gp_decision d;
+	int ask;                        /* which of the asks */
+};
+
+#define NOT_PUBLISHED_TEXT \
+	"no gpupool devices published on this node (is gpupool node running there?)"
+
+/* fits_on's answers besides a miss (nofit * GP_MODELS_MAX + ask). */
+#define FITS (-1)
+#define NOT_PUBLISHED (-2)
+
+/* ---- extender.c ---------------------------------------------------------- */
+
+/* The cluster made again when the Nodes changed (or never made). */
+int gp_extender_ensure_built(struct gp_extender *e);
+/* The target workload and its policy made again. */
+int gp_extender_retarget(struct gp_extender *e);
+/* Commits a pod's placement (false: it no longer fits there), gives it back. */
+bool gp_extender_pod_hold(struct gp_extender *e, struct kpod *k);
+void gp_extender_pod_let_go(struct gp_extender *e, struct kpod *k);
+/* Holds prioritize makes: no longer one (bound or gone); given back; the
+ * old ones given back, looked for once a second. */
+void gp_extender_unreserve(struct gp_extender *e, struct kpod *k);
+void gp_extender_reservation_cancel(struct gp_extender *e, struct kpod *k);
+void gp_extender_reservations_expire(struct gp_extender *e);
+uint64_t gp_extender_mono_ns(void);
+/* A pod's requests, one per group of models (0 of them, with why). */
+int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, struct ask *ret,
+			 char *why, size_t why_len);
+/* A namespace's use against its quotas; whether an ask at w keeps it within. */
+void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret);
+bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,
+			      const struct ask *a, const struct gp_placement *w, const char *ns,
+			      char *why, size_t len);
+/* Why an ask misses a node, for `kubectl describe pod`. */
+void gp_extender_nofit_text(enum gp_nofit r, const struct ask *a, char *why, size_t len);
+/* One node: fit only (FITS, NOT_PUBLISHED or a miss), or the best ask
+ * scored; the whole cluster: the bounded search's best ask. */
+int gp_extender_fits_on(struct gp_extender *e, const struct ask *asks, int n,
+			const struct knode *k);
+void gp_extender_decide_on(struct gp_extender *e, const struct ask *asks, int n,
+			   const struct knode *k, struct choice *ret, char *why, size_t len);
+void gp_extender_decide_any(struct gp_extender *e, const struct ask *asks, int n,
+			    struct choice *ret);
+
+#endif

@@ -1,0 +1,603 @@
+/* extender-verbs.c — the extender's answers to kube-scheduler (see
+ * extender.h): the replies written as text, filter, prioritize (and the
+ * hold it makes for the bind), bind; extender-impl.h says what they use
+ * of the state. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "k8s/args.h"
+#include "k8s/extender-impl.h"
+#include "k8s/names.h"
+#include "k8s/reply.h"
+
+/* ---- the verbs' JSON ---------------------------------------------------------- */
+
+/* The args' pod, read; a pod that cannot be read: -EINVAL with why. */
+static int args_pod(const struct gp_extender_args *a, struct gp_kube_pod *ret, char *err,
+		    size_t len)
+{
+	return gp_kube_pod_read(a->pod, ret, err, len);
+}
+
+/* The pod as the extender knows it, added when it is new (a pod seen
+ * first in a filter, before the informer brought it). */
+static struct kpod *pod_known(struct gp_extender *e, const struct gp_kube_pod *p)
+{
+	struct kpod *k = gp_strmap_get(&e->pods, p->uid);
+
+	if (k || !p->uid[0])
+		return k;
+	k = calloc(1, sizeof(*k));
+	if (!k || gp_strmap_put(&e->pods, p->uid, k) < 0) {
+		free(k);
+		return NULL;
+	}
+	k->p = *p;
+	return k;
+}
+
+/* ---- replies as text (reply.h) ------------------------------------------------ */
+
+static void put_string(struct gp_reply *r, const char *text)
+{
+	gp_reply_string(r, text, strlen(text));
+}
+
+/* The filter's verdict on every node offered: passed, or the index of its
+ * reason in a small table of distinct texts (most nodes fail for one of a
+ * few reasons). */
+#define REASONS_MAX 32
+
+struct verdicts {
+	int *why;                       /* per node: FITS, or a reason's index */
+	char text[REASONS_MAX][REASON_MAX];
+	int texts;
+	bool unresolvable;              /* the pod itself is wrong: no node will do */
+};
+
+/* The index of a reason's text, added when new (the last slot takes
+ * every reason past REASONS_MAX). */
+static int reason_index(struct verdicts *v, const char *text)
+{
+	char full[REASON_MAX];
+
+	snprintf(full, sizeof(full), "gpupool: %s", text);
+	for (int i = 0; i < v->texts; i++)
+		if (strcmp(v->text[i], full) == 0)
+			return i;
+	if (v->texts == REASONS_MAX)
+		return REASONS_MAX - 1;
+	memcpy(v->text[v->texts], full, sizeof(full));
+	return v->texts++;
+}
+
+/* {"name": "reason", ...} of the nodes that failed, or of none. */
+static void put_reasons(struct gp_reply *f, const struct gp_extender_args *a,
+			const struct verdicts *v, bool these)
+{
+	const char *sep = "{";
+
+	for (size_t i = 0; these && i < a->names; i++) {
+		if (v->why[i] == FITS)
+			continue;
+		gp_reply_put(f, sep);
+		gp_reply_string(f, a->name[i], a->name_len[i]);
+		gp_reply_raw(f, ":", 1);
+		put_string(f, v->text[v->why[i]]);
+		sep = ",";
+	}
+	gp_reply_put(f, *sep == '{' ? "{}" : "}");
+}
+
+/* The filter's result, the passed nodes in the form they came: names, or
+ * the Node objects of args that passed. */
+static char *filter_text(const struct gp_extender_args *a, const struct verdicts *v)
+{
+	struct gp_reply f = { 0 };
+	const char *sep = "";
+
+	gp_reply_put(&f, a->nodes ? "{\"Nodes\":{\"items\":[" : "{\"NodeNames\":[");
+	for (size_t i = 0; i < a->names; i++) {
+		char *node;
+
+		if (v->why[i] != FITS)
+			continue;
+		gp_reply_put(&f, sep);
+		if (!a->nodes) {
+			gp_reply_string(&f, a->name[i], a->name_len[i]);
+		} else if ((node = json_dumps(json_array_get(a->nodes, i), JSON_COMPACT))) {
+			gp_reply_put(&f, node);
+			free(node);
+		}
+		sep = ",";
+	}
+	gp_reply_put(&f, a->nodes ? "]}" : "]");
+	gp_reply_put(&f, ",\"FailedNodes\":");
+	put_reasons(&f, a, v, !v->unresolvable);
+	gp_reply_put(&f, ",\"FailedAndUnresolvableNodes\":");
+	put_reasons(&f, a, v, v->unresolvable);
+	gp_reply_put(&f, ",\"Error\":\"\"}");
+	return gp_reply_take(&f);
+}
+
+static char *error_text(const char *message)
+{
+	json_t *body = json_pack("{s:s}", "Error", message);
+	char *text = json_dumps(body, JSON_COMPACT);
+
+	json_decref(body);
+	return text;
+}
+
+struct unschedulable {
+	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
+	char message[REASON_MAX + 64];
+};
+
+/* Tells the pod's owner why it waits: one Warning event per new reason. */
+/* An API handle no other call uses now (waiting for one); give it back
+ * with api_give. NULL when the extender has none. */
+static struct gp_kube *api_take(struct gp_extender *e, int *ret_slot)
+{
+	int slot;
+
+	if (!e->apis)
+		return NULL;
+	pthread_mutex_lock(&e->api_lock);
+	while (e->api_busy == (1u << e->apis) - 1)
+		pthread_cond_wait(&e->api_free, &e->api_lock);
+	slot = __builtin_ctz(~e->api_busy);
+	e->api_busy |= 1u << slot;
+	pthread_mutex_unlock(&e->api_lock);
+	*ret_slot = slot;
+	return e->api[slot];
+}
+
+static void api_give(struct gp_extender *e, int slot)
+{
+	pthread_mutex_lock(&e->api_lock);
+	e->api_busy &= ~(1u << slot);
+	pthread_cond_signal(&e->api_free);
+	pthread_mutex_unlock(&e->api_lock);
+}
+
+static void event_send(struct gp_extender *e, const struct unschedulable *u)
+{
+	struct gp_kube *api;
+	int slot;
+
+	if (!u->uid[0] || !(api = api_take(e, &slot)))
+		return;
+	gp_kube_event(api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
+		      u->message, EVENT_COMPONENT);
+	api_give(e, slot);
+}
+
+/* The text of a miss fits_on found (made once per code and call). */
+static int miss_reason(struct verdicts *v, int *cache, int code, const struct ask *asks)
+{
+	char text[REASON_MAX];
+	int slot = code == NOT_PUBLISHED ? 0 : 1 + code;
+
+	if (cache[slot] >= 0)
+		return cache[slot];
+	if (code == NOT_PUBLISHED)
+		snprintf(text, sizeof(text), "%s", NOT_PUBLISHED_TEXT);
+	else
+		gp_extender_nofit_text((enum gp_nofit)(code / GP_MODELS_MAX), &asks[code % GP_MODELS_MAX], text,
+			   sizeof(text));
+	return cache[slot] = reason_index(v, text);
+}
+
+/* A node of a namespace with quotas: which devices (of which models) the
+ * pod would take decides. */
+static int verdict_with_quota(struct gp_extender *e, const struct gp_kube_pod *p,
+			      const struct ask *asks, int n, const struct knode *k,
+			      const struct use *use, struct verdicts *v, const char *why)
+{
+	char reason[REASON_MAX];
+	struct choice c;
+
+	snprintf(reason, sizeof(reason), "%s", why);
+	gp_extender_decide_on(e, asks, n, k, &c, reason, sizeof(reason));
+	if (c.placed && gp_extender_quota_allows(e, use, &asks[c.ask], &c.d.where, p->ns, reason,
+						 sizeof(reason)))
+		return FITS;
+	return reason_index(v, reason);
+}
+
+/* Filter under the lock: the pod's asks on every named node. Without any
+ * ask (no model can serve it), every node with devices fails for `why`. */
+static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
+			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
+{
+	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
+	struct ask asks[GP_MODELS_MAX];
+	char why[REASON_MAX] = "";
+	size_t passed = 0, first = SIZE_MAX;
+	struct kpod *known;
+	struct use use;
+	int n, r;
+
+	if ((r = gp_extender_ensure_built(e)) < 0)
+		return r;
+	gp_extender_reservations_expire(e);
+	known = pod_known(e, p);        /* for the bind that may follow */
+	if (known)
+		gp_extender_reservation_cancel(e, known);   /* scheduled again: what it held goes */
+	n = gp_extender_pod_asks(e, p, asks, why, sizeof(why));
+	use.limited = false;            /* quotas are of devices */
+	if (p->units)
+		gp_extender_use_of(e, p->ns, &use);
+	memset(cache, -1, sizeof(cache));
+	for (size_t i = 0; i < a->names; i++) {
+		const struct knode *k = gp_strmap_get(&e->nodes, a->name[i]);
+		int code;
+
+		if (p->units == 0 && (!k || k->index == NO_NODE))
+			code = FITS;            /* no opinion */
+		else if (use.limited)
+			code = verdict_with_quota(e, p, asks, n, k, &use, v, why);
+		else if ((code = gp_extender_fits_on(e, asks, n, k)) == NOT_PUBLISHED && n == 0 && k &&
+			 k->index != NO_NODE)
+			code = reason_index(v, why);
+		else if (code != FITS)
+			code = miss_reason(v, cache, code, asks);
+		v->why[i] = code;
+		if (code == FITS)
+			passed++;
+		else if (first == SIZE_MAX)
+			first = i;
+	}
+	e->stats.filters++;
+	if (passed == 0) {
+		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
+			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
+		if (known && strncmp(known->last_event, u->message, sizeof(known->last_event) - 1)) {
+			snprintf(known->last_event, sizeof(known->last_event), "%s", u->message);
+			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);
+			snprintf(u->name, sizeof(u->name), "%s", p->name);
+			snprintf(u->uid, sizeof(u->uid), "%s", p->uid);
+		}
+	}
+	return 0;
+}
+
+int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret)
+{
+	struct unschedulable u = { .uid = "" };
+	struct verdicts *v = calloc(1, sizeof(*v));
+	struct gp_extender_args a;
+	struct gp_kube_pod p;
+	char err[REASON_MAX];
+	int r = v ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
+
+	if (r < 0) {
+		*ret = error_text(v ? err : "out of memory");
+		free(v);
+		return *ret ? r : -ENOMEM;
+	}
+	v->why = calloc(a.names + 1, sizeof(*v->why));
+	if (!v->why) {
+		r = -ENOMEM;
+	} else if ((r = args_pod(&a, &p, err, sizeof(err))) < 0) {
+		/* The pod's own request is wrong: no node will do, and
+		 * preemption cannot help (every why is reason 0). */
+		v->unresolvable = true;
+		reason_index(v, err);
+		r = 0;
+	} else {
+		pthread_mutex_lock(&e->lock);
+		r = filter_locked(e, &p, &a, v, &u);
+		pthread_mutex_unlock(&e->lock);
+	}
+	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, v);
+	if (r == 0 && u.uid[0])
+		event_send(e, &u);
+	gp_extender_args_release(&a);
+	free(v->why);
+	free(v);
+	return *ret ? r : -ENOMEM;
+}
+
+/* The offered node the bounded search picks, or SIZE_MAX. */
+static size_t offered(struct gp_extender *e, const struct gp_extender_args *a,
+		      const struct choice *any)
+{
+	const char *chosen = any->placed ? e->node_at[any->d.where.node]->n.name : NULL;
+	size_t len = chosen ? strlen(chosen) : 0;
+
+	for (size_t i = 0; chosen && i < a->names; i++)
+		if (a->name_len[i] == len && memcmp(a->name[i], chosen, len) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Every offered node scored exactly: the best 10, the others 0..9. */
+static void scores_exact(struct gp_extender *e, const struct ask *asks, int n_asks,
+			 const struct gp_extender_args *a, int *out)
+{
+	size_t n = a->names, best = SIZE_MAX;
+	struct choice *on = calloc(n + 1, sizeof(*on));
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	char why[REASON_MAX];
+
+	if (!on)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		gp_extender_decide_on(e, asks, n_asks, gp_strmap_get(&e->nodes, a->name[i]), &on[i], why,
+			  sizeof(why));
+		if (on[i].placed && (best == SIZE_MAX || on[i].d.score > on[best].d.score))
+			best = i;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (on[i].placed && i != best) {
+			lo = on[i].d.score < lo ? on[i].d.score : lo;
+			hi = on[i].d.score > hi ? on[i].d.score : hi;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (i == best)
+			out[i] = 10;
+		else if (on[i].placed)
+			out[i] = hi == lo ? 9 : (int)(9.0 * (double)(on[i].d.score - lo) / (double)(hi - lo));
+	free(on);
+}
+
+/* Scores 0..10. The node the bounded search picks (the decision `gpupool
+ * sim` measures) gets 10 when it is offered, the others 0; when it is not
+ * (kube-scheduler's own filters left it out), every offered node is
+ * scored: the best 10, the others 0..9. */
+static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
+		       struct gp_kube_placement *ret, char *why, size_t len);
+
+/* Holds the pod's placement on the node it scored 10, for its bind: the
+ * next pod's filter, which kube-scheduler may send first, sees it taken. */
+static void reserve(struct gp_extender *e, const struct gp_kube_pod *p, const char *node)
+{
+	struct kpod *k = pod_known(e, p);
+	struct gp_kube_placement pl;
+	char why[REASON_MAX];
+
+	if (k && !k->held && bind_decide(e, k, node, &pl, why, sizeof(why)) == 0) {
+		k->reserved_ns = gp_extender_mono_ns();
+		e->reserved++;
+	}
+}
+
+static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p,
+			      const struct gp_extender_args *a, int *score)
+{
+	struct ask asks[GP_MODELS_MAX];
+	struct choice any;
+	char why[REASON_MAX];
+	size_t chosen;
+	int n_asks;
+
+	if (gp_extender_ensure_built(e) < 0)
+		return;
+	n_asks = gp_extender_pod_asks(e, p, asks, why, sizeof(why));
+	gp_extender_decide_any(e, asks, n_asks, &any);
+	chosen = offered(e, a, &any);
+	if (chosen != SIZE_MAX)
+		score[chosen] = 10;
+	else
+		scores_exact(e, asks, n_asks, a, score);
+	for (size_t i = 0; i < a->names; i++)
+		if (score[i] == 10)
+			reserve(e, p, a->name[i]);
+}
+
+/* [{"Host": "name", "Score": n}, ...] */
+static char *scores_text(const struct gp_extender_args *a, const int *score)
+{
+	static const char *const tail[] = {
+		",\"Score\":0}", ",\"Score\":1}", ",\"Score\":2}", ",\"Score\":3}", ",\"Score\":4}",
+		",\"Score\":5}", ",\"Score\":6}", ",\"Score\":7}", ",\"Score\":8}", ",\"Score\":9}",
+		",\"Score\":10}",
+	};
+	struct gp_reply f = { 0 };
+
+	gp_reply_raw(&f, "[", 1);
+	for (size_t i = 0; i < a->names; i++) {
+		gp_reply_put(&f, i ? ",{\"Host\":" : "{\"Host\":");
+		gp_reply_string(&f, a->name[i], a->name_len[i]);
+		gp_reply_put(&f, tail[score[i] < 0 ? 0 : score[i] > 10 ? 10 : score[i]]);
+	}
+	gp_reply_raw(&f, "]", 1);
+	return gp_reply_take(&f);
+}
+
+int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret)
+{
+	struct gp_extender_args a;
+	struct gp_kube_pod p;
+	char err[REASON_MAX];
+	int r = gp_extender_args_parse(body, len, &a, err, sizeof(err)), *score = NULL;
+
+	if (r < 0) {
+		*ret = error_text(err);
+		return *ret ? r : -ENOMEM;
+	}
+	score = calloc(a.names + 1, sizeof(*score));
+	/* A pod it cannot read scores 0 everywhere: filter said why. */
+	if (score && args_pod(&a, &p, err, sizeof(err)) == 0) {
+		pthread_mutex_lock(&e->lock);
+		prioritize_locked(e, &p, &a, score);
+		pthread_mutex_unlock(&e->lock);
+	}
+	*ret = score ? scores_text(&a, score) : NULL;
+	free(score);
+	gp_extender_args_release(&a);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- bind ------------------------------------------------------------------ */
+
+static int64_t now_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Places pod k on node `node` and holds it there ("assumed", as
+ * kube-scheduler says) until the API server has it; the placement in
+ * *ret. */
+static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
+		       struct gp_kube_placement *ret, char *why, size_t len)
+{
+	struct ask asks[GP_MODELS_MAX];
+	const struct knode *kn = gp_strmap_get(&e->nodes, node);
+	struct choice c;
+	struct use use;
+	int n;
+
+	snprintf(why, len, "node %s is not known", node);
+	n = gp_extender_pod_asks(e, &k->p, asks, why, len);
+	gp_extender_decide_on(e, asks, n, kn, &c, why, len);
+	use.limited = false;
+	if (k->p.units)
+		gp_extender_use_of(e, k->p.ns, &use);
+	if (!c.placed || !gp_extender_quota_allows(e, &use, &asks[c.ask], &c.d.where, k->p.ns, why, len))
+		return -ENOSPC;
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->node, sizeof(ret->node), "%s", node);
+	for (int i = 0; i < c.d.where.devices; i++)
+		snprintf(ret->device[ret->devices++], GP_KUBE_UUID_MAX, "%s",
+			 kn->n.device[c.d.where.device[i]].uuid);
+	ret->memory_mib = asks[c.ask].memory_mib;
+	ret->compute = asks[c.ask].compute_pct;
+	ret->whole = asks[c.ask].req.whole;
+	ret->bound_at = now_unix_ns();
+	gp_extender_unreserve(e, k);
+	gp_extender_pod_let_go(e, k);
+	if (k->p.units) {
+		k->p.placement = *ret;
+		k->p.placed = true;
+	}
+	snprintf(k->p.node, sizeof(k->p.node), "%s", node);
+	return gp_extender_pod_hold(e, k) ? 0 : -EBUSY;
+}
+
+/* Binds the pod with its placement annotation in the Binding: the API
+ * server writes both in one update, so no pod is ever bound without its
+ * placement, nor annotated and left unbound. The refusal in why. */
+static int bind_write(struct gp_extender *e, const struct gp_kube_pod *p,
+		      const struct gp_kube_placement *pl, char *why, size_t len)
+{
+	char *text = p->units ? gp_kube_placement_text(pl) : NULL;
+	json_t *annotations = text ? json_pack("{s:s}", GP_KUBE_ANN_PLACEMENT, text) : NULL;
+	struct gp_kube *api;
+	int slot, r = 0;
+
+	free(text);
+	if (p->units && !annotations)
+		return -ENOMEM;
+	if ((api = api_take(e, &slot))) {
+		r = gp_kube_bind(api, p->ns, p->name, p->uid, pl->node, annotations);
+		if (r < 0)
+			snprintf(why, len, "the API server refused: %s",
+				 *gp_kube_error(api) ? gp_kube_error(api) : strerror(-r));
+		api_give(e, slot);
+	}
+	json_decref(annotations);
+	return r;
+}
+
+static int bind_args(struct gp_extender *e, const json_t *args, char **ret);
+
+/* Is pod k held on node by prioritize? Its placement in *ret then. */
+static bool reserved_on(const struct kpod *k, const char *node, struct gp_kube_placement *ret)
+{
+	if (!k->reserved_ns || !k->held || strcmp(k->p.node, node) != 0)
+		return false;
+	*ret = k->p.placement;
+	snprintf(ret->node, sizeof(ret->node), "%s", node);
+	return true;
+}
+
+static void bind_undo(struct gp_extender *e, const char *uid, const struct gp_kube_placement *pl)
+{
+	struct kpod *k;
+
+	pthread_mutex_lock(&e->lock);
+	k = gp_strmap_get(&e->pods, uid);
+	if (k && (k->p.units ? k->p.placed && !memcmp(&k->p.placement, pl, sizeof(*pl))
+			     : !strcmp(k->p.node, pl->node))) {
+		gp_extender_unreserve(e, k);
+		gp_extender_pod_let_go(e, k);
+		k->p.placed = false;
+		k->p.node[0] = 0;
+	}
+	e->stats.bind_failures++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char **ret)
+{
+	json_t *args = json_loadb(body, len, 0, NULL);
+	int r = bind_args(e, args, ret);
+
+	json_decref(args);
+	return r;
+}
+
+static int bind_args(struct gp_extender *e, const json_t *args, char **ret)
+{
+	const char *uid = json_string_value(json_object_get(args, "PodUID"));
+	const char *node = json_string_value(json_object_get(args, "Node"));
+	const char *name = json_string_value(json_object_get(args, "PodName"));
+	const char *ns = json_string_value(json_object_get(args, "PodNamespace"));
+	struct gp_kube_placement pl;
+	struct gp_kube_pod p;
+	char why[REASON_MAX];
+	struct kpod *k;
+	int r;
+
+	if (!uid || !node || !name || !ns) {
+		*ret = error_text("not ExtenderBindingArgs: want PodName, PodNamespace, PodUID, Node");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&e->lock);
+	r = gp_extender_ensure_built(e);
+	k = gp_strmap_get(&e->pods, uid);
+	if (r == 0 && !k)
+		snprintf(why, sizeof(why), "pod %s/%s (uid %s) was not seen by the filter", ns, name, uid);
+	else if (r == 0 && reserved_on(k, node, &pl))
+		r = 0;                  /* prioritize held it there */
+	else if (r == 0)
+		r = bind_decide(e, k, node, &pl, why, sizeof(why));
+	if (k)
+		p = k->p;
+	pthread_mutex_unlock(&e->lock);
+	if (r == 0 && k) {
+		if (e->io)
+			e->io(e->io_ctx, true);
+		r = bind_write(e, &p, &pl, why, sizeof(why));
+		if (e->io)
+			e->io(e->io_ctx, false);
+		if (r < 0)
+			bind_undo(e, uid, &pl);
+	}
+	if (r == 0 && !k)
+		r = -ENOENT;
+	if (r < 0) {
+		*ret = error_text(why);
+		return 0;
+	}
+	pthread_mutex_lock(&e->lock);
+	if ((k = gp_strmap_get(&e->pods, uid)))
+		gp_extender_unreserve(e, k);
+	e->stats.binds++;
+	if (!e->trace.pods && ++e->binds_since_target >= RETARGET_BINDS && gp_extender_retarget(e) < 0)
+		e->dirty = true;
+	pthread_mutex_unlock(&e->lock);
+	*ret = error_text("");
+	return 0;
+}
