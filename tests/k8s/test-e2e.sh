@@ -96,10 +96,6 @@ GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api"
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
 
-# A namespace with a small quota: the tenant of the same name.
-expect tenant-with-a-small-quota 0 'token' -- env GPUPOOL_SOCKET="$tmp/server.sock" \
-	GPUPOOL_TOKEN_FILE="$tmp/admin.token" "$gpupool" tenant add team-q --mem-guaranteed 1G \
-	--compute-guaranteed 100
 
 # ---- kube-scheduler's part ------------------------------------------------------
 # pod_make NAMESPACE NAME UNITS MEMORY: a pod of the gpupool scheduler; its
@@ -209,6 +205,12 @@ check only-the-lost-device-unhealthy 'map(select(.event == "unhealthy")) | .[0].
 	"$tmp/kubelet.out"
 
 # ---- over quota: Pending, with the reason ----------------------------------------
+# A namespace with a small quota: the tenant of the same name, added while
+# the extender runs (it has read the tenants before, for the first pod).
+expect tenant-with-a-small-quota 0 'token' -- env GPUPOOL_SOCKET="$tmp/server.sock" \
+	GPUPOOL_TOKEN_FILE="$tmp/admin.token" "$gpupool" tenant add team-q --mem-guaranteed 1G \
+	--compute-guaranteed 100
+sleep 1.1        # the extender reads the tenants again at least every second
 pod_make team-q greedy 3 4Gi
 schedule greedy
 check over-quota-fails-with-its-reason '.[0].NodeNames == [] and
