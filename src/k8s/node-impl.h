@@ -10,7 +10,7 @@
  * spec.nodeName): Allocate finds the pod the extender placed, admits its
  * task in the limits table of each of its devices (a managed region:
  * region.h) with a fresh secret, and answers the container's environment
- * and mounts; a changed compute, priority or isolation annotation is
+ * and mounts (its devices' files, the limits table read-only); a changed compute, priority or isolation annotation is
  * written into the regions at once (when the devices can take it); a pod
  * that ends or goes has its task forgotten and its slots given back.
  *

@@ -186,6 +186,29 @@ static void pods_relist(struct node *n)
 	json_decref(items);
 }
 
+/* A device's files in the container's run folder, one mount each (not
+ * the host's folder: the pod sees only its own devices' files): the
+ * region and the arbiter's file, which its processes write, and the
+ * limits table read-only — a container that runs as root could write the
+ * table itself otherwise, and raise its own limits. */
+static int device_mounts(struct node *n, const char *uuid, struct gp_plugin_response *r)
+{
+	static const struct {
+		const char *suffix;
+		bool read_only;
+	} files[] = { { "region", false }, { "sched", false }, { "limits", true } };
+	char host[600], inside[200];
+	int err = 0;
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		snprintf(host, sizeof(host), "%s/device-%s.%s", n->o.run_dir, uuid, files[f].suffix);
+		snprintf(inside, sizeof(inside), "%s/device-%s.%s", GP_NODE_RUN_DIR_IN_CONTAINER, uuid,
+			 files[f].suffix);
+		err |= gp_plugin_response_mount(r, inside, host, files[f].read_only);
+	}
+	return err;
+}
+
 static int response_fill(struct node *n, const struct node_pod *k, const char *secret,
 			 struct gp_plugin_response *r)
 {
@@ -215,7 +238,8 @@ static int response_fill(struct node *n, const struct node_pod *k, const char *s
 	snprintf(num, sizeof(num), "%u", k->applied.compute);
 	err |= gp_plugin_response_env(r, "GPUPOOL_COMPUTE", num);
 	err |= gp_plugin_response_mount(r, GP_NODE_SHIM_IN_CONTAINER, n->o.shim_host_path, true);
-	err |= gp_plugin_response_mount(r, GP_NODE_RUN_DIR_IN_CONTAINER, n->o.run_dir, false);
+	for (unsigned i = 0; i < k->devices; i++)
+		err |= device_mounts(n, n->dev[k->dev[i]].d.uuid, r);
 	return err ? -ENOMEM : 0;
 }
 

@@ -148,8 +148,10 @@ check allocate-preloads-the-shim-with-a-task '.[0].envs.LD_PRELOAD ==
 	"/usr/local/lib/gpupool/libgpushare.so" and .[0].envs.GPUPOOL_TASK_ID == "default:train:main"
 	and (.[0].envs.GPUPOOL_TASK_SECRET | length) >= 32 and
 	.[0].envs.GPUPOOL_RUN_DIR == "/run/gpupool"' "$tmp/alloc.json"
-check allocate-mounts-the-shim-and-regions '[.[0].mounts[] | .containerPath] | sort ==
-	["/run/gpupool", "/usr/local/lib/gpupool/libgpushare.so"]' "$tmp/alloc.json"
+check allocate-mounts-the-shim-and-its-device-files "[.[0].mounts[] | [.containerPath, .readOnly]] | sort ==
+	[[\"/run/gpupool/device-$uuid.limits\", true], [\"/run/gpupool/device-$uuid.region\", false],
+	 [\"/run/gpupool/device-$uuid.sched\", false], [\"/usr/local/lib/gpupool/libgpushare.so\", true]]" \
+	"$tmp/alloc.json"
 task=$(jq -r .envs.GPUPOOL_TASK_ID "$tmp/alloc.json")
 task_annotated() {
 	curl -s "$api/api/v1/namespaces/default/pods/train" |
@@ -162,6 +164,9 @@ container() { "$here/run-container.sh" "$tmp/alloc.json" "$build/simdev" -- "$@"
 runs container-allocates "$tmp/mem.json" -- container "$build/gpuload" alloc --json
 check held-to-4-GiB '.[0].allocated_mib == 4096 and .[0].oom and .[0].total_mib == 4096' \
 	"$tmp/mem.json"
+# A container that runs as root still cannot write its limits table.
+expect container-cannot-raise-its-limits 2 'Read-only file system' -- container sh -c \
+	"printf x >>/run/gpupool/device-$uuid.limits"
 runs container-burns "$tmp/burn.json" -- container "$build/gpuload" burn --duration 3 --json
 check held-to-30-percent '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' \
 	"$tmp/burn.json"
