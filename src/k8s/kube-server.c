@@ -8,14 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "k8s/client.h"
 #include "k8s/extender.h"
 #include "server/http.h"
 
 #define BODY_MAX (64 * 1024 * 1024)     /* a Nodes form with thousands of nodes */
-#define VIEW_MAX_AGE_MS 1000
 
 struct gp_kube_server {
 	struct gp_kube_config *config;
@@ -26,35 +24,25 @@ struct gp_kube_server {
 	struct gp_pool *pool;
 	pthread_mutex_t quota_lock;     /* the view below */
 	struct gp_pool_view view;       /* the tenants, as of view_gen */
-	uint64_t view_gen, view_ms;
+	uint64_t view_gen;
 	bool viewed;
 	struct gp_sched_model_quota model[GP_MODELS_MAX];
 };
 
 /* ---- quotas from the tenants ------------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The tenants and their quotas, copied again when the pool counted a
- * change, and at least every VIEW_MAX_AGE_MS (a tenant added is no change
- * the pool counts: it needs no scheduling pass). */
+ * change of them. */
 static int view_fresh(struct gp_kube_server *s)
 {
-	uint64_t full, gen = gp_pool_gen(s->pool, &full), now = now_ms();
+	uint64_t gen = gp_pool_tenants_gen(s->pool);
 
-	if (s->viewed && gen == s->view_gen && now - s->view_ms < VIEW_MAX_AGE_MS)
+	if (s->viewed && gen == s->view_gen)
 		return 0;
 	if (s->viewed)
 		gp_pool_view_release(&s->view);
 	s->viewed = gp_pool_view_init(s->pool, GP_POOL_RUNNING, 0, &s->view) == 0;
 	s->view_gen = gen;
-	s->view_ms = now;
 	return s->viewed ? 0 : -ENOMEM;
 }
 

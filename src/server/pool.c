@@ -62,6 +62,7 @@ struct gp_pool {
 	struct gp_model_quota *quota; /* by tenant, then model, as the store lists them */
 	int quotas;
 	uint64_t gen, full_gen;
+	uint64_t tenants_gen;      /* counts every tenant and model quota put */
 	struct changes changes;
 };
 
@@ -459,6 +460,7 @@ int gp_pool_tenant_put(struct gp_pool *p, const struct gp_tenant *t)
 	if (!p || !t)
 		return -EINVAL;
 	pthread_mutex_lock(&p->lock);
+	p->tenants_gen++;
 	k = tenant_find(p, t->id);
 	if (!k) {
 		r = tenant_add(p, t);
@@ -509,6 +511,7 @@ int gp_pool_model_quotas_put(struct gp_pool *p, int64_t tenant, const struct gp_
 			p->quota[at++] = all[i];
 	p->quotas += mine;
 	changed(p, NULL, true);
+	p->tenants_gen++;
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
@@ -793,6 +796,16 @@ void gp_pool_view_release(struct gp_pool_view *v)
 	free(v->tenants);
 	free(v->quotas);
 	*v = (struct gp_pool_view){ 0 };
+}
+
+uint64_t gp_pool_tenants_gen(struct gp_pool *p)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&p->lock);
+	gen = p->tenants_gen;
+	pthread_mutex_unlock(&p->lock);
+	return gen;
 }
 
 uint64_t gp_pool_gen(struct gp_pool *p, uint64_t *ret_full)

@@ -204,6 +204,10 @@ int gp_pool_view_init(struct gp_pool *p, enum gp_pool_scope scope, uint64_t sinc
 void gp_pool_view_release(struct gp_pool_view *v);
 /* The pool's counts now: of changes, and of full changes (*ret_full). */
 uint64_t gp_pool_gen(struct gp_pool *p, uint64_t *ret_full);
+/* A count of every change of the tenants and their quotas (a tenant added
+ * too, which is no change the scheduling pass needs): for a reader that
+ * keeps a copy of them (the extender's quotas). */
+uint64_t gp_pool_tenants_gen(struct gp_pool *p);
 
 /* Do a and b hold the same tasks, queue, tenants, model quotas and
  * counts, as the store would give them (the loop's flags and the counts

@@ -215,7 +215,6 @@ check only-the-lost-device-unhealthy 'map(select(.event == "unhealthy")) | .[0].
 expect tenant-with-a-small-quota 0 'token' -- env GPUPOOL_SOCKET="$tmp/server.sock" \
 	GPUPOOL_TOKEN_FILE="$tmp/admin.token" "$gpupool" tenant add team-q --mem-guaranteed 1G \
 	--compute-guaranteed 100
-sleep 1.1        # the extender reads the tenants again at least every second
 pod_make team-q greedy 3 4Gi
 schedule greedy
 check over-quota-fails-with-its-reason '.[0].NodeNames == [] and
