@@ -15,6 +15,13 @@
  * runs see the same request stream and make the same number of decisions:
  * as many as the 32-slice run needed to reach the fill target.
  *
+ * mixed_vs_nvidia_cost_ratio compares the default policy's mean decision
+ * cost on a cluster of the same size from the generated mixed trace (six
+ * vendors, MIG and vNPU cards, pods bound to vendor families: sim/mixed.h)
+ * with the NVIDIA-only one, same run; target (issue 13) at most 1.5 at
+ * 10,000 nodes or more (mixed_target_met: null on smaller clusters), and
+ * the bench exits 1 when it is missed.
+ *
  * `gpupool bench sched-scale` runs the same fill (default policy and
  * binpack, 32 slices) at 1,000, 10,000, 50,000 and 100,000 nodes (or
  * --nodes LIST) and reports how the cost of a decision grows with the
@@ -35,6 +42,7 @@
 #include "base/rng.h"
 #include "bench/bench.h"
 #include "cli/commands.h"
+#include "sim/mixed.h"
 #include "sim/trace.h"
 
 #define DEFAULT_PODS "data/openb/openb_pod_list_default.csv"
@@ -42,6 +50,7 @@
 #define SIZES_MAX 8
 #define TARGET_RATE_100K 30000  /* default policy, decisions/s */
 #define TARGET_RATIO_100K 3.0   /* time per decision, 100,000 vs 1,000 nodes */
+#define TARGET_RATIO_MIXED 1.5  /* time per decision, mixed vendors vs NVIDIA only */
 
 struct bench_options {
 	unsigned long nodes;    /* the first of sizes */
@@ -57,6 +66,7 @@ struct bench_options {
 struct run_result {
 	const char *policy;
 	unsigned max_tasks;
+	bool mixed;             /* on the mixed trace's cluster and pods (sim/mixed.h) */
 	size_t budget;          /* decisions to make; 0: until the fill target */
 	size_t decisions, placed;
 	double seconds, p50_us, p99_us, p999_us, fill_pct;
@@ -109,6 +119,30 @@ static int build_cluster(const struct gp_trace *t, unsigned long nodes,
 	return 0;
 }
 
+/* The mixed trace's nodes, each device holding up to max_tasks slices. */
+static int build_mixed_cluster(const struct gp_trace *t, unsigned max_tasks,
+			       struct gp_cluster **ret)
+{
+	struct gp_cluster *c;
+	int r = gp_cluster_new(7, &c);
+
+	for (int i = 0; r >= 0 && i < t->models; i++)
+		r = gp_cluster_model_id(c, t->model[i], true);
+	for (size_t i = 0; i < t->nodes && r >= 0; i++) {
+		struct gp_node_spec spec = t->node[i];
+
+		for (int d = 0; d < spec.devices; d++)
+			spec.device[d].max_tasks = (uint16_t)max_tasks;
+		r = gp_cluster_add_node(c, &spec, NULL);
+	}
+	if (r < 0) {
+		gp_cluster_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -138,7 +172,8 @@ static int run(const struct gp_trace *t, const struct gp_workload *w,
 
 	if (!lat)
 		return -ENOMEM;
-	r = build_cluster(t, o->nodes, res->max_tasks, &c);
+	r = res->mixed ? build_mixed_cluster(t, res->max_tasks, &c)
+		       : build_cluster(t, o->nodes, res->max_tasks, &c);
 	if (r == 0)
 		r = gp_policy_new(res->policy, &pc, &p);
 	gp_rng_init(&rng, o->seed);
@@ -189,8 +224,9 @@ static int run(const struct gp_trace *t, const struct gp_workload *w,
 
 static json_t *result_json(const struct run_result *r)
 {
-	return json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:i, s:i, s:f}",
-			 "policy", r->policy, "slices_per_device", (int)r->max_tasks,
+	return json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:i, s:i, s:f}",
+			 "policy", r->policy, "cluster", r->mixed ? "mixed" : "nvidia",
+			 "slices_per_device", (int)r->max_tasks,
 			 "decisions", (json_int_t)r->decisions,
 			 "placed", (json_int_t)r->placed,
 			 "decisions_per_sec", (json_int_t)(r->decisions / r->seconds),
@@ -312,17 +348,19 @@ static int parse(int argc, char **argv, bool scale, struct bench_options *o)
  * (lowest total time). The 1-slice run makes as many decisions as the
  * first run did to reach the fill target. */
 static int run_all(const struct gp_trace *t, const struct gp_workload *w,
+		   const struct gp_trace *mt, const struct gp_workload *mw,
 		   const struct bench_options *o, struct run_result *best, size_t n)
 {
 	for (unsigned rep = 0; rep < o->repeat; rep++)
 		for (size_t i = 0; i < n; i++) {
 			struct run_result r = { .policy = best[i].policy,
-						.max_tasks = best[i].max_tasks };
+						.max_tasks = best[i].max_tasks,
+						.mixed = best[i].mixed };
 			int err;
 
 			if (r.max_tasks == 1)
 				r.budget = best[0].decisions;
-			err = run(t, w, o, &r);
+			err = r.mixed ? run(mt, mw, o, &r) : run(t, w, o, &r);
 			if (err < 0)
 				return err;
 			if (rep == 0 || r.seconds < best[i].seconds)
@@ -348,30 +386,54 @@ static int load(const struct bench_options *o, struct gp_trace *t,
 	return r;
 }
 
+/* The mixed trace of o->nodes nodes (8 pods a node) and its workload. */
+static int load_mixed(const struct bench_options *o, struct gp_trace *t,
+		      struct gp_workload **ret_w)
+{
+	struct gp_mixed_options m = { .nodes = o->nodes, .pods = 8 * o->nodes, .seed = o->seed };
+	char err[GP_ERR_MAX];
+	int r = gp_mixed_generate(&m, t, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "gpupool bench sched: %s\n", err);
+		return r;
+	}
+	r = gp_workload_from_requests(t->pod, t->pods, 0.95, ret_w);
+	if (r < 0)
+		gp_trace_release(t);
+	return r;
+}
+
 int gp_bench_sched(int argc, char **argv)
 {
 	struct run_result runs[] = {
 		{ .policy = "default", .max_tasks = 32 },
 		{ .policy = "binpack", .max_tasks = 32 },
 		{ .policy = "default", .max_tasks = 1 },
+		{ .policy = "default", .max_tasks = 32, .mixed = true },
 	};
 	struct bench_options o;
-	struct gp_trace t = { 0 };
-	struct gp_workload *w = NULL;
+	struct gp_trace t = { 0 }, mt = { 0 };
+	struct gp_workload *w = NULL, *mw = NULL;
 	int r = parse(argc, argv, false, &o), status = GP_EXIT_FAIL;
 
 	if (r != 0)
 		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	if (load(&o, &t, &w) < 0)
-		return GP_EXIT_FAIL;
-	r = run_all(&t, w, &o, runs, sizeof(runs) / sizeof(runs[0]));
+	if (load(&o, &t, &w) < 0 || load_mixed(&o, &mt, &mw) < 0)
+		goto out;
+	r = run_all(&t, w, &mt, mw, &o, runs, sizeof(runs) / sizeof(runs[0]));
 	if (r < 0) {
 		fprintf(stderr, "gpupool bench sched: %s\n", strerror(-r));
 		goto out;
 	}
 	double cost_32 = runs[0].seconds / runs[0].decisions;
 	double cost_1 = runs[2].seconds / runs[2].decisions;
-	json_t *out = json_pack("{s:s, s:i, s:i, s:f, s:i, s:I, s:f, s:f, s:f, s:o}",
+	double cost_mixed = runs[3].seconds / runs[3].decisions;
+	/* The target is the issue's, at 10,000 nodes or more; a small cluster's
+	 * run is too short to judge (caches still cold): reported only. */
+	bool judged = o.nodes >= 10000;
+	bool mixed_met = !judged || cost_mixed / cost_32 <= TARGET_RATIO_MIXED;
+	json_t *out = json_pack("{s:s, s:i, s:i, s:f, s:i, s:I, s:f, s:f, s:f, s:I, s:f, s:f, s:o, s:o}",
 		"bench", "sched", "nodes", (int)o.nodes, "devices_per_node", 8,
 		"fill_target", o.fill, "repeat", (int)o.repeat,
 		"decisions_per_sec", (json_int_t)(runs[0].decisions / runs[0].seconds),
@@ -379,16 +441,25 @@ int gp_bench_sched(int argc, char **argv)
 		"slices_cost_ratio", round(cost_32 / cost_1 * 1000) / 1000,
 		"default_vs_binpack_cost_ratio",
 		round(cost_32 / (runs[1].seconds / runs[1].decisions) * 1000) / 1000,
-		"runs", json_pack("[o, o, o]", result_json(&runs[0]),
-				  result_json(&runs[1]), result_json(&runs[2])));
+		"mixed_decisions_per_sec", (json_int_t)(runs[3].decisions / runs[3].seconds),
+		"mixed_fill_pct", round(runs[3].fill_pct * 100) / 100,
+		"mixed_vs_nvidia_cost_ratio", round(cost_mixed / cost_32 * 1000) / 1000,
+		"mixed_target_met", judged ? json_boolean(mixed_met) : json_null(),
+		"runs", json_pack("[o, o, o, o]", result_json(&runs[0]), result_json(&runs[1]),
+				  result_json(&runs[2]), result_json(&runs[3])));
 
 	json_dumpf(out, stdout, o.json ? JSON_COMPACT : JSON_INDENT(2));
 	putchar('\n');
 	json_decref(out);
-	status = GP_EXIT_OK;
+	if (!mixed_met)
+		fprintf(stderr, "gpupool bench sched: a decision on the mixed cluster costs %.2f x the NVIDIA-only one (target %.1f)\n",
+			cost_mixed / cost_32, TARGET_RATIO_MIXED);
+	status = mixed_met ? GP_EXIT_OK : GP_EXIT_FAIL;
 out:
 	gp_workload_free(w);
+	gp_workload_free(mw);
 	gp_trace_release(&t);
+	gp_trace_release(&mt);
 	return status;
 }
 
@@ -458,7 +529,7 @@ int gp_bench_sched_scale(int argc, char **argv)
 		one.nodes = o.size[i];
 		runs[i][0] = (struct run_result){ .policy = "default", .max_tasks = 32 };
 		runs[i][1] = (struct run_result){ .policy = "binpack", .max_tasks = 32 };
-		r = run_all(&t, w, &one, runs[i], 2);
+		r = run_all(&t, w, NULL, NULL, &one, runs[i], 2);
 		if (r == 0)
 			json_array_append_new(sizes, size_json(o.size[i], runs[i]));
 	}

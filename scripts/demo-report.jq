@@ -7,7 +7,8 @@
 # window (gpuload serve results: --slurpfile lat_alone, lat_sliced and
 # lat_whole; --arg window, their length in seconds): each phase's median
 # and range, and a comparison of alone and co-located only where the
-# ranges do not overlap.
+# ranges do not overlap. Last, the mixed pool (phase 4), per vendor, from
+# the server's view of every vendor's devices (`gpupool device ls`).
 def mean: if length == 0 then 0 else add / length end;
 def round1: . * 10 | round / 10;
 def running: .tasks | map(select(.state == "running"));
@@ -50,6 +51,13 @@ def verdict($alone; $co): p99s($alone) as $a | p99s($co) as $c
 	  else
 		"  The two ranges overlap: this run does not show the co-located p99 better or worse than alone."
 	  end;
+def vendors($p): map(select(.phase == $p)) as $s
+	| [$s[].devices[]] | group_by(.vendor)
+	| map({ vendor: .[0].vendor, cards: (map(.uuid) | unique | length),
+		physical: (map(.utilization_pct // 0) | mean),
+		allocated: (map(.allocated_compute_pct // 0) | mean) });
+def vendor_line: "  \(.vendor | . + " " * (10 - length)) \(.cards) cards, physical " +
+	"\(.physical | round1) %, allocated \(.allocated | round1) %";
 def line: "  \(.name | .[0:22] | . + " " * (22 - length)) \(.peak) at once, physical " +
 	"\(.physical | round1) %, allocated \(.allocated | round1) %, effective " +
 	"\(if .allocated > 0 then (.physical / .allocated * 100 | round1 | tostring) + " %"
@@ -70,4 +78,7 @@ stats("sliced") as $sliced | stats("whole") as $whole
   spread("alone"; $lat_alone),
   spread("beside training and preprocessing"; $lat_sliced),
   spread("on a whole card (baseline)"; $lat_whole),
-  verdict($lat_alone; $lat_sliced)
+  verdict($lat_alone; $lat_sliced),
+  "The mixed pool (phase 4), per vendor: mean physical utilization and share allocated of its cards",
+  "(every vendor's cards as the server sees them; the bill below is per tenant, model and vendor):",
+  (vendors("mixed")[] | vendor_line)

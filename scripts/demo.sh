@@ -1,11 +1,13 @@
 #!/bin/sh
 # demo.sh — `make demo`: the whole platform on one machine, for about a
-# minute, on simulated devices (2 x A100-80G, 2 x T4-16G; simdev) unless
-# DEVICE=real: a server with its agent, two tenants with quotas, templates,
+# minute, on simulated devices (2 x A100-80G, 2 x T4-16G, 2 x Ascend 910B;
+# simdev) unless DEVICE=real: a server with its agent, two tenants with quotas, templates,
 # the seed's worked example (an inference service, a training task and a
 # preprocessing task sharing cards), a mixed load that exceeds one tenant's
 # quota (borrowing, queueing, one preemption), a live change of a running
-# task's share, and the same tasks again on whole cards as the baseline.
+# task's share, the same tasks again on whole cards as the baseline, and
+# the seed's mixed pool: templates of both vendors placing CUDA and ACL
+# tasks across NVIDIA and Ascend cards.
 # Then a report, from what the server, NVML and the tasks themselves said.
 # The inference service measures its latency in windows of WINDOW_S
 # seconds (one gpuload result each), so that the report gives each
@@ -32,7 +34,7 @@ dir=$(mktemp -d /tmp/gpupool-demo-XXXXXX)
 # (sticky); the server's own files stay in $dir/state, which it makes 0700.
 chmod 1777 "$dir"
 if [ "${DEVICE:-sim}" = sim ]; then
-	export LD_LIBRARY_PATH=$root/build/simdev GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2
+	export LD_LIBRARY_PATH=$root/build/simdev GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2,ascend-910b-64g:2
 	export GPUPOOL_SIM_DIR=$dir/sim
 fi
 export GPUPOOL_SOCKET=$dir/server.sock GPUPOOL_TOKEN_FILE=$dir/state/admin.token
@@ -59,7 +61,7 @@ say() { printf '\n== %s\n' "$*"; }
 say "starting the server with this machine's agent ($dir)"
 prices=""
 if "$gp" server --help | grep -q -- --price; then
-	for p in A100=2.50 T4=0.35; do prices="$prices --price $p"; done
+	for p in A100=2.50 T4=0.35 Ascend=1.80; do prices="$prices --price $p"; done
 fi
 # shellcheck disable=SC2086 # $prices is a list of options
 "$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --grace-ms 2000 \
@@ -121,13 +123,16 @@ windows() { # ID FILE: the windows' results of the probe task ID, one per line
 		"$dir/state/logs/task-$1.log" >"$2" 2>/dev/null || : >"$2"
 }
 
-# The sampler: every half second, the tasks and NVML's view of the devices.
+# The sampler: every half second, the tasks, NVML's view of the devices
+# and the server's (every vendor's devices: `gpupool device ls`).
 sample() {
 	while :; do
 		now=$(date +%s.%N)
-		printf '{"t":%s,"phase":"%s","tasks":%s,"nvml":%s}\n' "$now" "$(cat "$dir/phase")" \
+		printf '{"t":%s,"phase":"%s","tasks":%s,"nvml":%s,"devices":%s}\n' "$now" \
+			"$(cat "$dir/phase")" \
 			"$("$gp" task ls -o json 2>/dev/null | jq -c .tasks || echo '[]')" \
-			"$("$probe" 2>/dev/null || echo null)"
+			"$("$probe" 2>/dev/null || echo null)" \
+			"$("$gp" device ls -o json 2>/dev/null | jq -c .devices || echo '[]')"
 		sleep 0.5
 	done >>"$dir/samples.jsonl"
 }
@@ -162,7 +167,7 @@ wait_state "$prep" running 5 || true
 small=""
 for n in 1 2 3; do
 	small="$small $(submit "$nlp" --name "embed-$n" --mem 2G --compute 15 --template infer-4g \
-		--kind inference -- "$gl" serve --qps 100 --duration 10 --json)"
+		--model nvidia --kind inference -- "$gl" serve --qps 100 --duration 10 --json)"
 done
 mixed=""
 for n in 1 2 3 4 5; do
@@ -193,12 +198,41 @@ echo whole >"$dir/phase"
 whole=""
 for id in $infer $train $prep $small $mixed $reclaim; do
 	"$gp" task show "$id" -o json >"$dir/task.json"
-	whole="$whole $("$gp" submit -q --whole --name "$(jq -r .name "$dir/task.json")" \
+	whole="$whole $("$gp" submit -q --whole --model nvidia --name "$(jq -r .name "$dir/task.json")" \
 		--priority "$(jq -r .priority "$dir/task.json")" --wrap "$(jq -r .command "$dir/task.json")")"
 done
 wait_done $whole
 # The first of them is the inference service's.
 windows "$(echo $whole | cut -d ' ' -f 1)" "$dir/whole.jsonl"
+echo idle >"$dir/phase"
+
+# ---- 4. the mixed pool: both vendors under one device model ------------------------------
+say "4. the mixed pool: the seed's templates place CUDA and ACL tasks on NVIDIA and Ascend cards"
+"$gp" template add a100-50g --mem 50G --compute 60 --models A100 >/dev/null
+"$gp" template add a100-20g --mem 20G --compute 30 --models A100 >/dev/null
+"$gp" template add t4-full --mem 15G --compute 100 --models T4 >/dev/null
+"$gp" template add t4-half --mem 7G --compute 50 --models T4 >/dev/null
+"$gp" template add ascend-16g --mem 16G --compute 30 --models ascend >/dev/null
+"$gp" template add ascend-8g --mem 8G --compute 15 --models ascend >/dev/null
+echo "  templates: a100-50g, a100-20g, t4-full, t4-half (CUDA); ascend-16g, ascend-8g (ACL)"
+echo mixed >"$dir/phase"
+steps() { # TEMPLATE RUNTIME STEPS: a training task of the template, on that runtime
+	echo "$gl train --runtime $2 --steps $3 --duration 60 --json"
+}
+pool=""
+pool="$pool $(submit "$nlp" --name llm-a100 --template a100-20g --wrap "$(steps a100-20g cuda 400)")"
+pool="$pool $(submit "$nlp" --name llm-npu --template ascend-8g --wrap "$(steps ascend-8g acl 300)")"
+pool="$pool $(submit "$vision" --name cv-t4 --template t4-half --wrap "$(steps t4-half cuda 300)")"
+pool="$pool $(submit "$vision" --name cv-npu --template ascend-8g --wrap "$(steps ascend-8g acl 300)")"
+sleep 1
+for id in $pool; do
+	"$gp" task show "$id" -o json | jq -r '"  task \(.id) \(.name): \(.state) on \(.placement // "-")"'
+done
+wait_done $pool
+for id in $pool; do
+	[ "$("$gp" task show "$id" -o json | jq -r .state)" = succeeded ] ||
+		{ echo "demo: the mixed pool's task $id did not succeed:" >&2; "$gp" task show "$id" >&2; exit 1; }
+done
 echo idle >"$dir/phase"
 kill "$sampler" 2>/dev/null
 sampler=""

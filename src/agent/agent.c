@@ -188,7 +188,7 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 	if (r == 0 && gethostname(a->node.hostname, sizeof(a->node.hostname) - 1) < 0)
 		snprintf(a->node.hostname, sizeof(a->node.hostname), "localhost");
 	if (r == 0)
-		r = gp_usage_open(o->nvml_library, a->node.devices, &a->usage, err, err_len);
+		r = gp_usage_open(o->nvml_library, &a->node, &a->usage, err, err_len);
 	if (r == 0) {
 		gp_usage_set_resolver(a->usage, gp_agent_task_of, a);
 		r = regions_prepare(a, err, err_len);

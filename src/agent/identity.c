@@ -21,6 +21,7 @@
 #include "agent/agent-impl.h"
 #include "agent/taskenv.h"
 #include "base/user.h"
+#include "vendor/vendor.h"
 
 #define ENV_MAX 512 /* entries of a task's environment */
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -144,10 +145,22 @@ static bool name_in(const char *const *list, const char *entry)
 }
 
 /* What the agent sets itself: neither passed nor declared may take its
- * place. */
-static const char *const set_here[] = { "HOME=", "USER=", "LOGNAME=", "CUDA_VISIBLE_DEVICES=",
-					"LD_PRELOAD=", "GPUPOOL_TASK_ID=", "GPUPOOL_TASK_SECRET=",
+ * place (nor may any vendor's visibility variable: visible_set_here). */
+static const char *const set_here[] = { "HOME=", "USER=", "LOGNAME=", "LD_PRELOAD=",
+					"GPUPOOL_TASK_ID=", "GPUPOOL_TASK_SECRET=",
 					"GPUPOOL_RUN_DIR=", NULL };
+
+/* Is entry ("NAME=value") one of the vendors' visibility variables? */
+static bool visible_set_here(const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+
+	for (size_t i = 0; gp_vendors[i]; i++)
+		for (const char *const *v = gp_vendors[i]->visible_env; *v; v++)
+			if (strlen(*v) == len && strncmp(entry, *v, len) == 0)
+				return true;
+	return false;
+}
 
 static void env_passed(struct gp_agent *a, struct env *e)
 {
@@ -155,7 +168,7 @@ static void env_passed(struct gp_agent *a, struct env *e)
 	bool path = false;
 
 	for (char **v = environ; *v; v++) {
-		if (!name_passes(list, *v) || name_in(set_here, *v))
+		if (!name_passes(list, *v) || name_in(set_here, *v) || visible_set_here(*v))
 			continue;
 		env_take(e, strdup(*v));
 		path |= strncmp(*v, "PATH=", 5) == 0;
@@ -164,15 +177,35 @@ static void env_passed(struct gp_agent *a, struct env *e)
 		env_add(e, "PATH", DEFAULT_PATH);
 }
 
+/* Each vendor's visibility variables, for the vendors this node has
+ * devices of (NVIDIA's always): the task's devices of that vendor, by
+ * UUID where its runtime takes them (CUDA), else by the vendor's own
+ * indices; empty for a vendor none of whose devices the task has. */
 static void env_devices(struct gp_agent *a, const struct gp_agent_task *t, struct env *e)
 {
-	char list[GP_AGENT_DEVICES_MAX * (GP_DEVICE_TEXT_MAX + 1)] = "";
-	size_t used = 0;
+	for (size_t v = 0; gp_vendors[v]; v++) {
+		const struct gp_vendor_ops *ops = gp_vendors[v];
+		char list[GP_AGENT_DEVICES_MAX * (GP_DEVICE_TEXT_MAX + 1)] = "";
+		bool here = strcmp(ops->name, "nvidia") == 0;
+		size_t used = 0;
 
-	for (unsigned i = 0; i < t->devices && used < sizeof(list); i++)
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
-					 a->node.device[t->device[i]].uuid);
-	env_add(e, "CUDA_VISIBLE_DEVICES", list);
+		for (unsigned i = 0; i < a->node.devices; i++)
+			here |= a->node.device[i].vendor == ops;
+		for (unsigned i = 0; i < t->devices && used < sizeof(list); i++) {
+			const struct gp_agent_device *d = &a->node.device[t->device[i]];
+
+			if (d->vendor != ops)
+				continue;
+			if (ops->visible_by_uuid)
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+							 used ? "," : "", d->uuid);
+			else
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u",
+							 used ? "," : "", d->local);
+		}
+		for (const char *const *name = ops->visible_env; here && *name; name++)
+			env_add(e, *name, list);
+	}
 }
 
 static void env_build(struct gp_agent *a, const struct gp_agent_task *t, const char *home,

@@ -5,9 +5,16 @@
  * since the last timestamp seen. Lists follow NVML's protocol: a call
  * with too small an array answers INSUFFICIENT_SIZE and the count needed;
  * the arrays grow and the call is made again. */
+/* usage.c — sampling devices and process groups through each device's
+ * vendor backend (usage.h, src/vendor/vendor.h).
+ *
+ * Per device and call: utilization and memory, the processes (memory per
+ * process) and, where the vendor's library keeps them, the per-process
+ * utilization samples since the last timestamp seen. A backend's list
+ * answers how many there are; when that is more than the room given, the
+ * array grows and the call is made again. */
 #include "agent/usage.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +23,12 @@
 #include <unistd.h>
 
 #include "agent/devices.h"
-#include "include/gp-nvml.h"
+#include "vendor/vendor.h"
 
 #define TASK_CACHE 512
 #define LIST_FIRST 64
 #define LIST_TRIES 4
+#define VENDORS_MAX 8
 
 /* A process seen on a device, and its task. */
 struct task_entry {
@@ -30,26 +38,26 @@ struct task_entry {
 };
 
 struct gp_usage {
-	void *lib;
-	nvmlReturn_t (*init)(void);
-	nvmlReturn_t (*shutdown)(void);
-	nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t *);
-	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
-	nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *);
-	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
-	nvmlReturn_t (*samples)(nvmlDevice_t, nvmlProcessUtilizationSample_t *,
-				unsigned *, unsigned long long);
+	struct {
+		const struct gp_vendor_ops *ops;
+		void *h;
+	} vendor[VENDORS_MAX];          /* each vendor's sampler, opened once */
+	unsigned vendors;
 	unsigned devices;
-	nvmlDevice_t handle[GP_AGENT_DEVICES_MAX];
+	struct {
+		const struct gp_vendor_ops *ops;
+		void *h;
+		unsigned local;
+	} dev[GP_AGENT_DEVICES_MAX];
 	uint64_t last_seen_us[GP_AGENT_DEVICES_MAX]; /* newest sample timestamp */
 	uint64_t last_call_us[GP_AGENT_DEVICES_MAX]; /* when it was last sampled */
 	struct task_entry task[TASK_CACHE];
 	gp_usage_resolver *resolve;
 	void *resolve_ctx;
 	uint64_t sampling;
-	nvmlProcessInfo_t *proc;
+	struct gp_vendor_proc *proc;
 	unsigned proc_cap;
-	nvmlProcessUtilizationSample_t *sample;
+	struct gp_vendor_proc_sample *sample;
 	unsigned sample_cap;
 };
 
@@ -63,95 +71,64 @@ static uint64_t realtime_us(void)
 
 /* ---- opening ------------------------------------------------------------ */
 
-static int symbols_load(struct gp_usage *u, const char *library, char *err,
-			size_t err_len)
+/* The sampler of vendor v, opened now if it is not yet. */
+static void *vendor_sampler(struct gp_usage *u, const struct gp_vendor_ops *v,
+			    const char *nvml_library, char *err, size_t err_len)
 {
-	static const char *const names[] = {
-		"nvmlInit_v2",
-		"nvmlShutdown",
-		"nvmlDeviceGetHandleByIndex_v2",
-		"nvmlDeviceGetUtilizationRates",
-		"nvmlDeviceGetMemoryInfo",
-		"nvmlDeviceGetComputeRunningProcesses_v3",
-		"nvmlDeviceGetProcessUtilization",
-	};
-	void **slot[] = {
-		(void **)&u->init,    (void **)&u->shutdown, (void **)&u->by_index,
-		(void **)&u->util,    (void **)&u->memory,   (void **)&u->procs,
-		(void **)&u->samples,
-	};
-
-	u->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-	if (!u->lib) {
-		snprintf(err, err_len, "cannot load %s for usage sampling (%s)", library,
-			 dlerror());
-		return -ENOENT;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		*slot[i] = dlsym(u->lib, names[i]);
-		if (!*slot[i]) {
-			snprintf(err, err_len,
-				 "%s lacks %s: the driver is too old for usage sampling",
-				 library, names[i]);
-			return -ENOTSUP;
-		}
-	}
-	return 0;
-}
-
-static int handles_get(struct gp_usage *u, char *err, size_t err_len)
-{
-	uint64_t now = realtime_us();
-
-	if (u->init() != NVML_SUCCESS) {
-		snprintf(err, err_len, "NVML would not start for usage sampling");
-		return -EIO;
-	}
-	for (unsigned i = 0; i < u->devices; i++) {
-		if (u->by_index(i, &u->handle[i]) != NVML_SUCCESS) {
-			snprintf(err, err_len, "NVML has no device %u for usage sampling",
-				 i);
-			u->shutdown();
-			return -EIO;
-		}
-		u->last_seen_us[i] = now;
-		u->last_call_us[i] = now;
-	}
-	return 0;
-}
-
-int gp_usage_open(const char *library, unsigned devices, struct gp_usage **ret, char *err,
-		  size_t err_len)
-{
-	struct gp_usage *u;
+	void *h = NULL;
+	char why[512];
 	int r;
 
-	if (!ret || devices > GP_AGENT_DEVICES_MAX)
+	for (unsigned i = 0; i < u->vendors; i++)
+		if (u->vendor[i].ops == v)
+			return u->vendor[i].h;
+	if (u->vendors == VENDORS_MAX)
+		return NULL;
+	r = v->open(strcmp(v->name, "nvidia") == 0 ? nvml_library : NULL, &h, why, sizeof(why));
+	if (r < 0) {
+		snprintf(err, err_len, "%s: %s", v->name, why);
+		return NULL;
+	}
+	u->vendor[u->vendors].ops = v;
+	u->vendor[u->vendors++].h = h;
+	return h;
+}
+
+int gp_usage_open(const char *nvml_library, const struct gp_agent_node *node,
+		  struct gp_usage **ret, char *err, size_t err_len)
+{
+	uint64_t now = realtime_us();
+	struct gp_usage *u;
+
+	if (!ret || !node || node->devices > GP_AGENT_DEVICES_MAX)
 		return -EINVAL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->devices = devices;
-	r = symbols_load(u, library ? library : "libnvidia-ml.so.1", err, err_len);
-	if (r == 0)
-		r = handles_get(u, err, err_len);
-	if (r < 0) {
-		if (u->lib)
-			dlclose(u->lib);
-		free(u);
-		return r;
+	u->devices = node->devices;
+	for (unsigned d = 0; d < node->devices; d++) {
+		const struct gp_vendor_ops *v = node->device[d].vendor;
+
+		u->dev[d].ops = v;
+		u->dev[d].local = node->device[d].local;
+		u->dev[d].h = vendor_sampler(u, v, nvml_library, err, err_len);
+		if (!u->dev[d].h) {
+			gp_usage_close(u);
+			return -EIO;
+		}
+		u->last_seen_us[d] = now;
+		u->last_call_us[d] = now;
 	}
 	*ret = u;
 	return 0;
 }
 
-/* NVML stays loaded (a driver's library is not made to be unloaded);
- * the init is undone. */
 struct gp_usage *gp_usage_close(struct gp_usage *u)
 {
 	if (!u)
 		return NULL;
-	u->shutdown();
+	for (unsigned i = 0; i < u->vendors; i++)
+		u->vendor[i].ops->close(u->vendor[i].h);
 	free(u->proc);
 	free(u->sample);
 	free(u);
@@ -216,115 +193,119 @@ static int grow(void **array, unsigned *cap, unsigned want, size_t size)
 	return 0;
 }
 
-/* The compute processes of device d into u->proc; their count. */
-static int procs_list(struct gp_usage *u, unsigned d, unsigned *ret_n)
+/* A backend's list into *array (growing it as the backend asks): its
+ * count. */
+#define LIST(u, array, cap, call)                                                    \
+	({                                                                           \
+		unsigned want_ = (cap) ? (cap) : LIST_FIRST;                         \
+		int n_ = -EAGAIN;                                                    \
+		for (int tries_ = 0; tries_ < LIST_TRIES; tries_++) {                \
+			if (grow((void **)&(array), &(cap), want_, sizeof(*(array))) < 0) { \
+				n_ = -ENOMEM;                                        \
+				break;                                               \
+			}                                                            \
+			n_ = (call);                                                 \
+			if (n_ < 0 || (unsigned)n_ <= (cap))                         \
+				break;                                               \
+			want_ = (unsigned)n_ + 16; /* it may grow between the calls */ \
+			n_ = -EAGAIN;                                                \
+		}                                                                    \
+		n_;                                                                  \
+	})
+
+/* The processes of device d into u->proc; their count. */
+static int procs_list(struct gp_usage *u, unsigned d)
 {
-	unsigned want = u->proc_cap ? u->proc_cap : LIST_FIRST;
-
-	for (int tries = 0; tries < LIST_TRIES; tries++) {
-		unsigned n;
-		nvmlReturn_t r;
-
-		if (grow((void **)&u->proc, &u->proc_cap, want, sizeof(*u->proc)) < 0)
-			return -ENOMEM;
-		n = u->proc_cap;
-		r = u->procs(u->handle[d], &n, u->proc);
-		if (r == NVML_SUCCESS) {
-			*ret_n = n;
-			return 0;
-		}
-		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
-			return -EIO;
-		want = n + 16; /* the list may grow between the calls */
-	}
-	return -EAGAIN;
+	return LIST(u, u->proc, u->proc_cap,
+		    u->dev[d].ops->processes(u->dev[d].h, u->dev[d].local, u->proc,
+					     (int)u->proc_cap));
 }
 
 static void memory_add(struct gp_usage *u, unsigned d, struct gp_usage_group *groups,
 		       size_t n)
 {
-	unsigned count = 0;
+	int count = procs_list(u, d);
 
-	if (procs_list(u, d, &count) < 0)
-		return;
-	for (unsigned i = 0; i < count; i++) {
-		struct gp_usage_group *g =
-			group_find(groups, n, task_of(u, (pid_t)u->proc[i].pid), d);
+	for (int i = 0; i < count; i++) {
+		struct gp_usage_group *g = group_find(groups, n, task_of(u, u->proc[i].pid), d);
 
 		if (!g)
 			continue;
-		g->mem_mib += u->proc[i].usedGpuMemory >> 20;
+		g->mem_mib += u->proc[i].mem_bytes >> 20;
 		g->processes++;
 	}
 }
 
 /* ---- used time ---------------------------------------------------------- */
 
-/* The samples of device d newer than the last seen, into u->sample. */
-static int samples_list(struct gp_usage *u, unsigned d, unsigned *ret_n)
+/* The samples of device d newer than the last seen, into u->sample:
+ * their count (0 where the backend keeps none). */
+static int samples_list(struct gp_usage *u, unsigned d)
 {
-	unsigned want = u->sample_cap ? u->sample_cap : LIST_FIRST;
-
-	for (int tries = 0; tries < LIST_TRIES; tries++) {
-		unsigned n;
-		nvmlReturn_t r;
-
-		if (grow((void **)&u->sample, &u->sample_cap, want, sizeof(*u->sample)) <
-		    0)
-			return -ENOMEM;
-		n = u->sample_cap;
-		r = u->samples(u->handle[d], u->sample, &n, u->last_seen_us[d]);
-		if (r == NVML_SUCCESS || r == NVML_ERROR_NOT_FOUND) {
-			*ret_n = r == NVML_SUCCESS ? n : 0; /* NOT_FOUND: none newer */
-			return 0;
-		}
-		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
-			return -EIO;
-		want = n + 16;
-	}
-	return -EAGAIN;
+	if (!u->dev[d].ops->samples)
+		return 0;
+	return LIST(u, u->sample, u->sample_cap,
+		    u->dev[d].ops->samples(u->dev[d].h, u->dev[d].local, u->last_seen_us[d],
+					   u->sample, (int)u->sample_cap));
 }
 
 static int by_timestamp(const void *a, const void *b)
 {
-	const nvmlProcessUtilizationSample_t *x = a, *y = b;
+	const struct gp_vendor_proc_sample *x = a, *y = b;
 
-	return (x->timeStamp > y->timeStamp) - (x->timeStamp < y->timeStamp);
+	return (x->timestamp_us > y->timestamp_us) - (x->timestamp_us < y->timestamp_us);
 }
 
 /* When the previous sample of the same process in this batch was taken;
  * `floor` for the first. */
-static uint64_t previous_of(const nvmlProcessUtilizationSample_t *s, unsigned i,
-			    uint64_t floor)
+static uint64_t previous_of(const struct gp_vendor_proc_sample *s, int i, uint64_t floor)
 {
-	for (unsigned k = i; k-- > 0;)
+	for (int k = i; k-- > 0;)
 		if (s[k].pid == s[i].pid)
-			return s[k].timeStamp;
+			return s[k].timestamp_us;
 	return floor;
 }
 
-static void used_add(struct gp_usage *u, unsigned d, uint64_t now,
+/* Without per-process samples: the device's busy time over the span,
+ * shared among the groups on it (the tasks placed there, whether or not
+ * their processes hold memory the library lists) by their weights. */
+static void used_shared(uint64_t span, unsigned util_pct, unsigned d,
+			struct gp_usage_group *groups, size_t n)
+{
+	uint64_t busy = span * util_pct / 100, total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (groups[i].device == d)
+			total += groups[i].weight ? groups[i].weight : 1;
+	for (size_t i = 0; i < n && total; i++)
+		if (groups[i].device == d)
+			groups[i].used_us += busy * (groups[i].weight ? groups[i].weight : 1) / total;
+}
+
+static void used_add(struct gp_usage *u, unsigned d, uint64_t now, unsigned util_pct,
 		     struct gp_usage_group *groups, size_t n)
 {
 	uint64_t span = now > u->last_call_us[d] ? now - u->last_call_us[d] : 0;
 	uint64_t newest = u->last_seen_us[d];
-	unsigned count = 0;
+	int count;
 
-	if (samples_list(u, d, &count) < 0)
+	if (!u->dev[d].ops->samples) {
+		used_shared(span, util_pct, d, groups, n);
 		return;
-	qsort(u->sample, count, sizeof(*u->sample), by_timestamp);
-	for (unsigned i = 0; i < count; i++) {
-		const nvmlProcessUtilizationSample_t *s = &u->sample[i];
+	}
+	count = samples_list(u, d);
+	if (count > 0)
+		qsort(u->sample, (size_t)count, sizeof(*u->sample), by_timestamp);
+	for (int i = 0; i < count; i++) {
+		const struct gp_vendor_proc_sample *s = &u->sample[i];
 		uint64_t prev = previous_of(u->sample, i, u->last_seen_us[d]);
-		uint64_t dur = s->timeStamp > prev ? s->timeStamp - prev : 0;
-		struct gp_usage_group *g =
-			group_find(groups, n, task_of(u, (pid_t)s->pid), d);
+		uint64_t dur = s->timestamp_us > prev ? s->timestamp_us - prev : 0;
+		struct gp_usage_group *g = group_find(groups, n, task_of(u, s->pid), d);
 
-		if (s->timeStamp > newest)
-			newest = s->timeStamp;
+		if (s->timestamp_us > newest)
+			newest = s->timestamp_us;
 		if (g)
-			g->used_us += (dur < span ? dur : span) *
-				      (s->smUtil > 100 ? 100 : s->smUtil) / 100;
+			g->used_us += (dur < span ? dur : span) * s->util_pct / 100;
 	}
 	u->last_seen_us[d] = newest;
 }
@@ -335,55 +316,50 @@ static void used_add(struct gp_usage *u, unsigned d, uint64_t now,
 static void processes_util(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
 			   int n)
 {
-	unsigned count = 0;
+	int count = samples_list(u, d);
 
-	if (samples_list(u, d, &count) < 0)
-		return;
-	for (unsigned k = 0; k < count; k++) {
-		const nvmlProcessUtilizationSample_t *s = &u->sample[k];
+	for (int k = 0; k < count; k++) {
+		const struct gp_vendor_proc_sample *s = &u->sample[k];
 
-		if (s->timeStamp > u->last_seen_us[d])
-			u->last_seen_us[d] = s->timeStamp;
+		if (s->timestamp_us > u->last_seen_us[d])
+			u->last_seen_us[d] = s->timestamp_us;
 		for (int i = 0; i < n; i++)
-			if (out[i].pid == (pid_t)s->pid)
-				out[i].util_pct = s->smUtil > 100 ? 100 : (int)s->smUtil;
+			if (out[i].pid == s->pid)
+				out[i].util_pct = (int)s->util_pct;
 	}
 }
 
 int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *out,
 		       int max)
 {
-	unsigned count = 0;
-	int r;
+	int count;
 
 	if (!u || d >= u->devices || (max && !out))
 		return -EINVAL;
-	r = procs_list(u, d, &count);
-	if (r < 0)
-		return r;
-	for (unsigned i = 0; i < count && (int)i < max; i++)
-		out[i] = (struct gp_usage_process){ .pid = (pid_t)u->proc[i].pid,
-						    .mem_bytes = u->proc[i].usedGpuMemory,
+	count = procs_list(u, d);
+	if (count < 0)
+		return count;
+	for (int i = 0; i < count && i < max; i++)
+		out[i] = (struct gp_usage_process){ .pid = u->proc[i].pid,
+						    .mem_bytes = u->proc[i].mem_bytes,
 						    .util_pct = -1 };
-	processes_util(u, d, out, (int)count < max ? (int)count : max);
-	return (int)count;
+	processes_util(u, d, out, count < max ? count : max);
+	return count;
 }
 
 /* ---- one sampling ------------------------------------------------------- */
 
 static void device_read(struct gp_usage *u, unsigned d, struct gp_usage_device *ret)
 {
-	nvmlUtilization_t util;
-	nvmlMemory_t mem;
+	struct gp_vendor_sample s;
 
 	*ret = (struct gp_usage_device){0};
-	if (u->util(u->handle[d], &util) != NVML_SUCCESS ||
-	    u->memory(u->handle[d], &mem) != NVML_SUCCESS)
+	if (u->dev[d].ops->device(u->dev[d].h, u->dev[d].local, &s) < 0)
 		return;
 	ret->ok = true;
-	ret->util_pct = util.gpu > 100 ? 100 : util.gpu;
-	ret->mem_used_mib = mem.used >> 20;
-	ret->mem_total_mib = mem.total >> 20;
+	ret->util_pct = s.util_pct > 100 ? 100 : s.util_pct;
+	ret->mem_used_mib = s.mem_used_bytes >> 20;
+	ret->mem_total_mib = s.mem_total_bytes >> 20;
 }
 
 int gp_usage_sample(struct gp_usage *u, struct gp_usage_device *devices,
@@ -404,7 +380,7 @@ int gp_usage_sample(struct gp_usage *u, struct gp_usage_device *devices,
 		if (!devices[d].ok)
 			continue;
 		memory_add(u, d, groups, n);
-		used_add(u, d, now, groups, n);
+		used_add(u, d, now, devices[d].util_pct, groups, n);
 		u->last_call_us[d] = now;
 	}
 	return 0;

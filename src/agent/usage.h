@@ -1,18 +1,23 @@
 /* usage.h — what this node's devices, and the tasks on them, use now:
- * sampled from NVML.
+ * sampled through each device's vendor backend (src/vendor/vendor.h:
+ * NVML for NVIDIA, DCMI for Ascend, …).
  *
- * A sampler loads NVML with dlopen (like devices.c: nothing links it) and
- * keeps it loaded and initialised for its life, so that sampling every
- * few seconds costs a handful of NVML calls. Each gp_usage_sample call
+ * A sampler opens each vendor's library (with dlopen: nothing links it)
+ * once and keeps it for its life, so that sampling every few seconds
+ * costs a handful of calls. Each gp_usage_sample call
  * answers
- *   - per device: utilization (percent, over NVML's last sample period),
+ *   - per device: utilization (percent, over its library's last period),
  *     memory used and total;
  *   - per group (a task's processes on one device): the device time they
  *     used since the previous call, and the memory they hold now.
- * Used time comes from NVML's per-process utilization samples newer than
- * the last one seen: each adds smUtil % of its duration (from the
- * previous sample of that process, or the last one seen on the device,
- * never more than the time since the previous call). A process belongs
+ * Used time comes from the library's per-process utilization samples
+ * newer than the last one seen (NVML's): each adds its percentage of its
+ * duration (from the previous sample of that process, or the last one
+ * seen on the device, never more than the time since the previous call).
+ * Where the library keeps no per-process samples, the device's busy time
+ * since the previous call is shared among the groups on it (the tasks
+ * placed there), by their weights (their compute shares: the
+ * interposer's arbiter holds each to its share). A process belongs
  * to the task the sampler's resolver names (the agent's: the task's
  * cgroup, or its process group); the task of a process seen once is
  * remembered, so that samples of a process that has exited since still
@@ -32,24 +37,27 @@
 struct gp_usage;
 
 struct gp_usage_device {
-	bool ok;	   /* NVML answered for this device */
+	bool ok;	   /* its library answered for this device */
 	unsigned util_pct; /* 0-100 */
 	uint64_t mem_used_mib, mem_total_mib;
 };
 
-/* In: task and device. Out: the rest, for the time since the last call. */
+/* In: task, device and weight. Out: the rest, for the time since the
+ * last call. */
 struct gp_usage_group {
 	int64_t task;
-	unsigned device; /* NVML index, as gp_agent_node's devices */
+	unsigned device; /* the node's index, as gp_agent_node's devices */
+	unsigned weight; /* its compute share (any unit; 0 counts as 1) */
 	uint64_t used_us;
 	uint64_t mem_mib;
-	unsigned processes; /* of the group that NVML lists on the device */
+	unsigned processes; /* of the group that the library lists on the device */
 };
 
-/* Opens NVML at `library` (NULL: libnvidia-ml.so.1) for `devices`
- * devices (indices 0..devices-1). On failure says why in err. */
-int gp_usage_open(const char *library, unsigned devices, struct gp_usage **ret, char *err,
-		  size_t err_len);
+/* Opens the samplers of the vendors of node's devices (`nvml_library`:
+ * NVIDIA's, as gp_devices_discover). On failure says why in err. */
+struct gp_agent_node;
+int gp_usage_open(const char *nvml_library, const struct gp_agent_node *node,
+		  struct gp_usage **ret, char *err, size_t err_len);
 struct gp_usage *gp_usage_close(struct gp_usage *u);
 
 /* The task of a live process: 0 with its id in *ret_task, or -ENOENT. */
@@ -75,7 +83,8 @@ int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *
 		       int max);
 
 /* Fills devices[0..devices-1] and the out fields of groups[0..n-1]. A
- * device NVML fails for gets ok false and adds nothing to the groups. */
+ * device its library fails for gets ok false and adds nothing to the
+ * groups. */
 int gp_usage_sample(struct gp_usage *u, struct gp_usage_device *devices,
 		    struct gp_usage_group *groups, size_t n);
 

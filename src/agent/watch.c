@@ -175,7 +175,7 @@ int gp_agent_watch_start(struct gp_agent *a, char *err, size_t err_len)
 			 a->o.shim_path, strerror(-r));
 		return r;
 	}
-	r = gp_usage_open(a->o.nvml_library, a->node.devices, &a->watch_usage, err, err_len);
+	r = gp_usage_open(a->o.nvml_library, &a->node, &a->watch_usage, err, err_len);
 	if (r == 0)
 		r = -pthread_create(&a->watch, NULL, watch_main, a);
 	if (r < 0) {

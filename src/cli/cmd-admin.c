@@ -690,8 +690,8 @@ static void template_add_usage(FILE *out)
 		"\n"
 		"  --mem SIZE        memory per device: 4G, 512M\n"
 		"  --compute PCT     share of the device, 1..100\n"
-		"  --models LIST     comma list of device models it is for (default: "
-		"any)\n"
+		"  --models LIST     comma list of device models it is for: parts of\n"
+		"                    their names or vendors (default: any)\n"
 		"  --isolation I     hard (the share is a cap; default) or shared\n");
 }
 

@@ -24,7 +24,7 @@ static void bill_usage(FILE *out)
 		"usage: gpupool bill [--month YYYY-MM] [--tenant NAME] [-o "
 		"table|csv|json]\n"
 		"\n"
-		"Prints a month's bill (UTC): per tenant and device model, the "
+		"Prints a month's bill (UTC): per tenant and device model (and its vendor), the "
 		"allocated\n"
 		"GPU-hours (share x hours), allocated memory GiB-hours, used GPU-hours\n"
 		"(device time the tasks used) and the cost (allocated GPU-hours x the\n"
@@ -71,10 +71,10 @@ static double number(json_t *obj, const char *key)
 
 /* ---- table -------------------------------------------------------------- */
 
-static void table_line(const char *tenant, const char *model, json_t *o,
+static void table_line(const char *tenant, const char *model, const char *vendor, json_t *o,
 		       const char *price)
 {
-	printf("%-16s %-24s %12.4f %12.4f %12.4f %8s %12.4f\n", tenant, model,
+	printf("%-16s %-24s %-9s %12.4f %12.4f %12.4f %8s %12.4f\n", tenant, model, vendor,
 	       number(o, "allocated_gpu_hours"), number(o, "allocated_mem_gib_hours"),
 	       number(o, "used_gpu_hours"), price, number(o, "cost"));
 }
@@ -85,7 +85,8 @@ static void table_row(json_t *row)
 
 	if (json_is_true(json_object_get(row, "priced")))
 		snprintf(price, sizeof(price), "%.2f", number(row, "price_per_hour"));
-	table_line(gp_client_str(row, "tenant"), gp_client_str(row, "model"), row, price);
+	table_line(gp_client_str(row, "tenant"), gp_client_str(row, "model"),
+		   gp_client_str(row, "vendor"), row, price);
 }
 
 static void bill_table(json_t *bill)
@@ -93,10 +94,10 @@ static void bill_table(json_t *bill)
 	json_t *unpriced = json_object_get(bill, "unpriced_models");
 
 	printf("bill for %s (UTC)\n\n", gp_client_str(bill, "month"));
-	printf("%-16s %-24s %12s %12s %12s %8s %12s\n", "TENANT", "MODEL", "GPU-H ALLOC",
-	       "MEM GIB-H", "GPU-H USED", "PRICE/H", "COST");
+	printf("%-16s %-24s %-9s %12s %12s %12s %8s %12s\n", "TENANT", "MODEL", "VENDOR",
+	       "GPU-H ALLOC", "MEM GIB-H", "GPU-H USED", "PRICE/H", "COST");
 	gp_client_rows(bill, "rows", table_row);
-	table_line("total", "", json_object_get(bill, "totals"), "");
+	table_line("total", "", "", json_object_get(bill, "totals"), "");
 	for (size_t i = 0; i < json_array_size(unpriced); i++)
 		printf("%s\"%s\"", i ? ", " : "\nno price for ",
 		       json_string_value(json_array_get(unpriced, i)));
@@ -126,6 +127,8 @@ static void csv_row(json_t *row)
 	csv_field(gp_client_str(row, "tenant"));
 	putchar(',');
 	csv_field(gp_client_str(row, "model"));
+	putchar(',');
+	csv_field(gp_client_str(row, "vendor"));
 	printf(",%.6f,%.6f,%.6f,%.4f,%.6f\n", number(row, "allocated_gpu_hours"),
 	       number(row, "allocated_mem_gib_hours"), number(row, "used_gpu_hours"),
 	       number(row, "price_per_hour"), number(row, "cost"));
@@ -133,7 +136,7 @@ static void csv_row(json_t *row)
 
 static void bill_csv(json_t *bill)
 {
-	printf("tenant,model,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,"
+	printf("tenant,model,vendor,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,"
 	       "price_per_hour,cost\n");
 	gp_client_rows(bill, "rows", csv_row);
 }

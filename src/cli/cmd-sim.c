@@ -12,6 +12,8 @@
 #include "base/csvfile.h"
 #include "cli/commands.h"
 #include "core/policy.h"
+#include "base/parse.h"
+#include "sim/mixed.h"
 #include "sim/published.h"
 #include "sim/replay.h"
 
@@ -20,6 +22,8 @@
 
 struct sim_options {
 	const char *nodes, *pods, *policy, *devices;
+	const char *generate_mixed;     /* write the mixed trace there, then stop */
+	unsigned mixed_nodes, mixed_pods;
 	unsigned long long seed[SEEDS_MAX];
 	int seeds;
 	double inflate;
@@ -30,6 +34,8 @@ static void sim_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpupool sim --nodes FILE --pods FILE [OPTIONS]\n"
+		"       gpupool sim --generate-mixed DIR [--mixed-nodes N] [--mixed-pods M]\n"
+		"                   [--seeds S]\n"
 		"\n"
 		"Replays an openb-style trace: shuffle the pods per seed, inflate them\n"
 		"to --inflate x the cluster's GPUs, place them in order (nothing departs,\n"
@@ -45,7 +51,12 @@ static void sim_usage(FILE *out)
 		"  --inflate X      arrived GPU demand to reach, x cluster GPUs (default 1.3)\n"
 		"  --exhaustive     score every node that fits, not two per index bucket\n"
 		"                   (the exact placement; slower on large clusters)\n"
-		"  --json           one JSON object per policy per line\n");
+		"  --json           one JSON object per policy per line\n"
+		"  --generate-mixed DIR  write a generated trace of a heterogeneous pool\n"
+		"                   (six vendors, MIG and vNPU cards: docs/scheduling.md)\n"
+		"                   as DIR/nodes.csv and DIR/pods.csv, and stop; sized by\n"
+		"                   --mixed-nodes (default 1000) and --mixed-pods (default\n"
+		"                   8 per node), seeded by the first of --seeds\n");
 }
 
 int gp_parse_seeds(const char *text, unsigned long long *seeds, int max)
@@ -94,6 +105,9 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "exhaustive", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "generate-mixed", required_argument, NULL, 'g' },
+		{ "mixed-nodes", required_argument, NULL, 'N' },
+		{ "mixed-pods", required_argument, NULL, 'M' },
 		{ 0 },
 	};
 	char *end;
@@ -110,6 +124,16 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		case 'd': o->devices = optarg; break;
 		case 'j': o->json = true; break;
 		case 'x': o->exhaustive = true; break;
+		case 'g': o->generate_mixed = optarg; break;
+		case 'N':
+		case 'M':
+			if (!gp_parse_uint(optarg, 1, 1000000, NULL,
+					   c == 'N' ? &o->mixed_nodes : &o->mixed_pods)) {
+				fprintf(stderr, "gpupool sim: --%s \"%s\" must be a whole number from 1 to 1000000\n",
+					c == 'N' ? "mixed-nodes" : "mixed-pods", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 's':
 			o->seeds = gp_parse_seeds(optarg, o->seed, SEEDS_MAX);
 			if (o->seeds < 0) {
@@ -134,7 +158,7 @@ static int parse_args(int argc, char **argv, struct sim_options *o)
 		fprintf(stderr, "gpupool sim: unexpected argument \"%s\"\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->nodes || !o->pods) {
+	if (!o->generate_mixed && (!o->nodes || !o->pods)) {
 		fprintf(stderr, "gpupool sim: both --nodes and --pods are required\n");
 		sim_usage(stderr);
 		return -EINVAL;
@@ -313,6 +337,31 @@ static int load_trace(const struct sim_options *o, struct gp_trace *t,
 	return 0;
 }
 
+/* --generate-mixed: the trace of mixed.h, written as openb CSV files. */
+static int generate_mixed(const struct sim_options *o)
+{
+	struct gp_mixed_options m = {
+		.nodes = o->mixed_nodes ? o->mixed_nodes : 1000,
+		.seed = o->seed[0],
+	};
+	struct gp_trace t;
+	char err[512];
+	int r;
+
+	m.pods = o->mixed_pods ? o->mixed_pods : 8 * m.nodes;
+	r = gp_mixed_generate(&m, &t, err, sizeof(err));
+	if (r == 0)
+		r = gp_mixed_write(&t, o->generate_mixed, err, sizeof(err));
+	gp_trace_release(&t);
+	if (r < 0) {
+		fprintf(stderr, "gpupool sim: %s\n", err);
+		return GP_EXIT_FAIL;
+	}
+	printf("gpupool sim: wrote %zu nodes and %zu pods to %s/nodes.csv and %s/pods.csv\n",
+	       m.nodes, m.pods, o->generate_mixed, o->generate_mixed);
+	return GP_EXIT_OK;
+}
+
 int gp_cmd_sim(int argc, char **argv)
 {
 	struct sim_options o;
@@ -325,6 +374,8 @@ int gp_cmd_sim(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (o.generate_mixed)
+		return generate_mixed(&o);
 	n = policy_list(o.policy, names, POLICIES_MAX);
 	if (n < 0)
 		return GP_EXIT_USAGE;

@@ -373,6 +373,7 @@ static void state_from_spec(const struct gp_node_spec *spec,
 		x->numa = d->numa;
 		x->nvlink = d->nvlink;
 		x->flags = d->healthy ? GP_DEV_HEALTHY : 0;
+		x->part_set = gp_part_set(d->partitions) ? d->partitions : 0;
 	}
 }
 
@@ -774,8 +775,8 @@ static enum gp_nofit main_reason(const struct gp_cluster *c,
 }
 
 /* Records the choice of node n with devices `mask` (positions). */
-static void decide(struct gp_cluster *c, uint32_t n, uint32_t mask,
-		   int64_t score, struct gp_decision *d)
+static void decide(struct gp_cluster *c, const struct gp_request *req, uint32_t n,
+		   uint32_t mask, int64_t score, struct gp_decision *d)
 {
 	const struct gp_node_state *s = &c->node[n].cls->state;
 
@@ -784,8 +785,13 @@ static void decide(struct gp_cluster *c, uint32_t n, uint32_t mask,
 	d->where.node = n;
 	d->where.devices = 0;
 	for (int i = 0; i < s->devices; i++)
-		if (mask >> i & 1)
+		if (mask >> i & 1) {
+			struct gp_dev_state dev = s->dev[i];
+			int start = gp_dev_take_at(&dev, req, -1);
+
+			d->where.part_start[d->where.devices] = (uint8_t)(start + 1);
 			d->where.device[d->where.devices++] = c->node[n].perm[i];
+		}
 }
 
 /* Scores candidate n; keeps it when it beats the best so far (a higher
@@ -841,7 +847,7 @@ static void place_best(struct search *q, struct gp_policy *p,
 	}
 	d->candidates = q->scored;
 	if (q->best != GP_INDEX_NONE)
-		decide(c, q->best, q->best_mask, q->best_score, d);
+		decide(c, q->req, q->best, q->best_mask, q->best_score, d);
 }
 
 static bool count_fit(void *ctx, uint32_t n)
@@ -930,7 +936,7 @@ static void place_uniform(struct search *q, struct gp_policy *p,
 		return;
 	const struct gp_node_state *s = &q->c->node[n].cls->state;
 	gp_policy_pick(p, s, q->req, (uint32_t)device_fit(s, q->req), &mask);
-	decide(q->c, n, mask, 0, d);
+	decide(q->c, q->req, n, mask, 0, d);
 }
 
 /* Orders every bucket's members by the policy's key: once, when a cluster
@@ -1015,7 +1021,7 @@ int gp_place_on(struct gp_cluster *c, struct gp_policy *p, const struct gp_reque
 	if (score == GP_SCORE_NOFIT)
 		d.reason = GP_NOFIT_DEVICES;
 	else if (d.reason == GP_NOFIT_NONE)
-		decide(c, n, mask, score, &d);
+		decide(c, req, n, mask, score, &d);
 	*ret_decision = d;
 	return 0;
 }
@@ -1025,7 +1031,8 @@ int gp_place_on(struct gp_cluster *c, struct gp_policy *p, const struct gp_reque
 /* Device positions of a placement on node n, or -EINVAL when it names a
  * device twice, one the node lacks, or the wrong number of devices. */
 static int placement_mask(const struct gp_cluster *c, const struct gp_request *req,
-			  const struct gp_placement *where, uint32_t *ret_mask)
+			  const struct gp_placement *where, uint32_t *ret_mask,
+			  int8_t starts[GP_NODE_DEVICES_MAX])
 {
 	const struct node *n;
 	uint32_t mask = 0;
@@ -1042,6 +1049,7 @@ static int placement_mask(const struct gp_cluster *c, const struct gp_request *r
 		if (pos < 0 || (mask >> pos & 1))
 			return -EINVAL;
 		mask |= 1u << pos;
+		starts[pos] = (int8_t)((int)where->part_start[i] - 1);
 	}
 	*ret_mask = mask;
 	return 0;
@@ -1051,13 +1059,14 @@ static int placement_mask(const struct gp_cluster *c, const struct gp_request *r
  * uses; -EINVAL for a malformed request or placement. */
 static int change_begin(const struct gp_cluster *c, const struct gp_request *req,
 			const struct gp_placement *where, struct gp_node_state *ret_state,
-			uint32_t *ret_mask)
+			uint32_t *ret_mask, int8_t starts[GP_NODE_DEVICES_MAX])
 {
 	int err;
 
 	if (!request_valid(req))
 		return -EINVAL;
-	err = placement_mask(c, req, where, ret_mask);
+	memset(starts, -1, GP_NODE_DEVICES_MAX);
+	err = placement_mask(c, req, where, ret_mask, starts);
 	if (err < 0)
 		return err;
 	state_of(c->node[where->node].cls, ret_state);
@@ -1082,46 +1091,25 @@ int gp_cluster_commit(struct gp_cluster *c, const struct gp_request *req,
 		      const struct gp_placement *where)
 {
 	struct gp_node_state s;
+	int8_t starts[GP_NODE_DEVICES_MAX];
 	uint32_t mask;
-	int err = change_begin(c, req, where, &s, &mask);
+	int err = change_begin(c, req, where, &s, &mask, starts);
 
 	if (err < 0)
 		return err;
 	if (!gp_state_host_fits(&s, req) || (gp_state_fit_mask(&s, req) & mask) != mask)
 		return -EBUSY;
-	gp_state_apply(&s, req, mask);
+	gp_state_apply_at(&s, req, mask, starts);
 	return change_end(c, where->node, &s);
-}
-
-/* Undoes gp_dev_take; false when the device does not hold such a share. */
-static bool dev_give_back(struct gp_dev_state *d, const struct gp_request *req)
-{
-	if (d->tasks == 0)
-		return false;
-	if (req->whole) {
-		if (!(d->flags & GP_DEV_HELD))
-			return false;
-		d->flags &= (uint8_t)~GP_DEV_HELD;
-		d->gang = 0;
-		d->compute_free = d->compute_cap;
-		d->mem_free = d->mem_total;
-	} else {
-		if (d->compute_free + req->dev_compute > d->compute_cap ||
-		    d->mem_free + req->dev_mem_mib > d->mem_total)
-			return false;
-		d->compute_free += (uint16_t)req->dev_compute;
-		d->mem_free += req->dev_mem_mib;
-	}
-	d->tasks--;
-	return true;
 }
 
 int gp_cluster_release(struct gp_cluster *c, const struct gp_request *req,
 		       const struct gp_placement *where)
 {
 	struct gp_node_state s;
+	int8_t starts[GP_NODE_DEVICES_MAX];
 	uint32_t mask;
-	int err = change_begin(c, req, where, &s, &mask);
+	int err = change_begin(c, req, where, &s, &mask, starts);
 
 	if (err < 0)
 		return err;
@@ -1131,7 +1119,7 @@ int gp_cluster_release(struct gp_cluster *c, const struct gp_request *req,
 	s.cpu_free += req->cpu_milli;
 	s.mem_free += req->mem_mib;
 	for (int i = 0; i < s.devices; i++)
-		if ((mask >> i & 1) && !dev_give_back(&s.dev[i], req))
+		if ((mask >> i & 1) && !gp_dev_give_back(&s.dev[i], req, starts[i]))
 			return -EINVAL;
 	return change_end(c, where->node, &s);
 }

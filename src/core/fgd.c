@@ -163,14 +163,18 @@ static void shape_frag(const struct fgd *f, const struct gp_request *s,
 static double frag_compute(const struct fgd *f, const struct frag_key *k)
 {
 	double left = 0, frag = 0;
+	uint64_t models = 0;    /* of the node's devices */
 
-	for (int i = 0; i < k->devices; i++)
+	for (int i = 0; i < k->devices; i++) {
 		left += KEY_USABLE(k->dev[i]);
+		models |= 1ULL << KEY_MODEL(k->dev[i]);
+	}
 	for (size_t i = 0; i < f->shapes; i++) {
 		const struct gp_request *s = &f->shape[i];
 		double plain = left, aware = left;
 
-		if (s->devices > 0 &&
+		/* A shape of other models finds no device here: all is left. */
+		if (s->devices > 0 && (!s->models || (s->models & models)) &&
 		    (f->host_aware ? k->cpu_free >= s->cpu_milli
 				   : k->cpu_level > f->cpu_rank[i]))
 			shape_frag(f, s, k, left, &plain, &aware);

@@ -51,6 +51,7 @@ struct gp_device_spec {
 	uint16_t overcommit;    /* compute overcommit in permille, 1000..1500 */
 	uint16_t max_tasks;     /* slices one device may hold at once; 0 = no cap */
 	bool healthy;
+	uint8_t partitions;     /* its partition set (core/partition.h); 0: software slices */
 };
 
 struct gp_node_spec {
@@ -84,6 +85,9 @@ struct gp_placement {
 	uint32_t node;
 	uint8_t devices;
 	uint8_t device[GP_NODE_DEVICES_MAX];
+	/* On a partitioned device: the first unit of its partition + 1, as
+	 * the decision chose it (0: none, or let the commit choose). */
+	uint8_t part_start[GP_NODE_DEVICES_MAX];
 };
 
 /* Compute that one share of `req` takes on a device. */

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/partition.h"
 #include "core/resources.h"
 
 enum {
@@ -34,7 +35,9 @@ struct gp_dev_state {
 	uint8_t nvlink;
 	uint8_t flags;          /* GP_DEV_* */
 	uint8_t gang;           /* when held: devices of the task holding it */
-	uint8_t pad[3];
+	uint8_t part_set;       /* partitioned: its set (partition.h); 0: slices */
+	uint8_t part_used;      /* ... and the units its partitions take */
+	uint8_t pad;
 };
 
 struct gp_node_state {
@@ -79,6 +82,11 @@ static inline bool gp_dev_fits(const struct gp_dev_state *d,
 		return d->tasks == 0;
 	if (d->max_tasks && d->tasks >= d->max_tasks)
 		return false;
+	if (d->part_set)
+		return gp_part_fits(d->part_set,
+				    gp_part_profile_for(d->part_set, req->dev_mem_mib,
+							(uint16_t)req->dev_compute),
+				    d->part_used);
 	return d->compute_free >= req->dev_compute &&
 	       d->mem_free >= req->dev_mem_mib;
 }
@@ -141,6 +149,15 @@ static inline uint32_t gp_state_usable_compute(const struct gp_node_state *s)
 /* Applies one share of `req` to device position `i` (no checks). */
 void gp_dev_take(struct gp_dev_state *d, const struct gp_request *req);
 
+/* The same at a partition's start (-1: the best one; partition.h);
+ * returns the start taken, or -1 on a card of slices. */
+int gp_dev_take_at(struct gp_dev_state *d, const struct gp_request *req, int start);
+
+/* Undoes gp_dev_take_at (start -1 on a partitioned card: the partition of
+ * that profile that starts last); false when the device does not hold
+ * such a share. */
+bool gp_dev_give_back(struct gp_dev_state *d, const struct gp_request *req, int start);
+
 /* Usable compute on a node after taking `req` on `mask` (thousandths). */
 uint32_t gp_state_usable_after(const struct gp_node_state *s,
 			       const struct gp_request *req, uint32_t mask);
@@ -149,6 +166,11 @@ uint32_t gp_state_usable_after(const struct gp_node_state *s,
  * result is NOT re-sorted; callers that need a canonical key sort it. */
 void gp_state_apply(struct gp_node_state *s, const struct gp_request *req,
 		    uint32_t mask);
+
+/* The same with partitions' starts by position (-1: the best one), each
+ * replaced by the start taken (-1 on a card of slices). */
+void gp_state_apply_at(struct gp_node_state *s, const struct gp_request *req, uint32_t mask,
+		       int8_t starts[GP_NODE_DEVICES_MAX]);
 
 /* Sorts the devices into canonical order; perm (may be NULL) is permuted
  * alongside so that perm[i] keeps naming the device now at position i. */

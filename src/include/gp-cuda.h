@@ -271,7 +271,7 @@ typedef enum CUevent_flags_enum {
 
 /* The entry points libgpushare hooks, by exported symbol (the ABI version
  * each serves is in cuda-abi-map.txt). Declared so that the hooks'
- * definitions and the generated table of hooks (src/shim/hooks-table.c)
+ * definitions and the generated table of hooks (src/vendor/nvidia/shim-cuda-hooks.c)
  * are checked against the driver's types: a hook needs its prototype
  * here. */
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,

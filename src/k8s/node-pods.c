@@ -10,6 +10,7 @@
 
 #include "k8s/names.h"
 #include "k8s/node-impl.h"
+#include "vendor/vendor.h"
 
 #define MIB (1024ULL * 1024ULL)
 #define EVENT_COMPONENT "gpupool-node"
@@ -209,17 +210,45 @@ static int device_mounts(struct node *n, const char *uuid, struct gp_plugin_resp
 	return err;
 }
 
+/* Each vendor's visibility variables for the pod's devices of that vendor
+ * (vendor.h: CUDA's by UUID, the others by their vendor's indices), and
+ * NVIDIA_VISIBLE_DEVICES for NVIDIA's container runtime. */
+static int visible_fill(struct node *n, const struct node_pod *k, struct gp_plugin_response *r)
+{
+	int err = 0;
+
+	for (size_t v = 0; gp_vendors[v]; v++) {
+		const struct gp_vendor_ops *ops = gp_vendors[v];
+		char list[GP_NODE_DEVICES_MAX * (GP_KUBE_UUID_MAX + 1)] = "";
+		size_t used = 0;
+
+		for (unsigned i = 0; i < k->devices && used < sizeof(list); i++) {
+			const struct gp_agent_device *d = &n->dev[k->dev[i]].d;
+
+			if (d->vendor != ops)
+				continue;
+			used += ops->visible_by_uuid
+					? (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+							   used ? "," : "", d->uuid)
+					: (size_t)snprintf(list + used, sizeof(list) - used, "%s%u",
+							   used ? "," : "", d->local);
+		}
+		if (!used)
+			continue;
+		for (const char *const *name = ops->visible_env; *name; name++)
+			err |= gp_plugin_response_env(r, *name, list);
+		if (strcmp(ops->name, "nvidia") == 0)
+			err |= gp_plugin_response_env(r, "NVIDIA_VISIBLE_DEVICES", list);
+	}
+	return err;
+}
+
 static int response_fill(struct node *n, const struct node_pod *k, const char *secret,
 			 struct gp_plugin_response *r)
 {
-	char uuids[GP_NODE_DEVICES_MAX * (GP_KUBE_UUID_MAX + 1)] = "", num[32];
-	int err = 0;
+	char num[32];
+	int err = visible_fill(n, k, r);
 
-	for (unsigned i = 0; i < k->devices; i++)
-		snprintf(uuids + strlen(uuids), sizeof(uuids) - strlen(uuids), "%s%s", i ? "," : "",
-			 n->dev[k->dev[i]].d.uuid);
-	err |= gp_plugin_response_env(r, "CUDA_VISIBLE_DEVICES", uuids);
-	err |= gp_plugin_response_env(r, "NVIDIA_VISIBLE_DEVICES", uuids);
 	err |= gp_plugin_response_env(r, "GPUPOOL_TASK_ID", k->task);
 	for (unsigned i = 0; i < k->devices; i++) {
 		char dev[32];

@@ -597,7 +597,7 @@ int gp_cmd_node_kubernetes(int argc, char **argv)
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_mutex_init(&n->api_lock, NULL);
 	if (devices_open(n) == 0 && kube_open(n) == 0 && metrics_start(n, &h) == 0) {
-		if (gp_usage_open(n->o.nvml[0] ? n->o.nvml : NULL, n->devices, &u, err, sizeof(err)) < 0)
+		if (gp_usage_open(n->o.nvml[0] ? n->o.nvml : NULL, &n->found, &u, err, sizeof(err)) < 0)
 			fprintf(stderr, "gpupool node: no health checks: %s\n", err);
 		if (informer_start(n) == 0 && plugin_start(n) == 0) {
 			run(n, u, &stop);

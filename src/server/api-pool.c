@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "server/api-impl.h"
+#include "vendor/vendor.h"
 
 #define QUEUE_PAGE     500  /* GET /v1/queue: the tasks of a page, by default */
 #define QUEUE_PAGE_MAX 2000 /* and at most */
@@ -117,12 +118,15 @@ static json_t *device_json(const struct gp_meter *m, unsigned i, const struct gp
 	const struct gp_agent_device *dev = &node->device[i];
 	const struct gp_meter_device *d = gp_meter_device(m, i);
 	bool sampled = gp_meter_last_ms(m) != 0;
-	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:o, s:b, s:s?, s:s}",
-			      "index", (int)i, "uuid", dev->uuid, "name", dev->name,
+	bool nvidia = !dev->vendor || strcmp(dev->vendor->name, "nvidia") == 0;
+	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:b, s:s?, s:s}",
+			      "index", (int)i, "uuid", dev->uuid, "name", dev->name, "vendor",
+			      dev->vendor ? dev->vendor->name : "nvidia",
 			      "pci_bus_id", dev->pci_bus_id, "memory_total_mib",
 			      (json_int_t)dev->mem_total_mib, "driver_version",
-			      node->driver_version, "cuda_version",
-			      cuda_json(node->cuda_version), "compatible", dev->compatible,
+			      dev->driver_version[0] ? dev->driver_version : node->driver_version,
+			      "cuda_version", nvidia ? cuda_json(node->cuda_version) : json_null(),
+			      "compatible", dev->compatible,
 			      "reason", dev->compatible ? NULL : dev->reason, "health",
 			      health(dev, d, sampled));
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/models.h"
+
 #define MS_PER_HOUR	3600000.0
 #define PCT_MS_PER_HOUR (100.0 * MS_PER_HOUR)  /* a whole device for an hour */
 #define MIB_MS_PER_GIBH (1024.0 * MS_PER_HOUR) /* 1 GiB for an hour */
@@ -124,6 +126,8 @@ static json_t *row_json(const struct gp_usage_sum *s, const char *tenant,
 	row = totals_json(ret);
 	json_object_set_new(row, "tenant", json_string(tenant));
 	json_object_set_new(row, "model", json_string(s->device_model));
+	json_object_set_new(row, "vendor",
+			    json_string(gp_vendor_name(gp_model_vendor(s->device_model))));
 	json_object_set_new(row, "price_per_hour",
 			    json_real(price ? price->per_hour : 0));
 	json_object_set_new(row, "priced", json_boolean(price != NULL));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/pshared.h"
@@ -19,6 +20,7 @@
 #include "server/alerts.h"
 #include "server/sched.h"
 #include "shim/region.h"
+#include "vendor/vendor.h"
 
 #define HOST_PLENTY 1000000000u /* tasks ask nothing of the host yet */
 #define LOOSE_MAX   1024        /* owed audit rows and alerts of no task row */
@@ -693,13 +695,31 @@ static struct shape shape_of(const struct gp_task *t)
 			       .model = t->model };
 }
 
-/* The model ids of this machine's devices whose name has `model`. */
+/* Does device d answer to one of the terms of `model` ("A100", "T4|L4",
+ * "A100,T4", "ascend": a part of its name, or its vendor's name)? */
+static bool model_matches(const struct gp_agent_device *d, const char *model)
+{
+	char term[GP_NAME_MAX];
+
+	for (const char *p = model; *p;) {
+		size_t len = strcspn(p, "|,");
+
+		snprintf(term, sizeof(term), "%.*s", (int)len, p);
+		if (term[0] && (strcasestr(d->name, term) ||
+				(d->vendor && strcasecmp(d->vendor->name, term) == 0)))
+			return true;
+		p += len + (p[len] != '\0');
+	}
+	return false;
+}
+
+/* The model ids of this machine's devices that answer to `model`. */
 static uint64_t models_of(const struct gp_agent_node *n, struct gp_cluster *c, const char *model)
 {
 	uint64_t models = 0;
 
 	for (unsigned i = 0; i < n->devices; i++)
-		if (strcasestr(n->device[i].name, model))
+		if (model_matches(&n->device[i], model))
 			models |= 1ULL << gp_cluster_model_id(c, n->device[i].name, false);
 	return models;
 }

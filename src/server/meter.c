@@ -345,7 +345,8 @@ static int groups_build(struct gp_meter *m, struct gp_usage_group **ret, size_t 
 		for (unsigned i = 0; i < m->task[t].pub.devices; i++)
 			(*ret)[n++] = (struct gp_usage_group){
 				.task = m->task[t].pub.id,
-				.device = m->task[t].pub.device[i]};
+				.device = m->task[t].pub.device[i],
+				.weight = m->task[t].pub.compute_pct};
 	*ret_n = n;
 	return 0;
 }

@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/models.h"
+#include "vendor/vendor.h"
+
 #define LABELS_MAX	 512
 #define ALERTS_COUNT_MAX 100000
 #define MIB		 (1024.0 * 1024.0)
@@ -361,6 +364,8 @@ static void device_labels(const struct gp_agent_node *node, unsigned i, struct l
 	snprintf(index, sizeof(index), "%u", i);
 	labels_add(l, "device", node->device[i].uuid);
 	labels_add(l, "model", node->device[i].name);
+	labels_add(l, "vendor", node->device[i].vendor ? node->device[i].vendor->name
+						       : gp_vendor_name(gp_model_vendor(node->device[i].name)));
 	labels_add(l, "index", index);
 }
 

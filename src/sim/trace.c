@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "base/csvfile.h"
+#include "core/models.h"
+#include "core/partition.h"
 
 /* Column positions, found from the header row. */
 enum { COL_CPU, COL_MEM, COL_GPUS, COL_MILLI, COL_SPEC, COL_MODEL, COLS };
@@ -142,6 +144,8 @@ static int node_row(void *ctx, char **field, size_t count, unsigned long line,
 			spec.device[i] = (struct gp_device_spec){
 				.model = (uint8_t)model, .healthy = true,
 				.overcommit = GP_COMPUTE_WHOLE,
+				.vendor = (uint8_t)gp_model_vendor(t->model[model]),
+				.partitions = (uint8_t)gp_part_set_of_model(t->model[model]),
 			};
 	}
 	if (grow((void **)&t->node, &l->cap, t->nodes, sizeof(*t->node)) < 0) {

@@ -18,7 +18,13 @@
  * Every symbol of the CUDA 13 ABI map (src/include/cuda-abi-map.txt) is
  * exported and answered by cuGetProcAddress: functions the simulation does
  * not provide are generated stubs that answer CUDA_ERROR_NOT_SUPPORTED (see
- * "finding functions" below); cuGetExportTable answers CUDA_ERROR_NOT_FOUND. */
+ * "finding functions" below); cuGetExportTable answers CUDA_ERROR_NOT_FOUND.
+ *
+ * MIG (mig.h): a card in MIG mode is no CUDA device of its own; its MIG
+ * devices are, when CUDA_VISIBLE_DEVICES names them by UUID ("MIG-…").
+ * A MIG device is a simdev device of its own (an index past the cards'):
+ * its memory, its SM count, its UUID, and kernels on its own turn that
+ * take 7 / g of their time on a g-slice instance. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -32,6 +38,7 @@
 
 #include "base/proc-table.h"
 #include "include/gp-cuda.h"
+#include "simdev/mig.h"
 #include "simdev/simdev.h"
 
 /* Every non-static function here is a driver entry point; its prototype
@@ -199,16 +206,18 @@ static char init_error[SIM_ERR_MAX];
 static bool initialized;
 
 static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ctx *primary[SIM_DEVICES_MAX];
-static struct pool default_pool[SIM_DEVICES_MAX];
-static struct pool *current_pool[SIM_DEVICES_MAX];
+static struct ctx *primary[SIM_INDEX_MAX];
+static struct pool default_pool[SIM_INDEX_MAX];
+static struct pool *current_pool[SIM_INDEX_MAX];
 static struct alloc *allocs[ALLOC_BUCKETS];
 
 /* CUdevice values are the ordinals CUDA_VISIBLE_DEVICES leaves visible;
  * everything else (contexts, pools, allocations, the shared state) holds
  * the physical index: visible[ordinal]. */
-static int visible[SIM_DEVICES_MAX];
+static int visible[SIM_INDEX_MAX];
 static int visible_count;
+static int nvidia[SIM_DEVICES_MAX];     /* the NVIDIA devices' simdev indices */
+static int nvidia_count;
 
 static __thread struct ctx *ctx_stack[CTX_STACK_MAX];
 static __thread int ctx_depth;
@@ -216,11 +225,12 @@ static __thread int ctx_depth;
 /* ---- set-up ---------------------------------------------------------- */
 
 /* The physical device one entry of CUDA_VISIBLE_DEVICES (s, len bytes)
- * names: an index, or a UUID ("GPU-...") or a prefix of one that fits
- * exactly one device; -1 when it names none. */
+ * names: an index, or a UUID ("GPU-...", "MIG-...") or a prefix of one
+ * that fits exactly one device; -1 when it names none. A card in MIG mode
+ * is none: only its MIG devices are CUDA devices. */
 static int visible_entry(const char *s, size_t len)
 {
-	int n = sim_device_count(sim), found = -1, index = 0;
+	int n = nvidia_count, found = -1, index = 0;
 
 	if (len > 0 && strspn(s, "0123456789") >= len) {
 		for (size_t i = 0; i < len; i++) {
@@ -228,18 +238,20 @@ static int visible_entry(const char *s, size_t len)
 			if (index >= n)
 				return -1;
 		}
-		return index;
+		return sim_mig_enabled(sim, nvidia[index]) ? -1 : nvidia[index];
 	}
+	if (len > 4 && strncmp(s, "MIG-", 4) == 0)
+		return sim_mig_device_by_uuid(sim, s, len);
 	if (len < 4 || strncmp(s, "GPU-", 4) != 0)
 		return -1;
-	for (int d = 0; d < n; d++) {
-		if (strncmp(sim_device_uuid(sim, d), s, len) != 0)
+	for (int i = 0; i < n; i++) {
+		if (strncmp(sim_device_uuid(sim, nvidia[i]), s, len) != 0)
 			continue;
 		if (found >= 0)
 			return -1;      /* ambiguous prefix */
-		found = d;
+		found = nvidia[i];
 	}
-	return found;
+	return found >= 0 && sim_mig_enabled(sim, found) ? -1 : found;
 }
 
 /* The ordinal of physical device phys, or -1 if it is not visible (the
@@ -258,14 +270,16 @@ static CUdevice device_ordinal(int phys)
 static void visible_init(void)
 {
 	const char *p = getenv("CUDA_VISIBLE_DEVICES");
-	int n = sim_device_count(sim);
+	int n;
 
+	n = nvidia_count = sim_vendor_devices(sim, "nvidia", nvidia, SIM_DEVICES_MAX);
 	if (!p) {
-		for (visible_count = 0; visible_count < n; visible_count++)
-			visible[visible_count] = visible_count;
+		for (int i = 0; i < n; i++)
+			if (!sim_mig_enabled(sim, nvidia[i]))
+				visible[visible_count++] = nvidia[i];
 		return;
 	}
-	while (visible_count < n) {
+	while (visible_count < SIM_INDEX_MAX) {
 		size_t len = strcspn(p, ",");
 		int d = visible_entry(p, len);
 
@@ -289,15 +303,19 @@ static void init_once_fn(void)
 			fprintf(stderr, "simdev: %s\n", init_error);
 		return;
 	}
-	for (int d = 0; d < SIM_DEVICES_MAX; d++) {
+	for (int d = 0; d < SIM_INDEX_MAX; d++) {
 		default_pool[d] = (struct pool){ MAGIC_POOL, d };
 		current_pool[d] = &default_pool[d];
 	}
 	visible_init();
 	if (visible_count == 0) {
-		snprintf(init_error, sizeof(init_error),
-			 "CUDA_VISIBLE_DEVICES=\"%s\" leaves none of the %d devices visible",
-			 getenv("CUDA_VISIBLE_DEVICES"), sim_device_count(sim));
+		if (nvidia_count == 0)
+			snprintf(init_error, sizeof(init_error),
+				 "GPUPOOL_SIM_DEVICES has no NVIDIA device");
+		else
+			snprintf(init_error, sizeof(init_error),
+				 "CUDA_VISIBLE_DEVICES=\"%s\" leaves none of the %d devices visible",
+				 getenv("CUDA_VISIBLE_DEVICES"), nvidia_count);
 		if (getenv("GPUPOOL_LOG"))
 			fprintf(stderr, "simdev: %s\n", init_error);
 		init_result = CUDA_ERROR_NO_DEVICE;
@@ -399,10 +417,17 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
+	const struct sim_mig_profile *mig;
+
 	REQUIRE_DEVICE(phys, dev);
 	if (!name || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, (size_t)len, "%s", sim_device_model(sim, phys)->name);
+	mig = sim_mig_device_profile(sim, phys);
+	if (mig)                /* "NVIDIA A100-SXM4-80GB MIG 3g.40gb" */
+		snprintf(name, (size_t)len, "%s MIG %s", sim_device_model(sim, phys)->name,
+			 mig->name);
+	else
+		snprintf(name, (size_t)len, "%s", sim_device_model(sim, phys)->name);
 	return CUDA_SUCCESS;
 }
 
@@ -429,6 +454,14 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* A card's SMs, or a MIG device's. */
+static int multiprocessors(const struct sim_model *m, int phys)
+{
+	const struct sim_mig_profile *mig = sim_mig_device_profile(sim, phys);
+
+	return mig ? (int)mig->sms : m->sms;
+}
+
 static int attribute(const struct sim_model *m, int phys, CUdevice_attribute a)
 {
 	switch (a) {
@@ -446,7 +479,7 @@ static int attribute(const struct sim_model *m, int phys, CUdevice_attribute a)
 	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
 	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return m->clock_khz;
 	case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: return 512;
-	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return m->sms;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return multiprocessors(m, phys);
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
 	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return sim_device_pci_bus(sim, phys);

@@ -14,7 +14,7 @@
 # rows, except where the sources define them.
 #
 # With -v extern=1 the table is for a file of its own (libgpushare's
-# src/shim/hooks-table.c): the table and its size are not static, and
+# src/vendor/nvidia/shim-cuda-hooks.c): the table and its size are not static, and
 # the including file declares every defined function with its type (the
 # prototypes of src/include/gp-cuda.h), so the table takes the address of
 # each as the function it is.

@@ -14,9 +14,20 @@
  * which calls fail with NVML_ERROR_UNINITIALIZED again. A handle points into
  * a static array of devices and stays valid for the life of the process.
  * Nothing here prints unless $GPUPOOL_LOG is set, and nothing exits. Only
- * the nvml* functions are exported (simdev/libnvidia-ml.map). */
+ * the nvml* functions are exported (simdev/libnvidia-ml.map).
+ *
+ * MIG (mig.h; the MIG section below): a card whose model is in MIG mode
+ * offers GPU instance profiles and placements, GPU and compute instances
+ * (handles into static arrays, one per instance slot: as NVML's, a
+ * handle of a destroyed instance may come to mean a later one), and MIG
+ * device handles (lib.mig), which the device calls take like a card's.
+ * As NVML on a MIG-mode card, utilization rates and per-process
+ * utilization answer NOT_SUPPORTED for the card and its MIG devices;
+ * the card's memory is the sum of its instances'. */
 #include "include/gp-cuda.h"
 #include "include/gp-nvml.h"
+#include "include/gp-nvml-mig.h"
+#include "simdev/mig.h"
 #include "simdev/simdev.h"
 
 #include <errno.h>
@@ -36,7 +47,15 @@
 #define PCI_VENDOR_NVIDIA 0x10DEu
 
 struct nvmlDevice_st {
-	int index;
+	int index;              /* simdev's: a card, or SIM_DEVICES_MAX + slot */
+};
+
+struct nvmlGpuInstance_st {
+	int slot;
+};
+
+struct nvmlComputeInstance_st {
+	int slot;
 };
 
 static struct {
@@ -45,6 +64,10 @@ static struct {
 	struct sim *sim;      /* opened by the first init, then kept */
 	int count;
 	struct nvmlDevice_st dev[SIM_DEVICES_MAX];
+	/* by MIG slot: constant, set at attach */
+	struct nvmlDevice_st mig[SIM_MIG_MAX];
+	struct nvmlGpuInstance_st gi[SIM_MIG_MAX];
+	struct nvmlComputeInstance_st ci[SIM_MIG_MAX];
 } lib = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -110,6 +133,8 @@ static nvmlReturn_t from_errno(int err)
 	case -EPERM:
 	case -EACCES: return NVML_ERROR_NO_PERMISSION;
 	case -ENOTSUP: return NVML_ERROR_NOT_SUPPORTED;
+	case -EBUSY: return NVML_ERROR_IN_USE;
+	case -ENOSPC: return NVML_ERROR_INSUFFICIENT_RESOURCES;
 	default: return NVML_ERROR_UNKNOWN;
 	}
 }
@@ -136,6 +161,7 @@ static nvmlReturn_t sim_attach(void)
 {
 	const char *spec = getenv("GPUPOOL_SIM_DEVICES");
 	char err[SIM_ERR_MAX];
+	int phys[SIM_DEVICES_MAX];
 	struct sim *s;
 	int count;
 
@@ -148,13 +174,14 @@ static nvmlReturn_t sim_attach(void)
 		log_line("%s", err[0] ? err : "cannot open the simulated devices");
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	}
-	count = sim_device_count(s);
-	if (count < 0)
-		count = 0;
-	if (count > SIM_DEVICES_MAX)
-		count = SIM_DEVICES_MAX;
+	count = sim_vendor_devices(s, "nvidia", phys, SIM_DEVICES_MAX);
 	for (int i = 0; i < count; i++)
-		lib.dev[i].index = i;
+		lib.dev[i].index = phys[i];
+	for (int i = 0; i < SIM_MIG_MAX; i++) {
+		lib.mig[i].index = SIM_DEVICES_MAX + i;
+		lib.gi[i].slot = i;
+		lib.ci[i].slot = i;
+	}
 	lib.count = count;
 	lib.sim = s;
 	return NVML_SUCCESS;
@@ -200,15 +227,26 @@ static nvmlReturn_t device_resolve(nvmlDevice_t device, struct sim **ret_sim,
 	s = attached(&count);
 	if (!s)
 		return NVML_ERROR_UNINITIALIZED;
+	if (p >= (uintptr_t)lib.mig && p < (uintptr_t)(lib.mig + SIM_MIG_MAX)) {
+		i = (p - (uintptr_t)lib.mig) / sizeof(lib.mig[0]);
+		if ((p - (uintptr_t)lib.mig) % sizeof(lib.mig[0]) != 0 ||
+		    !sim_mig_device_profile(s, lib.mig[i].index))
+			return NVML_ERROR_INVALID_ARGUMENT;
+		if (sim_device_lost(s, lib.mig[i].index))
+			return NVML_ERROR_GPU_IS_LOST;
+		*ret_sim = s;
+		*ret_index = lib.mig[i].index;
+		return NVML_SUCCESS;
+	}
 	if (p < base || (p - base) % sizeof(lib.dev[0]) != 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	i = (p - base) / sizeof(lib.dev[0]);
 	if (i >= (size_t)count)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (sim_device_lost(s, (int)i))
+	if (sim_device_lost(s, (int)lib.dev[i].index))
 		return NVML_ERROR_GPU_IS_LOST;
 	*ret_sim = s;
-	*ret_index = (int)i;
+	*ret_index = (int)lib.dev[i].index;
 	return NVML_SUCCESS;
 }
 
@@ -244,8 +282,53 @@ static void memory_read(struct sim *s, int dev, uint64_t *ret_total, uint64_t *r
 	uint64_t total = sim_mem_total(s, dev);
 	uint64_t used = sim_mem_used(s, dev);
 
+	for (int i = 0; sim_mig_enabled(s, dev) && i < SIM_MIG_MAX; i++)
+		if (sim_mig_device_profile(s, SIM_DEVICES_MAX + i) &&
+		    sim_device_card(s, SIM_DEVICES_MAX + i) == dev)
+			used += sim_mem_used(s, SIM_DEVICES_MAX + i);
+
 	*ret_total = total;
 	*ret_used = used > total ? total : used;
+}
+
+/* The GPU instance id of MIG device `dev`, GP_NVML_NO_INSTANCE for a card. */
+static unsigned int gi_id_of(struct sim *s, int dev)
+{
+	struct sim_mig_gi g;
+
+	if (dev < SIM_DEVICES_MAX || !sim_mig_gi_get(s, dev - SIM_DEVICES_MAX, &g))
+		return GP_NVML_NO_INSTANCE;
+	return g.id;
+}
+
+/* The processes of a device: of a card in MIG mode, those of each of its
+ * MIG devices (a process once per instance it uses). gi[i] is entry i's
+ * GPU instance id (GP_NVML_NO_INSTANCE without MIG). */
+static int procs_gather(struct sim *s, int dev, struct sim_proc_info out[SIM_PROCS_MAX],
+			unsigned int gi[SIM_PROCS_MAX])
+{
+	int n = 0;
+
+	if (!sim_mig_enabled(s, dev)) {
+		n = sim_device_procs(s, dev, out, SIM_PROCS_MAX);
+		n = n > SIM_PROCS_MAX ? SIM_PROCS_MAX : n;
+		for (int i = 0; i < n; i++)
+			gi[i] = gi_id_of(s, dev);
+		return n;
+	}
+	for (int k = 0; k < SIM_MIG_MAX && n < SIM_PROCS_MAX; k++) {
+		struct sim_proc_info some[SIM_PROCS_MAX];
+		int inst = SIM_DEVICES_MAX + k, got;
+
+		if (!sim_mig_device_profile(s, inst) || sim_device_card(s, inst) != dev)
+			continue;
+		got = sim_device_procs(s, inst, some, SIM_PROCS_MAX);
+		for (int i = 0; i < got && i < SIM_PROCS_MAX && n < SIM_PROCS_MAX; i++) {
+			gi[n] = gi_id_of(s, inst);
+			out[n++] = some[i];
+		}
+	}
+	return n;
 }
 
 /* Processes on a device, checked against the caller's room (*count
@@ -253,7 +336,7 @@ static void memory_read(struct sim *s, int dev, uint64_t *ret_total, uint64_t *r
  * are to be copied; on INSUFFICIENT_SIZE *count says how many are needed. */
 static nvmlReturn_t procs_list(nvmlDevice_t device, unsigned int *count, const void *room,
 			       struct sim_proc_info out[SIM_PROCS_MAX],
-			       unsigned int *ret_n)
+			       unsigned int gi[SIM_PROCS_MAX], unsigned int *ret_n)
 {
 	struct sim *s;
 	int dev, n;
@@ -261,11 +344,9 @@ static nvmlReturn_t procs_list(nvmlDevice_t device, unsigned int *count, const v
 	RESOLVE_DEVICE(device, s, dev);
 	if (!count)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	n = sim_device_procs(s, dev, out, SIM_PROCS_MAX);
+	n = procs_gather(s, dev, out, gi);
 	if (n < 0)
 		return from_errno(n);
-	if (n > SIM_PROCS_MAX)
-		n = SIM_PROCS_MAX;
 	if (!room || *count < (unsigned int)n) {
 		if (n == 0) {
 			*count = 0;
@@ -294,6 +375,8 @@ static nvmlReturn_t samples_list(nvmlDevice_t device, unsigned int *count,
 	RESOLVE_DEVICE(device, s, dev);
 	if (!count)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (sim_mig_enabled(s, dev) || dev >= SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;        /* as NVML on MIG */
 	got = sim_device_samples(s, dev, since, out, SIM_PROCS_MAX);
 	if (got < 0)
 		return from_errno(got);
@@ -351,6 +434,11 @@ nvmlReturn_t nvmlShutdown(void)
 
 const char *nvmlErrorString(nvmlReturn_t result)
 {
+	/* MIG's codes, outside gp-nvml.h's enum (gp-nvml-mig.h) */
+	if (result == NVML_ERROR_IN_USE)
+		return "In use by another client";
+	if (result == NVML_ERROR_INSUFFICIENT_RESOURCES)
+		return "Insufficient resources";
 	switch (result) {
 #define RETURN_TEXT(code, text)                                                          \
 	case code: return text;
@@ -431,8 +519,16 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
 	if (!uuid || !device)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	for (int i = 0; i < count; i++) {
-		if (strcmp(uuid, sim_device_uuid(s, i)) == 0) {
+		if (strcmp(uuid, sim_device_uuid(s, (int)lib.dev[i].index)) == 0) {
 			*device = &lib.dev[i];
+			return NVML_SUCCESS;
+		}
+	}
+	if (strncmp(uuid, "MIG-", 4) == 0) {
+		int dev = sim_mig_device_by_uuid(s, uuid, strlen(uuid) + 1);
+
+		if (dev >= 0) {
+			*device = &lib.mig[dev - SIM_DEVICES_MAX];
 			return NVML_SUCCESS;
 		}
 	}
@@ -473,7 +569,7 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t
 	if (domain != 0 || slot != 0 || function != 0)
 		return NVML_ERROR_NOT_FOUND;
 	for (int i = 0; i < count; i++) {
-		if ((unsigned int)sim_device_pci_bus(s, i) == bus) {
+		if ((unsigned int)sim_device_pci_bus(s, (int)lib.dev[i].index) == bus) {
 			*device = &lib.dev[i];
 			return NVML_SUCCESS;
 		}
@@ -489,7 +585,10 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
 	RESOLVE_DEVICE(device, s, dev);
 	if (!index)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*index = (unsigned int)dev;
+	if (dev >= SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;        /* a MIG device has no index */
+	*index = (unsigned int)((struct nvmlDevice_st *)device - lib.dev); /* NVIDIA's own numbering */
+	(void)dev;
 	return NVML_SUCCESS;
 }
 
@@ -498,7 +597,15 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 	struct sim *s;
 	int dev;
 
+	const struct sim_mig_profile *p;
+	char mig[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+
 	RESOLVE_DEVICE(device, s, dev);
+	p = sim_mig_device_profile(s, dev);
+	if (p) {                /* "NVIDIA A100-SXM4-80GB MIG 3g.40gb" */
+		snprintf(mig, sizeof(mig), "%s MIG %s", sim_device_model(s, dev)->name, p->name);
+		return string_copy(name, length, mig);
+	}
 	return string_copy(name, length, sim_device_model(s, dev)->name);
 }
 
@@ -590,23 +697,30 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
 	RESOLVE_DEVICE(device, s, dev);
 	if (!utilization)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (sim_mig_enabled(s, dev) || dev >= SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;        /* as NVML on MIG */
 	utilization->gpu = percent_clamp(sim_device_utilization(s, dev, 0));
 	utilization->memory = 0;
 	return NVML_SUCCESS;
 }
 
-/* simdev has no MIG: disabled now and after the next reset. */
+/* A model with MIG (a100-80g-mig) is in MIG mode for good; the others
+ * never are. The same now and after the next reset. */
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
 				  unsigned int *pendingMode)
 {
+	unsigned int mode;
 	struct sim *s;
 	int dev;
 
 	RESOLVE_DEVICE(device, s, dev);
 	if (!currentMode || !pendingMode)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*currentMode = NVML_DEVICE_MIG_DISABLE;
-	*pendingMode = NVML_DEVICE_MIG_DISABLE;
+	if (dev >= SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;        /* a MIG device */
+	mode = sim_mig_enabled(s, dev) ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+	*currentMode = mode;
+	*pendingMode = mode;
 	return NVML_SUCCESS;
 }
 
@@ -617,18 +731,20 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
 						     nvmlProcessInfo_t *infos)
 {
 	struct sim_proc_info procs[SIM_PROCS_MAX];
+	unsigned int gi[SIM_PROCS_MAX];
 	nvmlReturn_t ret;
 	unsigned int n;
 
-	ret = procs_list(device, infoCount, infos, procs, &n);
+	ret = procs_list(device, infoCount, infos, procs, gi, &n);
 	if (ret != NVML_SUCCESS)
 		return ret;
 	for (unsigned int i = 0; i < n; i++) {
 		infos[i] = (nvmlProcessInfo_t){
 			.pid = (unsigned int)procs[i].pid,
 			.usedGpuMemory = procs[i].mem_bytes,
-			.gpuInstanceId = GP_NVML_NO_INSTANCE,
-			.computeInstanceId = GP_NVML_NO_INSTANCE,
+			.gpuInstanceId = gi[i],
+			/* simdev's one compute instance of a GI has id 0 */
+			.computeInstanceId = gi[i] == GP_NVML_NO_INSTANCE ? GP_NVML_NO_INSTANCE : 0,
 		};
 	}
 	return NVML_SUCCESS;
@@ -647,10 +763,11 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
 						  nvmlProcessInfo_v1_t *infos)
 {
 	struct sim_proc_info procs[SIM_PROCS_MAX];
+	unsigned int gi[SIM_PROCS_MAX];
 	nvmlReturn_t ret;
 	unsigned int n;
 
-	ret = procs_list(device, infoCount, infos, procs, &n);
+	ret = procs_list(device, infoCount, infos, procs, gi, &n);
 	if (ret != NVML_SUCCESS)
 		return ret;
 	for (unsigned int i = 0; i < n; i++) {
@@ -714,6 +831,537 @@ nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
 		};
 	}
 	return NVML_SUCCESS;
+}
+
+/* ---- MIG -------------------------------------------------------------- */
+
+/* The card a handle names, in MIG mode: NOT_SUPPORTED for another card
+ * or a MIG device, as NVML answers. */
+static nvmlReturn_t mig_card(nvmlDevice_t device, struct sim **ret_sim, int *ret_dev)
+{
+	nvmlReturn_t r = device_resolve(device, ret_sim, ret_dev);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (*ret_dev >= SIM_DEVICES_MAX || !sim_mig_enabled(*ret_sim, *ret_dev))
+		return NVML_ERROR_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
+/* The slot a GPU instance handle names, with its record; INVALID_ARGUMENT
+ * when it names none (destroyed, or no handle of ours). */
+static nvmlReturn_t gi_resolve(nvmlGpuInstance_t gpuInstance, struct sim **ret_sim,
+			       struct sim_mig_gi *ret)
+{
+	uintptr_t p = (uintptr_t)gpuInstance, base = (uintptr_t)lib.gi;
+	struct sim *s = attached(NULL);
+	size_t i;
+
+	if (!s)
+		return NVML_ERROR_UNINITIALIZED;
+	if (p < base || (p - base) % sizeof(lib.gi[0]) != 0 ||
+	    (i = (p - base) / sizeof(lib.gi[0])) >= SIM_MIG_MAX ||
+	    !sim_mig_gi_get(s, (int)i, ret))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*ret_sim = s;
+	return NVML_SUCCESS;
+}
+
+/* The card handle of simdev card `dev`. */
+static nvmlDevice_t card_handle(int dev)
+{
+	for (int i = 0; i < lib.count; i++)
+		if (lib.dev[i].index == dev)
+			return &lib.dev[i];
+	return NULL;
+}
+
+static void profile_fill(const struct sim_mig_profile *p, nvmlGpuInstanceProfileInfo_t *info)
+{
+	*info = (nvmlGpuInstanceProfileInfo_t){
+		.id = p->id,
+		.sliceCount = p->gpcs,
+		.instanceCount = p->max_count,
+		.multiprocessorCount = p->sms,
+		.copyEngineCount = p->copy_engines,
+		.memorySizeMB = p->mem_mib,
+	};
+}
+
+/* The profile of index `profile` on a MIG-mode card. */
+static nvmlReturn_t profile_of(nvmlDevice_t device, unsigned int profile, const void *info,
+			       const struct sim_mig_profile **ret)
+{
+	nvmlReturn_t r;
+	struct sim *s;
+	int dev;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!info || profile >= NVML_GPU_INSTANCE_PROFILE_COUNT)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*ret = sim_mig_profile_by_index(profile);
+	return *ret ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
+						 nvmlGpuInstanceProfileInfo_t *info)
+{
+	const struct sim_mig_profile *p;
+	nvmlReturn_t r = profile_of(device, profile, info, &p);
+
+	if (r == NVML_SUCCESS)
+		profile_fill(p, info);
+	return r;
+}
+
+/* The name is nvidia-smi's ("MIG 3g.40gb"). */
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+						  nvmlGpuInstanceProfileInfo_v2_t *info)
+{
+	const struct sim_mig_profile *p;
+	nvmlGpuInstanceProfileInfo_t v1;
+	nvmlReturn_t r = profile_of(device, profile, info, &p);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (info->version != nvmlGpuInstanceProfileInfo_v2)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	profile_fill(p, &v1);
+	*info = (nvmlGpuInstanceProfileInfo_v2_t){
+		.version = info->version,
+		.id = v1.id,
+		.sliceCount = v1.sliceCount,
+		.instanceCount = v1.instanceCount,
+		.multiprocessorCount = v1.multiprocessorCount,
+		.copyEngineCount = v1.copyEngineCount,
+		.memorySizeMB = v1.memorySizeMB,
+	};
+	snprintf(info->name, sizeof(info->name), "MIG %s", p->name);
+	return NVML_SUCCESS;
+}
+
+/* Every start the profile may take, free or not (as NVML's). */
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
+							   unsigned int profileId,
+							   nvmlGpuInstancePlacement_t *placements,
+							   unsigned int *count)
+{
+	const struct sim_mig_profile *p;
+	unsigned int n = 0;
+	nvmlReturn_t r;
+	struct sim *s;
+	int dev;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!(p = sim_mig_profile_by_id(profileId)))
+		return NVML_ERROR_NOT_SUPPORTED;
+	for (unsigned int st = 0; st < SIM_MIG_SLICES; st++)
+		n += p->starts >> st & 1;
+	if (!placements) {
+		*count = n;
+		return NVML_SUCCESS;
+	}
+	if (*count < n) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	n = 0;
+	for (unsigned int st = 0; st < SIM_MIG_SLICES; st++)
+		if (p->starts >> st & 1)
+			placements[n++] = (nvmlGpuInstancePlacement_t){ st, p->slices };
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+/* The unversioned name of the same call. */
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements(nvmlDevice_t device,
+							unsigned int profileId,
+							nvmlGpuInstancePlacement_t *placements,
+							unsigned int *count)
+{
+	return nvmlDeviceGetGpuInstancePossiblePlacements_v2(device, profileId, placements,
+							     count);
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device,
+						       unsigned int profileId,
+						       unsigned int *count)
+{
+	nvmlReturn_t r;
+	struct sim *s;
+	int dev;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!sim_mig_profile_by_id(profileId))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*count = sim_mig_remaining(s, dev, profileId);
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t gi_create(nvmlDevice_t device, unsigned int profileId, int start,
+			      nvmlGpuInstance_t *gpuInstance)
+{
+	nvmlReturn_t r;
+	struct sim *s;
+	int dev, slot, e;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!gpuInstance)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!sim_mig_profile_by_id(profileId))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	e = sim_mig_gi_create(s, dev, profileId, start, &slot);
+	if (e < 0)
+		return from_errno(e);
+	*gpuInstance = &lib.gi[slot];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId,
+					 nvmlGpuInstance_t *gpuInstance)
+{
+	return gi_create(device, profileId, -1, gpuInstance);
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId,
+						      const nvmlGpuInstancePlacement_t *placement,
+						      nvmlGpuInstance_t *gpuInstance)
+{
+	const struct sim_mig_profile *p = sim_mig_profile_by_id(profileId);
+
+	if (!placement || (p && placement->size != p->slices) || placement->start >= SIM_MIG_SLICES)
+		return attached(NULL) ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+	return gi_create(device, profileId, (int)placement->start, gpuInstance);
+}
+
+nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance)
+{
+	struct sim_mig_gi g;
+	nvmlReturn_t r;
+	struct sim *s;
+	int e;
+
+	if ((r = gi_resolve(gpuInstance, &s, &g)) != NVML_SUCCESS)
+		return r;
+	e = sim_mig_gi_destroy(s, ((struct nvmlGpuInstance_st *)gpuInstance)->slot);
+	return e < 0 ? from_errno(e) : NVML_SUCCESS;
+}
+
+/* The GPU instances of a card of one profile id, in the order of their
+ * ids; the array holds the profile's instanceCount. */
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId,
+				       nvmlGpuInstance_t *gpuInstances, unsigned int *count)
+{
+	const struct sim_mig_profile *p = sim_mig_profile_by_id(profileId);
+	nvmlReturn_t r;
+	unsigned int n = 0;
+	struct sim *s;
+	int dev;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!gpuInstances || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!p)
+		return NVML_ERROR_NOT_SUPPORTED;
+	for (unsigned int id = 1; id <= 64 && n < p->max_count; id++) {
+		for (int i = 0; i < SIM_MIG_MAX; i++) {
+			struct sim_mig_gi g;
+
+			if (sim_mig_gi_get(s, i, &g) && (int)g.card == dev && g.id == id &&
+			    sim_mig_profiles()[g.profile].id == profileId)
+				gpuInstances[n++] = &lib.gi[i];
+		}
+	}
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+/* The slot of GPU instance `id` on card `dev`, or -1. */
+static int gi_slot_by_id(struct sim *s, int dev, unsigned int id)
+{
+	struct sim_mig_gi g;
+
+	for (int i = 0; i < SIM_MIG_MAX; i++)
+		if (sim_mig_gi_get(s, i, &g) && (int)g.card == dev && g.id == id)
+			return i;
+	return -1;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+					  nvmlGpuInstance_t *gpuInstance)
+{
+	nvmlReturn_t r;
+	struct sim *s;
+	int dev, slot;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!gpuInstance)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	slot = gi_slot_by_id(s, dev, id);
+	if (slot < 0)
+		return NVML_ERROR_NOT_FOUND;
+	*gpuInstance = &lib.gi[slot];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info)
+{
+	const struct sim_mig_profile *p;
+	struct sim_mig_gi g;
+	nvmlReturn_t r;
+	struct sim *s;
+
+	if ((r = gi_resolve(gpuInstance, &s, &g)) != NVML_SUCCESS)
+		return r;
+	if (!info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	p = &sim_mig_profiles()[g.profile];
+	*info = (nvmlGpuInstanceInfo_t){
+		.device = card_handle((int)g.card),
+		.id = g.id,
+		.profileId = p->id,
+		.placement = { g.start, p->slices },
+	};
+	return NVML_SUCCESS;
+}
+
+/* simdev makes one compute instance per GPU instance, the whole of it:
+ * its profile's index and id are those of the GI's slice count. */
+static unsigned int ci_profile(unsigned int gpcs)
+{
+	return gpcs == 7 ? NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE : gpcs - 1;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance,
+							  unsigned int profile,
+							  unsigned int engProfile,
+							  nvmlComputeInstanceProfileInfo_t *info)
+{
+	const struct sim_mig_profile *p;
+	struct sim_mig_gi g;
+	nvmlReturn_t r;
+	struct sim *s;
+
+	if ((r = gi_resolve(gpuInstance, &s, &g)) != NVML_SUCCESS)
+		return r;
+	if (!info || profile >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT ||
+	    engProfile != NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	p = &sim_mig_profiles()[g.profile];
+	if (profile != ci_profile(p->gpcs))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*info = (nvmlComputeInstanceProfileInfo_t){
+		.id = profile,
+		.sliceCount = p->gpcs,
+		.instanceCount = 1,
+		.multiprocessorCount = p->sms,
+		.sharedCopyEngineCount = p->copy_engines,
+	};
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
+						  unsigned int profileId,
+						  nvmlComputeInstance_t *computeInstance)
+{
+	struct sim_mig_gi g;
+	nvmlReturn_t r;
+	struct sim *s;
+	int slot, e;
+
+	if ((r = gi_resolve(gpuInstance, &s, &g)) != NVML_SUCCESS)
+		return r;
+	if (!computeInstance)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (profileId != ci_profile(sim_mig_profiles()[g.profile].gpcs))
+		return NVML_ERROR_NOT_SUPPORTED;
+	slot = ((struct nvmlGpuInstance_st *)gpuInstance)->slot;
+	e = sim_mig_ci_create(s, slot);
+	if (e < 0)
+		return from_errno(e);
+	*computeInstance = &lib.ci[slot];
+	return NVML_SUCCESS;
+}
+
+/* The slot of a compute instance handle whose instance exists, or -1. */
+static int ci_slot(struct sim *s, nvmlComputeInstance_t computeInstance)
+{
+	uintptr_t p = (uintptr_t)computeInstance, base = (uintptr_t)lib.ci;
+	size_t i;
+
+	if (p < base || (p - base) % sizeof(lib.ci[0]) != 0 ||
+	    (i = (p - base) / sizeof(lib.ci[0])) >= SIM_MIG_MAX ||
+	    !sim_mig_device_profile(s, SIM_DEVICES_MAX + (int)i))
+		return -1;
+	return (int)i;
+}
+
+nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance)
+{
+	struct sim *s = attached(NULL);
+	int slot, e;
+
+	if (!s)
+		return NVML_ERROR_UNINITIALIZED;
+	if ((slot = ci_slot(s, computeInstance)) < 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	e = sim_mig_ci_destroy(s, slot);
+	return e < 0 ? from_errno(e) : NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance,
+						unsigned int profileId,
+						nvmlComputeInstance_t *computeInstances,
+						unsigned int *count)
+{
+	struct sim_mig_gi g;
+	nvmlReturn_t r;
+	struct sim *s;
+
+	if ((r = gi_resolve(gpuInstance, &s, &g)) != NVML_SUCCESS)
+		return r;
+	if (!computeInstances || !count || profileId >= NVML_COMPUTE_INSTANCE_PROFILE_COUNT)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = 0;
+	if (g.state == SIM_MIG_CI && profileId == ci_profile(sim_mig_profiles()[g.profile].gpcs)) {
+		computeInstances[0] = &lib.ci[((struct nvmlGpuInstance_st *)gpuInstance)->slot];
+		*count = 1;
+	}
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance,
+					   nvmlComputeInstanceInfo_t *info)
+{
+	const struct sim_mig_profile *p;
+	struct sim *s = attached(NULL);
+	struct sim_mig_gi g;
+	int slot;
+
+	if (!s)
+		return NVML_ERROR_UNINITIALIZED;
+	if ((slot = ci_slot(s, computeInstance)) < 0 || !info || !sim_mig_gi_get(s, slot, &g))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	p = &sim_mig_profiles()[g.profile];
+	*info = (nvmlComputeInstanceInfo_t){
+		.device = card_handle((int)g.card),
+		.gpuInstance = &lib.gi[slot],
+		.id = 0,
+		.profileId = ci_profile(p->gpcs),
+		.placement = { 0, p->gpcs },
+	};
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlComputeInstanceGetInfo(nvmlComputeInstance_t computeInstance,
+					nvmlComputeInstanceInfo_t *info)
+{
+	return nvmlComputeInstanceGetInfo_v2(computeInstance, info);
+}
+
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(device, s, dev);
+	if (!isMigDevice)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*isMigDevice = dev >= SIM_DEVICES_MAX;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(device, s, dev);
+	if (!id)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (dev < SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*id = gi_id_of(s, dev);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(device, s, dev);
+	if (!id)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (dev < SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*id = 0;
+	return NVML_SUCCESS;
+}
+
+/* 7 on a card in MIG mode (its compute slices), 0 on others. */
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(device, s, dev);
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = sim_mig_enabled(s, dev) ? SIM_MIG_GPCS : 0;
+	return NVML_SUCCESS;
+}
+
+/* The card's MIG devices, numbered in the order of their GPU instance
+ * ids. */
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+						 nvmlDevice_t *migDevice)
+{
+	unsigned int n = 0;
+	nvmlReturn_t r;
+	struct sim *s;
+	int dev;
+
+	if ((r = mig_card(device, &s, &dev)) != NVML_SUCCESS)
+		return r;
+	if (!migDevice || index >= SIM_MIG_GPCS)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned int id = 1; id <= 64; id++) {
+		int slot = gi_slot_by_id(s, dev, id);
+
+		if (slot < 0 || !sim_mig_device_profile(s, SIM_DEVICES_MAX + slot))
+			continue;
+		if (n++ == index) {
+			*migDevice = &lib.mig[slot];
+			return NVML_SUCCESS;
+		}
+	}
+	return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice,
+							  nvmlDevice_t *device)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(migDevice, s, dev);
+	if (!device)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (dev < SIM_DEVICES_MAX)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*device = card_handle(sim_device_card(s, dev));
+	return *device ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
 }
 
 /* ---- Everything else ---------------------------------------------------- */

@@ -19,6 +19,7 @@
  * back by the next reclaim), and the slots mutex, if it held it, passes
  * on. Readers ignore free slots. */
 #include "simdev/simdev.h"
+#include "simdev/mig.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -38,22 +39,32 @@
 #include "base/shfile.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
-#define SIM_VERSION 4                   /* 4: a device may be lost */
+#define SIM_VERSION 6                   /* 6: MIG instances (mig.h) */
 #define RING 8192                       /* quanta kept per device */
 #define SPEC_MAX 256
 #define GiB (1024ULL * 1024 * 1024)
 #define MiB (1024ULL * 1024)
 
+/* key, name, memory, compute units (SMs, AICores, CUs, MLU cores, Xe
+ * cores), compute capability (NVIDIA), clock, vendor, partition profiles
+ * (NULL: none; "mig": NVML's MIG profiles of the model, nvml.c). */
 static const struct sim_model catalogue[] = {
-	{ "a100-80g", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000 },
-	{ "a100-40g", "NVIDIA A100-SXM4-40GB", 40 * GiB, 108, 8, 0, 1410000 },
-	{ "h100-80g", "NVIDIA H100 80GB HBM3", 80 * GiB, 132, 9, 0, 1980000 },
-	{ "h200-141g", "NVIDIA H200", 143771 * MiB, 132, 9, 0, 1980000 },
-	{ "l40s-48g", "NVIDIA L40S", 46068 * MiB, 142, 8, 9, 2520000 },
-	{ "a10-24g", "NVIDIA A10", 23028 * MiB, 72, 8, 6, 1695000 },
-	{ "v100-32g", "Tesla V100-SXM2-32GB", 32 * GiB, 80, 7, 0, 1530000 },
-	{ "t4-16g", "Tesla T4", 15360 * MiB, 40, 7, 5, 1590000 },
-	{ NULL, NULL, 0, 0, 0, 0, 0 },
+	{ "a100-80g", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000, "nvidia", NULL },
+	{ "a100-80g-mig", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000, "nvidia", "mig" },
+	{ "a100-40g", "NVIDIA A100-SXM4-40GB", 40 * GiB, 108, 8, 0, 1410000, "nvidia", NULL },
+	{ "h100-80g", "NVIDIA H100 80GB HBM3", 80 * GiB, 132, 9, 0, 1980000, "nvidia", NULL },
+	{ "h200-141g", "NVIDIA H200", 143771 * MiB, 132, 9, 0, 1980000, "nvidia", NULL },
+	{ "l40s-48g", "NVIDIA L40S", 46068 * MiB, 142, 8, 9, 2520000, "nvidia", NULL },
+	{ "a10-24g", "NVIDIA A10", 23028 * MiB, 72, 8, 6, 1695000, "nvidia", NULL },
+	{ "v100-32g", "Tesla V100-SXM2-32GB", 32 * GiB, 80, 7, 0, 1530000, "nvidia", NULL },
+	{ "t4-16g", "Tesla T4", 15360 * MiB, 40, 7, 5, 1590000, "nvidia", NULL },
+	{ "ascend-910b-64g", "Ascend910B2", 64 * GiB, 24, 0, 0, 1800000, "ascend", "vnpu" },
+	{ "ascend-310p-24g", "Ascend310P3", 24 * GiB, 8, 0, 0, 1080000, "ascend", "vnpu" },
+	{ "mi300x-192g", "AMD Instinct MI300X", 192 * GiB, 304, 9, 4, 2100000, "amd", NULL },
+	{ "dcu-k100-64g", "Hygon DCU K100_AI", 64 * GiB, 120, 9, 2, 1500000, "hygon", NULL },
+	{ "mlu370-48g", "MLU370-X8", 48 * GiB, 16, 0, 0, 1300000, "cambricon", NULL },
+	{ "max1550-128g", "Intel(R) Data Center GPU Max 1550", 128 * GiB, 128, 0, 0, 1600000, "intel", NULL },
+	{ NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL },
 };
 
 struct quantum {
@@ -64,6 +75,9 @@ struct quantum {
 
 struct device {
 	int model;
+	int card;                       /* its own index; a MIG instance's card */
+	uint64_t mem_bytes;             /* its memory: the model's, or the instance's */
+	uint32_t gpcs;                  /* 0: a card; an instance's compute slices of 7 */
 	char uuid[48];
 	unsigned char uuid_bytes[16];
 	pthread_mutex_t mem_lock;       /* memory admission */
@@ -77,9 +91,9 @@ struct device {
 
 struct proc_slot {
 	struct gp_shfile_slot id;       /* owner (claims, pid; 0: free), start time */
-	_Atomic uint64_t mem[SIM_DEVICES_MAX];
-	_Atomic uint32_t contexts[SIM_DEVICES_MAX];
-	_Atomic uint32_t waiting[SIM_DEVICES_MAX];
+	_Atomic uint64_t mem[SIM_INDEX_MAX];
+	_Atomic uint32_t contexts[SIM_INDEX_MAX];
+	_Atomic uint32_t waiting[SIM_INDEX_MAX];
 };
 
 _Static_assert(offsetof(struct proc_slot, id) == 0, "a slot starts with its owner");
@@ -89,7 +103,9 @@ struct shared {
 	uint32_t devices;
 	char spec[SPEC_MAX];
 	pthread_mutex_t slots_lock;     /* slot claims */
-	struct device dev[SIM_DEVICES_MAX];
+	pthread_mutex_t mig_lock;       /* changes of `mig` */
+	struct sim_mig_shared mig;
+	struct device dev[SIM_INDEX_MAX];       /* the cards, then MIG instances */
 	struct proc_slot proc[SIM_PROCS_MAX];
 };
 
@@ -150,7 +166,7 @@ static void slot_clear(void *slot, void *arg)
 	struct proc_slot *p = slot;
 
 	(void)arg;
-	for (int d = 0; d < SIM_DEVICES_MAX; d++) {
+	for (int d = 0; d < SIM_INDEX_MAX; d++) {
 		atomic_store(&p->mem[d], 0);
 		atomic_store(&p->contexts[d], 0);
 		atomic_store(&p->waiting[d], 0);
@@ -284,6 +300,23 @@ struct sim_new {
 	int n;
 };
 
+/* How each vendor's tools write a device's unique id: NVIDIA's and
+ * ROCr's "GPU-", the others ours (their libraries have no UUID text of
+ * the same form; the prefix keeps region files apart by vendor). */
+static const char *uuid_prefix(const char *vendor)
+{
+	static const struct {
+		const char *vendor, *prefix;
+	} prefixes[] = {
+		{ "ascend", "NPU-" }, { "hygon", "DCU-" }, { "cambricon", "MLU-" }, { "intel", "XPU-" },
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strcmp(vendor, prefixes[i].vendor) == 0)
+			return prefixes[i].prefix;
+	return "GPU-";
+}
+
 static int shared_init(void *map, const void *arg)
 {
 	const struct sim_new *new = arg;
@@ -297,19 +330,25 @@ static int shared_init(void *map, const void *arg)
 		uint64_t u = (h ^ ((uint64_t)i * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
 
 		d->model = new->model[i];
+		d->card = i;
+		d->mem_bytes = catalogue[d->model].mem_bytes;
 		for (int b = 0; b < 16; b++)
 			d->uuid_bytes[b] = (unsigned char)((b < 8 ? u : ~u * 31) >> (8 * (b % 8)));
 		d->uuid_bytes[6] = (unsigned char)((d->uuid_bytes[6] & 0x0f) | 0x40);
 		snprintf(d->uuid, sizeof(d->uuid),
-			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 d->uuid_bytes[0], d->uuid_bytes[1], d->uuid_bytes[2], d->uuid_bytes[3],
+			 "%s%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 uuid_prefix(catalogue[d->model].vendor), d->uuid_bytes[0], d->uuid_bytes[1], d->uuid_bytes[2], d->uuid_bytes[3],
 			 d->uuid_bytes[4], d->uuid_bytes[5], d->uuid_bytes[6], d->uuid_bytes[7],
 			 d->uuid_bytes[8], d->uuid_bytes[9], d->uuid_bytes[10], d->uuid_bytes[11],
 			 d->uuid_bytes[12], d->uuid_bytes[13], d->uuid_bytes[14], d->uuid_bytes[15]);
 		if (gp_pshared_mutex_init(&d->mem_lock) < 0 || gp_pshared_mutex_init(&d->turn) < 0)
 			return -ENOMEM;
 	}
-	if (gp_pshared_mutex_init(&sh->slots_lock) < 0)
+	for (int i = SIM_DEVICES_MAX; i < SIM_INDEX_MAX; i++)
+		if (gp_pshared_mutex_init(&sh->dev[i].mem_lock) < 0 ||
+		    gp_pshared_mutex_init(&sh->dev[i].turn) < 0)
+			return -ENOMEM;
+	if (gp_pshared_mutex_init(&sh->slots_lock) < 0 || gp_pshared_mutex_init(&sh->mig_lock) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -420,6 +459,16 @@ int sim_device_count(const struct sim *s)
 	return (int)s->sh->devices;
 }
 
+int sim_vendor_devices(const struct sim *s, const char *vendor, int *out, int max)
+{
+	int n = 0;
+
+	for (int d = 0; d < (int)s->sh->devices; d++)
+		if (strcmp(catalogue[s->sh->dev[d].model].vendor, vendor) == 0 && n < max)
+			out[n++] = d;
+	return n;
+}
+
 const struct sim_model *sim_device_model(const struct sim *s, int dev)
 {
 	return &catalogue[s->sh->dev[dev].model];
@@ -435,15 +484,19 @@ void sim_device_uuid_bytes(const struct sim *s, int dev, unsigned char out[16])
 	memcpy(out, s->sh->dev[dev].uuid_bytes, 16);
 }
 
+int sim_device_card(const struct sim *s, int dev)
+{
+	return dev < SIM_DEVICES_MAX ? dev : s->sh->dev[dev].card;
+}
+
 int sim_device_pci_bus(const struct sim *s, int dev)
 {
-	(void)s;
-	return 0x10 + dev;
+	return 0x10 + sim_device_card(s, dev);
 }
 
 bool sim_device_lost(const struct sim *s, int dev)
 {
-	return atomic_load(&s->sh->dev[dev].lost) != 0;
+	return atomic_load(&s->sh->dev[sim_device_card(s, dev)].lost) != 0;
 }
 
 void sim_device_set_lost(struct sim *s, int dev, bool lost)
@@ -455,7 +508,7 @@ void sim_device_set_lost(struct sim *s, int dev, bool lost)
 
 uint64_t sim_mem_total(const struct sim *s, int dev)
 {
-	return sim_device_model(s, dev)->mem_bytes;
+	return s->sh->dev[dev].mem_bytes;
 }
 
 static uint64_t mem_counted(const struct sim *s, int dev)
@@ -637,6 +690,8 @@ void sim_device_run(struct sim *s, int dev, uint64_t ns)
 
 	if (!p)
 		return;
+	if (d->gpcs)                    /* a MIG instance: gpcs of the card's 7 */
+		ns = ns * SIM_MIG_GPCS / d->gpcs;
 	prctl(PR_SET_TIMERSLACK, 1000UL);       /* this thread: 1 µs */
 	while (ns > 0) {
 		uint64_t start, end, slice = ns < s->quantum_ns ? ns : s->quantum_ns;
@@ -731,4 +786,57 @@ int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
 		n++;
 	}
 	return n;
+}
+
+/* ---- the parts of a card (mig.c) ------------------------------------ */
+
+struct sim_mig_shared *sim_mig_area(struct sim *s)
+{
+	return &s->sh->mig;
+}
+
+int sim_mig_lock(struct sim *s)
+{
+	return gp_pshared_mutex_lock(&s->sh->mig_lock);
+}
+
+void sim_mig_unlock(struct sim *s)
+{
+	pthread_mutex_unlock(&s->sh->mig_lock);
+}
+
+void sim_part_init(struct sim *s, int dev, int card, uint64_t mem_bytes, unsigned gpcs,
+		   uint64_t serial)
+{
+	struct device *d = &s->sh->dev[dev], *c = &s->sh->dev[card];
+	uint64_t u = (fnv1a(c->uuid) ^ (serial * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+	unsigned char *b = d->uuid_bytes;
+
+	d->model = c->model;
+	d->card = card;
+	d->mem_bytes = mem_bytes;
+	d->gpcs = gpcs;
+	atomic_store(&d->lost, 0);
+	atomic_store(&d->last_end_ns, 0);
+	atomic_store(&d->ring_head, 0);         /* the last life's quanta are out of reach */
+	for (int i = 0; i < 16; i++)
+		b[i] = (unsigned char)((i < 8 ? u : ~u * 31) >> (8 * (i % 8)));
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	snprintf(d->uuid, sizeof(d->uuid),
+		 "MIG-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+}
+
+bool sim_device_busy(struct sim *s, int dev)
+{
+	sim_reclaim(s);
+	for (int i = 0; i < SIM_PROCS_MAX; i++) {
+		struct proc_slot *p = &s->sh->proc[i];
+
+		if (slot_pid(p) != 0 && (atomic_load(&p->mem[dev]) != 0 ||
+					 atomic_load(&p->contexts[dev]) != 0))
+			return true;
+	}
+	return false;
 }

@@ -42,6 +42,11 @@
 #define SIM_DEVICES_MAX 16
 #define SIM_PROCS_MAX 64
 #define SIM_ERR_MAX 512
+/* MIG instances at once, over all cards (mig.h). Each is a device of its
+ * own at an index above the cards': every `dev` below may be a card
+ * (0 … SIM_DEVICES_MAX - 1) or an instance (SIM_DEVICES_MAX + slot). */
+#define SIM_MIG_MAX 32
+#define SIM_INDEX_MAX (SIM_DEVICES_MAX + SIM_MIG_MAX)
 
 struct sim;
 
@@ -53,6 +58,8 @@ struct sim_model {
 	int sms;
 	int cc_major, cc_minor;
 	int clock_khz;
+	const char *vendor;     /* "nvidia", "ascend", "amd", "hygon", "cambricon", "intel" */
+	const char *partitions; /* NULL: none; else the kind of hardware partitions ("mig", "vnpu") */
 };
 
 /* The catalogue, terminated by an entry with key NULL. */
@@ -65,6 +72,12 @@ int sim_open(struct sim **ret_sim, char *err, size_t err_len);
 
 int sim_device_count(const struct sim *s);
 const struct sim_model *sim_device_model(const struct sim *s, int dev);
+/* The devices of one vendor, as its own libraries number them: fills
+ * out[0..] with the simdev indices of that vendor's devices in order and
+ * returns how many (each vendor's library sees only its own devices, as
+ * on a machine with cards of several vendors). */
+int sim_vendor_devices(const struct sim *s, const char *vendor, int *out, int max);
+
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", stable for a device set. */
 const char *sim_device_uuid(const struct sim *s, int dev);
 /* 16 raw bytes of the same UUID (cuDeviceGetUuid). */
@@ -128,5 +141,27 @@ int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
 
 /* Monotonic nanoseconds (CLOCK_MONOTONIC), the clock of the quanta. */
 uint64_t sim_now_ns(void);
+
+/* ---- for mig.c: the parts of a card ------------------------------------ */
+
+struct sim_mig_shared;
+
+/* The MIG area of the shared state (its layout is mig.h's) and the robust
+ * lock that guards its changes. */
+struct sim_mig_shared *sim_mig_area(struct sim *s);
+int sim_mig_lock(struct sim *s);
+void sim_mig_unlock(struct sim *s);
+/* Makes index `dev` (SIM_DEVICES_MAX + slot, unused by anyone) a device
+ * of its own on card `card`: `mem_bytes` of memory, `gpcs` of 7 compute
+ * slices (its kernels take 7 / gpcs of their time in wall time), an
+ * empty quanta ring, and a UUID "MIG-…" made from the card's and
+ * `serial`. */
+void sim_part_init(struct sim *s, int dev, int card, uint64_t mem_bytes, unsigned gpcs,
+		   uint64_t serial);
+/* The card of device `dev`: dev itself for a card. */
+int sim_device_card(const struct sim *s, int dev);
+/* Does a live process hold memory or a context on `dev`? (Reclaims the
+ * dead first.) */
+bool sim_device_busy(struct sim *s, int dev);
 
 #endif

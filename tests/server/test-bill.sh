@@ -105,7 +105,7 @@ expect "a bad page size is a 400 naming the query" 0 'query \\"limit\\" must be 
 
 # ---- output forms and who sees what ---------------------------------------------
 "$gp" bill --month "$month" -o csv >"$tmp/bill.csv"
-[ "$(head -1 "$tmp/bill.csv")" = "tenant,model,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,price_per_hour,cost" ] &&
+[ "$(head -1 "$tmp/bill.csv")" = "tenant,model,vendor,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,price_per_hour,cost" ] &&
 	[ "$(wc -l <"$tmp/bill.csv")" -eq 4 ] && [ "$(grep -c '^nlp,' "$tmp/bill.csv")" -eq 2 ] &&
 	ok "CSV: a header and one line per tenant and model" || bad "CSV: a header and one line per tenant and model" "$tmp/bill.csv"
 expect "the table names the unpriced model" 0 'no price for "NVIDIA A100' -- "$gp" bill

@@ -66,8 +66,8 @@ else
 fi
 
 # ---- plausible values -----------------------------------------------------------
-t4='\{device="GPU-[0-9a-f-]+",model="Tesla T4",index="0"\}'
-a100='\{device="GPU-[0-9a-f-]+",model="NVIDIA A100-SXM4-40GB",index="1"\}'
+t4='\{device="GPU-[0-9a-f-]+",model="Tesla T4",vendor="nvidia",index="0"\}'
+a100='\{device="GPU-[0-9a-f-]+",model="NVIDIA A100-SXM4-40GB",vendor="nvidia",index="1"\}'
 check "the T4's utilization is the burner's 30 % (15..45 %)" \
 	"$(value "gpupool_device_utilization_ratio$t4") | . > 0.15 and . < 0.45" /dev/null
 check "the A100 is idle" "$(value "gpupool_device_utilization_ratio$a100") == 0" /dev/null

@@ -1,9 +1,10 @@
 /* gpuload.c — `gpuload MODE [OPTIONS]`: the workload generator's command
- * line. It parses the options, loads the driver (driver.c), opens a session
- * — cuInit, the device's primary context, the gpuload_spin module
- * (kernel.c) and one stream — runs the mode (modes.c) and tears the session
- * down again (the driver itself stays loaded: driver.h). Exit status: 0
- * done, 1 a driver call failed (stderr names it), 2 bad usage. */
+ * line. It parses the options, picks the runtime (--runtime: runtime.h,
+ * rt-NAME.c), loads it, opens a session on the device — for CUDA: cuInit,
+ * the primary context, the gpuload_spin module and one stream — runs the
+ * mode (modes.c) and closes the session again (the runtime itself stays
+ * loaded). Exit status: 0 done, 1 a runtime call failed (stderr names it),
+ * 2 bad usage. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 
 #include "gpuload.h"
 #include "kernel.h"
+#include "runtime.h"
 
 enum { EXIT_USAGE = 2 };
 
@@ -24,7 +26,7 @@ static const struct gl_mode {
 } modes[] = {
 	{ "burn", gl_mode_burn, 1000, "back-to-back kernels for --duration; the share of device time got" },
 	{ "latency", gl_mode_latency, 100, "one short kernel every --interval-ms; launch-to-sync latency" },
-	{ "alloc", gl_mode_alloc, 0, "allocate --mib (default: until out of memory) with cuMemAlloc_v2" },
+	{ "alloc", gl_mode_alloc, 0, "allocate --mib (default: until out of memory) in --chunk-mib pieces" },
 	{ "serve", gl_mode_serve, 500, "Poisson requests at --qps, one kernel each; latency with queueing" },
 	{ "train", gl_mode_train, 2000, "steps of --kernels-per-step kernels and a synchronize" },
 };
@@ -36,32 +38,41 @@ static void usage(FILE *out)
 	fprintf(out, "usage: gpuload MODE [OPTIONS]\n"
 		     "       gpuload --print-ptx\n"
 		     "\n"
-		     "Generates GPU work through the CUDA driver API, loaded like the CUDA runtime\n"
-		     "loads it (libcuda.so.1, then cuGetProcAddress_v2), and reports what it measured.\n"
+		     "Generates GPU work through a vendor's runtime, loaded with dlopen at its real\n"
+		     "soname (CUDA: libcuda.so.1, then cuGetProcAddress_v2, as the CUDA runtime\n"
+		     "loads it), and reports what it measured.\n"
 		     "\n"
 		     "modes:\n");
 	for (size_t i = 0; i < MODES; i++)
 		fprintf(out, "  %-8s %s\n", modes[i].name, modes[i].summary);
 	fprintf(out, "\n"
+		     "runtimes (--runtime):\n");
+	for (size_t i = 0; gl_runtimes[i]; i++)
+		fprintf(out, "  %-8s %s\n", gl_runtimes[i]->name, gl_runtimes[i]->summary);
+	fprintf(out, "\n"
 		     "options:\n"
-		     "  --device N            device ordinal (default 0)\n"
+		     "  --runtime NAME        the runtime to load (default %s)\n"
+		     "  --device N            the runtime's device ordinal (default 0)\n"
 		     "  --duration SECONDS    how long to generate work (default 2)\n"
 		     "  --kernel-us N         length of each kernel in microseconds (default: burn\n"
 		     "                        1000, latency 100, serve 500, train 2000)\n"
-		     "  --blocks N            grid size X of each launch (default 1)\n"
-		     "  --threads N           block size X of each launch (default 32)\n"
+		     "  --blocks N            grid size X of each launch, where the runtime has a\n"
+		     "                        grid (default 1)\n"
+		     "  --threads N           block size X of each launch, likewise (default 32)\n"
 		     "  --json                print one JSON object instead of a summary\n"
-		     "  --direct              dlsym each exported symbol instead of cuGetProcAddress_v2\n"
-		     "  --print-ptx           print the kernel's PTX and exit\n"
+		     "  --direct              dlsym each exported symbol instead of the runtime's\n"
+		     "                        proc-address call (cuda: cuGetProcAddress_v2)\n"
+		     "  --print-ptx           print the CUDA kernel's PTX and exit\n"
 		     "  --interval-ms MS      latency: time between probes (default 10)\n"
 		     "  --mib N               alloc: MiB to allocate (default: until out of memory)\n"
-		     "  --chunk-mib N         alloc: MiB per cuMemAlloc_v2 (default 256)\n"
+		     "  --chunk-mib N         alloc: MiB per allocation (default 256)\n"
 		     "  --hold SECONDS        alloc: print, then keep the memory this long (default 0)\n"
 		     "  --qps Q               serve: mean requests per second (default 100)\n"
 		     "  --seed N              serve: seed of the arrival times (default 1)\n"
 		     "  --kernels-per-step N  train: kernels per step (default 4)\n"
 		     "  --steps N             train: stop after N steps (a fixed amount of work)\n"
-		     "                        or at --duration, whichever comes first\n");
+		     "                        or at --duration, whichever comes first\n",
+		GL_RUNTIME_DEFAULT);
 }
 
 static int bad_value(const char *flag, const char *text, const char *what)
@@ -102,7 +113,7 @@ static int parse_whole(const char *flag, const char *text, long long min, long l
 enum {
 	OPT_DEVICE = 256, OPT_DURATION, OPT_KERNEL_US, OPT_BLOCKS, OPT_THREADS, OPT_JSON,
 	OPT_DIRECT, OPT_PRINT_PTX, OPT_INTERVAL_MS, OPT_MIB, OPT_CHUNK_MIB, OPT_HOLD,
-	OPT_QPS, OPT_SEED, OPT_KERNELS_PER_STEP, OPT_STEPS, OPT_HELP,
+	OPT_QPS, OPT_SEED, OPT_KERNELS_PER_STEP, OPT_STEPS, OPT_RUNTIME, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -122,6 +133,7 @@ static const struct option longopts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "kernels-per-step", required_argument, NULL, OPT_KERNELS_PER_STEP },
 	{ "steps", required_argument, NULL, OPT_STEPS },
+	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -172,6 +184,19 @@ static int parse_whole_option(int c, const char *flag, struct gl_options *o)
 	}
 }
 
+/* --runtime NAME; a name it does not know is one line listing those it does. */
+static int parse_runtime(const char *text, struct gl_options *o)
+{
+	o->runtime = gl_runtime_find(text);
+	if (o->runtime)
+		return 0;
+	fprintf(stderr, "gpuload: unknown runtime \"%s\"; --runtime takes one of:", text);
+	for (size_t i = 0; gl_runtimes[i]; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", gl_runtimes[i]->name);
+	fputc('\n', stderr);
+	return -EINVAL;
+}
+
 /* One option; 1 when it finished the work (--help, --print-ptx). */
 static int parse_option(int c, const char *flag, struct gl_options *o)
 {
@@ -184,6 +209,7 @@ static int parse_option(int c, const char *flag, struct gl_options *o)
 		return parse_real(flag, optarg, 0, 1e6, "seconds >= 0", &o->hold_s);
 	case OPT_QPS:
 		return parse_real(flag, optarg, 1e-3, 1e7, "requests per second > 0", &o->qps);
+	case OPT_RUNTIME: return parse_runtime(optarg, o);
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_DIRECT: o->direct = true; return 0;
 	case OPT_PRINT_PTX: fputs(gl_kernel_ptx, stdout); return 1;
@@ -216,9 +242,10 @@ static int parse_args(int argc, char **argv, struct gl_options *o,
 {
 	int c, index = 0, ret;
 
-	*o = (struct gl_options){ .duration_s = 2, .kernel_us = -1, .blocks = 1,
-				  .threads = 32, .interval_ms = 10, .chunk_mib = 256,
-				  .qps = 100, .seed = 1, .kernels_per_step = 4 };
+	*o = (struct gl_options){ .runtime = gl_runtime_find(GL_RUNTIME_DEFAULT),
+				  .duration_s = 2, .kernel_us = -1, .blocks = 1, .threads = 32,
+				  .interval_ms = 10, .chunk_mib = 256, .qps = 100, .seed = 1,
+				  .kernels_per_step = 4 };
 	while ((c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
 		ret = parse_option(c == 'h' ? OPT_HELP : c, longopts[index].name, o);
 		if (ret)
@@ -231,26 +258,6 @@ static int parse_args(int argc, char **argv, struct gl_options *o,
 	if (o->kernel_us < 0)
 		o->kernel_us = (*ret_mode)->kernel_us;
 	return 0;
-}
-
-int gl_check(CUresult r, const char *call)
-{
-	char buf[32];
-
-	if (r == CUDA_SUCCESS)
-		return 0;
-	fprintf(stderr, "gpuload: %s: %s (%s)\n", call,
-		gl_driver_error_name(r, buf, sizeof(buf)), gl_driver_error_text(r));
-	return -EIO;
-}
-
-int gl_launch(const struct gl_session *s, uint64_t ns)
-{
-	void *params[] = { &ns };
-
-	return gl_check(gl_cu.cuLaunchKernel(s->spin, s->opt->blocks, 1, 1, s->opt->threads, 1,
-					     1, 0, s->stream, params, NULL),
-			"cuLaunchKernel");
 }
 
 static void print_summary(json_t *result)
@@ -270,9 +277,9 @@ static void print_summary(json_t *result)
 
 int gl_emit(const struct gl_session *s, json_t *fields)
 {
-	json_t *result = json_pack("{s:s, s:i, s:s}", "mode", s->opt->mode, "device",
-				   s->opt->device, "loader",
-				   s->opt->direct ? "dlsym" : "cuGetProcAddress_v2");
+	json_t *result = json_pack("{s:s, s:i, s:s, s:s}", "mode", s->opt->mode, "device",
+				   s->opt->device, "runtime", s->rt->name, "loader",
+				   s->opt->direct ? s->rt->loader_direct : s->rt->loader);
 
 	if (!result || !fields || json_object_update(result, fields)) {
 		json_decref(result);
@@ -292,54 +299,24 @@ int gl_emit(const struct gl_session *s, json_t *fields)
 	return 0;
 }
 
-static int session_open(struct gl_session *s, const struct gl_options *o)
-{
-	*s = (struct gl_session){ .opt = o };
-	if (gl_check(gl_cu.cuInit(0), "cuInit") ||
-	    gl_check(gl_cu.cuDeviceGet(&s->dev, o->device), "cuDeviceGet") ||
-	    gl_check(gl_cu.cuDevicePrimaryCtxRetain(&s->ctx, s->dev), "cuDevicePrimaryCtxRetain"))
-		return -EIO;
-	if (gl_check(gl_cu.cuCtxSetCurrent(s->ctx), "cuCtxSetCurrent") ||
-	    gl_check(gl_cu.cuModuleLoadData(&s->module, gl_kernel_ptx), "cuModuleLoadData") ||
-	    gl_check(gl_cu.cuModuleGetFunction(&s->spin, s->module, GL_KERNEL_NAME),
-		     "cuModuleGetFunction(\"" GL_KERNEL_NAME "\")") ||
-	    gl_check(gl_cu.cuStreamCreate(&s->stream, 0), "cuStreamCreate"))
-		return -EIO;
-	return 0;
-}
-
-/* Undoes whatever session_open got done; reports failures, keeps going. */
-static int session_close(struct gl_session *s)
-{
-	int ret = 0;
-
-	if (s->stream)
-		ret |= gl_check(gl_cu.cuStreamDestroy(s->stream), "cuStreamDestroy_v2");
-	if (s->module)
-		ret |= gl_check(gl_cu.cuModuleUnload(s->module), "cuModuleUnload");
-	if (s->ctx) {
-		ret |= gl_check(gl_cu.cuCtxSetCurrent(NULL), "cuCtxSetCurrent");
-		ret |= gl_check(gl_cu.cuDevicePrimaryCtxRelease(s->dev),
-				"cuDevicePrimaryCtxRelease_v2");
-	}
-	*s = (struct gl_session){ 0 };
-	return ret ? -EIO : 0;
-}
-
 static int run(const struct gl_mode *mode, const struct gl_options *o)
 {
-	struct gl_session s;
+	const struct gl_runtime *rt = o->runtime;
+	struct gl_runtime_params p = { .device = o->device, .blocks = o->blocks,
+				       .threads = o->threads };
+	struct gl_session s = { .opt = o, .rt = rt };
 	char err[512];
-	int ret = gl_driver_load(o->direct, err, sizeof(err));
+	int ret = rt->load(o->direct, err, sizeof(err));
 
 	if (ret < 0) {
 		fprintf(stderr, "gpuload: %s\n", err);
 		return ret;
 	}
-	ret = session_open(&s, o);
-	if (ret == 0)
-		ret = mode->run(&s);
-	if (session_close(&s) < 0 && ret == 0)
+	ret = rt->open(&p, &s.rs);
+	if (ret < 0)
+		return ret;
+	ret = mode->run(&s);
+	if (rt->close(s.rs) < 0 && ret == 0)
 		ret = -EIO;
 	return ret;
 }

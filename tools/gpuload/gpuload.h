@@ -1,15 +1,16 @@
 /* gpuload.h — what the parts of gpuload share.
  *
- * gpuload generates GPU work through the CUDA driver API and reports what
- * it measured; it is how gpupool's tests and benchmarks load a device,
- * simulated (src/simdev) or real. gpuload.c parses the options, opens a
- * session (primary context, the PTX module, one stream) and hands it to a
- * mode in modes.c; each mode runs, prints one result through gl_emit and
+ * gpuload generates GPU work through a vendor's runtime and reports what it
+ * measured; it is how gpupool's tests and benchmarks load a device,
+ * simulated (src/simdev) or real. gpuload.c parses the options, picks the
+ * runtime (--runtime, runtime.h: CUDA by default), loads it, opens a
+ * session and hands it to a mode in modes.c; each mode runs over the
+ * runtime's operations only, prints one result through gl_emit and
  * returns. measure.c holds the clock and the latency statistics.
  *
- * Errors: functions return 0 or a negative errno. A failed driver call is
- * reported on stderr once, by gl_check, where it happens; callers only pass
- * the error up. */
+ * Errors: functions return 0 or a negative errno. A failed runtime call is
+ * reported on stderr once, by the runtime where it happens (gl_report);
+ * callers only pass the error up. */
 #ifndef GPULOAD_GPULOAD_H
 #define GPULOAD_GPULOAD_H
 
@@ -18,10 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver.h"
+#include "runtime.h"
 
 struct gl_options {
 	const char *mode;
+	const struct gl_runtime *runtime;       /* --runtime; cuda by default */
 	int device;
 	double duration_s;
 	long kernel_us;
@@ -36,30 +38,21 @@ struct gl_options {
 	long long steps;                /* train: stop after this many; 0: --duration only */
 };
 
-/* What a mode works with; opened and closed by gpuload.c. */
+/* What a mode works with; opened and closed by gpuload.c. `rs` is the
+ * runtime's own session (runtime.h), owned by the runtime. */
 struct gl_session {
 	const struct gl_options *opt;
-	CUdevice dev;
-	CUcontext ctx;
-	CUmodule module;
-	CUfunction spin;
-	CUstream stream;
+	const struct gl_runtime *rt;
+	void *rs;
 };
 
 /* A mode runs on an open session and prints its result with gl_emit. */
 typedef int gl_mode_fn(const struct gl_session *s);
 gl_mode_fn gl_mode_burn, gl_mode_latency, gl_mode_alloc, gl_mode_serve, gl_mode_train;
 
-/* 0 for CUDA_SUCCESS; otherwise prints "gpuload: CALL: NAME (text)" on
- * stderr and returns -EIO. */
-int gl_check(CUresult r, const char *call);
-
-/* Enqueues one gpuload_spin of `ns` nanoseconds on the session's stream. */
-int gl_launch(const struct gl_session *s, uint64_t ns);
-
-/* Prints one result: the mode, device and loader followed by `fields` (a
- * JSON object, consumed; NULL counts as out of memory), as one JSON line
- * with --json or as a short summary, and flushes stdout. */
+/* Prints one result: the mode, device, runtime and loader followed by
+ * `fields` (a JSON object, consumed; NULL counts as out of memory), as one
+ * JSON line with --json or as a short summary, and flushes stdout. */
 int gl_emit(const struct gl_session *s, json_t *fields);
 
 /* CLOCK_MONOTONIC in nanoseconds; sleeping until such a time (returns at

@@ -1,16 +1,19 @@
 /* modes.c — gpuload's five kinds of GPU work, each a gl_mode_fn run on an
- * open session (gpuload.h):
+ * open session (gpuload.h) and written over the runtime's operations only
+ * (runtime.h), so every runtime runs the same work:
  *
  *   burn     keeps the stream fed with back-to-back kernels (at most
  *            BURN_WINDOW in flight) and reports the share of device time
  *            the process got;
  *   latency  a probe: one short kernel and a synchronize every interval;
- *   alloc    cuMemAlloc_v2 in chunks up to a size or out of memory;
+ *   alloc    allocations in chunks up to a size or out of memory;
  *   serve    Poisson arrivals served in order on one stream, so latency
  *            includes the wait behind earlier requests;
  *   train    steps of several kernels and a synchronize.
  *
- * Every mode prints exactly one result through gl_emit. */
+ * Every mode prints exactly one result through gl_emit. Where the runtime
+ * has no events, burn bounds its window with sync and times with the host
+ * clock ("kernel_ms_source": "wall"). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -62,12 +65,22 @@ static json_t *latency_fields(json_t *fields, struct gl_samples *us)
 				       "p999_us", st.p999, "max_us", st.max, "mean_us", st.mean));
 }
 
+static int launch(const struct gl_session *s, uint64_t ns)
+{
+	return s->rt->launch(s->rs, ns);
+}
+
+static int stream_sync(const struct gl_session *s)
+{
+	return s->rt->sync(s->rs);
+}
+
 /* One kernel of --kernel-us, waited for. */
 static int kernel_sync(const struct gl_session *s)
 {
-	int ret = gl_launch(s, kernel_ns(s->opt));
+	int ret = launch(s, kernel_ns(s->opt));
 
-	return ret ? ret : gl_check(gl_cu.cuStreamSynchronize(s->stream), "cuStreamSynchronize");
+	return ret ? ret : stream_sync(s);
 }
 
 /* burn ------------------------------------------------------------------ */
@@ -75,70 +88,79 @@ static int kernel_sync(const struct gl_session *s)
 enum { BURN_FIRST = BURN_WINDOW, BURN_LAST, BURN_EVENTS };
 
 struct burn {
-	CUevent ev[BURN_EVENTS];        /* the window, then two timing events */
+	void *ev[BURN_EVENTS];          /* the window, then two timing events */
+	bool events;                    /* false: the runtime has none */
 	uint64_t kernels, wall_ns;
 };
 
-static int burn_events_create(struct burn *b)
+static int burn_events_create(const struct gl_session *s, struct burn *b)
 {
-	for (int i = 0; i < BURN_EVENTS; i++) {
-		unsigned flags = i < BURN_WINDOW ? CU_EVENT_DISABLE_TIMING : CU_EVENT_DEFAULT;
-
-		if (gl_check(gl_cu.cuEventCreate(&b->ev[i], flags), "cuEventCreate"))
+	b->events = s->rt->event_create != NULL;
+	for (int i = 0; b->events && i < BURN_EVENTS; i++)
+		if (s->rt->event_create(s->rs, i >= BURN_WINDOW, &b->ev[i]) < 0)
 			return -EIO;
-	}
 	return 0;
 }
 
-static void burn_events_destroy(struct burn *b)
+static void burn_events_destroy(const struct gl_session *s, struct burn *b)
 {
-	for (int i = 0; i < BURN_EVENTS; i++)
+	for (int i = 0; b->events && i < BURN_EVENTS; i++)
 		if (b->ev[i])
-			gl_check(gl_cu.cuEventDestroy(b->ev[i]), "cuEventDestroy_v2");
+			s->rt->event_destroy(s->rs, b->ev[i]);
 }
 
-/* One more kernel, first waiting for the one BURN_WINDOW back. */
+/* One more kernel, first waiting for the one BURN_WINDOW back (without
+ * events: for the whole stream, every BURN_WINDOW kernels). */
 static int burn_next(const struct gl_session *s, struct burn *b)
 {
-	CUevent slot = b->ev[b->kernels % BURN_WINDOW];
+	void *slot = b->ev[b->kernels % BURN_WINDOW];
+	bool full = b->kernels >= BURN_WINDOW;
 	int ret = 0;
 
-	if (b->kernels >= BURN_WINDOW)
-		ret = gl_check(gl_cu.cuEventSynchronize(slot), "cuEventSynchronize");
+	if (b->events && full)
+		ret = s->rt->event_sync(s->rs, slot);
+	else if (!b->events && full && b->kernels % BURN_WINDOW == 0)
+		ret = stream_sync(s);
 	if (!ret)
-		ret = gl_launch(s, kernel_ns(s->opt));
-	if (!ret)
-		ret = gl_check(gl_cu.cuEventRecord(slot, s->stream), "cuEventRecord");
+		ret = launch(s, kernel_ns(s->opt));
+	if (!ret && b->events)
+		ret = s->rt->event_record(s->rs, slot);
 	b->kernels += !ret;
 	return ret;
+}
+
+static int burn_record(const struct gl_session *s, const struct burn *b, int which)
+{
+	return b->events ? s->rt->event_record(s->rs, b->ev[which]) : 0;
 }
 
 static int burn_loop(const struct gl_session *s, struct burn *b)
 {
 	uint64_t start = gl_now_ns(), deadline = start + duration_ns(s->opt);
-	int ret = gl_check(gl_cu.cuEventRecord(b->ev[BURN_FIRST], s->stream), "cuEventRecord");
+	int ret = burn_record(s, b, BURN_FIRST);
 
 	while (!ret && gl_now_ns() < deadline)
 		ret = burn_next(s, b);
 	if (!ret)
-		ret = gl_check(gl_cu.cuEventRecord(b->ev[BURN_LAST], s->stream), "cuEventRecord");
+		ret = burn_record(s, b, BURN_LAST);
 	if (!ret)
-		ret = gl_check(gl_cu.cuStreamSynchronize(s->stream), "cuStreamSynchronize");
+		ret = stream_sync(s);
 	b->wall_ns = gl_now_ns() - start;
 	return ret;
 }
 
 /* Mean device time per kernel from the timing events; from the wall clock
- * when the driver cannot time events. */
-static double burn_kernel_ms(const struct burn *b, const char **ret_source)
+ * when the runtime cannot time events. */
+static double burn_kernel_ms(const struct gl_session *s, const struct burn *b,
+			     const char **ret_source)
 {
-	float ms = 0;
+	double ms = 0;
 
 	*ret_source = "wall";
 	if (!b->kernels)
 		return 0;
-	if (gl_cu.cuEventElapsedTime &&
-	    gl_cu.cuEventElapsedTime(&ms, b->ev[BURN_FIRST], b->ev[BURN_LAST]) == CUDA_SUCCESS) {
+	if (b->events && s->rt->event_elapsed &&
+	    s->rt->event_elapsed(s->rs, b->ev[BURN_FIRST], b->ev[BURN_LAST], &ms) == 0) {
 		*ret_source = "events";
 		return ms / (double)b->kernels;
 	}
@@ -151,12 +173,12 @@ int gl_mode_burn(const struct gl_session *s)
 	struct burn b = { 0 };
 	const char *source;
 	double kernel_ms, busy;
-	int ret = burn_events_create(&b);
+	int ret = burn_events_create(s, &b);
 
 	if (!ret)
 		ret = burn_loop(s, &b);
 	if (!ret) {
-		kernel_ms = burn_kernel_ms(&b, &source);
+		kernel_ms = burn_kernel_ms(s, &b, &source);
 		busy = (double)b.kernels * (double)o->kernel_us / ((double)b.wall_ns / 1e3);
 		ret = gl_emit(s, launch_fields(o, json_pack(
 			"{s:f, s:I, s:f, s:f, s:f, s:s}", "duration", o->duration_s,
@@ -164,7 +186,7 @@ int gl_mode_burn(const struct gl_session *s)
 			"busy_fraction", busy, "kernel_ms_mean", kernel_ms,
 			"kernel_ms_source", source)));
 	}
-	burn_events_destroy(&b);
+	burn_events_destroy(s, &b);
 	return ret;
 }
 
@@ -207,17 +229,17 @@ int gl_mode_latency(const struct gl_session *s)
 /* alloc ----------------------------------------------------------------- */
 
 struct alloc {
-	CUdeviceptr *ptr;
+	void **ptr;
 	size_t n, cap;
 	long mib;               /* allocated so far */
-	CUresult error;         /* what stopped it, or CUDA_SUCCESS */
+	int error;              /* what stopped it: -ENOMEM, -EIO, or 0 */
 };
 
-static int alloc_keep(struct alloc *a, CUdeviceptr p)
+static int alloc_keep(struct alloc *a, void *p)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 64;
-		CUdeviceptr *ptr = realloc(a->ptr, cap * sizeof(*ptr));
+		void **ptr = realloc(a->ptr, cap * sizeof(*ptr));
 
 		if (!ptr) {
 			fprintf(stderr, "gpuload: out of memory\n");
@@ -231,18 +253,20 @@ static int alloc_keep(struct alloc *a, CUdeviceptr p)
 }
 
 /* Allocates until --mib or the first failure, which lands in a->error. */
-static int alloc_fill(const struct gl_options *o, struct alloc *a)
+static int alloc_fill(const struct gl_session *s, struct alloc *a)
 {
+	const struct gl_options *o = s->opt;
+
 	while (!o->mib || a->mib < o->mib) {
 		long chunk = o->mib && o->mib - a->mib < o->chunk_mib ? o->mib - a->mib
 								       : o->chunk_mib;
-		CUdeviceptr p = 0;
+		void *p = NULL;
 
-		a->error = gl_cu.cuMemAlloc(&p, (size_t)chunk << 20);
-		if (a->error != CUDA_SUCCESS)
+		a->error = s->rt->alloc(s->rs, (size_t)chunk << 20, &p);
+		if (a->error)
 			return 0;
 		if (alloc_keep(a, p) < 0) {
-			gl_cu.cuMemFree(p);
+			s->rt->free(s->rs, p);
 			return -ENOMEM;
 		}
 		a->mib += chunk;
@@ -250,48 +274,52 @@ static int alloc_fill(const struct gl_options *o, struct alloc *a)
 	return 0;
 }
 
-static void alloc_release(struct alloc *a)
+static void alloc_release(const struct gl_session *s, struct alloc *a)
 {
 	for (size_t i = 0; i < a->n; i++)
-		gl_check(gl_cu.cuMemFree(a->ptr[i]), "cuMemFree_v2");
+		s->rt->free(s->rs, a->ptr[i]);
 	free(a->ptr);
 	*a = (struct alloc){ 0 };
 }
 
-static json_t *alloc_fields(const struct gl_options *o, const struct alloc *a,
+/* "error" is the runtime's name of what stopped the allocations
+ * ("CUDA_ERROR_OUT_OF_MEMORY"), null when nothing did. */
+static json_t *alloc_fields(const struct gl_session *s, const struct alloc *a,
 			    size_t free_bytes, size_t total_bytes)
 {
-	bool oom = a->error == CUDA_ERROR_OUT_OF_MEMORY;
-	char buf[32];
+	const struct gl_options *o = s->opt;
+	bool oom = a->error == -ENOMEM;
+	char buf[64];
 
 	return json_pack("{s:o, s:I, s:f, s:I, s:b, s:o, s:s?, s:I, s:I}",
 			 "mib", o->mib ? json_integer(o->mib) : json_null(),
 			 "chunk_mib", (json_int_t)o->chunk_mib, "hold", o->hold_s,
 			 "allocated_mib", (json_int_t)a->mib, "oom", oom,
 			 "oom_at_mib", oom ? json_integer(a->mib) : json_null(),
-			 "error", a->error ? gl_driver_error_name(a->error, buf, sizeof(buf)) : NULL,
+			 "error", a->error ? s->rt->last_error(s->rs, buf, sizeof(buf)) : NULL,
 			 "free_mib", (json_int_t)(free_bytes >> 20),
 			 "total_mib", (json_int_t)(total_bytes >> 20));
 }
 
 /* Out of memory is a result, not a failure: exit 0 with "oom": true. Any
- * other allocation error is printed in the result and fails the run. */
+ * other allocation error (reported by the runtime) is printed in the result
+ * and fails the run. */
 int gl_mode_alloc(const struct gl_session *s)
 {
 	const struct gl_options *o = s->opt;
 	struct alloc a = { 0 };
 	size_t free_bytes = 0, total_bytes = 0;
-	int ret = alloc_fill(o, &a);
+	int ret = alloc_fill(s, &a);
 
 	if (!ret)
-		ret = gl_check(gl_cu.cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo_v2");
+		ret = s->rt->mem_info(s->rs, &free_bytes, &total_bytes);
 	if (!ret)
-		ret = gl_emit(s, alloc_fields(o, &a, free_bytes, total_bytes));
-	if (!ret && a.error != CUDA_SUCCESS && a.error != CUDA_ERROR_OUT_OF_MEMORY)
-		ret = gl_check(a.error, "cuMemAlloc_v2");
+		ret = gl_emit(s, alloc_fields(s, &a, free_bytes, total_bytes));
+	if (!ret && a.error && a.error != -ENOMEM)
+		ret = -EIO;
 	if (!ret && o->hold_s > 0)
 		gl_sleep_until(gl_now_ns() + (uint64_t)(o->hold_s * 1e9));
-	alloc_release(&a);
+	alloc_release(s, &a);
 	return ret;
 }
 
@@ -354,8 +382,8 @@ static int train_step(const struct gl_session *s)
 	int ret = 0;
 
 	for (long k = 0; !ret && k < s->opt->kernels_per_step; k++)
-		ret = gl_launch(s, kernel_ns(s->opt));
-	return ret ? ret : gl_check(gl_cu.cuStreamSynchronize(s->stream), "cuStreamSynchronize");
+		ret = launch(s, kernel_ns(s->opt));
+	return ret ? ret : stream_sync(s);
 }
 
 static int train_loop(const struct gl_session *s, struct gl_samples *ms, uint64_t *ret_wall_ns)

@@ -1,4 +1,4 @@
-/* memory.c — hard device-memory slices.
+/* shim-cuda-memory.c — hard device-memory slices.
  *
  * Every way of getting device memory is hooked: linear (cuMemAlloc_v2),
  * pitched, managed, stream-ordered and pool allocations, VMM physical
@@ -19,121 +19,40 @@
  * never be taken for this one's; and the bytes counted never fall below
  * what the driver holds. A free the driver refuses puts the entry back. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdint.h>
 
-#include "shim/shim.h"
+#include "vendor/nvidia/shim-cuda.h"
 
-#define BUCKETS 1024
-
-struct held {
-	struct held *next;
-	uint64_t key;           /* device pointer, VMM handle or array */
-	int dev;
-	uint64_t bytes;
-};
-
-static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct held *held[BUCKETS];
-
-static size_t bucket(uint64_t key)
-{
-	return (size_t)((key >> 4) * 0x9e3779b97f4a7c15ULL >> 54) & (BUCKETS - 1);
-}
-
-static void held_put(struct held *h)
-{
-	pthread_mutex_lock(&held_lock);
-	h->next = held[bucket(h->key)];
-	held[bucket(h->key)] = h;
-	pthread_mutex_unlock(&held_lock);
-}
-
-static void held_add(uint64_t key, int dev, uint64_t bytes)
-{
-	struct held *h = malloc(sizeof(*h));
-
-	if (!h)
-		return;         /* the memory stays counted: safe side */
-	*h = (struct held){ .key = key, .dev = dev, .bytes = bytes };
-	held_put(h);
-}
-
-/* Takes the entry of `key` out of the table; NULL when it has none. */
-static struct held *held_take(uint64_t key)
-{
-	struct held **link, *h = NULL;
-
-	pthread_mutex_lock(&held_lock);
-	for (link = &held[bucket(key)]; *link; link = &(*link)->next)
-		if ((*link)->key == key) {
-			h = *link;
-			*link = h->next;
-			break;
-		}
-	pthread_mutex_unlock(&held_lock);
-	return h;
-}
-
-/* Gives back what entry h (taken out, may be NULL) held on its device. */
-static void give_back(struct held *h)
-{
-	struct gp_shim_device *d;
-
-	if (h && gp_shim_device(h->dev, &d) == CUDA_SUCCESS)
-		gp_region_mem_release(d->region, d->slot, h->bytes);
-	free(h);
-}
-
-/* After the driver answered a free of what h held: the bytes go back, or
- * the entry does when the driver refused. */
-static CUresult freed(CUresult r, struct held *h)
-{
-	if (r == CUDA_SUCCESS)
-		give_back(h);
-	else if (h)
-		held_put(h);
-	return r;
-}
-
-/* Admits `bytes` on device d (index dev): CUDA_ERROR_OUT_OF_MEMORY past
- * the task's limit, CUDA_ERROR_NOT_PERMITTED when a managed device no
- * longer has the task's limits (its entry was forgotten). */
+/* Admits `bytes` on device d: CUDA_ERROR_OUT_OF_MEMORY past the task's
+ * limit, CUDA_ERROR_NOT_PERMITTED when a managed device no longer has the
+ * task's limits (its entry was forgotten). */
 static CUresult admit(struct gp_shim_device *d, uint64_t bytes)
 {
-	int err;
+	int err = gp_shim_admit(d, bytes);
 
-	if (!d->limited)
-		return CUDA_SUCCESS;
-	err = gp_region_mem_reserve(d->region, d->slot, bytes);
 	return err == 0 ? CUDA_SUCCESS : err == -EPERM ? CUDA_ERROR_NOT_PERMITTED
 						      : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static void unadmit(struct gp_shim_device *d, uint64_t bytes)
+/* After the driver answered an admitted request: remember or give back. */
+static CUresult settle(CUresult r, struct gp_shim_device *d, uint64_t key, uint64_t bytes)
 {
-	if (d->limited)
-		gp_region_mem_release(d->region, d->slot, bytes);
+	gp_shim_settle(r == CUDA_SUCCESS, d, key, bytes);
+	return r;
 }
 
-/* After the driver answered an admitted request: remember or give back. */
-static CUresult settle(CUresult r, struct gp_shim_device *d, int dev, uint64_t key,
-		       uint64_t bytes)
+/* After the driver answered a free of what h held. */
+static CUresult freed(CUresult r, struct gp_shim_held *h)
 {
-	if (r != CUDA_SUCCESS)
-		unadmit(d, bytes);
-	else if (d->limited)
-		held_add(key, dev, bytes);
+	gp_shim_freed(h, r == CUDA_SUCCESS);
 	return r;
 }
 
 /* The device of the current context, with `bytes` admitted on it. */
-#define ADMIT_CURRENT(d, dev, bytes)                                    \
+#define ADMIT_CURRENT(d, bytes)                                         \
 	struct gp_shim_device *d;                                       \
-	int dev;                                                        \
 	do {                                                            \
-		CUresult r_ = gp_shim_current(&d, &dev);                \
+		CUresult r_ = gp_shim_current(&d, NULL);                \
 		if (r_ == CUDA_SUCCESS)                                 \
 			r_ = admit(d, (bytes));                         \
 		if (r_ != CUDA_SUCCESS)                                 \
@@ -144,10 +63,10 @@ static CUresult settle(CUresult r, struct gp_shim_device *d, int dev, uint64_t k
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	ADMIT_CURRENT(d, dev, bytesize);
+	ADMIT_CURRENT(d, bytesize);
 	CUresult r = GP_REAL(PFN_cuMemAlloc_v2, "cuMemAlloc", 3020, 0)(dptr, bytesize);
 
-	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytesize);
+	return settle(r, d, r == CUDA_SUCCESS ? *dptr : 0, bytesize);
 }
 
 typedef CUresult (*pitch_fn)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
@@ -158,30 +77,30 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t wid
 				    size_t height, unsigned int element_bytes)
 {
 	uint64_t most = (uint64_t)((width + 511) / 512 * 512) * height;
-	ADMIT_CURRENT(d, dev, most);
+	ADMIT_CURRENT(d, most);
 	CUresult r = GP_REAL(pitch_fn, "cuMemAllocPitch", 3020, 0)(dptr, pitch, width, height,
 								    element_bytes);
 
 	if (r != CUDA_SUCCESS)
-		return settle(r, d, dev, 0, most);
+		return settle(r, d, 0, most);
 	if (d->limited && (uint64_t)*pitch * height < most)
 		gp_region_mem_release(d->region, d->slot, most - (uint64_t)*pitch * height);
-	return settle(r, d, dev, *dptr, (uint64_t)*pitch * height);
+	return settle(r, d, *dptr, (uint64_t)*pitch * height);
 }
 
 typedef CUresult (*managed_fn)(CUdeviceptr *, size_t, unsigned int);
 
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-	ADMIT_CURRENT(d, dev, bytesize);
+	ADMIT_CURRENT(d, bytesize);
 	CUresult r = GP_REAL(managed_fn, "cuMemAllocManaged", 6000, 0)(dptr, bytesize, flags);
 
-	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytesize);
+	return settle(r, d, r == CUDA_SUCCESS ? *dptr : 0, bytesize);
 }
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-	struct held *h = held_take(dptr);
+	struct gp_shim_held *h = gp_shim_take(dptr);
 
 	return freed(GP_REAL(PFN_cuMemFree_v2, "cuMemFree", 3020, 0)(dptr), h);
 }
@@ -193,10 +112,10 @@ typedef CUresult (*host_fn_fn)(CUstream, CUhostFn, void *);
 
 static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUstream s, bool per_thread)
 {
-	ADMIT_CURRENT(d, dev, bytes);
+	ADMIT_CURRENT(d, bytes);
 	CUresult r = GP_REAL(async_fn, "cuMemAllocAsync", 11020, per_thread)(dptr, bytes, s);
 
-	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytes);
+	return settle(r, d, r == CUDA_SUCCESS ? *dptr : 0, bytes);
 }
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
@@ -214,11 +133,11 @@ CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream 
 static CUresult alloc_from_pool(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool,
 				CUstream s, bool per_thread)
 {
-	ADMIT_CURRENT(d, dev, bytes);
+	ADMIT_CURRENT(d, bytes);
 	CUresult r = GP_REAL(pool_async_fn, "cuMemAllocFromPoolAsync", 11020, per_thread)(
 		dptr, bytes, pool, s);
 
-	return settle(r, d, dev, r == CUDA_SUCCESS ? *dptr : 0, bytes);
+	return settle(r, d, r == CUDA_SUCCESS ? *dptr : 0, bytes);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool,
@@ -236,19 +155,19 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes,
 /* Runs on the stream, after the free: the memory is back in stream order. */
 static void given_back_in_order(void *h)
 {
-	give_back(h);
+	gp_shim_freed(h, true);
 }
 
 static CUresult free_async(CUdeviceptr dptr, CUstream s, bool per_thread)
 {
-	struct held *h = held_take(dptr);
+	struct gp_shim_held *h = gp_shim_take(dptr);
 	CUresult r = GP_REAL(free_async_fn, "cuMemFreeAsync", 11020, per_thread)(dptr, s);
 
 	if (r != CUDA_SUCCESS || !h)
 		return freed(r, h);
 	if (GP_REAL(host_fn_fn, "cuLaunchHostFunc", 10000, per_thread)(
 		    s, given_back_in_order, h) != CUDA_SUCCESS)
-		give_back(h);           /* no stream callback: now, then */
+		gp_shim_freed(h, true);         /* no stream callback: now, then */
 	return r;
 }
 
@@ -273,24 +192,22 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
 	struct gp_shim_device *d;
 	CUresult r;
-	int dev;
 
 	/* Only memory on a device counts; host-located VMM memory does not. */
 	if (!prop || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return GP_REAL(create_fn, "cuMemCreate", 10020, 0)(handle, size, prop, flags);
-	dev = prop->location.id;
-	r = gp_shim_device(dev, &d);
+	r = gp_shim_device(prop->location.id, &d);
 	if (r == CUDA_SUCCESS)
 		r = admit(d, size);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = GP_REAL(create_fn, "cuMemCreate", 10020, 0)(handle, size, prop, flags);
-	return settle(r, d, dev, r == CUDA_SUCCESS ? *handle : 0, size);
+	return settle(r, d, r == CUDA_SUCCESS ? *handle : 0, size);
 }
 
 CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-	struct held *h = held_take(handle);
+	struct gp_shim_held *h = gp_shim_take(handle);
 
 	return freed(GP_REAL(release_fn, "cuMemRelease", 10020, 0)(handle), h);
 }
@@ -318,10 +235,10 @@ typedef CUresult (*array_destroy_fn)(CUarray);
 
 static CUresult array_create(CUarray *array, const void *desc, uint64_t bytes, const char *name)
 {
-	ADMIT_CURRENT(d, dev, bytes);
+	ADMIT_CURRENT(d, bytes);
 	CUresult r = GP_REAL(array_fn, name, 3020, 0)(array, desc);
 
-	return settle(r, d, dev, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*array : 0, bytes);
+	return settle(r, d, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*array : 0, bytes);
 }
 
 CUresult CUDAAPI cuArrayCreate_v2(CUarray *array, const CUDA_ARRAY_DESCRIPTOR *a)
@@ -345,7 +262,7 @@ CUresult CUDAAPI cuArray3DCreate_v2(CUarray *array, const CUDA_ARRAY3D_DESCRIPTO
 
 CUresult CUDAAPI cuArrayDestroy(CUarray array)
 {
-	struct held *h = held_take((uint64_t)(uintptr_t)array);
+	struct gp_shim_held *h = gp_shim_take((uint64_t)(uintptr_t)array);
 
 	return freed(GP_REAL(array_destroy_fn, "cuArrayDestroy", 2000, 0)(array), h);
 }
@@ -365,37 +282,25 @@ CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph,
 {
 	struct gp_shim_device *d;
 	CUresult r;
-	int dev;
 
 	if (!p || p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return GP_REAL(mem_node_fn, "cuGraphAddMemAllocNode", 11040, 0)(node, graph, deps,
 										 ndeps, p);
-	dev = p->poolProps.location.id;
-	r = gp_shim_device(dev, &d);
+	r = gp_shim_device(p->poolProps.location.id, &d);
 	if (r == CUDA_SUCCESS)
 		r = admit(d, p->bytesize);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = GP_REAL(mem_node_fn, "cuGraphAddMemAllocNode", 11040, 0)(node, graph, deps, ndeps, p);
-	return settle(r, d, dev, (uint64_t)(uintptr_t)graph, p->bytesize);
+	return settle(r, d, (uint64_t)(uintptr_t)graph, p->bytesize);
 }
 
 CUresult CUDAAPI cuGraphDestroy(CUgraph graph)
 {
-	struct held *nodes = NULL, *h;
-	CUresult r;
-
 	/* Every memory node of the graph, out of the table first. */
-	while ((h = held_take((uint64_t)(uintptr_t)graph))) {
-		h->next = nodes;
-		nodes = h;
-	}
-	r = GP_REAL(graph_destroy_fn, "cuGraphDestroy", 10000, 0)(graph);
-	for (; nodes; nodes = h) {
-		h = nodes->next;
-		freed(r, nodes);
-	}
-	return r;
+	struct gp_shim_held *nodes = gp_shim_take_all((uint64_t)(uintptr_t)graph);
+
+	return freed(GP_REAL(graph_destroy_fn, "cuGraphDestroy", 10000, 0)(graph), nodes);
 }
 
 /* ---- what the program sees ------------------------------------------- */
@@ -403,35 +308,31 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph graph)
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
 	struct gp_shim_device *d;
-	struct gp_task_limits lim;
-	uint64_t used, limit;
+	uint64_t total, free_now;
 	CUresult r = gp_shim_current(&d, NULL);
 
 	if (r == CUDA_SUCCESS)
 		r = GP_REAL(PFN_cuMemGetInfo_v2, "cuMemGetInfo", 3020, 0)(free_bytes, total_bytes);
-	if (r != CUDA_SUCCESS || !d->limited)
+	if (r != CUDA_SUCCESS)
 		return r;
-	gp_region_limits(d->region, d->slot, &lim);
-	limit = lim.mem_bytes && lim.mem_bytes < *total_bytes ? lim.mem_bytes : *total_bytes;
-	used = gp_region_task_used(d->region, d->slot);
-	*total_bytes = limit;
-	if (used >= limit)
-		*free_bytes = 0;
-	else if (limit - used < *free_bytes)
-		*free_bytes = limit - used;
+	total = *total_bytes;
+	free_now = *free_bytes;
+	gp_shim_view(d, &total, &free_now);
+	*total_bytes = total;
+	*free_bytes = free_now;
 	return r;
 }
 
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	struct gp_shim_device *d;
-	struct gp_task_limits lim;
 	CUresult r = GP_REAL(PFN_cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, 0)(bytes, dev);
+	uint64_t total;
 
-	if (r != CUDA_SUCCESS || gp_shim_device(dev, &d) != CUDA_SUCCESS || !d->limited)
+	if (r != CUDA_SUCCESS || gp_shim_device(dev, &d) != CUDA_SUCCESS)
 		return r;
-	gp_region_limits(d->region, d->slot, &lim);
-	if (lim.mem_bytes && lim.mem_bytes < *bytes)
-		*bytes = lim.mem_bytes;
+	total = *bytes;
+	gp_shim_view(d, &total, NULL);
+	*bytes = total;
 	return r;
 }

@@ -1,4 +1,4 @@
-/* views.c — what NVML tells a task about device memory: its slice.
+/* shim-nvml.c — what NVML tells a task about device memory: its slice.
  *
  * nvmlDeviceGetMemoryInfo (v1 and v2) inside a task report the task's
  * memory limit as the total, what the task's processes hold as used, and
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "include/gp-nvml.h"
-#include "shim/shim.h"
+#include "vendor/nvidia/shim-cuda.h"
 
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* NVML ABI entry points */
 
@@ -54,7 +54,7 @@ static bool slice_of(nvmlDevice_t d, uint64_t device_total, uint64_t *ret_limit,
 
 	if (!get_uuid || !get_index || get_uuid(d, uuid, sizeof(uuid)) != NVML_SUCCESS ||
 	    get_index(d, &index) != NVML_SUCCESS ||
-	    gp_shim_device_by_uuid(uuid, (int)index, device_total, &dev) != CUDA_SUCCESS ||
+	    gp_shim_device_by_uuid(uuid, (int)index, device_total, &dev) != 0 ||
 	    !dev->limited)
 		return false;
 	gp_region_limits(dev->region, dev->slot, &lim);
@@ -121,7 +121,7 @@ static unsigned only_ours(nvmlDevice_t d, nvmlProcessInfo_t *info, unsigned n)
 
 	if (!get_uuid || !get_index || !get_mem || get_uuid(d, uuid, sizeof(uuid)) != NVML_SUCCESS ||
 	    get_index(d, &index) != NVML_SUCCESS || get_mem(d, &m) != NVML_SUCCESS ||
-	    gp_shim_device_by_uuid(uuid, (int)index, m.total, &dev) != CUDA_SUCCESS)
+	    gp_shim_device_by_uuid(uuid, (int)index, m.total, &dev) != 0)
 		return n;
 	count = gp_region_task_pids(dev->region, dev->slot, ours, GP_REGION_PROCS);
 	for (unsigned i = 0; i < n; i++)
@@ -173,7 +173,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned in
 }
 
 /* Our NVML hooks, for dlsym on NVML's handle. */
-void *gp_shim_nvml_hook(const char *symbol)
+static void *nvml_hook(const char *symbol)
 {
 	static const struct {
 		const char *name;
@@ -192,3 +192,12 @@ void *gp_shim_nvml_hook(const char *symbol)
 			return hooks[i].fn;
 	return NULL;
 }
+
+/* NVML's views: a front end that only answers dlsym on NVML's handle (its
+ * devices are joined by UUID, gp_shim_device_by_uuid). */
+struct gp_shim_front gp_front_nvml = {
+	.name = "nvml",
+	.library = "libnvidia-ml.so",
+	.hook = nvml_hook,
+	GP_SHIM_FRONT_INIT,
+};

@@ -1,0 +1,16 @@
+/* models.h — what a device model's name says about it: its vendor. The
+ * agent knows each device's vendor from its backend (src/vendor/); a
+ * trace names models only, and this reads them (models.c). */
+#ifndef GP_CORE_MODELS_H
+#define GP_CORE_MODELS_H
+
+#include "core/resources.h"
+
+/* The vendor of a model name ("Ascend910B2", "MI300X", "A100"): by words
+ * of the name; NVIDIA when none is known. */
+enum gp_vendor gp_model_vendor(const char *name);
+
+/* "nvidia", "ascend", "hygon", "cambricon", "amd", "intel", "other". */
+const char *gp_vendor_name(enum gp_vendor v);
+
+#endif
