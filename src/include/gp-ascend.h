@@ -9,8 +9,13 @@
  * hicann/runtime include/external/acl for aclrtLaunchKernel,
  * aclrtBinaryGetFunction, aclrtPhysicalMemProp, the event statuses);
  * DCMI's dcmi_interface_api.h (Ascend/mind-cluster devmanager/dcmi: the
- * prototypes, structs and error codes). Only what the project uses is
- * declared. Names starting GP_ are gpupool's own, not the vendor's.
+ * prototypes, structs and error codes); CANN's runtime layer (libruntime.so)
+ * beneath ACL: rtKernelLaunch, rtKernelLaunchWithFlag with rtArgsEx_t,
+ * rtMalloc, rtFree, rtStreamCreate/Destroy/Synchronize, rtSetDevice and
+ * rtDeviceReset from Ascend/pytorch torch_npu/csrc/inductor/mlir/hacl_rt.h;
+ * the other rt* names (devices, events) as CANN's runtime names them, their
+ * prototypes written in the same style (not read from a header). Only what
+ * the project uses is declared. Names starting GP_ are gpupool's own, not the vendor's.
  *
  * Conventions: ACL returns aclError (0 = ACL_SUCCESS); handles (streams,
  * events, functions, physical memory) are opaque pointers the runtime owns
@@ -141,6 +146,58 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kern
  * bytes are the ns of device time the kernel takes). Asynchronous. */
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t blockDim, const void *argsData,
 			   size_t argsSize, aclrtStream stream);
+
+/* ---- the runtime layer (libruntime.so), beneath ACL ------------------ */
+
+/* rtError_t: 0 is success; the simulated runtime answers the runtime's
+ * external codes, the ACL_ERROR_RT_* values above (rt_error_codes.h),
+ * which ACL passes on. */
+typedef int32_t rtError_t;
+typedef void *rtStream_t;
+typedef void *rtEvent_t;
+typedef uint32_t rtMemType_t;
+#define RT_ERROR_NONE 0
+#define RT_MEMORY_DEFAULT ((uint32_t)0x0)
+#define RT_MEMORY_HBM ((uint32_t)0x2)
+
+typedef struct tagRtSmCtrl rtSmDesc_t;  /* L2 control: opaque here, may be NULL */
+
+/* The arguments of rtKernelLaunchWithFlag (hacl_rt.h's layout). */
+typedef struct tagRtArgsEx {
+	void *args;
+	void *hostInputInfoPtr;
+	uint32_t argsSize;
+	uint16_t tilingAddrOffset;
+	uint16_t tilingDataOffset;
+	uint16_t hostInputInfoNum;
+	uint8_t hasTiling;
+	uint8_t isNoNeedH2DCopy;
+	uint8_t reserved[4];
+} rtArgsEx_t;
+
+typedef enum rtEventStatus { RT_EVENT_INIT = 0, RT_EVENT_RECORDED = 1 } rtEventStatus_t;
+
+rtError_t rtGetDeviceCount(int32_t *count);
+rtError_t rtSetDevice(int32_t device);
+rtError_t rtDeviceReset(int32_t device);
+rtError_t rtGetDevice(int32_t *device);
+rtError_t rtDeviceSynchronize(void);
+rtError_t rtMalloc(void **devPtr, uint64_t size, rtMemType_t type);
+rtError_t rtFree(void *devPtr);
+rtError_t rtStreamCreate(rtStream_t *stream, int32_t priority);
+rtError_t rtStreamDestroy(rtStream_t stream);
+rtError_t rtStreamSynchronize(rtStream_t stream);
+rtError_t rtEventCreate(rtEvent_t *event);
+rtError_t rtEventDestroy(rtEvent_t event);
+rtError_t rtEventRecord(rtEvent_t event, rtStream_t stream);
+rtError_t rtEventQueryStatus(rtEvent_t event, rtEventStatus_t *status);
+rtError_t rtEventSynchronize(rtEvent_t event);
+/* Asynchronous. On simdev the first 8 bytes of the arguments (args, or
+ * argsInfo->args) are the ns of device time the kernel takes. */
+rtError_t rtKernelLaunch(const void *stubFunc, uint32_t blockDim, void *args, uint32_t argsSize,
+			 rtSmDesc_t *smDesc, rtStream_t stream);
+rtError_t rtKernelLaunchWithFlag(const void *stubFunc, uint32_t blockDim, rtArgsEx_t *argsInfo,
+				 rtSmDesc_t *smDesc, rtStream_t stream, uint32_t flag);
 
 /* ---- DCMI ---------------------------------------------------------- */
 

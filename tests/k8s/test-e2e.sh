@@ -168,7 +168,9 @@ check held-to-4-GiB '.[0].allocated_mib == 4096 and .[0].oom and .[0].total_mib 
 expect container-cannot-raise-its-limits 2 'Read-only file system' -- container sh -c \
 	"printf x >>/run/gpupool/device-$uuid.limits"
 runs container-burns "$tmp/burn.json" -- container "$build/gpuload" burn --duration 3 --json
-check held-to-30-percent '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' \
+# The 30 % cap is the claim; the floor only shows it ran (a busy host can
+# starve the burner of CPU, and with it the device).
+check held-to-30-percent '.[0].busy_fraction >= 0.1 and .[0].busy_fraction <= 0.36' \
 	"$tmp/burn.json"
 
 # ---- a live change of the compute annotation -----------------------------------

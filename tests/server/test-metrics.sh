@@ -29,7 +29,7 @@ metrics() {
 value() { grep -E "^$1 " "$tmp/metrics.txt" | head -1 | awk '{ print $NF }'; }
 
 small=$("$gp" tenant add small --mem-guaranteed 4G --compute-guaranteed 50)
-burn=$("$gp" submit -q --name burner --mem 1G --compute 30 --model T4 -- "$gl" burn --duration 5)
+burn=$("$gp" submit -q --name burner --mem 1G --compute 30 --model T4 -- "$gl" burn --duration 15)
 failed=$("$gp" submit -q --name failing --mem 1G --compute 10 --model T4 -- sh -c 'exit 3')
 # (The leaky task fails when any of its allocators does.)
 grow=$("$gp" submit -q --name leaky --mem 4G --compute 10 --model A100 -- sh -c \
@@ -129,7 +129,7 @@ expect "a tenant's top shows only its tasks" 0 'near' -- as "$small" top --once
 if grep -q burner "$tmp/out"; then bad "no other tenant's task in it" "$tmp/out"; else ok "no other tenant's task in it"; fi
 
 # What the tasks ran succeeded.
-wait_for "the burner succeeded" 30 "$burn" '.state == "succeeded"'
+wait_for "the burner succeeded" 60 "$burn" '.state == "succeeded"'
 wait_for "the leaky task's allocators succeeded" 30 "$grow" '.state == "succeeded"'
 "$gp" task cancel "$stuck" >/dev/null 2>&1
 finish

@@ -359,9 +359,11 @@ static void eight_threads_launch_and_allocate_at_once(void **state)
 	assert_true(atomic_load(&seen.most_held) <= LIMIT);
 	assert_true(atomic_load(&seen.most_device) <= LIMIT);
 	/* The share held: a hard 50 % is a cap (plus the bucket's two slices
-	 * of 50 ms over the run), and every thread's kernels ran. */
+	 * of 50 ms over the run), and every thread's kernels ran (a floor that
+	 * only shows they ran: under ThreadSanitizer on a busy host the
+	 * threads may keep the device far below its share). */
 	assert_true(busy <= SHARE + 0.12);
-	assert_true(busy >= 0.10);
+	assert_true(busy >= 0.03);
 	/* The counts agree: all freed, the task's use back to nothing. */
 	assert_int_equal(atomic_load(&seen.freed), atomic_load(&seen.allocated));
 	assert_int_equal(atomic_load(&seen.held), 0);

@@ -1,86 +1,41 @@
 /* acl.c — simdev's libascendcl.so: Huawei's ACL runtime for simulated
- * Ascend NPUs.
+ * Ascend NPUs, over simdev's runtime layer (libruntime.so, runtime.c).
  *
  * Programs load it as the real one (linked, or dlopen + dlsym as torch_npu's
  * FunctionLoader does) and see the Ascend devices of GPUPOOL_SIM_DEVICES
  * (simdev.h: only this vendor's, in DCMI's logical order), of which
  * ASCEND_RT_VISIBLE_DEVICES (logical ids, comma separated) shows some,
- * renumbered 0..n-1 as the user's device ids. The subset of ACL in
- * src/include/gp-ascend.h is answered with ACL's own error codes.
+ * renumbered 0..n-1 as the user's device ids (visible.h, as the runtime
+ * numbers them). The subset of ACL in src/include/gp-ascend.h is answered
+ * with ACL's own error codes.
  *
- * What is real: device memory (anonymous mappings, counted in the shared
- * state, so every process and DCMI see it; ACL_ERROR_RT_MEMORY_ALLOCATION
- * when the device is full), physical memory handles (aclrtMallocPhysical),
- * streams, events, and time. A kernel launched with aclrtLaunchKernel
- * occupies its device for the time its arguments ask: the first 8 bytes of
- * argsData are a uint64_t of nanoseconds of device time (any pointer the
- * process can read: on simdev device memory is host memory; fewer than 8
- * bytes: GPUPOOL_SIM_KERNEL_US, default 10 µs), taking turns with other
- * processes in quanta (sim_device_run). What is not: kernels compute
- * nothing; any binary handle and kernel name give a function handle.
- *
- * Launches are asynchronous as on a real NPU: each device opened by
- * aclrtSetDevice has one worker thread that executes its queue (kernels,
- * event records) in submission order across its streams; a stream, an
- * event or the device is finished when the worker has passed its last
- * operation. The current device is per thread, as ACL's context is.
- * aclrtResetDevice undoes one aclrtSetDevice; the last one drains the
- * queue, stops the worker and frees the device memory the process still
- * holds there. Only the ACL names are exported (libascendcl.map). */
-#include <errno.h>
+ * Layering, as on a real stack: devices, streams, events, kernel launches
+ * and device memory (aclrtMalloc*) are the runtime's; these functions check
+ * ACL's own parameters and call rtSetDevice, rtStreamCreate, rtKernelLaunch,
+ * rtMalloc and the rest, passing the runtime's errors on (the ACL_ERROR_RT_*
+ * codes). The runtime's functions are resolved as a program linked against
+ * both libraries resolves them: libruntime.so is loaded into the global
+ * scope and each rt* name looked up there (dlsym(RTLD_DEFAULT)), so an
+ * interposer that defines rtKernelLaunch sees ACL's launches as it would on
+ * a real stack (libascendcl.so links libruntime.so). (Not linked at build
+ * time: simdev's vendor libraries carry no link_with.) What ACL keeps
+ * itself: physical memory handles (aclrtMallocPhysical, counted in the
+ * shared state), aclrtGetMemInfo, the SoC name and the logical ids. Only
+ * the ACL names are exported (libascendcl.map). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "include/gp-ascend.h"
+#include "simdev/ascend/visible.h"
 #include "simdev/simdev.h"
 
-#define MAGIC_STREAM 0x4153544du
-#define MAGIC_EVENT 0x4145564eu
 #define MAGIC_PHYS 0x41504859u
 #define MAGIC_DEAD 0xdeadbeefu
-#define ALLOC_BUCKETS 1024
-
-struct npu;
-
-struct stream {
-	uint32_t magic;
-	struct npu *npu;
-	uint64_t last_seq;              /* of its last operation; under npu->lock */
-};
-
-struct event {
-	uint32_t magic;
-	struct npu *npu;                /* of its last record; NULL: never recorded */
-	uint64_t seq;                   /* operation that records it */
-};
-
-enum op_kind { OP_KERNEL, OP_EVENT };
-
-struct op {
-	struct op *next;
-	enum op_kind kind;
-	uint64_t seq;
-	uint64_t ns;                    /* OP_KERNEL */
-};
-
-/* A device this process opened: its queue and worker. Lives from the
- * first aclrtSetDevice to the last aclrtResetDevice. */
-struct npu {
-	int dev;                        /* simdev index */
-	int opened;                     /* SetDevice calls not yet reset; under global_lock */
-	pthread_mutex_t lock;           /* guards the queue and counters below */
-	pthread_cond_t work, done;
-	struct op *head, *tail;
-	uint64_t submitted, completed;
-	bool stopping;
-	pthread_t worker;
-	struct stream default_stream;
-};
 
 struct phys {                           /* an aclrtMallocPhysical handle */
 	uint32_t magic;
@@ -88,12 +43,18 @@ struct phys {                           /* an aclrtMallocPhysical handle */
 	size_t size;
 };
 
-struct alloc {                          /* a device allocation (aclrtMalloc*) */
-	struct alloc *next;
-	uintptr_t ptr;
-	size_t size;
-	int dev;
-};
+/* The runtime layer's functions, as the global scope resolves them. */
+#define RT_FUNCTIONS(X)                                                              \
+	X(rtGetDeviceCount) X(rtSetDevice) X(rtDeviceReset) X(rtGetDevice)          \
+	X(rtDeviceSynchronize) X(rtMalloc) X(rtFree) X(rtStreamCreate)              \
+	X(rtStreamDestroy) X(rtStreamSynchronize) X(rtEventCreate) X(rtEventDestroy) \
+	X(rtEventRecord) X(rtEventQueryStatus) X(rtEventSynchronize) X(rtKernelLaunch)
+
+static struct {
+#define RT_FIELD(fn) __typeof__(&fn) fn;
+	RT_FUNCTIONS(RT_FIELD)
+#undef RT_FIELD
+} rt;
 
 static struct sim *sim;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -105,56 +66,36 @@ static int visible[SIM_DEVICES_MAX];
 static int visible_logical[SIM_DEVICES_MAX];
 static int visible_count;
 
-static pthread_mutex_t global_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct npu *npus[SIM_DEVICES_MAX];       /* by user device id; under global_lock */
-static struct alloc *allocs[ALLOC_BUCKETS];     /* under global_lock */
+/* ---- start-up: the runtime, and the devices this process sees -------- */
 
-static __thread int current = -1;               /* the thread's user device id */
-
-/* ---- start-up: the devices this process sees ------------------------ */
-
-/* ASCEND_RT_VISIBLE_DEVICES: logical ids, comma separated; the list ends
- * at the first entry that names no device (as CUDA_VISIBLE_DEVICES). */
-static void visible_init(void)
+static bool runtime_load(void)
 {
-	int ascend[SIM_DEVICES_MAX];
-	int n = sim_vendor_devices(sim, "ascend", ascend, SIM_DEVICES_MAX);
-	const char *p = getenv("ASCEND_RT_VISIBLE_DEVICES");
-
-	if (!p) {
-		for (visible_count = 0; visible_count < n; visible_count++) {
-			visible[visible_count] = ascend[visible_count];
-			visible_logical[visible_count] = visible_count;
-		}
-		return;
+	if (!dlopen("libruntime.so", RTLD_NOW | RTLD_GLOBAL)) {
+		if (getenv("GPUPOOL_LOG"))
+			fprintf(stderr, "simdev: libascendcl cannot load libruntime.so: %s\n",
+				dlerror());
+		return false;
 	}
-	while (visible_count < n) {
-		char *end;
-		long id = strtol(p, &end, 10);
-
-		if (end == p || id < 0 || id >= n || (*end != ',' && *end != '\0'))
-			break;
-		for (int i = 0; i < visible_count; i++)
-			if (visible_logical[i] == id)
-				return; /* a repeated id ends the list */
-		visible_logical[visible_count] = (int)id;
-		visible[visible_count++] = ascend[id];
-		if (*end == '\0')
-			break;
-		p = end + 1;
-	}
+#define RT_GET(fn) *(void **)&rt.fn = dlsym(RTLD_DEFAULT, #fn);
+	RT_FUNCTIONS(RT_GET)
+#undef RT_GET
+#define RT_FOUND(fn) &&rt.fn
+	return true RT_FUNCTIONS(RT_FOUND);
+#undef RT_FOUND
 }
 
 static void init_once_fn(void)
 {
 	char err[SIM_ERR_MAX];
 
+	if (!runtime_load())
+		return;
 	if (sim_open(&sim, err, sizeof(err)) != 0) {
 		if (getenv("GPUPOOL_LOG"))
 			fprintf(stderr, "simdev: %s\n", err);
 		return;
 	}
-	visible_init();
+	visible_count = sim_ascend_visible(sim, visible, visible_logical);
 	if (visible_count == 0) {
 		if (getenv("GPUPOOL_LOG"))
 			fprintf(stderr, "simdev: no Ascend device visible (GPUPOOL_SIM_DEVICES, "
@@ -177,146 +118,13 @@ static aclError ready(void)
 			return r_;              \
 	} while (0)
 
-/* ---- the worker: executing a device's queue ------------------------- */
-
-static uint64_t default_kernel_ns(void)
+/* The simdev index of the calling thread's device, or -1. */
+static int current_dev(void)
 {
-	const char *us = getenv("GPUPOOL_SIM_KERNEL_US");
+	int32_t id;
 
-	return us && atol(us) > 0 ? (uint64_t)atol(us) * 1000 : 10000;
-}
-
-static void *worker_main(void *arg)
-{
-	struct npu *d = arg;
-
-	pthread_mutex_lock(&d->lock);
-	for (;;) {
-		struct op *op;
-
-		while (!d->head && !d->stopping)
-			pthread_cond_wait(&d->work, &d->lock);
-		if (!d->head)
-			break;
-		op = d->head;
-		d->head = op->next;
-		if (!d->head)
-			d->tail = NULL;
-		pthread_mutex_unlock(&d->lock);
-		if (op->kind == OP_KERNEL)
-			sim_device_run(sim, d->dev, op->ns);
-		pthread_mutex_lock(&d->lock);
-		d->completed = op->seq;
-		pthread_cond_broadcast(&d->done);
-		free(op);
-	}
-	pthread_mutex_unlock(&d->lock);
-	return NULL;
-}
-
-/* Queues an operation on stream s; returns its sequence number, 0 when
- * out of host memory. */
-static uint64_t op_submit(struct stream *s, enum op_kind kind, uint64_t ns)
-{
-	struct npu *d = s->npu;
-	struct op *op = calloc(1, sizeof(*op));
-	uint64_t seq;
-
-	if (!op)
-		return 0;
-	op->kind = kind;
-	op->ns = ns;
-	pthread_mutex_lock(&d->lock);
-	seq = op->seq = ++d->submitted;
-	s->last_seq = seq;
-	if (d->tail)
-		d->tail->next = op;
-	else
-		d->head = op;
-	d->tail = op;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
-	return seq;
-}
-
-static void wait_for(struct npu *d, uint64_t seq)
-{
-	pthread_mutex_lock(&d->lock);
-	while (d->completed < seq)
-		pthread_cond_wait(&d->done, &d->lock);
-	pthread_mutex_unlock(&d->lock);
-}
-
-static bool is_done(struct npu *d, uint64_t seq)
-{
-	bool done;
-
-	pthread_mutex_lock(&d->lock);
-	done = d->completed >= seq;
-	pthread_mutex_unlock(&d->lock);
-	return done;
-}
-
-static struct npu *npu_new(int dev)
-{
-	struct npu *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return NULL;
-	d->dev = dev;
-	d->default_stream = (struct stream){ .magic = MAGIC_STREAM, .npu = d };
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->work, NULL);
-	pthread_cond_init(&d->done, NULL);
-	if (pthread_create(&d->worker, NULL, worker_main, d) != 0) {
-		free(d);
-		return NULL;
-	}
-	sim_context_add(sim, dev);
-	return d;
-}
-
-static void allocs_free_on(int dev);
-
-/* Drains the queue, stops the worker, frees the device's memory. Called
- * under global_lock. */
-static void npu_free(struct npu *d)
-{
-	pthread_mutex_lock(&d->lock);
-	d->stopping = true;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
-	pthread_join(d->worker, NULL);
-	allocs_free_on(d->dev);
-	sim_context_remove(sim, d->dev);
-	d->default_stream.magic = MAGIC_DEAD;
-	free(d);
-}
-
-/* The calling thread's device, opened. */
-static struct npu *npu_current(void)
-{
-	struct npu *d;
-
-	if (current < 0)
-		return NULL;
-	pthread_mutex_lock(&global_lock);
-	d = npus[current];
-	pthread_mutex_unlock(&global_lock);
-	return d;
-}
-
-/* The stream a call names: NULL is the current device's default stream. */
-static struct stream *stream_of(aclrtStream stream)
-{
-	struct stream *s = stream;
-
-	if (!s) {
-		struct npu *d = npu_current();
-
-		return d ? &d->default_stream : NULL;
-	}
-	return s->magic == MAGIC_STREAM ? s : NULL;
+	return rt.rtGetDevice(&id) == RT_ERROR_NONE && id >= 0 && id < visible_count ? visible[id]
+										      : -1;
 }
 
 /* ---- init and devices ----------------------------------------------- */
@@ -339,11 +147,15 @@ aclError aclFinalize(void)
 
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
+	int32_t n;
+	aclError r;
+
 	if (!count)
 		return ACL_ERROR_INVALID_PARAM;
 	REQUIRE_READY();
-	*count = (uint32_t)visible_count;
-	return ACL_SUCCESS;
+	if ((r = rt.rtGetDeviceCount(&n)) == ACL_SUCCESS)
+		*count = (uint32_t)n;
+	return r;
 }
 
 aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)
@@ -359,40 +171,14 @@ aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const l
 
 aclError aclrtSetDevice(int32_t deviceId)
 {
-	aclError r = ACL_SUCCESS;
-
 	REQUIRE_READY();
-	if (deviceId < 0 || deviceId >= visible_count)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
-	if (sim_device_lost(sim, visible[deviceId]))
-		return ACL_ERROR_RT_NO_DEVICE;
-	pthread_mutex_lock(&global_lock);
-	if (!npus[deviceId])
-		npus[deviceId] = npu_new(visible[deviceId]);
-	if (npus[deviceId])
-		npus[deviceId]->opened++;
-	else
-		r = ACL_ERROR_BAD_ALLOC;
-	pthread_mutex_unlock(&global_lock);
-	if (r == ACL_SUCCESS)
-		current = deviceId;
-	return r;
+	return rt.rtSetDevice(deviceId);
 }
 
 aclError aclrtResetDevice(int32_t deviceId)
 {
 	REQUIRE_READY();
-	if (deviceId < 0 || deviceId >= visible_count)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
-	pthread_mutex_lock(&global_lock);
-	if (npus[deviceId] && --npus[deviceId]->opened == 0) {
-		npu_free(npus[deviceId]);
-		npus[deviceId] = NULL;
-	}
-	pthread_mutex_unlock(&global_lock);
-	if (current == deviceId)
-		current = -1;
-	return ACL_SUCCESS;
+	return rt.rtDeviceReset(deviceId);
 }
 
 aclError aclrtGetDevice(int32_t *deviceId)
@@ -400,86 +186,27 @@ aclError aclrtGetDevice(int32_t *deviceId)
 	REQUIRE_READY();
 	if (!deviceId)
 		return ACL_ERROR_INVALID_PARAM;
-	if (!npu_current())
-		return ACL_ERROR_RT_CONTEXT_NULL;
-	*deviceId = current;
-	return ACL_SUCCESS;
+	return rt.rtGetDevice(deviceId);
 }
 
 const char *aclrtGetSocName(void)
 {
+	int dev;
+
 	if (ready() != ACL_SUCCESS)
 		return NULL;
-	return sim_device_model(sim, visible[current >= 0 ? current : 0])->name;
+	dev = current_dev();
+	return sim_device_model(sim, dev >= 0 ? dev : visible[0])->name;
 }
 
 /* ---- memory ---------------------------------------------------------- */
 
-static size_t bucket(uintptr_t p)
-{
-	return (size_t)((p >> 12) * 0x9e3779b97f4a7c15ULL >> 54) & (ALLOC_BUCKETS - 1);
-}
-
-static void alloc_unmap(struct alloc *a)
-{
-	munmap((void *)a->ptr, a->size);
-	sim_mem_release(sim, a->dev, a->size);
-	free(a);
-}
-
-/* Frees what this process still holds on simdev device dev. Under
- * global_lock. */
-static void allocs_free_on(int dev)
-{
-	for (size_t b = 0; b < ALLOC_BUCKETS; b++) {
-		struct alloc **link = &allocs[b];
-
-		while (*link) {
-			struct alloc *a = *link;
-
-			if (a->dev != dev) {
-				link = &a->next;
-				continue;
-			}
-			*link = a->next;
-			alloc_unmap(a);
-		}
-	}
-}
-
 static aclError device_alloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
-	struct npu *d;
-	struct alloc *a;
-	void *p;
-
 	REQUIRE_READY();
 	if (!devPtr || size == 0 || (unsigned)policy > 0x1fffffu)
 		return ACL_ERROR_INVALID_PARAM;
-	d = npu_current();
-	if (!d)
-		return ACL_ERROR_RT_CONTEXT_NULL;
-	a = malloc(sizeof(*a));
-	if (!a)
-		return ACL_ERROR_BAD_ALLOC;
-	if (sim_mem_reserve(sim, d->dev, size) != 0) {
-		free(a);
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (p == MAP_FAILED) {
-		sim_mem_release(sim, d->dev, size);
-		free(a);
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	}
-	*a = (struct alloc){ .ptr = (uintptr_t)p, .size = size, .dev = d->dev };
-	pthread_mutex_lock(&global_lock);
-	a->next = allocs[bucket(a->ptr)];
-	allocs[bucket(a->ptr)] = a;
-	pthread_mutex_unlock(&global_lock);
-	*devPtr = p;
-	return ACL_SUCCESS;
+	return rt.rtMalloc(devPtr, size, RT_MEMORY_HBM);
 }
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
@@ -499,23 +226,10 @@ aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy pol
 
 aclError aclrtFree(void *devPtr)
 {
-	struct alloc **link, *a = NULL;
-
 	REQUIRE_READY();
 	if (!devPtr)
 		return ACL_ERROR_INVALID_PARAM;
-	pthread_mutex_lock(&global_lock);
-	for (link = &allocs[bucket((uintptr_t)devPtr)]; *link; link = &(*link)->next)
-		if ((*link)->ptr == (uintptr_t)devPtr) {
-			a = *link;
-			*link = a->next;
-			break;
-		}
-	pthread_mutex_unlock(&global_lock);
-	if (!a)
-		return ACL_ERROR_RT_MEMORY_FREE;
-	alloc_unmap(a);
-	return ACL_SUCCESS;
+	return rt.rtFree(devPtr);
 }
 
 /* Host memory: page-locked on a real host; not device memory. */
@@ -595,171 +309,102 @@ static bool attr_is_hbm(aclrtMemAttr attr)
 
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_bytes, size_t *total)
 {
-	struct npu *d;
 	uint64_t all, used;
+	int dev;
 	bool hbm;
 
 	REQUIRE_READY();
 	if (!free_bytes || !total || (unsigned)attr > ACL_HBM_MEM_P2P_HUGE1G)
 		return ACL_ERROR_INVALID_PARAM;
-	d = npu_current();
-	if (!d)
+	dev = current_dev();
+	if (dev < 0)
 		return ACL_ERROR_RT_CONTEXT_NULL;
-	hbm = strstr(sim_device_model(sim, d->dev)->name, "910") != NULL;
+	hbm = strstr(sim_device_model(sim, dev)->name, "910") != NULL;
 	if (attr_is_hbm(attr) != hbm) {
 		*free_bytes = *total = 0;
 		return ACL_SUCCESS;
 	}
-	all = sim_mem_total(sim, d->dev);
-	used = sim_mem_used(sim, d->dev);
+	all = sim_mem_total(sim, dev);
+	used = sim_mem_used(sim, dev);
 	*total = (size_t)all;
 	*free_bytes = (size_t)(used < all ? all - used : 0);
 	return ACL_SUCCESS;
 }
 
-/* ---- streams, events, launches ---------------------------------------- */
+/* ---- streams, events, launches: the runtime's ----------------------- */
 
 aclError aclrtCreateStream(aclrtStream *stream)
 {
-	struct npu *d;
-	struct stream *s;
-
 	REQUIRE_READY();
 	if (!stream)
 		return ACL_ERROR_INVALID_PARAM;
-	d = npu_current();
-	if (!d)
-		return ACL_ERROR_RT_CONTEXT_NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return ACL_ERROR_BAD_ALLOC;
-	*s = (struct stream){ .magic = MAGIC_STREAM, .npu = d };
-	*stream = s;
-	return ACL_SUCCESS;
+	return rt.rtStreamCreate(stream, 0);
 }
 
 aclError aclrtDestroyStream(aclrtStream stream)
 {
-	struct stream *s = stream;
-	uint64_t seq;
-
 	REQUIRE_READY();
-	if (!s || s->magic != MAGIC_STREAM || s == &s->npu->default_stream)
+	if (!stream)
 		return ACL_ERROR_INVALID_PARAM;
-	pthread_mutex_lock(&s->npu->lock);
-	seq = s->last_seq;
-	pthread_mutex_unlock(&s->npu->lock);
-	wait_for(s->npu, seq);
-	s->magic = MAGIC_DEAD;
-	free(s);
-	return ACL_SUCCESS;
+	return rt.rtStreamDestroy(stream);
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
-	struct stream *s;
-	uint64_t seq;
-
 	REQUIRE_READY();
-	s = stream_of(stream);
-	if (!s)
-		return stream ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_CONTEXT_NULL;
-	pthread_mutex_lock(&s->npu->lock);
-	seq = s->last_seq;
-	pthread_mutex_unlock(&s->npu->lock);
-	wait_for(s->npu, seq);
-	return ACL_SUCCESS;
+	return rt.rtStreamSynchronize(stream);
 }
 
 aclError aclrtSynchronizeDevice(void)
 {
-	struct npu *d;
-	uint64_t seq;
-
 	REQUIRE_READY();
-	d = npu_current();
-	if (!d)
-		return ACL_ERROR_RT_CONTEXT_NULL;
-	pthread_mutex_lock(&d->lock);
-	seq = d->submitted;
-	pthread_mutex_unlock(&d->lock);
-	wait_for(d, seq);
-	return ACL_SUCCESS;
+	return rt.rtDeviceSynchronize();
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event)
 {
-	struct event *e;
-
 	REQUIRE_READY();
 	if (!event)
 		return ACL_ERROR_INVALID_PARAM;
-	if (!npu_current())
-		return ACL_ERROR_RT_CONTEXT_NULL;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return ACL_ERROR_BAD_ALLOC;
-	e->magic = MAGIC_EVENT;
-	*event = e;
-	return ACL_SUCCESS;
+	return rt.rtEventCreate(event);
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
 {
-	struct event *e = event;
-
 	REQUIRE_READY();
-	if (!e || e->magic != MAGIC_EVENT)
+	if (!event)
 		return ACL_ERROR_INVALID_PARAM;
-	if (e->npu)
-		wait_for(e->npu, e->seq);       /* the worker may still pass it */
-	e->magic = MAGIC_DEAD;
-	free(e);
-	return ACL_SUCCESS;
+	return rt.rtEventDestroy(event);
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
-	struct event *e = event;
-	struct stream *s;
-	uint64_t seq;
-
 	REQUIRE_READY();
-	if (!e || e->magic != MAGIC_EVENT)
+	if (!event)
 		return ACL_ERROR_INVALID_PARAM;
-	s = stream_of(stream);
-	if (!s)
-		return stream ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_CONTEXT_NULL;
-	seq = op_submit(s, OP_EVENT, 0);
-	if (!seq)
-		return ACL_ERROR_BAD_ALLOC;
-	e->npu = s->npu;
-	e->seq = seq;
-	return ACL_SUCCESS;
+	return rt.rtEventRecord(event, stream);
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
-	struct event *e = event;
+	rtEventStatus_t s;
+	aclError r;
 
 	REQUIRE_READY();
-	if (!e || e->magic != MAGIC_EVENT || !status)
+	if (!event || !status)
 		return ACL_ERROR_INVALID_PARAM;
-	*status = !e->npu || is_done(e->npu, e->seq) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
-						    : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-	return ACL_SUCCESS;
+	if ((r = rt.rtEventQueryStatus(event, &s)) == ACL_SUCCESS)
+		*status = s == RT_EVENT_RECORDED ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+						 : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+	return r;
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
-	struct event *e = event;
-
 	REQUIRE_READY();
-	if (!e || e->magic != MAGIC_EVENT)
+	if (!event)
 		return ACL_ERROR_INVALID_PARAM;
-	if (e->npu)
-		wait_for(e->npu, e->seq);
-	return ACL_SUCCESS;
+	return rt.rtEventSynchronize(event);
 }
 
 /* Any binary and kernel name: simdev's kernels only take time. */
@@ -776,19 +421,14 @@ aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kern
 	return ACL_SUCCESS;
 }
 
+/* The kernel's arguments go to the runtime's rtKernelLaunch, which reads
+ * the device time from their first 8 bytes. */
 aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t blockDim, const void *argsData,
 			   size_t argsSize, aclrtStream stream)
 {
-	struct stream *s;
-	uint64_t ns = default_kernel_ns();
-
 	REQUIRE_READY();
-	if (!funcHandle || blockDim == 0 || (argsSize && !argsData))
+	if (!funcHandle || blockDim == 0 || (argsSize && !argsData) || argsSize > UINT32_MAX)
 		return ACL_ERROR_INVALID_PARAM;
-	s = stream_of(stream);
-	if (!s)
-		return stream ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_CONTEXT_NULL;
-	if (argsSize >= sizeof(ns))
-		memcpy(&ns, argsData, sizeof(ns));
-	return op_submit(s, OP_KERNEL, ns) ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+	return rt.rtKernelLaunch(funcHandle, blockDim, (void *)argsData, (uint32_t)argsSize, NULL,
+				 stream);
 }

@@ -8,15 +8,16 @@
  * variable may take more forms; simdev takes indices only.)
  *
  * Each device has, per process, one shared context (cnSharedContextAcquire;
- * the current one is per thread, device 0's when none was set) whose worker
- * thread runs its queues' work in submission order, so a launch returns at
- * once and a queue, notifier or context is done when the worker has passed
- * its last operation. A kernel (cnInvokeKernel) occupies its device for
- * the time its first parameter asks for: a uint64_t of nanoseconds,
- * through kernelParams[0] or the first 8 bytes of the packed `extra`
- * buffer (CN_INVOKE_PARAM_BUFFER_POINTER); without one,
- * GPUPOOL_SIM_KERNEL_US (default 10 µs). The kernel handle is not looked
- * at (modules are not simulated): any non-NULL value runs.
+ * the current one is per thread, device 0's when none was set) whose work
+ * queue's worker thread (simdev/queue.h) runs its queues' work in
+ * submission order, so a launch returns at once and a queue, notifier or
+ * context is done when the worker has passed its last operation. A kernel
+ * (cnInvokeKernel) occupies its device for the time its first parameter
+ * asks for: a uint64_t of nanoseconds, through kernelParams[0] or the
+ * first 8 bytes of the packed `extra` buffer
+ * (CN_INVOKE_PARAM_BUFFER_POINTER); without one, GPUPOOL_SIM_KERNEL_US
+ * (default 10 µs). The kernel handle is not looked at (modules are not
+ * simulated): any non-NULL value runs.
  *
  * Memory (cnMalloc, cnMallocSecurity, cnZmalloc) is admitted atomically
  * across processes against the device (sim_mem_reserve) and backed by a
@@ -28,6 +29,7 @@
  * the dynamic linker again (libcnrt.so, cnrt.c, finds everything so). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@
 #include <sys/mman.h>
 
 #include "include/gp-cambricon.h"
+#include "simdev/queue.h"
 #include "simdev/simdev.h"
 
 /* Every non-static function here is a driver entry point; its prototype
@@ -51,7 +54,7 @@ struct ctx;
 struct queue {
 	uint32_t magic;
 	struct ctx *ctx;
-	uint64_t last_seq;              /* of its last operation; under ctx->lock */
+	_Atomic uint64_t last_seq;      /* of its last operation (sim_queue_submit) */
 };
 
 struct notifier {
@@ -60,22 +63,13 @@ struct notifier {
 	uint64_t seq;
 };
 
-struct op {
-	struct op *next;
-	uint64_t seq;
-	uint64_t ns;                    /* 0: a marker (a notifier) */
-};
 
-/* One device's shared context in this process. Its lock guards the
- * queue of operations and the counters; the worker runs them. */
+/* One device's shared context in this process: its queues' work runs
+ * on the one work queue of the context, in submission order. */
 struct ctx {
 	uint32_t magic;
 	int ordinal, phys;
-	pthread_mutex_t lock;
-	pthread_cond_t work, done;
-	struct op *head, *tail;
-	uint64_t submitted, completed;
-	pthread_t worker;
+	struct sim_queue *work;
 	struct queue default_queue;     /* the NULL queue */
 };
 
@@ -195,7 +189,7 @@ CNresult cnDeviceGet(CNdev *dev, int ordinal)
 	return CN_SUCCESS;
 }
 
-/* ---- the worker ------------------------------------------------------ */
+/* ---- the work queue -------------------------------------------------- */
 
 static uint64_t default_kernel_ns(void)
 {
@@ -204,71 +198,19 @@ static uint64_t default_kernel_ns(void)
 	return us && atol(us) > 0 ? (uint64_t)atol(us) * 1000 : 10000;
 }
 
-static void *worker_main(void *arg)
-{
-	struct ctx *c = arg;
-
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		struct op *op;
-
-		while (!c->head)
-			pthread_cond_wait(&c->work, &c->lock);
-		op = c->head;
-		c->head = op->next;
-		if (!c->head)
-			c->tail = NULL;
-		pthread_mutex_unlock(&c->lock);
-		if (op->ns)
-			sim_device_run(sim, c->phys, op->ns);
-		pthread_mutex_lock(&c->lock);
-		c->completed = op->seq;
-		pthread_cond_broadcast(&c->done);
-		free(op);
-	}
-	return NULL;
-}
-
-/* Queues work of `ns` (0: a marker) on q; returns its sequence number, 0
- * when out of host memory. */
+/* Queues work of `ns` (a kernel; 0: a marker, a notifier) on q; returns
+ * its sequence number, 0 when out of host memory. */
 static uint64_t op_submit(struct queue *q, uint64_t ns)
 {
-	struct ctx *c = q->ctx;
-	struct op *op = calloc(1, sizeof(*op));
+	struct sim_op op = { .ns = ns };
 	uint64_t seq;
 
-	if (!op)
-		return 0;
-	op->ns = ns;
-	pthread_mutex_lock(&c->lock);
-	seq = op->seq = ++c->submitted;
-	q->last_seq = seq;
-	if (c->tail)
-		c->tail->next = op;
-	else
-		c->head = op;
-	c->tail = op;
-	pthread_cond_signal(&c->work);
-	pthread_mutex_unlock(&c->lock);
-	return seq;
+	return sim_queue_submit(q->ctx->work, &op, 1, &q->last_seq, &seq) < 0 ? 0 : seq;
 }
 
 static void wait_for(struct ctx *c, uint64_t seq)
 {
-	pthread_mutex_lock(&c->lock);
-	while (c->completed < seq)
-		pthread_cond_wait(&c->done, &c->lock);
-	pthread_mutex_unlock(&c->lock);
-}
-
-static bool is_done(struct ctx *c, uint64_t seq)
-{
-	bool done;
-
-	pthread_mutex_lock(&c->lock);
-	done = c->completed >= seq;
-	pthread_mutex_unlock(&c->lock);
-	return done;
+	sim_queue_wait(c->work, seq, SIM_QUEUE_FOREVER);
 }
 
 /* ---- contexts -------------------------------------------------------- */
@@ -286,15 +228,10 @@ static struct ctx *ctx_of(int ordinal)
 		c->ordinal = ordinal;
 		c->phys = visible[ordinal];
 		c->default_queue = (struct queue){ .magic = MAGIC_QUEUE, .ctx = c };
-		pthread_mutex_init(&c->lock, NULL);
-		pthread_cond_init(&c->work, NULL);
-		pthread_cond_init(&c->done, NULL);
-		if (pthread_create(&c->worker, NULL, worker_main, c) != 0) {
+		if (sim_queue_new(sim, c->phys, sizeof(struct sim_op), NULL, &c->work)) {
 			free(c);
 			c = NULL;
 		} else {
-			pthread_detach(c->worker);
-			sim_context_add(sim, c->phys);
 			contexts[ordinal] = c;
 		}
 	}
@@ -366,13 +303,8 @@ CNresult cnCtxGetDevice(CNdev *dev)
 
 CNresult cnCtxSync(void)
 {
-	uint64_t seq;
-
 	REQUIRE_CTX(c);
-	pthread_mutex_lock(&c->lock);
-	seq = c->submitted;
-	pthread_mutex_unlock(&c->lock);
-	wait_for(c, seq);
+	sim_queue_drain(c->work);
 	return CN_SUCCESS;
 }
 
@@ -501,7 +433,7 @@ CNresult cnDestroyQueue(CNqueue hq)
 		return CN_ERROR_NOT_INITIALIZED;
 	if (!q || q->magic != MAGIC_QUEUE || q == &q->ctx->default_queue)
 		return CN_ERROR_INVALID_VALUE;
-	wait_for(q->ctx, q->last_seq);
+	wait_for(q->ctx, atomic_load(&q->last_seq));
 	q->magic = 0;
 	free(q);
 	return CN_SUCCESS;
@@ -510,15 +442,11 @@ CNresult cnDestroyQueue(CNqueue hq)
 CNresult cnQueueSync(CNqueue hq)
 {
 	struct queue *q;
-	uint64_t seq;
 
 	REQUIRE_CTX(c);
 	if (!(q = queue_of(hq, c)))
 		return CN_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&q->ctx->lock);
-	seq = q->last_seq;
-	pthread_mutex_unlock(&q->ctx->lock);
-	wait_for(q->ctx, seq);
+	wait_for(q->ctx, atomic_load(&q->last_seq));
 	return CN_SUCCESS;
 }
 
@@ -572,7 +500,9 @@ CNresult cnQueryNotifier(CNnotifier hn)
 
 	if (!n || n->magic != MAGIC_NOTIFIER)
 		return CN_ERROR_INVALID_VALUE;
-	return !n->ctx || is_done(n->ctx, n->seq) ? CN_SUCCESS : CN_ERROR_NOT_READY;
+	if (n->ctx && !sim_queue_done(n->ctx->work, n->seq))
+		return CN_ERROR_NOT_READY;
+	return CN_SUCCESS;
 }
 
 /* The kernel's device time: its first parameter, as the top says. */

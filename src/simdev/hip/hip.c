@@ -19,17 +19,18 @@
  * kernel; hipModuleLoadData accepts any image and hipModuleGetFunction
  * any name.
  *
- * Execution is asynchronous, as on the real runtime: each device this
- * process uses has one worker thread that executes its queue (kernels,
- * event records, stream-ordered frees) in submission order across all of
- * its streams, taking turns on the device with other processes
- * (sim_device_run). A stream or event is done when the worker has passed
- * its last operation. Graphs: the explicit API only (hipGraphCreate,
- * hipGraphAddKernelNode, hipGraphInstantiate); a launch queues its kernels
- * in order. hipGetProcAddress answers from the table of exported
- * functions below, with their versions; hipGetDeviceProperties (the plain
- * symbol) fills the R0000 layout and hipGetDevicePropertiesR0600 the 6.0
- * one (name, uuid and totalGlobalMem; nothing past them is written). */
+ * Execution is asynchronous, as on the real runtime: each device this process
+ * uses has one work queue (simdev/queue.h: a worker thread) that executes
+ * its operations (kernels, event records, stream-ordered frees) in
+ * submission order across all of its streams, taking turns on the device
+ * with other processes (sim_device_run). A stream or event is done when the
+ * worker has passed its last operation. Graphs: the explicit API only
+ * (hipGraphCreate, hipGraphAddKernelNode, hipGraphInstantiate); a launch
+ * queues its kernels in order. hipGetProcAddress answers from the table of
+ * exported functions below, with their versions; hipGetDeviceProperties
+ * (the plain symbol) fills the R0000 layout and hipGetDevicePropertiesR0600
+ * the 6.0 one (name, uuid and totalGlobalMem; nothing past them is
+ * written). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +42,7 @@
 
 #include "include/gp-hip.h"
 #include "simdev/hip/hip-ids.h"
+#include "simdev/queue.h"
 #include "simdev/simdev.h"
 
 /* Every non-static function here is a runtime entry point; its prototype
@@ -67,7 +69,7 @@ struct hdev;
 struct ihipStream_t {
 	uint32_t magic;
 	struct hdev *dev;
-	uint64_t last_seq;      /* of its last operation */
+	_Atomic uint64_t last_seq;      /* of its last operation (sim_queue_submit) */
 };
 
 struct ihipEvent_t {
@@ -104,25 +106,20 @@ struct hipGraphExec {
 
 enum op_kind { OP_KERNEL, OP_EVENT, OP_FREE };
 
+/* An operation of a device's work queue (queue.h). */
 struct op {
-	struct op *next;
+	struct sim_op head;             /* .ns: OP_KERNEL's */
 	enum op_kind kind;
-	uint64_t seq;
-	uint64_t ns;                    /* OP_KERNEL */
 	struct ihipEvent_t *event;      /* OP_EVENT */
 	void *ptr;                      /* OP_FREE */
 };
 
-/* This process's use of one physical device: its queue and worker,
- * started on first use. `lock` guards the queue and the counters. */
+/* This process's use of one physical device: its work queue (one for
+ * all of its streams), started on first use. */
 struct hdev {
 	int phys;
-	bool started;                   /* under global_lock */
-	pthread_mutex_t lock;
-	pthread_cond_t work, done;
-	struct op *head, *tail;
-	uint64_t submitted, completed;
-	pthread_t worker;
+	bool started;                   /* under global_lock; then `work` is set */
+	struct sim_queue *work;
 	struct ihipStream_t null_stream;
 	struct ihipMemPoolHandle_t pool;
 };
@@ -297,9 +294,6 @@ static void init_once_fn(void)
 	}
 	for (int d = 0; d < SIM_DEVICES_MAX; d++) {
 		devs[d].phys = d;
-		pthread_mutex_init(&devs[d].lock, NULL);
-		pthread_cond_init(&devs[d].work, NULL);
-		pthread_cond_init(&devs[d].done, NULL);
 		devs[d].null_stream = (struct ihipStream_t){ MAGIC_STREAM, &devs[d], 0 };
 		devs[d].pool = (struct ihipMemPoolHandle_t){ MAGIC_POOL, d };
 	}
@@ -456,7 +450,7 @@ hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600_head *prop, int devi
 	return hipSuccess;
 }
 
-/* ---- the worker: executing a device's queue -------------------------- */
+/* ---- the work queue: executing a device's operations ----------------- */
 
 static uint64_t default_kernel_ns(void)
 {
@@ -467,38 +461,21 @@ static uint64_t default_kernel_ns(void)
 
 static void alloc_release(void *ptr);
 
-static void *worker_main(void *arg)
+/* What an operation does after its device time (queue.h). */
+static void op_run(const void *arg)
 {
-	struct hdev *d = arg;
+	const struct op *op = arg;
 
-	pthread_mutex_lock(&d->lock);
-	for (;;) {
-		struct op *op;
-
-		while (!d->head)
-			pthread_cond_wait(&d->work, &d->lock);
-		op = d->head;
-		d->head = op->next;
-		if (!d->head)
-			d->tail = NULL;
-		pthread_mutex_unlock(&d->lock);
-		switch (op->kind) {
-		case OP_KERNEL:
-			sim_device_run(sim, d->phys, op->ns);
-			break;
-		case OP_EVENT:
-			atomic_store(&op->event->time_ns, sim_now_ns());
-			break;
-		case OP_FREE:
-			alloc_release(op->ptr);
-			break;
-		}
-		pthread_mutex_lock(&d->lock);
-		d->completed = op->seq;
-		pthread_cond_broadcast(&d->done);
-		free(op);
+	switch (op->kind) {
+	case OP_KERNEL:
+		break;
+	case OP_EVENT:
+		atomic_store(&op->event->time_ns, sim_now_ns());
+		break;
+	case OP_FREE:
+		alloc_release(op->ptr);
+		break;
 	}
-	return NULL;
 }
 
 /* The device's queue, its worker started (and the process counted as
@@ -508,54 +485,24 @@ static struct hdev *dev_use(int phys)
 	struct hdev *d = &devs[phys];
 
 	pthread_mutex_lock(&global_lock);
-	if (!d->started) {
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&d->worker, &attr, worker_main, d) == 0) {
-			d->started = true;
-			sim_context_add(sim, phys);
-		}
-		pthread_attr_destroy(&attr);
-	}
+	if (!d->started && !sim_queue_new(sim, phys, sizeof(struct op), op_run, &d->work))
+		d->started = true;
 	pthread_mutex_unlock(&global_lock);
 	return d->started ? d : NULL;
 }
 
-static uint64_t op_submit(struct hdev *d, struct ihipStream_t *s, struct op *op)
+/* Queues op on s's device as s's last operation: its sequence number, 0
+ * when out of host memory. */
+static uint64_t op_submit(struct ihipStream_t *s, const struct op *op)
 {
 	uint64_t seq;
 
-	pthread_mutex_lock(&d->lock);
-	seq = op->seq = ++d->submitted;
-	s->last_seq = seq;
-	if (d->tail)
-		d->tail->next = op;
-	else
-		d->head = op;
-	d->tail = op;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
-	return seq;
+	return sim_queue_submit(s->dev->work, op, 1, &s->last_seq, &seq) < 0 ? 0 : seq;
 }
 
 static void wait_for(struct hdev *d, uint64_t seq)
 {
-	pthread_mutex_lock(&d->lock);
-	while (d->completed < seq)
-		pthread_cond_wait(&d->done, &d->lock);
-	pthread_mutex_unlock(&d->lock);
-}
-
-static bool is_done(struct hdev *d, uint64_t seq)
-{
-	bool done;
-
-	pthread_mutex_lock(&d->lock);
-	done = d->completed >= seq;
-	pthread_mutex_unlock(&d->lock);
-	return done;
+	sim_queue_wait(d->work, seq, SIM_QUEUE_FOREVER);
 }
 
 /* The stream a handle names (NULL and hipStreamPerThread: the current
@@ -580,19 +527,15 @@ static hipError_t stream_resolve(hipStream_t h, struct ihipStream_t **ret)
 	return hipSuccess;
 }
 
-static hipError_t enqueue(hipStream_t h, struct op proto)
+static hipError_t enqueue(hipStream_t h, struct op op)
 {
 	struct ihipStream_t *s;
-	struct op *op;
 	hipError_t e = stream_resolve(h, &s);
 
 	if (e != hipSuccess)
 		return fail(e);
-	if (!(op = malloc(sizeof(*op))))
+	if (!op_submit(s, &op))
 		return fail(hipErrorOutOfMemory);
-	*op = proto;
-	op->next = NULL;
-	op_submit(s->dev, s, op);
 	return hipSuccess;
 }
 
@@ -620,7 +563,7 @@ hipError_t hipStreamDestroy(hipStream_t stream)
 	REQUIRE_INIT();
 	if (!stream || stream->magic != MAGIC_STREAM || stream == &stream->dev->null_stream)
 		return fail(hipErrorInvalidHandle);
-	wait_for(stream->dev, stream->last_seq);
+	wait_for(stream->dev, atomic_load(&stream->last_seq));
 	stream->magic = MAGIC_DEAD;
 	free(stream);
 	return hipSuccess;
@@ -635,7 +578,10 @@ hipError_t hipStreamSynchronize(hipStream_t h)
 	if ((e = stream_resolve(h, &s)) != hipSuccess)
 		return fail(e);
 	/* The null stream synchronizes with the device's other streams. */
-	wait_for(s->dev, s == &s->dev->null_stream ? s->dev->submitted : s->last_seq);
+	if (s == &s->dev->null_stream)
+		sim_queue_drain(s->dev->work);
+	else
+		wait_for(s->dev, atomic_load(&s->last_seq));
 	return hipSuccess;
 }
 
@@ -647,7 +593,9 @@ hipError_t hipStreamQuery(hipStream_t h)
 	REQUIRE_INIT();
 	if ((e = stream_resolve(h, &s)) != hipSuccess)
 		return fail(e);
-	return is_done(s->dev, s->last_seq) ? hipSuccess : hipErrorNotReady;
+	if (!sim_queue_done(s->dev->work, atomic_load(&s->last_seq)))
+		return hipErrorNotReady;
+	return hipSuccess;
 }
 
 hipError_t hipDeviceSynchronize(void)
@@ -657,10 +605,7 @@ hipError_t hipDeviceSynchronize(void)
 	REQUIRE_INIT();
 	if (!(d = dev_use(phys_of(current))))
 		return fail(hipErrorUnknown);
-	pthread_mutex_lock(&d->lock);
-	while (d->completed < d->submitted)
-		pthread_cond_wait(&d->done, &d->lock);
-	pthread_mutex_unlock(&d->lock);
+	sim_queue_drain(d->work);
 	return hipSuccess;
 }
 
@@ -692,7 +637,8 @@ static bool event_valid(hipEvent_t e)
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t h)
 {
 	struct ihipStream_t *s;
-	struct op *op;
+	struct op op = { .kind = OP_EVENT, .event = event };
+	uint64_t seq;
 	hipError_t e;
 
 	REQUIRE_INIT();
@@ -700,15 +646,11 @@ hipError_t hipEventRecord(hipEvent_t event, hipStream_t h)
 		return fail(hipErrorInvalidHandle);
 	if ((e = stream_resolve(h, &s)) != hipSuccess)
 		return fail(e);
-	if (!(op = calloc(1, sizeof(*op))))
-		return fail(hipErrorOutOfMemory);
-	op->kind = OP_EVENT;
-	op->event = event;
 	atomic_store(&event->time_ns, 0);
-	pthread_mutex_lock(&s->dev->lock);
 	event->dev = s->dev;
-	pthread_mutex_unlock(&s->dev->lock);
-	event->seq = op_submit(s->dev, s, op);
+	if (!(seq = op_submit(s, &op)))
+		return fail(hipErrorOutOfMemory);
+	event->seq = seq;
 	return hipSuccess;
 }
 
@@ -719,7 +661,9 @@ hipError_t hipEventQuery(hipEvent_t event)
 		return fail(hipErrorInvalidHandle);
 	if (!event->dev)
 		return hipSuccess;
-	return is_done(event->dev, event->seq) ? hipSuccess : hipErrorNotReady;
+	if (!sim_queue_done(event->dev->work, event->seq))
+		return hipErrorNotReady;
+	return hipSuccess;
 }
 
 hipError_t hipEventSynchronize(hipEvent_t event)
@@ -946,7 +890,7 @@ hipError_t hipFree(void *ptr)
 	/* hipFree synchronizes the device first, as the real one does. */
 	for (int d = 0; d < SIM_DEVICES_MAX; d++)
 		if (devs[d].started)
-			wait_for(&devs[d], devs[d].submitted);
+			sim_queue_drain(devs[d].work);
 	alloc_release(ptr);
 	return hipSuccess;
 }
@@ -1057,7 +1001,7 @@ static hipError_t launch(bool valid, dim3 g, dim3 b, uint64_t ns, hipStream_t st
 		return fail(hipErrorInvalidDeviceFunction);
 	if (!dims_valid(g, b))
 		return fail(hipErrorInvalidConfiguration);
-	return enqueue(stream, (struct op){ .kind = OP_KERNEL, .ns = ns });
+	return enqueue(stream, (struct op){ .head.ns = ns, .kind = OP_KERNEL });
 }
 
 hipError_t hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shared,
@@ -1178,7 +1122,7 @@ hipError_t hipGraphLaunch(hipGraphExec_t x, hipStream_t stream)
 	if (!x || x->magic != MAGIC_EXEC)
 		return fail(hipErrorInvalidValue);
 	for (size_t i = 0; i < x->nodes && e == hipSuccess; i++)
-		e = enqueue(stream, (struct op){ .kind = OP_KERNEL, .ns = x->ns[i] });
+		e = enqueue(stream, (struct op){ .head.ns = x->ns[i], .kind = OP_KERNEL });
 	return e;
 }
 

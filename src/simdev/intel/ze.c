@@ -22,17 +22,18 @@
  *   mappings, so copies move real bytes; zeMemAllocHost is not counted
  *   against any device. zeMemFree and zeMemFreeExt give it back; a killed
  *   process's memory goes back at the next look (simdev.h).
- * - Execution: a command queue, and an immediate command list, each has
- *   one worker thread that runs its work in order: kernels, copies, event
- *   signals and waits. A kernel's device time is its argument 0, a
- *   uint64_t of nanoseconds set with zeKernelSetArgumentValue (gpuload's
- *   kernel: any module and kernel name load; an argument 0 of another
- *   size, or none, runs GPUPOOL_SIM_KERNEL_US, default 10 µs). The worker
- *   takes the device's turn (time-slicing between processes) and sleeps
- *   through its quanta. Regular command lists record until closed and run
- *   when zeCommandQueueExecuteCommandLists submits them (a list can be
- *   submitted again); work appended to an immediate list starts at once.
- *   Synchronous queues and immediate lists wait at submission.
+ * - Execution: a command queue, and an immediate command list, each has one
+ *   work queue (simdev/queue.h: a worker thread) that runs its work in
+ *   order: kernels, copies, event signals and waits. A kernel's device time
+ *   is its argument 0, a uint64_t of nanoseconds set with
+ *   zeKernelSetArgumentValue (gpuload's kernel: any module and kernel name
+ *   load; an argument 0 of another size, or none, runs
+ *   GPUPOOL_SIM_KERNEL_US, default 10 µs). The worker takes the device's
+ *   turn (time-slicing between processes) and sleeps through its quanta.
+ *   Regular command lists record until closed and run when
+ *   zeCommandQueueExecuteCommandLists submits them (a list can be submitted
+ *   again); work appended to an immediate list starts at once. Synchronous
+ *   queues and immediate lists wait at submission.
  * - Sysman: devices with properties (driverVersion: GPUPOOL_SIM_INTEL_DRIVER,
  *   default "1.3.29735", the driver's own "1.3.BUILD" form), one HBM memory
  *   module (size, free), two engine groups (ALL and COMPUTE_ALL: active
@@ -54,6 +55,7 @@
 #include <time.h>
 
 #include "include/gp-levelzero.h"
+#include "simdev/queue.h"
 #include "simdev/simdev.h"
 
 #define MAGIC_DRIVER 0x5a445256u
@@ -89,30 +91,19 @@ struct zcontext {
 enum op_kind { OP_KERNEL, OP_SIGNAL, OP_WAIT, OP_COPY };
 
 struct op {
+	struct sim_op head;             /* .ns: OP_KERNEL's */
 	enum op_kind kind;
-	uint64_t ns;                    /* OP_KERNEL */
 	struct zevent *event;           /* OP_SIGNAL, OP_WAIT */
 	void *dst;                      /* OP_COPY */
 	const void *src;
 	size_t count;
 };
 
-struct qop {
-	struct qop *next;
-	struct op op;
-	uint64_t seq;
-};
-
-/* A worker running ops in submission order on one device. */
+/* A worker running ops in submission order on one device (queue.h);
+ * a synchronous one's submitter waits for what it submitted. */
 struct exec {
-	int phys;
+	struct sim_queue *queue;
 	bool synchronous;
-	pthread_mutex_t lock;
-	pthread_cond_t work, done;
-	struct qop *head, *tail;
-	uint64_t submitted, completed;
-	bool stopping;
-	pthread_t worker;
 };
 
 struct zqueue {
@@ -702,17 +693,6 @@ static void event_set(struct zevent *e, bool signaled)
 	pthread_mutex_unlock(&event_lock);
 }
 
-static void deadline_after(struct timespec *ts, uint64_t ns)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += (time_t)(ns / 1000000000ULL);
-	ts->tv_nsec += (long)(ns % 1000000000ULL);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Waits for e up to timeout ns (UINT64_MAX: for ever): true if signaled. */
 static bool event_wait(struct zevent *e, uint64_t timeout)
 {
@@ -720,7 +700,7 @@ static bool event_wait(struct zevent *e, uint64_t timeout)
 	bool signaled;
 
 	if (timeout != UINT64_MAX)
-		deadline_after(&deadline, timeout);
+		sim_deadline_after(&deadline, timeout);
 	pthread_mutex_lock(&event_lock);
 	while (!e->signaled) {
 		if (timeout == UINT64_MAX)
@@ -733,11 +713,13 @@ static bool event_wait(struct zevent *e, uint64_t timeout)
 	return signaled;
 }
 
-static void op_execute(struct exec *x, const struct op *op)
+/* What an op does after its device time, on the worker (queue.h). */
+static void op_run(const void *arg)
 {
+	const struct op *op = arg;
+
 	switch (op->kind) {
 	case OP_KERNEL:
-		sim_device_run(sim, x->phys, op->ns);
 		break;
 	case OP_SIGNAL:
 		event_set(op->event, true);
@@ -751,121 +733,32 @@ static void op_execute(struct exec *x, const struct op *op)
 	}
 }
 
-static void *worker_main(void *arg)
-{
-	struct exec *x = arg;
-
-	pthread_mutex_lock(&x->lock);
-	for (;;) {
-		struct qop *q;
-
-		while (!x->head && !x->stopping)
-			pthread_cond_wait(&x->work, &x->lock);
-		if (!x->head)
-			break;
-		q = x->head;
-		x->head = q->next;
-		if (!x->head)
-			x->tail = NULL;
-		pthread_mutex_unlock(&x->lock);
-		op_execute(x, &q->op);
-		pthread_mutex_lock(&x->lock);
-		x->completed = q->seq;
-		pthread_cond_broadcast(&x->done);
-		free(q);
-	}
-	pthread_mutex_unlock(&x->lock);
-	return NULL;
-}
-
 static int exec_start(struct exec *x, int phys, bool synchronous)
 {
-	pthread_condattr_t attr;
-
-	memset(x, 0, sizeof(*x));
-	x->phys = phys;
 	x->synchronous = synchronous;
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&x->work, NULL);
-	pthread_cond_init(&x->done, &attr);
-	pthread_condattr_destroy(&attr);
-	if (pthread_create(&x->worker, NULL, worker_main, x) != 0)
-		return -EAGAIN;
-	sim_context_add(sim, phys);
-	return 0;
+	return sim_queue_new(sim, phys, sizeof(struct op), op_run, &x->queue);
 }
 
 /* Runs what is queued, stops the worker. */
 static void exec_stop(struct exec *x)
 {
-	pthread_mutex_lock(&x->lock);
-	x->stopping = true;
-	pthread_cond_signal(&x->work);
-	pthread_mutex_unlock(&x->lock);
-	pthread_join(x->worker, NULL);
-	sim_context_remove(sim, x->phys);
+	x->queue = sim_queue_free(x->queue);
 }
 
 /* Waits until the worker passed seq, up to timeout ns: true if it did. */
 static bool exec_wait(struct exec *x, uint64_t seq, uint64_t timeout)
 {
-	struct timespec deadline;
-	bool done;
-
-	if (timeout != UINT64_MAX)
-		deadline_after(&deadline, timeout);
-	pthread_mutex_lock(&x->lock);
-	while (x->completed < seq) {
-		if (timeout == UINT64_MAX)
-			pthread_cond_wait(&x->done, &x->lock);
-		else if (pthread_cond_timedwait(&x->done, &x->lock, &deadline) == ETIMEDOUT)
-			break;
-	}
-	done = x->completed >= seq;
-	pthread_mutex_unlock(&x->lock);
-	return done;
+	return sim_queue_wait(x->queue, seq, timeout) == 0;
 }
 
-/* Queues ops[0..n) in order; returns the last one's sequence number (0
- * when out of memory: nothing is queued then). */
+/* Queues ops[0..n) (n >= 1) in order; returns the last one's sequence
+ * number (0 when out of memory: nothing is queued then). */
 static uint64_t exec_submit(struct exec *x, const struct op *ops, size_t n)
 {
-	struct qop *first = NULL, *last = NULL;
 	uint64_t seq;
 
-	for (size_t i = 0; i < n; i++) {
-		struct qop *q = calloc(1, sizeof(*q));
-
-		if (!q) {
-			while (first) {
-				q = first->next;
-				free(first);
-				first = q;
-			}
-			return 0;
-		}
-		q->op = ops[i];
-		if (last)
-			last->next = q;
-		else
-			first = q;
-		last = q;
-	}
-	pthread_mutex_lock(&x->lock);
-	for (struct qop *q = first; q; q = q->next)
-		q->seq = ++x->submitted;
-	seq = x->submitted;
-	if (first) {
-		if (x->tail)
-			x->tail->next = first;
-		else
-			x->head = first;
-		x->tail = last;
-		pthread_cond_signal(&x->work);
-	}
-	pthread_mutex_unlock(&x->lock);
+	if (sim_queue_submit(x->queue, ops, n, NULL, &seq) < 0)
+		return 0;
 	if (x->synchronous)
 		exec_wait(x, seq, UINT64_MAX);
 	return seq;
@@ -873,12 +766,7 @@ static uint64_t exec_submit(struct exec *x, const struct op *ops, size_t n)
 
 static uint64_t exec_submitted(struct exec *x)
 {
-	uint64_t seq;
-
-	pthread_mutex_lock(&x->lock);
-	seq = x->submitted;
-	pthread_mutex_unlock(&x->lock);
-	return seq;
+	return sim_queue_submitted(x->queue);
 }
 
 /* ---- command queues -------------------------------------------------- */
@@ -1161,11 +1049,11 @@ static struct zkernel *kernel_of(ze_kernel_handle_t h)
 /* The kernel's launch as an op: its device time, captured now. */
 static struct op kernel_op(struct zkernel *k)
 {
-	struct op op = { .kind = OP_KERNEL, .ns = default_kernel_ns() };
+	struct op op = { .head.ns = default_kernel_ns(), .kind = OP_KERNEL };
 
 	pthread_mutex_lock(&k->lock);
 	if (k->timed)
-		op.ns = k->ns;
+		op.head.ns = k->ns;
 	pthread_mutex_unlock(&k->lock);
 	return op;
 }

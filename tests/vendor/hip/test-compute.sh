@@ -29,9 +29,9 @@ check seven-launch-paths 'length == 7 and all(.error == 0 and .ms >= 9.5)' "$tmp
 #    neither is over its cap. (A hand-over leaves the device idle a
 #    moment, longer on a host busy with other tests: what both get
 #    together is checked apart, device-kept-busy.)
-env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=70 "$gl" burn --runtime hip --duration 5 --json >"$tmp/a.json" &
+env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=70 "$gl" burn --runtime hip --duration 5 --kernel-us 5000 --json >"$tmp/a.json" &
 a=$!
-env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=30 "$gl" burn --runtime hip --duration 5 --json >"$tmp/b.json" &
+env LD_PRELOAD="$SHIM" GPUPOOL_COMPUTE=30 "$gl" burn --runtime hip --duration 5 --kernel-us 5000 --json >"$tmp/b.json" &
 b=$!
 sleep 3.8
 "$util" 2500 $a $b >"$tmp/split.json"
@@ -51,6 +51,8 @@ runs live-set "$tmp/set.out" -- "$gpupool" region set "$uuid" live --compute 20 
 sleep 1.5
 "$util" 1000 $live >"$tmp/after.json"
 exited live $live
-check live-change ".[0][\"$live\"] >= 70 and .[1][\"$live\"] <= 24" "$tmp/before.json" "$tmp/after.json"
+# The caps are the claim; the lower bound only shows the share moved (a
+# busy host can starve a burner of CPU, and with it the device).
+check live-change ".[0][\"$live\"] >= 45 and .[1][\"$live\"] <= 24" "$tmp/before.json" "$tmp/after.json"
 
 finish

@@ -27,26 +27,29 @@ shim() { env LD_PRELOAD="$SHIM" "$@"; }
 runs discover "$tmp/found.json" -- "$xpu" discover
 uuid=$(jq -r '.devices[0].uuid' "$tmp/found.json")
 
-# 1. Every launch path is gated: 200 kernels of 1 ms take 0.2 s of device
-#    time; at a hard 25 % that is at least 0.8 s of wall time (a busy host
-#    only makes it longer), where alone they take about 0.2 s.
-runs alone "$tmp/alone.json" -- "$ze" launch immediate 200 1000
-check alone-not-gated '.[0].ms < 700' "$tmp/alone.json"
+# 1. Every launch path is gated: 400 kernels of 1 ms take 0.4 s of device
+#    time; at a hard 15 % that is 2.67 s of wall time, and at least 2 s
+#    even if the hard bucket's first two 50 ms slices come as a burst (a
+#    busy host only makes it longer), where alone they take about 0.4 s (a
+#    busy host has been seen to make 0.2 s of them 0.76 s: the bounds leave
+#    room for it).
+runs alone "$tmp/alone.json" -- "$ze" launch immediate 400 1000
+check alone-not-gated '.[0].ms < 1600' "$tmp/alone.json"
 for probe in ze zedl; do
 	eval "bin=\$$probe"
 	for path in immediate cooperative indirect multiple queue; do
 		runs "$probe-$path" "$tmp/$probe-$path.json" -- \
-			shim GPUPOOL_TASK_ID="$probe-$path" GPUPOOL_COMPUTE=25 "$bin" launch $path 200 1000
-		check "$probe-$path-gated" '.[0].kernels == 200 and .[0].ms >= 640' "$tmp/$probe-$path.json"
+			shim GPUPOOL_TASK_ID="$probe-$path" GPUPOOL_COMPUTE=15 "$bin" launch $path 400 1000
+		check "$probe-$path-gated" '.[0].kernels == 400 and .[0].ms >= 1900' "$tmp/$probe-$path.json"
 	done
 done
 
 # 2. 30/70: the split of the device time over 4 s in the middle of 7 s.
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=a GPUPOOL_COMPUTE=70 \
-	"$gl" burn --runtime ze --duration 7 --json >"$tmp/a.json" &
+	"$gl" burn --runtime ze --duration 7 --kernel-us 5000 --json >"$tmp/a.json" &
 a=$!
 env LD_PRELOAD="$SHIM" GPUPOOL_TASK_ID=b GPUPOOL_COMPUTE=30 \
-	"$gl" burn --runtime ze --duration 7 --json >"$tmp/b.json" &
+	"$gl" burn --runtime ze --duration 7 --kernel-us 5000 --json >"$tmp/b.json" &
 b=$!
 sleep 5.5
 "$usage" 4000 $a $b >"$tmp/split.json"
@@ -68,8 +71,10 @@ runs region-set-compute "$tmp/set.out" -- "$gp" region set "$uuid" live --comput
 sleep 2
 "$usage" 1500 $live >"$tmp/after.json"
 exited live-burner $live
-check live-before-80 ".[0][\"$live\"] >= 65 and .[0][\"$live\"] <= 82" "$tmp/before.json"
-check live-after-20 ".[0][\"$live\"] >= 12 and .[0][\"$live\"] <= 22" "$tmp/after.json"
+# The caps are the claim; the lower bound only shows the share moved (a
+# busy host can starve a burner of CPU, and with it the device).
+check live-before-80 ".[0][\"$live\"] >= 45 and .[0][\"$live\"] <= 82" "$tmp/before.json"
+check live-after-20 ".[0][\"$live\"] >= 5 and .[0][\"$live\"] <= 22" "$tmp/after.json"
 
 # 4. Live memory: a task holding 256 MiB of 512 MiB is given 1 GiB; its
 #    next allocations (another process of the task) see the new limit.
