@@ -220,9 +220,9 @@ steps() { # TEMPLATE RUNTIME STEPS: a training task of the template, on that run
 	echo "$gl train --runtime $2 --steps $3 --duration 60 --json"
 }
 pool=""
-pool="$pool $(submit "$nlp" --name llm-a100 --template a100-20g --wrap "$(steps a100-20g cuda 400)")"
+pool="$pool $(submit "$nlp" --name llm-a100 --template a100-20g --wrap "$(steps a100-20g cuda 1200)")"
 pool="$pool $(submit "$nlp" --name llm-npu --template ascend-8g --wrap "$(steps ascend-8g acl 300)")"
-pool="$pool $(submit "$vision" --name cv-t4 --template t4-half --wrap "$(steps t4-half cuda 300)")"
+pool="$pool $(submit "$vision" --name cv-t4 --template t4-half --wrap "$(steps t4-half cuda 900)")"
 pool="$pool $(submit "$vision" --name cv-npu --template ascend-8g --wrap "$(steps ascend-8g acl 300)")"
 sleep 1
 for id in $pool; do
