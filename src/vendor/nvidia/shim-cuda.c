@@ -16,17 +16,22 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "vendor/nvidia/shim-cuda.h"
 
-/* The real driver: our handle and its cuGetProcAddress_v2, under lock. */
+/* The real driver: our handle and its cuGetProcAddress_v2, loaded under
+ * lock and published by `loaded` (release), so that the calls of every
+ * thread find it with one load and no lock. */
 static struct {
 	pthread_mutex_t lock;
+	pthread_once_t fork_once;
 	void *driver;
 	PFN_cuGetProcAddress_v2 gpa;
-} cuda = { PTHREAD_MUTEX_INITIALIZER };
+	_Atomic bool loaded;
+} cuda = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_ONCE_INIT };
 
 /* Why the last identify of this thread failed, for its caller. */
 static __thread CUresult identify_error;
@@ -60,13 +65,30 @@ static bool driver_load(void)
 		return false;
 	cuda.driver = h;
 	cuda.gpa = (PFN_cuGetProcAddress_v2)gp_shim_real_dlsym(h, "cuGetProcAddress_v2");
+	if (cuda.gpa)
+		atomic_store_explicit(&cuda.loaded, true, memory_order_release);
 	return cuda.gpa != NULL;
+}
+
+/* A forked child's only thread holds no lock (another thread of the
+ * parent may have held this one). */
+static void fork_child(void)
+{
+	pthread_mutex_init(&cuda.lock, NULL);
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
 }
 
 static bool driver_loaded(void)
 {
 	bool ok;
 
+	if (atomic_load_explicit(&cuda.loaded, memory_order_acquire))
+		return true;
+	pthread_once(&cuda.fork_once, fork_register);
 	pthread_mutex_lock(&cuda.lock);
 	ok = driver_load();
 	pthread_mutex_unlock(&cuda.lock);
