@@ -86,23 +86,11 @@ static bool runtime_load(void)
 
 static void init_once_fn(void)
 {
-	char err[SIM_ERR_MAX];
-
 	if (!runtime_load())
 		return;
-	if (sim_open(&sim, err, sizeof(err)) != 0) {
-		if (getenv("GPUPOOL_LOG"))
-			fprintf(stderr, "simdev: %s\n", err);
-		return;
-	}
-	visible_count = sim_ascend_visible(sim, visible, visible_logical);
-	if (visible_count == 0) {
-		if (getenv("GPUPOOL_LOG"))
-			fprintf(stderr, "simdev: no Ascend device visible (GPUPOOL_SIM_DEVICES, "
-					"ASCEND_RT_VISIBLE_DEVICES)\n");
-		return;
-	}
-	init_result = ACL_SUCCESS;
+	visible_count = sim_ascend_start(&sim, visible, visible_logical);
+	if (visible_count > 0)
+		init_result = ACL_SUCCESS;
 }
 
 static aclError ready(void)

@@ -1,5 +1,6 @@
 /* visible.c — ASCEND_RT_VISIBLE_DEVICES for simdev's Ascend libraries
  * (visible.h). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "simdev/ascend/visible.h"
@@ -34,4 +35,21 @@ int sim_ascend_visible(struct sim *s, int *ret_simdev, int *ret_logical)
 		p = end + 1;
 	}
 	return count;
+}
+
+int sim_ascend_start(struct sim **ret_sim, int *ret_simdev, int *ret_logical)
+{
+	char err[SIM_ERR_MAX];
+	int n;
+
+	if (sim_open(ret_sim, err, sizeof(err)) != 0) {
+		if (getenv("GPUPOOL_LOG"))
+			fprintf(stderr, "simdev: %s\n", err);
+		return 0;
+	}
+	n = sim_ascend_visible(*ret_sim, ret_simdev, ret_logical);
+	if (n == 0 && getenv("GPUPOOL_LOG"))
+		fprintf(stderr, "simdev: no Ascend device visible (GPUPOOL_SIM_DEVICES, "
+				"ASCEND_RT_VISIBLE_DEVICES)\n");
+	return n;
 }

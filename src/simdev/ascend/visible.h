@@ -15,4 +15,10 @@
  * CUDA_VISIBLE_DEVICES). */
 int sim_ascend_visible(struct sim *s, int *ret_simdev, int *ret_logical);
 
+/* A library's start-up: opens simdev's state into *ret_sim and fills the
+ * visible devices as sim_ascend_visible does; returns how many (0 when
+ * simdev cannot be opened or shows no Ascend device: GPUPOOL_LOG says
+ * why). */
+int sim_ascend_start(struct sim **ret_sim, int *ret_simdev, int *ret_logical);
+
 #endif
