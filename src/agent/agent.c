@@ -123,6 +123,13 @@ static int tasks_dir_make(struct gp_agent *a, char *err, size_t err_len)
 		snprintf(err, err_len, "the run directory's path is too long");
 		return -ENAMETOOLONG;
 	}
+	/* The run directory itself, as the regions want it (they vet it) */
+	if (mkdir(a->run_dir, 0755) < 0 && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, err_len, "cannot make %s: %s", a->run_dir, strerror(e));
+		return -e;
+	}
 	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || lstat(dir, &st) < 0 ||
 	    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || chmod(dir, 0700) < 0) {
 		snprintf(err, err_len, "cannot make %s, mode 0700, of this user's: %s", dir,
@@ -188,13 +195,15 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 	if (r == 0 && gethostname(a->node.hostname, sizeof(a->node.hostname) - 1) < 0)
 		snprintf(a->node.hostname, sizeof(a->node.hostname), "localhost");
 	if (r == 0)
+		r = tasks_dir_make(a, err, err_len);
+	if (r == 0)         /* before the rest: a card cut by hand becomes its partitions */
+		r = gp_parts_open(a, err, err_len);
+	if (r == 0)
 		r = gp_usage_open(o->nvml_library, &a->node, &a->usage, err, err_len);
 	if (r == 0) {
 		gp_usage_set_resolver(a->usage, gp_agent_task_of, a);
 		r = regions_prepare(a, err, err_len);
 	}
-	if (r == 0)
-		r = tasks_dir_make(a, err, err_len);
 	if (r == 0 && (r = gp_logpump_new(&(struct gp_logpump_options){ .max_bytes = o->log_max },
 					  &a->logs)) < 0)
 		snprintf(err, err_len, "cannot start the log pump: %s", strerror(-r));
@@ -215,6 +224,7 @@ void gp_agent_free(struct gp_agent *a)
 	if (!a)
 		return;
 	gp_agent_watch_stop(a);
+	gp_parts_close(a);
 	for (int i = 0; i < GP_AGENT_DEVICES_MAX; i++)
 		if (a->region[i])
 			gp_region_close(a->region[i]);
@@ -285,6 +295,16 @@ static void task_name(int64_t id, char *buf, size_t len)
 	snprintf(buf, len, "task-%" PRId64, id);
 }
 
+/* Where task `task`'s limits on device d are: its partition's region on a
+ * card in partition mode (NULL when a previous agent's could not be
+ * opened), else the device's. */
+static struct gp_region *task_region(const struct gp_agent *a, int64_t task, unsigned d)
+{
+	const struct gp_agent_part *x = gp_parts_of(a, task, d);
+
+	return x ? x->region : a->region[d];
+}
+
 /* Writes the task's limits into its devices' task tables, where its
  * processes find them by id and secret. */
 static int regions_admit(struct gp_agent *a, const struct gp_agent_task *t, const char *secret,
@@ -295,7 +315,8 @@ static int regions_admit(struct gp_agent *a, const struct gp_agent_task *t, cons
 
 	task_name(t->id, id, sizeof(id));
 	for (unsigned i = 0; i < t->devices; i++) {
-		int r = gp_region_task_admit(a->region[t->device[i]], id, secret, &limits);
+		int r = gp_region_task_admit(task_region(a, t->id, t->device[i]), id, secret,
+					     &limits);
 
 		if (r < 0) {
 			snprintf(err, err_len, "cannot write its limits on %s: %s",
@@ -317,8 +338,12 @@ static void regions_forget(struct gp_agent *a, const struct gp_agent_task *t)
 
 	task_name(t->id, id, sizeof(id));
 	for (unsigned i = 0; i < t->devices; i++) {
-		gp_region_task_forget(a->region[t->device[i]], id);
-		gp_region_reclaim(a->region[t->device[i]]);
+		struct gp_region *r = task_region(a, t->id, t->device[i]);
+
+		if (r) {
+			gp_region_task_forget(r, id);
+			gp_region_reclaim(r);
+		}
 	}
 }
 
@@ -378,10 +403,21 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 	return r;
 }
 
+/* The task as the agent runs it: on partitions, each is its whole
+ * device (the hardware holds its size: no slice limits). */
+static struct gp_agent_task run_spec(const struct gp_agent *a, const struct gp_agent_task *t)
+{
+	struct gp_agent_task run = *t;
+
+	run.whole = t->whole || (t->devices && gp_parts_of(a, t->id, t->device[0]));
+	return run;
+}
+
 int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid,
 		   char *err, size_t err_len)
 {
 	struct gp_task_identity id;
+	struct gp_agent_task run;
 	struct running *r;
 	int e;
 
@@ -394,19 +430,24 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 			snprintf(err, err_len, "no device %u here", t->device[i]);
 			return -EINVAL;
 		}
-	e = gp_task_identity_make(a, t, &id, err, err_len);
+	e = gp_parts_make(a, t, err, err_len);
+	if (e < 0)
+		return e;
+	run = run_spec(a, t);
+	e = gp_task_identity_make(a, &run, &id, err, err_len);
 	if (e == 0)
-		e = regions_admit(a, t, id.secret, err, err_len);
+		e = regions_admit(a, &run, id.secret, err, err_len);
 	if (e == 0)
-		e = task_launch(a, t, &id, ret_pgid, err, err_len);
+		e = task_launch(a, &run, &id, ret_pgid, err, err_len);
 	gp_task_identity_release(&id);
 	if (e < 0) {
-		regions_forget(a, t);
+		regions_forget(a, &run);
+		gp_parts_end(a, t->id);
 		return e;
 	}
 	pthread_mutex_lock(&a->lock);
 	r = &a->task[a->tasks++];
-	*r = (struct running){ .spec = *t, .pgid = *ret_pgid, .applied_compute = t->compute_pct,
+	*r = (struct running){ .spec = run, .pgid = *ret_pgid, .applied_compute = t->compute_pct,
 			       .applied_priority = t->priority };
 	r->spec.command = r->spec.workdir = r->spec.env = r->spec.user = NULL; /* borrowed */
 	pthread_mutex_unlock(&a->lock);
@@ -467,7 +508,7 @@ int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid
 	}
 	pthread_mutex_lock(&a->lock);
 	r = &a->task[a->tasks++];
-	*r = (struct running){ .spec = *t, .pgid = pgid, .adopted = true,
+	*r = (struct running){ .spec = run_spec(a, t), .pgid = pgid, .adopted = true,
 			       .applied_compute = t->compute_pct,
 			       .applied_priority = t->priority };
 	r->spec.command = r->spec.workdir = r->spec.env = r->spec.user = NULL;
@@ -508,6 +549,7 @@ void gp_agent_adopted(struct gp_agent *a)
 				gp_region_task_forget(a->region[d], info[i].id);
 	}
 	pthread_mutex_unlock(&a->lock);
+	gp_parts_adopted(a);
 }
 
 /* ---- stopping and reaping ------------------------------------------------------ */
@@ -656,6 +698,7 @@ static int table_poll(struct gp_agent *a, struct ended *out)
 			 r->violation_stops ? r->violation : "");
 		n++;
 		regions_forget(a, &r->spec);
+		gp_parts_end(a, r->spec.id);
 		task_files_remove(a, r->spec.id);
 		a->task[i] = a->task[--a->tasks];
 	}
@@ -709,6 +752,7 @@ void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev)
 	n_told = violations_take(a, told, GP_AGENT_TASKS_MAX + GP_AGENT_STRANGERS);
 	n_ended = table_poll(a, ended);
 	pthread_mutex_unlock(&a->lock);
+	gp_parts_retry(a);
 	for (int i = 0; ev->violation && i < n_told; i++)
 		ev->violation(ev->ctx, told[i].task, told[i].text);
 	for (int i = 0; i < n_ended; i++) {
@@ -744,7 +788,7 @@ int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigne
 	limits = limits_of(&spec, compute_pct, priority);
 	task_name(task, id, sizeof(id));
 	for (unsigned i = 0; i < spec.devices; i++) {
-		int err = gp_region_set(a->region[spec.device[i]], id, &limits);
+		int err = gp_region_set(task_region(a, task, spec.device[i]), id, &limits);
 
 		if (err < 0)
 			return err;

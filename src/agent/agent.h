@@ -98,6 +98,10 @@ struct gp_agent_task {
 					 * them (agent/taskenv.h); NULL: none */
 	unsigned devices;
 	unsigned device[GP_AGENT_DEVICES_MAX];
+	/* On a card in partition mode: the start unit the core chose for
+	 * the task's partition, plus one (0: none; a whole card gets its
+	 * largest profile); the agent makes the partition (partitions.c). */
+	uint8_t part_start[GP_AGENT_DEVICES_MAX];
 	bool whole;                     /* whole devices: no slice limits */
 	uint64_t mem_mib;               /* per device */
 	unsigned compute_pct;

@@ -34,6 +34,12 @@ struct gp_agent_device {
 	uint64_t mem_total_mib;
 	bool compatible;
 	char reason[160];                       /* why not, when !compatible */
+	/* In partition mode (NVIDIA MIG): the core's set of its profiles
+	 * (core/partition.h), and the units taken by partitions of no task
+	 * (being destroyed, or made by hand); the agent sets both. 0: a card
+	 * of software slices. */
+	unsigned partition_set;
+	uint8_t partition_held;
 };
 
 struct gp_agent_node {

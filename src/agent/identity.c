@@ -193,12 +193,14 @@ static void env_devices(struct gp_agent *a, const struct gp_agent_task *t, struc
 			here |= a->node.device[i].vendor == ops;
 		for (unsigned i = 0; i < t->devices && used < sizeof(list); i++) {
 			const struct gp_agent_device *d = &a->node.device[t->device[i]];
+			const struct gp_agent_part *part = gp_parts_of(a, t->id, t->device[i]);
 
 			if (d->vendor != ops)
 				continue;
 			if (ops->visible_by_uuid)
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-							 used ? "," : "", d->uuid);
+							 used ? "," : "",
+							 part ? part->uuid : d->uuid);
 			else
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%u",
 							 used ? "," : "", d->local);

@@ -1,10 +1,3 @@
-/* usage.c — sampling devices and process groups through NVML (usage.h).
- *
- * Per device and call: utilization rates, memory info, the compute
- * processes (memory per process) and the per-process utilization samples
- * since the last timestamp seen. Lists follow NVML's protocol: a call
- * with too small an array answers INSUFFICIENT_SIZE and the count needed;
- * the arrays grow and the call is made again. */
 /* usage.c — sampling devices and process groups through each device's
  * vendor backend (usage.h, src/vendor/vendor.h).
  *

@@ -374,6 +374,7 @@ static void state_from_spec(const struct gp_node_spec *spec,
 		x->nvlink = d->nvlink;
 		x->flags = d->healthy ? GP_DEV_HEALTHY : 0;
 		x->part_set = gp_part_set(d->partitions) ? d->partitions : 0;
+		x->part_used = x->part_set ? d->part_held : 0;
 	}
 }
 

@@ -11,6 +11,7 @@
 #include "core/partition.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <strings.h>
 
 #define G7(g) ((uint16_t)((g) * 1000 / 7))
@@ -58,6 +59,23 @@ unsigned gp_part_set_of_model(const char *name)
 	for (size_t i = 0; name && i < SETS; i++)
 		if (strcasecmp(name, sets[i].model) == 0)
 			return (unsigned)i + 1;
+	return 0;
+}
+
+unsigned gp_part_set_of_profiles(const char *const *names, int n)
+{
+	for (size_t i = 0; i < SETS; i++) {
+		int found = 0;
+
+		for (int k = 0; k < sets[i].profiles; k++)
+			for (int j = 0; j < n; j++)
+				if (strcmp(names[j], sets[i].profile[k].name) == 0) {
+					found++;
+					break;
+				}
+		if (found == sets[i].profiles)
+			return (unsigned)i + 1;
+	}
 	return 0;
 }
 

@@ -44,6 +44,10 @@ const struct gp_part_set *gp_part_set(unsigned id);
 /* The set of model `name` (case-insensitive), or 0 when it has none. */
 unsigned gp_part_set_of_model(const char *name);
 
+/* The set whose every profile is among `names` (a card's profiles, as
+ * its vendor names them: "3g.40gb"), or 0 when none is. */
+unsigned gp_part_set_of_profiles(const char *const *names, int n);
+
 /* The profile a share of (mem_mib, compute) gets on set `id`: its index,
  * or -1 when no profile holds it. */
 int gp_part_profile_for(unsigned id, uint32_t mem_mib, uint16_t compute);

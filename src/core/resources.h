@@ -52,6 +52,8 @@ struct gp_device_spec {
 	uint16_t max_tasks;     /* slices one device may hold at once; 0 = no cap */
 	bool healthy;
 	uint8_t partitions;     /* its partition set (core/partition.h); 0: software slices */
+	uint8_t part_held;      /* partitioned: units taken by no task's partition (one
+				 * being destroyed, one made by hand) */
 };
 
 struct gp_node_spec {

@@ -79,7 +79,7 @@ static inline bool gp_dev_fits(const struct gp_dev_state *d,
 	if (!gp_dev_model_ok(d, req))
 		return false;
 	if (req->whole)
-		return d->tasks == 0;
+		return d->tasks == 0 && d->part_used == 0;
 	if (d->max_tasks && d->tasks >= d->max_tasks)
 		return false;
 	if (d->part_set)

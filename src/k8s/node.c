@@ -21,6 +21,7 @@
 #include "k8s/names.h"
 #include "k8s/node-impl.h"
 #include "server/http.h"
+#include "vendor/vendor.h"
 
 #define HEALTH_MS_DEFAULT 500
 #define METRICS_LISTEN_DEFAULT "0.0.0.0:9400"
@@ -229,6 +230,25 @@ static unsigned split_of(const struct node_options *o, const char *model)
 	return n;
 }
 
+/* Is device d in partition mode (MIG)? Its UUID then runs nothing, and
+ * this node side makes no partitions: it is not offered. */
+static bool partitioned(const struct gp_agent_device *d, const char *nvml)
+{
+	struct gp_partition_profile profile[1];
+	unsigned units = 0;
+	char err[256];
+	void *h;
+	int n;
+
+	if (!d->vendor->profiles ||
+	    d->vendor->open(strcmp(d->vendor->name, "nvidia") == 0 ? nvml : NULL, &h, err,
+			    sizeof(err)) < 0)
+		return false;
+	n = d->vendor->profiles(h, d->local, profile, 1, &units);
+	d->vendor->close(h);
+	return n > 0;
+}
+
 /* Finds the devices and makes each usable one's region managed. */
 static int devices_open(struct node *n)
 {
@@ -245,6 +265,13 @@ static int devices_open(struct node *n)
 		d->d = n->found.device[i];
 		d->numa = numa_of(d->d.pci_bus_id);
 		d->split = split_of(&n->o, d->d.name);
+		if (d->d.compatible && partitioned(&d->d, n->o.nvml[0] ? n->o.nvml : NULL)) {
+			d->d.compatible = false;
+			snprintf(d->d.reason, sizeof(d->d.reason),
+				 "in MIG mode: gpupool node on Kubernetes makes no MIG instances "
+				 "(gpupool server does); turn MIG off (nvidia-smi -i %u -mig 0)",
+				 d->d.local);
+		}
 		d->healthy = d->d.compatible;
 		if (!d->d.compatible) {
 			fprintf(stderr, "gpupool node: %s (%s) not usable: %s\n", d->d.uuid, d->d.name,

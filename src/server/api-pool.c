@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/partition.h"
 #include "server/api-impl.h"
 #include "vendor/vendor.h"
 
@@ -55,13 +56,13 @@ struct running {
 	int n;
 };
 
-/* Is uuid one of the devices of placement ("GPU-a,GPU-b")? */
+/* Is uuid one of the devices of placement ("GPU-a,GPU-b@4")? */
 static bool placement_has(const char *placement, const char *uuid)
 {
 	size_t n = strlen(uuid);
 
 	for (const char *p = strstr(placement, uuid); p && n; p = strstr(p + 1, uuid))
-		if ((p == placement || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+		if ((p == placement || p[-1] == ',') && (p[n] == '\0' || p[n] == ',' || p[n] == '@'))
 			return true;
 	return false;
 }
@@ -119,6 +120,7 @@ static json_t *device_json(const struct gp_meter *m, unsigned i, const struct gp
 	const struct gp_meter_device *d = gp_meter_device(m, i);
 	bool sampled = gp_meter_last_ms(m) != 0;
 	bool nvidia = !dev->vendor || strcmp(dev->vendor->name, "nvidia") == 0;
+	const struct gp_part_set *set = gp_part_set(dev->partition_set);
 	json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:b, s:s?, s:s}",
 			      "index", (int)i, "uuid", dev->uuid, "name", dev->name, "vendor",
 			      dev->vendor ? dev->vendor->name : "nvidia",
@@ -130,6 +132,7 @@ static json_t *device_json(const struct gp_meter *m, unsigned i, const struct gp
 			      "reason", dev->compatible ? NULL : dev->reason, "health",
 			      health(dev, d, sampled));
 
+	json_object_set_new(o, "partition_set", set ? json_string(set->model) : json_null());
 	device_live(o, d, sampled);
 	device_tasks(o, me, run, dev->uuid);
 	return o;

@@ -15,6 +15,7 @@
 #include "base/pshared.h"
 #include "base/user.h"
 #include "core/cluster.h"
+#include "core/partition.h"
 #include "core/policy.h"
 #include "core/workload.h"
 #include "server/alerts.h"
@@ -121,6 +122,7 @@ struct gp_loop {
 	uint64_t seen_gen;
 	bool need_full;
 	int64_t full_at;                /* the last pass over the whole queue (mono ms) */
+	uint8_t held[GP_AGENT_DEVICES_MAX]; /* the partitions of no task the last pass saw */
 	struct applied applied[GP_AGENT_TASKS_MAX];
 	int n_applied;
 };
@@ -634,9 +636,10 @@ static unsigned overcommit_of(const struct gp_loop_options *o, const char *name)
 }
 
 /* This machine as the core's node: its devices, with their models as the
- * cluster `c` numbers them. */
+ * cluster `c` numbers them; `idle`: without the partitions of no task
+ * (made by hand, being destroyed), as the machine could be. */
 static void node_spec_of(const struct gp_loop_options *o, const struct gp_agent_node *n,
-			 struct gp_cluster *c, struct gp_node_spec *spec)
+			 bool idle, struct gp_cluster *c, struct gp_node_spec *spec)
 {
 	*spec = (struct gp_node_spec){ .cpu_milli = HOST_PLENTY, .mem_mib = HOST_PLENTY,
 				       .devices = (uint8_t)n->devices };
@@ -650,16 +653,18 @@ static void node_spec_of(const struct gp_loop_options *o, const struct gp_agent_
 						      (uint16_t)overcommit_of(o, n->device[i].name),
 					      /* as many slices as a region has tasks */
 					      .max_tasks = GP_REGION_TASKS,
-					      .healthy = n->device[i].compatible };
+					      .healthy = n->device[i].compatible,
+					      .partitions = (uint8_t)n->device[i].partition_set,
+					      .part_held = idle ? 0 : n->device[i].partition_held };
 		snprintf(d->uuid, sizeof(d->uuid), "%.*s", (int)sizeof(d->uuid) - 1,
 			 n->device[i].uuid);
 	}
 }
 
-/* The core's cluster of this one machine; its node's spec in *ret_spec
- * when not NULL. */
+/* The core's cluster of this one machine (`idle`: as node_spec_of); its
+ * node's spec in *ret_spec when not NULL. */
 static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_node *n,
-			 struct gp_cluster **ret, struct gp_node_spec *ret_spec)
+			 bool idle, struct gp_cluster **ret, struct gp_node_spec *ret_spec)
 {
 	struct gp_node_spec spec;
 	struct gp_cluster *c;
@@ -667,7 +672,7 @@ static int cluster_build(const struct gp_loop_options *o, const struct gp_agent_
 
 	if (r < 0)
 		return r;
-	node_spec_of(o, n, c, &spec);
+	node_spec_of(o, n, idle, c, &spec);
 	r = gp_cluster_add_node(c, &spec, NULL);
 	if (r < 0) {
 		gp_cluster_free(c);
@@ -754,16 +759,22 @@ static int request_of(const struct gp_agent_node *n, struct gp_cluster *c, const
 	return request_with(n, &sh, t->model[0] ? models_of(n, c, t->model) : 0, req, why, len);
 }
 
-/* Placement strings name devices by UUID, comma-separated. */
+/* Placement strings name devices by UUID, comma-separated; a partition
+ * on a card in partition mode by the card's UUID and "@" its start unit
+ * ("GPU-…@4"). */
 static void placement_write(const struct gp_agent_node *n, const struct gp_placement *p,
 			    char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < p->devices && used < len; i++)
+	for (int i = 0; i < p->devices && used < len; i++) {
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
 					 n->device[p->device[i]].uuid);
+		if (p->part_start[i] && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "@%u",
+						 p->part_start[i] - 1u);
+	}
 }
 
 /* The devices of a placement string that this machine has, in *p; true
@@ -778,8 +789,11 @@ static bool placement_read(const struct gp_agent_node *n, const char *text,
 	*p = (struct gp_placement){ 0 };
 	snprintf(copy, sizeof(copy), "%s", text);
 	for (char *uuid = strtok_r(copy, ",", &save); uuid; uuid = strtok_r(NULL, ",", &save)) {
+		char *at = strchr(uuid, '@');
 		unsigned i = 0;
 
+		if (at)
+			*at++ = '\0';
 		while (i < n->devices && strcmp(n->device[i].uuid, uuid) != 0)
 			i++;
 		if (i == n->devices || i >= GP_NODE_DEVICES_MAX ||
@@ -789,6 +803,8 @@ static bool placement_read(const struct gp_agent_node *n, const char *text,
 			all = false;
 			continue;
 		}
+		if (at && *at >= '0' && *at < '0' + GP_PART_UNITS_MAX && !at[1])
+			p->part_start[p->devices] = (uint8_t)(*at - '0' + 1);
 		p->device[p->devices++] = (uint8_t)i;
 	}
 	return all && p->devices > 0;
@@ -997,7 +1013,7 @@ static int tick_prepare(struct gp_loop *l, struct tick *k)
 	k->placed = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->placed));
 	k->misfit = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->misfit));
 	if (!k->sched || !k->seen || !k->out || !k->reason || !k->placed || !k->misfit ||
-	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), &k->cluster, NULL) < 0)
+	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), false, &k->cluster, NULL) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < k->view.n_running; i++)
 		prepare_running(l, k, &k->view.running[i]);
@@ -1094,8 +1110,10 @@ static struct gp_agent_task spec_of(const struct gp_task *t, const struct gp_pla
 				      .compute_pct = t->compute_pct, .priority = t->priority,
 				      .hard = t->hard };
 
-	for (int i = 0; i < where->devices; i++)
+	for (int i = 0; i < where->devices; i++) {
 		spec.device[i] = where->device[i];
+		spec.part_start[i] = where->part_start[i];
+	}
 	return spec;
 }
 
@@ -1440,10 +1458,26 @@ static void tick_free(struct tick *k)
 /* Which queued tasks the next pass looks at: all of them after a change
  * that may let any start (or when the loop asks, or once a while: GP_LOOP_FULL_PASS_MS), those
  * that changed after the last pass, or none — then there is no pass. */
+/* Have the partitions of no task changed (one made or destroyed by hand,
+ * one of an ended task destroyed at last)? Then what waits may fit. */
+static bool held_changed(struct gp_loop *l)
+{
+	const struct gp_agent_node *n = gp_agent_node(l->agent);
+	bool changed = false;
+
+	for (unsigned i = 0; i < n->devices; i++) {
+		changed |= l->held[i] != n->device[i].partition_held;
+		l->held[i] = n->device[i].partition_held;
+	}
+	return changed;
+}
+
 static enum gp_pool_scope pass_scope(struct gp_loop *l)
 {
 	uint64_t full, gen = gp_pool_gen(l->pool, &full);
 
+	if (held_changed(l))
+		l->need_full = true;
 	if (l->need_full || full > l->seen_gen || mono_ms() - l->full_at >= GP_LOOP_FULL_PASS_MS)
 		return GP_POOL_ALL;
 	return gen > l->seen_gen ? GP_POOL_CHANGED : GP_POOL_RUNNING;
@@ -1663,7 +1697,7 @@ static int target_make(struct gp_loop *l, struct gp_store *from, int64_t since,
 
 	*ret = NULL;
 	if (r == 0)
-		r = cluster_build(&l->o, node, &c, &spec);
+		r = cluster_build(&l->o, node, true, &c, &spec);
 	if (r == 0 && !(req = calloc((size_t)n + 1, sizeof(*req))))
 		r = -ENOMEM;
 	for (int i = 0; r == 0 && i < n; i++) {
@@ -1808,6 +1842,11 @@ int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned com
 
 	if (!l || !t || !ret_borrowed || !why)
 		return -EINVAL;
+	if (strchr(t->placement, '@')) {
+		snprintf(why, len, "it runs on a hardware partition, whose size is fixed: "
+				   "cancel it and submit it again with the share it needs");
+		return -EBUSY;
+	}
 	r = gp_pool_view_init(l->pool, GP_POOL_RUNNING, 0, &k.view);
 	if (r == 0)
 		r = tick_prepare(l, &k);
@@ -1897,7 +1936,7 @@ int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const cha
 	if (!l || !t || !ret_field || !why)
 		return -EINVAL;
 	node = gp_agent_node(l->agent);
-	r = cluster_build(&l->o, node, &c, NULL);
+	r = cluster_build(&l->o, node, true, &c, NULL);
 	if (r < 0)
 		return r;
 	/* A model this machine lacks: the task waits, saying so. */

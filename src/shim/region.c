@@ -888,6 +888,26 @@ int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, g
 	return r;
 }
 
+int gp_region_remove(const char *dir, const char *uuid)
+{
+	static const char *const kinds[] = { "limits", "sched", "region" };
+	char d[PATH_MAX], path[PATH_MAX];
+	int r = 0;
+
+	if (!uuid_is_valid(uuid))
+		return -EINVAL;
+	dir_resolve(dir, d, sizeof(d));
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		int n = snprintf(path, sizeof(path), "%s/device-%s.%s", d, uuid, kinds[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return -ENAMETOOLONG;
+		if (unlink(path) < 0 && errno != ENOENT && r == 0)
+			r = -errno;
+	}
+	return r;
+}
+
 int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
 			 const struct gp_task_limits *limits)
 {

@@ -179,6 +179,12 @@ int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max);
  * where a file belongs is removed first. Leaves the umask alone. */
 int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, gid_t group);
 
+/* Removes the device's files (its limits table first, so that nobody
+ * takes it for managed meanwhile): for a device that is gone for good,
+ * such as a hardware partition destroyed. Open handles keep working on
+ * what they mapped. */
+int gp_region_remove(const char *dir, const char *uuid);
+
 /* Adds task id to the limits table, or replaces its entry (new secret,
  * new limits), before its processes start: -ENOSPC when the table is
  * full, -EACCES when the caller cannot write it, -EINVAL for a bad id,

@@ -64,7 +64,15 @@ struct gp_partition {
 	char uuid[GP_DEVICE_TEXT_MAX];  /* as the runtime's visibility takes it: "MIG-…" */
 	unsigned profile_id;
 	unsigned start;                 /* its first unit */
+	unsigned id;                    /* the library's id of it on its card (MIG: the GPU
+					 * instance's), below 256 */
 };
+
+/* A partition used as a device of its own (static use: one made by hand):
+ * the `local` that device(), processes() and samples() take for it. */
+#define GP_VENDOR_PART_LOCAL(card, id) (0x10000u | ((unsigned)(id) & 0xffu) << 8 | \
+					((unsigned)(card) & 0xffu))
+#define GP_VENDOR_LOCAL_IS_PART(local) (((local) & 0x10000u) != 0)
 
 enum gp_vendor_isolation {
 	GP_VENDOR_SLICES = 1,           /* software: libgpushare's front end for the runtime */

@@ -12,7 +12,8 @@ chmod 1777 "$tmp"
 # What those tasks run may be out of their reach (a checkout in a 0700
 # directory): copies in $tmp/bin (scripts/for-tasks.sh), and the tasks are
 # submitted from $tmp.
-. "$(dirname "$0")/../../scripts/for-tasks.sh"
+# (tests/server/ by default; a test elsewhere sets $top to the checkout.)
+. "${top:-$(dirname "$0")/../..}/scripts/for-tasks.sh"
 for_tasks "$tmp/bin" gp gl hog || { echo "cannot copy what the tasks run into $tmp/bin"; exit 1; }
 cd "$tmp"
 

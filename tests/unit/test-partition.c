@@ -120,6 +120,54 @@ static void the_engine_places_profiles_and_releases_them_where_they_were(void **
 	gp_cluster_free(c);
 }
 
+/* A card is known by its profiles' names: all of a set's, in any order,
+ * with others beside them ("+me" variants); a card lacking one is none. */
+static void a_cards_profiles_name_its_set(void **state)
+{
+	const char *a100[] = { "7g.80gb", "1g.10gb", "1g.10gb+me", "2g.20gb", "3g.40gb",
+			       "4g.40gb", "1g.20gb" };
+	const char *a100_40g[] = { "1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb",
+				   "7g.40gb" };
+	const char *h200[] = { "1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb" };
+
+	(void)state;
+	assert_int_equal(gp_part_set_of_profiles(a100, 7), a100_mig());
+	assert_int_equal(gp_part_set_of_profiles(a100_40g, 6), gp_part_set_of_model("A100-40G-MIG"));
+	assert_int_equal(gp_part_set_of_profiles(a100, 6), 0);         /* no 1g.20gb */
+	assert_int_equal(gp_part_set_of_profiles(h200, 6), 0);
+}
+
+/* Slices held by partitions of no task are taken from the start: a
+ * 1g.10gb made by hand at slice 6 leaves no room for a whole card nor a
+ * 3g.40gb at 4, and the next 1g goes elsewhere. */
+static void held_slices_are_taken(void **state)
+{
+	struct gp_cluster *c;
+	struct gp_policy *p = policy("binpack", NULL);
+	struct gp_node_spec s = node_spec(64, 512, 1, 0);
+	struct gp_request whole = share(1, 1000), r1 = mig_share(10240, 100),
+			  r3 = mig_share(40960, 400);
+	struct gp_placement g;
+	struct gp_decision d;
+
+	(void)state;
+	whole.whole = true;
+	assert_int_equal(gp_cluster_new(0, &c), 0);
+	s.device[0].model = (uint8_t)gp_cluster_model_id(c, "A100-MIG", true);
+	s.device[0].mem_mib = 81920;
+	s.device[0].partitions = (uint8_t)a100_mig();
+	s.device[0].part_held = 1u << 6;
+	add_node(c, s);
+	assert_int_equal(gp_place(c, p, &whole, &d), 0);
+	assert_false(d.placed);
+	place(c, p, r3, &g);
+	assert_int_equal(g.part_start[0], 0 + 1);
+	place(c, p, r1, &g);
+	assert_true(g.part_start[0] != 6 + 1);
+	gp_policy_free(p);
+	gp_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +175,8 @@ int main(void)
 		cmocka_unit_test(placement_rules_hold),
 		cmocka_unit_test(the_start_chosen_fragments_least),
 		cmocka_unit_test(the_engine_places_profiles_and_releases_them_where_they_were),
+		cmocka_unit_test(a_cards_profiles_name_its_set),
+		cmocka_unit_test(held_slices_are_taken),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,8 @@ extern const struct gp_vendor_ops gp_vendor_nvidia;
  * the driver API has had since CUDA 11.3. */
 #define CUDA_API_MIN 11030
 
+#define MIG_DEVICES_MAX 8       /* a card has at most 7 MIG devices */
+
 /* The oldest driver branch that supports each architecture (NVIDIA's CUDA
  * release notes: Volta came with CUDA 9.0 / R384, Turing with 10.0 / R410,
  * Ampere with 11.0 / R450, Ada and Hopper with 11.8 / R520). Matched by a
@@ -108,6 +110,9 @@ struct nvml {
 	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
 	nvmlReturn_t (*samples)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
 				unsigned long long);
+	/* MIG devices (NULL in an NVML without MIG) */
+	nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*gi_id)(nvmlDevice_t, unsigned *);
 	/* sampling: scratch for the lists, grown as NVML asks */
 	nvmlProcessInfo_t *proc;
 	unsigned proc_cap;
@@ -158,6 +163,10 @@ static int nvml_load(struct nvml *n, const char *library, char *err, size_t err_
 			return -ENOTSUP;
 		}
 	}
+	n->mig_by_index = (nvmlReturn_t(*)(nvmlDevice_t, unsigned, nvmlDevice_t *))dlsym(
+		n->lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+	n->gi_id = (nvmlReturn_t(*)(nvmlDevice_t, unsigned *))dlsym(n->lib,
+								      "nvmlDeviceGetGpuInstanceId");
 	return 0;
 }
 
@@ -254,9 +263,22 @@ static void sampler_close(void *h)
 	free(n);
 }
 
+/* The handle of a card, or of a MIG device (GP_VENDOR_PART_LOCAL: its
+ * card's index and its GPU instance's id). */
 static int handle_of(struct nvml *n, unsigned local, nvmlDevice_t *ret)
 {
-	return n->by_index(local, ret) == NVML_SUCCESS ? 0 : -ENODEV;
+	nvmlDevice_t card;
+	unsigned id;
+
+	if (!GP_VENDOR_LOCAL_IS_PART(local))
+		return n->by_index(local, ret) == NVML_SUCCESS ? 0 : -ENODEV;
+	if (!n->mig_by_index || !n->gi_id || n->by_index(local & 0xffu, &card) != NVML_SUCCESS)
+		return -ENODEV;
+	for (unsigned i = 0; i < MIG_DEVICES_MAX; i++)
+		if (n->mig_by_index(card, i, ret) == NVML_SUCCESS &&
+		    n->gi_id(*ret, &id) == NVML_SUCCESS && id == (local >> 8 & 0xffu))
+			return 0;
+	return -ENODEV;
 }
 
 static int device_sample(void *h, unsigned local, struct gp_vendor_sample *out)
@@ -265,9 +287,16 @@ static int device_sample(void *h, unsigned local, struct gp_vendor_sample *out)
 	nvmlUtilization_t util;
 	nvmlMemory_t mem;
 	nvmlDevice_t d;
+	nvmlReturn_t r;
 
-	if (handle_of(n, local, &d) < 0 || n->util(d, &util) != NVML_SUCCESS ||
-	    n->memory(d, &mem) != NVML_SUCCESS)
+	if (handle_of(n, local, &d) < 0 || n->memory(d, &mem) != NVML_SUCCESS)
+		return -EIO;
+	/* A card in MIG mode has no utilization (NVML answers NOT_SUPPORTED;
+	 * DCGM's profiling metrics would have it): 0, docs/vendors.md. */
+	r = n->util(d, &util);
+	if (r == NVML_ERROR_NOT_SUPPORTED)
+		util.gpu = 0;
+	else if (r != NVML_SUCCESS)
 		return -EIO;
 	out->util_pct = util.gpu > 100 ? 100 : util.gpu;
 	out->mem_used_bytes = mem.used;

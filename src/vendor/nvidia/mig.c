@@ -242,6 +242,7 @@ static nvmlReturn_t mig_read(nvmlDevice_t card, nvmlDevice_t mig, struct gp_part
 		return r;
 	ret->profile_id = info.profileId;
 	ret->start = info.placement.start;
+	ret->id = id;
 	if (ret_gi)
 		*ret_gi = gi;
 	return NVML_SUCCESS;

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vendor/nvidia/shim-cuda.h"
@@ -107,14 +108,23 @@ void *gp_shim_real(const char *name, int version, int per_thread)
 
 /* ---- the front end ---------------------------------------------------- */
 
+/* A device's UUID as NVML and CUDA_VISIBLE_DEVICES write it: "GPU-…",
+ * or "MIG-…" for a MIG instance (whose bytes cuDeviceGetUuid gives; the
+ * prefix is not in them: an instance is visible to the task by that
+ * name, so it is one of CUDA_VISIBLE_DEVICES). */
 static void uuid_text(const CUuuid *u, char *buf, size_t len)
 {
 	const unsigned char *b = (const unsigned char *)u->bytes;
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	char mig[GP_UUID_STR_MAX];
 
 	snprintf(buf, len,
 		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
 		 b[12], b[13], b[14], b[15]);
+	snprintf(mig, sizeof(mig), "MIG-%s", buf + 4);
+	if (visible && strstr(visible, mig))
+		memcpy(buf, "MIG", 3);
 }
 
 static int identify(int ordinal, char *uuid, size_t uuid_len, uint64_t *total_bytes)

@@ -215,16 +215,25 @@ static int procs(const char *uuid)
 
 /* ---- the agent's ops ---------------------------------------------------------- */
 
+static void *opened; /* the probe's one sampler, closed at exit */
+
+static void sampler_close(void)
+{
+	gp_vendor_nvidia.close(opened);
+}
+
 static void *sampler(void)
 {
 	char err[256] = "";
-	void *h = NULL;
 
-	if (gp_vendor_nvidia.open(NULL, &h, err, sizeof(err)) < 0) {
+	if (opened)
+		return opened;
+	if (gp_vendor_nvidia.open(NULL, &opened, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mig-probe: %s\n", err);
 		exit(1);
 	}
-	return h;
+	atexit(sampler_close);
+	return opened;
 }
 
 static void profile_print(const struct gp_partition_profile *p, int first)
