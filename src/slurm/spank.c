@@ -1,0 +1,303 @@
+/* spank.c — gpupool's SPANK plugin for Slurm (gpupool.so, loaded by
+ * plugstack.conf): every task of a job step that Slurm gave GPUs or
+ * shards runs under libgpushare, held to its share of each GPU.
+ *
+ * Where each hook runs (spank.h's own map):
+ *   - slurm_spank_init, everywhere: registers the --gpu-* options (from
+ *     here, so that sbatch and salloc know them too: they ignore a static
+ *     option table) and reads the site's arguments (share.h).
+ *   - the options' callback, in srun/sbatch/salloc and again in
+ *     slurmstepd: a bad value fails the submission with one line.
+ *   - slurm_spank_init_post_opt, in slurmstepd as root, once a step: the
+ *     step's GPUs (SLURM_STEP_GPUS; the batch step's SLURM_JOB_GPUS) and
+ *     shards (SLURM_SHARDS_ON_NODE), found by NVML index; its limits
+ *     (share.h) written into each device's managed region (shim/region.h)
+ *     under the task id slurm-JOBID.STEPID and a fresh secret, where the
+ *     step's processes can read but not change them.
+ *   - slurm_spank_task_init, in each task as its user, before exec: the
+ *     environment libgpushare reads (LD_PRELOAD once, even where the batch
+ *     step's already has it; the task id and secret; the run directory).
+ *   - slurm_spank_exit, in slurmstepd as root: the step's limits go and
+ *     what its processes held is given back.
+ * A step without GPUs is left untouched. */
+#include <stdint.h> /* before spank.h, which uses uint32_t without it */
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "agent/devices.h"
+#include "shim/region.h"
+#include "slurm/share.h"
+#include "vendor/vendor.h"
+
+SPANK_PLUGIN(gpupool, 1);
+
+static struct gp_slurm_site site;
+static struct gp_slurm_user user = { .priority = -1, .isolation = -1 };
+
+/* The step this slurmstepd runs, once init_post_opt found its GPUs. */
+static struct {
+	bool on;
+	char id[GP_TASK_ID_MAX];
+	char secret[GP_TASK_SECRET_LEN + 1];
+	unsigned devices;
+	struct gp_region *region[GP_AGENT_DEVICES_MAX];
+} step;
+
+/* ---- options ------------------------------------------------------------------- */
+
+static int option_cb(int val, const char *optarg, int remote)
+{
+	char err[256];
+
+	(void)remote;
+	if (gp_slurm_option((enum gp_slurm_option)val, optarg, &user, err, sizeof(err)) < 0) {
+		slurm_error("gpupool: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static struct spank_option options[] = {
+	{ "gpu-mem", "SIZE", "gpupool: device memory of each GPU (8G, 512M); default: the "
+			     "shards' part of it", 1, GP_SLURM_OPT_MEM, option_cb },
+	{ "gpu-compute", "PCT", "gpupool: percent of each GPU's compute time; default: the "
+				"shards' part", 1, GP_SLURM_OPT_COMPUTE, option_cb },
+	{ "gpu-priority", "0-9", "gpupool: priority on a shared GPU (9 first); default: from "
+				 "the QOS", 1, GP_SLURM_OPT_PRIORITY, option_cb },
+	{ "gpu-isolation", "hard|shared", "gpupool: hard caps the share, shared lends idle "
+					  "time", 1, GP_SLURM_OPT_ISOLATION, option_cb },
+	{ "gpu-report", NULL, "gpupool: print the step's GPU use at its end", 0,
+	  GP_SLURM_OPT_REPORT, option_cb },
+};
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+		if (spank_option_register(sp, &options[i]) != ESPANK_SUCCESS) {
+			slurm_error("gpupool: cannot register --%s", options[i].name);
+			return -1;
+		}
+	if (gp_slurm_site_parse(ac, av, &site, err, sizeof(err)) < 0) {
+		slurm_error("gpupool: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the step's GPUs --------------------------------------------------------------- */
+
+/* The job's environment variable `name` as a number (0: absent). */
+static unsigned env_number(spank_t sp, const char *name)
+{
+	char buf[32];
+
+	return spank_getenv(sp, name, buf, sizeof(buf)) == ESPANK_SUCCESS
+		       ? (unsigned)strtoul(buf, NULL, 10)
+		       : 0;
+}
+
+/* Is this the batch step (whose GPUs are the job's)? */
+static bool is_batch(spank_t sp)
+{
+	uint32_t id = 0;
+
+	return spank_get_item(sp, S_JOB_STEPID, &id) == ESPANK_SUCCESS && id == SLURM_BATCH_SCRIPT;
+}
+
+/* "slurm-12.0", "slurm-12.batch" */
+static void step_name(spank_t sp, char *buf, size_t len)
+{
+	uint32_t job = 0, id = 0;
+
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &id);
+	if (id == SLURM_BATCH_SCRIPT)
+		snprintf(buf, len, "slurm-%" PRIu32 ".batch", job);
+	else if (id == SLURM_EXTERN_CONT)
+		snprintf(buf, len, "slurm-%" PRIu32 ".extern", job);
+	else if (id == SLURM_INTERACTIVE_STEP)
+		snprintf(buf, len, "slurm-%" PRIu32 ".interactive", job);
+	else
+		snprintf(buf, len, "slurm-%" PRIu32 ".%" PRIu32, job, id);
+}
+
+/* The node's NVIDIA device of NVML index `index`, or NULL. */
+static const struct gp_agent_device *device_at(const struct gp_agent_node *node, unsigned index)
+{
+	for (unsigned i = 0; i < node->devices; i++)
+		if (strcmp(node->device[i].vendor->name, "nvidia") == 0 &&
+		    node->device[i].local == index)
+			return &node->device[i];
+	return NULL;
+}
+
+/* The step's devices (indices in `list`, "0,2") into out; their count,
+ * or -1 having said why. */
+static int step_devices(const char *list, const struct gp_agent_node *node,
+			const struct gp_agent_device **out)
+{
+	char copy[256], *save = NULL;
+	int n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		const struct gp_agent_device *d = device_at(node, (unsigned)strtoul(item, NULL, 10));
+
+		if (!d || n == GP_AGENT_DEVICES_MAX) {
+			slurm_error("gpupool: Slurm gave GPU %s, which NVML does not list here: "
+				    "gres.conf's File= lines must follow NVML's order", item);
+			return -1;
+		}
+		if (!d->compatible) {
+			slurm_error("gpupool: GPU %s (%s) cannot be shared here: %s", item, d->uuid,
+				    d->reason);
+			return -1;
+		}
+		out[n++] = d;
+	}
+	return n;
+}
+
+/* The group every task on the GPUs is in (their regions are shared). */
+static gid_t group_of(spank_t sp)
+{
+	gid_t gid = 0;
+	struct group *g;
+
+	if (site.group[0] && (g = getgrnam(site.group)))
+		return g->gr_gid;
+	spank_get_item(sp, S_JOB_GID, &gid);
+	return gid;
+}
+
+/* Writes the step's limits into the regions of its devices. */
+static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int n,
+		      const struct gp_task_limits *limits)
+{
+	gid_t group = group_of(sp);
+	const char *dir = site.run_dir[0] ? site.run_dir : NULL;
+
+	if (gp_task_secret_new(step.secret) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		uint64_t total = dev[i]->mem_total_mib << 20;
+		int r = gp_region_prepare(dir, dev[i]->uuid, total, group);
+
+		if (r == 0)
+			r = gp_region_open(dir, dev[i]->uuid, total, &step.region[i]);
+		if (r == 0)
+			step.devices = (unsigned)i + 1;
+		if (r == 0)
+			r = gp_region_task_admit(step.region[i], step.id, step.secret, limits);
+		if (r < 0) {
+			slurm_error("gpupool: cannot write the limits of %s on %s: %s", step.id,
+				    dev[i]->uuid, strerror(-r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	const struct gp_agent_device *dev[GP_AGENT_DEVICES_MAX];
+	struct gp_agent_node node;
+	struct gp_task_limits limits;
+	struct gp_slurm_step s = { 0 };
+	char gpus[256], qos[64], err[512];
+	int n;
+
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp))
+		return 0;
+	if (spank_getenv(sp, is_batch(sp) ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS", gpus,
+			 sizeof(gpus)) != ESPANK_SUCCESS)
+		return 0;       /* no GPU: nothing to do */
+	if (gp_devices_discover(site.nvml[0] ? site.nvml : NULL, &node, err, sizeof(err)) < 0) {
+		slurm_error("gpupool: no GPUs to share: %s", err);
+		return -1;
+	}
+	n = step_devices(gpus, &node, dev);
+	if (n <= 0)
+		return n < 0 ? -1 : 0;
+	s.devices = (unsigned)n;
+	s.shards = env_number(sp, "SLURM_SHARDS_ON_NODE");
+	s.qos = spank_getenv(sp, "SLURM_JOB_QOS", qos, sizeof(qos)) == ESPANK_SUCCESS ? qos : NULL;
+	s.device_mem = UINT64_MAX;
+	for (int i = 0; i < n; i++)
+		if (dev[i]->mem_total_mib << 20 < s.device_mem)
+			s.device_mem = dev[i]->mem_total_mib << 20;
+	if (gp_slurm_limits(&site, &user, &s, &limits, err, sizeof(err)) < 0) {
+		slurm_error("gpupool: %s", err);
+		return -1;
+	}
+	step_name(sp, step.id, sizeof(step.id));
+	if (step_admit(sp, dev, n, &limits) < 0)
+		return -1;
+	step.on = true;
+	return 0;
+}
+
+/* ---- each task ------------------------------------------------------------------------ */
+
+/* LD_PRELOAD with libgpushare first, once: the batch step's tasks pass
+ * theirs on to the steps they start. */
+static void preload_set(spank_t sp)
+{
+	char now[4096] = "", want[4096 + PATH_MAX + 1];
+	bool has = false;
+
+	if (spank_getenv(sp, "LD_PRELOAD", now, sizeof(now)) == ESPANK_SUCCESS) {
+		char copy[sizeof(now)], *save = NULL;
+
+		snprintf(copy, sizeof(copy), "%s", now);
+		for (char *p = strtok_r(copy, ": ", &save); p; p = strtok_r(NULL, ": ", &save))
+			has |= strcmp(p, site.preload) == 0;
+	}
+	if (has)
+		return;
+	snprintf(want, sizeof(want), "%s%s%s", site.preload, now[0] ? ":" : "", now);
+	spank_setenv(sp, "LD_PRELOAD", want, 1);
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (!step.on)
+		return 0;
+	preload_set(sp);
+	spank_setenv(sp, "GPUPOOL_TASK_ID", step.id, 1);
+	spank_setenv(sp, "GPUPOOL_TASK_SECRET", step.secret, 1);
+	if (site.run_dir[0])
+		spank_setenv(sp, "GPUPOOL_RUN_DIR", site.run_dir, 1);
+	return 0;
+}
+
+/* ---- the step's end ------------------------------------------------------------------- */
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp) || !step.on)
+		return 0;
+	for (unsigned i = 0; i < step.devices; i++) {
+		gp_region_task_forget(step.region[i], step.id);
+		gp_region_reclaim(step.region[i]);
+		gp_region_close(step.region[i]);
+	}
+	step.on = false;
+	return 0;
+}

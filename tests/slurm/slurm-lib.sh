@@ -1,0 +1,91 @@
+# slurm-lib.sh — real Slurm daemons for the tests of the SPANK plugin;
+# sourced after ../lib.sh. slurm_start PLUGSTACK-LINE GPUS SHARDS writes a
+# single-node configuration in $tmp/slurm (this host's short name, state
+# and spool there, proctrack/linuxproc, task/none, select/cons_tres,
+# GresTypes=gpu,shard, one device file per simulated GPU made with mknod),
+# starts slurmctld and slurmd, and waits until the node is idle.
+# slurm_stop stops them by their pids (also at exit). Skips (77) where
+# Slurm or root is missing.
+for cmd in slurmctld slurmd srun sbatch scontrol; do
+	command -v "$cmd" >/dev/null 2>&1 || { echo "SKIP: $cmd is not installed (scripts/install-deps.sh installs Slurm)"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: slurmd runs jobs as their users only as root"; exit 77; }
+
+sl=$tmp/slurm
+export SLURM_CONF=$sl/slurm.conf
+
+# A free TCP port pair from 20000 + a number of this test's own.
+slurm_ports() {
+	base=$((20000 + ($$ % 2000) * 2))
+	ctld_port=$base slurmd_port=$((base + 1))
+}
+
+slurm_start() {
+	plug=$1 gpus=$2 shards=$3
+	host=$(hostname -s)
+	slurm_ports
+	mkdir -p "$sl/state" "$sl/spool" "$sl/dev" "$sl/log"
+	i=0
+	while [ "$i" -lt "$gpus" ]; do
+		[ -e "$sl/dev/nvidia$i" ] || mknod "$sl/dev/nvidia$i" c 1 3
+		i=$((i + 1))
+	done
+	cat >"$SLURM_CONF" <<CONF
+ClusterName=gpupool-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+StateSaveLocation=$sl/state
+SlurmdSpoolDir=$sl/spool
+SlurmctldPidFile=$sl/slurmctld.pid
+SlurmdPidFile=$sl/slurmd.pid
+SlurmctldLogFile=$sl/log/slurmctld.log
+SlurmdLogFile=$sl/log/slurmd.log
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+MailProg=/bin/true
+GresTypes=gpu,shard
+PlugStackConfig=$sl/plugstack.conf
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=4000 Gres=gpu:$gpus,shard:$shards State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+	{
+		echo "Name=gpu File=$sl/dev/nvidia[0-$((gpus - 1))]"
+		echo "Name=shard Count=$shards"
+	} >"$sl/gres.conf"
+	echo "$plug" >"$sl/plugstack.conf"
+	slurmctld -f "$SLURM_CONF" -i >>"$sl/log/ctld.out" 2>&1
+	slurmd -f "$SLURM_CONF" -N "$host" >>"$sl/log/slurmd.out" 2>&1
+	for _ in $(seq 100); do
+		sinfo -h -o %t 2>/dev/null | grep -qx idle && return 0
+		sleep 0.1
+	done
+	bad "the Slurm node is idle" "$sl/log/slurmctld.log"
+	return 1
+}
+
+slurm_stop() {
+	for f in slurmd slurmctld; do
+		[ -s "$sl/$f.pid" ] || continue
+		pid=$(cat "$sl/$f.pid")
+		kill "$pid" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null
+		rm -f "$sl/$f.pid"
+	done
+}
+
+cleanup_hook() {
+	slurm_stop
+}
