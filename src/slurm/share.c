@@ -40,15 +40,19 @@ static int qos_parse(const char *text, struct gp_slurm_site *s, char *err, size_
 	char copy[512], *save = NULL;
 
 	snprintf(copy, sizeof(copy), "%s", text);
-	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+	for (char *item = strtok_r(copy, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
 		char *colon = strchr(item, ':');
 		unsigned p;
 
-		if (!colon || colon == item || colon - item >= (long)sizeof(s->qos[0].name) ||
+		if (!colon || colon == item ||
+		    colon - item >= (long)sizeof(s->qos[0].name) ||
 		    !number_in(colon + 1, 0, 9, &p) || s->n_qos == GP_SLURM_QOS_MAX) {
 			snprintf(err, err_len,
-				 "qos=%s: give QOS:PRIORITY pairs, priority 0-9, at most %d "
-				 "(qos=high:8,normal:5)", text, GP_SLURM_QOS_MAX);
+				 "qos=%s: give QOS:PRIORITY pairs, priority 0-9, at most "
+				 "%d "
+				 "(qos=high:8,normal:5)",
+				 text, GP_SLURM_QOS_MAX);
 			return -EINVAL;
 		}
 		*colon = '\0';
@@ -81,15 +85,18 @@ static int site_arg(const char *arg, struct gp_slurm_site *s, char *err, size_t 
 		snprintf(s->group, sizeof(s->group), "%s", v);
 	else if (KEY("shards")) {
 		if (!number_in(v, 1, 1024, &s->shards))
-			return bad_arg(arg, "the shards of one GPU, 1-1024, as gres.conf counts them",
-				       err, err_len);
+			return bad_arg(
+				arg,
+				"the shards of one GPU, 1-1024, as gres.conf counts them",
+				err, err_len);
 	} else if (KEY("mem_min") || KEY("mem_max")) {
 		uint64_t *at = KEY("mem_min") ? &s->mem_min : &s->mem_max;
 
 		if (gp_parse_size(v, at) < 0)
 			return bad_arg(arg, "a size (16G, 512M)", err, err_len);
 	} else if (KEY("compute_min") || KEY("compute_max")) {
-		if (!number_in(v, 1, 100, KEY("compute_min") ? &s->compute_min : &s->compute_max))
+		if (!number_in(v, 1, 100,
+			       KEY("compute_min") ? &s->compute_min : &s->compute_max))
 			return bad_arg(arg, "a percentage, 1-100", err, err_len);
 	} else if (KEY("isolation")) {
 		if (!isolation_of(v, &s->isolation))
@@ -100,19 +107,23 @@ static int site_arg(const char *arg, struct gp_slurm_site *s, char *err, size_t 
 	} else if (KEY("qos")) {
 		return qos_parse(v, s, err, err_len);
 	} else {
-		return bad_arg(arg, "unknown (preload, run_dir, nvml, group, shards, mem_min, "
-				    "mem_max, compute_min, compute_max, isolation, priority, qos)",
-			       err, err_len);
+		return bad_arg(
+			arg,
+			"unknown (preload, run_dir, nvml, group, shards, mem_min, "
+			"mem_max, compute_min, compute_max, isolation, priority, qos)",
+			err, err_len);
 	}
 #undef KEY
 	return 0;
 }
 
-int gp_slurm_site_parse(int argc, char *const argv[], struct gp_slurm_site *ret, char *err,
-			size_t err_len)
+int gp_slurm_site_parse(int argc, char *const argv[], struct gp_slurm_site *ret,
+			char *err, size_t err_len)
 {
-	*ret = (struct gp_slurm_site){ .shards = 16, .isolation = GP_ISOLATION_HARD,
-				       .priority = 5, .compute_max = 100 };
+	*ret = (struct gp_slurm_site){.shards = 16,
+				      .isolation = GP_ISOLATION_HARD,
+				      .priority = 5,
+				      .compute_max = 100};
 	for (int i = 0; i < argc; i++) {
 		int r = site_arg(argv[i], ret, err, err_len);
 
@@ -120,51 +131,59 @@ int gp_slurm_site_parse(int argc, char *const argv[], struct gp_slurm_site *ret,
 			return r;
 	}
 	if (!ret->preload[0])
-		return bad_arg("preload=", "missing: give the path of libgpushare.so", err, err_len);
+		return bad_arg("preload=", "missing: give the path of libgpushare.so",
+			       err, err_len);
 	if ((ret->mem_max && ret->mem_min > ret->mem_max) ||
 	    (ret->compute_min > ret->compute_max))
 		return bad_arg("*_min", "above its *_max", err, err_len);
 	return 0;
 }
 
-int gp_slurm_option(enum gp_slurm_option which, const char *value, struct gp_slurm_user *u,
-		    char *err, size_t err_len)
+/* Each option's name and what to give, by enum gp_slurm_option. */
+static const struct {
+	const char *name, *want;
+} option_text[] = {
+	{"--gpu-mem", "not a size of device memory; give e.g. 2G or 512M"},
+	{"--gpu-compute", "not a percentage of the device; give 1-100"},
+	{"--gpu-priority", "not a priority; give 0 (lowest) to 9"},
+	{"--gpu-isolation", "give hard (a cap) or shared (a guarantee)"},
+};
+
+/* Reads one option's value into *u: false when it is not one. */
+static bool option_read(enum gp_slurm_option which, const char *value,
+			struct gp_slurm_user *u)
 {
 	enum gp_isolation iso;
 	unsigned n;
 
 	switch (which) {
 	case GP_SLURM_OPT_MEM:
-		if (!value || gp_parse_size(value, &u->mem) < 0 || u->mem == 0)
-			break;
-		return 0;
-	case GP_SLURM_OPT_COMPUTE:
-		if (!number_in(value, 1, 100, &u->compute))
-			break;
-		return 0;
+		return value && gp_parse_size(value, &u->mem) == 0 && u->mem > 0;
+	case GP_SLURM_OPT_COMPUTE: return number_in(value, 1, 100, &u->compute);
 	case GP_SLURM_OPT_PRIORITY:
 		if (!number_in(value, 0, 9, &n))
-			break;
+			return false;
 		u->priority = (int)n;
-		return 0;
+		return true;
 	case GP_SLURM_OPT_ISOLATION:
 		if (!value || !isolation_of(value, &iso))
-			break;
+			return false;
 		u->isolation = (int)iso;
-		return 0;
-	case GP_SLURM_OPT_REPORT:
-		u->report = true;
-		return 0;
+		return true;
 	}
-	snprintf(err, err_len, "%s=%s: %s", which == GP_SLURM_OPT_MEM ? "--gpu-mem"
-					    : which == GP_SLURM_OPT_COMPUTE ? "--gpu-compute"
-					    : which == GP_SLURM_OPT_PRIORITY ? "--gpu-priority"
-									     : "--gpu-isolation",
-		 value ? value : "",
-		 which == GP_SLURM_OPT_MEM	   ? "not a size of device memory; give e.g. 2G or 512M"
-		 : which == GP_SLURM_OPT_COMPUTE ? "not a percentage of the device; give 1-100"
-		 : which == GP_SLURM_OPT_PRIORITY ? "not a priority; give 0 (lowest) to 9"
-						    : "give hard (a cap) or shared (a guarantee)");
+	return false;
+}
+
+int gp_slurm_option(enum gp_slurm_option which, const char *value,
+		    struct gp_slurm_user *u, char *err, size_t err_len)
+{
+	if (option_read(which, value, u))
+		return 0;
+	if ((unsigned)which < sizeof(option_text) / sizeof(option_text[0]))
+		snprintf(err, err_len, "%s=%s: %s", option_text[which].name,
+			 value ? value : "", option_text[which].want);
+	else
+		snprintf(err, err_len, "option %d is not gpupool's", (int)which);
 	return -EINVAL;
 }
 
@@ -180,8 +199,8 @@ static unsigned priority_of(const struct gp_slurm_site *s, const struct gp_slurm
 }
 
 int gp_slurm_limits(const struct gp_slurm_site *site, const struct gp_slurm_user *u,
-		    const struct gp_slurm_step *step, struct gp_task_limits *ret, char *err,
-		    size_t err_len)
+		    const struct gp_slurm_step *step, struct gp_task_limits *ret,
+		    char *err, size_t err_len)
 {
 	unsigned of = site->shards * (step->devices ? step->devices : 1);
 	unsigned shards = step->shards > of ? of : step->shards;
@@ -194,22 +213,26 @@ int gp_slurm_limits(const struct gp_slurm_site *site, const struct gp_slurm_user
 	if (u->compute)
 		compute = u->compute;
 	if (mem > step->device_mem) {
-		snprintf(err, err_len, "--gpu-mem: %llu MiB is more than the device has (%llu MiB)",
+		snprintf(err, err_len,
+			 "--gpu-mem: %llu MiB is more than the device has (%llu MiB)",
 			 (unsigned long long)(mem >> 20),
 			 (unsigned long long)(step->device_mem >> 20));
 		return -EINVAL;
 	}
 	if (!step->shards && !u->mem && !u->compute)
-		bounded = false;        /* whole GPUs, as Slurm gave them */
+		bounded = false; /* whole GPUs, as Slurm gave them */
 	if (bounded && ((site->mem_min && mem < site->mem_min) ||
-			(site->mem_max && mem > site->mem_max) || compute < site->compute_min ||
-			compute > site->compute_max)) {
+			(site->mem_max && mem > site->mem_max) ||
+			compute < site->compute_min || compute > site->compute_max)) {
 		snprintf(err, err_len,
 			 "%llu MiB and %u %% of each GPU are outside this site's bounds "
-			 "(memory %llu MiB to %llu MiB, compute %u %% to %u %%): ask within them",
+			 "(memory %llu MiB to %llu MiB, compute %u %% to %u %%): ask "
+			 "within them",
 			 (unsigned long long)(mem >> 20), compute,
 			 (unsigned long long)(site->mem_min >> 20),
-			 (unsigned long long)((site->mem_max ? site->mem_max : step->device_mem) >> 20),
+			 (unsigned long long)((site->mem_max ? site->mem_max
+							     : step->device_mem) >>
+					      20),
 			 site->compute_min, site->compute_max);
 		return -EINVAL;
 	}
@@ -217,7 +240,8 @@ int gp_slurm_limits(const struct gp_slurm_site *site, const struct gp_slurm_user
 		.mem_bytes = step->shards || u->mem ? mem : 0,
 		.compute = compute,
 		.priority = priority_of(site, u, step->qos),
-		.isolation = u->isolation >= 0 ? (enum gp_isolation)u->isolation : site->isolation,
+		.isolation = u->isolation >= 0 ? (enum gp_isolation)u->isolation
+					       : site->isolation,
 	};
 	return 0;
 }

@@ -40,7 +40,7 @@
 SPANK_PLUGIN(gpupool, 1);
 
 static struct gp_slurm_site site;
-static struct gp_slurm_user user = { .priority = -1, .isolation = -1 };
+static struct gp_slurm_user user = {.priority = -1, .isolation = -1};
 
 /* The step this slurmstepd runs, once init_post_opt found its GPUs. */
 static struct {
@@ -58,7 +58,8 @@ static int option_cb(int val, const char *optarg, int remote)
 	char err[256];
 
 	(void)remote;
-	if (gp_slurm_option((enum gp_slurm_option)val, optarg, &user, err, sizeof(err)) < 0) {
+	if (gp_slurm_option((enum gp_slurm_option)val, optarg, &user, err, sizeof(err)) <
+	    0) {
 		slurm_error("gpupool: %s", err);
 		return -1;
 	}
@@ -66,16 +67,22 @@ static int option_cb(int val, const char *optarg, int remote)
 }
 
 static struct spank_option options[] = {
-	{ "gpu-mem", "SIZE", "gpupool: device memory of each GPU (8G, 512M); default: the "
-			     "shards' part of it", 1, GP_SLURM_OPT_MEM, option_cb },
-	{ "gpu-compute", "PCT", "gpupool: percent of each GPU's compute time; default: the "
-				"shards' part", 1, GP_SLURM_OPT_COMPUTE, option_cb },
-	{ "gpu-priority", "0-9", "gpupool: priority on a shared GPU (9 first); default: from "
-				 "the QOS", 1, GP_SLURM_OPT_PRIORITY, option_cb },
-	{ "gpu-isolation", "hard|shared", "gpupool: hard caps the share, shared lends idle "
-					  "time", 1, GP_SLURM_OPT_ISOLATION, option_cb },
-	{ "gpu-report", NULL, "gpupool: print the step's GPU use at its end", 0,
-	  GP_SLURM_OPT_REPORT, option_cb },
+	{"gpu-mem", "SIZE",
+	 "gpupool: device memory of each GPU (8G, 512M); default: the "
+	 "shards' part of it",
+	 1, GP_SLURM_OPT_MEM, option_cb},
+	{"gpu-compute", "PCT",
+	 "gpupool: percent of each GPU's compute time; default: the "
+	 "shards' part",
+	 1, GP_SLURM_OPT_COMPUTE, option_cb},
+	{"gpu-priority", "0-9",
+	 "gpupool: priority on a shared GPU (9 first); default: from "
+	 "the QOS",
+	 1, GP_SLURM_OPT_PRIORITY, option_cb},
+	{"gpu-isolation", "hard|shared",
+	 "gpupool: hard caps the share, shared lends idle "
+	 "time",
+	 1, GP_SLURM_OPT_ISOLATION, option_cb},
 };
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -111,7 +118,8 @@ static bool is_batch(spank_t sp)
 {
 	uint32_t id = 0;
 
-	return spank_get_item(sp, S_JOB_STEPID, &id) == ESPANK_SUCCESS && id == SLURM_BATCH_SCRIPT;
+	return spank_get_item(sp, S_JOB_STEPID, &id) == ESPANK_SUCCESS &&
+	       id == SLURM_BATCH_SCRIPT;
 }
 
 /* "slurm-12.0", "slurm-12.batch" */
@@ -132,7 +140,8 @@ static void step_name(spank_t sp, char *buf, size_t len)
 }
 
 /* The node's NVIDIA device of NVML index `index`, or NULL. */
-static const struct gp_agent_device *device_at(const struct gp_agent_node *node, unsigned index)
+static const struct gp_agent_device *device_at(const struct gp_agent_node *node,
+					       unsigned index)
 {
 	for (unsigned i = 0; i < node->devices; i++)
 		if (strcmp(node->device[i].vendor->name, "nvidia") == 0 &&
@@ -150,17 +159,21 @@ static int step_devices(const char *list, const struct gp_agent_node *node,
 	int n = 0;
 
 	snprintf(copy, sizeof(copy), "%s", list);
-	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		const struct gp_agent_device *d = device_at(node, (unsigned)strtoul(item, NULL, 10));
+	for (char *item = strtok_r(copy, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		const struct gp_agent_device *d =
+			device_at(node, (unsigned)strtoul(item, NULL, 10));
 
 		if (!d || n == GP_AGENT_DEVICES_MAX) {
-			slurm_error("gpupool: Slurm gave GPU %s, which NVML does not list here: "
-				    "gres.conf's File= lines must follow NVML's order", item);
+			slurm_error("gpupool: Slurm gave GPU %s, which NVML does not "
+				    "list here: "
+				    "gres.conf's File= lines must follow NVML's order",
+				    item);
 			return -1;
 		}
 		if (!d->compatible) {
-			slurm_error("gpupool: GPU %s (%s) cannot be shared here: %s", item, d->uuid,
-				    d->reason);
+			slurm_error("gpupool: GPU %s (%s) cannot be shared here: %s",
+				    item, d->uuid, d->reason);
 			return -1;
 		}
 		out[n++] = d;
@@ -198,10 +211,11 @@ static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int 
 		if (r == 0)
 			step.devices = (unsigned)i + 1;
 		if (r == 0)
-			r = gp_region_task_admit(step.region[i], step.id, step.secret, limits);
+			r = gp_region_task_admit(step.region[i], step.id, step.secret,
+						 limits);
 		if (r < 0) {
-			slurm_error("gpupool: cannot write the limits of %s on %s: %s", step.id,
-				    dev[i]->uuid, strerror(-r));
+			slurm_error("gpupool: cannot write the limits of %s on %s: %s",
+				    step.id, dev[i]->uuid, strerror(-r));
 			return -1;
 		}
 	}
@@ -213,7 +227,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	const struct gp_agent_device *dev[GP_AGENT_DEVICES_MAX];
 	struct gp_agent_node node;
 	struct gp_task_limits limits;
-	struct gp_slurm_step s = { 0 };
+	struct gp_slurm_step s = {0};
 	char gpus[256], qos[64], err[512];
 	int n;
 
@@ -223,8 +237,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return 0;
 	if (spank_getenv(sp, is_batch(sp) ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS", gpus,
 			 sizeof(gpus)) != ESPANK_SUCCESS)
-		return 0;       /* no GPU: nothing to do */
-	if (gp_devices_discover(site.nvml[0] ? site.nvml : NULL, &node, err, sizeof(err)) < 0) {
+		return 0; /* no GPU: nothing to do */
+	if (gp_devices_discover(site.nvml[0] ? site.nvml : NULL, &node, err,
+				sizeof(err)) < 0) {
 		slurm_error("gpupool: no GPUs to share: %s", err);
 		return -1;
 	}
@@ -233,7 +248,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return n < 0 ? -1 : 0;
 	s.devices = (unsigned)n;
 	s.shards = env_number(sp, "SLURM_SHARDS_ON_NODE");
-	s.qos = spank_getenv(sp, "SLURM_JOB_QOS", qos, sizeof(qos)) == ESPANK_SUCCESS ? qos : NULL;
+	s.qos = spank_getenv(sp, "SLURM_JOB_QOS", qos, sizeof(qos)) == ESPANK_SUCCESS
+			? qos
+			: NULL;
 	s.device_mem = UINT64_MAX;
 	for (int i = 0; i < n; i++)
 		if (dev[i]->mem_total_mib << 20 < s.device_mem)
@@ -249,7 +266,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* ---- each task ------------------------------------------------------------------------ */
+/* ---- each task ------------------------------------------------------------------------
+ */
 
 /* LD_PRELOAD with libgpushare first, once: the batch step's tasks pass
  * theirs on to the steps they start. */
@@ -262,7 +280,8 @@ static void preload_set(spank_t sp)
 		char copy[sizeof(now)], *save = NULL;
 
 		snprintf(copy, sizeof(copy), "%s", now);
-		for (char *p = strtok_r(copy, ": ", &save); p; p = strtok_r(NULL, ": ", &save))
+		for (char *p = strtok_r(copy, ": ", &save); p;
+		     p = strtok_r(NULL, ": ", &save))
 			has |= strcmp(p, site.preload) == 0;
 	}
 	if (has)
@@ -285,7 +304,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* ---- the step's end ------------------------------------------------------------------- */
+/* ---- the step's end -------------------------------------------------------------------
+ */
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {

@@ -78,6 +78,7 @@ fi
 	echo "$bindir/gpuload"
 	echo "$bindir/gpupool"
 	echo "$libdir/libgpushare.so"
+	[ ! -f "$build/gpupool.so" ] || echo "$libdir/gpupool.so" # the SPANK plugin, with Slurm's headers
 	echo "$mandir/man1/gpupool.1"
 	echo "$unit"
 	echo "$config"

@@ -6,9 +6,12 @@
 # LD_PRELOAD; --gpu-mem=abc fails the submission with one line and no job;
 # a step without GPUs gets no library; sbatch with #SBATCH --gpu-mem and
 # inner steps: one library, one task id per step; the limits leave the
-# region with the step.
-# usage: test-spank.sh PLUGIN LIBGPUSHARE GPULOAD GPUPOOL
-plugin=$1 shim=$2 gl=$3 gp=$4
+# region with the step; --gpu-compute 70/30 split the GPU within 2
+# points; a --gpu-priority=8 step keeps its latency beside a priority-2
+# burner; root's `gpupool region set` changes a running step's share;
+# SIGKILL of a step's process frees its memory within 1 s.
+# usage: test-spank.sh PLUGIN LIBGPUSHARE GPULOAD GPUPOOL NVML-PROBE
+plugin=$1 shim=$2 gl=$3 gp=$4 probe=$5
 . "$(dirname "$0")/../lib.sh"
 [ -f "$plugin" ] || { echo "SKIP: gpupool.so was not built: Slurm's headers (libslurm-dev) are missing"; exit 77; }
 . "$(dirname "$0")/slurm-lib.sh"
@@ -78,6 +81,89 @@ grep -qx "batch id=slurm-$job.batch preload=$shim" "$tmp/job.out" &&
 grep '^{' "$tmp/job.out" >"$tmp/job.json"
 check "an inner step has the job's --gpu-mem=2G" '.[0] | .allocated_mib == 2048 and .oom' \
 	"$tmp/job.json"
+
+# Compute: --gpu-compute=30 and 70 (hard) on one GPU, burning at once:
+# the split of the device's busy time as NVML sees it, within 2 points.
+step_pid() { # FILE: the pid a step printed (pid=N), once it has
+	for _ in $(seq 100); do
+		p=$(sed -n 's/^pid=\([0-9]*\).*/\1/p' "$1" 2>/dev/null)
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.1
+	done
+}
+srun --gres=shard:4 --gpu-compute=70 sh -c 'echo pid=$$; exec "$0" burn --duration 5 --json' "$gl" \
+	>"$tmp/b70.out" 2>&1 &
+b70=$!
+srun --gres=shard:4 --gpu-compute=30 sh -c 'echo pid=$$; exec "$0" burn --duration 5 --json' "$gl" \
+	>"$tmp/b30.out" 2>&1 &
+b30=$!
+p70=$(step_pid "$tmp/b70.out") p30=$(step_pid "$tmp/b30.out")
+sleep 3.5
+"$probe" >"$tmp/split.json"
+wait "$b70" "$b30"
+check "steps at --gpu-compute=70 and 30 split the GPU 70/30 within 2 points" \
+	"[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | add |
+	 .[\"${p70:-0}\"] as \$a | .[\"${p30:-0}\"] as \$b | \$a + \$b > 0 and
+	 (\$a / (\$a + \$b) | . >= 0.68 and . <= 0.72) and \$a <= 72 and \$b <= 32" "$tmp/split.json" ||
+	cat "$tmp/b70.out" "$tmp/b30.out"
+
+# Priority: a --gpu-priority=8 latency probe beside a --gpu-priority=2
+# burner waits about one kernel more than alone (the burner keeps the
+# idle time), compared by the median and the mean as the shim's own test.
+# Both may use the whole GPU (--gpu-compute=100): priority alone decides.
+runs "a priority-8 probe alone" "$tmp/alone.json" -- \
+	srun --gres=shard:8 --gpu-compute=100 --gpu-priority=8 "$gl" latency --duration 2 --json
+srun --gres=shard:8 --gpu-compute=100 --gpu-priority=2 "$gl" burn --duration 4 --json \
+	>"$tmp/burner.json" 2>&1 &
+burner=$!
+sleep 0.7
+runs "the same beside a priority-2 burner" "$tmp/beside.json" -- \
+	srun --gres=shard:8 --gpu-compute=100 --gpu-priority=8 "$gl" latency --duration 2 --json
+wait "$burner"
+check "the high-priority step keeps its latency beside the burner" \
+	'.[1].p50_us <= .[0].p50_us + 2000 and .[1].mean_us <= .[0].mean_us + 2000' \
+	"$tmp/alone.json" "$tmp/beside.json"
+
+# Live change: root on the node sets a running step's share in its
+# region's limits table (`gpupool region set`); it applies at the next turn.
+srun --gres=shard:4 --gpu-compute=80 sh -c 'echo "pid=$$ id=$GPUPOOL_TASK_ID"; exec "$0" burn --duration 4 --json' \
+	"$gl" >"$tmp/live.out" 2>&1 &
+live=$!
+lp=$(step_pid "$tmp/live.out")
+lid=$(sed -n 's/^pid=[0-9]* id=//p' "$tmp/live.out")
+sleep 1.5
+"$probe" >"$tmp/before.json"
+uuid=$(jq -r '.devices[0].uuid' "$tmp/before.json")
+runs "gpupool region set changes the step's share" "$tmp/set.out" -- \
+	"$gp" region set "$uuid" "$lid" --compute 20 --dir "$run"
+sleep 1.2
+"$probe" >"$tmp/after.json"
+wait "$live"
+check "the step burns at most 80 % before and 20 % after" \
+	"(.[0].devices[0].samples[] | select(.pid == ${lp:-0}) | .sm_util) >= 60 and
+	 (.[1].devices[0].samples[] | select(.pid == ${lp:-0}) | .sm_util) <= 24" \
+	"$tmp/before.json" "$tmp/after.json"
+
+# SIGKILL of a step's process: its memory is free within 1 s, as NVML sees it.
+srun --gres=shard:4 sh -c 'echo pid=$$; exec "$0" alloc --mib 1024 --hold 60 --json' "$gl" \
+	>"$tmp/hold.out" 2>&1 &
+holder=$!
+hp=$(step_pid "$tmp/hold.out")
+for _ in $(seq 100); do grep -q '^{' "$tmp/hold.out" && break; sleep 0.1; done
+"$probe" >"$tmp/held.json"
+check "a step holds 1 GiB on the GPU" \
+	"[.[0].devices[0].processes[] | select(.pid == ${hp:-0}) | .mem_mib] == [1024]" "$tmp/held.json"
+kill -9 "${hp:-0}"
+freed=no
+for _ in $(seq 10); do
+	"$probe" >"$tmp/after-kill.json"
+	jq -e "[.devices[0].processes[] | select(.pid == ${hp:-0})] == []" "$tmp/after-kill.json" \
+		>/dev/null && { freed=yes; break; }
+	sleep 0.1
+done
+[ "$freed" = yes ] && ok "SIGKILL frees the step's memory within 1 s" ||
+	bad "SIGKILL frees the step's memory within 1 s" "$tmp/after-kill.json"
+wait "$holder" 2>/dev/null
 
 # The steps' limits leave with them.
 "$gp" region ls --dir "$run" --json >"$tmp/regions.json" 2>&1

@@ -18,7 +18,7 @@
 
 static struct gp_slurm_site site_of(const char *a, const char *b, const char *c)
 {
-	char *argv[4] = { "preload=/usr/lib/gpupool/libgpushare.so" };
+	char *argv[4] = {"preload=/usr/lib/gpupool/libgpushare.so"};
 	int argc = 1;
 	struct gp_slurm_site s;
 	char err[256];
@@ -35,10 +35,11 @@ static struct gp_slurm_site site_of(const char *a, const char *b, const char *c)
 
 static void the_sites_arguments_are_read_and_checked(void **state)
 {
-	struct gp_slurm_site s = site_of("shards=8", "qos=high:8,normal:5", "mem_max=16G");
-	char *bad[] = { "preload=/x", "shards=0" };
-	char *unknown[] = { "preload=/x", "colour=blue" };
-	char *none[] = { "run_dir=/run/gpupool" };
+	struct gp_slurm_site s =
+		site_of("shards=8", "qos=high:8,normal:5", "mem_max=16G");
+	char *bad[] = {"preload=/x", "shards=0"};
+	char *unknown[] = {"preload=/x", "colour=blue"};
+	char *none[] = {"run_dir=/run/gpupool"};
 	char err[256];
 
 	(void)state;
@@ -62,17 +63,24 @@ static void bad_options_say_what_to_give(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_MEM, "2G", &u, err, sizeof(err)), 0);
+	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_MEM, "2G", &u, err, sizeof(err)),
+			 0);
 	assert_int_equal(u.mem, 2 * GIB);
-	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_MEM, "abc", &u, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "--gpu-mem=abc: not a size of device memory; give e.g. 2G or 512M");
-	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_COMPUTE, "101", &u, err, sizeof(err)),
+	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_MEM, "abc", &u, err, sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_PRIORITY, "10", &u, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_ISOLATION, "soft", &u, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_PRIORITY, "9", &u, err, sizeof(err)), 0);
+	assert_string_equal(
+		err, "--gpu-mem=abc: not a size of device memory; give e.g. 2G or 512M");
+	assert_int_equal(
+		gp_slurm_option(GP_SLURM_OPT_COMPUTE, "101", &u, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(
+		gp_slurm_option(GP_SLURM_OPT_PRIORITY, "10", &u, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(
+		gp_slurm_option(GP_SLURM_OPT_ISOLATION, "soft", &u, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(
+		gp_slurm_option(GP_SLURM_OPT_PRIORITY, "9", &u, err, sizeof(err)), 0);
 	assert_int_equal(u.priority, 9);
 }
 
@@ -80,8 +88,9 @@ static void a_step_gets_its_shards_part(void **state)
 {
 	struct gp_slurm_site s = site_of(NULL, NULL, NULL);
 	struct gp_slurm_user u = GP_SLURM_USER_NONE;
-	struct gp_slurm_step four = { .devices = 1, .shards = 4, .device_mem = 15360 * MIB };
-	struct gp_slurm_step whole = { .devices = 2, .device_mem = 80 * GIB };
+	struct gp_slurm_step four = {
+		.devices = 1, .shards = 4, .device_mem = 15360 * MIB};
+	struct gp_slurm_step whole = {.devices = 2, .device_mem = 80 * GIB};
 	struct gp_task_limits l;
 	char err[256];
 
@@ -100,8 +109,8 @@ static void options_qos_and_bounds(void **state)
 {
 	struct gp_slurm_site s = site_of("qos=high:8", "compute_max=50", "mem_max=8G");
 	struct gp_slurm_user u = GP_SLURM_USER_NONE;
-	struct gp_slurm_step step = { .devices = 1, .shards = 4, .qos = "high",
-				      .device_mem = 16 * GIB };
+	struct gp_slurm_step step = {
+		.devices = 1, .shards = 4, .qos = "high", .device_mem = 16 * GIB};
 	struct gp_task_limits l;
 	char err[256];
 
