@@ -266,6 +266,7 @@ static json_t *task_json(const struct device_view *v, const struct gp_task_info 
 	json_object_set_new(obj, "priority", json_integer(t->limits.priority));
 	json_object_set_new(obj, "isolation", json_string(isolation_name(t->limits.isolation)));
 	json_object_set_new(obj, "processes", json_integer(t->processes));
+	json_object_set_new(obj, "used_ms", json_integer((json_int_t)(t->used_ns / 1000000)));
 	json_object_set_new(obj, "generation", json_integer((json_int_t)t->generation));
 	json_object_set_new(obj, "managed", json_boolean(t->managed));
 	return obj;

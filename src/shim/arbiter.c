@@ -440,6 +440,7 @@ static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 	atomic_store(&t->refilled_ns, now);
 	atomic_fetch_add(&t->vtime, held * 100 / (share ? share : 100));
 	atomic_fetch_add(&me->used_ns, held);
+	gp_region_charge(a->region, a->slot, held);
 	if (!urgent)
 		release(a);
 }

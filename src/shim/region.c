@@ -66,7 +66,7 @@
 #include "shim/limits-table.h"
 
 #define REGION_MAGIC 0x3130676572706721ULL      /* "!gpreg01" */
-#define REGION_VERSION 1
+#define REGION_VERSION 2        /* 2: a task's used_ns */
 #define RUN_DIR "/run/gpupool"
 
 enum { TASK_FREE = 0, TASK_ACTIVE = 1 };
@@ -80,6 +80,7 @@ struct task {
 	_Atomic uint32_t priority;
 	_Atomic uint32_t isolation;
 	_Atomic uint64_t generation;
+	_Atomic uint64_t used_ns;       /* device time its processes held (the arbiter's) */
 };
 
 struct slot {
@@ -261,6 +262,7 @@ static int task_create(struct shared *sh, const char *id, const struct gp_task_l
 			memcpy(k->id, id, strlen(id));
 			limits_store(k, l);
 			atomic_store(&k->generation, 1);
+			atomic_store(&k->used_ns, 0);
 			atomic_store(&k->state, TASK_ACTIVE);
 			return t;
 		}
@@ -743,6 +745,17 @@ static int region_task_set(struct gp_region *r, const char *id, const struct gp_
 	return err;
 }
 
+void gp_region_charge(struct gp_region *r, int slot, uint64_t ns)
+{
+	int tix;
+
+	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
+		return;
+	tix = atomic_load(&r->sh->slot[slot].task);
+	if (tix >= 0 && tix < GP_REGION_TASKS)
+		atomic_fetch_add(&r->sh->task[tix].used_ns, ns);
+}
+
 int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits)
 {
 	int err;
@@ -766,6 +779,7 @@ static void info_usage(struct gp_region *r, const char *id, struct gp_task_info 
 		return;
 	locked = gp_pshared_mutex_lock(&r->sh->task[tix].lock) == 0;
 	info->mem_used = task_sum(r->sh, tix, &info->processes);
+	info->used_ns = atomic_load(&r->sh->task[tix].used_ns);
 	if (locked)
 		pthread_mutex_unlock(&r->sh->task[tix].lock);
 }
@@ -785,6 +799,7 @@ static bool info_of_region(struct gp_region *r, int tix, bool live_only,
 	limits_load(t, &info->limits);
 	info->mem_used = task_sum(r->sh, tix, &info->processes);
 	info->generation = atomic_load(&t->generation);
+	info->used_ns = atomic_load(&t->used_ns);
 	if (locked)
 		pthread_mutex_unlock(&t->lock);
 	return !live_only || info->processes > 0;

@@ -78,6 +78,9 @@ struct gp_task_info {
 	uint64_t mem_used;              /* live processes only */
 	unsigned processes;
 	uint64_t generation;            /* bumped by every change of limits */
+	uint64_t used_ns;               /* device time its processes held, as the arbiter
+					 * charged it, while its entry lives (cooperative:
+					 * the region is the tasks' to write) */
 	bool managed;                   /* the limits are the limits table's */
 };
 
@@ -151,6 +154,10 @@ int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max);
 
 /* Frees the slots (and so the memory) of processes that died. */
 void gp_region_reclaim(struct gp_region *r);
+
+/* Charges device time to the task of slot `slot` (the arbiter, at the
+ * end of each turn). */
+void gp_region_charge(struct gp_region *r, int slot, uint64_t ns);
 
 /* Live changes, by task id: -ENOENT for an unknown task, -EINVAL for an
  * out-of-range value. Takes effect at the tasks' next check. Managed, it

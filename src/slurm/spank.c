@@ -17,17 +17,31 @@
  *   - slurm_spank_task_init, in each task as its user, before exec: the
  *     environment libgpushare reads (LD_PRELOAD once, even where the batch
  *     step's already has it; the task id and secret; the run directory).
+ *   - slurm_spank_task_exit, in slurmstepd as root, after the step's last
+ *     task: its figures on each GPU (wall time, share, allocated
+ *     GPU-seconds, used GPU-seconds as the regions charged them) to the
+ *     slurmd log and the job's AdminComment (scontrol update, where sacct
+ *     shows it), while the job still runs.
  *   - slurm_spank_exit, in slurmstepd as root: the step's limits go and
  *     what its processes held is given back.
+ *   - slurm_spank_job_epilog, in slurmd as root: the job's figures file
+ *     goes.
  * A step without GPUs is left untouched. */
 #include <stdint.h> /* before spank.h, which uses uint32_t without it */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -45,13 +59,43 @@ static struct gp_slurm_user user = {.priority = -1, .isolation = -1};
 /* The step this slurmstepd runs, once init_post_opt found its GPUs. */
 static struct {
 	bool on;
+	uint32_t job;
 	char id[GP_TASK_ID_MAX];
 	char secret[GP_TASK_SECRET_LEN + 1];
+	struct gp_task_limits limits;
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+	unsigned exited;   /* tasks ended */
+	bool reported;	   /* its figures */
 	unsigned devices;
+	char uuid[GP_AGENT_DEVICES_MAX][GP_DEVICE_TEXT_MAX];
 	struct gp_region *region[GP_AGENT_DEVICES_MAX];
 } step;
 
-/* ---- options ------------------------------------------------------------------- */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* `scontrol update JOB AdminComment=TEXT`, waited for. */
+static void run_scontrol(const char *job, const char *text)
+{
+	char comment[4096 + 16];
+	char *argv[] = {"scontrol", "update", (char *)job, comment, NULL};
+	pid_t pid;
+	int status;
+
+	snprintf(comment, sizeof(comment), "AdminComment=%s", text);
+	if (posix_spawnp(&pid, "scontrol", NULL, NULL, argv, environ) != 0)
+		return;
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		slurm_error("gpupool: scontrol update %s AdminComment=… failed", job);
+}
+
+/* ---- options --------------------------------------------------------------- */
 
 static int option_cb(int val, const char *optarg, int remote)
 {
@@ -101,7 +145,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* ---- the step's GPUs --------------------------------------------------------------- */
+/* ---- the step's GPUs ------------------------------------------------------- */
 
 /* The job's environment variable `name` as a number (0: absent). */
 static unsigned env_number(spank_t sp, const char *name)
@@ -193,9 +237,30 @@ static gid_t group_of(spank_t sp)
 	return gid;
 }
 
-/* Writes the step's limits into the regions of its devices. */
-static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int n,
-		      const struct gp_task_limits *limits)
+/* Holds the node's lock on preparing regions: steps starting at once on
+ * one GPU would make its files at once. The lock goes with the fd. */
+static int prepare_lock(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	gp_region_dir(site.run_dir[0] ? site.run_dir : NULL, path, sizeof(path));
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -1;
+	snprintf(path + strlen(path), sizeof(path) - strlen(path),
+		 "/.slurm-prepare.lock");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Writes the step's limits into the regions of its devices, under the
+ * node's lock. */
+static int step_admit_locked(spank_t sp, const struct gp_agent_device *const *dev, int n,
+			     const struct gp_task_limits *limits)
 {
 	gid_t group = group_of(sp);
 	const char *dir = site.run_dir[0] ? site.run_dir : NULL;
@@ -208,8 +273,10 @@ static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int 
 
 		if (r == 0)
 			r = gp_region_open(dir, dev[i]->uuid, total, &step.region[i]);
-		if (r == 0)
+		if (r == 0) {
+			snprintf(step.uuid[i], sizeof(step.uuid[i]), "%s", dev[i]->uuid);
 			step.devices = (unsigned)i + 1;
+		}
 		if (r == 0)
 			r = gp_region_task_admit(step.region[i], step.id, step.secret,
 						 limits);
@@ -220,6 +287,16 @@ static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int 
 		}
 	}
 	return 0;
+}
+
+static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int n,
+		      const struct gp_task_limits *limits)
+{
+	int lock = prepare_lock(), r = step_admit_locked(sp, dev, n, limits);
+
+	if (lock >= 0)
+		close(lock);
+	return r;
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
@@ -260,14 +337,16 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return -1;
 	}
 	step_name(sp, step.id, sizeof(step.id));
+	spank_get_item(sp, S_JOB_ID, &step.job);
+	step.limits = limits;
+	step.start_ns = now_ns();
 	if (step_admit(sp, dev, n, &limits) < 0)
 		return -1;
 	step.on = true;
 	return 0;
 }
 
-/* ---- each task ------------------------------------------------------------------------
- */
+/* ---- each task ------------------------------------------------------------- */
 
 /* LD_PRELOAD with libgpushare first, once: the batch step's tasks pass
  * theirs on to the steps they start. */
@@ -304,8 +383,102 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* ---- the step's end -------------------------------------------------------------------
- */
+/* ---- the step's end: its figures ------------------------------------------- */
+
+/* The device time the step's processes held on its i-th device (the
+ * arbiter's, charged in the region), in ns. */
+static uint64_t step_used_ns(unsigned i)
+{
+	struct gp_task_info info[GP_REGION_TASKS];
+	int n = gp_region_tasks(step.region[i], info, GP_REGION_TASKS);
+
+	for (int k = 0; k < n && k < GP_REGION_TASKS; k++)
+		if (strcmp(info[k].id, step.id) == 0)
+			return info[k].used_ns;
+	return 0;
+}
+
+/* The step's figures, a device each: its time, share, allocated and
+ * used GPU-seconds, memory limit. */
+static void step_figures(char *buf, size_t len)
+{
+	double wall = (double)(now_ns() - step.start_ns) / 1e9;
+	size_t used = (size_t)snprintf(buf, len, "gpupool %s:", step.id);
+
+	for (unsigned i = 0; i < step.devices && used < len; i++)
+		used += (size_t)snprintf(
+			buf + used, len - used,
+			" %s %.1f s at %u %%, allocated %.2f GPU-s, used %.2f "
+			"GPU-s, memory %llu MiB%s",
+			step.uuid[i], wall, step.limits.compute,
+			wall * step.limits.compute / 100, (double)step_used_ns(i) / 1e9,
+			(unsigned long long)(step.limits.mem_bytes >> 20),
+			i + 1 < step.devices ? ";" : "");
+}
+
+/* The job's figures so far, a step a line, kept by root in the run
+ * directory (the job's AdminComment is rewritten whole from it). */
+static void job_file(char *buf, size_t len)
+{
+	gp_region_dir(site.run_dir[0] ? site.run_dir : NULL, buf, len);
+	snprintf(buf + strlen(buf), len - strlen(buf), "/slurm-job-%" PRIu32 ".txt",
+		 step.job);
+}
+
+/* Adds the step's figures to the job's AdminComment (scontrol, as root:
+ * what sacct shows users where accounting keeps it). */
+static void job_comment(const char *figures)
+{
+	char path[PATH_MAX], all[4096] = "", id[32];
+	size_t n = 0;
+	FILE *f;
+
+	job_file(path, sizeof(path));
+	f = fopen(path, "a+e");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", figures);
+	rewind(f);
+	n = fread(all, 1, sizeof(all) - 1, f);
+	fclose(f);
+	all[n] = '\0';
+	for (char *nl = strchr(all, '\n'); nl; nl = strchr(nl, '\n'))
+		*nl = nl[1] ? ' ' : '\0';
+	snprintf(id, sizeof(id), "JobId=%" PRIu32, step.job);
+	run_scontrol(id, all);
+}
+
+/* ---- the step's end -------------------------------------------------------- */
+
+/* The step's figures, once: to the slurmd log and the job's AdminComment. */
+static void step_report(void)
+{
+	char figures[2048];
+
+	if (step.reported)
+		return;
+	step.reported = true;
+	step_figures(figures, sizeof(figures));
+	slurm_info("%s", figures);
+	job_comment(figures);
+}
+
+/* slurmstepd, as root, as each task ends: after the last, the step's
+ * figures (before the step's end lets the job end, after which its
+ * AdminComment cannot change). */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	uint32_t tasks = 0;
+
+	(void)ac;
+	(void)av;
+	if (!step.on)
+		return 0;
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &tasks);
+	if (++step.exited >= tasks)
+		step_report();
+	return 0;
+}
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
@@ -313,11 +486,26 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!spank_remote(sp) || !step.on)
 		return 0;
+	step_report();
 	for (unsigned i = 0; i < step.devices; i++) {
 		gp_region_task_forget(step.region[i], step.id);
 		gp_region_reclaim(step.region[i]);
 		gp_region_close(step.region[i]);
 	}
 	step.on = false;
+	return 0;
+}
+
+/* slurmd, as root, at the job's end: its figures file goes. */
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char path[PATH_MAX];
+
+	(void)ac;
+	(void)av;
+	if (spank_get_item(sp, S_JOB_ID, &step.job) != ESPANK_SUCCESS)
+		return 0;
+	job_file(path, sizeof(path));
+	unlink(path);
 	return 0;
 }
