@@ -289,6 +289,18 @@ static int step_admit_locked(spank_t sp, const struct gp_agent_device *const *de
 	return 0;
 }
 
+/* Takes the step's limits out of its devices' regions and gives back
+ * what its processes held. */
+static void step_forget(void)
+{
+	for (unsigned i = 0; i < step.devices; i++) {
+		gp_region_task_forget(step.region[i], step.id);
+		gp_region_reclaim(step.region[i]);
+		gp_region_close(step.region[i]);
+	}
+	step.devices = 0;
+}
+
 static int step_admit(spank_t sp, const struct gp_agent_device *const *dev, int n,
 		      const struct gp_task_limits *limits)
 {
@@ -340,8 +352,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	spank_get_item(sp, S_JOB_ID, &step.job);
 	step.limits = limits;
 	step.start_ns = now_ns();
-	if (step_admit(sp, dev, n, &limits) < 0)
+	if (step_admit(sp, dev, n, &limits) < 0) {
+		step_forget();
 		return -1;
+	}
 	step.on = true;
 	return 0;
 }
@@ -487,11 +501,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (!spank_remote(sp) || !step.on)
 		return 0;
 	step_report();
-	for (unsigned i = 0; i < step.devices; i++) {
-		gp_region_task_forget(step.region[i], step.id);
-		gp_region_reclaim(step.region[i]);
-		gp_region_close(step.region[i]);
-	}
+	step_forget();
 	step.on = false;
 	return 0;
 }
