@@ -1,12 +1,13 @@
 # slurm-lib.sh — real Slurm daemons for the tests of the SPANK plugin;
 # sourced after ../lib.sh. slurm_start PLUGSTACK-LINE GPUS SHARDS writes a
 # single-node configuration in $tmp/slurm (this host's short name, state
-# and spool there, proctrack/linuxproc, task/none, select/cons_tres,
+# and spool there, munge authentication through a munged of the test's
+# own, proctrack/linuxproc, task/none, select/cons_tres,
 # GresTypes=gpu,shard, one device file per simulated GPU made with mknod),
-# starts slurmctld and slurmd, and waits until the node is idle.
+# starts munged, slurmctld and slurmd, and waits until the node is idle.
 # slurm_stop stops them by their pids (also at exit). Skips (77) where
 # Slurm or root is missing.
-for cmd in slurmctld slurmd srun sbatch scontrol; do
+for cmd in munged slurmctld slurmd srun sbatch scontrol; do
 	command -v "$cmd" >/dev/null 2>&1 || { echo "SKIP: $cmd is not installed (scripts/install-deps.sh installs Slurm)"; exit 77; }
 done
 [ "$(id -u)" = 0 ] || { echo "SKIP: slurmd runs jobs as their users only as root"; exit 77; }
@@ -20,11 +21,23 @@ slurm_ports() {
 	ctld_port=$base slurmd_port=$((base + 1))
 }
 
+# munged as the munge user, its socket in $sl/munge (the package's key).
+munge_start() {
+	chmod 711 "$tmp" "$sl"
+	mkdir -p "$sl/munge"
+	chown munge:munge "$sl/munge" && chmod 711 "$sl/munge" || return 1
+	[ -s "$sl/munge/munged.pid" ] && kill -0 "$(cat "$sl/munge/munged.pid")" 2>/dev/null && return 0
+	runuser -u munge -- munged --socket="$sl/munge/munge.socket" \
+		--pid-file="$sl/munge/munged.pid" --log-file="$sl/munge/munged.log" \
+		--seed-file="$sl/munge/munged.seed" || { bad "munged starts" "$sl/munge/munged.log"; return 1; }
+}
+
 slurm_start() {
 	plug=$1 gpus=$2 shards=$3
 	host=$(hostname -s)
 	slurm_ports
 	mkdir -p "$sl/state" "$sl/spool" "$sl/dev" "$sl/log"
+	munge_start || return 1
 	i=0
 	while [ "$i" -lt "$gpus" ]; do
 		[ -e "$sl/dev/nvidia$i" ] || mknod "$sl/dev/nvidia$i" c 1 3
@@ -35,8 +48,9 @@ ClusterName=gpupool-test
 SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
-AuthType=auth/none
-CredType=cred/none
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$sl/munge/munge.socket
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 StateSaveLocation=$sl/state
@@ -76,7 +90,7 @@ CONF
 }
 
 slurm_stop() {
-	for f in slurmd slurmctld; do
+	for f in slurmd slurmctld munge/munged; do
 		[ -s "$sl/$f.pid" ] || continue
 		pid=$(cat "$sl/$f.pid")
 		kill "$pid" 2>/dev/null
