@@ -147,6 +147,7 @@ static const struct {
 	{"--gpu-compute", "not a percentage of the device; give 1-100"},
 	{"--gpu-priority", "not a priority; give 0 (lowest) to 9"},
 	{"--gpu-isolation", "give hard (a cap) or shared (a guarantee)"},
+	{"--gpu-report", "takes no value"},
 };
 
 /* Reads one option's value into *u: false when it is not one. */
@@ -165,6 +166,7 @@ static bool option_read(enum gp_slurm_option which, const char *value,
 			return false;
 		u->priority = (int)n;
 		return true;
+	case GP_SLURM_OPT_REPORT: u->report = true; return true;
 	case GP_SLURM_OPT_ISOLATION:
 		if (!value || !isolation_of(value, &iso))
 			return false;

@@ -46,6 +46,7 @@ enum gp_slurm_option {
 	GP_SLURM_OPT_COMPUTE,	/* --gpu-compute=PCT */
 	GP_SLURM_OPT_PRIORITY,	/* --gpu-priority=0-9 */
 	GP_SLURM_OPT_ISOLATION, /* --gpu-isolation=hard|shared */
+	GP_SLURM_OPT_REPORT,	/* --gpu-report (no value) */
 };
 
 struct gp_slurm_user {
@@ -53,6 +54,7 @@ struct gp_slurm_user {
 	unsigned compute; /* 0: from the shards */
 	int priority;	  /* -1: the QOS's or the site's */
 	int isolation;	  /* -1: the site's */
+	bool report;	  /* srun prints the step's figures at its end */
 };
 
 #define GP_SLURM_USER_NONE ((struct gp_slurm_user){.priority = -1, .isolation = -1})

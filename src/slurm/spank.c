@@ -23,7 +23,8 @@
  *     slurmd log and the job's AdminComment (scontrol update, where sacct
  *     shows it), while the job still runs.
  *   - slurm_spank_exit, in slurmstepd as root: the step's limits go and
- *     what its processes held is given back.
+ *     what its processes held is given back; in srun, with --gpu-report,
+ *     the step's figures from the AdminComment on stderr.
  *   - slurm_spank_job_epilog, in slurmd as root: the job's figures file
  *     goes.
  * A step without GPUs is left untouched. */
@@ -127,6 +128,8 @@ static struct spank_option options[] = {
 	 "gpupool: hard caps the share, shared lends idle "
 	 "time",
 	 1, GP_SLURM_OPT_ISOLATION, option_cb},
+	{"gpu-report", NULL, "gpupool: srun prints the step's GPU figures at its end", 0,
+	 GP_SLURM_OPT_REPORT, option_cb},
 };
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -494,10 +497,44 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* srun, --gpu-report: the step's figures, as the job's AdminComment has
+ * them (written on the step's node before the step ended), on stderr. */
+static void report_print(void)
+{
+	/* srun's own environment names its job and step (spank_get_item
+	 * has neither in srun's exit). */
+	const char *job = getenv("SLURM_JOB_ID"), *id = getenv("SLURM_STEP_ID");
+	char want[64], line[8192], cmd[64];
+	FILE *in;
+
+	if (!job || !id || strspn(job, "0123456789") != strlen(job))
+		return;
+	snprintf(want, sizeof(want), "gpupool slurm-%.20s.%.20s:", job, id);
+	snprintf(cmd, sizeof(cmd), "scontrol show job %.20s", job);
+	in = popen(cmd, "re");
+	while (in && fgets(line, sizeof(line), in)) {
+		char *at = strstr(line, want), *next;
+
+		if (!strstr(line, "AdminComment=") || !at)
+			continue;
+		next = strstr(at + 1, " gpupool slurm-");
+		if (next)
+			*next = '\0';
+		at[strcspn(at, "\n")] = '\0';
+		for (size_t n = strlen(at); n && at[n - 1] == ' ';)
+			at[--n] = '\0';
+		fprintf(stderr, "%s\n", at);
+	}
+	if (in)
+		pclose(in);
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
+	if (!spank_remote(sp) && spank_context() == S_CTX_LOCAL && user.report)
+		report_print();
 	if (!spank_remote(sp) || !step.on)
 		return 0;
 	step_report();

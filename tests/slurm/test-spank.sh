@@ -192,6 +192,11 @@ else
 	bad "used ${used:-?} GPU-s: the burner's own kernel time (${got:-?} s) and more, within the ${alloc:-?} allocated" "$tmp/acct.out"
 fi
 
+# --gpu-report: srun prints the step's figures at its end.
+expect "srun --gpu-report prints the step's figures" 0 \
+	'^gpupool slurm-[0-9]+\.0: GPU-[0-9a-f-]+ [0-9.]+ s at 25 %, allocated [0-9.]+ GPU-s, used [0-9.]+ GPU-s, memory 3840 MiB$' -- \
+	srun --gres=shard:4 --gpu-report "$gl" burn --duration 0.5
+
 # The steps' limits leave with them.
 "$gp" region ls --dir "$run" --json >"$tmp/regions.json" 2>&1
 check "no step's limits are left in the region" \

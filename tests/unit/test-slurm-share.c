@@ -82,6 +82,9 @@ static void bad_options_say_what_to_give(void **state)
 	assert_int_equal(
 		gp_slurm_option(GP_SLURM_OPT_PRIORITY, "9", &u, err, sizeof(err)), 0);
 	assert_int_equal(u.priority, 9);
+	assert_int_equal(gp_slurm_option(GP_SLURM_OPT_REPORT, NULL, &u, err, sizeof(err)),
+			 0);
+	assert_true(u.report);
 }
 
 static void a_step_gets_its_shards_part(void **state)
