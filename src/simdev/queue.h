@@ -5,7 +5,8 @@
  * executes in submission order on one simdev device, so that a launch
  * returns at once and the caller waits only when it synchronizes, as on a
  * real device. hip/hip.c (a queue per device), cambricon/cndrv.c (per
- * context) and intel/ze.c (per command queue and immediate list) use it.
+ * context), intel/ze.c (per command queue and immediate list) and
+ * ascend/runtime.c (per opened device) use it.
  *
  * An operation is the runtime's own struct, of the size given to
  * sim_queue_new, that begins with a struct sim_op: copied into the queue

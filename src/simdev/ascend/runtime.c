@@ -28,8 +28,8 @@
  * compute nothing; any stub function launches.
  *
  * Launches are asynchronous as on a real NPU: each opened device has one
- * worker thread that executes its queue (kernels, event records) in
- * submission order across its streams; a stream, an event or the device is
+ * work queue (simdev/queue.h: its worker executes kernels and event
+ * records in submission order across the device's streams); a stream, an event or the device is
  * finished when the worker has passed its last operation. Errors are the
  * runtime's external codes (ACL_ERROR_RT_*, gp-ascend.h), which ACL passes
  * on. Only the rt* names are exported (libruntime.map). */
@@ -44,6 +44,7 @@
 
 #include "include/gp-ascend.h"
 #include "simdev/ascend/visible.h"
+#include "simdev/queue.h"
 #include "simdev/simdev.h"
 
 #define MAGIC_STREAM 0x4153544du
@@ -56,7 +57,7 @@ struct npu;
 struct stream {
 	uint32_t magic;
 	struct npu *npu;
-	uint64_t last_seq;              /* of its last operation; under npu->lock */
+	_Atomic uint64_t last_seq;      /* of its last operation (sim_queue_submit's `last`) */
 };
 
 struct event {
@@ -65,26 +66,12 @@ struct event {
 	uint64_t seq;                   /* operation that records it */
 };
 
-enum op_kind { OP_KERNEL, OP_EVENT };
-
-struct op {
-	struct op *next;
-	enum op_kind kind;
-	uint64_t seq;
-	uint64_t ns;                    /* OP_KERNEL */
-};
-
-/* A device this process opened: its queue and worker. Lives from the
- * first rtSetDevice to the last rtDeviceReset. */
+/* A device this process opened: its queue. Lives from the first
+ * rtSetDevice to the last rtDeviceReset. */
 struct npu {
 	int dev;                        /* simdev index */
 	int opened;                     /* SetDevice calls not yet reset; under global_lock */
-	pthread_mutex_t lock;           /* guards the queue and counters below */
-	pthread_cond_t work, done;
-	struct op *head, *tail;
-	uint64_t submitted, completed;
-	bool stopping;
-	pthread_t worker;
+	struct sim_queue *q;            /* kernels (their device time) and event records (none) */
 	struct stream default_stream;
 };
 
@@ -133,7 +120,7 @@ static rtError_t ready(void)
 			return r_;              \
 	} while (0)
 
-/* ---- the worker: executing a device's queue ------------------------- */
+/* ---- the device's queue ---------------------------------------------- */
 
 static uint64_t default_kernel_ns(void)
 {
@@ -142,75 +129,20 @@ static uint64_t default_kernel_ns(void)
 	return us && atol(us) > 0 ? (uint64_t)atol(us) * 1000 : 10000;
 }
 
-static void *worker_main(void *arg)
+/* Queues an operation of ns of device time (0: an event record) on
+ * stream s; returns its sequence number, 0 when out of host memory. */
+static uint64_t op_submit(struct stream *s, uint64_t ns)
 {
-	struct npu *d = arg;
+	uint64_t seq = 0;
 
-	pthread_mutex_lock(&d->lock);
-	for (;;) {
-		struct op *op;
-
-		while (!d->head && !d->stopping)
-			pthread_cond_wait(&d->work, &d->lock);
-		if (!d->head)
-			break;
-		op = d->head;
-		d->head = op->next;
-		if (!d->head)
-			d->tail = NULL;
-		pthread_mutex_unlock(&d->lock);
-		if (op->kind == OP_KERNEL)
-			sim_device_run(sim, d->dev, op->ns);
-		pthread_mutex_lock(&d->lock);
-		d->completed = op->seq;
-		pthread_cond_broadcast(&d->done);
-		free(op);
-	}
-	pthread_mutex_unlock(&d->lock);
-	return NULL;
-}
-
-/* Queues an operation on stream s; returns its sequence number, 0 when
- * out of host memory. */
-static uint64_t op_submit(struct stream *s, enum op_kind kind, uint64_t ns)
-{
-	struct npu *d = s->npu;
-	struct op *op = calloc(1, sizeof(*op));
-	uint64_t seq;
-
-	if (!op)
+	if (sim_queue_submit(s->npu->q, &(struct sim_op){ .ns = ns }, 1, &s->last_seq, &seq) < 0)
 		return 0;
-	op->kind = kind;
-	op->ns = ns;
-	pthread_mutex_lock(&d->lock);
-	seq = op->seq = ++d->submitted;
-	s->last_seq = seq;
-	if (d->tail)
-		d->tail->next = op;
-	else
-		d->head = op;
-	d->tail = op;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
 	return seq;
 }
 
 static void wait_for(struct npu *d, uint64_t seq)
 {
-	pthread_mutex_lock(&d->lock);
-	while (d->completed < seq)
-		pthread_cond_wait(&d->done, &d->lock);
-	pthread_mutex_unlock(&d->lock);
-}
-
-static bool is_done(struct npu *d, uint64_t seq)
-{
-	bool done;
-
-	pthread_mutex_lock(&d->lock);
-	done = d->completed >= seq;
-	pthread_mutex_unlock(&d->lock);
-	return done;
+	sim_queue_wait(d->q, seq, SIM_QUEUE_FOREVER);
 }
 
 static struct npu *npu_new(int dev)
@@ -221,14 +153,10 @@ static struct npu *npu_new(int dev)
 		return NULL;
 	d->dev = dev;
 	d->default_stream = (struct stream){ .magic = MAGIC_STREAM, .npu = d };
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->work, NULL);
-	pthread_cond_init(&d->done, NULL);
-	if (pthread_create(&d->worker, NULL, worker_main, d) != 0) {
+	if (sim_queue_new(sim, dev, sizeof(struct sim_op), NULL, &d->q) < 0) {
 		free(d);
 		return NULL;
 	}
-	sim_context_add(sim, dev);
 	return d;
 }
 
@@ -238,13 +166,8 @@ static void allocs_free_on(int dev);
  * under global_lock. */
 static void npu_free(struct npu *d)
 {
-	pthread_mutex_lock(&d->lock);
-	d->stopping = true;
-	pthread_cond_signal(&d->work);
-	pthread_mutex_unlock(&d->lock);
-	pthread_join(d->worker, NULL);
+	d->q = sim_queue_free(d->q);
 	allocs_free_on(d->dev);
-	sim_context_remove(sim, d->dev);
 	d->default_stream.magic = MAGIC_DEAD;
 	free(d);
 }
@@ -338,16 +261,12 @@ rtError_t rtGetDevice(int32_t *device)
 rtError_t rtDeviceSynchronize(void)
 {
 	struct npu *d;
-	uint64_t seq;
 
 	REQUIRE_READY();
 	d = npu_current();
 	if (!d)
 		return ACL_ERROR_RT_CONTEXT_NULL;
-	pthread_mutex_lock(&d->lock);
-	seq = d->submitted;
-	pthread_mutex_unlock(&d->lock);
-	wait_for(d, seq);
+	sim_queue_drain(d->q);
 	return RT_ERROR_NONE;
 }
 
@@ -469,12 +388,7 @@ rtError_t rtStreamCreate(rtStream_t *stream, int32_t priority)
 /* Waits for the last operation queued on s. */
 static void stream_wait(struct stream *s)
 {
-	uint64_t seq;
-
-	pthread_mutex_lock(&s->npu->lock);
-	seq = s->last_seq;
-	pthread_mutex_unlock(&s->npu->lock);
-	wait_for(s->npu, seq);
+	wait_for(s->npu, atomic_load(&s->last_seq));
 }
 
 rtError_t rtStreamDestroy(rtStream_t stream)
@@ -545,7 +459,7 @@ rtError_t rtEventRecord(rtEvent_t event, rtStream_t stream)
 	s = stream_of(stream);
 	if (!s)
 		return stream ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_RT_CONTEXT_NULL;
-	seq = op_submit(s, OP_EVENT, 0);
+	seq = op_submit(s, 0);
 	if (!seq)
 		return ACL_ERROR_RT_INTERNAL_ERROR;
 	e->npu = s->npu;
@@ -560,7 +474,7 @@ rtError_t rtEventQueryStatus(rtEvent_t event, rtEventStatus_t *status)
 	REQUIRE_READY();
 	if (!e || e->magic != MAGIC_EVENT || !status)
 		return ACL_ERROR_RT_PARAM_INVALID;
-	*status = !e->npu || is_done(e->npu, e->seq) ? RT_EVENT_RECORDED : RT_EVENT_INIT;
+	*status = !e->npu || sim_queue_done(e->npu->q, e->seq) ? RT_EVENT_RECORDED : RT_EVENT_INIT;
 	return RT_ERROR_NONE;
 }
 
@@ -592,7 +506,7 @@ static rtError_t launch(const void *stub, uint32_t blockDim, const void *args, u
 		return stream ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_RT_CONTEXT_NULL;
 	if (argsSize >= sizeof(ns))
 		memcpy(&ns, args, sizeof(ns));
-	return op_submit(s, OP_KERNEL, ns) ? RT_ERROR_NONE : ACL_ERROR_RT_INTERNAL_ERROR;
+	return op_submit(s, ns) ? RT_ERROR_NONE : ACL_ERROR_RT_INTERNAL_ERROR;
 }
 
 rtError_t rtKernelLaunch(const void *stubFunc, uint32_t blockDim, void *args, uint32_t argsSize,
