@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:curl sqlite3:sqlite3
 	protoc-c:protobuf-c-compiler protoc:protobuf-compiler protoc-gen-go:protoc-gen-go
 	protoc-gen-go-grpc:protoc-gen-go-grpc node:nodejs npm:npm go:golang-go unshare:util-linux
-	slurmctld:slurmctld slurmd:slurmd srun:slurm-client munged:munge"
+	slurmctld:slurmctld slurmd:slurmd srun:slurm-client sacct:slurm-client munged:munge
+	slurmdbd:slurmdbd mariadbd:mariadb-server"
 # Development packages, checked by name with dpkg.
 LIBS="libcmocka-dev libcsv-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev nettle-dev
 	libcurl4-openssl-dev libyaml-dev libgrpc-dev libprotobuf-c-dev

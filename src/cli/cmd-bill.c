@@ -1,14 +1,18 @@
 /* cmd-bill.c — `gpupool bill`: a month's bill from the server
- * (GET /v1/bill, docs/api.md), as a table for people, CSV for
+ * (GET /v1/bill, docs/api.md), or with --slurm from a Slurm cluster's
+ * accounting (slurm/sacct.h), as a table for people, CSV for
  * spreadsheets (a header, then one line per tenant and device model) or
- * the server's JSON. The arithmetic is the server's; this only prints. */
+ * JSON. The arithmetic is the server's (server/bill.h) either way. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/month.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "server/bill.h"
+#include "slurm/sacct.h"
 
 #define PATH_LEN   160
 #define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
@@ -16,6 +20,9 @@
 struct bill_options {
 	const char *month;  /* YYYY-MM; NULL: the server's current month */
 	const char *tenant; /* NULL: all the caller may see */
+	bool slurm;	    /* from Slurm's accounting, not a server */
+	struct gp_price prices[GP_PRICES_MAX]; /* --price, with --slurm */
+	int n_prices;
 };
 
 static void bill_usage(FILE *out)
@@ -23,8 +30,11 @@ static void bill_usage(FILE *out)
 	fprintf(out,
 		"usage: gpupool bill [--month YYYY-MM] [--tenant NAME] [-o "
 		"table|csv|json]\n"
+		"       gpupool bill --slurm [--price MODEL=PRICE]... [--month YYYY-MM]\n"
+		"                    [--tenant ACCOUNT] [-o table|csv|json]\n"
 		"\n"
-		"Prints a month's bill (UTC): per tenant and device model (and its vendor), the "
+		"Prints a month's bill (UTC): per tenant and device model (and its "
+		"vendor), the "
 		"allocated\n"
 		"GPU-hours (share x hours), allocated memory GiB-hours, used GPU-hours\n"
 		"(device time the tasks used) and the cost (allocated GPU-hours x the\n"
@@ -33,7 +43,31 @@ static void bill_usage(FILE *out)
 		"\n"
 		"  --month YYYY-MM   the month (default: this one)\n"
 		"  --tenant NAME     only this tenant (admin)\n"
-		"  -o csv            a header and one line per tenant and model\n");
+		"  -o csv            a header and one line per tenant and model\n"
+		"\n"
+		"With --slurm the bill is a Slurm cluster's, read with sacct from its\n"
+		"accounting database: the figures gpupool's SPANK plugin left in each\n"
+		"job's AdminComment; a tenant is a Slurm account, and a job counts in\n"
+		"the month it started (docs/slurm.md).\n"
+		"  --price MODEL=PRICE  a device model's price per GPU-hour "
+		"(repeatable)\n");
+}
+
+static int price_option(struct bill_options *o, const char *value)
+{
+	char err[160];
+
+	if (o->n_prices == GP_PRICES_MAX) {
+		fprintf(stderr, "gpupool bill: at most %d --price options\n",
+			GP_PRICES_MAX);
+		return -EINVAL;
+	}
+	if (gp_price_parse(value, &o->prices[o->n_prices], err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool bill: --price %s: %s\n", value, err);
+		return -EINVAL;
+	}
+	o->n_prices++;
+	return 0;
 }
 
 static int bill_option(void *ctx, int c, const char *value)
@@ -41,6 +75,12 @@ static int bill_option(void *ctx, int c, const char *value)
 	struct bill_options *o = ctx;
 	int64_t from, to;
 
+	if (c == 's') {
+		o->slurm = true;
+		return 0;
+	}
+	if (c == 'p')
+		return price_option(o, value);
 	if (c == 't') {
 		if (!*value || strspn(value, NAME_CHARS) != strlen(value)) {
 			fprintf(stderr,
@@ -71,12 +111,13 @@ static double number(json_t *obj, const char *key)
 
 /* ---- table -------------------------------------------------------------- */
 
-static void table_line(const char *tenant, const char *model, const char *vendor, json_t *o,
-		       const char *price)
+static void table_line(const char *tenant, const char *model, const char *vendor,
+		       json_t *o, const char *price)
 {
-	printf("%-16s %-24s %-9s %12.4f %12.4f %12.4f %8s %12.4f\n", tenant, model, vendor,
-	       number(o, "allocated_gpu_hours"), number(o, "allocated_mem_gib_hours"),
-	       number(o, "used_gpu_hours"), price, number(o, "cost"));
+	printf("%-16s %-24s %-9s %12.4f %12.4f %12.4f %8s %12.4f\n", tenant, model,
+	       vendor, number(o, "allocated_gpu_hours"),
+	       number(o, "allocated_mem_gib_hours"), number(o, "used_gpu_hours"), price,
+	       number(o, "cost"));
 }
 
 static void table_row(json_t *row)
@@ -102,7 +143,8 @@ static void bill_table(json_t *bill)
 		printf("%s\"%s\"", i ? ", " : "\nno price for ",
 		       json_string_value(json_array_get(unpriced, i)));
 	if (json_array_size(unpriced))
-		printf(": it costs 0 here (gpupool server --price MODEL=PRICE)\n");
+		printf(": it costs 0 here (--price MODEL=PRICE, of gpupool server or "
+		       "bill --slurm)\n");
 }
 
 /* ---- CSV (RFC 4180) ----------------------------------------------------- */
@@ -136,9 +178,46 @@ static void csv_row(json_t *row)
 
 static void bill_csv(json_t *bill)
 {
-	printf("tenant,model,vendor,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,"
+	printf("tenant,model,vendor,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_"
+	       "hours,"
 	       "price_per_hour,cost\n");
 	gp_client_rows(bill, "rows", csv_row);
+}
+
+/* ---- where the bill comes from ------------------------------------------ */
+
+static int server_bill(const struct bill_options *o, struct gp_client_flags *f,
+		       json_t **ret)
+{
+	char path[PATH_LEN] = "/v1/bill";
+
+	if (o->month)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "?month=%s",
+			 o->month);
+	if (o->tenant)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%ctenant=%s",
+			 o->month ? '&' : '?', o->tenant);
+	return gp_client_request(f, "bill", "GET", path, NULL, ret);
+}
+
+static int slurm_bill(const struct bill_options *o, json_t **ret)
+{
+	struct gp_slurm_usage u = {0};
+	char month[GP_MONTH_TEXT], err[512];
+
+	if (o->month)
+		snprintf(month, sizeof(month), "%s", o->month);
+	else
+		gp_month_format((int64_t)time(NULL) * 1000, month);
+	if (gp_slurm_usage_month(month, o->tenant, &u, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool bill --slurm: %s\n", err);
+		gp_slurm_usage_free(&u);
+		return GP_EXIT_FAIL;
+	}
+	*ret = gp_bill_json(month, u.sums, u.n, u.tenants, u.n_tenants, o->prices,
+			    o->n_prices);
+	gp_slurm_usage_free(&u);
+	return GP_EXIT_OK;
 }
 
 int gp_cmd_bill(int argc, char **argv)
@@ -146,6 +225,8 @@ int gp_cmd_bill(int argc, char **argv)
 	static const struct option own[] = {
 		{"month", required_argument, NULL, 'm'},
 		{"tenant", required_argument, NULL, 't'},
+		{"slurm", no_argument, NULL, 's'},
+		{"price", required_argument, NULL, 'p'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
@@ -157,19 +238,20 @@ int gp_cmd_bill(int argc, char **argv)
 	};
 	struct bill_options o = {0};
 	struct gp_client_flags f = {0};
-	char path[PATH_LEN] = "/v1/bill";
 	json_t *reply = NULL;
 	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
 	if (status != GP_CLIENT_GO)
 		return status;
-	if (o.month)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "?month=%s",
-			 o.month);
-	if (o.tenant)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%ctenant=%s",
-			 o.month ? '&' : '?', o.tenant);
-	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
+	if (o.n_prices && !o.slurm) {
+		fprintf(stderr, "gpupool bill: --price goes with --slurm; a server's "
+				"prices are its own (gpupool server --price)\n");
+		return GP_EXIT_USAGE;
+	}
+	if (o.slurm)
+		status = slurm_bill(&o, &reply);
+	else
+		status = server_bill(&o, &f, &reply);
 	if (status == GP_EXIT_OK && f.json)
 		gp_client_print_json(reply);
 	else if (status == GP_EXIT_OK && f.csv)

@@ -18,10 +18,11 @@
  *     environment libgpushare reads (LD_PRELOAD once, even where the batch
  *     step's already has it; the task id and secret; the run directory).
  *   - slurm_spank_task_exit, in slurmstepd as root, after the step's last
- *     task: its figures on each GPU (wall time, share, allocated
- *     GPU-seconds, used GPU-seconds as the regions charged them) to the
+ *     task: its figures on each GPU (figures.h: wall time, share,
+ *     used GPU-seconds as the regions charged them, memory) to the
  *     slurmd log and the job's AdminComment (scontrol update, where sacct
- *     shows it), while the job still runs.
+ *     shows it and `gpupool bill --slurm` reads it), while the job still
+ *     runs.
  *   - slurm_spank_exit, in slurmstepd as root: the step's limits go and
  *     what its processes held is given back; in srun, with --gpu-report,
  *     the step's figures from the AdminComment on stderr.
@@ -49,6 +50,7 @@
 
 #include "agent/devices.h"
 #include "shim/region.h"
+#include "slurm/figures.h"
 #include "slurm/share.h"
 #include "vendor/vendor.h"
 
@@ -69,6 +71,7 @@ static struct {
 	bool reported;	   /* its figures */
 	unsigned devices;
 	char uuid[GP_AGENT_DEVICES_MAX][GP_DEVICE_TEXT_MAX];
+	char model[GP_AGENT_DEVICES_MAX][GP_DEVICE_TEXT_MAX];
 	struct gp_region *region[GP_AGENT_DEVICES_MAX];
 } step;
 
@@ -278,6 +281,8 @@ static int step_admit_locked(spank_t sp, const struct gp_agent_device *const *de
 			r = gp_region_open(dir, dev[i]->uuid, total, &step.region[i]);
 		if (r == 0) {
 			snprintf(step.uuid[i], sizeof(step.uuid[i]), "%s", dev[i]->uuid);
+			snprintf(step.model[i], sizeof(step.model[i]), "%s",
+				 dev[i]->name);
 			step.devices = (unsigned)i + 1;
 		}
 		if (r == 0)
@@ -415,22 +420,25 @@ static uint64_t step_used_ns(unsigned i)
 	return 0;
 }
 
-/* The step's figures, a device each: its time, share, allocated and
- * used GPU-seconds, memory limit. */
+/* The step's figures, a device each: its time, share, used device time
+ * and memory limit (figures.h). */
 static void step_figures(char *buf, size_t len)
 {
-	double wall = (double)(now_ns() - step.start_ns) / 1e9;
-	size_t used = (size_t)snprintf(buf, len, "gpupool %s:", step.id);
+	struct gp_slurm_figure f[GP_AGENT_DEVICES_MAX];
+	uint64_t wall_ms = (now_ns() - step.start_ns) / 1000000;
 
-	for (unsigned i = 0; i < step.devices && used < len; i++)
-		used += (size_t)snprintf(
-			buf + used, len - used,
-			" %s %.1f s at %u %%, allocated %.2f GPU-s, used %.2f "
-			"GPU-s, memory %llu MiB%s",
-			step.uuid[i], wall, step.limits.compute,
-			wall * step.limits.compute / 100, (double)step_used_ns(i) / 1e9,
-			(unsigned long long)(step.limits.mem_bytes >> 20),
-			i + 1 < step.devices ? ";" : "");
+	for (unsigned i = 0; i < step.devices; i++) {
+		f[i] = (struct gp_slurm_figure){
+			.wall_ms = wall_ms,
+			.compute = step.limits.compute,
+			.used_ms = step_used_ns(i) / 1000000,
+			.mem_mib = step.limits.mem_bytes >> 20,
+		};
+		snprintf(f[i].step, sizeof(f[i].step), "%s", step.id);
+		snprintf(f[i].uuid, sizeof(f[i].uuid), "%s", step.uuid[i]);
+		snprintf(f[i].model, sizeof(f[i].model), "%s", step.model[i]);
+	}
+	gp_slurm_figures_format(f, step.devices, buf, len);
 }
 
 /* The job's figures so far, a step a line, kept by root in the run
@@ -499,34 +507,38 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 
 /* srun, --gpu-report: the step's figures, as the job's AdminComment has
  * them (written on the step's node before the step ended), on stderr. */
+#define REPORT_FIGURES_MAX 64 /* a job's step-devices read at once */
+
 static void report_print(void)
 {
 	/* srun's own environment names its job and step (spank_get_item
 	 * has neither in srun's exit). */
 	const char *job = getenv("SLURM_JOB_ID"), *id = getenv("SLURM_STEP_ID");
-	char want[64], line[8192], cmd[64];
+	struct gp_slurm_figure all[REPORT_FIGURES_MAX], mine[GP_AGENT_DEVICES_MAX];
+	char want[GP_SLURM_FIGURE_TEXT], line[8192], cmd[64];
+	unsigned n = 0;
 	FILE *in;
 
 	if (!job || !id || strspn(job, "0123456789") != strlen(job))
 		return;
-	snprintf(want, sizeof(want), "gpupool slurm-%.20s.%.20s:", job, id);
+	snprintf(want, sizeof(want), "slurm-%.20s.%.20s", job, id);
 	snprintf(cmd, sizeof(cmd), "scontrol show job %.20s", job);
 	in = popen(cmd, "re");
 	while (in && fgets(line, sizeof(line), in)) {
-		char *at = strstr(line, want), *next;
+		int got = strstr(line, "AdminComment=")
+				  ? gp_slurm_figures_parse(line, all, REPORT_FIGURES_MAX)
+				  : 0;
 
-		if (!strstr(line, "AdminComment=") || !at)
-			continue;
-		next = strstr(at + 1, " gpupool slurm-");
-		if (next)
-			*next = '\0';
-		at[strcspn(at, "\n")] = '\0';
-		for (size_t n = strlen(at); n && at[n - 1] == ' ';)
-			at[--n] = '\0';
-		fprintf(stderr, "%s\n", at);
+		for (int i = 0; i < got && i < REPORT_FIGURES_MAX; i++)
+			if (strcmp(all[i].step, want) == 0 && n < GP_AGENT_DEVICES_MAX)
+				mine[n++] = all[i];
 	}
 	if (in)
 		pclose(in);
+	if (n) {
+		gp_slurm_figures_format(mine, n, line, sizeof(line));
+		fprintf(stderr, "%s\n", line);
+	}
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -5,8 +5,10 @@
 # own, proctrack/linuxproc, task/none, select/cons_tres,
 # GresTypes=gpu,shard, one device file per simulated GPU made with mknod),
 # starts munged, slurmctld and slurmd, and waits until the node is idle.
-# slurm_stop stops them by their pids (also at exit). Skips (77) where
-# Slurm or root is missing.
+# slurm_accounting_start, called first, adds Slurm's accounting: a MariaDB
+# of the test's own (data and socket in $sl/db) and slurmdbd on it.
+# slurm_stop stops them all by their pids (also at exit). Skips (77)
+# where Slurm or root is missing.
 for cmd in munged slurmctld slurmd srun sbatch scontrol; do
 	command -v "$cmd" >/dev/null 2>&1 || { echo "SKIP: $cmd is not installed (scripts/install-deps.sh installs Slurm)"; exit 77; }
 done
@@ -15,11 +17,12 @@ done
 sl=$tmp/slurm
 export SLURM_CONF=$sl/slurm.conf
 
-# A free TCP port pair from 20000 + a number of this test's own.
+# Four free TCP ports from 20000 + a number of this test's own.
 slurm_ports() {
-	base=$((20000 + ($$ % 2000) * 2))
-	ctld_port=$base slurmd_port=$((base + 1))
+	base=$((20000 + ($$ % 2000) * 4))
+	ctld_port=$base slurmd_port=$((base + 1)) dbd_port=$((base + 2)) db_port=$((base + 3))
 }
+accounting="AccountingStorageType=accounting_storage/none"
 
 # munged as the munge user, its socket in $sl/munge (the package's key).
 munge_start() {
@@ -30,6 +33,53 @@ munge_start() {
 	runuser -u munge -- munged --socket="$sl/munge/munge.socket" \
 		--pid-file="$sl/munge/munged.pid" --log-file="$sl/munge/munged.log" \
 		--seed-file="$sl/munge/munged.seed" || { bad "munged starts" "$sl/munge/munged.log"; return 1; }
+}
+
+# MariaDB (root without a password, on 127.0.0.1 only) and slurmdbd.
+slurm_accounting_start() {
+	for cmd in mariadbd mariadb-install-db slurmdbd sacctmgr sacct; do
+		command -v "$cmd" >/dev/null 2>&1 || { echo "SKIP: $cmd is not installed (scripts/install-deps.sh installs it)"; exit 77; }
+	done
+	slurm_ports
+	mkdir -p "$sl/db" "$sl/log"
+	munge_start || return 1
+	mariadb-install-db --no-defaults --datadir="$sl/db/data" --user=root \
+		--auth-root-authentication-method=normal >"$sl/log/db-install.log" 2>&1 ||
+		{ bad "MariaDB's data folder is made" "$sl/log/db-install.log"; return 1; }
+	mariadbd --no-defaults --datadir="$sl/db/data" --socket="$sl/db/sock" --port="$db_port" \
+		--bind-address=127.0.0.1 --user=root --pid-file="$sl/db/mariadbd.pid" \
+		--skip-log-bin --innodb-buffer-pool-size=32M >"$sl/log/mariadbd.log" 2>&1 &
+	echo $! >"$sl/mariadbd.pid"
+	cat >"$sl/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$sl/munge/munge.socket
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+SlurmUser=root
+PidFile=$sl/slurmdbd.pid
+LogFile=$sl/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=root
+StorageLoc=slurm_acct_db
+CONF
+	chmod 600 "$sl/slurmdbd.conf"
+	for _ in $(seq 100); do
+		[ -S "$sl/db/sock" ] && break
+		sleep 0.1
+	done
+	slurmdbd >>"$sl/log/slurmdbd.out" 2>&1 ||
+		{ bad "slurmdbd starts" "$sl/log/slurmdbd.log"; return 1; }
+	for _ in $(seq 100); do
+		grep -q "slurmdbd version .* started" "$sl/log/slurmdbd.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	accounting="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$dbd_port
+AccountingStoragePass=$sl/munge/munge.socket"
 }
 
 slurm_start() {
@@ -63,7 +113,7 @@ SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$accounting
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
@@ -90,7 +140,7 @@ CONF
 }
 
 slurm_stop() {
-	for f in slurmd slurmctld munge/munged; do
+	for f in slurmd slurmctld slurmdbd mariadbd munge/munged; do
 		[ -s "$sl/$f.pid" ] || continue
 		pid=$(cat "$sl/$f.pid")
 		kill "$pid" 2>/dev/null
@@ -103,3 +153,13 @@ slurm_stop() {
 cleanup_hook() {
 	slurm_stop
 }
+
+# The daemons are daemons: a test killed at its timeout (SIGTERM, which
+# runs no EXIT trap in dash) would leave them running. A watchdog, deaf
+# to SIGTERM, stops them once the test's shell is gone, however it went.
+(
+	trap '' TERM INT
+	while kill -0 $$ 2>/dev/null; do sleep 1; done
+	slurm_stop
+	rm -rf "$tmp"
+) >/dev/null 2>&1 &

@@ -194,7 +194,7 @@ fi
 
 # --gpu-report: srun prints the step's figures at its end.
 expect "srun --gpu-report prints the step's figures" 0 \
-	'^gpupool slurm-[0-9]+\.0: GPU-[0-9a-f-]+ [0-9.]+ s at 25 %, allocated [0-9.]+ GPU-s, used [0-9.]+ GPU-s, memory 3840 MiB$' -- \
+	'^gpupool slurm-[0-9]+\.0: GPU-[0-9a-f-]+ \(Tesla T4\) [0-9.]+ s at 25 %, allocated [0-9.]+ GPU-s, used [0-9.]+ GPU-s, memory 3840 MiB$' -- \
 	srun --gres=shard:4 --gpu-report "$gl" burn --duration 0.5
 
 # The steps' limits leave with them.

@@ -1,16 +1,21 @@
 /* test-slurm-share.c — what the SPANK plugin decides without Slurm
  * (src/slurm/share.c): the site's plugstack.conf arguments, the users'
  * --gpu-* options with their errors, and a step's limits from its shards,
- * its options, the site's bounds and the QOS. */
+ * its options, the site's bounds and the QOS; a step's figures as text
+ * and back (figures.c), and a month's usage from sacct's lines
+ * (sacct.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "slurm/figures.h"
+#include "slurm/sacct.h"
 #include "slurm/share.h"
 
 #define GIB (1024ULL * 1024 * 1024)
@@ -136,6 +141,99 @@ static void options_qos_and_bounds(void **state)
 	assert_non_null(strstr(err, "more than the device has"));
 }
 
+static struct gp_slurm_figure figure(const char *step, const char *model,
+				     uint64_t wall_ms, unsigned compute, uint64_t used_ms,
+				     uint64_t mem_mib)
+{
+	struct gp_slurm_figure f = {.wall_ms = wall_ms,
+				    .compute = compute,
+				    .used_ms = used_ms,
+				    .mem_mib = mem_mib};
+
+	snprintf(f.step, sizeof(f.step), "%s", step);
+	snprintf(f.uuid, sizeof(f.uuid), "GPU-%s", model[0] == 'T' ? "t4" : "a100");
+	snprintf(f.model, sizeof(f.model), "%s", model);
+	return f;
+}
+
+static void figures_are_written_and_read_back_to_the_millisecond(void **state)
+{
+	struct gp_slurm_figure two[2] = {
+		figure("slurm-42.0", "Tesla T4", 2013, 50, 934, 3840),
+		figure("slurm-42.0", "NVIDIA A100-SXM4-80GB", 2013, 50, 1, 40960),
+	};
+	struct gp_slurm_figure got[4];
+	char line[1024], comment[2200];
+
+	(void)state;
+	gp_slurm_figures_format(two, 2, line, sizeof(line));
+	assert_string_equal(line,
+			    "gpupool slurm-42.0: GPU-t4 (Tesla T4) 2.013 s at 50 %, "
+			    "allocated 1.006 GPU-s, used 0.934 GPU-s, memory 3840 MiB; "
+			    "GPU-a100 (NVIDIA A100-SXM4-80GB) 2.013 s at 50 %, "
+			    "allocated 1.006 GPU-s, used 0.001 GPU-s, memory 40960 MiB");
+	/* A job's comment: the site's own words, then two steps. */
+	snprintf(comment, sizeof(comment), "checked by ops %s %s", line,
+		 "gpupool slurm-42.1: GPU-t4 (Tesla T4) 0.500 s at 25 %, allocated "
+		 "0.125 GPU-s, used 0.100 GPU-s, memory 3840 MiB");
+	assert_int_equal(gp_slurm_figures_parse(comment, got, 4), 3);
+	assert_string_equal(got[0].step, "slurm-42.0");
+	assert_string_equal(got[1].model, "NVIDIA A100-SXM4-80GB");
+	assert_int_equal(got[1].wall_ms, 2013);
+	assert_int_equal(got[1].mem_mib, 40960);
+	assert_int_equal(got[0].used_ms, 934);
+	assert_string_equal(got[2].step, "slurm-42.1");
+	assert_int_equal(got[2].compute, 25);
+	assert_int_equal(got[2].wall_ms, 500);
+	/* More than fit: counted, not written past the end. */
+	assert_int_equal(gp_slurm_figures_parse(comment, got, 1), 3);
+	/* Not ours, or cut short. */
+	assert_int_equal(gp_slurm_figures_parse("gpupool slurm-1.0: nothing", got, 4), 0);
+	assert_int_equal(gp_slurm_figures_parse("", got, 4), 0);
+	line[60] = '\0';
+	assert_int_equal(gp_slurm_figures_parse(line, got, 4), 0);
+}
+
+static void a_months_usage_adds_up_per_account_and_model(void **state)
+{
+	/* Jobs starting on 2026-11-30 23:59:59 and 2026-12-01 00:00:00 UTC. */
+	const char *lines =
+		"physics|1796083199|gpupool slurm-1.0: GPU-t4 (Tesla T4) "
+		"1.000 s at 100 %, allocated 1.000 GPU-s, used 1.000 GPU-s, "
+		"memory 15360 MiB\n"
+		"physics|1796083200|gpupool slurm-2.0: GPU-t4 (Tesla T4) "
+		"2.000 s at 50 %, allocated 1.000 GPU-s, used 0.400 GPU-s, "
+		"memory 3840 MiB gpupool slurm-2.1: GPU-t4 (Tesla T4) 1.000 s "
+		"at 25 %, allocated 0.250 GPU-s, used 0.200 GPU-s, memory 3840 MiB\n"
+		"biology|1796086800|gpupool slurm-3.0: GPU-a (NVIDIA "
+		"A100-SXM4-80GB) 4.000 s at 10 %, allocated 0.400 GPU-s, used "
+		"0.300 GPU-s, memory 8192 MiB\n"
+		"biology|1796086801|\n"
+		"chemistry|Unknown|\n"
+		"garbage\n";
+	FILE *in = fmemopen((void *)lines, strlen(lines), "r");
+	struct gp_slurm_usage u = {0};
+	int64_t dec = 1796083200000;
+
+	(void)state;
+	assert_int_equal(gp_slurm_usage_read(in, dec, dec + 31LL * 86400000, &u), 0);
+	fclose(in);
+	assert_int_equal(u.n_tenants, 2);
+	assert_int_equal(u.n, 2);
+	/* Sorted by account: biology first. */
+	assert_string_equal(u.tenants[u.sums[0].tenant - 1].name, "biology");
+	assert_string_equal(u.sums[0].device_model, "NVIDIA A100-SXM4-80GB");
+	assert_int_equal(u.sums[0].pct_ms, 10 * 4000);
+	assert_int_equal(u.sums[0].mib_ms, 8192LL * 4000);
+	assert_string_equal(u.tenants[u.sums[1].tenant - 1].name, "physics");
+	assert_int_equal(u.sums[1].records, 2);
+	assert_int_equal(u.sums[1].duration_ms, 3000);
+	assert_int_equal(u.sums[1].pct_ms, 50 * 2000 + 25 * 1000);
+	assert_int_equal(u.sums[1].used_ms, 600);
+	gp_slurm_usage_free(&u);
+	assert_null(u.sums);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +241,8 @@ int main(void)
 		cmocka_unit_test(bad_options_say_what_to_give),
 		cmocka_unit_test(a_step_gets_its_shards_part),
 		cmocka_unit_test(options_qos_and_bounds),
+		cmocka_unit_test(figures_are_written_and_read_back_to_the_millisecond),
+		cmocka_unit_test(a_months_usage_adds_up_per_account_and_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,82 @@
+/* figures.c — a step's GPU figures as text and back (figures.h). */
+#include "slurm/figures.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define STEP_MARK "gpupool slurm-"
+
+size_t gp_slurm_figures_format(const struct gp_slurm_figure *f, unsigned n, char *buf,
+			       size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "gpupool %s:", n ? f[0].step : "");
+
+	for (unsigned i = 0; i < n; i++)
+		used += (size_t)snprintf(
+			buf + (used < len ? used : len), used < len ? len - used : 0,
+			" %s (%s) %.3f s at %u %%, allocated %.3f GPU-s, used %.3f "
+			"GPU-s, "
+			"memory %llu MiB%s",
+			f[i].uuid, f[i].model, (double)f[i].wall_ms / 1e3, f[i].compute,
+			(double)f[i].wall_ms * f[i].compute / 1e5,
+			(double)f[i].used_ms / 1e3, (unsigned long long)f[i].mem_mib,
+			i + 1 < n ? ";" : "");
+	return used;
+}
+
+static uint64_t ms_of(double seconds)
+{
+	return seconds > 0 ? (uint64_t)llround(seconds * 1e3) : 0;
+}
+
+/* One device's figures at *at ("GPU-… (model) … MiB"), moving *at past
+ * them; 0, or -1 where the text is not ours. */
+static int device_parse(const char **at, struct gp_slurm_figure *f)
+{
+	double wall, allocated, used;
+	unsigned long long mib;
+	int end = -1;
+
+	if (sscanf(*at,
+		   " %63s (%63[^)]) %lf s at %u %%, allocated %lf GPU-s, used %lf GPU-s, "
+		   "memory %llu MiB%n",
+		   f->uuid, f->model, &wall, &f->compute, &allocated, &used, &mib,
+		   &end) < 7 ||
+	    end < 0)
+		return -1;
+	*at += end;
+	f->wall_ms = ms_of(wall);
+	f->used_ms = ms_of(used);
+	f->mem_mib = mib;
+	return 0;
+}
+
+int gp_slurm_figures_parse(const char *text, struct gp_slurm_figure *out, int max)
+{
+	int n = 0;
+
+	for (const char *at = strstr(text, STEP_MARK); at; at = strstr(at, STEP_MARK)) {
+		char step[GP_SLURM_FIGURE_TEXT];
+		int id_end = -1;
+
+		at += strlen("gpupool ");
+		if (sscanf(at, "%63[^: ]:%n", step, &id_end) < 1 || id_end < 0)
+			continue;
+		at += id_end;
+		for (;;) {
+			struct gp_slurm_figure f = {0};
+
+			if (device_parse(&at, &f) < 0)
+				break;
+			snprintf(f.step, sizeof(f.step), "%s", step);
+			if (n < max)
+				out[n] = f;
+			n++;
+			if (*at != ';')
+				break;
+			at++;
+		}
+	}
+	return n;
+}
