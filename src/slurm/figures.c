@@ -39,7 +39,7 @@ static int device_parse(const char **at, struct gp_slurm_figure *f)
 	int end = -1;
 
 	if (sscanf(*at,
-		   " %63s (%63[^)]) %lf s at %u %%, allocated %lf GPU-s, used %lf GPU-s, "
+		   " %95s (%95[^)]) %lf s at %u %%, allocated %lf GPU-s, used %lf GPU-s, "
 		   "memory %llu MiB%n",
 		   f->uuid, f->model, &wall, &f->compute, &allocated, &used, &mib,
 		   &end) < 7 ||
@@ -61,7 +61,7 @@ int gp_slurm_figures_parse(const char *text, struct gp_slurm_figure *out, int ma
 		int id_end = -1;
 
 		at += strlen("gpupool ");
-		if (sscanf(at, "%63[^: ]:%n", step, &id_end) < 1 || id_end < 0)
+		if (sscanf(at, "%95[^: ]:%n", step, &id_end) < 1 || id_end < 0)
 			continue;
 		at += id_end;
 		for (;;) {

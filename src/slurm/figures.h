@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP_SLURM_FIGURE_TEXT 64
+#define GP_SLURM_FIGURE_TEXT 96 /* as GP_DEVICE_TEXT_MAX */
 
 /* What one step had and used of one GPU. */
 struct gp_slurm_figure {
