@@ -31,8 +31,13 @@ echo "$files" | while read -r f; do
 		rm -f "$destdir$f"
 		echo "Removed $destdir$f"
 	fi
-	# Folders of gpupool's own, once empty (share/doc/gpupool).
-	case $f in */gpupool/*) rmdir "$destdir${f%/*}" 2>/dev/null || true ;; esac
+	# Folders of gpupool's own, once empty (share/doc/gpupool,
+	# share/gpupool/ui and then share/gpupool).
+	dir=${f%/*}
+	while case $dir in */gpupool | */gpupool/*) true ;; *) false ;; esac; do
+		rmdir "$destdir$dir" 2>/dev/null || break
+		dir=${dir%/*}
+	done
 done
 echo "Kept: ${config:+$destdir$config (the configuration), }/var/lib/gpupool" \
 	"(the database, the admin token), /var/log/gpupool (task logs); remove them" \

@@ -63,9 +63,14 @@ prices=""
 if "$gp" server --help | grep -q -- --price; then
 	for p in A100=2.50 T4=0.35 Ascend=1.80; do prices="$prices --price $p"; done
 fi
+# The web console's port: the first of 8470-8489 nobody answers on.
+port=8470
+while [ "$port" -lt 8490 ] && curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/"; do
+	port=$((port + 1))
+done
 # shellcheck disable=SC2086 # $prices is a list of options
 "$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --grace-ms 2000 \
-	$prices >"$dir/server.log" 2>&1 &
+	--tcp "$port" $prices >"$dir/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
 	"$gp" task ls >/dev/null 2>&1 && break
@@ -259,5 +264,9 @@ if [ "$keep" = yes ]; then
 	[ "${DEVICE:-sim}" = sim ] &&
 		echo "  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH GPUPOOL_SIM_DEVICES=$GPUPOOL_SIM_DEVICES GPUPOOL_SIM_DIR=$GPUPOOL_SIM_DIR"
 	echo "  build/gpupool task ls; build/gpupool audit; build/gpupool --help"
+	echo "The web console: http://127.0.0.1:$port/ui/ (docs/console.md); sign in with a token:"
+	echo "  the admin:       $(cat "$GPUPOOL_TOKEN_FILE")"
+	echo "  tenant vision:   $vision"
+	echo "  tenant nlp:      $nlp"
 	echo "Stop it with: kill $server"
 fi

@@ -3,9 +3,10 @@
 #
 # Idempotent: packages already present are left alone and nothing is fetched.
 # As root it runs apt-get itself; otherwise it prints the exact command to run.
-# Then the test peers of the Kubernetes integration (grpc-js, kubernetes-models:
-# tests/k8s/package-lock.json) are installed into tests/k8s/node_modules with
-# `npm ci` when missing or older than the lock file.
+# Then the npm test peers are installed with `npm ci` where missing or older
+# than their lock file: the Kubernetes integration's (grpc-js,
+# kubernetes-models: tests/k8s/package-lock.json) and the web console's
+# (puppeteer-core, driving Debian's chromium: tests/console/package-lock.json).
 # Called by `make`, `make check` and `make demo` before they build.
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,12 +16,13 @@ TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:cur
 	protoc-c:protobuf-c-compiler protoc:protobuf-compiler protoc-gen-go:protoc-gen-go
 	protoc-gen-go-grpc:protoc-gen-go-grpc node:nodejs npm:npm go:golang-go unshare:util-linux
 	slurmctld:slurmctld slurmd:slurmd srun:slurm-client sacct:slurm-client munged:munge
-	slurmdbd:slurmdbd mariadbd:mariadb-server"
+	slurmdbd:slurmdbd mariadbd:mariadb-server prometheus:prometheus promtool:prometheus
+	chromium:chromium"
 # Development packages, checked by name with dpkg.
 LIBS="libcmocka-dev libcsv-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev nettle-dev
 	libcurl4-openssl-dev libyaml-dev libgrpc-dev libprotobuf-c-dev
 	golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev
-	libslurm-dev"
+	libslurm-dev libjs-chart.js"
 
 missing=""
 for pair in $TOOLS; do
@@ -33,13 +35,18 @@ for pkg in $LIBS; do
 		missing="$missing $pkg"
 done
 
-# The npm test peers, once the Debian packages are there.
+# The npm test peers, once the Debian packages are there: tests/k8s's, and
+# tests/console's (puppeteer-core, which drives Debian's chromium and
+# downloads no browser), each with `npm ci` when missing or older than
+# its lock file.
 npm_peers() {
-	lock=tests/k8s/package-lock.json
-	stamp=tests/k8s/node_modules/.package-lock.json
-	[ -f "$stamp" ] && [ ! "$lock" -nt "$stamp" ] && return 0
-	echo "gpupool: installing the test peers of tests/k8s (npm ci)" >&2
-	npm ci --prefix tests/k8s --no-audit --no-fund --loglevel=error >/dev/null
+	for dir in tests/k8s tests/console; do
+		lock=$dir/package-lock.json
+		stamp=$dir/node_modules/.package-lock.json
+		[ -f "$stamp" ] && [ ! "$lock" -nt "$stamp" ] && continue
+		echo "gpupool: installing the test peers of $dir (npm ci)" >&2
+		npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
+	done
 }
 
 if [ -z "$missing" ]; then

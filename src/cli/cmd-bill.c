@@ -5,6 +5,7 @@
  * JSON. The arithmetic is the server's (server/bill.h) either way. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -147,41 +148,19 @@ static void bill_table(json_t *bill)
 		       "bill --slurm)\n");
 }
 
-/* ---- CSV (RFC 4180) ----------------------------------------------------- */
+/* ---- CSV: the server's own writer (server/bill.h) ---------------------- */
 
-static void csv_field(const char *s)
+static int bill_csv(json_t *bill)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, stdout);
-		return;
+	char *csv = gp_bill_csv(bill);
+
+	if (!csv) {
+		fprintf(stderr, "gpupool bill: out of memory writing the CSV\n");
+		return GP_EXIT_FAIL;
 	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
-static void csv_row(json_t *row)
-{
-	csv_field(gp_client_str(row, "tenant"));
-	putchar(',');
-	csv_field(gp_client_str(row, "model"));
-	putchar(',');
-	csv_field(gp_client_str(row, "vendor"));
-	printf(",%.6f,%.6f,%.6f,%.4f,%.6f\n", number(row, "allocated_gpu_hours"),
-	       number(row, "allocated_mem_gib_hours"), number(row, "used_gpu_hours"),
-	       number(row, "price_per_hour"), number(row, "cost"));
-}
-
-static void bill_csv(json_t *bill)
-{
-	printf("tenant,model,vendor,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_"
-	       "hours,"
-	       "price_per_hour,cost\n");
-	gp_client_rows(bill, "rows", csv_row);
+	fputs(csv, stdout);
+	free(csv);
+	return GP_EXIT_OK;
 }
 
 /* ---- where the bill comes from ------------------------------------------ */
@@ -255,7 +234,7 @@ int gp_cmd_bill(int argc, char **argv)
 	if (status == GP_EXIT_OK && f.json)
 		gp_client_print_json(reply);
 	else if (status == GP_EXIT_OK && f.csv)
-		bill_csv(reply);
+		status = bill_csv(reply);
 	else if (status == GP_EXIT_OK)
 		bill_table(reply);
 	json_decref(reply);

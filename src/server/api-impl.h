@@ -24,6 +24,7 @@ struct gp_api {
 	char log_dir[PATH_MAX];
 	char admin_token_file[PATH_MAX]; /* rewritten when the admin's token is; "": none
 					  */
+	char ui_dir[PATH_MAX], ui_chart_js[PATH_MAX]; /* "": none */
 };
 
 /* Fills *me with the caller (by its token); false with 401 in ret. */
@@ -69,12 +70,20 @@ void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
 /* api-quota.c: the model quotas of a tenant (from all[0..n), the
- * tenant's only) as a new JSON array, and the handlers. */
-json_t *gp_api_model_quotas_json(const struct gp_model_quota *all, int n, int64_t tenant);
+ * tenant's only) as a new JSON array, each with what the tenant holds
+ * under it, and the handlers. */
+json_t *gp_api_model_quotas_json(struct gp_api *api, const struct gp_model_quota *all,
+				 int n, int64_t tenant);
+/* What a tenant's running tasks hold, {"mem_mib", "compute_pct"} summed
+ * over devices, or null without the agent's meter (m NULL). */
+struct gp_meter;
+json_t *gp_api_use_json(const struct gp_meter *m, uint64_t mem_mib, uint64_t pct);
 void gp_api_model_quota_set(void *ctx, const struct gp_http_request *req,
 			    struct gp_http_reply *ret);
 void gp_api_model_quota_remove(void *ctx, const struct gp_http_request *req,
 			       struct gp_http_reply *ret);
+/* api-ui.c: the web console's files. */
+void gp_api_ui(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 /* api-pool.c and api-logs.c. */
 void gp_api_devices(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret);

@@ -40,7 +40,8 @@ static int64_t now_ms(void)
 
 /* What a metering request asks about. */
 struct period {
-	char month[GP_MONTH_TEXT];
+	char month[GP_MONTH_TEXT]; /* "": since since_ms instead (usage only) */
+	int64_t since_ms;
 	int64_t from_ms, to_ms;
 	int64_t tenant;		 /* -1: all (the admin only) */
 	struct gp_tenant *names; /* every tenant, to name them */
@@ -192,12 +193,37 @@ static void usage_reply(const struct period *p, const struct gp_usage_record *al
 	for (int i = 0; i < n; i++)
 		json_array_append_new(list,
 				      record_json(&all[i], name_of(p, all[i].tenant)));
-	reply = json_pack("{s:s, s:o}", "month", p->month, "usage", list);
+	reply = json_pack("{s:o, s:o}", "month",
+			  p->month[0] ? json_string(p->month) : json_null(), "usage", list);
+	if (!p->month[0])
+		json_object_set_new(reply, "since_ms", json_integer((json_int_t)p->since_ms));
 	/* A full page: there may be more, after its last record. */
 	json_object_set_new(reply, "next_after",
 			    n == limit ? json_integer((json_int_t)all[n - 1].id)
 				       : json_null());
 	gp_http_json(ret, 200, reply);
+}
+
+/* ?since_ms=N instead of a month: the records that start at N or later,
+ * whatever their month (the console's last hour, day or week). */
+static bool since_from_query(const struct gp_http_request *req, struct period *p,
+			     struct gp_http_reply *ret)
+{
+	long long since;
+
+	if (!gp_api_query_number(req, "since_ms", 0, INT64_MAX / 2, -1, &since, ret))
+		return false;
+	if (since < 0)
+		return true;
+	if (gp_http_query(req, "month")) {
+		gp_http_error(ret, 400, "give query \"month\" or \"since_ms\", not both");
+		return false;
+	}
+	p->month[0] = '\0';
+	p->since_ms = since;
+	p->from_ms = since;
+	p->to_ms = INT64_MAX;
+	return true;
 }
 
 void gp_api_usage(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
@@ -208,7 +234,7 @@ void gp_api_usage(void *ctx, const struct gp_http_request *req, struct gp_http_r
 	int64_t after;
 	int n = 0, limit, r;
 
-	if (!period_load(api, req, &p, ret) ||
+	if (!period_load(api, req, &p, ret) || !since_from_query(req, &p, ret) ||
 	    !page_from_query(req, &after, &limit, ret)) {
 		period_release(&p);
 		return;
@@ -225,6 +251,34 @@ void gp_api_usage(void *ctx, const struct gp_http_request *req, struct gp_http_r
 
 /* ---- the bill ----------------------------------------------------------- */
 
+/* The bill as JSON, or with ?format=csv as the CSV `gpupool bill -o csv`
+ * prints, a file to save (takes bill). */
+static void bill_reply(const struct gp_http_request *req, const char *month, json_t *bill,
+		       struct gp_http_reply *ret)
+{
+	const char *format = gp_http_query(req, "format");
+	char *csv;
+
+	if (!format || strcmp(format, "json") == 0) {
+		gp_http_json(ret, 200, bill);
+		return;
+	}
+	csv = strcmp(format, "csv") == 0 ? gp_bill_csv(bill) : NULL;
+	json_decref(bill);
+	if (strcmp(format, "csv") != 0) {
+		gp_http_error(ret, 400, "format \"%s\": give json or csv", format);
+		return;
+	}
+	if (!csv) {
+		gp_http_error(ret, 500, "out of memory writing the bill's CSV");
+		return;
+	}
+	gp_http_text(ret, 200, csv, "text/csv; charset=utf-8");
+	ret->header[0].name = "Content-Disposition";
+	snprintf(ret->header[0].value, sizeof(ret->header[0].value),
+		 "attachment; filename=\"gpupool-bill-%.7s.csv\"", month);
+}
+
 void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
@@ -240,9 +294,10 @@ void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_re
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "adding up the usage records");
 	else
-		gp_http_json(ret, 200,
-			     gp_bill_json(p.month, sums, n, p.names, p.n_names,
-					  api->price, api->prices));
+		bill_reply(req, p.month,
+			   gp_bill_json(p.month, sums, n, p.names, p.n_names, api->price,
+					api->prices),
+			   ret);
 	free(sums);
 	period_release(&p);
 }

@@ -1,6 +1,7 @@
 /* api-quota.c — tenants' quotas per device model (docs/api.md):
  * PUT and DELETE /v1/tenants/NAME/quotas/MODEL (admin), and the
- * `model_quotas` list that GET /v1/tenants shows for each tenant.
+ * `model_quotas` list that GET /v1/tenants shows for each tenant, each
+ * with what the tenant's running tasks hold under it (`in_use`).
  *
  * A model quota limits only the shares of a tenant's tasks on devices
  * whose NVML name contains MODEL (case-insensitive, the longest match
@@ -14,6 +15,8 @@
 
 #include "server/api-impl.h"
 #include "server/fields.h"
+#include "server/loop.h"
+#include "server/meter.h"
 
 #define MEM_MIB_MAX    (16ULL * 1024 * 1024) /* as for the overall quota */
 #define TENANT_PCT_MAX (100 * 1024)
@@ -37,13 +40,32 @@ static json_t *model_quota_json(const struct gp_model_quota *q)
 			 (json_int_t)q->compute_borrowable_pct);
 }
 
-json_t *gp_api_model_quotas_json(const struct gp_model_quota *all, int n, int64_t tenant)
+json_t *gp_api_use_json(const struct gp_meter *m, uint64_t mem_mib, uint64_t pct)
 {
+	if (!m)
+		return json_null();
+	return json_pack("{s:I, s:I}", "mem_mib", (json_int_t)mem_mib, "compute_pct",
+			 (json_int_t)pct);
+}
+
+json_t *gp_api_model_quotas_json(struct gp_api *api, const struct gp_model_quota *all,
+				 int n, int64_t tenant)
+{
+	const struct gp_meter *m = api->loop ? gp_loop_meter(api->loop) : NULL;
 	json_t *list = json_array();
 
-	for (int i = 0; i < n; i++)
-		if (all[i].tenant == tenant)
-			json_array_append_new(list, model_quota_json(&all[i]));
+	for (int i = 0; i < n; i++) {
+		uint64_t mem = 0, pct = 0;
+		json_t *q;
+
+		if (all[i].tenant != tenant)
+			continue;
+		q = model_quota_json(&all[i]);
+		if (m)
+			gp_meter_model_use(m, all, n, i, &mem, &pct);
+		json_object_set_new(q, "in_use", gp_api_use_json(m, mem, pct));
+		json_array_append_new(list, q);
+	}
 	return list;
 }
 
@@ -94,7 +116,7 @@ static void quotas_reply(struct gp_api *api, struct gp_http_reply *ret,
 	}
 	gp_http_json(ret, 200,
 		     json_pack("{s:s, s:o}", "tenant", t->name, "model_quotas",
-			       gp_api_model_quotas_json(all, n, t->id)));
+			       gp_api_model_quotas_json(api, all, n, t->id)));
 	free(all);
 }
 

@@ -24,6 +24,8 @@
 #include "core/resources.h"
 #include "server/api-impl.h"
 #include "server/fields.h"
+#include "server/loop.h"
+#include "server/meter.h"
 #include "agent/taskenv.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -416,10 +418,12 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 	gp_http_json(ret, 201, out);
 }
 
-/* Gives each tenant of list its "model_quotas" (tenant < 0: all may have
- * some; else only that one's are read). */
-static int model_quotas_add(struct gp_api *api, int64_t tenant, json_t *list)
+/* Gives each tenant of list what its running tasks hold ("in_use") and
+ * its "model_quotas" (tenant < 0: all may have some; else only that
+ * one's are read). */
+static int quotas_add(struct gp_api *api, int64_t tenant, json_t *list)
 {
+	const struct gp_meter *m = api->loop ? gp_loop_meter(api->loop) : NULL;
 	struct gp_model_quota *all = NULL;
 	json_t *t;
 	size_t i;
@@ -427,8 +431,13 @@ static int model_quotas_add(struct gp_api *api, int64_t tenant, json_t *list)
 
 	json_array_foreach(list, i, t) {
 		json_int_t id = json_integer_value(json_object_get(t, "id"));
+		uint64_t mem = 0, pct = 0;
 
-		json_object_set_new(t, "model_quotas", gp_api_model_quotas_json(all, n, id));
+		if (m)
+			gp_meter_tenant_use(m, id, &mem, &pct);
+		json_object_set_new(t, "in_use", gp_api_use_json(m, mem, pct));
+		json_object_set_new(t, "model_quotas",
+				    gp_api_model_quotas_json(api, all, n, id));
 	}
 	free(all);
 	return r;
@@ -455,7 +464,7 @@ static void tenant_list(void *ctx, const struct gp_http_request *req,
 			json_array_append_new(list, tenant_user_json(&all[i]));
 	free(all);
 	if (r == 0)
-		r = model_quotas_add(api, me.admin ? -1 : me.id, list);
+		r = quotas_add(api, me.admin ? -1 : me.id, list);
 	if (r < 0) {
 		json_decref(list);
 		store_failed(api, ret, r, "listing tenants");
@@ -571,7 +580,7 @@ static void tenant_reply(struct gp_api *api, struct gp_http_reply *ret,
 	int r;
 
 	json_array_append_new(list, tenant_user_json(t));
-	r = model_quotas_add(api, t->id, list);
+	r = quotas_add(api, t->id, list);
 	if (r < 0)
 		store_failed(api, ret, r, "listing the model quotas");
 	else
@@ -1730,6 +1739,10 @@ static const struct gp_http_route routes[] = {
 	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
 	{"GET", "/v1/status", gp_api_status},
 	{"GET", "/metrics", gp_api_metrics},
+	{"GET", "/ui", gp_api_ui},
+	{"GET", "/ui/", gp_api_ui},
+	{"GET", "/ui/{name}", gp_api_ui},
+	{"GET", "/ui/lib/{name}", gp_api_ui},
 };
 
 const struct gp_http_route *gp_api_routes(size_t *ret_n)
@@ -1763,6 +1776,10 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 	if (o->admin_token_file)
 		snprintf(api->admin_token_file, sizeof(api->admin_token_file), "%s",
 			 o->admin_token_file);
+	if (o->ui_dir)
+		snprintf(api->ui_dir, sizeof(api->ui_dir), "%s", o->ui_dir);
+	if (o->ui_chart_js)
+		snprintf(api->ui_chart_js, sizeof(api->ui_chart_js), "%s", o->ui_chart_js);
 	snprintf(api->log_dir, sizeof(api->log_dir), "%s", o->log_dir ? o->log_dir : "logs");
 	for (int i = 0; i < o->n_prices && i < GP_PRICES_MAX; i++)
 		api->price[api->prices++] = o->prices[i];

@@ -55,6 +55,9 @@ struct gp_api_options {
 	/* the admin's token file (copied): a new admin token is written there
 	 * (POST /v1/tenants/admin/token); NULL: none */
 	const char *admin_token_file;
+	/* the web console's files and its charting library (copied; api-ui.c);
+	 * NULL or "": none (GET /ui/ says so) */
+	const char *ui_dir, *ui_chart_js;
 };
 
 int gp_api_new(struct gp_store *store, const struct gp_api_options *o,

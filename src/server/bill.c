@@ -183,3 +183,61 @@ json_t *gp_bill_json(const char *month, const struct gp_usage_sum *sums, int n,
 						"they cost 0 in this bill"));
 	return bill;
 }
+
+/* ---- CSV (RFC 4180) ------------------------------------------------------ */
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static double number(json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+static const char *text(json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : "";
+}
+
+char *gp_bill_csv(json_t *bill)
+{
+	json_t *rows = json_object_get(bill, "rows"), *row;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *out = open_memstream(&buf, &len);
+
+	if (!out)
+		return NULL;
+	fputs("tenant,model,vendor,allocated_gpu_hours,allocated_mem_gib_hours,used_gpu_hours,"
+	      "price_per_hour,cost\n",
+	      out);
+	json_array_foreach(rows, i, row) {
+		csv_field(out, text(row, "tenant"));
+		fputc(',', out);
+		csv_field(out, text(row, "model"));
+		fputc(',', out);
+		csv_field(out, text(row, "vendor"));
+		fprintf(out, ",%.6f,%.6f,%.6f,%.4f,%.6f\n", number(row, "allocated_gpu_hours"),
+			number(row, "allocated_mem_gib_hours"), number(row, "used_gpu_hours"),
+			number(row, "price_per_hour"), number(row, "cost"));
+	}
+	if (fclose(out) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

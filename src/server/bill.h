@@ -13,7 +13,12 @@
  * total. Every hour figure is one exact integer sum divided once, so it
  * equals the same sum recomputed from the usage records.
  *
- * Ownership: gp_bill_json returns a new reference (json_decref). */
+ * A bill as CSV (RFC 4180): a header, then a line per tenant and device
+ * model; `gpupool bill -o csv` and GET /v1/bill?format=csv both write it
+ * here, so that they are the same bytes.
+ *
+ * Ownership: gp_bill_json returns a new reference (json_decref);
+ * gp_bill_csv a malloc'd string (free). */
 #ifndef GP_SERVER_BILL_H
 #define GP_SERVER_BILL_H
 
@@ -45,5 +50,8 @@ const struct gp_price *gp_price_find(const struct gp_price *prices, int n,
 json_t *gp_bill_json(const char *month, const struct gp_usage_sum *sums, int n,
 		     const struct gp_tenant *tenants, int n_tenants,
 		     const struct gp_price *prices, int n_prices);
+
+/* The bill's rows as CSV; NULL when out of memory. */
+char *gp_bill_csv(json_t *bill);
 
 #endif

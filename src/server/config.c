@@ -21,7 +21,7 @@
 #include "shim/region.h"
 
 enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_PRICES,
-		KEY_OVERCOMMIT, KEY_POLICY };
+		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN };
 
 struct key {
 	const char *name;
@@ -52,6 +52,9 @@ static const struct key keys[] = {
 	{"max_client_connections", KEY_UINT, AT(max_client_connections), 1,
 	 GP_CONFIG_CONNECTIONS_LIMIT},
 	{"metrics_token_file", KEY_PATH, AT(metrics_token_file), 0, 0},
+	{"metrics_listen", KEY_LISTEN, 0, 0, 0},
+	{"ui_dir", KEY_PATH, AT(ui_dir), 0, 0},
+	{"ui_chart_js", KEY_PATH, AT(ui_chart_js), 0, 0},
 	{"with_agent", KEY_BOOL, AT(with_agent), 0, 0},
 	{"shim", KEY_PATH, AT(shim), 0, 0},
 	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
@@ -84,7 +87,9 @@ static const struct key keys[] = {
 #define KEY_LIST                                                                         \
 	"db, socket, tcp, admin_token_file, queue_max, tenant_queue_max, "               \
 	"header_timeout_ms, body_timeout_ms, max_connections, max_client_connections, "  \
-	"metrics_token_file, with_agent, shim, run_dir, log_dir, log_max, grace_ms, "    \
+	"metrics_token_file, metrics_listen, ui_dir, ui_chart_js, with_agent, shim, "     \
+	"run_dir, log_dir, "                                                              \
+	"log_max, grace_ms, "                                                             \
 	"cgroup, task_uid_base, task_groups, task_env, verify, verify_ms, "              \
 	"verify_slack_mib, sample_ms, util_window, grow_samples, policy, "               \
 	"workload_window, workload_refresh, prices, overcommit"
@@ -349,6 +354,27 @@ static int set_policy(struct reader *r, const struct key *k, const yaml_event_t 
 		    scalar_text(ev), list);
 }
 
+bool gp_config_listen_parse(const char *text, struct gp_server_options *o)
+{
+	const char *colon = strrchr(text, ':');
+
+	if (!colon || !gp_parse_uint(colon + 1, 1, 65535, NULL, &o->metrics_port) ||
+	    (strncmp(text, "0.0.0.0:", 8) && strncmp(text, "127.0.0.1:", 10)))
+		return false;
+	o->metrics_any = text[0] == '0';
+	return true;
+}
+
+static int set_listen(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	if (gp_config_listen_parse(scalar_text(ev), r->o))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" must be 0.0.0.0:PORT or 127.0.0.1:PORT (/metrics alone there, for "
+		    "Prometheus)",
+		    scalar_text(ev));
+}
+
 /* prices: MODEL: PRICE, one entry. */
 static int set_price(struct reader *r, const yaml_event_t *model, const yaml_event_t *value)
 {
@@ -456,6 +482,7 @@ static int set_value(struct reader *r, const struct key *k)
 		[KEY_CHOICE] = "one of its words",
 		[KEY_SIZE] = "a size, like 64M",
 		[KEY_POLICY] = "a policy's name (gpupool policies lists them)",
+		[KEY_LISTEN] = "ADDR:PORT",
 	};
 	yaml_event_t ev;
 	int e;
@@ -472,6 +499,7 @@ static int set_value(struct reader *r, const struct key *k)
 		    : k->kind == KEY_CHOICE ? set_choice(r, k, &ev)
 		    : k->kind == KEY_SIZE   ? set_size(r, k, &ev)
 		    : k->kind == KEY_POLICY ? set_policy(r, k, &ev)
+		    : k->kind == KEY_LISTEN ? set_listen(r, k, &ev)
 					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

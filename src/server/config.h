@@ -54,6 +54,9 @@
 #define GP_CONFIG_WORKLOAD_WINDOW_LIMIT	 (31 * 86400)
 #define GP_CONFIG_WORKLOAD_REFRESH_LIMIT 86400
 
+/* The console's charting library: Debian's libjs-chart.js. */
+#define GP_UI_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
+
 struct gp_server_options {
 	char db[PATH_MAX];
 	char socket[PATH_MAX];
@@ -69,6 +72,8 @@ struct gp_server_options {
 	unsigned max_connections;
 	unsigned max_client_connections;   /* 0: not given (as tenant_queue_max) */
 	char metrics_token_file[PATH_MAX]; /* the scrape token's file; "" none */
+	char ui_dir[PATH_MAX];		   /* the web console's files; "" none */
+	char ui_chart_js[PATH_MAX];	   /* its charting library */
 	bool with_agent;	/* run this machine's agent and the scheduling loop */
 	char shim[PATH_MAX];	/* libgpushare.so for the tasks; "" none */
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
@@ -129,5 +134,9 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
 /* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
  * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */
 bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes);
+
+/* --metrics-listen / metrics_listen: "0.0.0.0:PORT" or "127.0.0.1:PORT"
+ * into o's metrics_port and metrics_any; false when it is neither. */
+bool gp_config_listen_parse(const char *text, struct gp_server_options *o);
 
 #endif

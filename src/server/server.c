@@ -137,10 +137,17 @@ static void beside_db(const char *db, const char *name, char *buf, size_t size)
 #define GP_SHIM_INSTALLED "../lib/libgpushare.so"
 #endif
 
-/* The two places of libgpushare.so, in the order they are tried: next to
- * this program (a build folder holds both), then the install's. "" where
- * this program's folder is unknown. */
-static void shim_places(char (*ret)[PATH_MAX])
+/* Where the console's files are looked for when --ui-dir is not given,
+ * likewise (the build folder's ui is a link to the checkout's). */
+#ifndef GP_UI_INSTALLED
+#define GP_UI_INSTALLED "../share/gpupool/ui"
+#endif
+
+/* The two places of what the server finds beside it (libgpushare.so,
+ * the console's folder), in the order they are tried: next to this
+ * program (a build folder holds both), then the install's. "" where this
+ * program's folder is unknown. */
+static void places_of(const char *name, const char *installed, char (*ret)[PATH_MAX])
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -154,24 +161,46 @@ static void shim_places(char (*ret)[PATH_MAX])
 	dir = slash ? (int)(slash - self) : 0;
 	ret[0][0] = ret[1][0] = '\0';
 	if (slash)
-		snprintf(ret[0], PATH_MAX, "%.*s/libgpushare.so", dir, self);
-	if (GP_SHIM_INSTALLED[0] == '/')
-		snprintf(ret[1], PATH_MAX, "%s", GP_SHIM_INSTALLED);
+		snprintf(ret[0], PATH_MAX, "%.*s/%s", dir, self, name);
+	if (installed[0] == '/')
+		snprintf(ret[1], PATH_MAX, "%s", installed);
 	else if (slash)
-		snprintf(ret[1], PATH_MAX, "%.*s/%s", dir, self, GP_SHIM_INSTALLED);
+		snprintf(ret[1], PATH_MAX, "%.*s/%s", dir, self, installed);
 }
 
-/* The first of the places that is there, without ".." (it is the
- * LD_PRELOAD of every task); "" when neither is. */
-static void shim_default(char *buf, size_t size)
+static void shim_places(char (*ret)[PATH_MAX])
 {
-	char places[2][PATH_MAX], real[PATH_MAX];
+	places_of("libgpushare.so", GP_SHIM_INSTALLED, ret);
+}
+
+/* The first of the places that is there, without ".."; "" when neither
+ * is. */
+static void place_default(char (*places)[PATH_MAX], char *buf, size_t size)
+{
+	char real[PATH_MAX];
 
 	buf[0] = '\0';
-	shim_places(places);
 	for (int i = 0; i < 2 && !buf[0]; i++)
 		if (places[i][0] && realpath(places[i], real) && access(real, R_OK) == 0)
 			snprintf(buf, size, "%s", real);
+}
+
+/* libgpushare.so, the LD_PRELOAD of every task. */
+static void shim_default(char *buf, size_t size)
+{
+	char places[2][PATH_MAX];
+
+	shim_places(places);
+	place_default(places, buf, size);
+}
+
+/* The console's folder (docs/console.md). */
+static void ui_default(char *buf, size_t size)
+{
+	char places[2][PATH_MAX];
+
+	places_of("ui", GP_UI_INSTALLED, places);
+	place_default(places, buf, size);
 }
 
 /* Where no libgpushare.so was found, for the messages. */
@@ -194,6 +223,7 @@ static void server_usage(FILE *out)
 	fprintf(out,
 		"usage: gpupool server [--config FILE [--check-config]] [--db PATH] [--socket PATH]\n"
 		"                      [--tcp PORT] [--metrics-listen ADDR:PORT]\n"
+		"                      [--ui-dir DIR] [--ui-chart-js PATH]\n"
 		"                      [--admin-token-file PATH] [--queue-max N]\n"
 		"                      [--tenant-queue-max N] [--metrics-token-file PATH]\n"
 		"                      [--header-timeout-ms N] [--body-timeout-ms N]\n"
@@ -230,7 +260,13 @@ static void server_usage(FILE *out)
 		"$GPUPOOL_SOCKET, else\n"
 		"                   /run/gpupool/server.sock for root, else\n"
 		"                   $XDG_RUNTIME_DIR/gpupool/server.sock)\n"
-		"  --tcp PORT       also serve on 127.0.0.1:PORT\n"
+		"  --tcp PORT       also serve on 127.0.0.1:PORT, the web console at\n"
+		"                   http://127.0.0.1:PORT/ui/ too (docs/console.md)\n"
+		"  --ui-dir DIR     the console's files (default: ui next to the gpupool\n"
+		"                   program, else the install's)\n"
+		"  --ui-chart-js PATH\n"
+		"                   the charting library the console loads (default:\n"
+		"                   Debian's libjs-chart.js, " GP_UI_CHART_JS ")\n"
 		"  --metrics-listen ADDR:PORT\n"
 		"                   also serve /metrics alone on ADDR (0.0.0.0 or\n"
 		"                   127.0.0.1):PORT, for Prometheus (with --kubernetes,\n"
@@ -532,13 +568,8 @@ static int parse_kube(struct gp_server_kube *k, int c, const char *value)
 /* --metrics-listen 0.0.0.0:PORT or 127.0.0.1:PORT. */
 static int parse_metrics_listen(struct gp_server_options *o, const char *value)
 {
-	const char *colon = strrchr(value, ':');
-
-	if (colon && gp_parse_uint(colon + 1, 1, 65535, NULL, &o->metrics_port) &&
-	    (!strncmp(value, "0.0.0.0:", 8) || !strncmp(value, "127.0.0.1:", 10))) {
-		o->metrics_any = value[0] == '0';
+	if (gp_config_listen_parse(value, o))
 		return 0;
-	}
 	fprintf(stderr, "gpupool server: --metrics-listen \"%s\" must be 0.0.0.0:PORT or "
 			"127.0.0.1:PORT\n", value);
 	return -EINVAL;
@@ -548,6 +579,12 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
 	if (c == 1300)
 		return parse_metrics_listen(o, value);
+	if (c == 1400 || c == 1401) {
+		char *to = c == 1400 ? o->ui_dir : o->ui_chart_js;
+
+		snprintf(to, PATH_MAX, "%s", value);
+		return 0;
+	}
 	if (c >= 1200 && c <= 1207)
 		return parse_kube(&o->kube, c, value);
 	if (c >= 1000 && c <= 1006)
@@ -637,6 +674,8 @@ static const struct option server_flags[] = {
 	{"util-window", required_argument, NULL, 'W'},
 	{"grow-samples", required_argument, NULL, 'G'},
 	{"metrics-listen", required_argument, NULL, 1300},
+	{"ui-dir", required_argument, NULL, 1400},
+	{"ui-chart-js", required_argument, NULL, 1401},
 	{"kubernetes", no_argument, NULL, 1200},
 	{"extender-port", required_argument, NULL, 1201},
 	{"kubeconfig", required_argument, NULL, 1202},
@@ -728,6 +767,10 @@ static void options_default(struct gp_server_options *o)
 		beside_db(o->db, "logs", o->log_dir, sizeof(o->log_dir));
 	if (!o->shim[0])
 		shim_default(o->shim, sizeof(o->shim));
+	if (!o->ui_dir[0])
+		ui_default(o->ui_dir, sizeof(o->ui_dir));
+	if (!o->ui_chart_js[0])
+		snprintf(o->ui_chart_js, sizeof(o->ui_chart_js), "%s", GP_UI_CHART_JS);
 }
 
 /* One bound within another: unset, it is its default lowered to fit;
@@ -1252,7 +1295,9 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 				    .prices = o->price,
 				    .n_prices = o->prices,
 				    .log_dir = o->log_dir,
-				    .admin_token_file = o->token_file};
+				    .admin_token_file = o->token_file,
+				    .ui_dir = o->ui_dir,
+				    .ui_chart_js = o->ui_chart_js};
 	const struct gp_http_route *routes;
 	size_t n;
 	int sig = 0;
@@ -1283,6 +1328,10 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 		fprintf(stderr, " and http://127.0.0.1:%u", o->tcp_port);
 	fprintf(stderr, "; database %s (schema %d)\n", o->db,
 		gp_store_schema_version(s->store));
+	if (o->tcp_port)
+		fprintf(stderr, "gpupool server: the console at http://127.0.0.1:%u/ui/%s\n",
+			o->tcp_port,
+			o->ui_dir[0] ? "" : " (its files are missing: give --ui-dir DIR)");
 	sigwait(stop, &sig);
 	fprintf(stderr, "gpupool server: stopping (%s)\n",
 		sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -1390,6 +1439,12 @@ static int config_show(const struct gp_server_options *o)
 	       o->metrics_token_file[0] ? "every series with the scrape token in "
 					: "no scrape token (--metrics-token-file)",
 	       o->metrics_token_file);
+	if (o->metrics_port)
+		printf("             /metrics alone on %s:%u (--metrics-listen)\n",
+		       o->metrics_any ? "0.0.0.0" : "127.0.0.1", o->metrics_port);
+	if (o->tcp_port)
+		printf("  console    http://127.0.0.1:%u/ui/, files %s\n", o->tcp_port,
+		       o->ui_dir[0] ? o->ui_dir : "missing (--ui-dir)");
 	printf("  agent      %s\n", o->with_agent ? "yes (--with-agent)" : "no");
 	if (o->with_agent && !o->shim[0])
 		shim_missing(why, sizeof(why));

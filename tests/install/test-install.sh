@@ -33,6 +33,7 @@ bindir=$(under "$(option bindir)")
 libdir=$(under "$(option libdir)")
 mandir=$(under "$(option mandir)")
 docdir=$(under "$(option datadir)")/doc/gpupool
+uidir=$(under "$(option datadir)")/gpupool/ui
 sysconfdir=$(option sysconfdir)
 case $sysconfdir in /*) ;; *) sysconfdir=/etc ;; esac # dist/meson.build
 unitdir=$(option systemdsystemunitdir)
@@ -83,6 +84,7 @@ fi
 	echo "$unit"
 	echo "$config"
 	echo "$docdir/gpupool.example.yaml"
+	for f in "$src"/ui/*; do echo "$uidir/${f##*/}"; done # the web console: every file of ui/
 } | sort >"$tmp/want-files"
 (cd "$root" && find . ! -type d | sed 's|^\.||' | sort) >"$tmp/got-files"
 if cmp -s "$tmp/want-files" "$tmp/got-files"; then

@@ -113,6 +113,16 @@ expect "a bad page size is a 400 naming the query" 0 'query \\"limit\\" must be 
 	[ "$(wc -l <"$tmp/bill.csv")" -eq 4 ] && [ "$(grep -c '^nlp,' "$tmp/bill.csv")" -eq 2 ] &&
 	ok "CSV: a header and one line per tenant and model" || bad "CSV: a header and one line per tenant and model" "$tmp/bill.csv"
 expect "the table names the unpriced model" 0 'no price for "NVIDIA A100' -- "$gp" bill
+curl -s -D "$tmp/csv.headers" --unix-socket "$GPUPOOL_SOCKET" \
+	-H "Authorization: Bearer $(cat "$GPUPOOL_TOKEN_FILE")" \
+	"http://gpupool/v1/bill?month=$month&format=csv" >"$tmp/api.csv"
+cmp -s "$tmp/api.csv" "$tmp/bill.csv" && grep -qi '^Content-Type: text/csv' "$tmp/csv.headers" &&
+	grep -qi "^Content-Disposition: attachment; filename=\"gpupool-bill-$month.csv\"" "$tmp/csv.headers" &&
+	ok "GET /v1/bill?format=csv: the bytes of bill -o csv, a file to save" ||
+	bad "GET /v1/bill?format=csv: the bytes of bill -o csv, a file to save" "$tmp/csv.headers" "$tmp/api.csv"
+expect "?format=xml is a 400 naming the formats" 0 'give json or csv' -- \
+	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $vision" \
+	"http://gpupool/v1/bill?format=xml"
 as "$vision" bill -o json >"$tmp/vision.json"
 check "a tenant's bill has only its own rows" \
 	'.[0].rows | length == 1 and .[0].tenant == "vision"' "$tmp/vision.json"

@@ -38,7 +38,9 @@ expect "tenant ls shows the T4 quota under vision" 0 "on T4 .*16G\+0 .*50\+0%" -
 check "GET /v1/tenants lists the model quotas" \
 	'.[0].tenants[] | select(.name == "vision") | .model_quotas ==
 	 [{"model": "T4", "mem_guaranteed_mib": 16384, "mem_borrowable_mib": 0,
-	   "compute_guaranteed_pct": 50, "compute_borrowable_pct": 0}]' "$tmp/tenants.json"
+	   "compute_guaranteed_pct": 50, "compute_borrowable_pct": 0,
+	   "in_use": {"mem_mib": 0, "compute_pct": 0}}] and
+	 .in_use == {"mem_mib": 0, "compute_pct": 0}' "$tmp/tenants.json"
 "$gp" audit -o json >"$tmp/audit.json"
 check "the changes are in the audit log" \
 	'[.[0].audit[] | select(.action | startswith("tenant.quota"))] | length == 3' \
@@ -57,6 +59,10 @@ check "the second waits, over the T4 quota" \
 	".[0].tasks[] | select(.id == $second) | .state == \"pending\" and
 	 (.reason | startswith(\"over the T4 quota: the tenant uses 2048 MiB and 45 %\"))" \
 	"$tmp/tasks.json"
+"$gp" tenant ls -o json >"$tmp/tenants.json"
+check "GET /v1/tenants: what vision holds, overall and under its T4 quota" \
+	'.[0].tenants[] | select(.name == "vision") | .in_use.mem_mib >= 2048 and
+	 .model_quotas[0].in_use == {"mem_mib": 2048, "compute_pct": 45}' "$tmp/tenants.json"
 "$gp" device ls -o json >"$tmp/devices.json"
 check "a task of any model runs, on an A100 (the T4 quota is used up)" \
 	"(.[0].tasks[] | select(.id == $any)) as \$t | \$t.state == \"running\" and

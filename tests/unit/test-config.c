@@ -107,7 +107,8 @@ static void test_every_key(void **state)
 				   "cgroup: off\ntask_uid_base: 700000\ntask_groups: video,render\n"
 				   "task_env: PATH LC_*\nverify: alert\nverify_ms: 1000\n"
 				   "verify_slack_mib: 0\npolicy: fgd\nworkload_window: 3600\n"
-				   "workload_refresh: 60\n",
+				   "workload_refresh: 60\nmetrics_listen: 0.0.0.0:9464\n"
+				   "ui_dir: /srv/ui\nui_chart_js: /srv/chart.js\n",
 				   o, err, sizeof(err)),
 			 0);
 	assert_string_equal(o->db, "a.db");
@@ -121,6 +122,10 @@ static void test_every_key(void **state)
 	assert_int_equal(o->max_connections, 65536);
 	assert_int_equal(o->max_client_connections, 1);
 	assert_string_equal(o->metrics_token_file, "m.token");
+	assert_int_equal(o->metrics_port, 9464);
+	assert_true(o->metrics_any);
+	assert_string_equal(o->ui_dir, "/srv/ui");
+	assert_string_equal(o->ui_chart_js, "/srv/chart.js");
 	assert_string_equal(o->cgroup, "off");
 	assert_int_equal(o->task_uid_base, 700000);
 	assert_string_equal(o->task_groups, "video,render");
@@ -264,6 +269,9 @@ static void test_bad(void **state)
 		{"workload_refresh: 0\n", ":1:19: key \"workload_refresh\": \"0\" is not a whole "
 					   "number from 1 to 86400"},
 		{"db: a\ndb: b\n", ":2:1: key \"db\": given twice; keep one"},
+		{"metrics_listen: 10.0.0.1:9464\n",
+		 ":1:17: key \"metrics_listen\": \"10.0.0.1:9464\" must be 0.0.0.0:PORT or "
+		 "127.0.0.1:PORT"},
 		{"\"db\\0junk\": /x.db\n", ":1:1: a key with a NUL byte"},
 		{"prices: {\"T4\\0x\": 1}\n", ":1:10: key \"prices\": a model with a NUL byte"},
 		{"db: &p a\nsocket: *p\n", ":2:9: key \"socket\": is an alias"},

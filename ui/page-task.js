@@ -1,0 +1,174 @@
+// page-task.js — one task's page (#/tasks/ID): the task as GET
+// /v1/tasks/ID gives it (another tenant's is refused by the API, and the
+// refusal is shown as it came), its cancel button, the live change of its
+// compute share and priority (PATCH /v1/tasks/ID, with a reason) with the
+// audit entry the change made (GET /v1/audit, which only the admin may
+// read), the audit entries about it, and the end of its log
+// (GET /v1/tasks/ID/logs).
+import { ApiError, api, get, request } from './api.js';
+import { add, badge, el, field, fill, table, tenantCell, when } from './dom.js';
+import { cancelButton, cancellable, placed, shape } from './page-tasks.js';
+
+const REFRESH_MS = 3000;
+const LOG_LINES = 200;
+const CHANGEABLE = new Set(['pending', 'running', 'preempted']);
+
+export async function render(view) {
+	const id = view.params.id;
+	let task;
+
+	add(view.main, el('h1', {}, `Task ${id}`));
+	try {
+		task = await get(`/v1/tasks/${encodeURIComponent(id)}`);
+	} catch (e) {
+		refused(view, id, e);
+		return;
+	}
+	const facts = el('div', { id: 'task-facts' });
+	const log = el('pre', { class: 'log', id: 'task-log' });
+	const audit = el('div', { id: 'task-audit' });
+
+	add(view.main, facts, changeSection(view, task, () => again()),
+		el('h2', { text: 'Log' }), logControls(view, id, log), log, audit);
+	const again = async () => {
+		task = await get(`/v1/tasks/${id}`);
+		if (!view.live)
+			return;
+		await factsDraw(view, facts, task, again);
+		await Promise.all([logLoad(view, id, log), auditDraw(view, id, audit)]);
+	};
+	await again();
+	view.every(REFRESH_MS, () => CHANGEABLE.has(task.state) && again().catch(view.error));
+}
+
+// The API said no (403: another tenant's; 404: none): say so, here and in
+// the message area.
+function refused(view, id, error) {
+	view.error(error);
+	add(view.main, el('div', { class: 'refused', id: 'task-refused' },
+		el('p', { text: `Task ${id} cannot be shown: the server answered ` +
+			`${error instanceof ApiError ? error.status : ''} “${error.message}”.` }),
+		el('p', {}, el('a', { href: '#/tasks', text: 'Back to the tasks' }))));
+}
+
+async function factsDraw(view, box, t, changed) {
+	const devices = await get('/v1/devices');
+
+	if (box.querySelector('.armed'))
+		return; // a cancel asked for its confirmation: leave it there
+	const indexes = new Map((devices.devices || []).map((d) => [d.uuid, d.index]));
+	const env = Object.entries(t.env || {}).map(([k, v]) => `${k}=${v}`).join(' ');
+
+	fill(box, el('div', { class: 'task-head' }, badge(t.state), el('span', { class: 'reason', text: t.reason }),
+		cancellable(t) ? cancelButton(view, t, changed) : null),
+	el('dl', { class: 'facts' }, [
+		['Tenant', tenantCell(t.tenant)], ['Name', t.name], ['Command', el('code', { text: t.command })],
+		['Shape', shape(t)], ['Compute share', el('span', { id: 'task-compute', text: `${t.compute_pct} %` })],
+		['Priority', el('span', { id: 'task-priority', text: String(t.priority) })],
+		['Isolation', t.isolation], ['Kind', t.kind],
+		['Devices', placed(t.placement, indexes)], ['Placement', t.placement || '-'],
+		['Process group', t.pid ? String(t.pid) : '-'], ['Exit code', t.ended ? String(t.exit_code) : '-'],
+		['Submitted', when(t.created)], ['Started', when(t.started)], ['Ended', when(t.ended)],
+		['Working directory', t.workdir || '-'], ['Environment', env || '-'],
+	].map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)])));
+}
+
+// ---- the live change ------------------------------------------------------
+
+function changeSection(view, t, changed) {
+	if (!CHANGEABLE.has(t.state))
+		return el('p', { class: 'hint', text: 'The task has ended: its share and priority can no longer change.' });
+	const result = el('div', { id: 'change-result' });
+	const form = el('form', { class: 'change', id: 'change-form' },
+		field('Compute %', el('input', { name: 'compute', type: 'number', min: 1, max: 100, value: t.compute_pct })),
+		field('Priority', el('input', { name: 'priority', type: 'number', min: 0, max: 9, value: t.priority })),
+		field('Reason', el('input', { name: 'reason', class: 'wide', maxlength: 200,
+			placeholder: 'why, for the audit log' })),
+		el('button', { type: 'submit', text: 'Change', id: 'change-button' }));
+
+	form.addEventListener('submit', (e) => {
+		e.preventDefault();
+		change(view, t.id, form, result).then(changed).catch(view.error);
+	});
+	return el('section', {}, el('h2', { text: 'Live change' }),
+		el('p', { class: 'hint', text: 'A running task\'s new share is checked against its devices and its ' +
+			'tenant\'s quotas at once, and reaches its processes within a scheduling tick.' }),
+		form, result);
+}
+
+async function change(view, id, form, result) {
+	const before = await get(`/v1/tasks/${id}`);
+	const f = form.elements;
+	const body = {};
+
+	if (Number(f.compute.value) !== before.compute_pct)
+		body.compute_pct = Number(f.compute.value);
+	if (Number(f.priority.value) !== before.priority)
+		body.priority = Number(f.priority.value);
+	if (!Object.keys(body).length)
+		throw new Error('nothing to change: give another compute share or priority');
+	if (f.reason.value.trim())
+		body.reason = f.reason.value.trim();
+	const after = await api('PATCH', `/v1/tasks/${id}`, body);
+
+	const what = [];
+
+	if ('compute_pct' in body)
+		what.push(`compute ${before.compute_pct} % → ${after.compute_pct} %`);
+	if ('priority' in body)
+		what.push(`priority ${before.priority} → ${after.priority}`);
+	view.notice(`task ${id} changed: ${what.join(', ')}`);
+	fill(result, el('h3', { text: 'The audit entry it made' }), await changeAudit(view, id));
+}
+
+// The newest task.set entry about task id, as the admin reads it.
+async function changeAudit(view, id) {
+	if (!view.admin)
+		return el('p', { class: 'hint', text: 'The change is in the audit log (task.set, with the reason); ' +
+			'only the admin may read the audit log.' });
+	const { audit } = await get('/v1/audit?limit=200');
+	const entry = audit.filter((a) => a.action === 'task.set' && a.object === String(id)).pop();
+
+	return entry ? auditTable([entry], 'change-audit')
+		: el('p', { class: 'hint', text: 'no task.set entry about this task among the newest 200' });
+}
+
+function auditTable(entries, id) {
+	return el('div', { id }, table(['#', 'Time', 'Who', 'Action', 'Object', 'Detail'],
+		entries.map((a) => [String(a.id), when(a.time), a.who, a.action, a.object, a.detail])));
+}
+
+// The audit entries about the task (the admin's only).
+async function auditDraw(view, id, box) {
+	if (!view.admin)
+		return;
+	const { audit } = await get('/v1/audit?limit=1000');
+	const about = audit.filter((a) => a.object === String(id) || a.object === `task ${id}`);
+
+	fill(box, el('h2', { text: 'Audit log' }), auditTable(about.reverse(), 'task-audit-table'));
+}
+
+// ---- the log ---------------------------------------------------------------
+
+function logControls(view, id, log) {
+	return el('div', { class: 'log-controls' },
+		el('span', { class: 'hint', text: `the last ${LOG_LINES} lines` }),
+		el('button', { type: 'button', text: 'Reload the log',
+			on: { click: () => logLoad(view, id, log).catch(view.error) } }));
+}
+
+async function logLoad(view, id, log) {
+	try {
+		const reply = await request('GET', `/v1/tasks/${id}/logs?tail=${LOG_LINES}`);
+		const text = await reply.text();
+		const skipped = Number(reply.headers.get('X-Gpupool-Log-Skipped') || 0);
+
+		log.textContent = (skipped ? `[${skipped} earlier bytes not shown]\n` : '') + (text || '(empty)');
+		log.classList.remove('log-none');
+	} catch (e) {
+		if (!(e instanceof ApiError) || e.status !== 404)
+			throw e;
+		log.textContent = e.message; // no log yet: the task has not run
+		log.classList.add('log-none');
+	}
+}
