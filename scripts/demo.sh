@@ -70,7 +70,7 @@ while [ "$port" -lt 8490 ] && curl -s -o /dev/null --max-time 1 "http://127.0.0.
 done
 # shellcheck disable=SC2086 # $prices is a list of options
 "$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --grace-ms 2000 \
-	--tcp "$port" $prices >"$dir/server.log" 2>&1 &
+	--tcp "$port" --ui-dir "$root/ui" $prices >"$dir/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
 	"$gp" task ls >/dev/null 2>&1 && break

@@ -3,7 +3,8 @@
 # and slurmd, Debian's 22.05) with a simulated T4 cut into 16 shards:
 # two `srun --gres=shard:4` steps each held to a quarter of the memory
 # (out of memory inside the step past it), their task ids and one
-# LD_PRELOAD; --gpu-mem=abc fails the submission with one line and no job;
+# LD_PRELOAD, and burning at once 25 % of the GPU each within 2 points;
+# --gpu-mem=abc fails the submission with one line and no job;
 # a step without GPUs gets no library; sbatch with #SBATCH --gpu-mem and
 # inner steps: one library, one task id per step; the limits leave the
 # region with the step; --gpu-compute 70/30 split the GPU within 2
@@ -106,6 +107,23 @@ check "steps at --gpu-compute=70 and 30 split the GPU 70/30 within 2 points" \
 	 .[\"${p70:-0}\"] as \$a | .[\"${p30:-0}\"] as \$b | \$a + \$b > 0 and
 	 (\$a / (\$a + \$b) | . >= 0.68 and . <= 0.72) and \$a <= 72 and \$b <= 32" "$tmp/split.json" ||
 	cat "$tmp/b70.out" "$tmp/b30.out"
+
+# ... and two steps of shard:4 (a quarter each, from their shards alone)
+# burning at once: 25 % each within 2 points.
+for i in 1 2; do
+	srun --gres=shard:4 sh -c 'echo pid=$$; exec "$0" burn --duration 5 --json' "$gl" \
+		>"$tmp/q$i.burn" 2>&1 &
+	eval "qb$i=\$!"
+done
+pq1=$(step_pid "$tmp/q1.burn") pq2=$(step_pid "$tmp/q2.burn")
+sleep 3.5
+"$probe" >"$tmp/quarters.json"
+wait "$qb1" "$qb2"
+check "two steps of shard:4 burning at once get 25 % each within 2 points" \
+	"[.[0].devices[0].samples[] | {(.pid|tostring): .sm_util}] | add |
+	 .[\"${pq1:-0}\"] as \$a | .[\"${pq2:-0}\"] as \$b |
+	 (\$a - 25 | fabs) <= 2 and (\$b - 25 | fabs) <= 2" "$tmp/quarters.json" ||
+	cat "$tmp/q1.burn" "$tmp/q2.burn"
 
 # Priority: a --gpu-priority=8 latency probe beside a --gpu-priority=2
 # burner waits about one kernel (1 ms) more than alone. A broken priority
