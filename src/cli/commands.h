@@ -26,6 +26,8 @@ int gp_cmd_device(int argc, char **argv);
 int gp_cmd_queue(int argc, char **argv);
 /* Metering and monitoring: cmd-bill.c, cmd-top.c. */
 int gp_cmd_bill(int argc, char **argv);
+/* Right-sizing: cmd-advise.c. */
+int gp_cmd_advise(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
 int gp_cmd_alerts(int argc, char **argv);
 

@@ -30,6 +30,7 @@ static const struct {
 	{ "template", gp_cmd_template, "add, list, show and remove slice templates" },
 	{ "audit", gp_cmd_audit, "show the audit log" },
 	{ "bill", gp_cmd_bill, "a month's bill per tenant and device model" },
+	{ "advise", gp_cmd_advise, "right-sizing: the slices a month's runs needed" },
 	{ "top", gp_cmd_top, "live view of devices, tasks and the queue" },
 	{ "alerts", gp_cmd_alerts, "list and clear alerts" },
 };

@@ -63,6 +63,8 @@ const char *gp_api_state_name(enum gp_task_state s);
 void gp_api_usage(void *ctx, const struct gp_http_request *req,
 		  struct gp_http_reply *ret);
 void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+void gp_api_advice(void *ctx, const struct gp_http_request *req,
+		   struct gp_http_reply *ret);
 void gp_api_alerts(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
 void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,

@@ -18,6 +18,7 @@
 
 #include "base/month.h"
 #include "server/api-impl.h"
+#include "server/advise.h"
 #include "server/bill.h"
 #include "server/metrics.h"
 
@@ -138,14 +139,15 @@ static json_t *time_ms_json(int64_t ms)
 
 static json_t *record_json(const struct gp_usage_record *u, const char *tenant)
 {
-	return json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "id", (json_int_t)u->id, "task", (json_int_t)u->task, "tenant",
 			 tenant, "device", u->device_uuid, "model", u->device_model,
 			 "start", time_ms_json(u->start_ms), "end",
 			 time_ms_json(u->end_ms), "start_ms", (json_int_t)u->start_ms,
 			 "end_ms", (json_int_t)u->end_ms, "mem_mib",
 			 (json_int_t)u->mem_mib, "compute_pct",
-			 (json_int_t)u->compute_pct, "used_ms", (json_int_t)u->used_ms);
+			 (json_int_t)u->compute_pct, "used_ms", (json_int_t)u->used_ms,
+			 "mem_peak_mib", (json_int_t)u->mem_peak_mib);
 }
 
 bool gp_api_query_number(const struct gp_http_request *req, const char *key, long long lo,
@@ -299,6 +301,119 @@ void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_re
 					api->prices),
 			   ret);
 	free(sums);
+	period_release(&p);
+}
+
+/* ---- right-sizing ------------------------------------------------------- */
+
+static json_t *advice_json(const struct gp_advice *a, const struct period *p)
+{
+	json_t *o = json_pack("{s:s, s:s, s:i, s:I, s:f, s:I, s:I}", "kind",
+			      a->is_template ? "template" : "task", "name", a->name, "runs",
+			      a->runs, "records", (json_int_t)a->records, "hours", a->hours,
+			      "mem_held_mib", (json_int_t)a->mem_held_mib, "mem_peak_mib",
+			      (json_int_t)a->mem_peak_mib);
+
+	json_object_set_new(o, "tenant",
+			    a->is_template ? json_null() : json_string(name_of(p, a->tenant)));
+	json_object_set_new(o, "mem_proposed_mib",
+			    a->mem_proposed_mib ? json_integer((json_int_t)a->mem_proposed_mib)
+						: json_null());
+	json_object_update_new(
+		o, json_pack("{s:i, s:f, s:f, s:f, s:i, s:f, s:f}", "compute_held_pct",
+			     (int)a->compute_held_pct, "compute_median_pct",
+			     a->compute_median_pct, "compute_percentile_pct",
+			     a->compute_percentile_pct, "compute_max_pct", a->compute_max_pct,
+			     "compute_proposed_pct", (int)a->compute_proposed_pct,
+			     "freed_gpu_hours", a->freed_gpu_hours, "freed_mem_gib_hours",
+			     a->freed_mem_gib_hours));
+	return o;
+}
+
+/* ?headroom=PCT&percentile=P, within the module's bounds. */
+static bool advise_options(const struct gp_http_request *req, struct gp_advise_options *o,
+			   struct gp_http_reply *ret)
+{
+	long long headroom, pct;
+
+	if (!gp_api_query_number(req, "headroom", 0, 100, GP_ADVISE_HEADROOM_PCT, &headroom,
+				 ret) ||
+	    !gp_api_query_number(req, "percentile", 50, 100, GP_ADVISE_PERCENTILE, &pct, ret))
+		return false;
+	*o = (struct gp_advise_options){.headroom_pct = (unsigned)headroom,
+					.percentile = (unsigned)pct};
+	return true;
+}
+
+static void advice_reply(const struct period *p, const struct gp_advise_options *o,
+			 const struct gp_advice *all, int n, struct gp_http_reply *ret)
+{
+	json_t *list = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(list, advice_json(&all[i], p));
+	gp_http_json(ret, 200,
+		     json_pack("{s:s, s:i, s:i, s:o}", "month", p->month, "headroom_pct",
+			       (int)o->headroom_pct, "percentile", (int)o->percentile,
+			       "advice", list));
+}
+
+/* The advice over the period's records, read a page at a time. */
+static int advice_of(struct gp_api *api, const struct period *p,
+		     const struct gp_advise_options *o, const struct gp_task *tasks,
+		     int n_tasks, struct gp_advice **ret, int *ret_n)
+{
+	struct gp_advise *adv = NULL;
+	int64_t after = 0;
+	int r = gp_advise_begin(tasks, n_tasks, o, &adv);
+
+	while (r == 0) {
+		struct gp_usage_record *page = NULL;
+		int n = 0;
+
+		r = gp_store_usage_list(api->store, p->tenant, p->from_ms, p->to_ms, after,
+					GP_STORE_PAGE_MAX, &page, &n);
+		if (r == 0)
+			r = gp_advise_add(adv, page, n);
+		after = n ? page[n - 1].id : after;
+		free(page);
+		if (n < GP_STORE_PAGE_MAX)
+			break;
+	}
+	if (adv && r == 0)
+		return gp_advise_end(adv, ret, ret_n);
+	if (adv) {
+		struct gp_advice *dropped = NULL;
+		int n = 0;
+
+		if (gp_advise_end(adv, &dropped, &n) == 0)
+			free(dropped);
+	}
+	return r;
+}
+
+void gp_api_advice(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct period p = {0};
+	struct gp_advise_options o;
+	struct gp_task *tasks = NULL;
+	struct gp_advice *advice = NULL;
+	int n_tasks = 0, n = 0, r;
+
+	if (!period_load(api, req, &p, ret) || !advise_options(req, &o, ret)) {
+		period_release(&p);
+		return;
+	}
+	r = gp_store_task_list(api->store, p.tenant, -1, &tasks, &n_tasks);
+	if (r == 0)
+		r = advice_of(api, &p, &o, tasks, n_tasks, &advice, &n);
+	if (r < 0)
+		gp_api_store_failed(api, ret, r, "reading the usage records and tasks");
+	else
+		advice_reply(&p, &o, advice, n, ret);
+	free(advice);
+	free(tasks);
 	period_release(&p);
 }
 

@@ -144,6 +144,7 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 			      "priority", (json_int_t)t->priority);
 
 	json_object_set_new(o, "workdir", json_string(t->workdir));
+	json_object_set_new(o, "template", json_string(t->template_name));
 	json_object_update_new(
 		o, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o, s:o, s:o}", "kind",
 			     t->kind, "model", t->model, "state", state_name(t->state),
@@ -1165,6 +1166,7 @@ static bool task_template(struct gp_api *api, json_t *body, struct gp_task *t,
 	t->mem_mib = tpl.mem_mib;
 	t->compute_pct = tpl.compute_pct;
 	t->hard = tpl.hard;
+	copy(t->template_name, sizeof(t->template_name), tpl.name);
 	if (strlen(tpl.models) < sizeof(t->model))
 		copy(t->model, sizeof(t->model), tpl.models);
 	return true;
@@ -1735,6 +1737,7 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/audit", audit_list},
 	{"GET", "/v1/usage", gp_api_usage},
 	{"GET", "/v1/bill", gp_api_bill},
+	{"GET", "/v1/advice", gp_api_advice},
 	{"GET", "/v1/alerts", gp_api_alerts},
 	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
 	{"GET", "/v1/status", gp_api_status},

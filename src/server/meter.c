@@ -27,6 +27,7 @@ struct followed {
 	struct gp_meter_task pub;
 	int64_t since_ms;			/* the open interval's start */
 	uint64_t used_us[GP_AGENT_DEVICES_MAX]; /* in it, per device */
+	uint64_t mem_peak_mib[GP_AGENT_DEVICES_MAX]; /* in it, per device, as sampled */
 	int64_t ended_ms;			/* 0 while it runs */
 	bool whole;				/* whole devices: the share is 100 % */
 	unsigned next_pct;			/* the share from the next interval on */
@@ -210,7 +211,8 @@ static int records_close(struct gp_meter *m, struct followed *f, int64_t to,
 		struct gp_usage_record rec = {.task = f->pub.id,
 					      .tenant = f->pub.tenant,
 					      .mem_mib = f->pub.mem_mib[i],
-					      .compute_pct = f->pub.compute_pct};
+					      .compute_pct = f->pub.compute_pct,
+					      .mem_peak_mib = f->mem_peak_mib[i]};
 		uint64_t used = (f->used_us[i] + 500) / 1000;
 
 		snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", d->uuid);
@@ -219,6 +221,7 @@ static int records_close(struct gp_meter *m, struct followed *f, int64_t to,
 				    used < (uint64_t)span ? used : (uint64_t)span);
 	}
 	memset(f->used_us, 0, sizeof(f->used_us));
+	memset(f->mem_peak_mib, 0, sizeof(f->mem_peak_mib));
 	f->since_ms = to > f->since_ms ? to : f->since_ms;
 	f->pub.compute_pct = f->next_pct;
 	return r;
@@ -319,6 +322,8 @@ static void task_update(struct gp_meter *m, struct followed *f,
 	for (unsigned i = 0; i < f->pub.devices; i++) {
 		f->used_us[i] += g[i].used_us;
 		f->pub.mem_used_mib += g[i].mem_mib;
+		if (g[i].mem_mib > f->mem_peak_mib[i])
+			f->mem_peak_mib[i] = g[i].mem_mib;
 		used += (double)f->used_us[i];
 	}
 	if (span_us > 0) {

@@ -154,6 +154,11 @@ static const char *const migrations[] = {
 	/* 7: a tenant removed (unix seconds; 0: not), kept for its tasks,
 	 * usage records and audit rows, which name it. */
 	"ALTER TABLE tenants ADD COLUMN removed INTEGER NOT NULL DEFAULT 0;",
+	/* 8: the template a task was submitted with ("" none), and the most
+	 * memory a task's processes held on a device in a record's interval
+	 * (as sampled; 0 where unknown): what right-sizing reads. */
+	"ALTER TABLE tasks ADD COLUMN template TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE usage ADD COLUMN mem_peak_mib INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -1096,7 +1101,7 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended, workdir"
+	"started, ended, workdir, template"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1125,9 +1130,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	t->started = sqlite3_column_int64(st, 19);
 	t->ended = sqlite3_column_int64(st, 20);
 	copy_text(st, 21, t->workdir, sizeof(t->workdir));
+	copy_text(st, 22, t->template_name, sizeof(t->template_name));
 }
 
-/* Binds every column but id, as parameters 2..22 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..23 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1151,6 +1157,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_int64(st, 20, t->started);
 	sqlite3_bind_int64(st, 21, t->ended);
 	sqlite3_bind_text(st, 22, t->workdir, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 23, t->template_name, -1, SQLITE_STATIC);
 }
 
 static bool state_is_valid(int state)
@@ -1162,6 +1169,7 @@ static bool task_strings_fit(const struct gp_task *t)
 {
 	return fits(t->name, sizeof(t->name)) && fits(t->command, sizeof(t->command)) &&
 	       fits(t->workdir, sizeof(t->workdir)) &&
+	       fits(t->template_name, sizeof(t->template_name)) &&
 	       fits(t->kind, sizeof(t->kind)) && fits(t->model, sizeof(t->model)) &&
 	       fits(t->reason, sizeof(t->reason)) &&
 	       fits(t->placement, sizeof(t->placement));
@@ -1189,7 +1197,8 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 	r = prepare(s,
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
-		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
+		    "?23)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -1679,7 +1688,7 @@ int gp_store_queue_length(struct gp_store *s)
 
 #define USAGE_COLUMNS                                                                    \
 	"id, task, tenant, device_uuid, device_model, start_ms, end_ms, mem_mib, "       \
-	"compute_pct, used_ms"
+	"compute_pct, used_ms, mem_peak_mib"
 
 static void read_usage(sqlite3_stmt *st, void *ret)
 {
@@ -1696,6 +1705,7 @@ static void read_usage(sqlite3_stmt *st, void *ret)
 	u->mem_mib = (uint64_t)sqlite3_column_int64(st, 7);
 	u->compute_pct = (unsigned)sqlite3_column_int64(st, 8);
 	u->used_ms = (uint64_t)sqlite3_column_int64(st, 9);
+	u->mem_peak_mib = (uint64_t)sqlite3_column_int64(st, 10);
 }
 
 static bool usage_is_valid(const struct gp_usage_record *u)
@@ -1705,7 +1715,8 @@ static bool usage_is_valid(const struct gp_usage_record *u)
 	       fits(u->device_model, sizeof(u->device_model)) &&
 	       !is_blank(u->device_model) && u->start_ms <= u->end_ms &&
 	       u->used_ms <= (uint64_t)(u->end_ms - u->start_ms) &&
-	       u->compute_pct <= PCT_MAX && u->mem_mib <= INT64_MAX;
+	       u->compute_pct <= PCT_MAX && u->mem_mib <= INT64_MAX &&
+	       u->mem_peak_mib <= INT64_MAX;
 }
 
 static int usage_insert(struct gp_store *s, sqlite3_stmt *st, struct gp_usage_record *u)
@@ -1722,6 +1733,7 @@ static int usage_insert(struct gp_store *s, sqlite3_stmt *st, struct gp_usage_re
 	sqlite3_bind_int64(st, 7, (int64_t)u->mem_mib);
 	sqlite3_bind_int64(st, 8, u->compute_pct);
 	sqlite3_bind_int64(st, 9, (int64_t)u->used_ms);
+	sqlite3_bind_int64(st, 10, (int64_t)u->mem_peak_mib);
 	r = step_done(s, st, "usage_add");
 	if (r == -ENOENT)
 		return fail(s, r, "usage_add: no task %lld of tenant %lld",
@@ -1735,8 +1747,8 @@ static int usage_insert_all(struct gp_store *s, struct gp_usage_record *recs, in
 	auto_stmt *st = NULL;
 	int r = prepare(s,
 			"INSERT INTO usage (task, tenant, device_uuid, device_model, "
-			"start_ms, end_ms, mem_mib, compute_pct, used_ms) "
-			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			"start_ms, end_ms, mem_mib, compute_pct, used_ms, mem_peak_mib) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 			&st);
 
 	for (int i = 0; r == 0 && i < n; i++) {

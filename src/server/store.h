@@ -41,7 +41,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 7
+#define GP_STORE_SCHEMA_VERSION 8
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -99,6 +99,7 @@ struct gp_task {
 	char name[GP_STORE_NAME_MAX];
 	char command[GP_COMMAND_MAX];
 	char workdir[GP_WORKDIR_MAX];   /* absolute; "": the agent's own */
+	char template_name[GP_STORE_NAME_MAX]; /* submitted with; "": none */
 	uint64_t mem_mib;     /* per device */
 	unsigned compute_pct; /* per device */
 	unsigned devices;     /* how many devices */
@@ -137,6 +138,7 @@ struct gp_usage_record {
 	uint64_t mem_mib;     /* allocated (a whole device: all of it) */
 	unsigned compute_pct; /* allocated share; 100 for a whole device */
 	uint64_t used_ms;     /* device time its processes used, <= end - start */
+	uint64_t mem_peak_mib; /* the most its processes held there, as sampled */
 };
 
 /* The records of one tenant on one device model, added up (exact

@@ -802,6 +802,7 @@ static void test_migrates_from_schema_1(void **state)
 	db = raw_open(f->path);
 	raw_exec(db,
 		 "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
+		 "ALTER TABLE tasks DROP COLUMN template; "
 		 "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
 		 "env; "
 		 "ALTER TABLE tenants DROP COLUMN unix_user; "
@@ -837,6 +838,8 @@ static void test_migrates_from_schema_3(void **state)
 	db = raw_open(f->path);
 	raw_exec(db,
 		 "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
+		 "ALTER TABLE tasks DROP COLUMN template; "
+		 "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
 		 "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
 		 "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
 		 "PRAGMA user_version = 3");
@@ -873,6 +876,8 @@ static void test_migrates_from_schema_5(void **state)
 	db = raw_open(f->path);
 	raw_exec(db, "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
 		     "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
+		     "ALTER TABLE tasks DROP COLUMN template; "
+		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
 		     "PRAGMA user_version = 5");
 	sqlite3_close(db);
 
@@ -907,7 +912,9 @@ static void test_migrates_from_schema_6(void **state)
 	add_tenant(f->s, "old");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "ALTER TABLE tenants DROP COLUMN removed; PRAGMA user_version = 6");
+	raw_exec(db, "ALTER TABLE tenants DROP COLUMN removed; "
+		     "ALTER TABLE tasks DROP COLUMN template; "
+		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 6");
 	sqlite3_close(db);
 
 	assert_int_equal(gp_store_open(f->path, &f->s), 0);
@@ -917,6 +924,50 @@ static void test_migrates_from_schema_6(void **state)
 	assert_int_equal(gp_store_tenant_remove(f->s, t.id), 0);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
 	assert_true(t.removed > 0);
+}
+
+/* A file of schema 7: its tasks get no template, its records a peak of 0;
+ * new ones keep theirs. */
+static void test_migrates_from_schema_7(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_usage_record u = {.start_ms = 0, .end_ms = 1000, .mem_mib = 1, .used_ms = 1,
+				    .mem_peak_mib = 700},
+			       *got = NULL;
+	struct gp_task t, *all = NULL;
+	int64_t tenant_id, task_id;
+	int n = 0;
+	sqlite3 *db;
+
+	tenant_id = add_tenant(f->s, "old");
+	task_id = add_task(f->s, tenant_id, "old-task");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, "ALTER TABLE tasks DROP COLUMN template; "
+		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 7");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+	assert_int_equal(gp_store_task_get(f->s, task_id, &t), 0);
+	assert_string_equal(t.template_name, "");
+	t = (struct gp_task){.tenant = tenant_id, .mem_mib = 1, .compute_pct = 1};
+	snprintf(t.name, sizeof(t.name), "new");
+	snprintf(t.template_name, sizeof(t.template_name), "t4-half");
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_store_task_list(f->s, tenant_id, -1, &all, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(all[1].template_name, "t4-half");
+	free(all);
+	u.task = task_id;
+	u.tenant = tenant_id;
+	snprintf(u.device_uuid, sizeof(u.device_uuid), "GPU-1");
+	snprintf(u.device_model, sizeof(u.device_model), "Tesla T4");
+	assert_int_equal(gp_store_usage_add(f->s, &u, 1), 0);
+	assert_int_equal(gp_store_usage_list(f->s, -1, 0, 1000, 0, 10, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].mem_peak_mib, 700);
+	free(got);
 }
 
 /* ---- tenants' users and tasks' variables ---- */
@@ -1702,6 +1753,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_user, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_6, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_7, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_token_new, setup_store,
 						teardown),

@@ -1,0 +1,269 @@
+/* cmd-advise.c — `gpupool advise`: right-sizing from a month's usage
+ * (GET /v1/advice, server/advise.h): per template and per task name, the
+ * slice the runs needed (peak memory plus headroom, a high percentile of
+ * the compute they used), with the evidence and what it would free; as a
+ * table or JSON. With --apply (the admin) each template whose proposal
+ * differs becomes a new template version, NAME.vN, beside the old one:
+ * nothing running changes, and new submissions choose. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/month.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+
+#define PATH_LEN    256
+#define VERSION_MAX 999
+
+struct advise_options {
+	const char *month, *tenant;
+	unsigned headroom, percentile; /* 0: the server's default */
+	bool apply;
+};
+
+static void advise_usage(FILE *out)
+{
+	fprintf(out, "usage: gpupool advise [--month YYYY-MM] [--tenant NAME] "
+		     "[--headroom PCT]\n"
+		     "                      [--percentile P] [--apply] [-o table|json]\n"
+		     "\n"
+		     "Proposes, per template and per task name, the slice a month's runs "
+		     "needed:\n"
+		     "memory = the most a run's processes held on a device, plus a "
+		     "headroom (default\n"
+		     "15 %%), rounded up to 256 MiB; compute = the P-th percentile "
+		     "(default 95) of the\n"
+		     "share of a device they used over time; with the evidence (runs, "
+		     "hours, held,\n"
+		     "peak, median and most used) and the GPU-hours and GiB-hours it "
+		     "would have freed\n"
+		     "(docs/operations.md).\n"
+		     "\n"
+		     "  --month YYYY-MM   the month (default: this one)\n"
+		     "  --tenant NAME     only this tenant's tasks (the admin; a tenant: "
+		     "its own)\n"
+		     "  --headroom PCT    memory headroom over the peak, 0 to 100\n"
+		     "  --percentile P    of the used compute, 50 to 100\n"
+		     "  --apply           add each changed template's proposal as a new "
+		     "template,\n"
+		     "                    NAME.v2, NAME.v3, ... (the admin)\n");
+}
+
+static int advise_option(void *ctx, int c, const char *value)
+{
+	struct advise_options *o = ctx;
+	int64_t from, to;
+
+	switch (c) {
+	case 'm':
+		if (gp_month_parse(value, &from, &to) == 0) {
+			o->month = value;
+			return 0;
+		}
+		fprintf(stderr,
+			"gpupool advise: --month \"%s\" must be YYYY-MM, e.g. 2026-11\n",
+			value);
+		return -EINVAL;
+	case 't': o->tenant = value; return 0;
+	case 'H':
+		return gp_client_uint("gpupool advise", "--headroom", value, 0, 100,
+				      &o->headroom);
+	case 'P':
+		return gp_client_uint("gpupool advise", "--percentile", value, 50, 100,
+				      &o->percentile);
+	case 'A': o->apply = true; return 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+static void mib(json_t *o, const char *key, char *buf, size_t size)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		gp_client_mib_text(json_integer_value(v), buf, size);
+	else
+		snprintf(buf, size, "-");
+}
+
+static void advice_row(json_t *a)
+{
+	char held[16], peak[16], proposed[16], who[80];
+	double pct = json_number_value(json_object_get(a, "compute_percentile_pct"));
+
+	mib(a, "mem_held_mib", held, sizeof(held));
+	mib(a, "mem_peak_mib", peak, sizeof(peak));
+	mib(a, "mem_proposed_mib", proposed, sizeof(proposed));
+	snprintf(who, sizeof(who), "%s%s%s", gp_client_str(a, "name"),
+		 json_is_string(json_object_get(a, "tenant")) ? "@" : "",
+		 gp_client_str(a, "tenant"));
+	printf("%-8s %-24s %5lld %8.2f  %6s %6s %6s  %4lld%% %5.1f%% %4lld%%  %9.3f\n",
+	       gp_client_str(a, "kind"), who, (long long)gp_client_int(a, "runs"),
+	       json_number_value(json_object_get(a, "hours")), held, peak, proposed,
+	       (long long)gp_client_int(a, "compute_held_pct"), pct,
+	       (long long)gp_client_int(a, "compute_proposed_pct"),
+	       json_number_value(json_object_get(a, "freed_gpu_hours")));
+}
+
+static void advice_table(json_t *reply)
+{
+	printf("advice for %s (memory: peak + %lld %%; compute: p%lld of the share "
+	       "used)\n\n",
+	       gp_client_str(reply, "month"),
+	       (long long)gp_client_int(reply, "headroom_pct"),
+	       (long long)gp_client_int(reply, "percentile"));
+	printf("%-8s %-24s %5s %8s  %6s %6s %6s  %5s %6s %5s  %9s\n", "KIND", "NAME",
+	       "RUNS", "HOURS", "HELD", "PEAK", "NEW", "HELD", "USED", "NEW",
+	       "FREED GPU-H");
+	gp_client_rows(reply, "advice", advice_row);
+}
+
+/* ---- --apply: new template versions ------------------------------------- */
+
+/* The template named name in the list, or NULL. */
+static json_t *template_named(json_t *list, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(list, i, t) {
+		if (!strcmp(gp_client_str(t, "name"), name))
+			return t;
+	}
+	return NULL;
+}
+
+/* The first NAME.vN (N >= 2) the list does not have, into buf; false
+ * when one of them already has this memory and compute. */
+static bool version_name(json_t *list, const char *name, json_int_t mem, json_int_t pct,
+			 char *buf, size_t size)
+{
+	for (int v = 2; v <= VERSION_MAX; v++) {
+		json_t *t;
+
+		snprintf(buf, size, "%s.v%d", name, v);
+		if (!(t = template_named(list, buf)))
+			return true;
+		if (gp_client_int(t, "mem_mib") == mem &&
+		    gp_client_int(t, "compute_pct") == pct)
+			return false;
+	}
+	return false;
+}
+
+/* Adds advice a's proposal as a new version of its template; an exit
+ * status. */
+static int version_add(const struct gp_client_flags *f, json_t *templates, json_t *a)
+{
+	json_t *old = template_named(templates, gp_client_str(a, "name")), *body,
+	       *reply = NULL;
+	json_int_t mem = gp_client_int(a, "mem_proposed_mib");
+	json_int_t pct = gp_client_int(a, "compute_proposed_pct");
+	char name[96];
+	int status;
+
+	if (!old)
+		return GP_EXIT_OK; /* removed since */
+	if (!mem)
+		mem = gp_client_int(old, "mem_mib"); /* no memory sampled: keep it */
+	if (mem == gp_client_int(old, "mem_mib") &&
+	    pct == gp_client_int(old, "compute_pct"))
+		return GP_EXIT_OK;
+	if (!version_name(templates, gp_client_str(old, "name"), mem, pct, name,
+			  sizeof(name))) {
+		printf("template %s: already there (%lld MiB, %lld %%)\n", name,
+		       (long long)mem, (long long)pct);
+		return GP_EXIT_OK;
+	}
+	body = json_pack("{s:s, s:s, s:I, s:I, s:s}", "name", name, "models",
+			 gp_client_str(old, "models"), "mem_mib", mem, "compute_pct", pct,
+			 "isolation", gp_client_str(old, "isolation"));
+	status = gp_client_request(f, "advise", "POST", "/v1/templates", body, &reply);
+	if (status == GP_EXIT_OK) {
+		printf("template %s: %lld MiB, %lld %% (was %s: %lld MiB, %lld %%)\n",
+		       name, (long long)mem, (long long)pct, gp_client_str(old, "name"),
+		       (long long)gp_client_int(old, "mem_mib"),
+		       (long long)gp_client_int(old, "compute_pct"));
+		json_array_append(templates, reply);
+	}
+	json_decref(body);
+	json_decref(reply);
+	return status;
+}
+
+static int apply(const struct gp_client_flags *f, json_t *advice)
+{
+	json_t *reply = NULL, *templates, *a;
+	int status = gp_client_request(f, "advise", "GET", "/v1/templates", NULL, &reply);
+	size_t i;
+
+	templates = json_object_get(reply, "templates");
+	json_array_foreach(json_object_get(advice, "advice"), i, a)
+	{
+		if (status != GP_EXIT_OK)
+			break;
+		if (!strcmp(gp_client_str(a, "kind"), "template"))
+			status = version_add(f, templates, a);
+	}
+	json_decref(reply);
+	return status;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static void query_add(char *path, const char *key, const char *value)
+{
+	size_t len = strlen(path);
+
+	snprintf(path + len, PATH_LEN - len, "%c%s=%s", strchr(path, '?') ? '&' : '?',
+		 key, value);
+}
+
+int gp_cmd_advise(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"month", required_argument, NULL, 'm'},
+		{"tenant", required_argument, NULL, 't'},
+		{"headroom", required_argument, NULL, 'H'},
+		{"percentile", required_argument, NULL, 'P'},
+		{"apply", no_argument, NULL, 'A'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "advise",
+		.usage = advise_usage,
+		.options = own,
+		.option = advise_option,
+	};
+	struct advise_options o = {0};
+	struct gp_client_flags f = {0};
+	char path[PATH_LEN] = "/v1/advice", number[16];
+	json_t *reply = NULL;
+	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
+
+	if (status != GP_CLIENT_GO)
+		return status;
+	if (o.month)
+		query_add(path, "month", o.month);
+	if (o.tenant)
+		query_add(path, "tenant", o.tenant);
+	if (o.headroom || o.percentile) {
+		snprintf(number, sizeof(number), "%u", o.headroom);
+		query_add(path, "headroom", number);
+		snprintf(number, sizeof(number), "%u", o.percentile ? o.percentile : 95);
+		query_add(path, "percentile", number);
+	}
+	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
+	if (status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		advice_table(reply);
+	if (status == GP_EXIT_OK && o.apply)
+		status = apply(&f, reply);
+	json_decref(reply);
+	return status;
+}
