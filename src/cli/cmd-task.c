@@ -30,6 +30,7 @@
 #define CLEAR_SCREEN "\033[H\033[2J"
 
 static const char *const isolations[] = {"hard", "shared", NULL};
+static const char *const memory_policies[] = {"alert", "restart", NULL};
 static const char *const kinds[] = {"batch", "training", "inference", "interactive",
 				    NULL};
 static const char *const states[] = {"pending",	  "running",   "succeeded", "failed",
@@ -116,6 +117,10 @@ static void submit_usage(FILE *out)
 		"                     (A100), a vendor (nvidia, ascend, amd, hygon, cambricon,\n"
 		"                     intel), or several of these joined by | or ,\n"
 		"  --workdir DIR      where it runs (default: this directory)\n"
+		"  --on-memory-growth alert|restart\n"
+		"                     a task whose memory rises at every sampling: a\n"
+		"                     warning (default), or also a restart (queued again)\n"
+		"                     once it holds 80 %% of its memory, before its limit\n"
 		"  --env NAME=VALUE   a variable of the task's environment\n"
 		"                     (repeatable, at most %d): it holds only these\n"
 		"                     and what gpupool sets (its devices, its id,\n"
@@ -217,6 +222,11 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'p': return set_uint(o, "priority", "priority", value, 0, 9);
 	case 'i': return set_choice(o, "isolation", value, isolations);
 	case 'k': return set_choice(o, "kind", value, kinds);
+	case 'G':
+		if (gp_client_choice(o->cmd, "on-memory-growth", value, memory_policies) < 0)
+			return -EINVAL;
+		json_object_set_new(o->body, "on_memory_growth", json_string(value));
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -237,6 +247,7 @@ static const struct option submit_options[] = {
 	{"env", required_argument, NULL, 'e'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"wrap", required_argument, NULL, 'r'},
+	{"on-memory-growth", required_argument, NULL, 'G'},
 	{0},
 };
 

@@ -50,6 +50,9 @@ static const char *const state_names[] = {
 	[GP_TASK_LOST] = "lost",	   [GP_TASK_LOST + 1] = NULL,
 };
 static const char *const isolations[] = {"hard", "shared", NULL};
+/* What happens to a task whose memory only grows: a warning, or a
+ * restart before its limit (loop.c, growth_restarts). */
+static const char *const memory_policies[] = {"alert", "restart", NULL};
 /* Names a tenant may not take, in any case: those the server signs its
  * own audit rows with ("server": the loop, restarts; "admin": the admin
  * tenant), and those a reader would take for the system's. */
@@ -145,6 +148,8 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 
 	json_object_set_new(o, "workdir", json_string(t->workdir));
 	json_object_set_new(o, "template", json_string(t->template_name));
+	json_object_set_new(o, "on_memory_growth",
+			    json_string(memory_policies[t->restart_on_growth ? 1 : 0]));
 	json_object_update_new(
 		o, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:o, s:o, s:o}", "kind",
 			     t->kind, "model", t->model, "state", state_name(t->state),
@@ -216,6 +221,7 @@ static const struct gp_field task_fields[] = {
 	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
 	{"workdir", GP_FIELD_TEXT, .hi = GP_WORKDIR_MAX - 1},
 	{"env", GP_FIELD_ENV},
+	{"on_memory_growth", GP_FIELD_CHOICE, .choices = memory_policies},
 	{NULL},
 };
 
@@ -1220,6 +1226,8 @@ static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
 	}
 	if (gp_field_has(body, "isolation"))
 		t->hard = strcmp(gp_field_string(body, "isolation", "hard"), "hard") == 0;
+	t->restart_on_growth =
+		strcmp(gp_field_string(body, "on_memory_growth", "alert"), "restart") == 0;
 	return true;
 }
 

@@ -28,6 +28,7 @@
 #define COVERAGE    0.95        /* of the target workload, as `gpupool sim` */
 #define REASONS_TXN 256         /* reasons written in one transaction */
 #define DROPS_MAX   16          /* log drops taken at a tick */
+#define GROWTH_RESTART_PCT 80   /* of its memory, a growing task is restarted */
 
 enum record_alert { RECORD_NO_ALERT, RECORD_FAILED, RECORD_VIOLATION };
 
@@ -233,6 +234,7 @@ static int task_known(struct gp_loop *l, int64_t id, struct gp_task *t)
 			       .priority = pt.priority, .mem_mib = pt.mem_mib,
 			       .compute_pct = pt.compute_pct, .devices = pt.devices,
 			       .whole = pt.whole, .exclusive = pt.exclusive, .hard = pt.hard,
+			       .restart_on_growth = pt.restart_on_growth,
 			       .pid = pt.pid, .created = pt.created, .started = pt.started };
 	memcpy(t->name, pt.name, sizeof(t->name));
 	memcpy(t->model, pt.model, sizeof(t->model));
@@ -556,8 +558,10 @@ static void task_ended(struct gp_loop *l, const struct event *e)
 	} else if (preempted) {
 		t.state = GP_TASK_PREEMPTED;
 		t.placement[0] = '\0';
-		snprintf(t.reason, sizeof(t.reason),
-			 "preempted to give a tenant its guarantee back; queued again");
+		snprintf(t.reason, sizeof(t.reason), "%s",
+			 pt.restart_why[0]
+				 ? pt.restart_why
+				 : "preempted to give a tenant its guarantee back; queued again");
 	} else {
 		t.state = e->code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
 		t.ended = now;
@@ -1309,7 +1313,7 @@ static void task_preempt(struct gp_loop *l, struct tick *k, const struct gp_sche
 	if (record_ahead(l, &was, "task.preempt", o->reason) < 0)
 		return;
 	if (gp_agent_stop(l->agent, o->task) == 0)
-		gp_pool_task_stopping(l->pool, o->task);
+		gp_pool_task_stopping(l->pool, o->task, NULL);
 	for (int i = 0; i < k->view.n_running; i++)
 		if (k->view.running[i].id == o->task)
 			k->view.running[i].stopping = true;
@@ -1605,6 +1609,40 @@ static void meter_report(struct gp_loop *l, int r)
 	l->meter_failing = r < 0;
 }
 
+/* Running tasks whose memory only grows and whose policy is a restart
+ * (`on_memory_growth: restart`): once they hold GROWTH_RESTART_PCT of
+ * their slices' memory, before the limit stops them with out-of-memory,
+ * they are stopped as the preempted are and queued again, the reason
+ * and an audit row (task.restart) saying why. The caller holds the
+ * store's lock. */
+static void growth_restarts(struct gp_loop *l)
+{
+	for (int i = 0; i < gp_meter_tasks(l->meter); i++) {
+		const struct gp_meter_task *mt = gp_meter_task(l->meter, i);
+		struct gp_pool_task pt;
+		uint64_t limit = 0;
+		struct gp_task t;
+
+		if (!mt->mem_growing || gp_pool_task_get(l->pool, mt->id, &pt) < 0 ||
+		    !pt.restart_on_growth || pt.state != GP_TASK_RUNNING || pt.stopping ||
+		    pt.cancel_by[0] || pt.whole)
+			continue;
+		for (unsigned d = 0; d < mt->devices; d++)
+			limit += mt->mem_mib[d];
+		if (!limit || mt->mem_used_mib * 100 < limit * GROWTH_RESTART_PCT ||
+		    task_known(l, mt->id, &t) < 0)
+			continue;
+		snprintf(t.reason, sizeof(t.reason),
+			 "restarted before its memory limit: it grew in each of the last %u "
+			 "samplings, to %" PRIu64 " of %" PRIu64 " MiB; queued again",
+			 gp_meter_grow_samples(l->meter), mt->mem_used_mib, limit);
+		if (record_ahead(l, &t, "task.restart", t.reason) < 0)
+			return;
+		if (gp_agent_stop(l->agent, mt->id) == 0)
+			gp_pool_task_stopping(l->pool, mt->id, t.reason);
+	}
+}
+
 /* One sampling and what follows from it, in one transaction: the device
  * library is asked first, without a lock; the records and the alert
  * rules, which run on what was sampled even when the records could not
@@ -1629,6 +1667,7 @@ static void tick_sample(struct gp_loop *l, int64_t now)
 		gp_alerts_check(l->alerts, l->meter);
 	}
 	meter_report(l, r);
+	growth_restarts(l);
 	store_unlock(l);
 }
 

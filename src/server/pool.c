@@ -292,6 +292,7 @@ static void row_copy(struct gp_pool_task *to, const struct gp_task *t)
 	to->priority = t->priority;
 	to->mem_mib = t->mem_mib;
 	to->compute_pct = t->compute_pct;
+	to->restart_on_growth = t->restart_on_growth;
 	to->devices = t->devices;
 	to->whole = t->whole;
 	to->exclusive = t->exclusive;
@@ -355,7 +356,7 @@ static void task_drop(struct gp_pool *p, struct gp_pool_task *t)
 static void flags_clear(struct gp_pool_task *t)
 {
 	t->borrowed = t->stopping = t->cancel_sent = false;
-	t->cancel_by[0] = '\0';
+	t->cancel_by[0] = t->restart_why[0] = '\0';
 }
 
 static int task_change(struct gp_pool *p, struct gp_pool_task *was, const struct gp_task *t)
@@ -544,13 +545,14 @@ int gp_pool_task_borrowed(struct gp_pool *p, int64_t id, bool borrowed)
 	return 0;
 }
 
-int gp_pool_task_stopping(struct gp_pool *p, int64_t id)
+int gp_pool_task_stopping(struct gp_pool *p, int64_t id, const char *restart_why)
 {
 	struct gp_pool_task *t = running_lock(p, id);
 
 	if (!t)
 		return -ENOENT;
 	t->stopping = true;
+	snprintf(t->restart_why, sizeof(t->restart_why), "%s", restart_why ? restart_why : "");
 	changed(p, t, true);
 	pthread_mutex_unlock(&p->lock);
 	return 0;

@@ -71,13 +71,15 @@ struct gp_pool_task {
 	uint64_t mem_mib;
 	unsigned compute_pct, devices;
 	bool whole, exclusive, hard;
+	bool restart_on_growth; /* its policy when its memory only grows */
 	char model[GP_STORE_NAME_MAX];
 	char reason[GP_REASON_MAX];
 	char placement[GP_REASON_MAX];
 	int64_t pid, created, started;
 	/* The loop's: cleared when the task leaves RUNNING. */
 	bool borrowed;                     /* runs past one of its guarantees */
-	bool stopping;                     /* being preempted */
+	bool stopping;                     /* being preempted, or restarted */
+	char restart_why[GP_REASON_MAX];   /* being restarted: why; "": not */
 	char cancel_by[GP_STORE_NAME_MAX]; /* being cancelled, asked by; "": not */
 	bool cancel_sent;                  /* the loop has asked the agent to stop it */
 	uint64_t gen;                      /* the pool's count when it last changed */
@@ -110,7 +112,8 @@ int gp_pool_model_quotas_put(struct gp_pool *p, int64_t tenant, const struct gp_
 
 /* The loop's flags of a running task. -ENOENT: it is not running. */
 int gp_pool_task_borrowed(struct gp_pool *p, int64_t id, bool borrowed);
-int gp_pool_task_stopping(struct gp_pool *p, int64_t id);
+/* Stopping: being preempted (restart_why NULL), or restarted, and why. */
+int gp_pool_task_stopping(struct gp_pool *p, int64_t id, const char *restart_why);
 /* A tenant named `by` asks the running task id to stop: 0, or 1 when it
  * was asked already (the first who asked stays named), -ENOENT when it
  * is not running. */

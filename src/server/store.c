@@ -158,7 +158,10 @@ static const char *const migrations[] = {
 	 * memory a task's processes held on a device in a record's interval
 	 * (as sampled; 0 where unknown): what right-sizing reads. */
 	"ALTER TABLE tasks ADD COLUMN template TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE usage ADD COLUMN mem_peak_mib INTEGER NOT NULL DEFAULT 0;",
+	"ALTER TABLE usage ADD COLUMN mem_peak_mib INTEGER NOT NULL DEFAULT 0;"
+	/* ... and whether a task whose memory only grows is restarted before
+	 * its limit (1) rather than only warned of (0). */
+	"ALTER TABLE tasks ADD COLUMN memory_restart INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -1101,7 +1104,7 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended, workdir, template"
+	"started, ended, workdir, template, memory_restart"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1131,9 +1134,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	t->ended = sqlite3_column_int64(st, 20);
 	copy_text(st, 21, t->workdir, sizeof(t->workdir));
 	copy_text(st, 22, t->template_name, sizeof(t->template_name));
+	t->restart_on_growth = sqlite3_column_int(st, 23) != 0;
 }
 
-/* Binds every column but id, as parameters 2..23 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..24 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1158,6 +1162,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_int64(st, 21, t->ended);
 	sqlite3_bind_text(st, 22, t->workdir, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 23, t->template_name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 24, t->restart_on_growth);
 }
 
 static bool state_is_valid(int state)
@@ -1198,7 +1203,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
 		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
-		    "?23)",
+		    "?23, ?24)",
 		    &st);
 	if (r < 0)
 		return r;

@@ -100,6 +100,7 @@ struct gp_task {
 	char command[GP_COMMAND_MAX];
 	char workdir[GP_WORKDIR_MAX];   /* absolute; "": the agent's own */
 	char template_name[GP_STORE_NAME_MAX]; /* submitted with; "": none */
+	bool restart_on_growth; /* memory only growing: restart it before its limit */
 	uint64_t mem_mib;     /* per device */
 	unsigned compute_pct; /* per device */
 	unsigned devices;     /* how many devices */

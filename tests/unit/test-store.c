@@ -803,6 +803,7 @@ static void test_migrates_from_schema_1(void **state)
 	raw_exec(db,
 		 "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
 		 "ALTER TABLE tasks DROP COLUMN template; "
+		 "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		 "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
 		 "env; "
 		 "ALTER TABLE tenants DROP COLUMN unix_user; "
@@ -839,6 +840,7 @@ static void test_migrates_from_schema_3(void **state)
 	raw_exec(db,
 		 "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
 		 "ALTER TABLE tasks DROP COLUMN template; "
+		 "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		 "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
 		 "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
 		 "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
@@ -877,6 +879,7 @@ static void test_migrates_from_schema_5(void **state)
 	raw_exec(db, "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
 		     "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
 		     "ALTER TABLE tasks DROP COLUMN template; "
+		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
 		     "PRAGMA user_version = 5");
 	sqlite3_close(db);
@@ -914,6 +917,7 @@ static void test_migrates_from_schema_6(void **state)
 	db = raw_open(f->path);
 	raw_exec(db, "ALTER TABLE tenants DROP COLUMN removed; "
 		     "ALTER TABLE tasks DROP COLUMN template; "
+		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 6");
 	sqlite3_close(db);
 
@@ -926,8 +930,8 @@ static void test_migrates_from_schema_6(void **state)
 	assert_true(t.removed > 0);
 }
 
-/* A file of schema 7: its tasks get no template, its records a peak of 0;
- * new ones keep theirs. */
+/* A file of schema 7: its tasks get no template and the alert policy,
+ * its records a peak of 0; new ones keep theirs. */
 static void test_migrates_from_schema_7(void **state)
 {
 	struct fixture *f = *state;
@@ -944,6 +948,7 @@ static void test_migrates_from_schema_7(void **state)
 	gp_store_close(f->s);
 	db = raw_open(f->path);
 	raw_exec(db, "ALTER TABLE tasks DROP COLUMN template; "
+		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 7");
 	sqlite3_close(db);
 
@@ -951,6 +956,7 @@ static void test_migrates_from_schema_7(void **state)
 	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	assert_int_equal(gp_store_task_get(f->s, task_id, &t), 0);
 	assert_string_equal(t.template_name, "");
+	assert_false(t.restart_on_growth);
 	t = (struct gp_task){.tenant = tenant_id, .mem_mib = 1, .compute_pct = 1};
 	snprintf(t.name, sizeof(t.name), "new");
 	snprintf(t.template_name, sizeof(t.template_name), "t4-half");
