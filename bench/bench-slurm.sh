@@ -89,16 +89,16 @@ total_none=$(us none 3) total_with=$(us gpupool 3)
 # Shares: N jobs of SHARDS burning at once; per-process NVML windows.
 worst=0
 for mix in "8 8" "4 4 4 4"; do
-	n=0
+	n=0 sruns=""
 	for shards in $mix; do
 		n=$((n + 1))
-		srun --gres=shard:$shards sh -c 'echo pid=$$; exec "$0" burn --duration 6 --json' "$gl" \
-			>"$tmp/burn$n.out" 2>&1 &
+		step_start "$tmp/burn$n.out" "--gres=shard:$shards" burn --duration 6 --json
+		sruns="$sruns $!"
 	done
 	sleep 2
 	pids=""
 	for i in $(seq "$n"); do
-		pids="$pids $(sed -n 's/^pid=//p' "$tmp/burn$i.out")"
+		pids="$pids $(step_pid "$tmp/burn$i.out")"
 	done
 	for window in 1 2 3; do
 		sleep 1
@@ -113,7 +113,9 @@ for mix in "8 8" "4 4 4 4"; do
 			[ -z "${VERBOSE:-}" ] || echo "mix [$mix] target $target got $got" >&2
 		done
 	done
-	wait
+	# Their sruns only: a bare wait would wait for slurm-lib.sh's watchdog too.
+	# shellcheck disable=SC2086 # a list of pids
+	wait $sruns
 done
 
 jq -n -c --argjson sn "$start_none" --argjson sw "$start_with" --argjson tn "$total_none" \

@@ -139,6 +139,26 @@ CONF
 	return 1
 }
 
+# step_start OUT SRUN-OPTIONS GPULOAD-ARGS...: a step in the background
+# ($! is its srun) that prints "pid=N id=TASK-ID" (its process, its task),
+# then runs gpuload (its path in $gl) with the arguments; all it prints
+# goes to OUT. step_pid OUT: the N it printed, once it has (10 s at most).
+step_start() {
+	out=$1 opts=$2
+	shift 2
+	# shellcheck disable=SC2086 # the srun options are a list
+	srun $opts sh -c 'echo "pid=$$ id=$GPUPOOL_TASK_ID"; exec "$0" "$@"' "$gl" "$@" \
+		>"$out" 2>&1 &
+}
+
+step_pid() {
+	for _ in $(seq 100); do
+		p=$(sed -n 's/^pid=\([0-9]*\).*/\1/p' "$1" 2>/dev/null)
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.1
+	done
+}
+
 slurm_stop() {
 	for f in slurmd slurmctld slurmdbd mariadbd munge/munged; do
 		[ -s "$sl/$f.pid" ] || continue

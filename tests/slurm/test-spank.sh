@@ -85,18 +85,9 @@ check "an inner step has the job's --gpu-mem=2G" '.[0] | .allocated_mib == 2048 
 
 # Compute: --gpu-compute=30 and 70 (hard) on one GPU, burning at once:
 # the split of the device's busy time as NVML sees it, within 2 points.
-step_pid() { # FILE: the pid a step printed (pid=N), once it has
-	for _ in $(seq 100); do
-		p=$(sed -n 's/^pid=\([0-9]*\).*/\1/p' "$1" 2>/dev/null)
-		[ -n "$p" ] && { echo "$p"; return 0; }
-		sleep 0.1
-	done
-}
-srun --gres=shard:4 --gpu-compute=70 sh -c 'echo pid=$$; exec "$0" burn --duration 5 --json' "$gl" \
-	>"$tmp/b70.out" 2>&1 &
+step_start "$tmp/b70.out" "--gres=shard:4 --gpu-compute=70" burn --duration 5 --json
 b70=$!
-srun --gres=shard:4 --gpu-compute=30 sh -c 'echo pid=$$; exec "$0" burn --duration 5 --json' "$gl" \
-	>"$tmp/b30.out" 2>&1 &
+step_start "$tmp/b30.out" "--gres=shard:4 --gpu-compute=30" burn --duration 5 --json
 b30=$!
 p70=$(step_pid "$tmp/b70.out") p30=$(step_pid "$tmp/b30.out")
 sleep 3.5
@@ -111,8 +102,7 @@ check "steps at --gpu-compute=70 and 30 split the GPU 70/30 within 2 points" \
 # ... and two steps of shard:4 (a quarter each, from their shards alone)
 # burning at once: 25 % each within 2 points.
 for i in 1 2; do
-	srun --gres=shard:4 sh -c 'echo pid=$$; exec "$0" burn --duration 5 --json' "$gl" \
-		>"$tmp/q$i.burn" 2>&1 &
+	step_start "$tmp/q$i.burn" --gres=shard:4 burn --duration 5 --json
 	eval "qb$i=\$!"
 done
 pq1=$(step_pid "$tmp/q1.burn") pq2=$(step_pid "$tmp/q2.burn")
@@ -146,8 +136,7 @@ check "the high-priority step keeps its latency beside the burner" \
 
 # Live change: root on the node sets a running step's share in its
 # region's limits table (`gpupool region set`); it applies at the next turn.
-srun --gres=shard:4 --gpu-compute=80 sh -c 'echo "pid=$$ id=$GPUPOOL_TASK_ID"; exec "$0" burn --duration 4 --json' \
-	"$gl" >"$tmp/live.out" 2>&1 &
+step_start "$tmp/live.out" "--gres=shard:4 --gpu-compute=80" burn --duration 4 --json
 live=$!
 lp=$(step_pid "$tmp/live.out")
 lid=$(sed -n 's/^pid=[0-9]* id=//p' "$tmp/live.out")
@@ -165,8 +154,7 @@ check "the step burns at most 80 % before and 20 % after" \
 	"$tmp/before.json" "$tmp/after.json"
 
 # SIGKILL of a step's process: its memory is free within 1 s, as NVML sees it.
-srun --gres=shard:4 sh -c 'echo pid=$$; exec "$0" alloc --mib 1024 --hold 60 --json' "$gl" \
-	>"$tmp/hold.out" 2>&1 &
+step_start "$tmp/hold.out" --gres=shard:4 alloc --mib 1024 --hold 60 --json
 holder=$!
 hp=$(step_pid "$tmp/hold.out")
 for _ in $(seq 100); do grep -q '^{' "$tmp/hold.out" && break; sleep 0.1; done
