@@ -145,6 +145,26 @@ check() {
 	if jq -e -s "$expr" "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name" "$@"; return 1; fi
 }
 
+# eventually NAME SECONDS FILE JQ -- COMMAND...: runs COMMAND, its stdout
+# and stderr into FILE, every 0.1 s until the jq expression JQ is true of
+# FILE (not slurped: `.` is the answer), for SECONDS at most; passes when
+# it came true, fails with FILE as it last was otherwise.
+eventually() {
+	if [ $# -lt 6 ] || [ "$5" != -- ] || ! is_status "$2" || [ -z "$4" ]; then
+		malformed eventually "$@"
+		return 1
+	fi
+	name=$1 tries=$(($2 * 10)) file=$3 expr=$4
+	shift 5
+	for _ in $(seq "$tries"); do
+		"$@" >"$file" 2>&1
+		jq -e "$expr" "$file" >/dev/null 2>&1 && { ok "$name"; return 0; }
+		sleep 0.1
+	done
+	bad "$name" "$file"
+	return 1
+}
+
 # finish_hook runs in finish, before the counts: a test may redefine it to
 # check what only ends with the test (tests/server/agent-lib.sh stops its
 # server and reads its exit status).

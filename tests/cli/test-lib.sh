@@ -64,6 +64,12 @@ case_ "check: a missing file fails" 1 '^FAIL x' "check x 'true' $dir/none.json"
 case_ "check: without a file it is malformed (jq would read stdin)" 1 \
 	'^FAIL malformed check call' "check x '.[0].a == 1'"
 case_ "check: a true expression passes" 0 '^ok   x$' "check x '.[0].a == 1' $dir/a.json"
+case_ "eventually: a condition that never holds fails after its time, with the file" 1 \
+	'^FAIL x$' "eventually x 1 $dir/e.json '.a == 2' -- cat $dir/a.json"
+case_ "eventually: a condition that comes true passes" 0 '^ok   x$' \
+	"rm -f $dir/n; eventually x 5 $dir/e.json '. >= 3' -- sh -c 'echo x >>$dir/n; wc -l <$dir/n'"
+case_ "eventually: without -- it is malformed" 1 '^FAIL malformed eventually call' \
+	"eventually x 1 $dir/e.json '.a' cat $dir/a.json"
 case_ "runs: a program that fails fails, with its stderr" 1 '^FAIL x: exit 1, stderr:' \
 	"runs x $dir/o -- sh -c 'echo result; echo leaked >&2; exit 1'"
 case_ "runs: a program that succeeds passes, its output kept" 0 '^ok   x$' \

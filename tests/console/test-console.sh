@@ -84,18 +84,9 @@ done
 if [ -f "$tmp/live.json" ]; then
 	live=$(jq -r .task "$tmp/live.json")
 	compute=$(jq -r .compute "$tmp/live.json")
-	changed=no
-	for _ in $(seq 50); do
-		"$gp" region ls --dir "$tmp/run" --json >"$tmp/region.json" 2>&1
-		if jq -e "[.devices[].tasks[] | select(.id == \"task-$live\") | .compute] == [$compute]" \
-			"$tmp/region.json" >/dev/null 2>&1; then
-			changed=yes
-			break
-		fi
-		sleep 0.1
-	done
-	[ "$changed" = yes ] && ok "the share changed in the console is in task $live's region ($compute %)" ||
-		bad "the share changed in the console is in task $live's region ($compute %)" "$tmp/region.json"
+	eventually "the share changed in the console is in task $live's region ($compute %)" 5 \
+		"$tmp/region.json" "[.devices[].tasks[] | select(.id == \"task-$live\") | .compute] == [$compute]" -- \
+		"$gp" region ls --dir "$tmp/run" --json
 else
 	bad "the console made a live change (it wrote no $tmp/live.json)"
 fi

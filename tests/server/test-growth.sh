@@ -22,30 +22,18 @@ restart=$(as "$vision" submit -q --name leaky --mem 2G --compute 20 --on-memory-
 alert=$(as "$vision" submit -q --name leaky-too --mem 2G --compute 20 -- sh -c "$grow" "$gl")
 
 # The restart: its audit row, then the task running again.
-restarted=no
-for _ in $(seq 150); do
-	"$gp" audit --limit 200 -o json >"$tmp/audit.json"
-	jq -e "[.audit[] | select(.action == \"task.restart\" and .object == \"task $restart\")] | length >= 1" \
-		"$tmp/audit.json" >/dev/null 2>&1 && { restarted=yes; break; }
-	sleep 0.1
-done
-[ "$restarted" = yes ] && ok "the growing task of policy restart is restarted" ||
-	bad "the growing task of policy restart is restarted" "$tmp/audit.json"
+eventually "the growing task of policy restart is restarted" 15 "$tmp/audit.json" \
+	"[.audit[] | select(.action == \"task.restart\" and .object == \"task $restart\")] | length >= 1" -- \
+	"$gp" audit --limit 200 -o json
 check "... before its limit, at 80 % of it or more, saying so" \
 	"[.[0].audit[] | select(.action == \"task.restart\" and .object == \"task $restart\")][0].detail |
 	 capture(\"restarted before its memory limit: it grew in each of the last 2 samplings, to (?<used>[0-9]+) of 2048 MiB; queued again\") |
 	 .used | tonumber | . >= 1638 and . < 2048" "$tmp/audit.json"
 wait_for "it runs again" 20 "$restart" '.state == "running" and .started != null'
-for _ in $(seq 100); do
-	"$gp" audit --limit 200 -o json >"$tmp/audit.json"
-	[ "$(jq "[.audit[] | select(.object == \"task $restart\" and .action == \"task.start\")] | length" \
-		"$tmp/audit.json")" -ge 2 ] && break
-	sleep 0.1
-done
-check "it was requeued and started again" \
-	"[.[0].audit[] | select(.object == \"task $restart\") | .action] as \$a |
-	 (\$a | index(\"task.requeue\")) != null and ([\$a[] | select(. == \"task.start\")] | length) >= 2" \
-	"$tmp/audit.json"
+eventually "it was requeued and started again" 10 "$tmp/audit.json" \
+	"[.audit[] | select(.object == \"task $restart\") | .action] as \$a |
+	 (\$a | index(\"task.requeue\")) != null and ([\$a[] | select(. == \"task.start\")] | length) >= 2" -- \
+	"$gp" audit --limit 200 -o json
 check "the task of the default policy is not restarted" \
 	"[.[0].audit[] | select(.object == \"task $alert\" and (.action == \"task.restart\" or .action == \"task.requeue\"))] == []" \
 	"$tmp/audit.json"
