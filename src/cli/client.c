@@ -555,6 +555,15 @@ json_int_t gp_client_int(json_t *obj, const char *key)
 	return json_integer_value(json_object_get(obj, key));
 }
 
+void gp_client_query_add(char *path, size_t size, const char *key, const char *value)
+{
+	size_t len = strlen(path);
+
+	if (len < size)
+		snprintf(path + len, size - len, "%c%s=%s", strchr(path, '?') ? '&' : '?', key,
+			 value);
+}
+
 const char *gp_client_str(json_t *obj, const char *key)
 {
 	const char *s = json_string_value(json_object_get(obj, key));

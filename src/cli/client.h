@@ -102,6 +102,9 @@ int gp_client_mib(const char *cmd, const char *flag, const char *text, bool zero
 		  uint64_t *ret);
 int gp_client_choice(const char *cmd, const char *flag, const char *text,
 		     const char *const *choices);
+/* Appends "?KEY=VALUE" to path, or "&KEY=VALUE" where it has a query
+ * already (value: plain characters, as the commands check them). */
+void gp_client_query_add(char *path, size_t size, const char *key, const char *value);
 /* A task id argument; exit status 2 with the message when it is not. */
 int gp_client_id(const char *cmd, const char *text, long long *ret);
 

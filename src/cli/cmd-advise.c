@@ -19,7 +19,7 @@
 
 struct advise_options {
 	const char *month, *tenant;
-	unsigned headroom, percentile; /* 0: the server's default */
+	const char *headroom, *percentile; /* checked; NULL: the server's default */
 	bool apply;
 };
 
@@ -55,6 +55,7 @@ static int advise_option(void *ctx, int c, const char *value)
 {
 	struct advise_options *o = ctx;
 	int64_t from, to;
+	unsigned checked;
 
 	switch (c) {
 	case 'm':
@@ -68,11 +69,12 @@ static int advise_option(void *ctx, int c, const char *value)
 		return -EINVAL;
 	case 't': o->tenant = value; return 0;
 	case 'H':
-		return gp_client_uint("gpupool advise", "--headroom", value, 0, 100,
-				      &o->headroom);
+		o->headroom = value;
+		return gp_client_uint("gpupool advise", "--headroom", value, 0, 100, &checked);
 	case 'P':
+		o->percentile = value;
 		return gp_client_uint("gpupool advise", "--percentile", value, 50, 100,
-				      &o->percentile);
+				      &checked);
 	case 'A': o->apply = true; return 0;
 	}
 	return -EINVAL;
@@ -215,14 +217,6 @@ static int apply(const struct gp_client_flags *f, json_t *advice)
 
 /* ---- the command -------------------------------------------------------- */
 
-static void query_add(char *path, const char *key, const char *value)
-{
-	size_t len = strlen(path);
-
-	snprintf(path + len, PATH_LEN - len, "%c%s=%s", strchr(path, '?') ? '&' : '?',
-		 key, value);
-}
-
 int gp_cmd_advise(int argc, char **argv)
 {
 	static const struct option own[] = {
@@ -241,22 +235,20 @@ int gp_cmd_advise(int argc, char **argv)
 	};
 	struct advise_options o = {0};
 	struct gp_client_flags f = {0};
-	char path[PATH_LEN] = "/v1/advice", number[16];
+	char path[PATH_LEN] = "/v1/advice";
 	json_t *reply = NULL;
 	int status = gp_client_parse_bare(&cmd, &o, argc, argv, &f);
 
 	if (status != GP_CLIENT_GO)
 		return status;
 	if (o.month)
-		query_add(path, "month", o.month);
+		gp_client_query_add(path, sizeof(path), "month", o.month);
 	if (o.tenant)
-		query_add(path, "tenant", o.tenant);
-	if (o.headroom || o.percentile) {
-		snprintf(number, sizeof(number), "%u", o.headroom);
-		query_add(path, "headroom", number);
-		snprintf(number, sizeof(number), "%u", o.percentile ? o.percentile : 95);
-		query_add(path, "percentile", number);
-	}
+		gp_client_query_add(path, sizeof(path), "tenant", o.tenant);
+	if (o.headroom)
+		gp_client_query_add(path, sizeof(path), "headroom", o.headroom);
+	if (o.percentile)
+		gp_client_query_add(path, sizeof(path), "percentile", o.percentile);
 	status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
 	if (status == GP_EXIT_OK && f.json)
 		gp_client_print_json(reply);

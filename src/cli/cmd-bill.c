@@ -171,11 +171,9 @@ static int server_bill(const struct bill_options *o, struct gp_client_flags *f,
 	char path[PATH_LEN] = "/v1/bill";
 
 	if (o->month)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "?month=%s",
-			 o->month);
+		gp_client_query_add(path, sizeof(path), "month", o->month);
 	if (o->tenant)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "%ctenant=%s",
-			 o->month ? '&' : '?', o->tenant);
+		gp_client_query_add(path, sizeof(path), "tenant", o->tenant);
 	return gp_client_request(f, "bill", "GET", path, NULL, ret);
 }
 

@@ -131,15 +131,17 @@ static void logs_note(const struct gp_client_flags *f, long long id,
 
 static void logs_path(long long id, const struct logs_options *o, char *path, size_t size)
 {
-	int n = snprintf(path, size, "/v1/tasks/%lld/logs", id);
-	const char *sep = "?";
+	char number[24];
 
+	snprintf(path, size, "/v1/tasks/%lld/logs", id);
 	if (o->tail) {
-		n += snprintf(path + n, size - (size_t)n, "%stail=%u", sep, o->tail);
-		sep = "&";
+		snprintf(number, sizeof(number), "%u", o->tail);
+		gp_client_query_add(path, size, "tail", number);
 	}
-	if (o->bytes)
-		snprintf(path + n, size - (size_t)n, "%sbytes=%llu", sep, o->bytes);
+	if (o->bytes) {
+		snprintf(number, sizeof(number), "%llu", o->bytes);
+		gp_client_query_add(path, size, "bytes", number);
+	}
 }
 
 /* One task id and no -o json: a log is text. An exit status. */

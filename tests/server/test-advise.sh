@@ -73,4 +73,8 @@ check "t4-half.v2 has the proposal; t4-half is as it was" \
 	"$tmp/templates.json" "$tmp/advice.json"
 expect "a second --apply finds it there" 0 'already there' -- "$gp" advise --apply
 expect "a bad --percentile is refused" 2 'percentile' -- "$gp" advise --percentile 30
+"$gp" advise --headroom 0 -o json >"$tmp/advice0.json"
+check "--headroom 0 alone: the peak itself, rounded up to 256 MiB, at the default percentile" \
+	"(.[0] | .headroom_pct == 0 and .percentile == 95) and
+	 ($tpl | .mem_proposed_mib == ((.mem_peak_mib / 256 | ceil) * 256))" "$tmp/advice0.json"
 finish
