@@ -136,6 +136,21 @@ static void task_names_group_per_tenant_and_whole_tasks_are_left_out(void **stat
 	free(a);
 }
 
+static void the_headroom_is_the_rules_to_the_mebibyte(void **state)
+{
+	/* 2000 MiB + 15 % is 2300: 2304 (9 x 256); 1 % more would give 2560. */
+	struct gp_task tasks[] = {task(1, 2, "edge", "")};
+	struct gp_usage_record recs[] = {record(1, 10, 2000)};
+	struct gp_advice *a;
+	int n;
+
+	(void)state;
+	run(tasks, 1, recs, 1, 1, &a, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(a[0].mem_proposed_mib, 2304);
+	free(a);
+}
+
 static void bad_options_are_refused(void **state)
 {
 	struct gp_advise_options o = {.headroom_pct = 15, .percentile = 40};
@@ -154,6 +169,7 @@ int main(void)
 			a_templates_runs_are_sized_from_their_peak_and_percentile),
 		cmocka_unit_test(
 			task_names_group_per_tenant_and_whole_tasks_are_left_out),
+		cmocka_unit_test(the_headroom_is_the_rules_to_the_mebibyte),
 		cmocka_unit_test(bad_options_are_refused),
 	};
 
