@@ -97,7 +97,8 @@ uninstall:
 # writing $(BUILD)/bench/NAME.json), each gets a line at the end
 # ("bench-shim: FAILED"), and make bench fails when any failed (its exit
 # status not 0: a target missed, or the run broke), its JSON kept.
-BENCHES = sched sched-scale search-cost openb-variants shim server verifier k8s slurm
+BENCHES = sched sched-scale search-cost openb-variants shim server verifier k8s slurm \
+	operations
 .PHONY: $(addprefix bench-,$(BENCHES))
 RECORD = >$(BUILD)/bench/$(1).json; s=$$?; cat $(BUILD)/bench/$(1).json; exit $$s
 
@@ -127,6 +128,8 @@ bench-k8s:
 	bench/bench-k8s.sh $(BUILD) $(TRACES) $(call RECORD,k8s)
 bench-slurm:
 	bench/bench-slurm.sh $(BUILD) $(call RECORD,slurm)
+bench-operations:
+	bench/bench-operations.sh $(BUILD) $(call RECORD,operations)
 
 # The main job: the platform on simulated devices for about a minute, then
 # a report (scripts/demo.sh; ARGS=--keep leaves the server running).

@@ -1,5 +1,6 @@
 /* cmd-sim.c — `gpupool sim`: replays a trace under placement policies and
- * reports GPU allocation as in the openb protocol (sim/replay.h). */
+ * reports GPU allocation as in the openb protocol (sim/replay.h); with
+ * --history, the pool's own tasks instead (cmd-sim-history.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -36,6 +37,8 @@ static void sim_usage(FILE *out)
 		"usage: gpupool sim --nodes FILE --pods FILE [OPTIONS]\n"
 		"       gpupool sim --generate-mixed DIR [--mixed-nodes N] [--mixed-pods M]\n"
 		"                   [--seeds S]\n"
+		"       gpupool sim --history [OPTIONS]   the pool's own tasks replayed in\n"
+		"                   time under a variant (gpupool sim --history --help)\n"
 		"\n"
 		"Replays an openb-style trace: shuffle the pods per seed, inflate them\n"
 		"to --inflate x the cluster's GPUs, place them in order (nothing departs,\n"
@@ -362,6 +365,15 @@ static int generate_mixed(const struct sim_options *o)
 	return GP_EXIT_OK;
 }
 
+/* Does argv ask for the pool's own history (--history, before any "--")? */
+static bool has_history_flag(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--history"))
+			return true;
+	return false;
+}
+
 int gp_cmd_sim(int argc, char **argv)
 {
 	struct sim_options o;
@@ -371,6 +383,8 @@ int gp_cmd_sim(int argc, char **argv)
 	const char *trace = NULL;
 	int n, r, status = GP_EXIT_OK;
 
+	if (has_history_flag(argc, argv))
+		return gp_cmd_sim_history(argc, argv);
 	r = parse_args(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;

@@ -9,6 +9,8 @@
 enum { GP_EXIT_OK = 0, GP_EXIT_FAIL = 1, GP_EXIT_USAGE = 2 };
 
 int gp_cmd_sim(int argc, char **argv);
+/* `gpupool sim --history`: the pool's own tasks replayed (cmd-sim-history.c). */
+int gp_cmd_sim_history(int argc, char **argv);
 int gp_cmd_bench(int argc, char **argv);
 int gp_cmd_policies(int argc, char **argv);
 
@@ -28,6 +30,9 @@ int gp_cmd_queue(int argc, char **argv);
 int gp_cmd_bill(int argc, char **argv);
 /* Right-sizing: cmd-advise.c. */
 int gp_cmd_advise(int argc, char **argv);
+/* Services and time-of-day schedules: cmd-service.c. */
+int gp_cmd_service(int argc, char **argv);
+int gp_cmd_schedule(int argc, char **argv);
 int gp_cmd_top(int argc, char **argv);
 int gp_cmd_alerts(int argc, char **argv);
 

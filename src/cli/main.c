@@ -14,7 +14,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "sim", gp_cmd_sim, "replay a cluster trace with placement policies" },
+	{ "sim", gp_cmd_sim, "replay a cluster trace, or the pool's own tasks (--history)" },
 	{ "bench", gp_cmd_bench, "measure the scheduler (bench sched --help)" },
 	{ "policies", gp_cmd_policies, "list the placement policies" },
 	{ "region", gp_cmd_region, "show and change the limits of the tasks on each device" },
@@ -31,6 +31,8 @@ static const struct {
 	{ "audit", gp_cmd_audit, "show the audit log" },
 	{ "bill", gp_cmd_bill, "a month's bill per tenant and device model" },
 	{ "advise", gp_cmd_advise, "right-sizing: the slices a month's runs needed" },
+	{ "service", gp_cmd_service, "services: replicas that scale with their load" },
+	{ "schedule", gp_cmd_schedule, "time-of-day rules for quotas, shares and priorities" },
 	{ "top", gp_cmd_top, "live view of devices, tasks and the queue" },
 	{ "alerts", gp_cmd_alerts, "list and clear alerts" },
 };

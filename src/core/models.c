@@ -51,3 +51,20 @@ const char *gp_vendor_name(enum gp_vendor v)
 
 	return v <= GP_VENDOR_OTHER ? names[v] : "other";
 }
+
+bool gp_model_answers(const char *name, const char *vendor, const char *model)
+{
+	for (const char *p = model; *p;) {
+		size_t len = strcspn(p, "|,");
+		char term[64];
+
+		if (len && len < sizeof(term)) {
+			memcpy(term, p, len);
+			term[len] = '\0';
+			if (strcasestr(name, term) || (vendor && !strcasecmp(vendor, term)))
+				return true;
+		}
+		p += len + (p[len] != '\0');
+	}
+	return false;
+}

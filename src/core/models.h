@@ -4,6 +4,8 @@
 #ifndef GP_CORE_MODELS_H
 #define GP_CORE_MODELS_H
 
+#include <stdbool.h>
+
 #include "core/resources.h"
 
 /* The vendor of a model name ("Ascend910B2", "MI300X", "A100"): by words
@@ -12,5 +14,12 @@ enum gp_vendor gp_model_vendor(const char *name);
 
 /* "nvidia", "ascend", "hygon", "cambricon", "amd", "intel", "other". */
 const char *gp_vendor_name(enum gp_vendor v);
+
+/* Does a device named `name`, of the vendor named `vendor` ("nvidia";
+ * NULL: unknown), answer to one of the terms of a task's `model`
+ * ("A100", "T4|L4", "A100,T4", "nvidia"): a case-insensitive part of its
+ * name, or its vendor? The one rule of the server's loop and of `gpupool
+ * sim --history`. */
+bool gp_model_answers(const char *name, const char *vendor, const char *model);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "server/api.h"
+#include "server/taskops.h"
 
 struct gp_api {
 	struct gp_store *store;
@@ -26,6 +27,12 @@ struct gp_api {
 					  */
 	char ui_dir[PATH_MAX], ui_chart_js[PATH_MAX]; /* "": none */
 };
+
+/* The API's store, pool and loop, for the writes it shares (taskops.h). */
+static inline struct gp_taskops gp_api_taskops(const struct gp_api *api)
+{
+	return (struct gp_taskops){ api->store, api->pool, api->loop };
+}
 
 /* Fills *me with the caller (by its token); false with 401 in ret. */
 bool gp_api_caller(struct gp_api *api, const struct gp_http_request *req,
@@ -84,6 +91,21 @@ void gp_api_model_quota_set(void *ctx, const struct gp_http_request *req,
 			    struct gp_http_reply *ret);
 void gp_api_model_quota_remove(void *ctx, const struct gp_http_request *req,
 			       struct gp_http_reply *ret);
+/* A task from a submission's checked body (POST /v1/tasks's fields), for
+ * me; false with 400 in ret. */
+bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
+			   struct gp_task *t, struct gp_http_reply *ret);
+/* api-service.c: services and schedules. */
+void gp_api_service_create(void *ctx, const struct gp_http_request *req,
+			   struct gp_http_reply *ret);
+void gp_api_services(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+void gp_api_service_remove(void *ctx, const struct gp_http_request *req,
+			   struct gp_http_reply *ret);
+void gp_api_schedule_add(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret);
+void gp_api_schedules(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
+void gp_api_schedule_remove(void *ctx, const struct gp_http_request *req,
+			    struct gp_http_reply *ret);
 /* api-ui.c: the web console's files. */
 void gp_api_ui(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 /* api-pool.c and api-logs.c. */

@@ -26,6 +26,7 @@
 #include "server/fields.h"
 #include "server/loop.h"
 #include "server/meter.h"
+#include "server/taskops.h"
 #include "agent/taskenv.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -158,13 +159,18 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 			     time_json(t->created / 1000), "started",
 			     time_json(t->started / 1000), "ended",
 			     time_json(t->ended / 1000)));
+	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:I}", "created_ms",
+					    (json_int_t)t->created, "started_ms",
+					    (json_int_t)t->started, "ended_ms",
+					    (json_int_t)t->ended, "service", (json_int_t)t->service));
 	return o;
 }
 
 static json_t *audit_json(const struct gp_audit_entry *e)
 {
-	return json_pack("{s:I, s:o, s:s, s:s, s:s, s:s}", "id", (json_int_t)e->id,
-			 "time", time_json(e->ts / 1000), "who", e->who, "action",
+	return json_pack("{s:I, s:o, s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)e->id,
+			 "time", time_json(e->ts / 1000), "ts_ms", (json_int_t)e->ts, "who",
+			 e->who, "action",
 			 e->action, "object", e->object, "detail", e->detail);
 }
 
@@ -1035,14 +1041,6 @@ static bool is_ended(enum gp_task_state s)
 	       s == GP_TASK_LOST;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- tasks: submitting ------------------------------------------------ */
 
 static bool put(char *buf, size_t size, size_t *len, const char *text)
@@ -1122,31 +1120,6 @@ static int task_env_text(json_t *body, char **ret_text, char *names, size_t size
 		detail_add(names, size, &len, "%s%s", len ? ", " : "; env ", name);
 	*ret_text = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
 	return *ret_text ? 0 : -ENOMEM;
-}
-
-/* The task, its env and its audit row: one transaction, one fsync. */
-static int task_write(struct gp_api *api, const struct gp_tenant *me, struct gp_task *t,
-		      const char *env, const char *env_names)
-{
-	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
-	int r = gp_store_begin(api->store);
-
-	if (r == 0)
-		r = gp_store_task_add(api->store, t);
-	if (r == 0 && env)
-		r = gp_store_task_env_set(api->store, t->id, env);
-	snprintf(object, sizeof(object), "%lld", (long long)t->id);
-	snprintf(detail, sizeof(detail),
-		 "\"%s\": %llu MiB, %u %%, %u device(s), priority %u%s", t->name,
-		 (unsigned long long)t->mem_mib, t->compute_pct, t->devices, t->priority,
-		 env_names);
-	if (r == 0)
-		r = gp_store_audit(api->store, me->name, "task.submit", object, detail);
-	if (r == 0)
-		r = gp_store_commit(api->store);
-	if (r < 0)
-		gp_store_rollback(api->store);
-	return r;
 }
 
 /* The slice from the template named in the body, if any. */
@@ -1231,7 +1204,7 @@ static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
 	return true;
 }
 
-static bool task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
+bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
 			   struct gp_task *t, struct gp_http_reply *ret)
 {
 	t->tenant = me->id;
@@ -1317,6 +1290,7 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
+	struct gp_taskops ops = gp_api_taskops(api);
 	struct gp_tenant me;
 	struct gp_task t = {0};
 	char env_names[GP_REASON_MAX], *env = NULL;
@@ -1326,27 +1300,25 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
-	    !task_from_body(api, body, &me, &t, ret) || !task_could_fit(api, &t, ret) ||
+	    !gp_api_task_from_body(api, body, &me, &t, ret) || !task_could_fit(api, &t, ret) ||
 	    !queue_has_room(api, &me, ret))
 		return;
 	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
 		gp_http_error(ret, 500, "storing the task: out of memory");
 		return;
 	}
-	r = task_write(api, &me, &t, env, env_names);
+	r = gp_taskops_submit(&ops, me.name, &t, env, env_names);
 	free(env);
-	if (r < 0) {
-		store_failed(api, ret, r, "storing the task");
-		return;
-	}
-	if (gp_pool_task_put(api->pool, &t) < 0) {
+	if (r == -ENOMEM && t.id) {
 		gp_http_error(ret, 500, "task %lld is stored, but the scheduler's queue could not "
 					"take it (out of memory); it is scheduled after a restart",
 			      (long long)t.id);
 		return;
 	}
-	if (api->loop)
-		gp_loop_wake(api->loop);        /* a pass soon, not at the next tick */
+	if (r < 0) {
+		store_failed(api, ret, r, "storing the task");
+		return;
+	}
 	out = task_json(&t, me.name);
 	env_in = json_object_get(body, "env");
 	json_object_set_new(out, "env", env_in ? json_incref(env_in) : json_object());
@@ -1511,50 +1483,6 @@ static void task_show(void *ctx, const struct gp_http_request *req,
 
 /* ---- tasks: changing -------------------------------------------------- */
 
-/* A queued task is cancelled at once. */
-static void cancel_queued(const struct gp_tenant *me, struct gp_task *t, char *detail,
-			  size_t size)
-{
-	snprintf(detail, size, "was %s", state_name(t->state));
-	t->state = GP_TASK_CANCELLED;
-	t->ended = now_ms();
-	snprintf(t->reason, sizeof(t->reason), "cancelled by %s", me->name);
-}
-
-/* A running task is stopped by the loop, through the agent; it stays
- * running (reason: cancelling) until it has stopped. 409 without one. */
-static bool cancel_running(struct gp_api *api, const struct gp_tenant *me,
-			   struct gp_task *t, char *detail, size_t size,
-			   struct gp_http_reply *ret)
-{
-	int r;
-
-	if (!api->loop) {
-		gp_http_error(ret, 409,
-			      "task %lld is running; stopping a running task needs the "
-			      "agent, and this server runs without --with-agent",
-			      (long long)t->id);
-		return false;
-	}
-	r = gp_loop_cancel(api->loop, t->id, me->name);
-	if (r == -ENOENT) {
-		gp_http_error(ret, 409,
-			      "task %lld is running, but not on this server's agent; "
-			      "there is nothing here to stop",
-			      (long long)t->id);
-		return false;
-	}
-	if (r < 0) {
-		gp_http_error(ret, 500, "cancelling task %lld: %s", (long long)t->id,
-			      strerror(-r));
-		return false;
-	}
-	snprintf(detail, size,
-		 "was running; stopping it (SIGTERM, SIGKILL after the grace period)");
-	snprintf(t->reason, sizeof(t->reason), "cancelling (asked by %s)", me->name);
-	return true;
-}
-
 /* Cancelled already, or being cancelled: asking again changes nothing. */
 static bool cancel_asked(const struct gp_api *api, const struct gp_task *t)
 {
@@ -1566,9 +1494,9 @@ static void task_cancel(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
+	struct gp_taskops ops = gp_api_taskops(api);
 	struct gp_tenant me;
 	struct gp_task t;
-	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
 	int r;
 
 	if (!caller(api, req, ret, &me) || !task_load(api, &me, req->id, ret, &t))
@@ -1582,70 +1510,53 @@ static void task_cancel(void *ctx, const struct gp_http_request *req,
 			      (long long)t.id, state_name(t.state));
 		return;
 	}
-	if (t.state != GP_TASK_RUNNING)
-		cancel_queued(&me, &t, detail, sizeof(detail));
-	else if (!cancel_running(api, &me, &t, detail, sizeof(detail), ret))
-		return;
-	r = gp_store_task_update(api->store, &t);
-	if (r < 0) {
+	r = gp_taskops_cancel(&ops, me.name, &t);
+	if (r == -ENOTSUP)
+		gp_http_error(ret, 409,
+			      "task %lld is running; stopping a running task needs the "
+			      "agent, and this server runs without --with-agent",
+			      (long long)t.id);
+	else if (r == -ENOENT)
+		gp_http_error(ret, 409,
+			      "task %lld is running, but not on this server's agent; "
+			      "there is nothing here to stop",
+			      (long long)t.id);
+	else if (r < 0)
 		store_failed(api, ret, r, "cancelling the task");
-		return;
-	}
-	gp_pool_task_put(api->pool, &t);
-	snprintf(object, sizeof(object), "%lld", (long long)t.id);
-	if (audit(api, ret, me.name, "task.cancel", object, detail))
+	else
 		task_reply(api, &me, ret, 200, &t);
 }
 
-/* Applies compute_pct and priority from the body to t; says what changed. */
-static void task_changes(json_t *body, struct gp_task *t, char *detail, size_t size)
-{
-	unsigned compute = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
-	unsigned priority = (unsigned)gp_field_uint(body, "priority", t->priority);
-	const char *reason = gp_field_string(body, "reason", "");
-
-	snprintf(detail, size, "compute_pct %u -> %u, priority %u -> %u; reason: %s",
-		 t->compute_pct, compute, t->priority, priority,
-		 *reason ? reason : "(none given)");
-	t->compute_pct = compute;
-	t->priority = priority;
-}
+/* ---- tasks: changing -------------------------------------------------- */
 
 /* A running task's new share must pass the scheduler's rules now, as a
  * submission would (capacity, overcommit, quotas): 409 with why when it
- * does not. When it does, whether it borrows in *ret_borrowed (1 or 0;
- * untouched when nothing was decided). A queued task's is checked when
- * it is scheduled. */
-static bool share_change_fits(struct gp_api *api, json_t *body, const struct gp_task *t,
+ * does not. A queued task's is checked when it is scheduled. */
+static bool share_change_fits(struct gp_api *api, const struct gp_task *t, unsigned compute,
 			      int *ret_borrowed, struct gp_http_reply *ret)
 {
-	unsigned compute = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
-	char why[WHY_MAX];
-	bool borrowed = false;
-	int r;
+	struct gp_taskops ops = gp_api_taskops(api);
+	char why[WHY_MAX] = "";
+	int r = gp_taskops_share_check(&ops, t, compute, ret_borrowed, why, sizeof(why));
 
-	if (t->state != GP_TASK_RUNNING || !api->loop || compute == t->compute_pct)
-		return true;
-	r = gp_loop_task_change(api->loop, t, compute, &borrowed, why, sizeof(why));
-	if (r == 0)
-		*ret_borrowed = borrowed;
 	if (r == -EBUSY)
 		gp_http_error(ret, 409, "task %lld cannot have %u %% of its device%s: %s",
 			      (long long)t->id, compute, t->devices > 1 ? "s" : "", why);
-	else if (r < 0 && r != -ENOENT)
+	else if (r < 0)
 		gp_http_error(ret, 500, "checking the change of task %lld: %s", (long long)t->id,
 			      strerror(-r));
-	return r == 0 || r == -ENOENT;
+	return r == 0;
 }
 
 static void task_set(void *ctx, const struct gp_http_request *req,
 		     struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
+	struct gp_taskops ops = gp_api_taskops(api);
 	struct gp_tenant me;
 	struct gp_task t;
-	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
 	json_auto_t *body = NULL;
+	unsigned compute, priority;
 	int borrowed = -1, r;
 
 	if (!caller(api, req, ret, &me) ||
@@ -1662,19 +1573,15 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 			      (long long)t.id, state_name(t.state));
 		return;
 	}
-	if (!share_change_fits(api, body, &t, &borrowed, ret))
+	compute = (unsigned)gp_field_uint(body, "compute_pct", t.compute_pct);
+	priority = (unsigned)gp_field_uint(body, "priority", t.priority);
+	if (!share_change_fits(api, &t, compute, &borrowed, ret))
 		return;
-	task_changes(body, &t, detail, sizeof(detail));
-	r = gp_store_task_update(api->store, &t);
-	if (r < 0) {
+	r = gp_taskops_change(&ops, me.name, &t, compute, priority,
+			      gp_field_string(body, "reason", ""), borrowed);
+	if (r < 0)
 		store_failed(api, ret, r, "changing the task");
-		return;
-	}
-	gp_pool_task_put(api->pool, &t);
-	if (borrowed >= 0)
-		gp_pool_task_borrowed(api->pool, t.id, borrowed == 1);
-	snprintf(object, sizeof(object), "%lld", (long long)t.id);
-	if (audit(api, ret, me.name, "task.set", object, detail))
+	else
 		task_reply(api, &me, ret, 200, &t);
 }
 
@@ -1749,6 +1656,13 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/alerts", gp_api_alerts},
 	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
 	{"GET", "/v1/status", gp_api_status},
+	{"POST", "/v1/services", gp_api_service_create},
+	{"GET", "/v1/services", gp_api_services},
+	{"GET", "/v1/services/{name}", gp_api_services},
+	{"DELETE", "/v1/services/{name}", gp_api_service_remove},
+	{"POST", "/v1/schedules", gp_api_schedule_add},
+	{"GET", "/v1/schedules", gp_api_schedules},
+	{"DELETE", "/v1/schedules/{name}", gp_api_schedule_remove},
 	{"GET", "/metrics", gp_api_metrics},
 	{"GET", "/ui", gp_api_ui},
 	{"GET", "/ui/", gp_api_ui},

@@ -56,7 +56,7 @@ struct gp_http_header {
 struct gp_http_reply {
 	unsigned status;
 	json_t *body;		  /* owned by the reply; NULL: no body */
-	char location[64];	  /* a Location header when not empty */
+	char location[128];	  /* a Location header when not empty */
 	char *text;		  /* malloc'd, owned by the reply; sent instead of body */
 	size_t text_len;	  /* its length in bytes (it may hold NULs) */
 	const char *content_type; /* of text; a static string */

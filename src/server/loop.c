@@ -15,11 +15,14 @@
 #include "base/pshared.h"
 #include "base/user.h"
 #include "core/cluster.h"
+#include "core/models.h"
 #include "core/partition.h"
 #include "core/policy.h"
 #include "core/workload.h"
 #include "server/alerts.h"
 #include "server/sched.h"
+#include "server/schedule.h"
+#include "server/service.h"
 #include "shim/region.h"
 #include "vendor/vendor.h"
 
@@ -126,6 +129,8 @@ struct gp_loop {
 	uint8_t held[GP_AGENT_DEVICES_MAX]; /* the partitions of no task the last pass saw */
 	struct applied applied[GP_AGENT_TASKS_MAX];
 	int n_applied;
+	struct gp_services *services;   /* the services' controller (service.h) */
+	struct gp_schedules *schedules; /* the time-of-day rules (schedule.h) */
 };
 
 /* One pass: the pool's view, and the scheduler's view of it (also the
@@ -228,19 +233,9 @@ static int task_known(struct gp_loop *l, int64_t id, struct gp_task *t)
 	struct gp_pool_task pt;
 	int r = gp_pool_task_get(l->pool, id, &pt);
 
-	if (r < 0)
-		return r;
-	*t = (struct gp_task){ .id = pt.id, .tenant = pt.tenant, .state = pt.state,
-			       .priority = pt.priority, .mem_mib = pt.mem_mib,
-			       .compute_pct = pt.compute_pct, .devices = pt.devices,
-			       .whole = pt.whole, .exclusive = pt.exclusive, .hard = pt.hard,
-			       .restart_on_growth = pt.restart_on_growth,
-			       .pid = pt.pid, .created = pt.created, .started = pt.started };
-	memcpy(t->name, pt.name, sizeof(t->name));
-	memcpy(t->model, pt.model, sizeof(t->model));
-	memcpy(t->reason, pt.reason, sizeof(t->reason));
-	memcpy(t->placement, pt.placement, sizeof(t->placement));
-	return 0;
+	if (r == 0)
+		gp_pool_task_row(&pt, t);
+	return r;
 }
 
 /* Applies rec's row to the pool as record_put applies it to the store:
@@ -708,18 +703,7 @@ static struct shape shape_of(const struct gp_task *t)
  * "A100,T4", "ascend": a part of its name, or its vendor's name)? */
 static bool model_matches(const struct gp_agent_device *d, const char *model)
 {
-	char term[GP_NAME_MAX];
-
-	for (const char *p = model; *p;) {
-		size_t len = strcspn(p, "|,");
-
-		snprintf(term, sizeof(term), "%.*s", (int)len, p);
-		if (term[0] && (strcasestr(d->name, term) ||
-				(d->vendor && strcasecmp(d->vendor->name, term) == 0)))
-			return true;
-		p += len + (p[len] != '\0');
-	}
-	return false;
+	return gp_model_answers(d->name, d->vendor ? d->vendor->name : NULL, model);
 }
 
 /* The model ids of this machine's devices that answer to `model`. */
@@ -1668,6 +1652,7 @@ static void tick_sample(struct gp_loop *l, int64_t now)
 	}
 	meter_report(l, r);
 	growth_restarts(l);
+	gp_services_tick(l->services, now);
 	store_unlock(l);
 }
 
@@ -1834,6 +1819,7 @@ void gp_loop_tick(struct gp_loop *l)
 	live_changes(l);
 	store_lock(l);
 	store_report(l);
+	gp_schedules_tick(l->schedules, now_ms());
 	store_unlock(l);
 	if (gp_meter_due(l->meter, now_ms()))
 		tick_sample(l, now_ms());
@@ -1996,6 +1982,16 @@ int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const cha
 	return r;
 }
 
+struct gp_services *gp_loop_services(struct gp_loop *l)
+{
+	return l ? l->services : NULL;
+}
+
+struct gp_schedules *gp_loop_schedules(struct gp_loop *l)
+{
+	return l ? l->schedules : NULL;
+}
+
 const struct gp_meter *gp_loop_meter(const struct gp_loop *l)
 {
 	return l ? l->meter : NULL;
@@ -2133,6 +2129,8 @@ static void loop_release(struct gp_loop *l)
 	free(l->owed.r);
 	gp_meter_free(l->meter);
 	gp_alerts_free(l->alerts);
+	gp_services_free(l->services);
+	gp_schedules_free(l->schedules);
 	gp_store_close(l->reader);
 	pthread_cond_destroy(&l->started);
 	pthread_mutex_destroy(&l->stats_lock);
@@ -2166,6 +2164,10 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 		r = gp_meter_new(store, agent, &mo, &l->meter);
 	if (r == 0)
 		r = gp_alerts_new(store, &l->alerts);
+	if (r == 0)
+		r = gp_services_new(&(struct gp_taskops){ store, pool, l }, l->meter, &l->services);
+	if (r == 0)
+		r = gp_schedules_new(&(struct gp_taskops){ store, pool, l }, &l->schedules);
 	if (r == 0) {
 		tasks_adopt(l);
 		r = -pthread_create(&l->thread, NULL, loop_main, l);

@@ -174,6 +174,11 @@ int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const cha
 /* The live numbers, for the API's handlers (which hold the store's
  * lock, under which the loop changes them); NULL for l NULL. */
 const struct gp_meter *gp_loop_meter(const struct gp_loop *l);
+/* The services' controller (service.h) and the schedules (schedule.h),
+ * for the API, which holds the store's lock while it uses them. NULL for
+ * l NULL. */
+struct gp_services *gp_loop_services(struct gp_loop *l);
+struct gp_schedules *gp_loop_schedules(struct gp_loop *l);
 /* A copy of the loop's numbers into *ret; false (nothing copied) for l
  * NULL. */
 bool gp_loop_stats(struct gp_loop *l, struct gp_loop_stats *ret);

@@ -293,6 +293,7 @@ static void row_copy(struct gp_pool_task *to, const struct gp_task *t)
 	to->mem_mib = t->mem_mib;
 	to->compute_pct = t->compute_pct;
 	to->restart_on_growth = t->restart_on_growth;
+	to->service = t->service;
 	to->devices = t->devices;
 	to->whole = t->whole;
 	to->exclusive = t->exclusive;
@@ -642,6 +643,43 @@ void gp_pool_counts(struct gp_pool *p, int64_t tenant, int *ret_queued, int *ret
 	*ret_queued = tenant < 0 ? p->queue.n : k ? k->queued : 0;
 	*ret_running = tenant < 0 ? p->running.n : k ? k->running : 0;
 	pthread_mutex_unlock(&p->lock);
+}
+
+void gp_pool_task_row(const struct gp_pool_task *pt, struct gp_task *t)
+{
+	*t = (struct gp_task){ .id = pt->id, .tenant = pt->tenant, .state = pt->state,
+			       .priority = pt->priority, .mem_mib = pt->mem_mib,
+			       .compute_pct = pt->compute_pct, .devices = pt->devices,
+			       .whole = pt->whole, .exclusive = pt->exclusive, .hard = pt->hard,
+			       .restart_on_growth = pt->restart_on_growth,
+			       .service = pt->service, .pid = pt->pid, .created = pt->created,
+			       .started = pt->started };
+	memcpy(t->name, pt->name, sizeof(t->name));
+	memcpy(t->model, pt->model, sizeof(t->model));
+	memcpy(t->reason, pt->reason, sizeof(t->reason));
+	memcpy(t->placement, pt->placement, sizeof(t->placement));
+}
+
+/* Adds the tasks of `service` in list to ret[n..max); the new n. */
+static int service_add(const struct tasks *list, int64_t service, struct gp_pool_task *ret,
+		       int n, int max)
+{
+	for (int i = 0; i < list->n && n < max; i++)
+		if (list->t[i]->service == service)
+			ret[n++] = *list->t[i];
+	return n;
+}
+
+int gp_pool_service_tasks(struct gp_pool *p, int64_t service, struct gp_pool_task *ret,
+			  int max)
+{
+	int n;
+
+	pthread_mutex_lock(&p->lock);
+	n = service_add(&p->running, service, ret, 0, max);
+	n = service_add(&p->queue, service, ret, n, max);
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 void gp_pool_queue_stats(struct gp_pool *p, int *ret_n, int64_t *ret_oldest)

@@ -72,6 +72,7 @@ struct gp_pool_task {
 	unsigned compute_pct, devices;
 	bool whole, exclusive, hard;
 	bool restart_on_growth; /* its policy when its memory only grows */
+	int64_t service;        /* the service it is a replica of; 0: none */
 	char model[GP_STORE_NAME_MAX];
 	char reason[GP_REASON_MAX];
 	char placement[GP_REASON_MAX];
@@ -141,6 +142,14 @@ int gp_pool_reasons_changed(struct gp_pool *p, struct gp_pool_reason *r, int n);
 bool gp_pool_cancelling(struct gp_pool *p, int64_t id);
 /* The queued and running tasks of `tenant` (< 0: everyone's). */
 void gp_pool_counts(struct gp_pool *p, int64_t tenant, int *ret_queued, int *ret_running);
+/* A task as the pool has it, as a row: what the pool keeps of it (the
+ * loop's view, ahead of the store's while the loop owes it writes), the
+ * rest empty. */
+void gp_pool_task_row(const struct gp_pool_task *pt, struct gp_task *t);
+/* The running, then the queued tasks that are replicas of `service`, at
+ * most max, into ret; how many. */
+int gp_pool_service_tasks(struct gp_pool *p, int64_t service, struct gp_pool_task *ret,
+			  int max);
 /* The queue's length and when its oldest task was submitted (unix ms; 0
  * when empty). */
 void gp_pool_queue_stats(struct gp_pool *p, int *ret_n, int64_t *ret_oldest);

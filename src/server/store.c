@@ -162,6 +162,25 @@ static const char *const migrations[] = {
 	/* ... and whether a task whose memory only grows is restarted before
 	 * its limit (1) rather than only warned of (0). */
 	"ALTER TABLE tasks ADD COLUMN memory_restart INTEGER NOT NULL DEFAULT 0;",
+	/* 9: services (replicated tasks that scale: their spec as JSON, the
+	 * replicas and share they have now), the service a task is a replica
+	 * of (0: none), and time-of-day schedules (their rule as JSON). */
+	"CREATE TABLE services ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  tenant INTEGER NOT NULL REFERENCES tenants(id),"
+	"  name TEXT NOT NULL,"
+	"  spec TEXT NOT NULL,"
+	"  replicas INTEGER NOT NULL,"
+	"  share_pct INTEGER NOT NULL,"
+	"  created INTEGER NOT NULL,"
+	"  removed INTEGER NOT NULL DEFAULT 0);"
+	"CREATE UNIQUE INDEX services_live ON services (tenant, name) WHERE removed = 0;"
+	"ALTER TABLE tasks ADD COLUMN service INTEGER NOT NULL DEFAULT 0;"
+	"CREATE TABLE schedules ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  name TEXT NOT NULL UNIQUE,"
+	"  rule TEXT NOT NULL,"
+	"  created INTEGER NOT NULL);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -416,6 +435,19 @@ static int get_all_of(struct gp_store *s, const char *sql, size_t size, read_row
 	int r = prepare(s, sql, &st);
 
 	return r < 0 ? r : get_all(s, st, size, read, ret_rows, ret_n);
+}
+
+/* Every row `sql` selects with the integer `key` as ?1, as get_all. */
+static int get_all_by_int(struct gp_store *s, const char *sql, int64_t key, size_t size,
+			  read_row_fn *read, void **ret_rows, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s, sql, &st);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, key);
+	return get_all(s, st, size, read, ret_rows, ret_n);
 }
 
 /* The single integer a query such as a PRAGMA or COUNT(*) returns. */
@@ -969,20 +1001,15 @@ int gp_store_model_quota_remove(struct gp_store *s, int64_t tenant, const char *
 int gp_store_model_quota_list(struct gp_store *s, int64_t tenant,
 			      struct gp_model_quota **ret, int *ret_n)
 {
-	auto_stmt *st = NULL;
 	void *rows;
 	int r;
 
 	if (!s || !ret || !ret_n)
 		return -EINVAL;
-	r = prepare(s,
-		    "SELECT " MODEL_QUOTA_COLUMNS " FROM tenant_model_quotas "
-		    "WHERE ?1 < 0 OR tenant = ?1 ORDER BY tenant, model",
-		    &st);
-	if (r < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, tenant);
-	r = get_all(s, st, sizeof(**ret), read_model_quota, &rows, ret_n);
+	r = get_all_by_int(s,
+			   "SELECT " MODEL_QUOTA_COLUMNS " FROM tenant_model_quotas "
+			   "WHERE ?1 < 0 OR tenant = ?1 ORDER BY tenant, model",
+			   tenant, sizeof(**ret), read_model_quota, &rows, ret_n);
 	if (r == 0)
 		*ret = rows;
 	return r;
@@ -1104,7 +1131,7 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended, workdir, template, memory_restart"
+	"started, ended, workdir, template, memory_restart, service"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1135,9 +1162,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	copy_text(st, 21, t->workdir, sizeof(t->workdir));
 	copy_text(st, 22, t->template_name, sizeof(t->template_name));
 	t->restart_on_growth = sqlite3_column_int(st, 23) != 0;
+	t->service = sqlite3_column_int64(st, 24);
 }
 
-/* Binds every column but id, as parameters 2..24 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..25 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1163,6 +1191,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_text(st, 22, t->workdir, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 23, t->template_name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 24, t->restart_on_growth);
+	sqlite3_bind_int64(st, 25, t->service);
 }
 
 static bool state_is_valid(int state)
@@ -1203,7 +1232,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
 		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
-		    "?23, ?24)",
+		    "?23, ?24, ?25)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -2015,4 +2044,197 @@ int gp_store_tenant_queue_length(struct gp_store *s, int64_t tenant)
 	if (r < 0)
 		return r;
 	return sqlite3_column_int(st, 0);
+}
+
+/* ---- services ---- */
+
+#define SERVICE_COLUMNS "id, tenant, name, spec, replicas, share_pct, created, removed"
+
+static void read_service(sqlite3_stmt *st, void *ret)
+{
+	struct gp_service_row *v = ret;
+
+	memset(v, 0, sizeof(*v));
+	v->id = sqlite3_column_int64(st, 0);
+	v->tenant = sqlite3_column_int64(st, 1);
+	copy_text(st, 2, v->name, sizeof(v->name));
+	copy_text(st, 3, v->spec, sizeof(v->spec));
+	v->replicas = (unsigned)sqlite3_column_int64(st, 4);
+	v->share_pct = (unsigned)sqlite3_column_int64(st, 5);
+	v->created = sqlite3_column_int64(st, 6);
+	v->removed = sqlite3_column_int64(st, 7);
+}
+
+int gp_store_service_add(struct gp_store *s, struct gp_service_row *v)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !v)
+		return -EINVAL;
+	if (!fits(v->name, sizeof(v->name)) || is_blank(v->name) ||
+	    !fits(v->spec, sizeof(v->spec)) || v->share_pct > PCT_MAX)
+		return fail(s, -EINVAL, "service_add: invalid service");
+	r = prepare(s,
+		    "INSERT INTO services (tenant, name, spec, replicas, share_pct, created) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		    &st);
+	if (r < 0)
+		return r;
+	v->created = now_ms();
+	v->removed = 0;
+	sqlite3_bind_int64(st, 1, v->tenant);
+	sqlite3_bind_text(st, 2, v->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, v->spec, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, v->replicas);
+	sqlite3_bind_int64(st, 5, v->share_pct);
+	sqlite3_bind_int64(st, 6, v->created);
+	r = step_done(s, st, "service_add");
+	if (r == -EEXIST)
+		return fail(s, r, "service_add: a service named '%s' exists", v->name);
+	if (r == 0)
+		v->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+int gp_store_service_list(struct gp_store *s, int64_t tenant, struct gp_service_row **ret,
+			  int *ret_n)
+{
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = get_all_by_int(s,
+			   "SELECT " SERVICE_COLUMNS " FROM services WHERE removed = 0 AND "
+			   "(?1 < 0 OR tenant = ?1) ORDER BY id",
+			   tenant, sizeof(**ret), read_service, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+/* One statement of a service id and up to two integers; -ENOENT when it
+ * changed no live service. */
+static int service_write(struct gp_store *s, const char *sql, int64_t id, int64_t a,
+			 int64_t b, const char *what)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = prepare(s, sql, &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, a);
+	if (sqlite3_bind_parameter_count(st) >= 3)
+		sqlite3_bind_int64(st, 3, b);
+	r = step_done(s, st, what);
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no service %lld", (long long)id);
+	return r;
+}
+
+int gp_store_service_scale(struct gp_store *s, const struct gp_service_row *v)
+{
+	if (!v || v->share_pct > PCT_MAX)
+		return -EINVAL;
+	return service_write(s,
+			     "UPDATE services SET replicas = ?2, share_pct = ?3 "
+			     "WHERE id = ?1 AND removed = 0",
+			     v->id, v->replicas, v->share_pct, "service_scale");
+}
+
+int gp_store_service_remove(struct gp_store *s, int64_t id)
+{
+	return service_write(s,
+			     "UPDATE services SET removed = ?2 WHERE id = ?1 AND removed = 0",
+			     id, now_ms(), 0, "service_remove");
+}
+
+/* ---- schedules ---- */
+
+static void read_schedule(sqlite3_stmt *st, void *ret)
+{
+	struct gp_schedule_row *v = ret;
+
+	memset(v, 0, sizeof(*v));
+	v->id = sqlite3_column_int64(st, 0);
+	copy_text(st, 1, v->name, sizeof(v->name));
+	copy_text(st, 2, v->rule, sizeof(v->rule));
+	v->created = sqlite3_column_int64(st, 3);
+}
+
+int gp_store_schedule_add(struct gp_store *s, struct gp_schedule_row *v)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !v)
+		return -EINVAL;
+	if (!fits(v->name, sizeof(v->name)) || is_blank(v->name) ||
+	    !fits(v->rule, sizeof(v->rule)))
+		return fail(s, -EINVAL, "schedule_add: invalid schedule");
+	r = prepare(s, "INSERT INTO schedules (name, rule, created) VALUES (?1, ?2, ?3)", &st);
+	if (r < 0)
+		return r;
+	v->created = now_ms();
+	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, v->rule, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, v->created);
+	r = step_done(s, st, "schedule_add");
+	if (r == -EEXIST)
+		return fail(s, r, "schedule_add: a schedule named '%s' exists", v->name);
+	if (r == 0)
+		v->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+int gp_store_schedule_list(struct gp_store *s, struct gp_schedule_row **ret, int *ret_n)
+{
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n)
+		return -EINVAL;
+	r = get_all_of(s, "SELECT id, name, rule, created FROM schedules ORDER BY id",
+		       sizeof(**ret), read_schedule, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+int gp_store_schedule_remove(struct gp_store *s, const char *name)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !name)
+		return -EINVAL;
+	r = prepare(s, "DELETE FROM schedules WHERE name = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	r = step_done(s, st, "schedule_remove");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no schedule '%s'", name);
+	return r;
+}
+
+int gp_store_audited(struct gp_store *s, gp_store_write_fn *write, const void *arg,
+		     const char *who, const char *action, const char *object, const char *detail)
+{
+	int r = gp_store_begin(s);
+
+	if (r == 0 && write)
+		r = write(s, arg);
+	if (r == 0)
+		r = gp_store_audit(s, who, action, object, detail);
+	if (r == 0)
+		r = gp_store_commit(s);
+	if (r < 0)
+		gp_store_rollback(s);
+	return r;
 }

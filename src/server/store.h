@@ -41,7 +41,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 8
+#define GP_STORE_SCHEMA_VERSION 9
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -101,6 +101,7 @@ struct gp_task {
 	char workdir[GP_WORKDIR_MAX];   /* absolute; "": the agent's own */
 	char template_name[GP_STORE_NAME_MAX]; /* submitted with; "": none */
 	bool restart_on_growth; /* memory only growing: restart it before its limit */
+	int64_t service;	/* the service it is a replica of; 0: none */
 	uint64_t mem_mib;     /* per device */
 	unsigned compute_pct; /* per device */
 	unsigned devices;     /* how many devices */
@@ -312,6 +313,11 @@ int gp_store_audit_page(struct gp_store *s, int64_t after, int limit,
  * begin/commit, so that they cost one commit (one fsync) and land all or
  * none. commit rolls back when it fails; rollback accepts a store with no
  * open transaction. Store calls inside join the caller's transaction. */
+/* write(s, arg) (NULL: none) and the audit row, in one transaction:
+ * both or neither. */
+typedef int gp_store_write_fn(struct gp_store *s, const void *arg);
+int gp_store_audited(struct gp_store *s, gp_store_write_fn *write, const void *arg,
+		     const char *who, const char *action, const char *object, const char *detail);
 int gp_store_begin(struct gp_store *s);
 int gp_store_commit(struct gp_store *s);
 void gp_store_rollback(struct gp_store *s);
@@ -360,5 +366,42 @@ int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret
  * tasks (the state index), not over all of the tenant's tasks ever.
  * >= 0, or -errno. */
 int gp_store_tenant_queue_length(struct gp_store *s, int64_t tenant);
+
+/* Services (service.h): a tenant's replicated task. The store keeps the
+ * spec the API accepted as JSON text (service.c reads it) and what the
+ * autoscaler changes: the replicas wanted and each one's share. A removed
+ * service stays, marked, for its replicas' rows; its name is free again.
+ * service_add sets id and created; -EEXIST: the tenant has a live one of
+ * that name. service_list: the live ones (tenant < 0: everyone's). */
+#define GP_SERVICE_SPEC_MAX 4096
+
+struct gp_service_row {
+	int64_t id, tenant;
+	char name[GP_STORE_NAME_MAX];
+	char spec[GP_SERVICE_SPEC_MAX];
+	unsigned replicas, share_pct;
+	int64_t created, removed; /* unix ms; removed 0: live */
+};
+
+int gp_store_service_add(struct gp_store *s, struct gp_service_row *v);
+int gp_store_service_list(struct gp_store *s, int64_t tenant, struct gp_service_row **ret,
+			  int *ret_n);
+/* Writes v's replicas and share_pct. -ENOENT: no live service v->id. */
+int gp_store_service_scale(struct gp_store *s, const struct gp_service_row *v);
+int gp_store_service_remove(struct gp_store *s, int64_t id);
+
+/* Schedules (schedule.h): a named time-of-day rule, kept as the JSON text
+ * the API accepted. schedule_add sets id and created; -EEXIST: the name is
+ * taken. */
+struct gp_schedule_row {
+	int64_t id;
+	char name[GP_STORE_NAME_MAX];
+	char rule[GP_REASON_MAX * 2];
+	int64_t created;
+};
+
+int gp_store_schedule_add(struct gp_store *s, struct gp_schedule_row *v);
+int gp_store_schedule_list(struct gp_store *s, struct gp_schedule_row **ret, int *ret_n);
+int gp_store_schedule_remove(struct gp_store *s, const char *name); /* -ENOENT: none */
 
 #endif

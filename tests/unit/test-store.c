@@ -787,6 +787,10 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
+/* What schema 9 added, taken away again (every older file lacks it). */
+#define SCHEMA_9_DROP                                                                    \
+	"DROP TABLE services; DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN service; "
+
 static void test_migrates_from_schema_1(void **state)
 {
 	struct fixture *f = *state;
@@ -801,7 +805,7 @@ static void test_migrates_from_schema_1(void **state)
 	gp_store_close(f->s);
 	db = raw_open(f->path);
 	raw_exec(db,
-		 "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
+		 SCHEMA_9_DROP "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
 		 "ALTER TABLE tasks DROP COLUMN template; "
 		 "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		 "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
@@ -838,7 +842,7 @@ static void test_migrates_from_schema_3(void **state)
 	gp_store_close(f->s);
 	db = raw_open(f->path);
 	raw_exec(db,
-		 "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
+		 SCHEMA_9_DROP "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
 		 "ALTER TABLE tasks DROP COLUMN template; "
 		 "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		 "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
@@ -876,7 +880,7 @@ static void test_migrates_from_schema_5(void **state)
 	task_id = add_task(f->s, tenant_id, "old-task");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
+	raw_exec(db, SCHEMA_9_DROP "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
 		     "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
 		     "ALTER TABLE tasks DROP COLUMN template; "
 		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
@@ -915,7 +919,7 @@ static void test_migrates_from_schema_6(void **state)
 	add_tenant(f->s, "old");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "ALTER TABLE tenants DROP COLUMN removed; "
+	raw_exec(db, SCHEMA_9_DROP "ALTER TABLE tenants DROP COLUMN removed; "
 		     "ALTER TABLE tasks DROP COLUMN template; "
 		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 6");
@@ -947,7 +951,7 @@ static void test_migrates_from_schema_7(void **state)
 	task_id = add_task(f->s, tenant_id, "old-task");
 	gp_store_close(f->s);
 	db = raw_open(f->path);
-	raw_exec(db, "ALTER TABLE tasks DROP COLUMN template; "
+	raw_exec(db, SCHEMA_9_DROP "ALTER TABLE tasks DROP COLUMN template; "
 		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
 		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 7");
 	sqlite3_close(db);
@@ -974,6 +978,64 @@ static void test_migrates_from_schema_7(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(got[0].mem_peak_mib, 700);
 	free(got);
+}
+
+/* A file of schema 8: its tasks are no service's replicas; services and
+ * schedules can be added, listed and removed (a removed service's name
+ * is free again). */
+static void test_migrates_from_schema_8(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_service_row v = {.replicas = 2, .share_pct = 30}, *list = NULL;
+	struct gp_schedule_row r = {0}, *rules = NULL;
+	int64_t tenant_id, task_id;
+	struct gp_task t;
+	int n = 0;
+	sqlite3 *db;
+
+	tenant_id = add_tenant(f->s, "old");
+	task_id = add_task(f->s, tenant_id, "old-task");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, SCHEMA_9_DROP "PRAGMA user_version = 8");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_task_get(f->s, task_id, &t), 0);
+	assert_int_equal(t.service, 0);
+	v.tenant = tenant_id;
+	snprintf(v.name, sizeof(v.name), "web");
+	snprintf(v.spec, sizeof(v.spec), "{}");
+	assert_int_equal(gp_store_service_add(f->s, &v), 0);
+	assert_int_equal(gp_store_service_add(f->s, &v), -EEXIST);
+	v.replicas = 3;
+	v.share_pct = 60;
+	assert_int_equal(gp_store_service_scale(f->s, &v), 0);
+	assert_int_equal(gp_store_service_list(f->s, tenant_id, &list, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(list[0].replicas, 3);
+	assert_int_equal(list[0].share_pct, 60);
+	free(list);
+	assert_int_equal(gp_store_service_remove(f->s, v.id), 0);
+	assert_int_equal(gp_store_service_remove(f->s, v.id), -ENOENT);
+	assert_int_equal(gp_store_service_list(f->s, -1, &list, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(gp_store_service_add(f->s, &v), 0);
+	t = (struct gp_task){.tenant = tenant_id, .mem_mib = 1, .compute_pct = 1, .service = v.id};
+	snprintf(t.name, sizeof(t.name), "web");
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_store_task_get(f->s, t.id, &t), 0);
+	assert_int_equal(t.service, v.id);
+	snprintf(r.name, sizeof(r.name), "night");
+	snprintf(r.rule, sizeof(r.rule), "{\"at\":\"20:00:00\"}");
+	assert_int_equal(gp_store_schedule_add(f->s, &r), 0);
+	assert_int_equal(gp_store_schedule_add(f->s, &r), -EEXIST);
+	assert_int_equal(gp_store_schedule_list(f->s, &rules, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(rules[0].rule, "{\"at\":\"20:00:00\"}");
+	free(rules);
+	assert_int_equal(gp_store_schedule_remove(f->s, "night"), 0);
+	assert_int_equal(gp_store_schedule_remove(f->s, "night"), -ENOENT);
 }
 
 /* ---- tenants' users and tasks' variables ---- */
@@ -1759,6 +1821,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_user, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_6, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_8, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_7, setup_store,
 						teardown),

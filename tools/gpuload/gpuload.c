@@ -68,6 +68,11 @@ static void usage(FILE *out)
 		     "  --chunk-mib N         alloc: MiB per allocation (default 256)\n"
 		     "  --hold SECONDS        alloc: print, then keep the memory this long (default 0)\n"
 		     "  --qps Q               serve: mean requests per second (default 100)\n"
+		     "  --qps-file PATH       serve: read the mean rate from PATH (a number; 0\n"
+		     "                        idles) every 0.1 s instead, so that another program\n"
+		     "                        (a load balancer) can vary it\n"
+		     "  --latency-log PATH    serve: append each request's arrival (unix ms) and\n"
+		     "                        latency (us) to PATH, one line each\n"
 		     "  --seed N              serve: seed of the arrival times (default 1)\n"
 		     "  --kernels-per-step N  train: kernels per step (default 4)\n"
 		     "  --steps N             train: stop after N steps (a fixed amount of work)\n"
@@ -113,7 +118,7 @@ static int parse_whole(const char *flag, const char *text, long long min, long l
 enum {
 	OPT_DEVICE = 256, OPT_DURATION, OPT_KERNEL_US, OPT_BLOCKS, OPT_THREADS, OPT_JSON,
 	OPT_DIRECT, OPT_PRINT_PTX, OPT_INTERVAL_MS, OPT_MIB, OPT_CHUNK_MIB, OPT_HOLD,
-	OPT_QPS, OPT_SEED, OPT_KERNELS_PER_STEP, OPT_STEPS, OPT_RUNTIME, OPT_HELP,
+	OPT_QPS, OPT_QPS_FILE, OPT_LATENCY_LOG, OPT_SEED, OPT_KERNELS_PER_STEP, OPT_STEPS, OPT_RUNTIME, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -130,6 +135,8 @@ static const struct option longopts[] = {
 	{ "chunk-mib", required_argument, NULL, OPT_CHUNK_MIB },
 	{ "hold", required_argument, NULL, OPT_HOLD },
 	{ "qps", required_argument, NULL, OPT_QPS },
+	{ "qps-file", required_argument, NULL, OPT_QPS_FILE },
+	{ "latency-log", required_argument, NULL, OPT_LATENCY_LOG },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "kernels-per-step", required_argument, NULL, OPT_KERNELS_PER_STEP },
 	{ "steps", required_argument, NULL, OPT_STEPS },
@@ -209,6 +216,8 @@ static int parse_option(int c, const char *flag, struct gl_options *o)
 		return parse_real(flag, optarg, 0, 1e6, "seconds >= 0", &o->hold_s);
 	case OPT_QPS:
 		return parse_real(flag, optarg, 1e-3, 1e7, "requests per second > 0", &o->qps);
+	case OPT_QPS_FILE: o->qps_file = optarg; return 0;
+	case OPT_LATENCY_LOG: o->latency_log = optarg; return 0;
 	case OPT_RUNTIME: return parse_runtime(optarg, o);
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_DIRECT: o->direct = true; return 0;

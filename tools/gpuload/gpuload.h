@@ -33,6 +33,8 @@ struct gl_options {
 	long mib, chunk_mib;            /* alloc; mib 0 = until out of memory */
 	double hold_s;                  /* alloc */
 	double qps;                     /* serve */
+	const char *qps_file;           /* serve: the rate read from here; NULL: qps */
+	const char *latency_log;        /* serve: each request's latency appended here */
 	unsigned long long seed;        /* serve */
 	long kernels_per_step;          /* train */
 	long long steps;                /* train: stop after this many; 0: --duration only */
@@ -58,6 +60,7 @@ int gl_emit(const struct gl_session *s, json_t *fields);
 /* CLOCK_MONOTONIC in nanoseconds; sleeping until such a time (returns at
  * once when it has passed). */
 uint64_t gl_now_ns(void);
+uint64_t gl_wall_ms(void);      /* CLOCK_REALTIME, for logs others read */
 void gl_sleep_until(uint64_t ns);
 
 /* A growing array of measurements; zero-initialise, then _add (which says

@@ -16,6 +16,14 @@ uint64_t gl_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t gl_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 void gl_sleep_until(uint64_t ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),

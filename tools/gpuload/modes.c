@@ -8,7 +8,9 @@
  *   latency  a probe: one short kernel and a synchronize every interval;
  *   alloc    allocations in chunks up to a size or out of memory;
  *   serve    Poisson arrivals served in order on one stream, so latency
- *            includes the wait behind earlier requests;
+ *            includes the wait behind earlier requests; the rate may be
+ *            read from a file as it changes, and SIGTERM ends it early
+ *            with its result (a replica scaled in still reports);
  *   train    steps of several kernels and a synchronize.
  *
  * Every mode prints exactly one result through gl_emit. Where the runtime
@@ -16,6 +18,7 @@
  * clock ("kernel_ms_source": "wall"). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -333,27 +336,91 @@ static uint64_t arrival_gap_ns(struct gp_rng *rng, double qps)
 	return (uint64_t)(-log1p(-u) / qps * 1e9);
 }
 
+#define RATE_LOOK_NS 100000000ull /* --qps-file is read this often */
+
+static volatile sig_atomic_t serve_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	serve_stop = 1;
+}
+
+/* The rate in --qps-file, or `was` when it cannot be read now. */
+static double rate_read(const char *path, double was)
+{
+	FILE *f = fopen(path, "r");
+	double v;
+	int n = f ? fscanf(f, "%lf", &v) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 1 && v >= 0 && v < 1e7 ? v : was;
+}
+
+/* When the next request arrives after `from`: an exponential gap at the
+ * rate (Poisson arrivals forget the past, so a new rate draws anew from
+ * when it is known); UINT64_MAX for rate 0. */
+static uint64_t next_arrival(struct gp_rng *rng, double rate, uint64_t from)
+{
+	return rate > 0 ? from + arrival_gap_ns(rng, rate) : UINT64_MAX;
+}
+
+static void latency_log(FILE *log, uint64_t arrival_ns, uint64_t done_ns)
+{
+	if (log)
+		fprintf(log, "%llu %.1f\n",
+			(unsigned long long)(gl_wall_ms() - (gl_now_ns() - arrival_ns) / 1000000),
+			(double)(done_ns - arrival_ns) / 1e3);
+}
+
 /* Serves each request when it arrives, or as soon as the one before it is
  * done; its latency runs from its arrival to its kernel's completion. */
 static int serve_loop(const struct gl_session *s, struct gl_samples *us,
 		      uint64_t *ret_wall_ns)
 {
 	const struct gl_options *o = s->opt;
-	uint64_t start = gl_now_ns(), end = start + duration_ns(o), done = start;
+	uint64_t start = gl_now_ns(), end = start + duration_ns(o), done = start, from = start;
+	uint64_t look = start + RATE_LOOK_NS;
+	bool varying = o->qps_file != NULL;
+	double rate = varying ? rate_read(o->qps_file, 0) : o->qps;
+	FILE *log = o->latency_log ? fopen(o->latency_log, "a") : NULL;
 	struct gp_rng rng;
 	uint64_t arrival;
 	int ret = 0;
 
+	if (o->latency_log && !log) {
+		fprintf(stderr, "gpuload: --latency-log %s: cannot open it\n", o->latency_log);
+		return -EIO;
+	}
+	signal(SIGTERM, on_stop);
 	gp_rng_init(&rng, o->seed);
-	for (arrival = start + arrival_gap_ns(&rng, o->qps); !ret && arrival < end;
-	     arrival += arrival_gap_ns(&rng, o->qps)) {
+	while (!ret && !serve_stop && from < end) {
+		arrival = next_arrival(&rng, rate, from);
+		if (varying && arrival > look) {        /* the rate is looked at first */
+			gl_sleep_until(look);
+			from = look;
+			look += RATE_LOOK_NS;
+			rate = rate_read(o->qps_file, rate);
+			continue;
+		}
+		if (arrival >= end)
+			break;
 		gl_sleep_until(arrival);
 		ret = kernel_sync(s);
 		done = gl_now_ns();
 		if (!ret)
 			ret = gl_samples_add(us, (double)(done - arrival) / 1e3);
+		latency_log(log, arrival, done);
+		from = arrival;
+		if (varying && done >= look) {  /* behind: look while catching up */
+			rate = rate_read(o->qps_file, rate);
+			look = done + RATE_LOOK_NS;
+		}
 	}
-	*ret_wall_ns = (done > end ? done : end) - start;
+	if (log)
+		fclose(log);
+	*ret_wall_ns = (done > end || serve_stop ? done : end) - start;
 	return ret;
 }
 

@@ -1,0 +1,54 @@
+/* taskops.h — the writes of a task that the API and the server's own
+ * controllers (service.c: replicas that scale; schedule.c: time-of-day
+ * rules) share, so that a replica the autoscaler adds is submitted, and
+ * a share it grows is changed, exactly as a tenant's request would be.
+ *
+ * Each writes the task's row and its audit row in one transaction, then
+ * brings the pool (pool.h) up to date and wakes the loop. The caller
+ * holds the store's lock (the HTTP lock: an API handler, or the loop).
+ * Errors are the store's (gp_store_error says why), the row unchanged. */
+#ifndef GP_SERVER_TASKOPS_H
+#define GP_SERVER_TASKOPS_H
+
+#include <stddef.h>
+
+#include "server/loop.h"
+#include "server/pool.h"
+#include "server/store.h"
+
+struct gp_taskops {
+	struct gp_store *store;
+	struct gp_pool *pool;
+	struct gp_loop *loop; /* NULL: a server without the agent */
+};
+
+/* Stores task t (sets id, created, state PENDING) with the environment
+ * text env (NULL: none) and the audit row task.submit by `who`, whose
+ * detail ends with env_names; then queues it. -ENOMEM after the store
+ * was written: the pool could not take it (it is scheduled after a
+ * restart). */
+int gp_taskops_submit(const struct gp_taskops *o, const char *who, struct gp_task *t,
+		      const char *env, const char *env_names);
+
+/* Would running task t hold compute_pct of each device now, by the
+ * scheduler's rules (capacity, overcommit, quotas)? 0 and whether it
+ * would borrow in *ret_borrowed (0 or 1; -1 when not decided: not
+ * running, no agent, the same share, not on this agent); -EBUSY and why;
+ * another error. */
+int gp_taskops_share_check(const struct gp_taskops *o, const struct gp_task *t,
+			   unsigned compute_pct, int *ret_borrowed, char *why,
+			   size_t len);
+
+/* Gives t the share and priority, with the audit row task.set by `who`
+ * naming both changes and `reason`; `borrowed` as share_check said. */
+int gp_taskops_change(const struct gp_taskops *o, const char *who, struct gp_task *t,
+		      unsigned compute_pct, unsigned priority, const char *reason,
+		      int borrowed);
+
+/* Cancels live task t for `who` (task.cancel): a queued one at once, a
+ * running one through the loop (it stops, SIGTERM then SIGKILL, and is
+ * recorded cancelled once reaped). -ENOTSUP: it is running and the
+ * server has no agent; -ENOENT: running, but not on this agent. */
+int gp_taskops_cancel(const struct gp_taskops *o, const char *who, struct gp_task *t);
+
+#endif
