@@ -31,7 +31,8 @@ struct gp_api {
 /* The API's store, pool and loop, for the writes it shares (taskops.h). */
 static inline struct gp_taskops gp_api_taskops(const struct gp_api *api)
 {
-	return (struct gp_taskops){ api->store, api->pool, api->loop };
+	return (struct gp_taskops){ api->store, api->pool, api->loop, api->queue_max,
+				    api->tenant_queue_max };
 }
 
 /* Fills *me with the caller (by its token); false with 401 in ret. */
@@ -95,6 +96,10 @@ void gp_api_model_quota_remove(void *ctx, const struct gp_http_request *req,
  * me; false with 400 in ret. */
 bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
 			   struct gp_task *t, struct gp_http_reply *ret);
+/* With the agent, false with 400 for a task this machine could never
+ * hold (more devices than it has, more memory than its largest one). */
+bool gp_api_task_could_fit(struct gp_api *api, const struct gp_task *t,
+			   struct gp_http_reply *ret);
 /* api-service.c: services and schedules. */
 void gp_api_service_create(void *ctx, const struct gp_http_request *req,
 			   struct gp_http_reply *ret);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/month.h"
 #include "server/api-impl.h"
 #include "server/advise.h"
@@ -28,14 +29,6 @@
 #define ALERTS_MAX	 10000
 #define STATUS_QUEUE_MAX 50
 #define MIB_PER_GIB	 1024
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the query ---------------------------------------------------------- */
 
@@ -60,7 +53,7 @@ static bool month_from_query(const struct gp_http_request *req, struct period *p
 	const char *month = gp_http_query(req, "month");
 
 	if (!month) {
-		gp_month_format(now_ms(), p->month);
+		gp_month_format(gp_unix_ms(), p->month);
 		gp_month_parse(p->month, &p->from_ms, &p->to_ms);
 		return true;
 	}
@@ -591,7 +584,7 @@ void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 	struct gp_loop_stats *stats = malloc(sizeof(*stats));
 	struct gp_metrics_source src = {.store = api->store,
 					.meter = gp_loop_meter(api->loop),
-					.now_ms = now_ms()};
+					.now_ms = gp_unix_ms()};
 	char *text = NULL;
 	int r;
 
@@ -625,18 +618,10 @@ static json_t *device_json(const struct gp_meter *m, unsigned i)
 			 "allocated_memory_mib", (json_int_t)d->alloc_mem_mib);
 }
 
-static const struct gp_meter_task *meter_task(const struct gp_meter *m, int64_t id)
-{
-	for (int i = 0; m && i < gp_meter_tasks(m); i++)
-		if (gp_meter_task(m, i)->id == id)
-			return gp_meter_task(m, i);
-	return NULL;
-}
-
 static json_t *running_json(const struct gp_task *t, const char *tenant,
 			    const struct gp_meter *m, int64_t now)
 {
-	const struct gp_meter_task *mt = meter_task(m, t->id);
+	const struct gp_meter_task *mt = gp_meter_task_of(m, t->id);
 	json_t *o = json_pack(
 		"{s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I}", "id", (json_int_t)t->id,
 		"name", t->name, "tenant", tenant, "compute_pct",
@@ -731,7 +716,7 @@ void gp_api_status(void *ctx, const struct gp_http_request *req,
 	struct gp_api *api = ctx;
 	const struct gp_meter *m = gp_loop_meter(api->loop);
 	json_t *status, *devices = json_array();
-	int64_t now = now_ms();
+	int64_t now = gp_unix_ms();
 	struct gp_tenant me;
 	int r;
 

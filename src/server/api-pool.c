@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "core/partition.h"
 #include "server/api-impl.h"
 #include "vendor/vendor.h"
@@ -27,14 +27,6 @@
 #define NO_AGENT_NOTE                                                                    \
 	"this server runs no agent (it was started without --with-agent): it has no "    \
 	"devices and starts no tasks"
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static json_t *cuda_json(int version)
 {
@@ -278,7 +270,7 @@ static json_t *queue_json(const struct queue_query *q, const struct gp_pool_task
 {
 	json_t *list = json_array();
 	bool more = n > q->limit;
-	int64_t now = now_ms();
+	int64_t now = gp_unix_ms();
 
 	if (more)
 		n = (int)q->limit;

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "server/api-impl.h"
 #include "server/fields.h"
 #include "server/loop.h"
@@ -45,14 +45,6 @@ static const struct gp_field service_fields[] = {
 	{"share_max_pct", GP_FIELD_UINT, false, 1, 100},
 	{NULL},
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The controller; false with 409 without the agent. */
 static bool services_of(struct gp_api *api, struct gp_services **ret_sv,
@@ -102,7 +94,8 @@ static bool spec_of(struct gp_api *api, json_t *body, const struct gp_tenant *me
 	char why[GP_REASON_MAX];
 
 	*s = (struct gp_service_spec){0};
-	if (!gp_api_task_from_body(api, body, me, &s->task, ret))
+	if (!gp_api_task_from_body(api, body, me, &s->task, ret) ||
+	    !gp_api_task_could_fit(api, &s->task, ret))
 		return false;
 	snprintf(s->task.kind, sizeof(s->task.kind), "inference");
 	s->policy = policy_of(body, s->task.compute_pct);
@@ -313,7 +306,7 @@ void gp_api_schedule_add(void *ctx, const struct gp_http_request *req,
 	else
 		gp_http_json(
 			ret, 201,
-			json_pack("{s:o}", "schedules", gp_schedules_json(sc, now_ms())));
+			json_pack("{s:o}", "schedules", gp_schedules_json(sc, gp_unix_ms())));
 }
 
 void gp_api_schedules(void *ctx, const struct gp_http_request *req,
@@ -326,7 +319,7 @@ void gp_api_schedules(void *ctx, const struct gp_http_request *req,
 	if (schedules_of(api, req, &me, &sc, ret))
 		gp_http_json(
 			ret, 200,
-			json_pack("{s:o}", "schedules", gp_schedules_json(sc, now_ms())));
+			json_pack("{s:o}", "schedules", gp_schedules_json(sc, gp_unix_ms())));
 }
 
 void gp_api_schedule_remove(void *ctx, const struct gp_http_request *req,

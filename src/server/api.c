@@ -1239,37 +1239,23 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	return true;
 }
 
-/* The queue (pending and preempted tasks) is bounded, and so is each
- * tenant's part of it, so that one tenant cannot fill it for all. The
- * counts are the pool's. */
+/* The queue's bounds (gp_taskops_room): 503 with why when they are hit. */
 static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
 			   struct gp_http_reply *ret)
 {
-	int queued, running;
+	struct gp_taskops ops = gp_api_taskops(api);
+	char why[WHY_MAX];
 
-	gp_pool_counts(api->pool, -1, &queued, &running);
-	if ((unsigned)queued >= api->queue_max) {
-		gp_http_error(
-			ret, 503,
-			"queue full (%d pending tasks); retry later or raise --queue-max",
-			queued);
-		return false;
-	}
-	gp_pool_counts(api->pool, me->id, &queued, &running);
-	if ((unsigned)queued < api->tenant_queue_max)
+	if (gp_taskops_room(&ops, me->id, me->name, why, sizeof(why)) == 0)
 		return true;
-	gp_http_error(
-		ret, 503,
-		"tenant %s has %d queued tasks, its bound (--tenant-queue-max); wait "
-		"for some to start or cancel some",
-		me->name, queued);
+	gp_http_error(ret, 503, "%s", why);
 	return false;
 }
 
 /* With the agent, a task this machine could never hold (more devices
  * than it has, more memory than its largest device) is refused now, with
  * the most it could ask for; without it, the fields' static bounds hold. */
-static bool task_could_fit(struct gp_api *api, const struct gp_task *t,
+bool gp_api_task_could_fit(struct gp_api *api, const struct gp_task *t,
 			   struct gp_http_reply *ret)
 {
 	const char *field = "devices";
@@ -1300,7 +1286,7 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
-	    !gp_api_task_from_body(api, body, &me, &t, ret) || !task_could_fit(api, &t, ret) ||
+	    !gp_api_task_from_body(api, body, &me, &t, ret) || !gp_api_task_could_fit(api, &t, ret) ||
 	    !queue_has_room(api, &me, ret))
 		return;
 	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {

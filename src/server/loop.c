@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/pshared.h"
 #include "base/user.h"
 #include "core/cluster.h"
@@ -162,14 +163,6 @@ struct tick {
 	uint64_t models;
 	bool model_known;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t mono_ms(void)
 {
@@ -430,7 +423,7 @@ static int store_alert(struct gp_loop *l, bool over, int64_t now)
  * once a write succeeded, none failed and nothing is owed. */
 static void store_report(struct gp_loop *l)
 {
-	int64_t now = now_ms();
+	int64_t now = gp_unix_ms();
 
 	if (l->tick_failed && !l->health.failing) {
 		l->health.failing = true;
@@ -531,7 +524,7 @@ static void task_ended(struct gp_loop *l, const struct event *e)
 	bool known = gp_pool_task_get(l->pool, e->task, &pt) == 0;
 	bool cancelled = pt.cancel_by[0] && e->stopped && !e->violation;
 	bool preempted = pt.stopping && e->stopped && !cancelled && !e->violation;
-	int64_t now = now_ms();
+	int64_t now = gp_unix_ms();
 	struct gp_task t;
 
 	gp_meter_end(l->meter, e->task, now);
@@ -818,8 +811,7 @@ static int tick_tenants(struct tick *k)
 			.compute_guaranteed_pct = t->compute_guaranteed_pct,
 			.compute_borrowable_pct = t->compute_borrowable_pct,
 		};
-		if (!s->mem_guaranteed_mib && !s->mem_borrowable_mib &&
-		    !s->compute_guaranteed_pct && !s->compute_borrowable_pct) {
+		if (gp_tenant_unlimited(t)) {
 			s->mem_guaranteed_mib = UINT64_MAX / 4;
 			s->compute_guaranteed_pct = UINT64_MAX / 4;
 		}
@@ -1109,7 +1101,7 @@ static struct gp_agent_task spec_of(const struct gp_task *t, const struct gp_pla
 static void start_failed(struct gp_loop *l, struct gp_task *t, int r, const char *why)
 {
 	t->state = GP_TASK_FAILED;
-	t->ended = now_ms();
+	t->ended = gp_unix_ms();
 	snprintf(t->reason, sizeof(t->reason), "could not start: %s", why[0] ? why : strerror(-r));
 	record_end(l, t, "task.end");
 }
@@ -1151,7 +1143,7 @@ static int start_row(struct gp_loop *l, struct start *st)
 		return r;
 	st->run.state = GP_TASK_RUNNING;
 	st->run.pid = 0;
-	st->run.started = now_ms();
+	st->run.started = gp_unix_ms();
 	st->run.ended = 0;
 	placement_write(gp_agent_node(l->agent), &st->o->where, st->run.placement,
 			sizeof(st->run.placement));
@@ -1808,7 +1800,7 @@ void gp_loop_tick(struct gp_loop *l)
 							   .ctx = &ev });
 	n_drops = gp_agent_log_drops(l->agent, drops, DROPS_MAX);
 	cancels_send(l);
-	target_refresh(l, now_ms());
+	target_refresh(l, gp_unix_ms());
 	store_lock(l);
 	records_write(l, NULL, 0);      /* what is owed, before anything new */
 	events_record(l, &ev);
@@ -1819,10 +1811,10 @@ void gp_loop_tick(struct gp_loop *l)
 	live_changes(l);
 	store_lock(l);
 	store_report(l);
-	gp_schedules_tick(l->schedules, now_ms());
+	gp_schedules_tick(l->schedules, gp_unix_ms());
 	store_unlock(l);
-	if (gp_meter_due(l->meter, now_ms()))
-		tick_sample(l, now_ms());
+	if (gp_meter_due(l->meter, gp_unix_ms()))
+		tick_sample(l, gp_unix_ms());
 }
 
 int gp_loop_cancel(struct gp_loop *l, int64_t task, const char *who)
@@ -2040,7 +2032,7 @@ static void tasks_adopt(struct gp_loop *l)
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
 	struct gp_task *running = NULL;
 	int n = 0;
-	int64_t now = now_ms();
+	int64_t now = gp_unix_ms();
 
 	if (gp_store_task_list(l->store, -1, GP_TASK_RUNNING, &running, &n) < 0)
 		n = 0;
@@ -2142,6 +2134,7 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 {
 	struct gp_meter_options mo = meter_options(o);
 	struct gp_loop *l = calloc(1, sizeof(*l));
+	struct gp_taskops ops;
 	int r;
 
 	if (!l)
@@ -2152,6 +2145,7 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 	pthread_cond_init(&l->started, NULL);
 	if (o)
 		l->o = *o;
+	ops = (struct gp_taskops){ store, pool, l, l->o.queue_max, l->o.tenant_queue_max };
 	if (gp_store_open_reader(store, &l->reader) < 0)
 		l->reader = NULL; /* the target workload is read under the store's lock */
 	r = gp_policy_new(policy_name(l), &(struct gp_policy_config){ 0 }, &l->policy);
@@ -2165,9 +2159,9 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 	if (r == 0)
 		r = gp_alerts_new(store, &l->alerts);
 	if (r == 0)
-		r = gp_services_new(&(struct gp_taskops){ store, pool, l }, l->meter, &l->services);
+		r = gp_services_new(&ops, l->meter, &l->services);
 	if (r == 0)
-		r = gp_schedules_new(&(struct gp_taskops){ store, pool, l }, &l->schedules);
+		r = gp_schedules_new(&ops, &l->schedules);
 	if (r == 0) {
 		tasks_adopt(l);
 		r = -pthread_create(&l->thread, NULL, loop_main, l);
@@ -2189,7 +2183,7 @@ struct gp_loop *gp_loop_stop(struct gp_loop *l)
 	pthread_join(l->thread, NULL);
 	/* What the running tasks used until now is recorded; they run on,
 	 * unwatched (the next server adopts them). */
-	tick_sample(l, now_ms());
+	tick_sample(l, gp_unix_ms());
 	loop_release(l);
 	return NULL;
 }

@@ -111,6 +111,9 @@ struct gp_loop_options {
 	char policy[GP_LOOP_POLICY_MAX]; /* a policy of the core; "": GP_LOOP_POLICY */
 	unsigned workload_window_s;      /* 0: GP_LOOP_WORKLOAD_WINDOW_S */
 	unsigned workload_refresh_s;     /* 0: GP_LOOP_WORKLOAD_REFRESH_S */
+	/* The queue's bounds, for the replicas services submit (taskops.h);
+	 * 0: none. */
+	unsigned queue_max, tenant_queue_max;
 };
 
 /* Adopts what a previous server left running, then starts the loop's

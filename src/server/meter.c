@@ -442,6 +442,14 @@ const struct gp_meter_task *gp_meter_task(const struct gp_meter *m, int i)
 	return i >= 0 && i < m->tasks ? &m->task[i].pub : NULL;
 }
 
+const struct gp_meter_task *gp_meter_task_of(const struct gp_meter *m, int64_t id)
+{
+	for (int i = 0; m && i < gp_meter_tasks(m); i++)
+		if (gp_meter_task(m, i)->id == id)
+			return gp_meter_task(m, i);
+	return NULL;
+}
+
 unsigned gp_meter_period_ms(const struct gp_meter *m)
 {
 	return m->o.sample_ms;

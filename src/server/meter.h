@@ -109,6 +109,8 @@ int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms)
 const struct gp_meter_device *gp_meter_device(const struct gp_meter *m, unsigned i);
 int gp_meter_tasks(const struct gp_meter *m);
 const struct gp_meter_task *gp_meter_task(const struct gp_meter *m, int i);
+/* Running task id's, or NULL (none, or m NULL). */
+const struct gp_meter_task *gp_meter_task_of(const struct gp_meter *m, int64_t id);
 /* The node the devices are of (names, UUIDs). */
 const struct gp_agent_node *gp_meter_node(const struct gp_meter *m);
 /* What a tenant's running tasks hold: memory in MiB and compute in

@@ -594,6 +594,18 @@ int gp_pool_cancels_take(struct gp_pool *p, int64_t *ret_ids, int max)
 
 /* ---- reading ------------------------------------------------------------- */
 
+int gp_pool_tenant_get(struct gp_pool *p, int64_t id, struct gp_tenant *ret)
+{
+	struct tenant *k;
+
+	pthread_mutex_lock(&p->lock);
+	k = tenant_find(p, id);
+	if (k)
+		*ret = k->t;
+	pthread_mutex_unlock(&p->lock);
+	return k ? 0 : -ENOENT;
+}
+
 int gp_pool_task_get(struct gp_pool *p, int64_t id, struct gp_pool_task *ret)
 {
 	struct gp_pool_task *t;

@@ -125,6 +125,8 @@ int gp_pool_cancels_take(struct gp_pool *p, int64_t *ret_ids, int max);
 
 /* ---- reading ------------------------------------------------------------- */
 
+/* Tenant id as the pool has it; -ENOENT when it has none of that id. */
+int gp_pool_tenant_get(struct gp_pool *p, int64_t id, struct gp_tenant *ret);
 /* Task id as the pool has it; -ENOENT when it is not there (not queued,
  * not running). */
 int gp_pool_task_get(struct gp_pool *p, int64_t id, struct gp_pool_task *ret);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/parse.h"
 #include "base/user.h"
 #include "cli/commands.h"
@@ -873,14 +874,6 @@ static int metrics_token_read(const char *path, char *buf)
 
 /* ---- start-up ------------------------------------------------------------ */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One server per database: DB.lock stays locked while this one runs,
  * and the kernel lets go of it when the process ends, however it ends. */
 static int db_lock(const struct gp_server_options *o, int *ret_fd)
@@ -1030,7 +1023,7 @@ static int task_mark_lost(struct gp_store *s, struct gp_task *t)
 		reason = LOST_STOPPED_REASON;
 	}
 	t->state = GP_TASK_LOST;
-	t->ended = now_ms();
+	t->ended = gp_unix_ms();
 	snprintf(t->reason, sizeof(t->reason), "%s", reason);
 	r = gp_store_task_update(s, t);
 	if (r < 0)
@@ -1298,13 +1291,15 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 				    .admin_token_file = o->token_file,
 				    .ui_dir = o->ui_dir,
 				    .ui_chart_js = o->ui_chart_js};
+	struct gp_loop_options lo = o->loop;
 	const struct gp_http_route *routes;
 	size_t n;
 	int sig = 0;
 
 	ao.pool = s->pool;
-	if (s->agent &&
-	    gp_loop_start(s->store, s->http, s->pool, s->agent, &o->loop, &s->loop) < 0) {
+	lo.queue_max = o->queue_max;
+	lo.tenant_queue_max = o->tenant_queue_max;
+	if (s->agent && gp_loop_start(s->store, s->http, s->pool, s->agent, &lo, &s->loop) < 0) {
 		fprintf(stderr, "gpupool server: cannot start the scheduling loop\n");
 		return GP_EXIT_FAIL;
 	}

@@ -243,14 +243,6 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 
 /* ---- replicas -------------------------------------------------------------- */
 
-static const struct gp_meter_task *meter_task(const struct gp_meter *m, int64_t id)
-{
-	for (int i = 0; i < gp_meter_tasks(m); i++)
-		if (gp_meter_task(m, i)->id == id)
-			return gp_meter_task(m, i);
-	return NULL;
-}
-
 /* Cancels replica pt (a row made of the pool's copy). */
 static int replica_cancel(struct gp_services *sv, const struct service *v,
 			  const struct gp_pool_task *pt)
@@ -311,12 +303,17 @@ static void replicas_ended(struct gp_services *sv, struct service *v,
 		v->known[v->n_known++] = tasks[j].id;
 }
 
-/* Submits one replica. */
-static void replica_add(struct gp_services *sv, struct service *v, unsigned live)
+/* Submits one replica, when the queue's bounds leave room (a tenant's
+ * services count against its part of the queue as its own submissions
+ * do); false when they do not. */
+static bool replica_add(struct gp_services *sv, struct service *v, unsigned live)
 {
 	char who[GP_STORE_NAME_MAX], note[GP_REASON_MAX];
 	struct gp_task t = v->spec.task;
 
+	who_of(v, who, sizeof(who));
+	if (gp_taskops_room(&sv->ops, v->row.tenant, who, note, sizeof(note)) < 0)
+		return false;
 	t.tenant = v->row.tenant;
 	t.service = v->row.id;
 	t.compute_pct = v->row.share_pct;
@@ -324,10 +321,10 @@ static void replica_add(struct gp_services *sv, struct service *v, unsigned live
 	snprintf(note, sizeof(note), "; replica %u of %u of service %s%s", live + 1,
 		 v->row.replicas, v->row.name,
 		 v->crashes ? " (after replicas that failed at their start)" : "");
-	who_of(v, who, sizeof(who));
 	if (gp_taskops_submit(&sv->ops, who, &t, NULL, note) == 0 &&
 	    v->n_known < GP_SERVICE_REPLICAS_MAX)
 		v->known[v->n_known++] = t.id;
+	return true;
 }
 
 /* Live replicas: neither ended nor being cancelled. Those past the
@@ -349,9 +346,9 @@ static void replicas_keep(struct gp_services *sv, struct service *v,
 		v->wait--;
 		return;
 	}
-	do
-		replica_add(sv, v, live++);
-	while (!v->crashes && live < v->row.replicas && live < GP_SERVICE_REPLICAS_MAX);
+	while (replica_add(sv, v, live++) && !v->crashes && live < v->row.replicas &&
+	       live < GP_SERVICE_REPLICAS_MAX)
+		;
 }
 
 /* ---- scaling --------------------------------------------------------------- */
@@ -365,7 +362,7 @@ static bool util_of(const struct gp_meter *m, const struct gp_pool_task *tasks, 
 	int k = 0;
 
 	for (int i = 0; i < n; i++) {
-		const struct gp_meter_task *mt = meter_task(m, tasks[i].id);
+		const struct gp_meter_task *mt = gp_meter_task_of(m, tasks[i].id);
 
 		if (mt && mt->sampled && !tasks[i].cancel_by[0]) {
 			sum += mt->effective;
@@ -384,7 +381,7 @@ static unsigned grow_room(const struct gp_meter *m, const struct gp_pool_task *t
 	unsigned room = 100;
 
 	for (int i = 0; i < n; i++) {
-		const struct gp_meter_task *mt = meter_task(m, tasks[i].id);
+		const struct gp_meter_task *mt = gp_meter_task_of(m, tasks[i].id);
 
 		for (unsigned d = 0; mt && d < mt->devices; d++) {
 			const struct gp_meter_device *dev =
@@ -408,33 +405,27 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 static unsigned quota_replicas(struct gp_services *sv, const struct service *v,
 			       const struct gp_pool_task *tasks, int n)
 {
-	struct gp_tenant *all = NULL;
-	uint64_t mem = 0, pct = 0, own_mem = 0, own_pct = 0, fit = UINT_MAX;
-	int k = 0;
+	uint64_t mem, pct, own_mem = 0, own_pct = 0, qm, qp;
+	struct gp_tenant t;
 
-	if (gp_store_tenant_list(sv->ops.store, &all, &k) < 0)
+	if (gp_pool_tenant_get(sv->ops.pool, v->row.tenant, &t) < 0)
 		return v->row.replicas; /* unknown now: no step out */
-	for (int i = 0; i < k; i++) {
-		const struct gp_tenant *t = &all[i];
-		uint64_t qm = t->mem_guaranteed_mib + t->mem_borrowable_mib;
-		uint64_t qp =
-			(uint64_t)t->compute_guaranteed_pct + t->compute_borrowable_pct;
-
-		if (t->id != v->row.tenant || (!qm && !qp))
-			continue;
-		gp_meter_tenant_use(sv->meter, t->id, &mem, &pct);
-		for (int j = 0; j < n; j++)
-			if (tasks[j].state == GP_TASK_RUNNING) {
-				own_mem += tasks[j].mem_mib;
-				own_pct += tasks[j].compute_pct;
-			}
-		qm = qm + own_mem > mem ? qm + own_mem - mem : 0;
-		qp = qp + own_pct > pct ? qp + own_pct - pct : 0;
-		fit = min_u64(v->spec.task.mem_mib ? qm / v->spec.task.mem_mib : UINT_MAX,
-			      v->row.share_pct ? qp / v->row.share_pct : UINT_MAX);
-	}
-	free(all);
-	return (unsigned)min_u64(fit, UINT_MAX);
+	if (gp_tenant_unlimited(&t))
+		return UINT_MAX;
+	gp_meter_tenant_use(sv->meter, t.id, &mem, &pct);
+	for (int j = 0; j < n; j++)
+		if (tasks[j].state == GP_TASK_RUNNING) {
+			own_mem += tasks[j].mem_mib;
+			own_pct += tasks[j].compute_pct;
+		}
+	qm = t.mem_guaranteed_mib + t.mem_borrowable_mib + own_mem;
+	qp = (uint64_t)t.compute_guaranteed_pct + t.compute_borrowable_pct + own_pct;
+	qm = qm > mem ? qm - mem : 0;
+	qp = qp > pct ? qp - pct : 0;
+	return (unsigned)min_u64(
+		min_u64(v->spec.task.mem_mib ? qm / v->spec.task.mem_mib : UINT_MAX,
+			v->row.share_pct ? qp / v->row.share_pct : UINT_MAX),
+		UINT_MAX);
 }
 
 /* Every replica's share to share_pct: live for the running (when the
@@ -537,7 +528,7 @@ static json_t *replicas_json(struct gp_services *sv, const struct service *v)
 	json_t *list = json_array();
 
 	for (int i = 0; i < n; i++) {
-		const struct gp_meter_task *mt = meter_task(sv->meter, tasks[i].id);
+		const struct gp_meter_task *mt = gp_meter_task_of(sv->meter, tasks[i].id);
 
 		json_array_append_new(
 			list, json_pack("{s:I, s:s, s:I, s:o, s:b}", "id",

@@ -21,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nettle/sha2.h>
 #include <sqlite3.h>
 
+#include "base/clock.h"
 #include "server/store.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -234,14 +234,6 @@ static int fail_sqlite(struct gp_store *s, const char *what)
 }
 
 /* ---- small helpers ---- */
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void hex_encode(const uint8_t *bytes, size_t n, char *ret)
 {
@@ -719,7 +711,7 @@ static void bind_quota(sqlite3_stmt *st, int first, const struct gp_tenant *t)
 int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out)
 {
 	char token[GP_TOKEN_HEX + 1], hash[GP_TOKEN_HEX + 1];
-	int64_t created = now_ms() / 1000;
+	int64_t created = gp_unix_ms() / 1000;
 	auto_stmt *st = NULL;
 	int r;
 
@@ -918,7 +910,7 @@ int gp_store_tenant_remove(struct gp_store *s, int64_t id)
 	if (r < 0)
 		return r;
 	sqlite3_bind_int64(mark, 1, id);
-	sqlite3_bind_int64(mark, 2, now_ms() / 1000);
+	sqlite3_bind_int64(mark, 2, gp_unix_ms() / 1000);
 	r = step_done(s, mark, "tenant_remove");
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		r = fail(s, -ENOENT, "no tenant %lld", (long long)id);
@@ -1225,7 +1217,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		return -EINVAL;
 	row = *t;
 	row.state = GP_TASK_PENDING;
-	row.created = now_ms();
+	row.created = gp_unix_ms();
 	if (!task_is_valid(&row))
 		return fail(s, -EINVAL, "task_add: invalid task");
 	r = prepare(s,
@@ -1582,7 +1574,7 @@ int gp_store_audit(struct gp_store *s, const char *who, const char *action,
 		    &st);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_int64(st, 1, gp_unix_ms());
 	sqlite3_bind_text(st, 2, who, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, action, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, object ? object : "", -1, SQLITE_STATIC);
@@ -1919,7 +1911,7 @@ static bool alert_is_valid(const struct gp_alert *a)
 int gp_store_alert_raise(struct gp_store *s, struct gp_alert *a, bool *ret_new)
 {
 	auto_stmt *st = NULL;
-	int64_t created = now_ms();
+	int64_t created = gp_unix_ms();
 	int r;
 
 	if (!s || !a || !ret_new)
@@ -1964,7 +1956,7 @@ int gp_store_alert_clear(struct gp_store *s, const char *kind, const char *objec
 		    &st);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, now_ms());
+	sqlite3_bind_int64(st, 1, gp_unix_ms());
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, object, -1, SQLITE_STATIC);
 	return step_done(s, st, "alert_clear");
@@ -2013,7 +2005,7 @@ int gp_store_alert_clear_id(struct gp_store *s, int64_t id, struct gp_alert *ret
 		    &up);
 	if (r < 0)
 		return r;
-	sqlite3_bind_int64(up, 1, now_ms());
+	sqlite3_bind_int64(up, 1, gp_unix_ms());
 	sqlite3_bind_int64(up, 2, id);
 	r = step_done(s, up, "alert_clear");
 	if (r == 0)
@@ -2081,7 +2073,7 @@ int gp_store_service_add(struct gp_store *s, struct gp_service_row *v)
 		    &st);
 	if (r < 0)
 		return r;
-	v->created = now_ms();
+	v->created = gp_unix_ms();
 	v->removed = 0;
 	sqlite3_bind_int64(st, 1, v->tenant);
 	sqlite3_bind_text(st, 2, v->name, -1, SQLITE_STATIC);
@@ -2151,7 +2143,7 @@ int gp_store_service_remove(struct gp_store *s, int64_t id)
 {
 	return service_write(s,
 			     "UPDATE services SET removed = ?2 WHERE id = ?1 AND removed = 0",
-			     id, now_ms(), 0, "service_remove");
+			     id, gp_unix_ms(), 0, "service_remove");
 }
 
 /* ---- schedules ---- */
@@ -2180,7 +2172,7 @@ int gp_store_schedule_add(struct gp_store *s, struct gp_schedule_row *v)
 	r = prepare(s, "INSERT INTO schedules (name, rule, created) VALUES (?1, ?2, ?3)", &st);
 	if (r < 0)
 		return r;
-	v->created = now_ms();
+	v->created = gp_unix_ms();
 	sqlite3_bind_text(st, 1, v->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, v->rule, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, v->created);
@@ -2237,4 +2229,10 @@ int gp_store_audited(struct gp_store *s, gp_store_write_fn *write, const void *a
 	if (r < 0)
 		gp_store_rollback(s);
 	return r;
+}
+
+bool gp_tenant_unlimited(const struct gp_tenant *t)
+{
+	return !t->mem_guaranteed_mib && !t->mem_borrowable_mib && !t->compute_guaranteed_pct &&
+	       !t->compute_borrowable_pct;
 }

@@ -74,6 +74,10 @@ struct gp_tenant {
 	int64_t removed;
 };
 
+/* A tenant with no overall quota at all (the admin, say) is not limited
+ * by one: the scheduler's rule, and the autoscaler's ceiling's. */
+bool gp_tenant_unlimited(const struct gp_tenant *t);
+
 /* A tenant's quota on the devices of one model, on top of its overall
  * quota: `model` is a case-insensitive part of the devices' NVML names
  * ("A100", "T4"); one per tenant and model (compared without case). */

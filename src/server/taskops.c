@@ -4,7 +4,8 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 /* The row and its audit row, in one transaction. `add`: insert t. */
 static int write_with_audit(struct gp_store *s, struct gp_task *t, bool add,
@@ -26,6 +27,27 @@ static int write_with_audit(struct gp_store *s, struct gp_task *t, bool add,
 	if (r < 0)
 		gp_store_rollback(s);
 	return r;
+}
+
+int gp_taskops_room(const struct gp_taskops *o, int64_t tenant, const char *name, char *why,
+		    size_t len)
+{
+	int queued, running;
+
+	gp_pool_counts(o->pool, -1, &queued, &running);
+	if (o->queue_max && (unsigned)queued >= o->queue_max) {
+		snprintf(why, len, "queue full (%d pending tasks); retry later or raise --queue-max",
+			 queued);
+		return -EAGAIN;
+	}
+	gp_pool_counts(o->pool, tenant, &queued, &running);
+	if (!o->tenant_queue_max || (unsigned)queued < o->tenant_queue_max)
+		return 0;
+	snprintf(why, len,
+		 "tenant %s has %d queued tasks, its bound (--tenant-queue-max); wait for some to "
+		 "start or cancel some",
+		 name, queued);
+	return -EAGAIN;
 }
 
 static void wake(const struct gp_taskops *o)
@@ -91,14 +113,6 @@ int gp_taskops_change(const struct gp_taskops *o, const char *who, struct gp_tas
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int gp_taskops_cancel(const struct gp_taskops *o, const char *who, struct gp_task *t)
 {
 	char detail[GP_REASON_MAX];
@@ -119,7 +133,7 @@ int gp_taskops_cancel(const struct gp_taskops *o, const char *who, struct gp_tas
 		snprintf(detail, sizeof(detail), "was %s",
 			 t->state == GP_TASK_PREEMPTED ? "preempted" : "pending");
 		row.state = GP_TASK_CANCELLED;
-		row.ended = now_ms();
+		row.ended = gp_unix_ms();
 		snprintf(row.reason, sizeof(row.reason), "cancelled by %s", who);
 	}
 	r = write_with_audit(o->store, &row, false, NULL, who, "task.cancel", detail);

@@ -20,7 +20,16 @@ struct gp_taskops {
 	struct gp_store *store;
 	struct gp_pool *pool;
 	struct gp_loop *loop; /* NULL: a server without the agent */
+	unsigned queue_max, tenant_queue_max; /* the queue's bounds (--queue-max, ...); 0: none */
 };
+
+/* Room in the queue for one more task of tenant `tenant` (named `name`,
+ * for why)? The queue (pending and preempted tasks) is bounded, and so
+ * is each tenant's part of it, so that one tenant, by hand or through
+ * its services, cannot fill it for all; the counts are the pool's. 0, or
+ * -EAGAIN and why. */
+int gp_taskops_room(const struct gp_taskops *o, int64_t tenant, const char *name, char *why,
+		    size_t len);
 
 /* Stores task t (sets id, created, state PENDING) with the environment
  * text env (NULL: none) and the audit row task.submit by `who`, whose

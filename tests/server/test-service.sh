@@ -15,13 +15,15 @@
 # Each step comes no sooner than its window after the load changed, is in
 # the audit log with its figures, and the steps never turn back within a
 # phase (no flapping). A replica killed by hand is replaced; removing the
-# service cancels its replicas.
+# service cancels its replicas. A service's replicas count against its
+# tenant's part of the queue (--tenant-queue-max 2) as its own
+# submissions do, and a slice no card could hold is refused.
 # usage: test-service.sh GPUPOOL GPULOAD
 gp=$1 gl=$2
 . "$(dirname "$0")/../lib.sh"
 export GPUPOOL_SIM_DEVICES=t4-16g:2
 . "$(dirname "$0")/agent-lib.sh"
-server_start --sample-ms 300 || { finish; exit 1; }
+server_start --sample-ms 300 --tenant-queue-max 2 || { finish; exit 1; }
 
 runs "tenant web is added, 150 % of compute" "$tmp/web.json" -- \
 	"$gp" tenant add web --compute-guaranteed 150 --mem-guaranteed 64G -o json
@@ -131,5 +133,20 @@ runs "the service is removed" "$tmp/rm.out" -- as "$web" service rm front
 eventually "... and its replicas are cancelled" 20 "$tmp/tasks.json" \
 	'[.tasks[] | select(.state == "running" or .state == "pending")] | length == 0' -- \
 	as "$web" task ls -o json
+
+# Six replicas of 10 GiB: one fits on each 16 GiB T4, two more may queue.
+runs "a service of 6 fixed replicas of 10 GiB is created" "$tmp/wide.out" -- \
+	as "$web" service create wide --mem 10G --compute 10 --no-autoscale --replicas 6 -- \
+	"$gl" serve --duration 600 --qps 1
+eventually "two replicas run, one on each card" 20 "$tmp/wide.json" \
+	'[.replica_tasks[] | select(.state == "running")] | length == 2' -- \
+	as "$web" service show wide -o json
+sleep 1.5
+as "$web" service show wide -o json >"$tmp/wide.json"
+check "... and the tenant's bound of 2 queued tasks holds the rest back" \
+	'[.[0].replica_tasks[] | select(.state == "queued")] | length == 2' "$tmp/wide.json"
+expect "a slice no card could hold is refused, naming the most" 1 'mem_mib' -- \
+	as "$web" service create huge --mem 40G --compute 10 -- "$gl" serve
+runs "the service is removed" "$tmp/rm2.out" -- as "$web" service rm wide
 kill "$balancer" 2>/dev/null
 finish
