@@ -142,6 +142,11 @@ void gp_api_service_create(void *ctx, const struct gp_http_request *req,
 			"you have a service named \"%s\"; remove it first or choose "
 			"another name",
 			gp_field_string(body, "name", ""));
+	else if (r == -EDQUOT)
+		gp_http_error(ret, 409,
+			      "you have %d services, the most a tenant may have; remove one "
+			      "first",
+			      GP_SERVICES_PER_TENANT);
 	else if (r == -E2BIG)
 		gp_http_error(ret, 400,
 			      "the service's spec is over %d bytes; shorten the command",

@@ -206,9 +206,14 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 				     .replicas = replicas,
 				     .share_pct = spec->task.compute_pct};
 	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX], *text;
-	json_t *j = gp_service_spec_json(spec);
-	int r;
+	json_t *j;
+	int r, own = 0;
 
+	for (int i = 0; i < sv->n; i++)
+		own += sv->v[i].row.tenant == tenant;
+	if (own >= GP_SERVICES_PER_TENANT)
+		return -EDQUOT;
+	j = gp_service_spec_json(spec);
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (!text)

@@ -42,6 +42,7 @@
 #include "server/taskops.h"
 
 #define GP_SERVICE_REPLICAS_MAX 64
+#define GP_SERVICES_PER_TENANT	32 /* live services a tenant may have: each costs every sampling */
 
 /* What a service runs: the replicas' task (as POST /v1/tasks would make
  * it), and how it scales. */
@@ -64,7 +65,8 @@ int gp_service_spec_parse(const char *text, struct gp_service_spec *ret);
 
 /* Stores a new service of tenant `tenant` (row: name; replicas and
  * share_pct are set from the spec) with the audit row service.create by
- * who, and starts keeping it. -EEXIST: the tenant has one of that name. */
+ * who, and starts keeping it. -EEXIST: the tenant has one of that name;
+ * -EDQUOT: it has GP_SERVICES_PER_TENANT. */
 int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 		       const char *name, unsigned replicas,
 		       const struct gp_service_spec *spec, struct gp_service_row *ret);

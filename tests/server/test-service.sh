@@ -148,5 +148,20 @@ check "... and the tenant's bound of 2 queued tasks holds the rest back" \
 expect "a slice no card could hold is refused, naming the most" 1 'mem_mib' -- \
 	as "$web" service create huge --mem 40G --compute 10 -- "$gl" serve
 runs "the service is removed" "$tmp/rm2.out" -- as "$web" service rm wide
+
+# A tenant has at most 32 services (each costs the controller work at
+# every sampling).
+runs "tenant many is added" "$tmp/many.json" -- "$gp" tenant add many -o json
+many=$(jq -r .token "$tmp/many.json")
+made=0
+for i in $(seq 32); do
+	as "$many" service create "s$i" --mem 64M --compute 1 --no-autoscale -- sleep 600 \
+		>/dev/null 2>&1 && made=$((made + 1))
+done
+echo "$made" >"$tmp/made"
+check "a tenant creates 32 services" '.[0] == 32' "$tmp/made"
+expect "... and a 33rd is refused, saying the bound" 1 '32 services' -- \
+	as "$many" service create s33 --mem 64M --compute 1 --no-autoscale -- sleep 600
+for i in $(seq 32); do as "$many" service rm "s$i" >/dev/null 2>&1; done
 kill "$balancer" 2>/dev/null
 finish
