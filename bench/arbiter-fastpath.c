@@ -35,7 +35,7 @@ int main(void)
 
 	if (!mkdtemp(dir) || gp_region_open(dir, "GPU-fastpath", 1 << 30, &region) < 0 ||
 	    gp_region_join(region, "bench", &limits, &slot) < 0 ||
-	    gp_arbiter_open(dir, "GPU-fastpath", region, slot, 1000, &arbiter) < 0) {
+	    gp_arbiter_open(region, slot, 1000, &arbiter) < 0) {
 		fprintf(stderr, "arbiter-fastpath: cannot set up in %s\n", dir);
 		return 1;
 	}

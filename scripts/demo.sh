@@ -80,7 +80,7 @@ grep "gpupool server:" "$dir/server.log" | sed 's/^gpupool server: /  /'
 
 token() { jq -r .token; }
 vision=$("$gp" tenant add vision --mem-guaranteed 10G --compute-guaranteed 80 \
-	--mem-borrowable 18G --compute-borrowable 150 -o json | token)
+	--mem-borrowable 18G --compute-borrowable 150 --priority-max 8 -o json | token)
 nlp=$("$gp" tenant add nlp --mem-guaranteed 32G --compute-guaranteed 200 -o json | token)
 "$gp" template add infer-4g --mem 4G --compute 30 --isolation shared >/dev/null
 "$gp" template add train-16g --mem 16G --compute 80 --models A100 --isolation shared >/dev/null

@@ -41,6 +41,9 @@ struct running {
 	bool violation_stops;           /* the policy stops the task */
 };
 
+/* A task's id in the regions and the limits tables: "task-ID". */
+void gp_agent_task_name(int64_t id, char *buf, size_t len);
+
 /* Hardware partitions (partitions.c). */
 #define GP_AGENT_PROFILES_MAX 16
 #define GP_AGENT_PARTS_MAX    (GP_AGENT_DEVICES_MAX * 8)

@@ -145,8 +145,7 @@ static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
 {
 	for (unsigned i = 0; i < a->node.devices; i++) {
 		const struct gp_agent_device *d = &a->node.device[i];
-		int r = gp_region_prepare(a->run_dir, d->uuid, d->mem_total_mib << 20,
-					  a->task_gid);
+		int r = gp_region_prepare(a->run_dir, d->uuid, d->mem_total_mib << 20);
 
 		if (r == 0)
 			r = gp_region_open(a->run_dir, d->uuid, d->mem_total_mib << 20,
@@ -290,7 +289,7 @@ static struct gp_task_limits limits_of(const struct gp_agent_task *t, unsigned c
 	};
 }
 
-static void task_name(int64_t id, char *buf, size_t len)
+void gp_agent_task_name(int64_t id, char *buf, size_t len)
 {
 	snprintf(buf, len, "task-%" PRId64, id);
 }
@@ -305,18 +304,27 @@ static struct gp_region *task_region(const struct gp_agent *a, int64_t task, uns
 	return x ? x->region : a->region[d];
 }
 
+/* Who task t's processes run as, for the files they write. */
+static struct gp_task_owner owner_of(const struct gp_agent *a, const struct gp_task_identity *id)
+{
+	if (id->switch_user)
+		return (struct gp_task_owner){ id->user.uid, a->task_gid };
+	return (struct gp_task_owner){ geteuid(), (gid_t)-1 };
+}
+
 /* Writes the task's limits into its devices' task tables, where its
- * processes find them by id and secret. */
-static int regions_admit(struct gp_agent *a, const struct gp_agent_task *t, const char *secret,
-			 char *err, size_t err_len)
+ * processes find them by id and secret, and makes its files there. */
+static int regions_admit(struct gp_agent *a, const struct gp_agent_task *t,
+			 const struct gp_task_identity *who, char *err, size_t err_len)
 {
 	struct gp_task_limits limits = limits_of(t, t->compute_pct, t->priority);
+	struct gp_task_owner owner = owner_of(a, who);
 	char id[GP_TASK_ID_MAX];
 
-	task_name(t->id, id, sizeof(id));
+	gp_agent_task_name(t->id, id, sizeof(id));
 	for (unsigned i = 0; i < t->devices; i++) {
-		int r = gp_region_task_admit(task_region(a, t->id, t->device[i]), id, secret,
-					     &limits);
+		int r = gp_region_task_admit(task_region(a, t->id, t->device[i]), id, who->secret,
+					     &limits, &owner);
 
 		if (r < 0) {
 			snprintf(err, err_len, "cannot write its limits on %s: %s",
@@ -336,7 +344,7 @@ static void regions_forget(struct gp_agent *a, const struct gp_agent_task *t)
 {
 	char id[GP_TASK_ID_MAX];
 
-	task_name(t->id, id, sizeof(id));
+	gp_agent_task_name(t->id, id, sizeof(id));
 	for (unsigned i = 0; i < t->devices; i++) {
 		struct gp_region *r = task_region(a, t->id, t->device[i]);
 
@@ -436,7 +444,7 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 	run = run_spec(a, t);
 	e = gp_task_identity_make(a, &run, &id, err, err_len);
 	if (e == 0)
-		e = regions_admit(a, &run, id.secret, err, err_len);
+		e = regions_admit(a, &run, &id, err, err_len);
 	if (e == 0)
 		e = task_launch(a, &run, &id, ret_pgid, err, err_len);
 	gp_task_identity_release(&id);
@@ -522,7 +530,7 @@ static bool runs(const struct gp_agent *a, const char *name)
 	char id[GP_TASK_ID_MAX];
 
 	for (int i = 0; i < a->tasks; i++) {
-		task_name(a->task[i].spec.id, id, sizeof(id));
+		gp_agent_task_name(a->task[i].spec.id, id, sizeof(id));
 		if (strcmp(id, name) == 0)
 			return true;
 	}
@@ -786,7 +794,7 @@ int gp_agent_set(struct gp_agent *a, int64_t task, unsigned compute_pct, unsigne
 	if (spec.whole || applied)
 		return 0;
 	limits = limits_of(&spec, compute_pct, priority);
-	task_name(task, id, sizeof(id));
+	gp_agent_task_name(task, id, sizeof(id));
 	for (unsigned i = 0; i < spec.devices; i++) {
 		int err = gp_region_set(task_region(a, task, spec.device[i]), id, &limits);
 

@@ -28,9 +28,10 @@
  * they leave (the server is a child subreaper), and applies live changes
  * of a running task's share and priority to its devices' regions.
  *
- * The verifier (verifier.h) runs in a thread of the agent's own: every
- * verify_ms it checks each device's processes, from the device library,
- * against the running tasks; a violation is reported through
+ * The verifier (verifier.h) runs in a thread of the agent's own: at
+ * jittered moments, verify_ms apart on average, it checks each device's
+ * processes, from the device library, against the running tasks, and
+ * each task's files on its devices; a violation is reported through
  * gp_agent_poll's events and, by policy, the process is killed at once
  * and its task stopped and reported failed with the reason.
  *
@@ -53,7 +54,7 @@
 #include "agent/usage.h"
 
 #define GP_AGENT_TASKS_MAX  256
-#define GP_AGENT_VERIFY_MS  500	   /* between two checks of the devices */
+#define GP_AGENT_VERIFY_MS  200	   /* between two checks of the devices, on average */
 #define GP_AGENT_SLACK_MIB  512	   /* what the driver counts beyond a slice */
 #define GP_AGENT_WHY_MAX    320
 /* What a task gets of the agent's environment (NAME, or NAME* for every

@@ -408,7 +408,7 @@ static int part_make(struct gp_agent *a, const struct gp_agent_task *t, unsigned
 		.task = t->id, .device = d, .units = units_of(prof, start)};
 	snprintf(x->uuid, sizeof(x->uuid), "%.*s", (int)sizeof(x->uuid) - 1, made.uuid);
 	ledger_write(a); /* before anything can fail: a later agent destroys it */
-	r = gp_region_prepare(a->run_dir, x->uuid, prof->mem_mib << 20, a->task_gid);
+	r = gp_region_prepare(a->run_dir, x->uuid, prof->mem_mib << 20);
 	if (r == 0)
 		r = gp_region_open(a->run_dir, x->uuid, prof->mem_mib << 20, &x->region);
 	if (r < 0)

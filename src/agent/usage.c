@@ -332,10 +332,17 @@ int gp_usage_processes(struct gp_usage *u, unsigned d, struct gp_usage_process *
 	count = procs_list(u, d);
 	if (count < 0)
 		return count;
-	for (int i = 0; i < count && i < max; i++)
-		out[i] = (struct gp_usage_process){ .pid = u->proc[i].pid,
-						    .mem_bytes = u->proc[i].mem_bytes,
-						    .util_pct = -1 };
+	for (int i = 0; i < count && i < max; i++) {
+		const struct gp_vendor_proc *p = &u->proc[i];
+
+		out[i] = (struct gp_usage_process){
+			.pid = p->pid,
+			.mem_bytes = p->mem_bytes,
+			.mem_max_bytes = p->mem_max_bytes > p->mem_bytes ? p->mem_max_bytes
+									 : p->mem_bytes,
+			.util_pct = -1,
+		};
+	}
 	processes_util(u, d, out, count < max ? count : max);
 	return count;
 }

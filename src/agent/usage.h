@@ -71,6 +71,8 @@ void gp_usage_set_resolver(struct gp_usage *u, gp_usage_resolver *fn, void *ctx)
 struct gp_usage_process {
 	pid_t pid;
 	uint64_t mem_bytes;
+	uint64_t mem_max_bytes; /* the most it held, where the library keeps it
+				 * (NVML's accounting), else mem_bytes */
 	int util_pct; /* its SM utilization in its newest sample; -1: none */
 };
 

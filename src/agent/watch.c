@@ -1,14 +1,19 @@
 /* watch.c — the verifier's thread (agent.h, verifier.h).
  *
- * Every verify_ms it takes a snapshot of the running tasks (under the
+ * At jittered moments, verify_ms apart on average (each wait drawn from
+ * half to one and a half of it, so that a task cannot time what it does
+ * between two looks), it takes a snapshot of the running tasks (under the
  * agent's lock), lists each device's processes through its own NVML
- * sampler, finds each process's task, lets the verifier decide, and acts
- * on what it found: the violation is kept for gp_agent_poll to report
- * and, when the policy kills, the process is killed at once (through a
- * pidfd, after checking it is still the one found, so that a recycled
- * pid is never hit) and its task is stopped, by cgroup.kill at once or
- * by the loop's next poll. The loop's thread never waits on it: it takes
- * the lock only to copy or mark. */
+ * sampler, finds each process's task and whether it joined its task's file
+ * there, lets the verifier decide, and acts on what it found: the
+ * violation is kept for gp_agent_poll to report and, when the policy
+ * kills, the process is killed at once (through a pidfd, after checking it
+ * is still the one found, so that a recycled pid is never hit) and its
+ * task is stopped, by cgroup.kill at once or by the loop's next poll. It
+ * also checks each sliced task's file on each of its devices: one the
+ * task damaged is made anew from the limits table, and the task named in
+ * a violation. The loop's thread never waits on it: it takes the lock
+ * only to copy or mark. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +25,7 @@
 #include "agent/agent-impl.h"
 #include "base/proc.h"
 #include "base/pshared.h"
+#include "base/rng.h"
 
 #define PROCS_MAX      256 /* processes listed per device */
 #define VIOLATIONS_MAX 64  /* per device and check */
@@ -126,11 +132,17 @@ static void device_check(struct gp_agent *a, struct watch_scratch *w, unsigned d
 	if (listed > PROCS_MAX)
 		listed = PROCS_MAX;
 	for (int i = 0; i < listed; i++) {
-		w->proc[i] = (struct gp_verify_proc){ .pid = w->listed[i].pid,
-						      .mem_bytes = w->listed[i].mem_bytes,
-						      .util_pct = w->listed[i].util_pct };
-		if (gp_agent_task_of(a, w->proc[i].pid, &w->proc[i].task) < 0)
-			w->proc[i].task = 0;
+		struct gp_verify_proc *p = &w->proc[i];
+		char id[GP_TASK_ID_MAX];
+
+		*p = (struct gp_verify_proc){ .pid = w->listed[i].pid,
+					      .mem_bytes = w->listed[i].mem_bytes,
+					      .mem_max_bytes = w->listed[i].mem_max_bytes,
+					      .util_pct = w->listed[i].util_pct };
+		if (gp_agent_task_of(a, p->pid, &p->task) < 0)
+			p->task = 0;
+		gp_agent_task_name(p->task, id, sizeof(id));
+		p->registered = p->task && gp_region_task_has_process(a->region[d], id, p->pid);
 	}
 	found = gp_verifier_check(a->verifier, d, a->node.device[d].uuid, w->task, tasks, w->proc,
 				  listed, w->found, VIOLATIONS_MAX);
@@ -142,11 +154,48 @@ static void device_check(struct gp_agent *a, struct watch_scratch *w, unsigned d
 	}
 }
 
+/* Task t's files on its devices: one it damaged is made anew from the
+ * table, and the task is named in a violation. */
+static void files_check(struct gp_agent *a, const struct gp_verify_task *t)
+{
+	char id[GP_TASK_ID_MAX], why[GP_VIOLATION_TEXT_MAX / 2];
+	struct gp_violation v = { .kind = GP_VIOLATION_DAMAGE, .task = t->id };
+
+	gp_agent_task_name(t->id, id, sizeof(id));
+	for (unsigned i = 0; t->sliced && i < t->devices; i++) {
+		unsigned d = t->device[i];
+		int r = gp_region_task_check(a->region[d], id, why, sizeof(why));
+
+		if (r != -EBADMSG)
+			continue;
+		r = gp_region_task_file_make(a->region[d], id, NULL);
+		snprintf(v.text, sizeof(v.text),
+			 "task %lld damaged its file on %s, which only its processes write: %s; "
+			 "%s", (long long)t->id, a->node.device[d].uuid, why,
+			 r == 0 ? "it was made anew from the limits table"
+				: "it could not be made anew");
+		v.device = d;
+		task_violated(a, &v);
+	}
+}
+
+/* The wait before the next look: verify_ms on average, drawn from half to
+ * one and a half of it. */
+static uint64_t next_wait_ns(const struct gp_agent *a, struct gp_rng *rng)
+{
+	uint64_t mean = (uint64_t)a->o.verify_ms * 1000000ULL;
+
+	return mean / 2 + gp_rng_below(rng, mean + 1);
+}
+
 static void *watch_main(void *arg)
 {
 	struct gp_agent *a = arg;
 	struct watch_scratch *w = calloc(1, sizeof(*w));
+	struct gp_rng rng;
 
+	gp_rng_init(&rng, ((uint64_t)getpid() << 32) ^ gp_proc_start_time(getpid()) ^
+				  (uint64_t)(uintptr_t)w);
 	pthread_setname_np(pthread_self(), "gp-verifier");
 	while (w && !atomic_load(&a->watch_stop)) {
 		uint32_t gen = atomic_load(&a->watch_gen);
@@ -154,7 +203,9 @@ static void *watch_main(void *arg)
 
 		for (unsigned d = 0; d < a->node.devices; d++)
 			device_check(a, w, d, tasks);
-		gp_futex_wait(&a->watch_gen, gen, (uint64_t)a->o.verify_ms * 1000000ULL);
+		for (int k = 0; k < tasks; k++)
+			files_check(a, &w->task[k]);
+		gp_futex_wait(&a->watch_gen, gen, next_wait_ns(a, &rng));
 	}
 	free(w);
 	return NULL;
@@ -162,7 +213,7 @@ static void *watch_main(void *arg)
 
 int gp_agent_watch_start(struct gp_agent *a, char *err, size_t err_len)
 {
-	struct gp_verifier_options vo = { .shim_path = a->o.shim_path,
+	struct gp_verifier_options vo = { .check_joined = a->o.shim_path != NULL,
 					  .slack_mib = a->o.verify_slack_mib,
 					  .self = getpid() };
 	int r;
@@ -171,8 +222,7 @@ int gp_agent_watch_start(struct gp_agent *a, char *err, size_t err_len)
 		return 0;
 	r = gp_verifier_new(&vo, &a->verifier);
 	if (r < 0) {
-		snprintf(err, err_len, "verifier: cannot look at the interposer %s: %s",
-			 a->o.shim_path, strerror(-r));
+		snprintf(err, err_len, "verifier: %s", strerror(-r));
 		return r;
 	}
 	r = gp_usage_open(a->o.nvml_library, &a->node, &a->watch_usage, err, err_len);

@@ -137,6 +137,13 @@ static int no_option(void *ctx, int c, const char *value)
 	"                             UID:GID, never root; or auto, an unprivileged\n"   \
 	"                             uid of gpupool's own (a new tenant's default)\n"
 
+/* What --priority-max means, for `tenant add` and `tenant set`. */
+#define PRIORITY_MAX_HELP                                                                \
+	"  --priority-max N           the highest priority (0-9) its tasks may ask\n"    \
+	"                             for (a new tenant's default: 5); a priority\n"     \
+	"                             orders turns on a shared card, never past\n"       \
+	"                             another tenant's hard share\n"
+
 static void tenant_add_usage(FILE *out)
 {
 	fprintf(out,
@@ -144,7 +151,7 @@ static void tenant_add_usage(FILE *out)
 		"SIZE]\n"
 		"                          [--mem-borrowable SIZE] [--compute-guaranteed "
 		"PCT]\n"
-		"                          [--compute-borrowable PCT]\n"
+		"                          [--compute-borrowable PCT] [--priority-max N]\n"
 		"\n"
 		"Adds a tenant (admin only) and prints its token, which is shown only "
 		"this\n"
@@ -156,7 +163,7 @@ static void tenant_add_usage(FILE *out)
 		"it\n"
 		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
 		"device\n"
-		"  --compute-borrowable PCT   more it may borrow\n");
+		"  --compute-borrowable PCT   more it may borrow\n" PRIORITY_MAX_HELP);
 }
 
 /* --user SPEC: "auto" is the API's "" (the server checks the rest). */
@@ -187,6 +194,7 @@ static int tenant_add_option(void *ctx, int c, const char *value)
 	case 'C':
 		return set_uint(o, "compute-borrowable", "compute_borrowable_pct", value,
 				0, TENANT_PCT_MAX);
+	case 'p': return set_uint(o, "priority-max", "priority_max", value, 0, 9);
 	}
 	return -EINVAL;
 }
@@ -207,6 +215,7 @@ static int tenant_add(int argc, char **argv)
 		{"mem-borrowable", required_argument, NULL, 'M'},
 		{"compute-guaranteed", required_argument, NULL, 'c'},
 		{"compute-borrowable", required_argument, NULL, 'C'},
+		{"priority-max", required_argument, NULL, 'p'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
@@ -239,10 +248,10 @@ static void tenant_set_usage(FILE *out)
 		"SIZE]\n"
 		"                          [--mem-borrowable SIZE] [--compute-guaranteed "
 		"PCT]\n"
-		"                          [--compute-borrowable PCT]\n"
+		"                          [--compute-borrowable PCT] [--priority-max N]\n"
 		"\n"
-		"Changes a tenant's Unix user or its overall quota (admin only); what is "
-		"not\n"
+		"Changes a tenant's Unix user, its overall quota or its priority bound\n"
+		"(admin only); what is not\n"
 		"given stays. The audit log gets the old and new values. Tasks that run "
 		"keep\n"
 		"the user they started as; the next ones start as the new one.\n"
@@ -252,7 +261,9 @@ static void tenant_set_usage(FILE *out)
 		"it\n"
 		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
 		"device\n"
-		"  --compute-borrowable PCT   more it may borrow\n");
+		"  --compute-borrowable PCT   more it may borrow\n" PRIORITY_MAX_HELP
+		"Tasks that run or wait keep their priority; a change of one past the\n"
+		"new bound is refused.\n");
 }
 
 /* The user as `tenant ls` and `tenant set` print it. */
@@ -267,12 +278,14 @@ static void tenant_set_print(json_t *t)
 {
 	char g[32], b[32];
 
-	printf("tenant \"%s\": user %s, memory %s+%s, compute %lld+%lld%%\n",
+	printf("tenant \"%s\": user %s, memory %s+%s, compute %lld+%lld%%, priority up to "
+	       "%lld\n",
 	       gp_client_str(t, "name"), user_shown(t),
 	       gp_client_mib_text(gp_client_int(t, "mem_guaranteed_mib"), g, sizeof(g)),
 	       gp_client_mib_text(gp_client_int(t, "mem_borrowable_mib"), b, sizeof(b)),
 	       (long long)gp_client_int(t, "compute_guaranteed_pct"),
-	       (long long)gp_client_int(t, "compute_borrowable_pct"));
+	       (long long)gp_client_int(t, "compute_borrowable_pct"),
+	       (long long)gp_client_int(t, "priority_max"));
 }
 
 /* NAME and at least one flag; the request's path in path. An exit status. */
@@ -294,8 +307,8 @@ static int tenant_set_check(const struct admin_options *o, int argc, char **argv
 	if (!json_object_size(o->body)) {
 		fprintf(stderr,
 			"gpupool tenant set: give what to change: --user, "
-			"--mem-guaranteed, --mem-borrowable, --compute-guaranteed or "
-			"--compute-borrowable\n");
+			"--mem-guaranteed, --mem-borrowable, --compute-guaranteed, "
+			"--compute-borrowable or --priority-max\n");
 		return GP_EXIT_USAGE;
 	}
 	snprintf(path, size, "/v1/tenants/%s", argv[0]);
@@ -310,6 +323,7 @@ static int tenant_set(int argc, char **argv)
 		{"mem-borrowable", required_argument, NULL, 'M'},
 		{"compute-guaranteed", required_argument, NULL, 'c'},
 		{"compute-borrowable", required_argument, NULL, 'C'},
+		{"priority-max", required_argument, NULL, 'p'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
@@ -507,8 +521,7 @@ static void model_quota_rows(json_t *quotas)
 		snprintf(compute, sizeof(compute), "%lld+%lld%%",
 			 (long long)gp_client_int(q, "compute_guaranteed_pct"),
 			 (long long)gp_client_int(q, "compute_borrowable_pct"));
-		printf("%-6s   %-14s %-5s %-16s %-15s %s\n", "", on, "", "", mem,
-		       compute);
+		printf("%-6s   %-14s %-5s %-16s %-15s %s\n", "", on, "", "", mem, compute);
 	}
 }
 
@@ -525,17 +538,18 @@ static void tenant_row(json_t *t)
 	snprintf(compute, sizeof(compute), "%lld+%lld%%",
 		 (long long)gp_client_int(t, "compute_guaranteed_pct"),
 		 (long long)gp_client_int(t, "compute_borrowable_pct"));
-	printf("%-6lld %-16s %-5s %-16s %-15s %-15s %s\n",
+	printf("%-6lld %-16s %-5s %-16s %-15s %-15s %-8lld %s\n",
 	       (long long)gp_client_int(t, "id"), gp_client_str(t, "name"),
 	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no", user_shown(t),
-	       no_mem ? "-" : mem, compute, gp_client_str(t, "created"));
+	       no_mem ? "-" : mem, compute, (long long)gp_client_int(t, "priority_max"),
+	       gp_client_str(t, "created"));
 	model_quota_rows(json_object_get(t, "model_quotas"));
 }
 
 static void tenant_ls_print(json_t *reply)
 {
-	printf("%-6s %-16s %-5s %-16s %-15s %-15s %s\n", "ID", "NAME", "ADMIN", "USER",
-	       "MEM (G+B)", "COMPUTE (G+B)", "CREATED");
+	printf("%-6s %-16s %-5s %-16s %-15s %-15s %-8s %s\n", "ID", "NAME", "ADMIN", "USER",
+	       "MEM (G+B)", "COMPUTE (G+B)", "PRIO MAX", "CREATED");
 	gp_client_rows(reply, "tenants", tenant_row);
 }
 

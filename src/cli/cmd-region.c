@@ -1,9 +1,10 @@
 /* cmd-region.c — `gpupool region ls|show|set`: reads and changes the
  * limits in the devices' shared regions (shim/region.h) while tasks run.
  *
- * The regions are the files device-UUID.region in one directory (--dir,
- * else $GPUPOOL_RUN_DIR, else the default of gp_region_dir). Existing
- * regions are opened with a total of 0, so this command never makes one.
+ * The devices are those with a file device-UUID.region (not managed) or
+ * device-UUID.limits (managed) in one directory (--dir, else
+ * $GPUPOOL_RUN_DIR, else the default of gp_region_dir). Existing regions
+ * are opened with a total of 0, so this command never makes one.
  * Output is a table, or with --json one JSON object.
  *
  * On a managed device (one with a limits table, device-UUID.limits, kept
@@ -325,7 +326,39 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The UUIDs of the regions in the directory, sorted; the caller frees
+/* The UUID in a file name device-UUID.region or device-UUID.limits, or
+ * NULL (malloc'd). */
+static char *uuid_of_name(const char *name)
+{
+	static const char *const suffixes[] = { SUFFIX, LIMITS_SUFFIX };
+	size_t len = strlen(name), pre = strlen(PREFIX);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t suf = strlen(suffixes[i]);
+
+		if (len > pre + suf && !strncmp(name, PREFIX, pre) &&
+		    !strcmp(name + len - suf, suffixes[i]))
+			return strndup(name + pre, len - pre - suf);
+	}
+	return NULL;
+}
+
+/* Sorts the n names and frees the duplicates; how many are left. */
+static int names_unique(char **names, int n)
+{
+	int kept = 0;
+
+	qsort(names, (size_t)n, sizeof(*names), compare_names);
+	for (int i = 0; i < n; i++) {
+		if (kept && !strcmp(names[kept - 1], names[i]))
+			free(names[i]);
+		else
+			names[kept++] = names[i];
+	}
+	return kept;
+}
+
+/* The UUIDs of the devices in the directory, sorted; the caller frees
  * each and the array. */
 static int list_uuids(const struct region_options *o, char ***ret, int *ret_n)
 {
@@ -342,24 +375,16 @@ static int list_uuids(const struct region_options *o, char ***ret, int *ret_n)
 	}
 	names = calloc(DEVICES_MAX, sizeof(*names));
 	while (names && n < DEVICES_MAX && (e = readdir(d))) {
-		size_t len = strlen(e->d_name), pre = strlen(PREFIX), suf = strlen(SUFFIX);
-
-		if (len <= pre + suf || strncmp(e->d_name, PREFIX, pre) ||
-		    strcmp(e->d_name + len - suf, SUFFIX))
-			continue;
-		names[n] = strndup(e->d_name + pre, len - pre - suf);
-		if (!names[n])
-			break;
-		n++;
+		names[n] = uuid_of_name(e->d_name);
+		n += names[n] != NULL;
 	}
 	closedir(d);
 	if (!names) {
 		fprintf(stderr, "gpupool region ls: out of memory\n");
 		return GP_EXIT_FAIL;
 	}
-	qsort(names, (size_t)n, sizeof(*names), compare_names);
 	*ret = names;
-	*ret_n = n;
+	*ret_n = names_unique(names, n);
 	return GP_EXIT_OK;
 }
 

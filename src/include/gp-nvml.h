@@ -106,6 +106,24 @@ typedef struct nvmlProcessInfo_v1_st {
 	unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
 
+/* A feature's state (accounting mode, and others). */
+typedef enum nvmlEnableState_enum {
+	NVML_FEATURE_DISABLED = 0,
+	NVML_FEATURE_ENABLED = 1,
+} nvmlEnableState_t;
+
+/* A process's statistics over its lifetime, kept by the driver while the
+ * device's accounting mode is on (nvmlDeviceGetAccountingStats). */
+typedef struct nvmlAccountingStats_st {
+	unsigned int gpuUtilization;	  /* percent of its lifetime a kernel ran */
+	unsigned int memoryUtilization;	  /* percent of its lifetime memory was busy */
+	unsigned long long maxMemoryUsage; /* the most device memory it held, bytes */
+	unsigned long long time;	  /* its context's lifetime so far, ms */
+	unsigned long long startTime;	  /* CPU timestamp of its start, µs */
+	unsigned int isRunning;		  /* 1 running, 0 ended */
+	unsigned int reserved[5];
+} nvmlAccountingStats_t;
+
 /* One process's utilization over one sample period (percent). */
 typedef struct nvmlProcessUtilizationSample_st {
 	unsigned int pid;
@@ -246,5 +264,13 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 nvmlReturn_t
 nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
 				      nvmlProcessesUtilizationInfo_t *procesesUtilInfo);
+
+/* Accounting: per-process statistics the driver keeps while the mode is
+ * on (set by root with nvmlDeviceSetAccountingMode; off after the driver
+ * loads). NVML_ERROR_NOT_FOUND for a pid it has none of. */
+nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t *mode);
+nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode);
+nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid,
+					  nvmlAccountingStats_t *stats);
 
 #endif

@@ -96,6 +96,9 @@ static int pod_devices(struct node *n, struct node_pod *k)
 static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SECRET_LEN + 1],
 		      char *err, size_t len)
 {
+	/* A container's user is not known here: the task's file is the
+	 * node's, writable by the task group (docs/kubernetes.md). */
+	struct gp_task_owner owner = { (uid_t)-1, n->o.task_group };
 	int r = pod_devices(n, k);
 
 	if (r < 0) {
@@ -112,7 +115,8 @@ static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SE
 	for (unsigned i = 0; !k->p.placement.whole && i < k->devices; i++) {
 		struct gp_region *g = n->dev[k->dev[i]].region;
 
-		if (!g || (r = gp_region_task_admit(g, k->task, secret, &k->applied)) < 0) {
+		if (!g || (r = gp_region_task_admit(g, k->task, secret, &k->applied,
+						     &owner)) < 0) {
 			snprintf(err, len, "cannot admit task %s on %s: %s", k->task,
 				 n->dev[k->dev[i]].d.uuid, g ? strerror(-r) : "device not usable");
 			while (i-- > 0)         /* all devices or none */

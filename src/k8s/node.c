@@ -278,8 +278,7 @@ static int devices_open(struct node *n)
 				d->d.reason);
 			continue;
 		}
-		r = gp_region_prepare(n->o.run_dir, d->d.uuid, d->d.mem_total_mib << 20,
-				      n->o.task_group);
+		r = gp_region_prepare(n->o.run_dir, d->d.uuid, d->d.mem_total_mib << 20);
 		if (r == 0)
 			r = gp_region_open(n->o.run_dir, d->d.uuid, 0, &d->region);
 		if (r < 0) {

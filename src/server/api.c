@@ -105,12 +105,13 @@ static json_t *time_json(int64_t unix_s)
 
 static json_t *tenant_json(const struct gp_tenant *t)
 {
-	return json_pack("{s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:o}", "id",
+	return json_pack("{s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:o}", "id",
 			 (json_int_t)t->id, "name", t->name, "admin", t->admin,
 			 "mem_guaranteed_mib", (json_int_t)t->mem_guaranteed_mib,
 			 "mem_borrowable_mib", (json_int_t)t->mem_borrowable_mib,
 			 "compute_guaranteed_pct", (json_int_t)t->compute_guaranteed_pct,
 			 "compute_borrowable_pct", (json_int_t)t->compute_borrowable_pct,
+			 "priority_max", (json_int_t)t->priority_max,
 			 "created", time_json(t->created));
 }
 
@@ -183,6 +184,7 @@ static json_t *audit_json(const struct gp_audit_entry *e)
 		{"mem_borrowable_mib", GP_FIELD_UINT, .hi = MEM_MIB_MAX},                \
 		{"compute_guaranteed_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},         \
 		{"compute_borrowable_pct", GP_FIELD_UINT, .hi = TENANT_PCT_MAX},         \
+		{"priority_max", GP_FIELD_UINT, .hi = 9},                                \
 	{                                                                                \
 		"user", GP_FIELD_TEXT, .hi = GP_USER_SPEC_MAX - 1                        \
 	}
@@ -199,9 +201,11 @@ static const struct gp_field tenant_set_fields[] = {
 };
 
 /* The four quota fields, in the order tenant_set reports them. */
+/* What the admin grants a tenant, changed by PATCH one field at a time:
+ * its quota and the highest priority its tasks may have. */
 static const char *const quota_names[] = {"mem_guaranteed_mib", "mem_borrowable_mib",
 					  "compute_guaranteed_pct",
-					  "compute_borrowable_pct", NULL};
+					  "compute_borrowable_pct", "priority_max", NULL};
 
 static const struct gp_field template_fields[] = {
 	{"name", GP_FIELD_NAME, .required = true},
@@ -408,6 +412,8 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 		(unsigned)gp_field_uint(body, "compute_guaranteed_pct", 0);
 	t.compute_borrowable_pct =
 		(unsigned)gp_field_uint(body, "compute_borrowable_pct", 0);
+	t.priority_max = (unsigned)gp_field_uint(body, "priority_max",
+						 GP_TENANT_PRIORITY_MAX_DEFAULT);
 	r = gp_store_tenant_add(api->store, &t, token);
 	if (r == -EEXIST) {
 		name_taken(api, ret, t.name);
@@ -419,10 +425,10 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 	}
 	gp_pool_tenant_put(api->pool, &t);
 	snprintf(detail, sizeof(detail),
-		 "memory %llu+%llu MiB, compute %u+%u %%, user %s",
+		 "memory %llu+%llu MiB, compute %u+%u %%, priority up to %u, user %s",
 		 (unsigned long long)t.mem_guaranteed_mib,
 		 (unsigned long long)t.mem_borrowable_mib, t.compute_guaranteed_pct,
-		 t.compute_borrowable_pct, user_text(t.user, user, sizeof(user)));
+		 t.compute_borrowable_pct, t.priority_max, user_text(t.user, user, sizeof(user)));
 	if (!audit(api, ret, me.name, "tenant.add", t.name, detail))
 		return;
 	out = tenant_user_json(&t);
@@ -544,7 +550,7 @@ static bool quota_changes(json_t *body, struct gp_tenant *t, char *detail, size_
 			  size_t *len)
 {
 	uint64_t v[] = {t->mem_guaranteed_mib, t->mem_borrowable_mib,
-			t->compute_guaranteed_pct, t->compute_borrowable_pct};
+			t->compute_guaranteed_pct, t->compute_borrowable_pct, t->priority_max};
 	bool any = false;
 
 	for (int i = 0; quota_names[i]; i++) {
@@ -562,6 +568,7 @@ static bool quota_changes(json_t *body, struct gp_tenant *t, char *detail, size_
 	t->mem_borrowable_mib = v[1];
 	t->compute_guaranteed_pct = (unsigned)v[2];
 	t->compute_borrowable_pct = (unsigned)v[3];
+	t->priority_max = (unsigned)v[4];
 	return any;
 }
 
@@ -621,8 +628,8 @@ static void tenant_set(void *ctx, const struct gp_http_request *req,
 	if (!json_object_size(body)) {
 		gp_http_error(ret, 400,
 			      "give what to change: \"user\", \"mem_guaranteed_mib\", "
-			      "\"mem_borrowable_mib\", \"compute_guaranteed_pct\" or "
-			      "\"compute_borrowable_pct\"");
+			      "\"mem_borrowable_mib\", \"compute_guaranteed_pct\", "
+			      "\"compute_borrowable_pct\" or \"priority_max\"");
 		return;
 	}
 	copy(old_user, sizeof(old_user), t.user);
@@ -1204,6 +1211,21 @@ static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
 	return true;
 }
 
+/* A priority the caller may give its tasks: up to its bound, which the
+ * admin sets (403 naming it otherwise). */
+static bool priority_allowed(const struct gp_tenant *me, unsigned priority,
+			     struct gp_http_reply *ret)
+{
+	if (priority <= me->priority_max)
+		return true;
+	gp_http_error(ret, 403,
+		      "field \"priority\": %u is above %u, the highest priority tenant \"%s\" "
+		      "may give its tasks; ask the admin to raise it (gpupool tenant set %s "
+		      "--priority-max N)",
+		      priority, me->priority_max, me->name, me->name);
+	return false;
+}
+
 bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
 			   struct gp_task *t, struct gp_http_reply *ret)
 {
@@ -1225,6 +1247,10 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	t->devices = (unsigned)gp_field_uint(body, "devices", 1);
 	t->exclusive = gp_field_bool(body, "exclusive");
 	t->priority = (unsigned)gp_field_uint(body, "priority", PRIORITY_DEFAULT);
+	if (gp_field_has(body, "priority") && !priority_allowed(me, t->priority, ret))
+		return false;
+	if (t->priority > me->priority_max) /* the default, over a lower bound */
+		t->priority = me->priority_max;
 	copy(t->kind, sizeof(t->kind), gp_field_string(body, "kind", "batch"));
 	if (gp_field_has(body, "model")) /* over the template's models */
 		copy(t->model, sizeof(t->model), gp_field_string(body, "model", ""));
@@ -1561,6 +1587,8 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 	}
 	compute = (unsigned)gp_field_uint(body, "compute_pct", t.compute_pct);
 	priority = (unsigned)gp_field_uint(body, "priority", t.priority);
+	if (priority != t.priority && !priority_allowed(&me, priority, ret))
+		return;
 	if (!share_change_fits(api, &t, compute, &borrowed, ret))
 		return;
 	r = gp_taskops_change(&ops, me.name, &t, compute, priority,

@@ -331,7 +331,8 @@ static void server_usage(FILE *out)
 		"                   what the verifier does with a device process over its\n"
 		"                   slice, without the interposer, or of no task (default\n"
 		"                   kill: alert, kill it, fail its task)\n"
-		"  --verify-ms N    between two checks of the devices (default %d)\n"
+		"  --verify-ms N    between two checks of the devices, on average: each\n"
+		"                   wait is drawn from N/2 to 3N/2 (default %d)\n"
 		"  --verify-slack-mib N\n"
 		"                   memory a task may hold on a device beyond its slice, for\n"
 		"                   the driver's own (CUDA contexts; default %d)\n"
@@ -926,7 +927,7 @@ static int token_write(int fd, const char *token)
  * be kept. */
 static int admin_make(struct gp_store *s, const char *path)
 {
-	struct gp_tenant admin = {.admin = true, .name = GP_API_ADMIN_NAME};
+	struct gp_tenant admin = {.admin = true, .name = GP_API_ADMIN_NAME, .priority_max = 9};
 	char token[GP_TOKEN_HEX + 1];
 	int r, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 			 0600);
@@ -1448,7 +1449,7 @@ static int config_show(const struct gp_server_options *o)
 	logs_show(o);
 	if (o->with_agent)
 		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "
-		       "every %u ms, slack %u MiB\n",
+		       "every %u ms on average, slack %u MiB\n",
 		       o->cgroup[0] ? o->cgroup : "auto",
 		       o->task_uid_base ? o->task_uid_base : GP_USER_AUTO_BASE,
 		       o->task_groups[0] ? "; groups " : "", o->task_groups,

@@ -181,6 +181,10 @@ static const char *const migrations[] = {
 	"  name TEXT NOT NULL UNIQUE,"
 	"  rule TEXT NOT NULL,"
 	"  created INTEGER NOT NULL);",
+	/* 10: the highest priority a tenant may give its tasks (issue 25:
+	 * priority was the tenant's own choice); the admin's is 9. */
+	"ALTER TABLE tenants ADD COLUMN priority_max INTEGER NOT NULL DEFAULT 5;"
+	"UPDATE tenants SET priority_max = 9 WHERE admin = 1;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -681,7 +685,8 @@ int gp_store_schema_version(struct gp_store *s)
 
 #define TENANT_COLUMNS                                                                   \
 	"id, name, admin, mem_guaranteed_mib, mem_borrowable_mib, "                      \
-	"compute_guaranteed_pct, compute_borrowable_pct, created, unix_user, removed"
+	"compute_guaranteed_pct, compute_borrowable_pct, created, unix_user, removed, "    \
+	"priority_max"
 
 static void read_tenant(sqlite3_stmt *st, void *ret)
 {
@@ -698,14 +703,17 @@ static void read_tenant(sqlite3_stmt *st, void *ret)
 	t->created = sqlite3_column_int64(st, 7);
 	copy_text(st, 8, t->user, sizeof(t->user));
 	t->removed = sqlite3_column_int64(st, 9);
+	t->priority_max = (unsigned)sqlite3_column_int64(st, 10);
 }
 
+/* The quota and the priority bound: what the admin grants a tenant. */
 static void bind_quota(sqlite3_stmt *st, int first, const struct gp_tenant *t)
 {
 	sqlite3_bind_int64(st, first, (int64_t)t->mem_guaranteed_mib);
 	sqlite3_bind_int64(st, first + 1, (int64_t)t->mem_borrowable_mib);
 	sqlite3_bind_int64(st, first + 2, t->compute_guaranteed_pct);
 	sqlite3_bind_int64(st, first + 3, t->compute_borrowable_pct);
+	sqlite3_bind_int64(st, first + 4, t->priority_max);
 }
 
 int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out)
@@ -721,6 +729,8 @@ int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out
 		return fail(s, -EINVAL, "tenant_add: the name is empty or too long");
 	if (!fits(t->user, sizeof(t->user)))
 		return fail(s, -EINVAL, "tenant_add: the user is too long");
+	if (t->priority_max > 9)
+		return fail(s, -EINVAL, "tenant_add: priority_max %u is over 9", t->priority_max);
 	r = token_new(token);
 	if (r < 0)
 		return fail(s, r, "tenant_add: getrandom: %s", strerror(-r));
@@ -728,8 +738,8 @@ int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out
 	r = prepare(s,
 		    "INSERT INTO tenants (name, token_sha256, admin, mem_guaranteed_mib, "
 		    "mem_borrowable_mib, compute_guaranteed_pct, compute_borrowable_pct, "
-		    "created, unix_user) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		    "priority_max, created, unix_user) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -737,8 +747,8 @@ int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out
 	sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, t->admin);
 	bind_quota(st, 4, t);
-	sqlite3_bind_int64(st, 8, created);
-	sqlite3_bind_text(st, 9, t->user, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 9, created);
+	sqlite3_bind_text(st, 10, t->user, -1, SQLITE_STATIC);
 	r = step_done(s, st, "tenant_add");
 	if (r == -EEXIST)
 		return fail(s, r, "tenant_add: a tenant named '%s' exists", t->name);
@@ -798,15 +808,18 @@ int gp_store_tenant_set_quota(struct gp_store *s, const struct gp_tenant *t)
 
 	if (!s || !t)
 		return -EINVAL;
-	r = prepare(
-		s,
-		"UPDATE tenants SET mem_guaranteed_mib = ?1, mem_borrowable_mib = ?2, "
-		"compute_guaranteed_pct = ?3, compute_borrowable_pct = ?4 WHERE id = ?5",
-		&st);
+	if (t->priority_max > 9)
+		return fail(s, -EINVAL, "tenant_set_quota: priority_max %u is over 9",
+			    t->priority_max);
+	r = prepare(s,
+		    "UPDATE tenants SET mem_guaranteed_mib = ?1, mem_borrowable_mib = ?2, "
+		    "compute_guaranteed_pct = ?3, compute_borrowable_pct = ?4, "
+		    "priority_max = ?5 WHERE id = ?6",
+		    &st);
 	if (r < 0)
 		return r;
 	bind_quota(st, 1, t);
-	sqlite3_bind_int64(st, 5, t->id);
+	sqlite3_bind_int64(st, 6, t->id);
 	r = step_done(s, st, "tenant_set_quota");
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no tenant %lld", (long long)t->id);

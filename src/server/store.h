@@ -41,7 +41,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 9
+#define GP_STORE_SCHEMA_VERSION 10
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -64,6 +64,11 @@ struct gp_tenant {
 	bool admin;
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	unsigned compute_guaranteed_pct, compute_borrowable_pct; /* sum over devices */
+	/* The highest priority (0-9) its tasks may have: a priority orders
+	 * turns among work that shares a card, so it is the admin's to grant,
+	 * not the tenant's to take (GP_TENANT_PRIORITY_MAX_DEFAULT; the
+	 * admin's own: 9). */
+	unsigned priority_max;
 	int64_t created;					 /* unix seconds */
 	/* The Unix user its tasks run as: a spec of base/user.h, "" automatic.
 	 * The store keeps the text; the API checks it (gp_user_resolve). */
@@ -73,6 +78,8 @@ struct gp_tenant {
 	 * again. */
 	int64_t removed;
 };
+
+#define GP_TENANT_PRIORITY_MAX_DEFAULT 5
 
 /* A tenant with no overall quota at all (the admin, say) is not limited
  * by one: the scheduler's rule, and the autoscaler's ceiling's. */
@@ -191,7 +198,7 @@ int gp_store_schema_version(struct gp_store *s);      /* >= 0, or -errno */
 /* Tenants. tenant_add makes a random token, returns it once in
  * token_out (GP_TOKEN_HEX + 1 bytes) and stores only its hash.
  * tenant_add sets t->id and t->created; set_quota writes the four quota
- * fields of the tenant t->id, set_user its user (-ENOENT: none; -EINVAL:
+ * fields and priority_max of the tenant t->id (-EINVAL: priority_max over 9), set_user its user (-ENOENT: none; -EINVAL:
  * a user that does not fit its field). by_name and list give removed
  * tenants too (t->removed set): their tasks and records name them. */
 int gp_store_tenant_add(struct gp_store *s, struct gp_tenant *t, char *token_out);

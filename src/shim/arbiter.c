@@ -1,95 +1,97 @@
 /* arbiter.c — turns on a device, weighted by share (see arbiter.h).
  *
- * The .sched file is a base/shfile.h file: its head never moves, and its
- * slot i (indexed like the region's slots) is a pid slot that whoever holds
- * the region's slot i claims at open, so a dead holder is found by its pid
- * and start time. Within a process, the threads share one struct
- * gp_arbiter: the fast path reads only atomics; ending a turn and waiting
- * for the next happen under the process's turn_lock, by one thread at a
- * time (arbiter.h says which field is guarded by what). */
+ * A process's turn lives in its slot of its task's file; the device's
+ * other processes are read from their tasks' files (region.h's peers),
+ * read-only, into a look: the candidates, each with its view for the
+ * rules (turn-rules.h) and what was claimed. What this process believes
+ * of another's claim it checks against the table's limits and against
+ * its own memory of when it first saw the claim (sightings), never
+ * against a time the claimant wrote:
+ *   - a holder is believed while alive, not idle, and within its task's
+ *     longest turn plus one slice (to drain) since first seen holding;
+ *   - a taker (announcing, then looking) is believed for TAKING_NS since
+ *     first seen;
+ *   - a task whose waiters stay ahead of ours must take the device within
+ *     NEXT_NS; a task that did not is passed over (its waiters are not
+ *     waited for) for PASS_NS, or until one of its processes is seen
+ *     holding. Its holders are always respected.
+ * Within a process, the threads share one struct gp_arbiter: the fast
+ * path reads only atomics; ending a turn, looking and waiting happen
+ * under the process's turn_lock, by one thread at a time (arbiter.h says
+ * which field is guarded by what). */
 #include "shim/arbiter.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/proc.h"
 #include "base/pshared.h"
 #include "base/shfile.h"
+#include "shim/taskfile.h"
+#include "shim/turn-rules.h"
 
-#define SCHED_MAGIC 0x67707368656431ULL
-#define SCHED_VERSION 4                 /* bump with any change of the layout */
-#define NS_PER_MS 1000000ULL
+#define NS_PER_MS GP_TURN_NS_PER_MS
 #define POLL_NS NS_PER_MS               /* waiters look again at least this often */
+#define TAKING_NS NS_PER_MS             /* a taker decides within this */
+#define NEXT_NS (5 * NS_PER_MS)         /* the next in line takes within this */
+#define PASS_NS (50 * NS_PER_MS)        /* or its task's waiters are passed over so long */
+#define CANDS_MAX 256                   /* candidates looked at per look */
+#define SEEN_MAX (GP_REGION_TASKS * GP_TASK_PROCS)
 
-struct sched_slot {
-	struct gp_shfile_slot id;       /* owner (claims, pid; 0: free), start time */
-	_Atomic uint32_t waiting;
-	_Atomic uint32_t priority;      /* copied from the region when waiting */
-	_Atomic uint32_t share;
-	_Atomic uint32_t isolation;
-	_Atomic int32_t task;           /* the region's task index: its account */
-	_Atomic uint64_t since_ns;      /* waiting since */
-	_Atomic uint64_t used_ns;       /* device time held, all told */
+/* Another process's claim, as one look found it. */
+struct cand {
+	const struct gp_taskfile_slot *s;
+	int task;
+	struct gp_turn_view v;
+	uint32_t state, turns;
+	uint64_t until;
+	bool idle;
 };
 
-/* A task's account: all its processes draw on one budget and one
- * virtual time, so the share is the task's, not each process's. */
-struct sched_task {
-	_Atomic uint64_t key;           /* hash of the task id: a reused entry resets */
-	_Atomic int64_t budget_ns;      /* hard: device time it may still take */
-	_Atomic uint64_t refilled_ns;   /* when the budget was last topped up */
-	_Atomic uint64_t vtime;         /* device time per share so far */
+/* When this process first saw a slot's claim (state and turns). */
+struct sighting {
+	uint32_t state, turns;
+	uint64_t first_ns;
 };
 
-_Static_assert(offsetof(struct sched_slot, id) == 0, "a slot starts with its owner");
 
-struct sched {
-	struct gp_shfile_head head;     /* magic (written last), version, size */
-	pthread_mutex_t lock;           /* robust, process-shared */
-	_Atomic int32_t holder;         /* slot holding the device, or -1 */
-	_Atomic uint64_t until_ns;      /* end of the holder's turn */
-	_Atomic uint32_t gen;           /* futex: bumped when the device frees */
-	_Atomic uint32_t preempt;       /* a more urgent waiter: end the turn */
-	_Atomic uint32_t holder_idle;   /* the holder waited for all its work */
-	struct sched_slot slot[GP_REGION_PROCS];
-	struct sched_task task[GP_REGION_TASKS];
+/* What a look of the device found (turn_lock). */
+struct look {
+	int n;
+	struct cand c[CANDS_MAX];
+	struct gp_task_limits limits[GP_REGION_TASKS];
 };
 
-/* This process's side, shared by its threads (arbiter.h). sh, region,
- * slot and slice_ns are set at open and never change. */
 struct gp_arbiter {
-	struct sched *sh;
 	struct gp_region *region;
-	int slot;
+	struct gp_taskfile *tf;         /* our task's file */
+	struct gp_taskfile_slot *me;    /* our slot in it */
+	int task, slot;
 	uint64_t slice_ns;
 	pthread_mutex_t turn_lock;      /* process-private: ends and waits for turns */
-	_Atomic uint64_t until;         /* end of the turn held now, 0: none (turn_lock) */
-	_Atomic uint64_t turn_start;    /* of the turn held now (turn_lock) */
+	_Atomic uint64_t until;         /* end of the turn held now, 0: none */
+	_Atomic uint64_t look_at;       /* when the holder looks for urgent waiters */
+	_Atomic uint32_t wanted;        /* the turn ends at the next launch */
+	_Atomic uint64_t turn_start;    /* of the turn held now */
 	/* The turn's use (charged at its end): device time held while busy so
-	 * far (turn_lock), and when the busy stretch under way began (0: idle,
-	 * all its work finished; set from 0 by one compare-and-swap at a
-	 * launch, taken back to 0 under turn_lock). */
+	 * far, and when the busy stretch under way began (0: idle). */
 	uint64_t held_ns;
 	_Atomic uint64_t busy_since;
-	_Atomic unsigned short_stretches;       /* interactive while > 0 (turn_lock) */
+	_Atomic unsigned short_stretches; /* interactive while > 0 */
+	/* This process's memory of the others (turn_lock). */
+	struct look *look;
+	struct sighting *seen;          /* [task * GP_TASK_PROCS + slot] */
+	int ahead_task;                 /* whose waiters were ahead of ours, -1 */
+	uint64_t ahead_since;           /* since when, without taking */
+	uint64_t passed_until[GP_REGION_TASKS]; /* its waiters are not waited for */
 };
-
-static uint64_t id_key(const char *id)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 0x100000001b3ULL;
-	return h | 1;           /* never 0: 0 marks an unused entry */
-}
 
 static uint64_t now_ns(void)
 {
@@ -99,217 +101,249 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void lock(struct sched *sh)
+static void slot_turn_bump(struct gp_taskfile_slot *s)
 {
-	gp_pshared_mutex_lock(&sh->lock);
+	atomic_fetch_add(&s->turns, 1);
+	gp_futex_wake_all(&s->turns);
 }
 
-static void wake(struct sched *sh)
+/* Sleeps until the watched word moves from `seen`, or timeout_ns. */
+static void watch(const struct gp_taskfile_slot *s, uint32_t seen, uint64_t timeout_ns)
 {
-	atomic_fetch_add(&sh->gen, 1);
-	gp_futex_wake_all(&sh->gen);
+	gp_futex_wait((_Atomic uint32_t *)&s->turns, seen, timeout_ns ? timeout_ns : 1);
 }
 
-/* ---- the shared file ------------------------------------------------- */
+/* ---- opening ------------------------------------------------------------- */
 
-static int sched_init(void *map, const void *arg)
+/* A task's account starts full: a new hard task may take a turn at once. */
+static void account_start(struct gp_taskfile *tf, uint64_t slice_ns)
 {
-	struct sched *sh = map;
+	uint64_t never = 0;
 
-	(void)arg;
-	atomic_store(&sh->holder, -1);
-	return gp_pshared_mutex_init(&sh->lock);
+	if (atomic_compare_exchange_strong(&tf->refilled_ns, &never, now_ns()))
+		atomic_store(&tf->budget_ns, (int64_t)slice_ns);
 }
 
-/* Maps the file, creating it (or replacing one its creator never
- * finished, or of another layout) as needed. */
-static int sched_map(const char *path, struct sched **ret)
+int gp_arbiter_open(struct gp_region *region, int slot, unsigned slice_ms,
+		    struct gp_arbiter **ret)
 {
-	static const struct gp_shfile_layout layout = {
-		SCHED_MAGIC, SCHED_VERSION, sizeof(struct sched), 0600, sched_init, NULL, NULL,
-	};
-
-	return gp_shfile_open(path, &layout, GP_SHFILE_CREATE, (void **)ret);
-}
-
-/* Our slot starts afresh: it may have served a dead process. */
-static void slot_fill(void *slot, void *arg)
-{
-	struct sched_slot *me = slot;
-
-	atomic_store(&me->waiting, 0);
-	atomic_store(&me->used_ns, 0);
-	atomic_store(&me->task, *(const int *)arg);
-}
-
-int gp_arbiter_open(const char *dir, const char *uuid, struct gp_region *region, int slot,
-		    unsigned slice_ms, struct gp_arbiter **ret)
-{
-	char base[PATH_MAX - 64], path[PATH_MAX], id[GP_TASK_ID_MAX];
-	struct gp_shfile_slots slots;
-	struct sched_task *t;
 	struct gp_arbiter *a;
-	int r, task;
+	int task;
+	struct gp_taskfile *tf = gp_region_mine(region, &task);
 
-	if (slot < 0 || slot >= GP_REGION_PROCS)
+	if (!tf || slot < 0 || slot >= GP_TASK_PROCS)
 		return -EINVAL;
-	gp_region_dir(dir, base, sizeof(base));
-	snprintf(path, sizeof(path), "%s/device-%s.sched", base, uuid);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	r = sched_map(path, &a->sh);
-	if (r < 0) {
+	a->look = calloc(1, sizeof(*a->look));
+	a->seen = calloc(SEEN_MAX, sizeof(*a->seen));
+	if (!a->look || !a->seen) {
+		free(a->look);
+		free(a->seen);
 		free(a);
-		return r;
+		return -ENOMEM;
 	}
 	a->region = region;
+	a->tf = tf;
+	a->task = task;
 	a->slot = slot;
+	a->me = &tf->slot[slot];
 	a->slice_ns = (uint64_t)slice_ms * NS_PER_MS;
+	a->ahead_task = -1;
 	pthread_mutex_init(&a->turn_lock, NULL);
-	task = gp_region_task_of(region, slot, id, sizeof(id));
-	slots = (struct gp_shfile_slots){ a->sh->slot, sizeof(a->sh->slot[0]), GP_REGION_PROCS };
-	r = task < 0 ? task
-		     : gp_shfile_slot_claim_at(&slots, slot, getpid(),
-					       gp_proc_start_time(getpid()), slot_fill, &task);
-	if (r < 0) {
-		munmap(a->sh, sizeof(*a->sh));
-		free(a);
-		return r;
-	}
-	/* The task's account may have served another task. */
-	lock(a->sh);
-	t = &a->sh->task[task];
-	if (atomic_load(&t->key) != id_key(id)) {
-		atomic_store(&t->budget_ns, (int64_t)a->slice_ns);
-		atomic_store(&t->refilled_ns, now_ns());
-		atomic_store(&t->vtime, 0);     /* caught up when it waits */
-		atomic_store(&t->key, id_key(id));
-	}
-	pthread_mutex_unlock(&a->sh->lock);
+	account_start(tf, a->slice_ns);
 	/* The slot's last owner may have died holding the device. */
-	lock(a->sh);
-	if (atomic_load(&a->sh->holder) == slot)
-		atomic_store(&a->sh->holder, -1);
-	pthread_mutex_unlock(&a->sh->lock);
+	atomic_store(&a->me->state, GP_TURN_NONE);
+	atomic_store(&a->me->idle, 0);
 	*ret = a;
 	return 0;
 }
 
-int gp_arbiter_prepare(const char *dir, const char *uuid, gid_t group)
-{
-	char base[PATH_MAX - 64], path[PATH_MAX];
-	struct sched *sh;
-	int r;
-
-	gp_region_dir(dir, base, sizeof(base));
-	snprintf(path, sizeof(path), "%s/device-%s.sched", base, uuid);
-	r = gp_pshared_file_vet(path);
-	if (r == 0)
-		r = sched_map(path, &sh);
-	if (r < 0)
-		return r;
-	munmap(sh, sizeof(*sh));
-	return gp_pshared_file_share(path, 0660, group);
-}
-
 uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a)
 {
-	return atomic_load(&a->sh->slot[a->slot].used_ns);
+	return atomic_load(&a->me->used_ns);
 }
 
-/* ---- turns ----------------------------------------------------------- */
+/* ---- looking at the others -------------------------------------------------- */
 
-/* The account of slot i's task. */
-static struct sched_task *account_of(struct sched *sh, int i)
+/* Our own view for the rules, with our task's limits now. */
+static struct gp_turn_view view_mine(struct gp_arbiter *a, const struct gp_task_limits *lim,
+				     bool interactive, uint64_t now)
 {
-	return &sh->task[atomic_load(&sh->slot[i].task)];
+	struct gp_taskfile *tf = a->tf;
+
+	return (struct gp_turn_view){
+		.priority = lim->priority,
+		.share = lim->compute,
+		.hard = lim->isolation == GP_ISOLATION_HARD,
+		.interactive = interactive,
+		.vtime = atomic_load(&tf->vtime),
+		.budget_ns = gp_turn_budget(atomic_load(&tf->budget_ns),
+					    atomic_load(&tf->refilled_ns), lim->compute, now,
+					    a->slice_ns),
+		.since_ns = atomic_load(&a->me->since_ns),
+		.order = (unsigned)(a->task * GP_TASK_PROCS + a->slot),
+	};
 }
 
-static bool slot_alive(const struct sched_slot *s)
+/* Adds slot j of task k (file tf) to the look, when it claims anything. */
+static void look_add(struct gp_arbiter *a, struct look *l, int k, const struct gp_taskfile *tf,
+		     int j, uint64_t now)
 {
-	return gp_shfile_slot_is_alive(&s->id);
+	const struct gp_taskfile_slot *s = &tf->slot[j];
+	const struct gp_task_limits *lim = &l->limits[k];
+	uint32_t state = atomic_load(&s->state);
+	uint64_t since = atomic_load(&s->since_ns);
+	struct cand *c;
+
+	if (l->n == CANDS_MAX || gp_shfile_slot_pid(&s->id) <= 0 || state == GP_TURN_NONE ||
+	    state > GP_TURN_HOLDING)
+		return;
+	if (now < a->passed_until[k] && state != GP_TURN_HOLDING)
+		return;
+	c = &l->c[l->n++];
+	*c = (struct cand){
+		.s = s,
+		.task = k,
+		.state = state,
+		.turns = atomic_load(&s->turns),
+		.until = atomic_load(&s->until_ns),
+		.idle = atomic_load(&s->idle) != 0,
+		.v = {
+			.priority = lim->priority,
+			.share = lim->compute,
+			.hard = lim->isolation == GP_ISOLATION_HARD,
+			.interactive = atomic_load(&s->interactive) != 0,
+			.vtime = atomic_load(&tf->vtime),
+			.budget_ns = gp_turn_budget(atomic_load(&tf->budget_ns),
+						    atomic_load(&tf->refilled_ns), lim->compute,
+						    now, a->slice_ns),
+			.since_ns = since < now ? since : now,
+			.order = (unsigned)(k * GP_TASK_PROCS + j),
+		},
+	};
 }
 
-/* A hard slot's budget as of now: topped up at its share, holding at
- * most two turns' worth (so that waiting out a neighbour's turn costs
- * nothing, but idling buys no burst longer than that). */
-static int64_t budget_now(struct sched *sh, int i, uint64_t now, uint64_t slice_ns)
+/* Looks at every other process of the device that claims a turn. */
+static void look_all(struct gp_arbiter *a, uint64_t now)
 {
-	struct sched_task *t = account_of(sh, i);
-	int64_t b = atomic_load(&t->budget_ns);
-	uint64_t since = atomic_load(&t->refilled_ns);
+	struct look *l = a->look;
 
-	if (now > since)
-		b += (int64_t)((now - since) * atomic_load(&sh->slot[i].share) / 100);
-	return b > 2 * (int64_t)slice_ns ? 2 * (int64_t)slice_ns : b;
-}
+	l->n = 0;
+	for (int k = 0; k < GP_REGION_TASKS; k++) {
+		struct gp_region_peer p;
 
-#define TURN_MIN_NS (10 * NS_PER_MS)
-
-/* A turn's length for a share: that share of GPUPOOL_SLICE_MS (at least
- * 10 ms), so that when the shares on a device add up to 100 % every task
- * gets its share within every slice, and a 1 s window holds many rounds. */
-static uint64_t turn_for(const struct sched_slot *s, uint64_t slice_ns)
-{
-	uint64_t turn = slice_ns * atomic_load(&s->share) / 100;
-
-	return turn > TURN_MIN_NS ? turn : TURN_MIN_NS;
-}
-
-/* May a slot take a turn now? Hard slots need a turn's worth of budget. */
-static bool eligible(struct sched *sh, int i, uint64_t now, uint64_t slice_ns)
-{
-	return atomic_load(&sh->slot[i].isolation) == GP_ISOLATION_SHARED ||
-	       budget_now(sh, i, now, slice_ns) >= (int64_t)turn_for(&sh->slot[i], slice_ns);
-}
-
-/* Is a before b in line? Priority, then least device time per share,
- * then the longest wait. */
-static bool before(struct sched *sh, int i, int j)
-{
-	const struct sched_slot *a = &sh->slot[i], *b = &sh->slot[j];
-	uint64_t va = atomic_load(&account_of(sh, i)->vtime), vb = atomic_load(&account_of(sh, j)->vtime);
-
-	if (atomic_load(&a->priority) != atomic_load(&b->priority))
-		return atomic_load(&a->priority) > atomic_load(&b->priority);
-	if (va != vb)
-		return va < vb;
-	return atomic_load(&a->since_ns) < atomic_load(&b->since_ns);
-}
-
-/* The waiter that goes next, or -1. Called with the lock held. */
-static int next_in_line(struct sched *sh, uint64_t now, uint64_t slice_ns)
-{
-	int best = -1;
-
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		struct sched_slot *s = &sh->slot[i];
-
-		if (!atomic_load(&s->waiting) || !eligible(sh, i, now, slice_ns) || !slot_alive(s))
+		if (gp_region_peer(a->region, k, &p) < 0 || !p.tf)
 			continue;
-		if (best < 0 || before(sh, i, best))
-			best = i;
+		l->limits[k] = p.limits;
+		for (int j = 0, n = gp_taskfile_slots(p.tf); j < n; j++)
+			if (!(k == a->task && j == a->slot))
+				look_add(a, l, k, p.tf, j, now);
 	}
-	return best;
+}
+
+/* When this process first saw c's claim as it is now. */
+static uint64_t first_seen(struct gp_arbiter *a, const struct cand *c, uint64_t now)
+{
+	struct sighting *s = &a->seen[c->v.order % SEEN_MAX];
+
+	if (s->state != c->state || s->turns != c->turns || !s->first_ns) {
+		*s = (struct sighting){ c->state, c->turns, now };
+		if (c->state == GP_TURN_HOLDING)
+			a->passed_until[c->task] = 0;
+	}
+	return s->first_ns;
+}
+
+static bool cand_alive(const struct cand *c)
+{
+	return gp_shfile_slot_is_alive(&c->s->id);
+}
+
+/* Is c a holder to wait for? Not idle, alive, and within its task's
+ * longest turn plus a slice to drain, counted from when it was first seen
+ * holding, and by its own word. */
+static bool holds(struct gp_arbiter *a, const struct cand *c, uint64_t now)
+{
+	uint64_t longest = gp_turn_length(c->v.share, a->slice_ns) + a->slice_ns;
+
+	if (c->state != GP_TURN_HOLDING || c->idle || now > c->until + a->slice_ns ||
+	    c->until > now + longest)
+		return false;
+	return now < first_seen(a, c, now) + longest && cand_alive(c);
+}
+
+/* The other process that holds the device, or -1. */
+static int holder_of(struct gp_arbiter *a, uint64_t now)
+{
+	struct look *l = a->look;
+
+	for (int i = 0; i < l->n; i++)
+		if (holds(a, &l->c[i], now))
+			return i;
+	return -1;
+}
+
+/* Is c a taker to reckon with (first seen taking within TAKING_NS)? */
+static bool takes(struct gp_arbiter *a, const struct cand *c, uint64_t now)
+{
+	return c->state == GP_TURN_TAKING && now < first_seen(a, c, now) + TAKING_NS &&
+	       cand_alive(c);
+}
+
+/* ---- who is next ------------------------------------------------------------ */
+
+/* The best eligible waiter or taker of the look that is alive, or -1. */
+static int best_other(struct gp_arbiter *a)
+{
+	struct look *l = a->look;
+
+	for (;;) {
+		int best = -1;
+
+		for (int i = 0; i < l->n; i++) {
+			const struct cand *c = &l->c[i];
+
+			if ((c->state == GP_TURN_WAITING || c->state == GP_TURN_TAKING) &&
+			    c->v.since_ns && gp_turn_eligible(&c->v, a->slice_ns) &&
+			    (best < 0 || gp_turn_before(&c->v, &l->c[best].v, a->slice_ns)))
+				best = i;
+		}
+		if (best < 0 || cand_alive(&l->c[best]))
+			return best;
+		l->c[best].state = GP_TURN_NONE; /* dead: look again without it */
+	}
+}
+
+/* Task k's waiter is ahead of ours: is it still owed that, or has task k
+ * been ahead too long without taking (then it is passed over)? A task
+ * cannot restart the clock by changing its own claims, only by holding. */
+static bool still_ahead(struct gp_arbiter *a, int k, uint64_t now)
+{
+	if (a->ahead_task != k) {
+		a->ahead_task = k;
+		a->ahead_since = now;
+	}
+	if (now < a->ahead_since + NEXT_NS)
+		return true;
+	a->passed_until[k] = now + PASS_NS;
+	a->ahead_task = -1;
+	return false;
 }
 
 /* A waiter coming back from idling starts level with the others, not
  * with the credit of its idle time. */
-static void catch_up(struct sched *sh, int self)
+static void catch_up(struct gp_arbiter *a)
 {
+	struct look *l = a->look;
 	uint64_t least = UINT64_MAX;
 
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		struct sched_slot *s = &sh->slot[i];
-
-		if (i != self && account_of(sh, i) != account_of(sh, self) &&
-		    (atomic_load(&s->waiting) || atomic_load(&sh->holder) == i) &&
-		    gp_shfile_slot_pid(&s->id) > 0 && atomic_load(&account_of(sh, i)->vtime) < least)
-			least = atomic_load(&account_of(sh, i)->vtime);
-	}
-	if (least != UINT64_MAX && atomic_load(&account_of(sh, self)->vtime) < least)
-		atomic_store(&account_of(sh, self)->vtime, least);
+	for (int i = 0; i < l->n; i++)
+		if (l->c[i].task != a->task && l->c[i].v.vtime < least)
+			least = l->c[i].v.vtime;
+	if (least != UINT64_MAX && atomic_load(&a->tf->vtime) < least)
+		atomic_store(&a->tf->vtime, least);
 }
 
 /* ---- short work ------------------------------------------------------ */
@@ -321,7 +355,6 @@ static void catch_up(struct sched *sh, int self)
  * a busy host does not make a service wait out its neighbour's turns. */
 #define STRETCH_SHORT_NS (6 * NS_PER_MS)
 #define SHORT_STRETCHES 4
-#define TURN_SHORT_NS (2 * STRETCH_SHORT_NS)
 
 static bool interactive(const struct gp_arbiter *a)
 {
@@ -352,21 +385,11 @@ static void busy_end(struct gp_arbiter *a, uint64_t now, bool idle)
 		atomic_store(&a->short_stretches, left - 1);
 }
 
-/* An idle holder launches again: its turn is busy from now. Any thread's
- * launch; the first one wins. */
-static void busy_resume(struct gp_arbiter *a, uint64_t now)
-{
-	uint64_t idle = 0;
-
-	if (atomic_compare_exchange_strong(&a->busy_since, &idle, now))
-		atomic_store(&a->sh->holder_idle, 0);
-}
-
 /* Waits for the turn's queued work (`drain`), which the turn pays for,
  * with its busy stretch up to then — but a stretch still open is cut one
- * slice after the turn's end (`until`), when a waiter may take the device
- * (try_take): a process that launched nothing for a long while does not
- * pay for all of it, while work that ran past its turn is paid for up to
+ * slice after the turn's end (`until`), when a waiter may take the
+ * device: a process that launched nothing for a long while does not pay
+ * for all of it, while work that ran past its turn is paid for up to
  * there. Returns the time it ended. turn_lock held. */
 static uint64_t drain_turn(struct gp_arbiter *a, uint64_t until, void (*drain)(void *), void *ctx)
 {
@@ -380,168 +403,206 @@ static uint64_t drain_turn(struct gp_arbiter *a, uint64_t until, void (*drain)(v
 	return now;
 }
 
-/* A waiter of the holder's priority that is interactive and may take a
- * turn need not wait out the holder's turn (25 ms at 50 % of the default
- * slice): the turn ends at the holder's next launch (or at once if it is
- * waiting for its own work), as for a more urgent waiter. It gets a short
- * turn, and both are charged what they held, so shares hold over time. */
-static bool may_preempt(const struct gp_arbiter *a, const struct gp_task_limits *lim,
-			int holder, uint64_t now)
-{
-	unsigned theirs = atomic_load(&a->sh->slot[holder].priority);
+/* ---- holding and handing over ------------------------------------------------ */
 
-	return lim->priority > theirs ||
-	       (lim->priority == theirs && interactive(a) &&
-		eligible(a->sh, a->slot, now, a->slice_ns));
-}
-
-/* ---- holding and handing over ---------------------------------------- */
-
-/* Gives the device back (if it is still ours) and wakes the waiters. */
+/* Gives the device back (if we hold it) and wakes those watching us. */
 static void release(struct gp_arbiter *a)
 {
-	lock(a->sh);
-	if (atomic_load(&a->sh->holder) == a->slot) {
-		atomic_store(&a->sh->holder, -1);
-		atomic_store(&a->sh->preempt, 0);
+	uint32_t holding = GP_TURN_HOLDING;
+
+	if (atomic_compare_exchange_strong(&a->me->state, &holding, GP_TURN_NONE)) {
+		atomic_store(&a->me->idle, 0);
+		slot_turn_bump(a->me);
 	}
-	pthread_mutex_unlock(&a->sh->lock);
-	wake(a->sh);
 }
 
 /* Ends our turn: normally our queued work drains first, so that the next
  * holder finds the device free; when a more urgent task asked for it, the
  * device goes at once and our queued work (at most about a kernel)
  * finishes beside its first launch. Either way the time until the drain
- * is done is ours to pay, but not the time the turn was idle (its work
- * all finished, the device free for any waiter). The caller holds
- * turn_lock: one thread ends the turn, once. */
+ * is done is ours to pay, but not the time the turn was idle. The caller
+ * holds turn_lock: one thread ends the turn, once. */
 static void end_turn(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
-	struct sched_slot *me = &a->sh->slot[a->slot];
-	struct sched_task *t = account_of(a->sh, a->slot);
-	bool urgent = atomic_load(&a->sh->preempt) != 0;
+	struct gp_taskfile *tf = a->tf;
+	bool urgent = atomic_load(&a->wanted) != 0;
+	struct gp_task_limits lim;
 	uint64_t until, now, held;
-	unsigned share;
 
-	until = atomic_exchange(&a->until, 0);  /* the fast path stops here */
+	until = atomic_exchange(&a->until, 0); /* the fast path stops here */
+
+	atomic_store(&a->wanted, 0);
 	if (!until)
 		return;
 	if (urgent)
 		release(a);
 	now = drain_turn(a, until, drain, ctx);
 	held = a->held_ns;
-	share = atomic_load(&me->share);
+	gp_region_limits(a->region, a->slot, &lim);
+
 	/* The bucket kept filling for the whole turn, idle time included,
 	 * without the cap that stops it hoarding while idle; an overrun
 	 * leaves it in debt. */
-	atomic_fetch_add(&t->budget_ns,
-			 (int64_t)((now - atomic_load(&a->turn_start)) * share / 100) - (int64_t)held);
-	atomic_store(&t->refilled_ns, now);
-	atomic_fetch_add(&t->vtime, held * 100 / (share ? share : 100));
-	atomic_fetch_add(&me->used_ns, held);
+	atomic_fetch_add(&tf->budget_ns,
+			 (int64_t)((now - atomic_load(&a->turn_start)) * lim.compute / 100) -
+				 (int64_t)held);
+	atomic_store(&tf->refilled_ns, now);
+	atomic_fetch_add(&tf->vtime, gp_turn_vtime(held, lim.compute));
+	atomic_fetch_add(&a->me->used_ns, held);
 	gp_region_charge(a->region, a->slot, held);
 	if (!urgent)
 		release(a);
 }
 
-/* How long to sleep before looking again. */
-static uint64_t wait_time(struct gp_arbiter *a, uint64_t now)
+/* Announces we take the device, then looks: true when we hold it (no
+ * other holds, no other taker goes first); else back to waiting. Two
+ * honest processes doing this at once: each stores TAKING, then looks, so
+ * at least one sees the other, and the fixed order (or a HOLDING seen
+ * after) leaves one. turn_lock held. */
+static bool claim(struct gp_arbiter *a, const struct gp_turn_view *mine, uint64_t now)
 {
-	struct sched_slot *me = &a->sh->slot[a->slot];
-	uint64_t until = atomic_load(&a->sh->until_ns);
-	int64_t b;
+	struct gp_taskfile_slot *me = a->me;
+	uint64_t until, deadline = now + TAKING_NS;
 
-	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD &&
-	    (b = budget_now(a->sh, a->slot, now, a->slice_ns)) < (int64_t)turn_for(me, a->slice_ns)) {
-		unsigned share = atomic_load(&me->share);
-		uint64_t refill = ((uint64_t)((int64_t)turn_for(me, a->slice_ns) - b)) * 100 /
-				  (share ? share : 1);
+	atomic_store(&me->state, GP_TURN_TAKING);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (bool settled = false; !settled;) {
+		uint64_t t = now_ns();
+		int first = -1;
+
+		look_all(a, t);
+		if (holder_of(a, t) >= 0)
+			goto back;
+		for (int i = 0; i < a->look->n && first < 0; i++)
+			if (takes(a, &a->look->c[i], t))
+				first = i;
+		if (first < 0 || t > deadline)
+			settled = true;
+		else if (a->look->c[first].v.order < mine->order)
+			goto back;
+		else
+			sched_yield(); /* a later taker: it sees us and steps back */
+	}
+	until = now + gp_turn_granted(mine, a->slice_ns);
+	atomic_store(&me->until_ns, until);
+	atomic_store(&me->idle, 0);
+	atomic_store(&me->state, GP_TURN_HOLDING);
+	slot_turn_bump(me); /* wakes those that waited for us to take */
+	atomic_thread_fence(memory_order_seq_cst);
+	look_all(a, now_ns());
+	if (holder_of(a, now_ns()) >= 0) { /* took it beside another: both step back */
+		atomic_store(&me->state, GP_TURN_WAITING);
+		slot_turn_bump(me);
+		return false;
+	}
+	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
+	atomic_store(&a->tf->budget_ns, mine->budget_ns);
+	atomic_store(&a->tf->refilled_ns, now);
+	atomic_store(&a->look_at, now + GP_ARBITER_LOOK_NS);
+	atomic_store(&a->until, until);
+	return true;
+back:
+	atomic_store(&me->state, GP_TURN_WAITING);
+	return false;
+}
+
+/* How long a waiter may sleep before looking again. */
+static uint64_t wait_time(struct gp_arbiter *a, const struct gp_turn_view *mine)
+{
+	uint64_t turn = gp_turn_length(mine->share, a->slice_ns);
+
+	if (mine->hard && mine->budget_ns < (int64_t)turn) {
+		uint64_t refill = (uint64_t)((int64_t)turn - mine->budget_ns) * 100 /
+				  (mine->share ? mine->share : 1);
 
 		return refill > POLL_NS ? refill : POLL_NS;
 	}
-	return until > now && until - now < POLL_NS ? until - now : POLL_NS;
-}
-
-/* Takes the turn if it is ours; true when taken. Lock held. */
-static bool try_take(struct gp_arbiter *a, uint64_t now, const struct gp_task_limits *lim)
-{
-	struct sched *sh = a->sh;
-	int holder = atomic_load(&sh->holder);
-
-	/* A dead holder, one past its turn (plus one turn to drain), one that
-	 * has finished all its work and not launched since, or a stale mark
-	 * of our own slot is replaced: nobody waits on it, and an idle holder
-	 * keeps no device idle. */
-	if (holder >= 0 && (holder == a->slot || !slot_alive(&sh->slot[holder]) ||
-			    now > atomic_load(&sh->until_ns) + a->slice_ns ||
-			    atomic_load(&sh->holder_idle))) {
-		atomic_store(&sh->holder, -1);
-		holder = -1;
-	}
-	if (holder >= 0) {
-		if (may_preempt(a, lim, holder, now))
-			atomic_store(&sh->preempt, 1);
-		return false;
-	}
-	if (next_in_line(sh, now, a->slice_ns) != a->slot)
-		return false;
-	struct sched_slot *me = &sh->slot[a->slot];
-	struct sched_task *t = account_of(sh, a->slot);
-	int64_t budget = budget_now(sh, a->slot, now, a->slice_ns);
-	uint64_t turn = turn_for(me, a->slice_ns);
-
-	/* An interactive process's turn is short; a hard slot's lasts no
-	 * longer than its budget. */
-	if (interactive(a) && turn > TURN_SHORT_NS)
-		turn = TURN_SHORT_NS;
-	if (atomic_load(&me->isolation) == GP_ISOLATION_HARD && budget < (int64_t)turn)
-		turn = (uint64_t)budget;
-	atomic_store(&sh->holder, a->slot);
-	atomic_store(&sh->until_ns, now + turn);
-	atomic_store(&sh->holder_idle, 0);
-	atomic_store(&sh->preempt, 0);
-	/* Settle the bucket as of the turn's start (end_turn adds the rest). */
-	atomic_store(&t->budget_ns, budget);
-	atomic_store(&t->refilled_ns, now);
-	atomic_store(&a->until, now + turn);
-	return true;
+	return POLL_NS;
 }
 
 /* Waits for this process's next turn and takes it; the caller holds
  * turn_lock. */
 static void wait_turn(struct gp_arbiter *a)
 {
-	struct sched *sh = a->sh;
-	struct sched_slot *me = &sh->slot[a->slot];
-	struct gp_task_limits lim;
+	struct gp_taskfile_slot *me = a->me;
+	bool caught_up = false;
 
+	atomic_store(&me->interactive, interactive(a));
 	atomic_store(&me->since_ns, now_ns());
-	lock(sh);
-	catch_up(sh, a->slot);
-	atomic_store(&me->waiting, 1);
-	pthread_mutex_unlock(&sh->lock);
+	atomic_store(&me->state, GP_TURN_WAITING);
 	for (;;) {
 		uint64_t now = now_ns();
-		uint32_t gen = atomic_load(&sh->gen);
-		bool taken;
+		struct gp_task_limits lim;
+		struct gp_turn_view mine;
+		int h, best;
 
-		/* Limits are read afresh at every turn: live changes apply. */
+		look_all(a, now);
+		if (!caught_up) {
+			catch_up(a);
+			caught_up = true;
+		}
+		/* Limits are read afresh at every look: live changes apply. */
 		gp_region_limits(a->region, a->slot, &lim);
-		atomic_store(&me->priority, lim.priority);
-		atomic_store(&me->share, lim.compute);
-		atomic_store(&me->isolation, lim.isolation);
-		atomic_store(&a->turn_start, now);      /* before try_take publishes until */
+		mine = view_mine(a, &lim, interactive(a), now);
+		atomic_store(&a->turn_start, now); /* before claim publishes until */
 		busy_start(a, now);
-		lock(sh);
-		taken = try_take(a, now, &lim);
-		if (taken)
-			atomic_store(&me->waiting, 0);
-		pthread_mutex_unlock(&sh->lock);
-		if (taken)
+		h = holder_of(a, now);
+		if (h >= 0) {
+			const struct cand *c = &a->look->c[h];
+
+			watch(c->s, c->turns, c->until + a->slice_ns > now
+						      ? c->until + a->slice_ns - now
+						      : POLL_NS);
+			continue;
+		}
+		best = best_other(a);
+		if (best >= 0 && !gp_turn_before(&mine, &a->look->c[best].v, a->slice_ns) &&
+		    still_ahead(a, a->look->c[best].task, now)) {
+			const struct cand *c = &a->look->c[best];
+
+			watch(c->s, c->turns, POLL_NS);
+			continue;
+		}
+		a->ahead_task = -1;
+		if (!gp_turn_eligible(&mine, a->slice_ns)) {
+			watch(me, atomic_load(&me->turns), wait_time(a, &mine));
+			continue;
+		}
+		if (claim(a, &mine, now))
 			return;
-		gp_futex_wait(&sh->gen, gen, wait_time(a, now));
 	}
+}
+
+/* ---- the holder's looks ---------------------------------------------------- */
+
+/* Does a waiter want our turn now (turn-rules.h: may it preempt us)? */
+static bool urgent_waiter(struct gp_arbiter *a, uint64_t now)
+{
+	struct gp_task_limits lim;
+	struct gp_turn_view mine;
+	uint64_t held = now - atomic_load(&a->turn_start);
+
+	gp_region_limits(a->region, a->slot, &lim);
+	mine = view_mine(a, &lim, interactive(a), now);
+	look_all(a, now);
+	for (int i = 0; i < a->look->n; i++) {
+		const struct cand *c = &a->look->c[i];
+
+		if (c->state == GP_TURN_WAITING &&
+		    gp_turn_may_preempt(&c->v, &mine, held, a->slice_ns) && cand_alive(c))
+			return true;
+	}
+	return false;
+}
+
+/* We went idle holding the device, and launch again: has another taken it
+ * meanwhile? Announce we are busy, then look (as claim does). */
+static bool lost_while_idle(struct gp_arbiter *a, uint64_t now)
+{
+	atomic_store(&a->me->idle, 0);
+	atomic_thread_fence(memory_order_seq_cst);
+	look_all(a, now);
+	return holder_of(a, now) >= 0;
 }
 
 /* Does the turn this process holds go on at `now`? Loads only: the fast
@@ -550,20 +611,55 @@ static inline bool turn_goes_on(struct gp_arbiter *a, uint64_t now)
 {
 	uint64_t until = atomic_load_explicit(&a->until, memory_order_acquire);
 
-	return until && now < until && !atomic_load(&a->sh->preempt) &&
-	       atomic_load(&a->sh->holder) == a->slot;
+	return until && now < until && now < atomic_load_explicit(&a->look_at, memory_order_relaxed) &&
+	       !atomic_load_explicit(&a->wanted, memory_order_relaxed) &&
+	       !atomic_load_explicit(&a->me->idle, memory_order_relaxed);
+}
+
+/* Under turn_lock, with the turn not over: looks when it is time, comes
+ * back from idle; true when the turn goes on. */
+static bool turn_checked(struct gp_arbiter *a, uint64_t now)
+{
+	uint64_t until = atomic_load(&a->until);
+
+	if (!until || now >= until || atomic_load(&a->wanted))
+		return false;
+	if (atomic_load(&a->me->idle) && lost_while_idle(a, now))
+		return false;
+	if (now >= atomic_load(&a->look_at)) {
+		if (urgent_waiter(a, now)) {
+			atomic_store(&a->wanted, 1);
+			return false;
+		}
+		atomic_store(&a->look_at, now + GP_ARBITER_LOOK_NS);
+	}
+	return true;
+}
+
+/* An idle holder launches again: its turn is busy from now. Any thread's
+ * launch; the first one wins. */
+static void busy_resume(struct gp_arbiter *a, uint64_t now)
+{
+	uint64_t idle = 0;
+
+	atomic_compare_exchange_strong(&a->busy_since, &idle, now);
 }
 
 /* The slow path, out of line so that the fast one stays a few loads: one
- * thread ends the turn and waits for the next; the others wait on
- * turn_lock, and find the new turn when they get it. */
+ * thread looks, or ends the turn and waits for the next; the others wait
+ * on turn_lock, and find the turn as it is when they get it. */
 static __attribute__((noinline)) void turn_next(struct gp_arbiter *a, void (*drain)(void *),
 						 void *ctx)
 {
+	uint64_t now;
+
 	pthread_mutex_lock(&a->turn_lock);
-	if (!turn_goes_on(a, now_ns())) {
+	now = now_ns();
+	if (!turn_goes_on(a, now) && !turn_checked(a, now)) {
 		end_turn(a, drain, ctx);
 		wait_turn(a);
+	} else if (!atomic_load(&a->busy_since)) {
+		busy_resume(a, now_ns());
 	}
 	pthread_mutex_unlock(&a->turn_lock);
 }
@@ -590,9 +686,9 @@ void gp_arbiter_idle(struct gp_arbiter *a)
 		return;
 	if (atomic_load(&a->until)) {
 		busy_end(a, now_ns(), true);
-		if (atomic_load(&a->sh->holder) == a->slot) {
-			atomic_store(&a->sh->holder_idle, 1);
-			wake(a->sh);
+		if (atomic_load(&a->me->state) == GP_TURN_HOLDING) {
+			atomic_store(&a->me->idle, 1);
+			slot_turn_bump(a->me);
 		}
 	}
 	pthread_mutex_unlock(&a->turn_lock);
@@ -606,10 +702,25 @@ void gp_arbiter_yield(struct gp_arbiter *a)
 		release(a);
 }
 
-bool gp_arbiter_wanted(const struct gp_arbiter *a)
+bool gp_arbiter_wanted(struct gp_arbiter *a)
 {
-	return atomic_load(&a->until) && atomic_load(&a->sh->preempt) &&
-	       atomic_load(&a->sh->holder) == a->slot;
+	uint64_t now;
+
+	if (!atomic_load(&a->until))
+		return false;
+	if (atomic_load(&a->wanted))
+		return true;
+	now = now_ns();
+	if (now < atomic_load(&a->look_at) || pthread_mutex_trylock(&a->turn_lock) != 0)
+		return false;
+	if (atomic_load(&a->until) && now >= atomic_load(&a->look_at)) {
+		if (urgent_waiter(a, now))
+			atomic_store(&a->wanted, 1);
+		else
+			atomic_store(&a->look_at, now + GP_ARBITER_LOOK_NS);
+	}
+	pthread_mutex_unlock(&a->turn_lock);
+	return atomic_load(&a->wanted) != 0;
 }
 
 uint64_t gp_arbiter_turn_ns(const struct gp_arbiter *a)

@@ -159,7 +159,7 @@ static int device_setup(const char *uuid, int ordinal, uint64_t total, struct gp
 
 	if (err < 0)
 		return err;
-	err = gp_arbiter_open(d->dir, uuid, d->region, d->slot, core.cfg.slice_ms, &d->arbiter);
+	err = gp_arbiter_open(d->region, d->slot, core.cfg.slice_ms, &d->arbiter);
 	if (err < 0) {
 		gp_shim_say("gpushare: cannot open the arbiter of %s (GPUPOOL_RUN_DIR): %s\n", uuid,
 			    strerror(-err));

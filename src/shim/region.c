@@ -1,48 +1,42 @@
-/* region.c — the shared region of one device (see region.h).
+/* region.c — the shared state of one device (see region.h).
  *
- * One file per device, mapped MAP_SHARED by every process that uses the
- * device and by the tools that read or change its limits. The file is a
- * header, a table of tasks and a table of process slots:
+ * A device's state is its task table and one file per task:
  *
- * - A task entry is made under the region's robust mutex (so two
- *   creators never make the same task twice) and published by setting
- *   its state last. It is freed again, also under that mutex, only when
- *   the table is full and no live process belongs to it any more; so a
- *   process in the task (which holds a slot) always finds it, and a tool
- *   changing a task by id holds the region mutex. Each task has its own robust mutex: memory
- *   admission and changes of limits take it, and readers of the limits
- *   take it so that they never see half of a change.
- * - A process slot belongs to one process, identified by (pid, start
- *   time; base/proc.h), and counts the bytes it holds. It is a slot of
- *   base/shfile.h's pid slot table: its owner word packs a count of
- *   claims with the pid, so that one compare-and-swap claims it or frees
- *   a dead process's, and a process killed at any instruction leaves no
- *   slot stuck. Slots are claimed under the region mutex.
+ * - The task table says which tasks the device has, at which index, with
+ *   which limits. Managed, it is the limits table (limits-table.h): the
+ *   agent's, read-only to tasks. Not managed, it is device-UUID.region, a
+ *   base/shfile.h file of one user's processes: a task entry is made under
+ *   the file's robust mutex and published by setting its state last, and
+ *   freed again, under that mutex, only when the table is full and no
+ *   live process belongs to it any more (so a process in the task always
+ *   finds it). Each entry has its own robust mutex for changes of limits,
+ *   and a random stamp made with it, which names the task's file.
+ * - Task index K's file, device-UUID.task-K (taskfile.h), holds what the
+ *   task's processes write: the memory each holds and its turns. Only the
+ *   task's processes write it (on a managed device it is the task user's,
+ *   mode 0644); everybody else maps it read-only and checks what it reads.
  *
- * Invariant: bytes are added to a slot only under its task's mutex after
- * the sum over the task's live slots was found to leave room, and are
- * taken away without a lock; so the sum, read under the mutex, never
- * passes the limit that admitted the bytes.
+ * Admission is the task's own business: gp_region_mem_reserve takes the
+ * task file's mutex, sums the bytes of the task's claimed slots and adds
+ * the new ones when they fit the limit, so the task's processes racing
+ * never pass it together. Invariant: bytes are added to a slot only under
+ * that mutex after the sum was found to leave room, and are taken away
+ * without a lock; so the sum, read under the mutex, never passes the
+ * limit that admitted the bytes. No other task's file is ever locked, and
+ * no other task can write this one: a neighbour can neither block nor
+ * fail an allocation.
  *
- * The file is a base/shfile.h file: its head (magic, version, size) never
- * moves, so that a file of another version is recognised and replaced.
+ * Managed devices: the process-private handle keeps what the join found
+ * in the table — the entry's index, the task's key and the secret's hash
+ * (which is also the stamp of the task's file). Every read of the limits
+ * for enforcement goes to that entry and checks key and hash again, so an
+ * entry forgotten or given to another task is noticed at once. Reads of
+ * the table are loads from the mapping only (no system call on the
+ * allocation or launch path).
  *
- * Files a process makes itself are mode 0600: only processes of the user
- * who made a device's region can share it. For tasks of several users,
- * gp_region_prepare (the agent, root) makes the files with a group that
- * every task process has, and the limits table beside them (limits-table.h);
- * opening an existing file needs only read and write permission on it,
- * by group as well, never write permission on the directory.
- *
- * Managed devices: the process-private handle (struct gp_region) keeps
- * what the join found in the table: the entry's index, the task's key and
- * the secret's hash. Every read of the limits for enforcement goes to that
- * entry and checks key and hash again, so an entry forgotten or given to
- * another task is noticed at once. Nothing in the region's own file is
- * trusted for limits, since every task can write it: its task entries
- * keep a copy of the limits for display, and its total is replaced by the
- * table's. Reads of the table are loads from the mapping only (no system
- * call on the allocation or launch path). */
+ * The other tasks' files are mapped read-only as they are met (peers):
+ * the arbiter and the readers of usage find them by the table's index and
+ * check them against the table's entry at every use. */
 #include "shim/region.h"
 
 #include <errno.h>
@@ -62,124 +56,75 @@
 #include "base/proc.h"
 #include "base/pshared.h"
 #include "base/shfile.h"
-#include "shim/arbiter.h"
 #include "shim/limits-table.h"
+#include "shim/taskfile.h"
 
 #define REGION_MAGIC 0x3130676572706721ULL      /* "!gpreg01" */
-#define REGION_VERSION 2        /* 2: a task's used_ns */
+#define REGION_VERSION 3        /* 3: processes moved to the tasks' own files */
 #define RUN_DIR "/run/gpupool"
+#define PEER_RETRY_NS 100000000ULL /* a task without a good file: looked for again */
 
 enum { TASK_FREE = 0, TASK_ACTIVE = 1 };
 
+/* A task of a device that is not managed. */
 struct task {
 	_Atomic uint32_t state;         /* TASK_ACTIVE: set last; freed when unused */
 	char id[GP_TASK_ID_MAX];
-	pthread_mutex_t lock;           /* admission and changes of limits */
+	pthread_mutex_t lock;           /* changes of limits */
 	_Atomic uint64_t mem_bytes;
 	_Atomic uint32_t compute;
 	_Atomic uint32_t priority;
 	_Atomic uint32_t isolation;
 	_Atomic uint64_t generation;
-	_Atomic uint64_t used_ns;       /* device time its processes held (the arbiter's) */
+	_Atomic uint64_t stamp;         /* random, made with the entry: names its file */
 };
-
-struct slot {
-	struct gp_shfile_slot id;       /* owner (claims, pid) and start time */
-	_Atomic int32_t task;
-	_Atomic uint64_t bytes;
-};
-
-_Static_assert(offsetof(struct slot, id) == 0, "a slot starts with its owner");
 
 struct shared {
 	struct gp_shfile_head head;     /* magic (written last), version, size */
 	char uuid[GP_UUID_STR_MAX];
 	uint64_t total_bytes;
-	pthread_mutex_t tasks_lock;     /* task creation and slot claims */
+	pthread_mutex_t tasks_lock;     /* task creation */
 	struct task task[GP_REGION_TASKS];
-	struct slot slot[GP_REGION_PROCS];
+};
+
+/* Another task's file, mapped read-only, and which admission it is. */
+struct peer {
+	const struct gp_taskfile *tf;
+	uint64_t stamp;
+	uint64_t retry_ns;              /* none found: not looked for before then */
 };
 
 struct gp_region {
-	struct shared *sh;
-	struct gp_limits *limits;       /* NULL: the device is not managed */
-	char uuid[GP_UUID_STR_MAX];     /* as opened: never the file's copy */
-	/* Managed: what this process's join found (slot -1: none yet). Set
-	 * by the join, before the handle serves other threads. */
-	int slot;
-	int entry;
-	uint64_t key, secret;
+	struct shared *sh;              /* not managed: the task table, else NULL */
+	struct gp_limits *limits;       /* managed: the limits table, else NULL */
+	char dir[PATH_MAX];
+	char uuid[GP_UUID_STR_MAX];     /* as opened: never a file's copy */
+	/* This process's task, once joined (task -1: none). Set by the join,
+	 * before the handle serves other threads. */
+	int task, slot;
+	pid_t joiner;                   /* the process that joined (a child joins anew) */
+	uint64_t key, stamp;            /* managed: the entry's key and secret hash */
+	struct gp_taskfile *mine;
+	pthread_mutex_t peers_lock;
+	struct peer peer[GP_REGION_TASKS];
 };
 
-/* ---- slots ----------------------------------------------------------- */
+/* Who is at one index of the task table, as one read found it. */
+struct who {
+	char id[GP_TASK_ID_MAX];
+	uint64_t key, stamp, generation;
+	struct gp_task_limits limits;
+};
 
-static struct gp_shfile_slots slots_of(struct shared *sh)
+static uint64_t now_ns(void)
 {
-	return (struct gp_shfile_slots){ sh->slot, sizeof(sh->slot[0]), GP_REGION_PROCS };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static bool slot_is_live(const struct slot *s)
-{
-	return gp_shfile_slot_pid(&s->id) > 0;
-}
-
-/* The live slot of (pid, start), or -1. */
-static int slot_find(struct shared *sh, pid_t pid, uint64_t start)
-{
-	struct gp_shfile_slots t = slots_of(sh);
-
-	return gp_shfile_slot_find(&t, pid, start);
-}
-
-/* A free slot's fields, before its claim publishes it for task *arg. */
-static void slot_fill(void *slot, void *arg)
-{
-	struct slot *s = slot;
-
-	atomic_store(&s->task, *(const int *)arg);
-	atomic_store(&s->bytes, 0);
-}
-
-/* Claims a free slot for (pid, start) in task t, or -1; the caller holds
- * the region mutex, which serialises claims. */
-static int slot_claim(struct shared *sh, int t, pid_t pid, uint64_t start)
-{
-	struct gp_shfile_slots table = slots_of(sh);
-	int i = gp_shfile_slot_claim(&table, pid, start, slot_fill, &t);
-
-	return i >= 0 ? i : -1;
-}
-
-/* The slot, when it is in use by the calling process. */
-static struct slot *slot_mine(struct gp_region *r, int slot)
-{
-	struct slot *s;
-
-	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
-		return NULL;
-	s = &r->sh->slot[slot];
-	return gp_shfile_slot_pid(&s->id) == getpid() ? s : NULL;
-}
-
-/* The task of a slot in use, or NULL. */
-static struct task *slot_task(struct gp_region *r, int slot)
-{
-	int t;
-
-	if (!r || slot < 0 || slot >= GP_REGION_PROCS || !slot_is_live(&r->sh->slot[slot]))
-		return NULL;
-	t = atomic_load(&r->sh->slot[slot].task);
-	return t >= 0 && t < GP_REGION_TASKS ? &r->sh->task[t] : NULL;
-}
-
-void gp_region_reclaim(struct gp_region *r)
-{
-	struct gp_shfile_slots t = slots_of(r->sh);
-
-	gp_shfile_slot_reclaim(&t, 0);
-}
-
-/* ---- tasks ----------------------------------------------------------- */
+/* ---- checks ------------------------------------------------------------ */
 
 static bool id_is_valid(const char *id)
 {
@@ -200,14 +145,23 @@ static bool limits_are_valid(const struct gp_task_limits *l, uint64_t total)
 	       l->mem_bytes <= total;
 }
 
-static int task_find(struct shared *sh, const char *id)
+static bool uuid_is_valid(const char *uuid)
 {
-	for (int t = 0; t < GP_REGION_TASKS; t++)
-		if (atomic_load(&sh->task[t].state) == TASK_ACTIVE &&
-		    strncmp(sh->task[t].id, id, GP_TASK_ID_MAX) == 0)
-			return t;
-	return -1;
+	size_t len = uuid ? strnlen(uuid, GP_UUID_STR_MAX) : 0;
+
+	if (len == 0 || len == GP_UUID_STR_MAX || uuid[0] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = uuid[i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z') || c == '-' || c == '_' || c == '.'))
+			return false;
+	}
+	return true;
 }
+
+/* ---- the task table ----------------------------------------------------- */
 
 static void limits_store(struct task *t, const struct gp_task_limits *l)
 {
@@ -217,82 +171,121 @@ static void limits_store(struct task *t, const struct gp_task_limits *l)
 	atomic_store(&t->isolation, (uint32_t)l->isolation);
 }
 
+/* Not managed: the limits of entry t, under its mutex (a change is never
+ * seen half made). */
 static void limits_load(struct task *t, struct gp_task_limits *ret)
 {
+	int locked = gp_pshared_mutex_lock(&t->lock) == 0;
+
 	ret->mem_bytes = atomic_load(&t->mem_bytes);
 	ret->compute = atomic_load(&t->compute);
 	ret->priority = atomic_load(&t->priority);
 	ret->isolation = (enum gp_isolation)atomic_load(&t->isolation);
+	if (locked)
+		pthread_mutex_unlock(&t->lock);
 }
 
-static uint64_t task_sum(struct shared *sh, int t, unsigned *ret_procs);
-
-/* Frees the tasks that no live process belongs to any more; the caller
- * holds the region mutex. Returns how many. */
-static int tasks_retire(struct shared *sh)
+/* Task `index` of the table: -ENOENT when there is none. */
+static int who_at(struct gp_region *r, int index, struct who *ret)
 {
-	int freed = 0;
+	struct gp_limits_entry e;
+	struct task *t;
+	int err;
 
-	for (int t = 0; t < GP_REGION_TASKS; t++) {
-		unsigned procs;
-
-		if (atomic_load(&sh->task[t].state) != TASK_ACTIVE)
-			continue;
-		task_sum(sh, t, &procs);
-		if (procs == 0) {
-			atomic_store(&sh->task[t].state, TASK_FREE);
-			freed++;
-		}
+	if (r->limits) {
+		err = gp_limits_get(r->limits, index, &e);
+		if (err < 0)
+			return err;
+		memcpy(ret->id, e.id, sizeof(ret->id));
+		ret->key = e.key;
+		ret->stamp = e.secret;
+		ret->generation = e.generation;
+		ret->limits = e.limits;
+		return 0;
 	}
-	return freed;
+	t = &r->sh->task[index];
+	if (atomic_load(&t->state) != TASK_ACTIVE)
+		return -ENOENT;
+	memcpy(ret->id, t->id, sizeof(ret->id));
+	ret->id[sizeof(ret->id) - 1] = '\0';
+	ret->key = 0;
+	ret->stamp = atomic_load(&t->stamp);
+	ret->generation = atomic_load(&t->generation);
+	limits_load(t, &ret->limits);
+	return 0;
 }
 
-/* Makes a task; the caller holds the region mutex. An entry left half
- * made by a creator that died is still free and is simply made again.
- * When the table is full, tasks whose processes are all gone make room. */
-static int task_create(struct shared *sh, const char *id, const struct gp_task_limits *l)
+/* The index of task id, or -ENOENT. */
+static int index_of(struct gp_region *r, const char *id, struct who *ret)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
-		for (int t = 0; t < GP_REGION_TASKS; t++) {
-			struct task *k = &sh->task[t];
-
-			if (atomic_load(&k->state) != TASK_FREE)
-				continue;
-			memset(k->id, 0, sizeof(k->id));
-			memcpy(k->id, id, strlen(id));
-			limits_store(k, l);
-			atomic_store(&k->generation, 1);
-			atomic_store(&k->used_ns, 0);
-			atomic_store(&k->state, TASK_ACTIVE);
-			return t;
-		}
-		if (tasks_retire(sh) == 0)
-			break;
-	}
-	return -1;
+	for (int i = 0; i < GP_REGION_TASKS; i++)
+		if (who_at(r, i, ret) == 0 && strcmp(ret->id, id) == 0)
+			return i;
+	return -ENOENT;
 }
 
-/* Bytes held by the live slots of task t (and how many there are). The
- * caller holds the task's mutex. */
-static uint64_t task_sum(struct shared *sh, int t, unsigned *ret_procs)
+static int task_path(const struct gp_region *r, int index, char *buf, size_t len)
 {
-	uint64_t used = 0;
-	unsigned procs = 0;
-
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		struct slot *s = &sh->slot[i];
-
-		if (!slot_is_live(s) || atomic_load(&s->task) != t)
-			continue;
-		used += atomic_load(&s->bytes);
-		procs++;
-	}
-	if (ret_procs)
-		*ret_procs = procs;
-	return used;
+	return gp_taskfile_path(r->dir, r->uuid, index, buf, len);
 }
 
-/* ---- the file -------------------------------------------------------- */
+/* ---- the other tasks' files ---------------------------------------------- */
+
+static void peer_drop(struct peer *p)
+{
+	gp_taskfile_unmap(p->tf);
+	*p = (struct peer){ 0 };
+}
+
+/* The read-only mapping of task `index`'s file, for task w, or NULL;
+ * peers_lock held. */
+static const struct gp_taskfile *peer_of(struct gp_region *r, int index, const struct who *w)
+{
+	struct peer *p = &r->peer[index];
+	char path[PATH_MAX];
+	uint64_t now;
+
+	if (index == r->task && r->mine)
+		return r->mine;
+	if (p->tf && p->stamp == w->stamp && gp_taskfile_is_good(p->tf, r->uuid, w->id, w->stamp))
+		return p->tf;
+	now = now_ns();
+	if (!p->tf && p->stamp == w->stamp && now < p->retry_ns)
+		return NULL;
+	peer_drop(p);
+	p->stamp = w->stamp;
+	p->retry_ns = now + PEER_RETRY_NS;
+	if (task_path(r, index, path, sizeof(path)) == 0)
+		gp_taskfile_open_ro(path, r->uuid, w->id, w->stamp, &p->tf);
+	return p->tf;
+}
+
+int gp_region_peer(struct gp_region *r, int index, struct gp_region_peer *ret)
+{
+	struct who w;
+	int err;
+
+	if (!r || index < 0 || index >= GP_REGION_TASKS)
+		return -EINVAL;
+	err = who_at(r, index, &w);
+	if (err < 0)
+		return err;
+	pthread_mutex_lock(&r->peers_lock);
+	ret->tf = peer_of(r, index, &w);
+	pthread_mutex_unlock(&r->peers_lock);
+	ret->limits = w.limits;
+	ret->mine = index == r->task;
+	return 0;
+}
+
+struct gp_taskfile *gp_region_mine(struct gp_region *r, int *ret_index)
+{
+	if (ret_index)
+		*ret_index = r ? r->task : -1;
+	return r ? r->mine : NULL;
+}
+
+/* ---- the directory ------------------------------------------------------- */
 
 enum dir_kind { DIR_GIVEN, DIR_RUN, DIR_TMP };
 
@@ -344,21 +337,7 @@ static int dir_prepare(const char *dir, enum dir_kind kind)
 	return 0;
 }
 
-static bool uuid_is_valid(const char *uuid)
-{
-	size_t len = uuid ? strnlen(uuid, GP_UUID_STR_MAX) : 0;
-
-	if (len == 0 || len == GP_UUID_STR_MAX || uuid[0] == '.')
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = uuid[i];
-
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		      (c >= 'A' && c <= 'Z') || c == '-' || c == '_' || c == '.'))
-			return false;
-	}
-	return true;
-}
+/* ---- the task table's file (not managed) ---------------------------------- */
 
 /* What a new region file is made with. */
 struct region_new {
@@ -376,8 +355,6 @@ static int shared_init(void *map, const void *arg)
 		r = gp_pshared_mutex_init(&sh->task[t].lock);
 	if (r < 0)
 		return r;
-	for (int i = 0; i < GP_REGION_PROCS; i++)
-		atomic_store(&sh->slot[i].task, -1);
 	snprintf(sh->uuid, sizeof(sh->uuid), "%s", n->uuid);
 	sh->total_bytes = n->total;
 	return 0;
@@ -394,8 +371,7 @@ static bool shared_matches(const void *map, const void *arg)
 /* Maps the region file at path: with total 0 an existing one only, else
  * made when missing, and replaced when half made or of another version
  * (base/shfile.h). */
-static int file_map(const char *path, const char *uuid, uint64_t total,
-		    struct shared **ret)
+static int file_map(const char *path, const char *uuid, uint64_t total, struct shared **ret)
 {
 	struct region_new n = { uuid, total };
 	struct gp_shfile_layout layout = {
@@ -406,11 +382,28 @@ static int file_map(const char *path, const char *uuid, uint64_t total,
 	return gp_shfile_open(path, &layout, total > 0 ? GP_SHFILE_CREATE : 0, (void **)ret);
 }
 
-static int region_path(const char *dir, const char *uuid, char *buf, size_t len)
+static int device_path(const char *dir, const char *uuid, const char *kind, char *buf,
+		       size_t len)
 {
-	int n = snprintf(buf, len, "%s/device-%s.region", dir, uuid);
+	int n = snprintf(buf, len, "%s/device-%s.%s", dir, uuid, kind);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* ---- opening --------------------------------------------------------------- */
+
+static struct gp_region *handle_new(const char *dir, const char *uuid)
+{
+	struct gp_region *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	snprintf(g->dir, sizeof(g->dir), "%s", dir);
+	snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+	g->task = -1;
+	g->slot = -1;
+	pthread_mutex_init(&g->peers_lock, NULL);
+	return g;
 }
 
 int gp_region_open(const char *dir, const char *uuid, uint64_t total_bytes,
@@ -423,42 +416,37 @@ int gp_region_open(const char *dir, const char *uuid, uint64_t total_bytes,
 
 	if (!uuid_is_valid(uuid) || !ret_region)
 		return -EINVAL;
-	r = region_path(d, uuid, path, sizeof(path));
-	if (r < 0)
-		return r;
-	if (total_bytes > 0) {
-		r = dir_prepare(d, kind);
-		if (r < 0)
-			return r;
-	}
-	g = calloc(1, sizeof(*g));
+	g = handle_new(d, uuid);
 	if (!g)
 		return -ENOMEM;
-	snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
-	g->slot = -1;
-	r = file_map(path, uuid, total_bytes, &g->sh);
-	if (r < 0)
-		goto free_handle;
 	r = gp_limits_open(d, uuid, &g->limits);
-	if (r == -ENOENT)
-		g->limits = NULL;       /* not managed */
-	else if (r < 0)
-		goto unmap;
+	if (r == -ENOENT) { /* not managed: the table is the region file */
+		g->limits = NULL;
+		r = device_path(d, uuid, "region", path, sizeof(path));
+		if (r == 0 && total_bytes > 0)
+			r = dir_prepare(d, kind);
+		if (r == 0)
+			r = file_map(path, uuid, total_bytes, &g->sh);
+	}
+	if (r < 0) {
+		gp_region_close(g);
+		return r;
+	}
 	*ret_region = g;
 	return 0;
-unmap:
-	munmap(g->sh, sizeof(*g->sh));
-free_handle:
-	free(g);
-	return r;
 }
 
 void gp_region_close(struct gp_region *r)
 {
 	if (!r)
 		return;
+	for (int i = 0; i < GP_REGION_TASKS; i++)
+		peer_drop(&r->peer[i]);
+	gp_taskfile_unmap(r->mine);
 	gp_limits_close(r->limits);
-	munmap(r->sh, sizeof(*r->sh));
+	if (r->sh)
+		munmap(r->sh, sizeof(*r->sh));
+	pthread_mutex_destroy(&r->peers_lock);
 	free(r);
 }
 
@@ -475,44 +463,99 @@ bool gp_region_is_managed(const struct gp_region *r)
 bool gp_region_is_managed_in(const char *dir, const char *uuid)
 {
 	char d[PATH_MAX], path[PATH_MAX];
-	int n;
 
 	if (!uuid_is_valid(uuid))
 		return false;
 	dir_resolve(dir, d, sizeof(d));
-	n = snprintf(path, sizeof(path), "%s/device-%s.limits", d, uuid);
-	return n > 0 && (size_t)n < sizeof(path) && access(path, F_OK) == 0;
+	return device_path(d, uuid, "limits", path, sizeof(path)) == 0 &&
+	       access(path, F_OK) == 0;
 }
 
-/* ---- joining, admission ---------------------------------------------- */
+/* ---- joining (not managed) ------------------------------------------------- */
 
-/* Finds or makes the task and the caller's slot; holds the region mutex. */
-static int join_locked(struct shared *sh, const char *id, const struct gp_task_limits *l,
-		       pid_t pid, uint64_t start)
+static uint64_t stamp_new(void)
 {
-	int t = task_find(sh, id), s;
-	unsigned procs;
+	uint64_t s = 0;
 
-	if (t < 0) {
-		t = task_create(sh, id, l);
-	} else {
-		/* A task none of whose processes is alive starts afresh with the
-		 * joiner's limits; a running one keeps its own. */
-		task_sum(sh, t, &procs);
-		if (procs == 0) {
-			limits_store(&sh->task[t], l);
-			atomic_fetch_add(&sh->task[t].generation, 1);
-		}
-	}
-	if (t < 0)
-		return -ENOSPC;
-	s = slot_find(sh, pid, start);
-	if (s >= 0)
-		return atomic_load(&sh->slot[s].task) == t ? s : -EEXIST;
-	return slot_claim(sh, t, pid, start);
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s))
+		s = now_ns() ^ ((uint64_t)getpid() << 32);
+	return s ? s : 1;
 }
 
-/* Managed: the table's entry for id, when secret is the task's. */
+/* Does any live process of entry tix's task hold a slot in its file? */
+static bool task_has_live(struct gp_region *r, int tix)
+{
+	struct who w;
+	const struct gp_taskfile *tf;
+	unsigned procs = 0;
+
+	if (who_at(r, tix, &w) < 0)
+		return false;
+	pthread_mutex_lock(&r->peers_lock);
+	tf = peer_of(r, tix, &w);
+	if (tf)
+		gp_taskfile_mem_used(tf, UINT64_MAX, &procs);
+	pthread_mutex_unlock(&r->peers_lock);
+	return procs > 0;
+}
+
+/* Makes a task; the caller holds the region mutex. An entry left half
+ * made by a creator that died is still free and is simply made again.
+ * When the table is full, tasks whose processes are all gone make room. */
+static int task_create(struct gp_region *r, const char *id, const struct gp_task_limits *l)
+{
+	struct shared *sh = r->sh;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (int t = 0; t < GP_REGION_TASKS; t++) {
+			struct task *k = &sh->task[t];
+
+			if (atomic_load(&k->state) != TASK_FREE)
+				continue;
+			memset(k->id, 0, sizeof(k->id));
+			memcpy(k->id, id, strlen(id));
+			limits_store(k, l);
+			atomic_store(&k->generation, 1);
+			atomic_store(&k->stamp, stamp_new());
+			atomic_store(&k->state, TASK_ACTIVE);
+			return t;
+		}
+		for (int t = 0; t < GP_REGION_TASKS; t++) /* retire the unused */
+			if (atomic_load(&sh->task[t].state) == TASK_ACTIVE && !task_has_live(r, t))
+				atomic_store(&sh->task[t].state, TASK_FREE);
+	}
+	return -ENOSPC;
+}
+
+/* Finds or makes task id in the region file; the index. A task none of
+ * whose processes is alive starts afresh with the joiner's limits; a
+ * running one keeps its own. */
+static int unmanaged_task(struct gp_region *r, const char *id, const struct gp_task_limits *l)
+{
+	struct who w;
+	int t, err = gp_pshared_mutex_lock(&r->sh->tasks_lock);
+
+	if (err < 0)
+		return err;
+	t = index_of(r, id, &w);
+	if (t < 0) {
+		t = task_create(r, id, l);
+	} else if (!task_has_live(r, t)) {
+		struct task *k = &r->sh->task[t];
+		int locked = gp_pshared_mutex_lock(&k->lock) == 0;
+
+		limits_store(k, l);
+		atomic_fetch_add(&k->generation, 1);
+		if (locked)
+			pthread_mutex_unlock(&k->lock);
+	}
+	pthread_mutex_unlock(&r->sh->tasks_lock);
+	return t;
+}
+
+/* ---- joining (managed) ------------------------------------------------------ */
+
+/* The table's entry for id, when secret is the task's. */
 static int join_check(struct gp_region *r, const char *id, const char *secret,
 		      int *ret_entry, struct gp_limits_entry *ret)
 {
@@ -530,45 +573,56 @@ static int join_check(struct gp_region *r, const char *id, const char *secret,
 int gp_region_join_as(struct gp_region *r, const char *id, const char *secret,
 		      const struct gp_task_limits *limits, int *ret_slot)
 {
-	pid_t pid = getpid();
-	uint64_t start = gp_proc_start_time(pid);
-	struct gp_limits_entry e;
-	int s, err, entry = -1;
+	struct gp_limits_entry e = { 0 };
+	char path[PATH_MAX];
+	struct who w;
+	int t, s, err;
 
 	if (!r || !ret_slot || !id_is_valid(id))
 		return -EINVAL;
+	if (r->task >= 0 && r->joiner != getpid()) {
+		/* A child of the process that joined: it joins on its own (the
+		 * mapping is the parent's too, and stays until exec or exit). */
+		r->task = r->slot = -1;
+		r->mine = NULL;
+	}
+	if (r->task >= 0) /* joined already: the same task again, or none */
+		return who_at(r, r->task, &w) == 0 && strcmp(w.id, id) == 0 ? (*ret_slot = r->slot, 0)
+									 : -EEXIST;
 	if (r->limits) {
-		err = join_check(r, id, secret, &entry, &e);
+		err = join_check(r, id, secret, &t, &e);
 		if (err < 0)
 			return err;
-		limits = &e.limits;     /* the region's copy, for display */
-	} else if (!limits_are_valid(limits, r->sh->total_bytes)) {
-		return -EINVAL;
+		r->key = e.key;
+		r->stamp = e.secret;
+	} else {
+		if (!limits_are_valid(limits, r->sh->total_bytes))
+			return -EINVAL;
+		t = unmanaged_task(r, id, limits);
+		if (t < 0)
+			return t;
+		r->stamp = atomic_load(&r->sh->task[t].stamp);
 	}
-	if (start == 0)
-		return -ESRCH;
-	gp_region_reclaim(r);           /* so that "no live process" is true */
-	for (int attempt = 0; attempt < 2; attempt++) {
-		err = gp_pshared_mutex_lock(&r->sh->tasks_lock);
-		if (err < 0)
-			return err;
-		s = join_locked(r->sh, id, limits, pid, start);
-		pthread_mutex_unlock(&r->sh->tasks_lock);
-		if (s == -EEXIST)
-			return s;
-		if (s >= 0) {
-			if (r->limits) {
-				r->entry = entry;
-				r->key = e.key;
-				r->secret = e.secret;
-			}
-			r->slot = s;
-			*ret_slot = s;
-			return 0;
-		}
-		gp_region_reclaim(r);   /* the dead may hold the slots or tasks we need */
+	err = task_path(r, t, path, sizeof(path));
+	if (err == 0)
+		err = gp_taskfile_open(path, r->uuid, id, r->stamp, !r->limits, &r->mine);
+	if (err < 0)
+		return err == -ENOENT ? -ESTALE : err;
+	gp_taskfile_reclaim(r->mine); /* what the dead held counts no more */
+	s = gp_taskfile_join(r->mine);
+	if (s < 0) {
+		gp_taskfile_unmap(r->mine);
+		r->mine = NULL;
+		return s == -EUSERS ? -ENOSPC : s;
 	}
-	return -ENOSPC;
+	pthread_mutex_lock(&r->peers_lock);
+	peer_drop(&r->peer[t]); /* read from now on through our own mapping */
+	pthread_mutex_unlock(&r->peers_lock);
+	r->task = t;
+	r->slot = s;
+	r->joiner = getpid();
+	*ret_slot = s;
+	return 0;
 }
 
 int gp_region_join(struct gp_region *r, const char *id,
@@ -577,14 +631,32 @@ int gp_region_join(struct gp_region *r, const char *id,
 	return gp_region_join_as(r, id, NULL, limits, ret_slot);
 }
 
-/* Managed: the limits of this process's task now, from the entry its
+/* ---- admission ----------------------------------------------------------------- */
+
+/* The slot, when it is in use by the calling process. */
+static struct gp_taskfile_slot *slot_mine(struct gp_region *r, int slot)
+{
+	struct gp_taskfile_slot *s;
+
+	if (!r || !r->mine || slot != r->slot || slot < 0 || slot >= GP_TASK_PROCS)
+		return NULL;
+	s = &r->mine->slot[slot];
+	return gp_shfile_slot_pid(&s->id) == getpid() ? s : NULL;
+}
+
+/* The limits of this process's task now. Managed: from the entry its
  * join found, which must still be the task's and the secret's. */
-static int entry_limits(const struct gp_region *r, struct gp_task_limits *ret)
+static int own_limits(struct gp_region *r, struct gp_task_limits *ret)
 {
 	struct gp_limits_entry e;
-	int err = gp_limits_get(r->limits, r->entry, &e);
+	int err;
 
-	if (err == -ENOENT || (err == 0 && (e.key != r->key || e.secret != r->secret)))
+	if (!r->limits) {
+		limits_load(&r->sh->task[r->task], ret);
+		return 0;
+	}
+	err = gp_limits_get(r->limits, r->task, &e);
+	if (err == -ENOENT || (err == 0 && (e.key != r->key || e.secret != r->stamp)))
 		return -EPERM;
 	if (err < 0)
 		return err;
@@ -592,136 +664,124 @@ static int entry_limits(const struct gp_region *r, struct gp_task_limits *ret)
 	return 0;
 }
 
-/* The memory limit of the slot's task t (index tix) now. */
-static int task_limit(const struct gp_region *r, int slot, struct task *t, uint64_t *ret)
+/* Bytes held by the task's claimed slots; for its own processes (no
+ * system call: the allocation path). */
+static uint64_t mine_claimed(const struct gp_taskfile *tf)
 {
-	struct gp_task_limits l;
-	uint64_t mem;
-	int err;
+	uint64_t used = 0;
 
-	if (!r->limits) {
-		mem = atomic_load(&t->mem_bytes);
-		*ret = mem ? mem : r->sh->total_bytes;
-		return 0;
-	}
-	if (slot != r->slot)
-		return -EINVAL;         /* joined through another handle */
-	err = entry_limits(r, &l);
-	if (err < 0)
-		return err;
-	*ret = l.mem_bytes ? l.mem_bytes : gp_limits_total(r->limits);
-	return 0;
+	for (int i = 0, n = gp_taskfile_slots(tf); i < n; i++)
+		if (gp_shfile_slot_pid(&tf->slot[i].id) > 0)
+			used += atomic_load(&tf->slot[i].bytes);
+	return used;
 }
 
 int gp_region_mem_reserve(struct gp_region *r, int slot, uint64_t bytes)
 {
-	struct slot *s = slot_mine(r, slot);
-	struct task *t;
-	int tix;
+	struct gp_taskfile_slot *s = slot_mine(r, slot);
 
 	if (!s)
 		return -EINVAL;
-	tix = atomic_load(&s->task);
-	if (tix < 0 || tix >= GP_REGION_TASKS)
-		return -EINVAL;
-	t = &r->sh->task[tix];
 	for (int attempt = 0; attempt < 2; attempt++) {
+		struct gp_task_limits l;
 		uint64_t limit, used;
 		bool fits;
-		int err = task_limit(r, slot, t, &limit);
+		int err = own_limits(r, &l);
 
 		if (err < 0)
 			return err;
-		err = gp_pshared_mutex_lock(&t->lock);
+		limit = l.mem_bytes ? l.mem_bytes : gp_region_total(r);
+		err = gp_pshared_mutex_lock(&r->mine->lock);
 		if (err < 0)
 			return err;
-		used = task_sum(r->sh, tix, NULL);
+		used = mine_claimed(r->mine);
 		fits = bytes <= limit && used <= limit - bytes;
 		if (fits)
 			atomic_fetch_add(&s->bytes, bytes);
-		pthread_mutex_unlock(&t->lock);
+		pthread_mutex_unlock(&r->mine->lock);
 		if (fits)
 			return 0;
-		gp_region_reclaim(r);   /* the dead may hold what we need */
+		gp_taskfile_reclaim(r->mine); /* the dead may hold what we need */
 	}
 	return -ENOMEM;
 }
 
 void gp_region_mem_release(struct gp_region *r, int slot, uint64_t bytes)
 {
-	struct slot *s = slot_mine(r, slot);
+	struct gp_taskfile_slot *s = slot_mine(r, slot);
 	uint64_t held;
 
 	if (!s)
 		return;
 	held = atomic_load(&s->bytes);
-	while (!atomic_compare_exchange_weak(&s->bytes, &held,
-					     held > bytes ? held - bytes : 0))
+	while (!atomic_compare_exchange_weak(&s->bytes, &held, held > bytes ? held - bytes : 0))
 		;
-}
-
-/* ---- reading and changing limits ------------------------------------- */
-
-/* Managed: the limits of the task of a slot in use (task t). */
-static int managed_limits(struct gp_region *r, int slot, const struct task *t,
-			  struct gp_task_limits *ret)
-{
-	struct gp_limits_entry e;
-	char id[GP_TASK_ID_MAX];
-	int err;
-
-	if (slot == r->slot)
-		return entry_limits(r, ret);
-	/* Another process's slot: its task's limits by id, to look at. */
-	memcpy(id, t->id, sizeof(id));
-	id[sizeof(id) - 1] = '\0';
-	err = gp_limits_find(r->limits, id, NULL, &e);
-	if (err == 0)
-		*ret = e.limits;
-	return err;
 }
 
 int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
 {
-	struct task *t = slot_task(r, slot);
 	struct gp_task_limits l = { 0 };
-	int locked, err;
+	int err;
 
 	*ret = l;
-	if (!t)
+	if (!r || !r->mine || slot != r->slot)
 		return -ENOENT;
-	if (r->limits) {
-		err = managed_limits(r, slot, t, &l);
-		if (err == 0)
-			*ret = l;
-		return err;
-	}
-	locked = gp_pshared_mutex_lock(&t->lock) == 0;
-	limits_load(t, ret);
-	if (locked)
-		pthread_mutex_unlock(&t->lock);
-	return 0;
+	err = own_limits(r, &l);
+	if (err == 0)
+		*ret = l;
+	return err;
 }
 
 uint64_t gp_region_task_used(struct gp_region *r, int slot)
 {
-	struct task *t = slot_task(r, slot);
-	uint64_t used;
-	int locked;
-
-	if (!t)
-		return 0;
-	locked = gp_pshared_mutex_lock(&t->lock) == 0;
-	used = task_sum(r->sh, (int)(t - r->sh->task), NULL);
-	if (locked)
-		pthread_mutex_unlock(&t->lock);
-	return used;
+	return r && r->mine && slot == r->slot ? mine_claimed(r->mine) : 0;
 }
 
-/* Changes the region's own entry of task id: the limits where the device
- * is not managed, the copy for display where it is. */
+int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len)
+{
+	if (!r || !r->mine || slot != r->slot)
+		return -ENOENT;
+	if (id)
+		snprintf(id, len, "%s", r->mine->id);
+	return r->task;
+}
+
+int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max)
+{
+	int n = 0;
+
+	if (!r || !r->mine || slot != r->slot)
+		return -EINVAL;
+	for (int i = 0, hi = gp_taskfile_slots(r->mine); i < hi; i++) {
+		pid_t pid = gp_shfile_slot_pid(&r->mine->slot[i].id);
+
+		if (pid <= 0)
+			continue;
+		if (n < max)
+			out[n] = pid;
+		n++;
+	}
+	return n;
+}
+
+void gp_region_reclaim(struct gp_region *r)
+{
+	if (r && r->mine)
+		gp_taskfile_reclaim(r->mine);
+}
+
+void gp_region_charge(struct gp_region *r, int slot, uint64_t ns)
+{
+	if (r && r->mine && slot == r->slot)
+		atomic_fetch_add(&r->mine->used_ns, ns);
+}
+
+/* ---- reading and changing limits --------------------------------------------- */
+
+/* Not managed: changes the region's entry of task id. */
 static int region_task_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits)
 {
+	struct who w;
 	struct task *t;
 	int tix, err;
 
@@ -729,7 +789,7 @@ static int region_task_set(struct gp_region *r, const char *id, const struct gp_
 	err = gp_pshared_mutex_lock(&r->sh->tasks_lock);
 	if (err < 0)
 		return err;
-	tix = task_find(r->sh, id);
+	tix = index_of(r, id, &w);
 	if (tix < 0) {
 		pthread_mutex_unlock(&r->sh->tasks_lock);
 		return -ENOENT;
@@ -745,118 +805,52 @@ static int region_task_set(struct gp_region *r, const char *id, const struct gp_
 	return err;
 }
 
-void gp_region_charge(struct gp_region *r, int slot, uint64_t ns)
-{
-	int tix;
-
-	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
-		return;
-	tix = atomic_load(&r->sh->slot[slot].task);
-	if (tix >= 0 && tix < GP_REGION_TASKS)
-		atomic_fetch_add(&r->sh->task[tix].used_ns, ns);
-}
-
 int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits)
 {
-	int err;
-
 	if (!r || !id_is_valid(id) || !limits_are_valid(limits, gp_region_total(r)))
 		return -EINVAL;
 	if (!r->limits)
 		return region_task_set(r, id, limits);
-	err = gp_limits_put(r->limits, id, NULL, limits);
-	if (err == 0)
-		region_task_set(r, id, limits); /* no process yet: nothing to show */
-	return err;
+	return gp_limits_put(r->limits, id, NULL, limits);
 }
 
-/* What the live processes of region task id hold, into info. */
-static void info_usage(struct gp_region *r, const char *id, struct gp_task_info *info)
+/* Task index i as `region ls` shows it: its limits, and what its live
+ * processes hold and used, from its file (when it has a good one). */
+static void info_of(struct gp_region *r, int i, const struct who *w, struct gp_task_info *info)
 {
-	int tix = task_find(r->sh, id), locked;
-
-	if (tix < 0)
-		return;
-	locked = gp_pshared_mutex_lock(&r->sh->task[tix].lock) == 0;
-	info->mem_used = task_sum(r->sh, tix, &info->processes);
-	info->used_ns = atomic_load(&r->sh->task[tix].used_ns);
-	if (locked)
-		pthread_mutex_unlock(&r->sh->task[tix].lock);
-}
-
-/* Fills info from the region's task tix; false when it has no live
- * process and `live_only`. */
-static bool info_of_region(struct gp_region *r, int tix, bool live_only,
-			   struct gp_task_info *info)
-{
-	struct task *t = &r->sh->task[tix];
-	int locked;
+	const struct gp_taskfile *tf;
 
 	memset(info, 0, sizeof(*info));
-	memcpy(info->id, t->id, sizeof(info->id));
-	info->id[sizeof(info->id) - 1] = '\0';
-	locked = gp_pshared_mutex_lock(&t->lock) == 0;
-	limits_load(t, &info->limits);
-	info->mem_used = task_sum(r->sh, tix, &info->processes);
-	info->generation = atomic_load(&t->generation);
-	info->used_ns = atomic_load(&t->used_ns);
-	if (locked)
-		pthread_mutex_unlock(&t->lock);
-	return !live_only || info->processes > 0;
-}
-
-/* Managed: the table's tasks, then the region's live tasks it lacks. */
-static int tasks_managed(struct gp_region *r, struct gp_task_info *out, int max)
-{
-	struct gp_task_info spare;
-	int n = 0;
-
-	for (int i = 0; i < GP_REGION_TASKS; i++) {
-		struct gp_limits_entry e;
-		struct gp_task_info *info = n < max ? &out[n] : &spare;
-
-		if (gp_limits_get(r->limits, i, &e) < 0)
-			continue;
-		n++;
-		memset(info, 0, sizeof(*info));
-		memcpy(info->id, e.id, sizeof(info->id));
-		info->limits = e.limits;
-		info->generation = e.generation;
-		info->managed = true;
-		info_usage(r, e.id, info);
+	memcpy(info->id, w->id, sizeof(info->id));
+	info->limits = w->limits;
+	info->generation = w->generation;
+	info->managed = r->limits != NULL;
+	pthread_mutex_lock(&r->peers_lock);
+	tf = peer_of(r, i, w);
+	if (tf) {
+		info->mem_used = gp_taskfile_mem_used(tf, gp_region_total(r), &info->processes);
+		info->used_ns = atomic_load(&tf->used_ns);
 	}
-	for (int tix = 0; tix < GP_REGION_TASKS; tix++) {
-		struct gp_limits_entry e;
-
-		if (atomic_load(&r->sh->task[tix].state) != TASK_ACTIVE ||
-		    !info_of_region(r, tix, true, &spare) ||
-		    gp_limits_find(r->limits, spare.id, NULL, &e) == 0)
-			continue;
-		if (n < max)
-			out[n] = spare;
-		n++;
-	}
-	return n;
+	pthread_mutex_unlock(&r->peers_lock);
 }
 
 int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max)
 {
 	int n = 0;
 
-	gp_region_reclaim(r);
-	if (r->limits)
-		return tasks_managed(r, out, max);
-	for (int tix = 0; tix < GP_REGION_TASKS; tix++) {
-		if (atomic_load(&r->sh->task[tix].state) != TASK_ACTIVE)
+	for (int i = 0; i < GP_REGION_TASKS; i++) {
+		struct gp_task_info spare;
+		struct who w;
+
+		if (who_at(r, i, &w) < 0)
 			continue;
-		if (n < max)
-			info_of_region(r, tix, false, &out[n]);
+		info_of(r, i, &w, n < max ? &out[n] : &spare);
 		n++;
 	}
 	return n;
 }
 
-/* ---- managed devices: the agent's side ------------------------------- */
+/* ---- managed devices: the agent's side --------------------------------------- */
 
 /* The directory of a managed device: made when missing, the caller's,
  * mode 0755, so that tasks open the files in it but make, remove or
@@ -876,58 +870,101 @@ static int dir_own(const char *dir)
 	return 0;
 }
 
-int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, gid_t group)
+/* Removes the region file and the arbiter file of earlier versions, which
+ * every task could write: a managed device has neither now. */
+static int legacy_remove(const char *dir, const char *uuid)
 {
-	char d[PATH_MAX], path[PATH_MAX];
-	struct shared *sh;
+	static const char *const kinds[] = { "region", "sched" };
+	char path[PATH_MAX];
+	int r = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (device_path(dir, uuid, kinds[i], path, sizeof(path)) == 0 &&
+		    unlink(path) < 0 && errno != ENOENT && r == 0)
+			r = -errno;
+	return r;
+}
+
+/* Removes task file k, or every task file whose index has no task in
+ * the table (`all` false: a task forgotten by an agent that died before
+ * removing its file; the tasks the table has keep theirs). */
+static void task_files_remove(const char *dir, const char *uuid, bool all)
+{
+	struct gp_region *r = NULL;
+	char path[PATH_MAX];
+	struct who w;
+
+	if (!all && gp_region_open(dir, uuid, 0, &r) < 0)
+		return;
+	for (int k = 0; k < GP_REGION_TASKS; k++)
+		if ((all || (r->limits && who_at(r, k, &w) == -ENOENT)) &&
+		    gp_taskfile_path(dir, uuid, k, path, sizeof(path)) == 0)
+			unlink(path);
+	gp_region_close(r);
+}
+
+int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes)
+{
+	char d[PATH_MAX];
 	int r;
 
 	if (!uuid_is_valid(uuid) || total_bytes == 0)
 		return -EINVAL;
 	dir_resolve(dir, d, sizeof(d));
-	r = region_path(d, uuid, path, sizeof(path));
+	r = dir_own(d);
 	if (r == 0)
-		r = dir_own(d);
+		r = legacy_remove(d, uuid);
 	if (r == 0)
-		r = gp_pshared_file_vet(path);
-	if (r == 0)
-		r = file_map(path, uuid, total_bytes, &sh);
-	if (r < 0)
-		return r;
-	munmap(sh, sizeof(*sh));
-	r = gp_pshared_file_share(path, 0660, group);
-	if (r == 0)
-		r = gp_arbiter_prepare(d, uuid, group);
-	if (r == 0)             /* last: from here on the device is managed */
 		r = gp_limits_prepare(d, uuid, total_bytes);
+	if (r == 0)
+		task_files_remove(d, uuid, false);
 	return r;
 }
 
 int gp_region_remove(const char *dir, const char *uuid)
 {
-	static const char *const kinds[] = { "limits", "sched", "region" };
 	char d[PATH_MAX], path[PATH_MAX];
-	int r = 0;
+	int r;
 
 	if (!uuid_is_valid(uuid))
 		return -EINVAL;
 	dir_resolve(dir, d, sizeof(d));
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		int n = snprintf(path, sizeof(path), "%s/device-%s.%s", d, uuid, kinds[i]);
-
-		if (n < 0 || (size_t)n >= sizeof(path))
-			return -ENAMETOOLONG;
-		if (unlink(path) < 0 && errno != ENOENT && r == 0)
-			r = -errno;
-	}
+	/* The limits table first, so that nobody takes it for managed meanwhile. */
+	r = device_path(d, uuid, "limits", path, sizeof(path));
+	if (r == 0 && unlink(path) < 0 && errno != ENOENT)
+		r = -errno;
+	if (r == 0)
+		r = legacy_remove(d, uuid);
+	task_files_remove(d, uuid, true);
 	return r;
 }
 
+/* Makes task index k's file for task w unless a good one is there (a
+ * task admitted again while it runs keeps its processes' slots). */
+static int file_ensure(struct gp_region *r, int k, const struct who *w,
+		       const struct gp_task_owner *owner)
+{
+	const struct gp_taskfile *tf = NULL;
+	char path[PATH_MAX];
+	int err = task_path(r, k, path, sizeof(path));
+	static const struct gp_task_owner unknown = { (uid_t)-1, (gid_t)-1 };
+
+	if (err < 0)
+		return err;
+	if (gp_taskfile_open_ro(path, r->uuid, w->id, w->stamp, &tf) == 0) {
+		gp_taskfile_unmap(tf);
+		return 0;
+	}
+	/* Never the owner of what is there: an earlier task's file. */
+	return gp_region_task_file_make(r, w->id, owner ? owner : &unknown);
+}
+
 int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
-			 const struct gp_task_limits *limits)
+			 const struct gp_task_limits *limits, const struct gp_task_owner *owner)
 {
 	uint64_t hash;
-	int err;
+	struct who w;
+	int err, k;
 
 	if (!r || !id_is_valid(id) || !limits_are_valid(limits, gp_region_total(r)) ||
 	    gp_limits_secret_hash(r->uuid, id, secret, &hash) < 0)
@@ -935,18 +972,138 @@ int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret
 	if (!r->limits)
 		return -EOPNOTSUPP;
 	err = gp_limits_put(r->limits, id, &hash, limits);
-	if (err == 0)
-		region_task_set(r, id, limits); /* admitted again while it runs */
+	if (err < 0)
+		return err;
+	k = index_of(r, id, &w);
+	err = k < 0 ? k : file_ensure(r, k, &w, owner);
+	if (err < 0)
+		gp_limits_forget(r->limits, id); /* no file: no task */
 	return err;
+}
+
+/* Who owns the file at path now, and its mode: a file made anew keeps
+ * them (a damaged file still has them). */
+static bool owner_now(const char *path, struct gp_task_owner *ret, mode_t *ret_mode)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	*ret = (struct gp_task_owner){ st.st_uid, st.st_gid };
+	*ret_mode = st.st_mode & 0777;
+	return true;
+}
+
+int gp_region_task_file_make(struct gp_region *r, const char *id,
+			     const struct gp_task_owner *owner)
+{
+	struct gp_task_owner kept = { (uid_t)-1, (gid_t)-1 };
+	char path[PATH_MAX];
+	struct who w;
+	mode_t mode;
+	int k, err;
+
+	if (!r || !r->limits || !id_is_valid(id))
+		return -EINVAL;
+	k = index_of(r, id, &w);
+	if (k < 0)
+		return k;
+	err = task_path(r, k, path, sizeof(path));
+	if (err < 0)
+		return err;
+	/* The task's user alone writes it; with no user known (tasks of
+	 * several, one group), the group does, as every task of it could. */
+	if (owner)
+		mode = owner->uid == (uid_t)-1 ? 0660 : 0644;
+	else if (owner_now(path, &kept, &mode))
+		owner = &kept;
+	else
+		owner = &kept, mode = 0660;
+	return gp_taskfile_make(path, r->uuid, id, w.stamp, owner->uid, owner->gid, mode);
 }
 
 int gp_region_task_forget(struct gp_region *r, const char *id)
 {
+	char path[PATH_MAX];
+	struct who w;
+	int k, err;
+
 	if (!r || !id_is_valid(id))
 		return -EINVAL;
 	if (!r->limits)
 		return -EOPNOTSUPP;
-	return gp_limits_forget(r->limits, id);
+	k = index_of(r, id, &w);
+	err = gp_limits_forget(r->limits, id);
+	if (err == 0 && k >= 0 && task_path(r, k, path, sizeof(path)) == 0)
+		unlink(path);
+	return err;
+}
+
+/* Task id's file, mapped read-only through the peers (NULL: none good);
+ * the caller holds peers_lock. */
+static const struct gp_taskfile *file_of(struct gp_region *r, const char *id, struct who *w,
+					 int *ret_index)
+{
+	int k = index_of(r, id, w);
+
+	if (ret_index)
+		*ret_index = k;
+	return k < 0 ? NULL : peer_of(r, k, w);
+}
+
+/* Why task w's file (index k) is not good, from a mapping of its own. */
+static int file_wrong(struct gp_region *r, int k, const struct who *w, char *why, size_t len)
+{
+	const struct gp_taskfile *tf = NULL;
+	char path[PATH_MAX];
+	int err = task_path(r, k, path, sizeof(path));
+
+	if (err == 0)
+		err = gp_taskfile_open_ro(path, r->uuid, w->id, w->stamp, &tf);
+	if (err == -ENOENT || err == -ESTALE) {
+		snprintf(why, len, "%s", err == -ENOENT ? "it is gone"
+						       : "it is not a task file's any more (overwritten)");
+		return -EBADMSG;
+	}
+	if (err < 0)
+		return err;
+	err = gp_taskfile_check(tf, r->uuid, w->id, w->stamp, gp_region_total(r), why, len);
+	gp_taskfile_unmap(tf);
+	return err;
+}
+
+int gp_region_task_check(struct gp_region *r, const char *id, char *why, size_t len)
+{
+	const struct gp_taskfile *tf;
+	struct who w;
+	int k, err;
+
+	if (!r || !id_is_valid(id))
+		return -EINVAL;
+	/* Through the peers' mapping: no system call while the file is good. */
+	pthread_mutex_lock(&r->peers_lock);
+	tf = file_of(r, id, &w, &k);
+	err = tf ? gp_taskfile_check(tf, r->uuid, w.id, w.stamp, gp_region_total(r), why, len)
+		 : k;
+	pthread_mutex_unlock(&r->peers_lock);
+	if (!tf && k >= 0)
+		err = file_wrong(r, k, &w, why, len);
+	return err;
+}
+
+bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid)
+{
+	const struct gp_taskfile *tf;
+	struct who w;
+	bool has;
+
+	if (!r || !id_is_valid(id))
+		return false;
+	pthread_mutex_lock(&r->peers_lock);
+	tf = file_of(r, id, &w, NULL);
+	has = tf && gp_taskfile_has_process(tf, pid);
+	pthread_mutex_unlock(&r->peers_lock);
+	return has;
 }
 
 int gp_task_secret_new(char ret[GP_TASK_SECRET_LEN + 1])
@@ -968,7 +1125,7 @@ int gp_task_secret_new(char ret[GP_TASK_SECRET_LEN + 1])
 	return 0;
 }
 
-/* ---- sizes ----------------------------------------------------------- */
+/* ---- sizes ------------------------------------------------------------------ */
 
 int gp_parse_size(const char *text, uint64_t *ret_bytes)
 {
@@ -1002,38 +1159,4 @@ int gp_parse_size(const char *text, uint64_t *ret_bytes)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max)
-{
-	int task, n = 0;
-
-	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
-		return -EINVAL;
-	task = atomic_load(&r->sh->slot[slot].task);
-	for (int i = 0; i < GP_REGION_PROCS; i++) {
-		const struct slot *s = &r->sh->slot[i];
-		pid_t pid = gp_shfile_slot_pid(&s->id);
-
-		if (pid <= 0 || atomic_load(&s->task) != task)
-			continue;
-		if (n < max)
-			out[n] = pid;
-		n++;
-	}
-	return n;
-}
-
-int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len)
-{
-	int task;
-
-	if (!r || slot < 0 || slot >= GP_REGION_PROCS)
-		return -EINVAL;
-	task = atomic_load(&r->sh->slot[slot].task);
-	if (task < 0 || task >= GP_REGION_TASKS)
-		return -ENOENT;
-	if (id)
-		snprintf(id, len, "%s", r->sh->task[task].id);
-	return task;
 }

@@ -1,4 +1,4 @@
-/* region.h — the shared region of one physical device: the limits of the
+/* region.h — the shared state of one physical device: the limits of the
  * tasks on it and what their processes use.
  *
  * libgpushare (the interposer in every task process) enforces a task's
@@ -7,40 +7,42 @@
  *   $GPUPOOL_RUN_DIR (default /run/gpupool when writable, else
  *   /tmp/gpupool-UID),
  *
- * device-UUID.region holds the accounting: up to GP_REGION_TASKS tasks (by
- * task id) and GP_REGION_PROCS process slots; each slot belongs to one
- * task and counts the device memory its process holds. A task's memory
- * in use is the sum over its live slots, so a process killed at any point
- * takes its memory with it: gp_region_reclaim (called on admission
- * failure, by readers, and at least every second by the arbiter) frees the
- * slots of dead processes (pid gone, zombie, or reused; base/proc.h).
- * device-UUID.sched is the arbiter's (arbiter.h).
+ * there is a task table — up to GP_REGION_TASKS tasks, by task id, with
+ * their limits — and one file per task, device-UUID.task-K (taskfile.h),
+ * where the task's processes (up to GP_REGION_PROCS) count the device
+ * memory each holds and take their turns (arbiter.h). A task's memory in
+ * use is the sum over its live processes, so a process killed at any
+ * point takes its memory with it: slots of dead processes (pid gone,
+ * zombie, or reused; base/proc.h) count for nothing and are given back.
  *
  * Where the limits come from:
- * - A device is MANAGED when its directory also holds device-UUID.limits
- *   (limits-table.h): the limits table that the server's agent (root) writes and
- *   every task can only read. There a process joins its task only with
- *   the task's secret (GPUPOOL_TASK_SECRET, whose hash the table keeps),
- *   the limits are the table's (what join is given is ignored), and they
- *   are read from the table at every check, so a change applies at the
- *   task's next allocation or turn. Nothing a task writes into .region or
- *   .sched reaches the limits of any task; the region keeps a copy of them
- *   for display only. gp_region_prepare makes such a device for a machine
- *   whose tasks run as several users: the directory 0755, .region and
- *   .sched 0660 with the tasks' group, .limits 0644, all the caller's.
+ * - A device is MANAGED when its directory holds device-UUID.limits
+ *   (limits-table.h): the task table that the server's agent (root)
+ *   writes and every task can only read. There a process joins its task
+ *   only with the task's secret (GPUPOOL_TASK_SECRET, whose hash the
+ *   table keeps), the limits are the table's (what join is given is
+ *   ignored), and they are read from the table at every check, so a
+ *   change applies at the task's next allocation or turn. The agent makes
+ *   each task's file at its admission, owned by the task's user, mode
+ *   0644: a task writes its own file and no other, so nothing a task
+ *   writes reaches another task's memory, turns or limits (gp_region_prepare
+ *   makes the directory 0755, the caller's: tasks make, rename or remove
+ *   no file there).
  * - A device without .limits (a user's own LD_PRELOAD with
- *   GPUPOOL_MEM_LIMIT, no server) takes a task's limits from the first
- *   process that joins it, and `gpupool region set` changes them in the
- *   region; the files a process makes are 0600, its user's alone.
+ *   GPUPOOL_MEM_LIMIT, no server) keeps its task table in
+ *   device-UUID.region and takes a task's limits from the first process
+ *   that joins it; `gpupool region set` changes them there. Every file a
+ *   process makes there is 0600, its user's alone.
  *
  * Admission is atomic across processes: gp_region_mem_reserve checks the
- * task's limit and counts the bytes under the task's robust process-shared
- * mutex, so processes racing can never exceed the limit together, and a
- * process dying inside the lock does not block the others.
+ * task's limit and counts the bytes under the robust process-shared mutex
+ * of the task's own file, so processes racing can never exceed the limit
+ * together, a process dying inside the lock does not block the others,
+ * and no other task can block or fail it.
  *
  * Nothing here prints, exits or aborts: functions return 0 or a negative
- * errno. Ownership: gp_region_open returns a mapping the caller closes with
- * gp_region_close; pointers into it live as long as the mapping. */
+ * errno. Ownership: gp_region_open returns a handle the caller closes with
+ * gp_region_close; pointers into it live as long as the handle. */
 #ifndef GP_SHIM_REGION_H
 #define GP_SHIM_REGION_H
 
@@ -50,7 +52,7 @@
 #include <sys/types.h>
 
 #define GP_REGION_TASKS 32
-#define GP_REGION_PROCS 128
+#define GP_REGION_PROCS 64      /* processes of one task on one device */
 #define GP_TASK_ID_MAX 64
 #define GP_UUID_STR_MAX 48
 #define GP_REGION_SYSTEM_DIR "/run/gpupool"
@@ -79,21 +81,23 @@ struct gp_task_info {
 	unsigned processes;
 	uint64_t generation;            /* bumped by every change of limits */
 	uint64_t used_ns;               /* device time its processes held, as the arbiter
-					 * charged it, while its entry lives (cooperative:
-					 * the region is the tasks' to write) */
+					 * charged it, while its file lives (cooperative:
+					 * the file is the task's to write) */
 	bool managed;                   /* the limits are the limits table's */
 };
 
 struct gp_region;
+struct gp_taskfile;
 
-/* Opens (creating when needed) the region of the device with this UUID in
- * dir (NULL: $GPUPOOL_RUN_DIR or the default above). total_bytes is the
- * device's memory, recorded at creation; with total_bytes 0 it opens an
- * existing region only: -ENOENT when there is none, -EPROTO when it was
- * made by another version, -EIO when it was left half made (it cannot make
- * a new one without the device's size). When the device is managed, the
- * limits table is mapped read-only too (-EPROTO: of another version;
- * -EPERM: writable by others than its owner, so it proves nothing). */
+/* Opens the state of the device with this UUID in dir (NULL:
+ * $GPUPOOL_RUN_DIR or the default above). Managed, it maps the limits
+ * table read-only (-EPROTO: of another version; -EPERM: writable by others
+ * than its owner, so it proves nothing). Not managed, it maps the region
+ * file, making it when needed: total_bytes is the device's memory,
+ * recorded at creation; with total_bytes 0 it opens an existing one only:
+ * -ENOENT when there is none, -EPROTO when it was made by another version,
+ * -EIO when it was left half made (it cannot make a new one without the
+ * device's size). */
 int gp_region_open(const char *dir, const char *uuid, uint64_t total_bytes,
 		   struct gp_region **ret_region);
 void gp_region_close(struct gp_region *r);
@@ -106,11 +110,12 @@ void gp_region_dir(const char *dir, char *buf, size_t len);
 bool gp_region_is_managed(const struct gp_region *r);
 bool gp_region_is_managed_in(const char *dir, const char *uuid);
 
-/* Joins the calling process to task `id` and gives it a slot. A process
- * joins one task per region; joining again returns the same slot, and
- * joining another is -EEXIST. -ENOSPC when the task or slot table is
- * full, -EINVAL for a bad id (or, unmanaged, bad limits), -ESRCH when the
- * process cannot tell its own start time (no /proc).
+/* Joins the calling process to task `id` and gives it a slot in the
+ * task's file. A handle joins one task; joining again returns the same
+ * slot, and joining another is -EEXIST. -ENOSPC when the task table or
+ * the task's slots are full, -EINVAL for a bad id (or, unmanaged, bad
+ * limits), -ESRCH when the process cannot tell its own start time (no
+ * /proc), -ESTALE when the task's file is missing or not the task's.
  * Unmanaged: the task is made with `limits` when it is new, or when none
  * of its processes is alive; a running task keeps its limits; the secret
  * plays no part. Managed: `limits` is ignored (may be NULL); -ENOENT when
@@ -133,30 +138,32 @@ int gp_region_join(struct gp_region *r, const char *id,
 int gp_region_mem_reserve(struct gp_region *r, int slot, uint64_t bytes);
 void gp_region_mem_release(struct gp_region *r, int slot, uint64_t bytes);
 
-/* The slot's task: its limits now (they may change while it runs) and the
- * memory its live processes hold. gp_region_limits fills zeros and
- * returns -ENOENT for a slot not in use, and, managed, fills zeros and
- * returns -EPERM as gp_region_mem_reserve would. gp_region_task_used
- * returns 0 for a slot not in use, and does not reclaim (it is on the
- * interposer's hot path). gp_region_total is the table's figure when the
- * device is managed. */
+/* The joined slot's task: its limits now (they may change while it runs)
+ * and the memory its processes hold. gp_region_limits fills zeros and
+ * returns -ENOENT for a slot that is not the handle's, and, managed,
+ * fills zeros and returns -EPERM as gp_region_mem_reserve would.
+ * gp_region_task_used returns 0 for a slot that is not the handle's, and
+ * makes no system call (it is on the interposer's hot path).
+ * gp_region_total is the table's figure when the device is managed. */
 int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret);
 uint64_t gp_region_task_used(struct gp_region *r, int slot);
 uint64_t gp_region_total(const struct gp_region *r);
 
-/* The index (0..GP_REGION_TASKS-1) of the slot's task, and its id in
- * id[len] (id may be NULL); -ENOENT when the slot has none. */
+/* The index (0..GP_REGION_TASKS-1) of the joined slot's task, and its id
+ * in id[len] (id may be NULL); -ENOENT for a slot that is not the
+ * handle's. */
 int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len);
 
 /* The pids of the processes in the slot's task (up to max); returns how
  * many there are. */
 int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max);
 
-/* Frees the slots (and so the memory) of processes that died. */
+/* Frees the slots (and so the memory) of the joined task's processes
+ * that died. */
 void gp_region_reclaim(struct gp_region *r);
 
-/* Charges device time to the task of slot `slot` (the arbiter, at the
- * end of each turn). */
+/* Charges device time to the joined slot's task (the arbiter, at the end
+ * of each turn). */
 void gp_region_charge(struct gp_region *r, int slot, uint64_t ns);
 
 /* Live changes, by task id: -ENOENT for an unknown task, -EINVAL for an
@@ -166,25 +173,40 @@ void gp_region_charge(struct gp_region *r, int slot, uint64_t ns);
  * never admitted. */
 int gp_region_set(struct gp_region *r, const char *id, const struct gp_task_limits *limits);
 
-/* Fills up to max tasks and returns how many there are (reclaiming dead
- * processes first). Unmanaged: the region's active tasks, in table order.
- * Managed: the table's tasks (admitted ones, with 0 processes until one
- * joins), with the table's limits and generation, then any task of the
- * region that is not in the table but still has live processes (managed
- * false: its limits are only what it joined with). */
+/* Fills up to max tasks and returns how many there are, in table order:
+ * each with its limits and generation, and what its live processes hold
+ * and used as its file says (managed: admitted tasks show 0 processes
+ * until one joins; a task whose file is damaged shows none). */
 int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max);
+
+/* Task `index` of the device as a reader that is not the task sees it:
+ * its limits (the table's) and its file mapped read-only (NULL when it has
+ * no good one; a reader believes nothing in it unchecked, taskfile.h).
+ * -ENOENT: no task at that index. The mapping stays valid until the next
+ * gp_region_peer of that index on this handle: its callers take turns
+ * (the arbiter, under its turn lock). */
+struct gp_region_peer {
+	struct gp_task_limits limits;
+	const struct gp_taskfile *tf;
+	bool mine;                      /* the handle's own task */
+};
+int gp_region_peer(struct gp_region *r, int index, struct gp_region_peer *ret);
+
+/* The joined task's own file, read and write (NULL before the join), and
+ * its index: for the arbiter, which writes its turns there. */
+struct gp_taskfile *gp_region_mine(struct gp_region *r, int *ret_index);
 
 /* ---- for the server's agent (root), on a managed device ------------- */
 
-/* Makes (or repairs) the files of the device for a machine whose tasks
- * run as several users, every task process having `group` among its
- * groups: dir (as gp_region_open resolves it) mode 0755, the caller's
- * (-EPERM when it is someone else's or not a directory); device-UUID.region
- * and .sched mode 0660, the caller's and `group`'s; device-UUID.limits
- * 0644, the caller's. What is there already is kept (tasks, limits) when
- * it is of this version and safe, else replaced; a symbolic or hard link
- * where a file belongs is removed first. Leaves the umask alone. */
-int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, gid_t group);
+/* Makes (or repairs) the directory and the limits table of the device,
+ * for a machine whose tasks run as several users: dir (as gp_region_open
+ * resolves it) mode 0755, the caller's (-EPERM when it is someone else's
+ * or not a directory); device-UUID.limits 0644, the caller's. What is
+ * there already is kept (tasks, limits, their files) when it is of this
+ * version and safe, else replaced; the files of earlier versions that
+ * every task could write (.region, .sched) are removed, and so are task
+ * files of no task. Leaves the umask alone. */
+int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes);
 
 /* Removes the device's files (its limits table first, so that nobody
  * takes it for managed meanwhile): for a device that is gone for good,
@@ -192,16 +214,42 @@ int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes, g
  * what they mapped. */
 int gp_region_remove(const char *dir, const char *uuid);
 
-/* Adds task id to the limits table, or replaces its entry (new secret,
- * new limits), before its processes start: -ENOSPC when the table is
- * full, -EACCES when the caller cannot write it, -EINVAL for a bad id,
- * secret or limits, -EOPNOTSUPP when the device is not managed. */
-int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
-			 const struct gp_task_limits *limits);
+/* Who a task's processes run as: its file is theirs to write. uid
+ * (uid_t)-1: not known (tasks of several users share gid: the file is
+ * the caller's, mode 0660 with that group, writable by all of them). */
+struct gp_task_owner {
+	uid_t uid;
+	gid_t gid;
+};
 
-/* Removes task id from the table at its end: its processes that still
- * run are refused from then on (-ENOENT, -EACCES, -EOPNOTSUPP). */
+/* Adds task id to the limits table, or replaces its entry (new secret,
+ * new limits), and makes its file (owned by `owner`; NULL: not known)
+ * unless a good one of the same admission is there, before its processes
+ * start: -ENOSPC when the table is full, -EACCES when the caller cannot
+ * write it, -EINVAL for a bad id, secret or limits, -EOPNOTSUPP when the
+ * device is not managed. */
+int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
+			 const struct gp_task_limits *limits, const struct gp_task_owner *owner);
+
+/* Removes task id from the table at its end, and its file: its processes
+ * that still run are refused from then on (-ENOENT, -EACCES,
+ * -EOPNOTSUPP). */
 int gp_region_task_forget(struct gp_region *r, const char *id);
+
+/* What is wrong with task id's file (taskfile.h: gp_taskfile_check): 0
+ * when nothing, -EBADMSG and why when it is damaged or gone, -ENOENT when
+ * the table has no such task. For the agent, which names the task. */
+int gp_region_task_check(struct gp_region *r, const char *id, char *why, size_t len);
+
+/* Makes task id's file anew from the table (its processes' slots start
+ * empty), replacing a damaged one; owner as gp_region_task_admit, NULL:
+ * the present file's owner and mode are kept. */
+int gp_region_task_file_make(struct gp_region *r, const char *id,
+			     const struct gp_task_owner *owner);
+
+/* Does a live process `pid` hold a slot in task id's file (did it join
+ * the task through the interposer)? For the verifier. */
+bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid);
 
 /* A new random secret of GP_TASK_SECRET_LEN hexadecimal digits (from
  * getrandom), for GPUPOOL_TASK_SECRET and gp_region_task_admit. */

@@ -779,6 +779,59 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
 	return NVML_SUCCESS;
 }
 
+/* ---- accounting: on from the start (a real driver needs root to turn it
+ * on); the most memory each live process held, which a sampler that looks
+ * now and then would miss when it came and went between two looks. */
+
+nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t *mode)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(device, s, dev);
+	(void)s;
+	(void)dev;
+	if (!mode)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*mode = NVML_FEATURE_ENABLED;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode)
+{
+	struct sim *s;
+	int dev;
+
+	RESOLVE_DEVICE(device, s, dev);
+	(void)s;
+	(void)dev;
+	return mode == NVML_FEATURE_ENABLED ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid,
+					  nvmlAccountingStats_t *stats)
+{
+	struct sim_proc_info procs[SIM_PROCS_MAX];
+	struct sim *s;
+	int dev, n;
+
+	RESOLVE_DEVICE(device, s, dev);
+	if (!stats)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	n = sim_device_procs(s, dev, procs, SIM_PROCS_MAX);
+	for (int i = 0; i < n && i < SIM_PROCS_MAX; i++) {
+		if ((unsigned int)procs[i].pid != pid)
+			continue;
+		*stats = (nvmlAccountingStats_t){
+			.gpuUtilization = sim_process_utilization(s, dev, procs[i].pid, 0),
+			.maxMemoryUsage = procs[i].mem_max_bytes,
+			.isRunning = 1,
+		};
+		return NVML_SUCCESS;
+	}
+	return NVML_ERROR_NOT_FOUND;
+}
+
 /* simdev models only SM time: memory, encoder and decoder shares are 0. */
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 					     nvmlProcessUtilizationSample_t *utilization,

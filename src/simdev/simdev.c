@@ -39,7 +39,7 @@
 #include "base/shfile.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
-#define SIM_VERSION 6                   /* 6: MIG instances (mig.h) */
+#define SIM_VERSION 7                   /* 7: the most memory each process held */
 #define RING 8192                       /* quanta kept per device */
 #define SPEC_MAX 256
 #define GiB (1024ULL * 1024 * 1024)
@@ -92,6 +92,7 @@ struct device {
 struct proc_slot {
 	struct gp_shfile_slot id;       /* owner (claims, pid; 0: free), start time */
 	_Atomic uint64_t mem[SIM_INDEX_MAX];
+	_Atomic uint64_t mem_max[SIM_INDEX_MAX]; /* the most it held: NVML's accounting */
 	_Atomic uint32_t contexts[SIM_INDEX_MAX];
 	_Atomic uint32_t waiting[SIM_INDEX_MAX];
 };
@@ -168,6 +169,7 @@ static void slot_clear(void *slot, void *arg)
 	(void)arg;
 	for (int d = 0; d < SIM_INDEX_MAX; d++) {
 		atomic_store(&p->mem[d], 0);
+		atomic_store(&p->mem_max[d], 0);
 		atomic_store(&p->contexts[d], 0);
 		atomic_store(&p->waiting[d], 0);
 	}
@@ -530,6 +532,15 @@ uint64_t sim_mem_used(struct sim *s, int dev)
 	return used < total ? used : total;
 }
 
+/* *word = max(*word, v). */
+static void max_raise(_Atomic uint64_t *word, uint64_t v)
+{
+	uint64_t was = atomic_load(word);
+
+	while (was < v && !atomic_compare_exchange_weak(word, &was, v))
+		;
+}
+
 int sim_mem_reserve(struct sim *s, int dev, uint64_t bytes)
 {
 	struct proc_slot *p = me(s);
@@ -544,7 +555,7 @@ int sim_mem_reserve(struct sim *s, int dev, uint64_t bytes)
 		gp_pshared_mutex_lock(&d->mem_lock);
 		fits = bytes <= total && mem_counted(s, dev) <= total - bytes;
 		if (fits)
-			atomic_fetch_add(&p->mem[dev], bytes);
+			max_raise(&p->mem_max[dev], atomic_fetch_add(&p->mem[dev], bytes) + bytes);
 		pthread_mutex_unlock(&d->mem_lock);
 		if (fits)
 			return 0;
@@ -595,7 +606,7 @@ int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max)
 		if (pid == 0 || (mem == 0 && atomic_load(&p->contexts[dev]) == 0))
 			continue;
 		if (n < max)
-			out[n] = (struct sim_proc_info){ pid, mem };
+			out[n] = (struct sim_proc_info){ pid, mem, atomic_load(&p->mem_max[dev]) };
 		n++;
 	}
 	return n;

@@ -110,10 +110,12 @@ uint64_t sim_mem_total(const struct sim *s, int dev);
 void sim_context_add(struct sim *s, int dev);
 void sim_context_remove(struct sim *s, int dev);
 
-/* Processes with a context or memory on a device, as NVML lists them. */
+/* Processes with a context or memory on a device, as NVML lists them,
+ * with the most memory each held there (NVML's accounting). */
 struct sim_proc_info {
 	pid_t pid;
 	uint64_t mem_bytes;
+	uint64_t mem_max_bytes;
 };
 int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max);
 

@@ -231,16 +231,20 @@ static int step_devices(const char *list, const struct gp_agent_node *node,
 	return n;
 }
 
-/* The group every task on the GPUs is in (their regions are shared). */
-static gid_t group_of(spank_t sp)
+/* Who the step's processes run as: the files they write on the GPUs are
+ * theirs (the job's user), readable by the others' (the site's group,
+ * else the job's). */
+static struct gp_task_owner owner_of(spank_t sp)
 {
-	gid_t gid = 0;
+	struct gp_task_owner owner = { (uid_t)-1, 0 };
 	struct group *g;
 
+	spank_get_item(sp, S_JOB_UID, &owner.uid);
 	if (site.group[0] && (g = getgrnam(site.group)))
-		return g->gr_gid;
-	spank_get_item(sp, S_JOB_GID, &gid);
-	return gid;
+		owner.gid = g->gr_gid;
+	else
+		spank_get_item(sp, S_JOB_GID, &owner.gid);
+	return owner;
 }
 
 /* Holds the node's lock on preparing regions: steps starting at once on
@@ -268,14 +272,14 @@ static int prepare_lock(void)
 static int step_admit_locked(spank_t sp, const struct gp_agent_device *const *dev, int n,
 			     const struct gp_task_limits *limits)
 {
-	gid_t group = group_of(sp);
+	struct gp_task_owner owner = owner_of(sp);
 	const char *dir = site.run_dir[0] ? site.run_dir : NULL;
 
 	if (gp_task_secret_new(step.secret) < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
 		uint64_t total = dev[i]->mem_total_mib << 20;
-		int r = gp_region_prepare(dir, dev[i]->uuid, total, group);
+		int r = gp_region_prepare(dir, dev[i]->uuid, total);
 
 		if (r == 0)
 			r = gp_region_open(dir, dev[i]->uuid, total, &step.region[i]);
@@ -287,7 +291,7 @@ static int step_admit_locked(spank_t sp, const struct gp_agent_device *const *de
 		}
 		if (r == 0)
 			r = gp_region_task_admit(step.region[i], step.id, step.secret,
-						 limits);
+						 limits, &owner);
 		if (r < 0) {
 			slurm_error("gpupool: cannot write the limits of %s on %s: %s",
 				    step.id, dev[i]->uuid, strerror(-r));

@@ -36,6 +36,8 @@ struct gp_vendor_sample {
 struct gp_vendor_proc {
 	pid_t pid;
 	uint64_t mem_bytes;
+	uint64_t mem_max_bytes; /* the most it held, where the library keeps it
+				 * (NVML's accounting); 0: not known */
 };
 
 /* A per-process utilization sample (NVML's kind): util_pct of the device

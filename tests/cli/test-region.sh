@@ -144,7 +144,7 @@ expect ls-alien 1 "$B +batch" -- "$gp" region ls --dir "$dir"
 # processes runs; its owner may change them.
 m=$tmp/managed
 C=GPU-5a1c0de2-0000-4000-8000-00000000000c
-"$admin" "$m" "$C" prepare 16G 65534 &&
+"$admin" "$m" "$C" prepare 16G &&
 	"$admin" "$m" "$C" admit task-7 "$("$admin" secret)" 2G 50 5 hard ||
 	bad "managed: prepare and admit" /dev/null
 expect managed-ls 0 "$C +task-7 +2048 +0 +50% +5 +hard +0" -- "$gp" region ls --dir "$m"

@@ -159,7 +159,7 @@ caught "env -u LD_PRELOAD" "$bare" "without the interposer"
 cp "$simdev/libcuda.so.1" "$work/libnotcuda.so"
 chmod 755 "$work/libnotcuda.so"
 renamed=$(submit "$alice" --mem 1G --compute 10 -- "$hog" "$work/libnotcuda.so" 3072)
-caught "a renamed copy of the driver" "$renamed" "over its slice"
+caught "a renamed copy of the driver" "$renamed" "without the interposer"
 
 # ---- 5. another tenant's limits ----------------------------------------------
 burner=$(submit "$bob" --mem 1G --compute 50 -- sh -c "$hog libcuda.so.1 64 60")

@@ -57,7 +57,8 @@ else
 fi
 admin=$(cat "$token_file")
 
-alice=$(as "$admin" tenant add alice --mem-guaranteed 16G --compute-guaranteed 200 2>"$out")
+alice=$(as "$admin" tenant add alice --mem-guaranteed 16G --compute-guaranteed 200 \
+	--priority-max 8 2>"$out")
 bob=$(as "$admin" tenant add bob --mem-guaranteed 8G --compute-borrowable 100 2>>"$out")
 if echo "$alice$bob" | grep -Eq '^[0-9a-f]{128}$'; then ok tenant-tokens; else bad tenant-tokens "$out"; fi
 expect tenant-taken 1 'tenant "alice" exists' -- as "$admin" tenant add alice
@@ -69,6 +70,7 @@ as "$bob" tenant ls -o json >"$out"
 check tenant-sees-itself '.[0].tenants | length == 1 and .[0].name == "bob"' "$out"
 as "$admin" tenant ls -o json >"$out"
 check admin-sees-all '.[0].tenants | map(.name) == ["admin", "alice", "bob"]' "$out"
+check priority-bounds '.[0].tenants | map(.priority_max) == [9, 8, 5]' "$out"
 
 # ---- templates as YAML -------------------------------------------------------
 as "$admin" template add 0x10 --mem 1536M --compute 5 --isolation shared --models "a100, h100" \
@@ -114,6 +116,12 @@ api other-show-403 403 'belongs to another tenant' "$bob" GET "/v1/tasks/$a1"
 api other-cancel-403 403 'belongs to another tenant' "$bob" POST "/v1/tasks/$a1/cancel"
 expect other-show-cli 1 "task $a1 belongs to another tenant" -- as "$bob" task show "$a1"
 expect other-cancel-cli 1 "task $a1 belongs to another tenant" -- as "$bob" task cancel "$a1"
+# A priority is the admin's to grant: past the tenant's bound, refused with
+# the bound named; the default is the bound when that is lower.
+expect priority-over-bound 1 'field "priority": 6 is above 5, the highest priority tenant "bob" may give its tasks; ask the admin to raise it \(gpupool tenant set bob --priority-max N\)' -- \
+	as "$bob" submit --mem 1G --compute 10 --priority 6 -- sleep 60
+api priority-over-bound-403 403 'the highest priority tenant' "$bob" POST /v1/tasks \
+	-d '{"command": "true", "mem_mib": 1024, "compute_pct": 10, "priority": 9}'
 b1=$(as "$bob" submit -q --mem 1G --compute 10 -- sleep 60)
 as "$bob" task ls -o json >"$out"
 check other-list ".[0].tasks | map(.id) == [${b1:-0}]" "$out"
@@ -167,6 +175,8 @@ api queue-full-503 503 'queue full' "$alice" POST /v1/tasks \
 	-d '{"command": "true", "mem_mib": 1024, "compute_pct": 10}'
 
 # ---- changing and cancelling -----------------------------------------------
+expect task-set-over-bound 1 'field "priority": 9 is above 8' -- \
+	as "$alice" task set "$a1" --priority 9
 expect task-set 0 "task $a1: compute 40%, priority 3" -- \
 	as "$alice" task set "$a1" --compute 40 --priority 3 --reason "make room for inference"
 as "$admin" audit -o json >"$out"

@@ -2,7 +2,7 @@
  * prepares a device's files and admits, changes and forgets tasks in its
  * limits table through the region API, as the server's agent does.
  *
- * usage: region-admin DIR UUID prepare TOTAL GID
+ * usage: region-admin DIR UUID prepare TOTAL
  *        region-admin DIR UUID admit TASK SECRET MEM COMPUTE PRIORITY hard|shared
  *        region-admin DIR UUID set TASK MEM COMPUTE PRIORITY hard|shared
  *        region-admin DIR UUID forget TASK
@@ -18,7 +18,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: region-admin DIR UUID prepare TOTAL GID\n"
+	fprintf(stderr, "usage: region-admin DIR UUID prepare TOTAL\n"
 			"       region-admin DIR UUID admit TASK SECRET MEM COMPUTE PRIORITY hard|shared\n"
 			"       region-admin DIR UUID set TASK MEM COMPUTE PRIORITY hard|shared\n"
 			"       region-admin DIR UUID forget TASK\n"
@@ -47,7 +47,7 @@ static int prepare(char **argv)
 		fprintf(stderr, "region-admin: TOTAL \"%s\" is not a size\n", argv[4]);
 		return -EINVAL;
 	}
-	return gp_region_prepare(argv[1], argv[2], total, (gid_t)strtoul(argv[5], NULL, 10));
+	return gp_region_prepare(argv[1], argv[2], total);
 }
 
 /* admit, set or forget, on the opened region. */
@@ -58,7 +58,7 @@ static int change(struct gp_region *r, int argc, char **argv)
 
 	if (!strcmp(what, "admit") && argc == 10)
 		return limits_arg(argv + 6, &l) < 0 ? -EINVAL :
-		       gp_region_task_admit(r, argv[4], argv[5], &l);
+		       gp_region_task_admit(r, argv[4], argv[5], &l, NULL);
 	if (!strcmp(what, "set") && argc == 9)
 		return limits_arg(argv + 5, &l) < 0 ? -EINVAL : gp_region_set(r, argv[4], &l);
 	if (!strcmp(what, "forget") && argc == 5)
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		err = gp_task_secret_new(secret);
 		if (err == 0)
 			printf("%s\n", secret);
-	} else if (argc == 6 && !strcmp(argv[3], "prepare")) {
+	} else if (argc == 5 && !strcmp(argv[3], "prepare")) {
 		err = prepare(argv);
 	} else if (argc >= 5) {
 		err = gp_region_open(argv[1], argv[2], 0, &r);

@@ -29,7 +29,7 @@ task() {
 	env "$@"
 }
 
-if "$admin" "$run" "$uuid" prepare 15G "$(id -g)" &&
+if "$admin" "$run" "$uuid" prepare 15G &&
 	"$admin" "$run" "$uuid" admit task-x "$secret" 64M 30 5 hard; then
 	ok prepare-and-admit
 else

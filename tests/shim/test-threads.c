@@ -164,7 +164,7 @@ static int setup_race(void)
 		pthread_join(thread[i], &ret);
 		failed |= ret != NULL;
 	}
-	return failed || mappings_of(".region") != 1 || mappings_of(".sched") != 1;
+	return failed || mappings_of(".region") != 1 || mappings_of(".task-0") != 1;
 }
 
 static void the_device_is_set_up_once(void **state)
@@ -349,9 +349,9 @@ static void eight_threads_launch_and_allocate_at_once(void **state)
 	       atomic_load(&seen.refused), atomic_load(&seen.most_held) / MiB,
 	       atomic_load(&seen.most_device) / MiB);
 
-	/* Set up once: one region and one arbiter for this process. */
+	/* Set up once: one region and one task file for this process. */
 	assert_int_equal(mappings_of(".region"), 1);
-	assert_int_equal(mappings_of(".sched"), 1);
+	assert_int_equal(mappings_of(".task-0"), 1);
 	/* The limit held, for the program and for the driver. */
 	assert_int_equal(atomic_load(&seen.errors), 0);
 	assert_true(atomic_load(&seen.allocated) > 0);

@@ -39,7 +39,7 @@ static int setup(void **state)
 	snprintf(f.dir, sizeof(f.dir), "/tmp/gp-arbiter-XXXXXX");
 	if (!mkdtemp(f.dir) || gp_region_open(f.dir, "GPU-test", 1 << 30, &f.region) < 0 ||
 	    gp_region_join(f.region, "t", &limits, &slot) < 0 ||
-	    gp_arbiter_open(f.dir, "GPU-test", f.region, slot, 50, &f.arbiter) < 0)
+	    gp_arbiter_open(f.region, slot, 50, &f.arbiter) < 0)
 		return -1;
 	*state = &f;
 	return 0;
@@ -183,7 +183,7 @@ static void threads_share_the_process_turns(void **state)
 
 /* ---- the file ------------------------------------------------------------ */
 
-/* A .sched file its maker left empty (killed before it set the size) is
+/* A task file its maker left empty (killed before it set the size) is
  * replaced once the maker's time is up, never mapped past its end. */
 static void a_half_made_file_is_replaced(void **state)
 {
@@ -195,14 +195,14 @@ static void a_half_made_file_is_replaced(void **state)
 	uint64_t start;
 	int slot, fd;
 
-	snprintf(path, sizeof(path), "%s/device-GPU-half.sched", f->dir);
+	snprintf(path, sizeof(path), "%s/device-GPU-half.task-0", f->dir);
 	start = now_ns();       /* the maker's time runs from the file's making */
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(gp_region_open(f->dir, "GPU-half", 1 << 30, &region), 0);
 	assert_int_equal(gp_region_join(region, "t", &limits, &slot), 0);
-	assert_int_equal(gp_arbiter_open(f->dir, "GPU-half", region, slot, 50, &arbiter), 0);
+	assert_int_equal(gp_arbiter_open(region, slot, 50, &arbiter), 0);
 	assert_true(now_ns() - start >= 1900 * MS);
 	gp_arbiter_before_launch(arbiter, NULL, NULL);
 	assert_int_equal(gp_arbiter_turn_ns(arbiter), 25 * MS);

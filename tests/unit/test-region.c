@@ -36,6 +36,7 @@
 
 #include "base/rng.h"
 #include "shim/region.h"
+#include "shim/taskfile.h"
 
 #define MiB (1024ULL * 1024)
 #define GiB (1024 * MiB)
@@ -283,7 +284,7 @@ static void join_creates_task_and_keeps_limits(void **state)
 		      got.priority == a.priority && got.isolation == a.isolation ? 0 : 2);
 	}
 	assert_int_equal(reap(pid), 0);
-	assert_int_equal(gp_region_tasks(f->r, info, 1), 2);      /* "serve" was made */
+	assert_int_equal(gp_region_tasks(f->r, info, 1), 1);      /* "serve" was not made */
 	assert_string_equal(info[0].id, "train");
 	assert_int_equal(info[0].processes, 1);                   /* the child is gone */
 }
@@ -752,12 +753,12 @@ static void slot_table_fills_up_and_is_reclaimed(void **state)
 #define SECRET "00112233445566778899aabbccddeeff"
 #define OTHER_SECRET "ffeeddccbbaa99887766554433221100"
 
-/* Prepares the managed device in f->dir with `group` and opens it. */
-static struct gp_region *managed_open(struct fixture *f, gid_t group)
+/* Prepares the managed device in f->dir and opens it. */
+static struct gp_region *managed_open(struct fixture *f)
 {
 	struct gp_region *r = NULL;
 
-	assert_int_equal(gp_region_prepare(f->dir, MANAGED, 16 * GiB, group), 0);
+	assert_int_equal(gp_region_prepare(f->dir, MANAGED, 16 * GiB), 0);
 	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), 0);
 	assert_true(gp_region_is_managed(r));
 	return r;
@@ -783,7 +784,9 @@ static void prepare_makes_the_files(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
+	struct gp_task_owner owner = { geteuid(), getgid() };
 	char region[PATH_MAX], sched[PATH_MAX], table[PATH_MAX], other[PATH_MAX];
+	char task[PATH_MAX], stray[PATH_MAX];
 	struct gp_task_info info[2];
 	struct gp_region *r = NULL;
 	int slot = join(f->r, "standalone", 0);
@@ -791,7 +794,7 @@ static void prepare_makes_the_files(void **state)
 	/* The fixture's standalone device: 0600, not managed. */
 	assert_false(gp_region_is_managed(f->r));
 	assert_false(gp_region_is_managed_in(f->dir, UUID));
-	assert_int_equal(gp_region_task_admit(f->r, "t", SECRET, &l), -EOPNOTSUPP);
+	assert_int_equal(gp_region_task_admit(f->r, "t", SECRET, &l, NULL), -EOPNOTSUPP);
 	assert_int_equal(gp_region_task_forget(f->r, "t"), -EOPNOTSUPP);
 	assert_int_equal(gp_region_set(f->r, "standalone", &l), 0);
 	(void)slot;
@@ -799,33 +802,38 @@ static void prepare_makes_the_files(void **state)
 	file_path(f, "region", region, sizeof(region));
 	file_path(f, "sched", sched, sizeof(sched));
 	file_path(f, "limits", table, sizeof(table));
-	assert_int_equal(gp_region_prepare(f->dir, MANAGED, 0, getgid()), -EINVAL);
-	assert_int_equal(gp_region_prepare(f->dir, "../up", GiB, getgid()), -EINVAL);
-	r = managed_open(f, getgid());
+	file_path(f, "task-0", task, sizeof(task));
+	file_path(f, "task-5", stray, sizeof(stray));
+	/* Files of the version before, which every task could write: gone. */
+	write_file(region, "old", 3);
+	write_file(sched, "old", 3);
+	assert_int_equal(gp_region_prepare(f->dir, MANAGED, 0), -EINVAL);
+	assert_int_equal(gp_region_prepare(f->dir, "../up", GiB), -EINVAL);
+	r = managed_open(f);
 	assert_true(gp_region_is_managed_in(f->dir, MANAGED));
 	assert_mode(f->dir, 0755, (gid_t)-1);
-	assert_mode(region, 0660, getgid());
-	assert_mode(sched, 0660, getgid());
 	assert_mode(table, 0644, (gid_t)-1);
+	assert_int_equal(access(region, F_OK), -1);
+	assert_int_equal(access(sched, F_OK), -1);
 	assert_int_equal(gp_region_total(r), 16 * GiB);
-	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l), 0);
+	/* A task's file: its user's, readable by all, written by it alone;
+	 * with no user known, the task group's. */
+	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l, &owner), 0);
+	assert_mode(task, 0644, getgid());
+	assert_int_equal(gp_region_task_forget(r, "kept"), 0);
+	assert_int_equal(access(task, F_OK), -1);
+	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l, NULL), 0);
+	assert_mode(task, 0660, (gid_t)-1);
 	gp_region_close(r);
 
-	/* Again, with the modes spoilt and links planted where files belong:
-	 * the modes come back, links are replaced, the table is kept. */
+	/* Again, with the modes spoilt and a task file of no task: the modes
+	 * come back, the stray goes, the table and its task's file stay. */
 	assert_int_equal(chmod(f->dir, 0777), 0);
-	assert_int_equal(chmod(region, 0666), 0);
-	assert_int_equal(unlink(sched), 0);
-	assert_int_equal(symlink("/etc/passwd", sched), 0);
-	snprintf(other, sizeof(other), "%s/elsewhere", f->dir);
-	write_file(other, "precious", 8);
-	assert_int_equal(unlink(region), 0);
-	assert_int_equal(link(other, region), 0);
-	r = managed_open(f, getgid());
+	write_file(stray, "stray", 5);
+	r = managed_open(f);
 	assert_mode(f->dir, 0755, (gid_t)-1);
-	assert_mode(region, 0660, getgid());
-	assert_mode(sched, 0660, getgid());
-	assert_mode(other, 0644, (gid_t)-1);
+	assert_int_equal(access(stray, F_OK), -1);
+	assert_int_equal(access(task, F_OK), 0);
 	assert_int_equal(gp_region_tasks(r, info, 2), 1);
 	assert_string_equal(info[0].id, "kept");
 	assert_true(info[0].managed);
@@ -835,24 +843,28 @@ static void prepare_makes_the_files(void **state)
 	/* A table that others may write proves nothing: refused, made anew. */
 	assert_int_equal(chmod(table, 0664), 0);
 	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), -EPERM);
-	r = managed_open(f, getgid());
+	r = managed_open(f);
 	assert_mode(table, 0644, (gid_t)-1);
 	assert_int_equal(gp_region_tasks(r, info, 2), 0);
-	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l), 0);
+	assert_int_equal(access(task, F_OK), -1);
+	assert_int_equal(gp_region_task_admit(r, "kept", SECRET, &l, NULL), 0);
 	gp_region_close(r);
 
 	/* A table that is not one (another version, a link) is made anew. */
+	snprintf(other, sizeof(other), "%s/elsewhere", f->dir);
+	write_file(other, "precious", 8);
 	assert_int_equal(unlink(table), 0);
 	assert_int_equal(symlink(other, table), 0);
 	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), -EPROTO);
-	r = managed_open(f, getgid());
+	r = managed_open(f);
 	assert_mode(table, 0644, (gid_t)-1);
+	assert_mode(other, 0644, (gid_t)-1);
 	assert_int_equal(gp_region_tasks(r, info, 2), 0);
 	gp_region_close(r);
 	assert_int_equal(unlink(table), 0);
 	write_file(table, "not a table at all, but long enough to be mapped as one", 56);
 	assert_int_equal(gp_region_open(f->dir, MANAGED, 0, &r), -EPROTO);
-	r = managed_open(f, getgid());
+	r = managed_open(f);
 	gp_region_close(r);
 }
 
@@ -861,12 +873,12 @@ static void managed_join_takes_the_tables_limits(void **state)
 	struct fixture *f = *state;
 	struct gp_task_limits table = limits(GiB, 30, 5, GP_ISOLATION_HARD);
 	struct gp_task_limits env = limits(8 * GiB, 100, 9, GP_ISOLATION_SHARED);
-	struct gp_region *r = managed_open(f, getgid());
+	struct gp_region *r = managed_open(f);
 	struct gp_task_limits got;
 	struct gp_task_info info[1];
 	int slot = -1, again = -1;
 
-	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &table), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &table, NULL), 0);
 	/* What the process asks for (its environment) is ignored. */
 	assert_int_equal(gp_region_join_as(r, "task-x", SECRET, &env, &slot), 0);
 	assert_int_equal(gp_region_limits(r, slot, &got), 0);
@@ -895,11 +907,11 @@ static void managed_join_refuses(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
-	struct gp_region *r = managed_open(f, getgid());
+	struct gp_region *r = managed_open(f);
 	struct gp_task_limits got = l;
 	int slot = -1;
 
-	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &l), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &l, NULL), 0);
 	assert_int_equal(gp_region_join_as(r, "task-x", OTHER_SECRET, &l, &slot), -EPERM);
 	assert_int_equal(gp_region_join_as(r, "task-x", NULL, &l, &slot), -EPERM);
 	assert_int_equal(gp_region_join_as(r, "task-x", "0011", &l, &slot), -EPERM);
@@ -920,21 +932,21 @@ static void managed_admit_checks_its_input(void **state)
 	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
 	struct gp_task_limits big = limits(16 * GiB + 1, 30, 5, GP_ISOLATION_HARD);
 	struct gp_task_limits bad = limits(GiB, 0, 5, GP_ISOLATION_HARD);
-	struct gp_region *r = managed_open(f, getgid());
+	struct gp_region *r = managed_open(f);
 	char secret[GP_TASK_SECRET_LEN + 1], again[GP_TASK_SECRET_LEN + 1];
 
-	assert_int_equal(gp_region_task_admit(r, "t", "", &l), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "t", NULL, &l), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "t", "0123456789abcdef0123456789abcde", &l), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "t", "0123456789abcdef0123456789abcdeg", &l), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "", SECRET, &l), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "t", SECRET, &big), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "t", SECRET, &bad), -EINVAL);
-	assert_int_equal(gp_region_task_admit(r, "t", SECRET, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", "", &l, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", NULL, &l, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", "0123456789abcdef0123456789abcde", &l, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", "0123456789abcdef0123456789abcdeg", &l, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "", SECRET, &l, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", SECRET, &big, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", SECRET, &bad, NULL), -EINVAL);
+	assert_int_equal(gp_region_task_admit(r, "t", SECRET, NULL, NULL), -EINVAL);
 	assert_int_equal(gp_region_set(r, "t", &l), -ENOENT);
 	assert_int_equal(gp_region_task_forget(r, "t"), -ENOENT);
 	assert_int_equal(gp_region_tasks(r, NULL, 0), 0);
-	assert_int_equal(gp_region_task_admit(r, "t", "0123456789ABCDEF0123456789abcdef", &l), 0);
+	assert_int_equal(gp_region_task_admit(r, "t", "0123456789ABCDEF0123456789abcdef", &l, NULL), 0);
 	assert_int_equal(gp_region_set(r, "t", &big), -EINVAL);
 
 	assert_int_equal(gp_task_secret_new(secret), 0);
@@ -1024,12 +1036,12 @@ static void managed_changes_apply_live(void **state)
 	struct fixture *f = *state;
 	struct gp_task_limits a = limits(GiB, 30, 5, GP_ISOLATION_HARD);
 	struct gp_task_limits b = limits(2 * GiB, 70, 9, GP_ISOLATION_SHARED);
-	struct gp_region *r = managed_open(f, getgid());
+	struct gp_region *r = managed_open(f);
 	struct probe_answer got;
 	struct gp_task_info info[1];
 	struct probe p;
 
-	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &a), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &a, NULL), 0);
 	p = probe_start(r, "task-x", SECRET, 3 * GiB / 2);
 	assert_int_equal(probe_read(&p).err, 0);
 	got = probe_ask(&p);
@@ -1048,7 +1060,7 @@ static void managed_changes_apply_live(void **state)
 
 	/* Admitted again with another secret: the running process's entry is
 	 * no longer its own. */
-	assert_int_equal(gp_region_task_admit(r, "task-x", OTHER_SECRET, &b), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-x", OTHER_SECRET, &b, NULL), 0);
 	got = probe_ask(&p);
 	assert_int_equal(got.err, -EPERM);
 	assert_int_equal(got.limits.compute, 0);
@@ -1056,7 +1068,7 @@ static void managed_changes_apply_live(void **state)
 	probe_stop(&p);
 
 	/* Forgotten: refused from then on; joining finds nothing. */
-	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &a), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &a, NULL), 0);
 	p = probe_start(r, "task-x", SECRET, MiB);
 	assert_int_equal(probe_read(&p).err, 0);
 	assert_int_equal(probe_ask(&p).reserve, 0);
@@ -1066,7 +1078,7 @@ static void managed_changes_apply_live(void **state)
 	assert_int_equal(got.err, -EPERM);
 	assert_int_equal(got.reserve, -EPERM);
 	/* ... and a new task in its entry does not make it welcome again. */
-	assert_int_equal(gp_region_task_admit(r, "task-z", SECRET, &b), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-z", SECRET, &b, NULL), 0);
 	assert_int_equal(probe_ask(&p).reserve, -EPERM);
 	probe_stop(&p);
 	p = probe_start(r, "task-x", SECRET, MiB);
@@ -1079,97 +1091,102 @@ static void managed_table_fills_up(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
-	struct gp_region *r = managed_open(f, getgid());
+	struct gp_region *r = managed_open(f);
 	struct gp_task_info info[GP_REGION_TASKS];
 	char id[16];
 
 	for (int i = 0; i < GP_REGION_TASKS; i++) {
 		snprintf(id, sizeof(id), "task-%d", i);
-		assert_int_equal(gp_region_task_admit(r, id, SECRET, &l), 0);
+		assert_int_equal(gp_region_task_admit(r, id, SECRET, &l, NULL), 0);
 	}
-	assert_int_equal(gp_region_task_admit(r, "one-too-many", SECRET, &l), -ENOSPC);
+	assert_int_equal(gp_region_task_admit(r, "one-too-many", SECRET, &l, NULL), -ENOSPC);
 	l.compute = 60;
-	assert_int_equal(gp_region_task_admit(r, "task-7", OTHER_SECRET, &l), 0); /* replaces */
+	assert_int_equal(gp_region_task_admit(r, "task-7", OTHER_SECRET, &l, NULL), 0); /* replaces */
 	assert_int_equal(gp_region_tasks(r, info, GP_REGION_TASKS), GP_REGION_TASKS);
 	assert_string_equal(info[7].id, "task-7");
 	assert_int_equal(info[7].limits.compute, 60);
 	assert_int_equal(info[7].generation, 2);
 	assert_int_equal(info[7].processes, 0);
 	assert_int_equal(gp_region_task_forget(r, "task-3"), 0);
-	assert_int_equal(gp_region_task_admit(r, "one-too-many", SECRET, &l), 0);
+	assert_int_equal(gp_region_task_admit(r, "one-too-many", SECRET, &l, NULL), 0);
 	assert_int_equal(gp_region_tasks(r, info, GP_REGION_TASKS), GP_REGION_TASKS);
 	assert_string_equal(info[3].id, "one-too-many");
 	assert_int_equal(info[3].generation, 1);
 	gp_region_close(r);
 }
 
-/* A task of the region that the table does not know (here: joined before
- * the device became managed) is shown while it has live processes. */
-static void managed_tasks_show_strays(void **state)
+/* Fills the file at path with zeros, then random bytes, over and over,
+ * for `seconds` (a task spoiling its own file). */
+static void vandal_run(const char *path, double seconds)
 {
-	struct fixture *f = *state;
-	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
-	struct gp_region *before = NULL, *r;
-	struct gp_task_info info[4];
-	pid_t stray;
-	int slot;
+	double start = now_s();
+	static unsigned char junk[GP_TASKFILE_SIZE];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
 
-	assert_int_equal(gp_region_open(f->dir, MANAGED, 16 * GiB, &before), 0);
-	stray = holder_start(before, "old", 4 * GiB, GiB);
-	r = managed_open(f, getgid());
-	assert_int_equal(gp_region_task_admit(r, "a", SECRET, &l), 0);
-	assert_int_equal(gp_region_task_admit(r, "b", SECRET, &l), 0);
-	assert_int_equal(gp_region_join_as(r, "a", SECRET, NULL, &slot), 0);
-	assert_int_equal(gp_region_mem_reserve(r, slot, 256 * MiB), 0);
-	assert_int_equal(gp_region_tasks(r, info, 4), 3);
-	assert_string_equal(info[0].id, "a");
-	assert_true(info[0].managed);
-	assert_int_equal(info[0].processes, 1);
-	assert_int_equal(info[0].mem_used, 256 * MiB);
-	assert_string_equal(info[1].id, "b");
-	assert_int_equal(info[1].processes, 0);
-	assert_string_equal(info[2].id, "old");
-	assert_false(info[2].managed);
-	assert_int_equal(info[2].limits.mem_bytes, 4 * GiB);
-	assert_int_equal(info[2].mem_used, GiB);
-	memset(info, 0, sizeof(info));
-	assert_int_equal(gp_region_tasks(r, info, 1), 3);       /* fills one */
-	assert_string_equal(info[1].id, "");
-	holder_stop(stray);
-	assert_int_equal(gp_region_tasks(r, info, 4), 2);       /* gone with its process */
-	gp_region_close(r);
-	gp_region_close(before);
+	for (int round = 0; now_s() - start < seconds; round++) {
+		int fd = open(path, O_WRONLY);
+
+		for (size_t i = 0; i < sizeof(junk); i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			junk[i] = round % 2 ? (unsigned char)x : 0;
+		}
+		if (fd < 0 || pwrite(fd, junk, sizeof(junk), 0) != (ssize_t)sizeof(junk))
+			_exit(1);
+		close(fd);
+	}
+	_exit(0);
 }
 
-/* Every task can write the region (accounting): one that reaches it by
- * a link from a directory without the table, where the old `region set`
- * works, changes a copy that nothing enforces. */
-static void managed_region_writes_change_no_limits(void **state)
+/* A task that writes anything into its own file harms no other task:
+ * the victim's allocations within its slice all succeed, its limits read
+ * true, the readers survive; the agent's check names the damaged file,
+ * and it is made anew from the table. */
+static void managed_damaged_file_harms_no_other_task(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_task_limits l = limits(GiB, 50, 5, GP_ISOLATION_HARD);
-	struct gp_task_limits evil = limits(16 * GiB, 1, 0, GP_ISOLATION_HARD);
-	struct gp_region *r = managed_open(f, getgid()), *side = NULL;
-	char region[PATH_MAX], sub[PATH_MAX / 2], linked[PATH_MAX];
+	struct gp_region *r = managed_open(f);
+	struct gp_task_info info[2];
 	struct gp_task_limits got;
-	int slot;
+	char path[PATH_MAX], why[256];
+	long allocs = 0;
+	int slot, status;
+	pid_t vandal;
 
-	assert_int_equal(gp_region_task_admit(r, "victim", SECRET, &l), 0);
-	assert_int_equal(gp_region_join_as(r, "victim", SECRET, NULL, &slot), 0);
-	file_path(f, "region", region, sizeof(region));
-	snprintf(sub, sizeof(sub), "%s/side", f->dir);
-	snprintf(linked, sizeof(linked), "%s/device-%s.region", sub, MANAGED);
-	assert_int_equal(mkdir(sub, 0700), 0);
-	assert_int_equal(link(region, linked), 0);
-	assert_int_equal(gp_region_open(sub, MANAGED, 0, &side), 0);
-	assert_false(gp_region_is_managed(side));
-	assert_int_equal(gp_region_set(side, "victim", &evil), 0);
-
-	assert_int_equal(gp_region_limits(r, slot, &got), 0);
-	assert_limits_equal(got, l);
-	assert_int_equal(gp_region_mem_reserve(r, slot, GiB + 1), -ENOMEM);
-	assert_int_equal(gp_region_mem_reserve(r, slot, GiB), 0);
-	gp_region_close(side);
+	assert_int_equal(gp_region_task_admit(r, "vandal", SECRET, &l, NULL), 0);
+	assert_int_equal(gp_region_task_admit(r, "victim", OTHER_SECRET, &l, NULL), 0);
+	assert_int_equal(gp_region_join_as(r, "victim", OTHER_SECRET, NULL, &slot), 0);
+	assert_int_equal(gp_region_task_check(r, "vandal", why, sizeof(why)), 0);
+	file_path(f, "task-0", path, sizeof(path));
+	vandal = fork();
+	assert_true(vandal >= 0);
+	if (vandal == 0) {
+		child_init();
+		vandal_run(path, 1.0);
+	}
+	while (waitpid(vandal, &status, WNOHANG) == 0) {
+		assert_int_equal(gp_region_mem_reserve(r, slot, GiB / 2), 0);
+		assert_int_equal(gp_region_mem_reserve(r, slot, GiB / 2), 0);
+		assert_int_equal(gp_region_mem_reserve(r, slot, 1), -ENOMEM);
+		gp_region_mem_release(r, slot, GiB);
+		assert_int_equal(gp_region_limits(r, slot, &got), 0);
+		assert_limits_equal(got, l);
+		assert_int_equal(gp_region_tasks(r, info, 2), 2);
+		assert_true(info[0].mem_used <= 16 * GiB * GP_REGION_PROCS);
+		allocs++;
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(allocs > 10);
+	assert_int_equal(gp_region_task_check(r, "victim", why, sizeof(why)), 0);
+	assert_int_equal(gp_region_task_check(r, "vandal", why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "overwritten"));
+	assert_int_equal(gp_region_task_file_make(r, "vandal", NULL), 0);
+	assert_int_equal(gp_region_task_check(r, "vandal", why, sizeof(why)), 0);
+	assert_int_equal(gp_region_tasks(r, info, 2), 2);
+	assert_int_equal(info[0].processes, 0);
+	assert_int_equal(info[1].processes, 1);
+	assert_int_equal(info[1].mem_used, 0);
 	gp_region_close(r);
 }
 
@@ -1180,13 +1197,13 @@ static void managed_readers_never_see_half_an_update(void **state)
 	struct fixture *f = *state;
 	struct gp_task_limits a = limits(GiB, 10, 1, GP_ISOLATION_HARD);
 	struct gp_task_limits b = limits(2 * GiB, 90, 8, GP_ISOLATION_SHARED);
-	struct gp_region *r = managed_open(f, getgid());
+	struct gp_region *r = managed_open(f);
 	struct race *race = race_new();
 	long reads = 0, as = 0, bs = 0;
 	int slot, status;
 	pid_t writer;
 
-	assert_int_equal(gp_region_task_admit(r, "flip", SECRET, &a), 0);
+	assert_int_equal(gp_region_task_admit(r, "flip", SECRET, &a, NULL), 0);
 	assert_int_equal(gp_region_join_as(r, "flip", SECRET, NULL, &slot), 0);
 	writer = fork();
 	assert_true(writer >= 0);
@@ -1225,8 +1242,8 @@ static void managed_readers_never_see_half_an_update(void **state)
 	gp_region_close(r);
 }
 
-/* As root: a process of another user in the files' group joins and uses
- * the device, and can change no limits. */
+/* As root: a process of a task's user joins and uses the device, and can
+ * change no limits, nor write another task's file. */
 static void managed_table_is_read_only_for_tasks(void **state)
 {
 	struct fixture *f = *state;
@@ -1234,14 +1251,18 @@ static void managed_table_is_read_only_for_tasks(void **state)
 	const gid_t nogroup = 65534;
 	struct gp_task_limits l = limits(GiB, 30, 5, GP_ISOLATION_HARD);
 	struct gp_region *r;
-	char table[PATH_MAX];
+	char table[PATH_MAX], neighbour[PATH_MAX];
 	pid_t pid;
 
 	if (geteuid() != 0)
 		skip();         /* cmocka says so: it needs root to change users */
-	r = managed_open(f, nogroup);
-	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &l), 0);
+	r = managed_open(f);
+	assert_int_equal(gp_region_task_admit(r, "task-x", SECRET, &l,
+					      &(struct gp_task_owner){ nobody, nogroup }), 0);
+	assert_int_equal(gp_region_task_admit(r, "task-n", OTHER_SECRET, &l,
+					      &(struct gp_task_owner){ nobody - 1, nogroup }), 0);
 	file_path(f, "limits", table, sizeof(table));
+	file_path(f, "task-1", neighbour, sizeof(neighbour));
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -1254,12 +1275,15 @@ static void managed_table_is_read_only_for_tasks(void **state)
 		fd = open(table, O_RDWR);
 		if (fd >= 0 || errno != EACCES)
 			_exit(2);
+		fd = open(neighbour, O_RDWR); /* another task's turns and memory */
+		if (fd >= 0 || errno != EACCES)
+			_exit(6);
 		/* As the interposer opens it: with the device's size. */
 		if (gp_region_open(f->dir, MANAGED, 16 * GiB, &mine) != 0 ||
 		    !gp_region_is_managed(mine))
 			_exit(3);
 		if (gp_region_set(mine, "task-x", &l) != -EACCES ||
-		    gp_region_task_admit(mine, "task-y", SECRET, &l) != -EACCES ||
+		    gp_region_task_admit(mine, "task-y", SECRET, &l, NULL) != -EACCES ||
 		    gp_region_task_forget(mine, "task-x") != -EACCES)
 			_exit(4);
 		if (gp_region_join_as(mine, "task-x", SECRET, NULL, &slot) != 0 ||
@@ -1331,8 +1355,7 @@ int main(void)
 		TEST(managed_admit_checks_its_input),
 		TEST(managed_changes_apply_live),
 		TEST(managed_table_fills_up),
-		TEST(managed_tasks_show_strays),
-		TEST(managed_region_writes_change_no_limits),
+		TEST(managed_damaged_file_harms_no_other_task),
 		TEST(managed_readers_never_see_half_an_update),
 		TEST(managed_table_is_read_only_for_tasks),
 		cmocka_unit_test(sizes_parse),

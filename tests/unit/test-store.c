@@ -787,8 +787,12 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
-/* What schema 9 added, taken away again (every older file lacks it). */
+/* What schema 10 added, taken away again (every older file lacks it). */
+#define SCHEMA_10_DROP "ALTER TABLE tenants DROP COLUMN priority_max; "
+
+/* What schema 9 added, and after. */
 #define SCHEMA_9_DROP                                                                    \
+	SCHEMA_10_DROP                                                                   \
 	"DROP TABLE services; DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN service; "
 
 static void test_migrates_from_schema_1(void **state)
@@ -983,6 +987,36 @@ static void test_migrates_from_schema_7(void **state)
 /* A file of schema 8: its tasks are no service's replicas; services and
  * schedules can be added, listed and removed (a removed service's name
  * is free again). */
+/* A file at schema 9: its tenants may give priorities up to 5, the
+ * admin up to 9. */
+static void test_migrates_from_schema_9(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant admin = {.admin = true, .priority_max = 9}, t;
+	char token[GP_TOKEN_HEX + 1];
+	sqlite3 *db;
+
+	snprintf(admin.name, sizeof(admin.name), "root");
+	assert_int_equal(gp_store_tenant_add(f->s, &admin, token), 0);
+	add_tenant(f->s, "old");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, SCHEMA_10_DROP "PRAGMA user_version = 9");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
+	assert_int_equal(t.priority_max, GP_TENANT_PRIORITY_MAX_DEFAULT);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "root", &t), 0);
+	assert_int_equal(t.priority_max, 9);
+	t.priority_max = 10;
+	assert_int_equal(gp_store_tenant_set_quota(f->s, &t), -EINVAL);
+	t.priority_max = 3;
+	assert_int_equal(gp_store_tenant_set_quota(f->s, &t), 0);
+	assert_int_equal(gp_store_tenant_by_name(f->s, "root", &t), 0);
+	assert_int_equal(t.priority_max, 3);
+}
+
 static void test_migrates_from_schema_8(void **state)
 {
 	struct fixture *f = *state;
@@ -1821,6 +1855,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_user, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_6, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_9, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_8, setup_store,
 						teardown),

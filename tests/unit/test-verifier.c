@@ -1,29 +1,24 @@
 /* test-verifier.c — the verifier's decisions (src/agent/verifier.c): a
  * process of no task, one on a device not its task's, one of a sliced
- * task without the interposer, a task over its slice (and within it plus
- * the slack), whole-device tasks, the agent itself; and whether a real
- * process has a library mapped (its own executable stands in for the
- * interposer). */
+ * task that uses the device without having joined its task there (and
+ * one that has not used it yet), a task over its slice now or one of its
+ * processes at some moment since its start (and within it plus the
+ * slack), whole-device tasks, the agent itself. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <errno.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "agent/verifier.h"
 
 #define MIB (1ULL << 20)
 
-static struct gp_verifier *make(const char *shim, uint64_t slack_mib)
+static struct gp_verifier *make(bool check_joined, uint64_t slack_mib)
 {
-	struct gp_verifier_options o = { .shim_path = shim, .slack_mib = slack_mib,
+	struct gp_verifier_options o = { .check_joined = check_joined, .slack_mib = slack_mib,
 					 .self = 1 };
 	struct gp_verifier *v = NULL;
 
@@ -39,8 +34,8 @@ static const struct gp_verify_task tasks[] = {
 
 static void test_decisions(void **state)
 {
-	/* No interposer check here (shim NULL): every process has it. */
-	struct gp_verifier *v = make(NULL, 256);
+	/* No check of joining here: tasks run without the interposer. */
+	struct gp_verifier *v = make(false, 256);
 	struct gp_verify_proc on0[] = {
 		{ .pid = 100, .mem_bytes = 900 * MIB, .task = 1 },  /* within */
 		{ .pid = 101, .mem_bytes = 300 * MIB, .task = 1 },  /* 1200 > 1024, < 1280 */
@@ -81,66 +76,76 @@ static void test_decisions(void **state)
 	gp_verifier_free(v);
 }
 
-/* A child that has (or has not) the "interposer" mapped: this test's own
- * executable is the library looked for; `sleep` does not map it. */
-static void test_interposer_seen(void **state)
+/* A process that never joined its task's file on the device (mapping the
+ * interposer's library proves nothing) is caught once it uses the device:
+ * memory past the slack, or work; one that joined is not. */
+static void test_joining(void **state)
 {
-	char self[4096];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	struct gp_verifier *v;
-	struct gp_violation out[4];
-	pid_t with, without;
+	struct gp_verifier *v = make(true, 0);
+	struct gp_verify_proc procs[] = {
+		{ .pid = 10, .mem_bytes = 10 * MIB, .mem_max_bytes = 10 * MIB, .task = 1,
+		  .registered = true, .util_pct = 50 },
+		{ .pid = 11, .mem_bytes = 10 * MIB, .mem_max_bytes = 10 * MIB, .task = 1,
+		  .util_pct = -1 },                               /* holds memory */
+		{ .pid = 12, .task = 1, .util_pct = 30 },         /* runs work */
+		{ .pid = 13, .task = 1, .util_pct = 0 },          /* a context, nothing yet */
+		{ .pid = 14, .task = 2, .util_pct = 90 },         /* whole device: no slice */
+	};
+	struct gp_violation out[8];
 
 	(void)state;
-	assert_true(len > 0);
-	self[len] = '\0';
-	v = make(self, 0);
-	with = fork();
-	if (with == 0) {
-		pause();
-		_exit(0);
-	}
-	without = fork();
-	if (without == 0) {
-		execlp("sleep", "sleep", "30", (char *)NULL);
-		_exit(127);
-	}
-	usleep(200000); /* let sleep exec */
-	assert_true(gp_verifier_has_shim(v, with));
-	assert_false(gp_verifier_has_shim(v, without));
-	struct gp_verify_proc procs[] = {
-		{ .pid = with, .mem_bytes = 10 * MIB, .task = 1 },
-		{ .pid = without, .mem_bytes = 10 * MIB, .task = 1 },
-	};
-	assert_int_equal(gp_verifier_check(v, 0, "GPU-0", tasks, 3, procs, 2, out, 4), 1);
+	assert_int_equal(gp_verifier_check(v, 1, "GPU-1", tasks, 3, procs + 4, 1, out, 8), 0);
+	assert_int_equal(gp_verifier_check(v, 0, "GPU-0", tasks, 3, procs, 4, out, 8), 2);
 	assert_int_equal(out[0].kind, GP_VIOLATION_UNSLICED);
-	assert_int_equal(out[0].pid, without);
-	assert_non_null(strstr(out[0].text, "without the interposer"));
-	kill(with, SIGKILL);
-	kill(without, SIGKILL);
-	waitpid(with, NULL, 0);
-	waitpid(without, NULL, 0);
-	/* Dead processes are not taken for anything. */
-	assert_false(gp_verifier_has_shim(v, without));
+	assert_int_equal(out[0].pid, 11);
+	assert_non_null(strstr(out[0].text, "without the interposer: it never joined its task"));
+	assert_int_equal(out[1].kind, GP_VIOLATION_UNSLICED);
+	assert_int_equal(out[1].pid, 12);
+	assert_non_null(strstr(out[1].text, "it uses 30 % of the device"));
+	/* Memory the driver takes for a context is within the slack. */
+	gp_verifier_free(v);
+	v = make(true, 512);
+	procs[1].mem_bytes = procs[1].mem_max_bytes = 300 * MIB;
+	assert_int_equal(gp_verifier_check(v, 0, "GPU-0", tasks, 3, procs, 2, out, 8), 0);
 	gp_verifier_free(v);
 }
 
-static void test_bad_shim(void **state)
+/* Memory taken and given back between two looks: the most a process held
+ * since its start (NVML's accounting) past the slice and the slack is a
+ * violation naming that process and figure, even when it holds little now
+ * and its task together holds less than its slice. */
+static void test_peak_between_looks(void **state)
 {
-	struct gp_verifier_options o = { .shim_path = "/nonexistent/libgpushare.so" };
-	struct gp_verifier *v = NULL;
+	struct gp_verifier *v = make(true, 256);
+	struct gp_verify_proc procs[] = {
+		{ .pid = 20, .mem_bytes = 100 * MIB, .mem_max_bytes = 8192 * MIB, .task = 1,
+		  .registered = true },
+		{ .pid = 21, .mem_bytes = 200 * MIB, .mem_max_bytes = 1000 * MIB, .task = 1,
+		  .registered = true },
+	};
+	struct gp_violation out[4];
 
 	(void)state;
-	assert_int_equal(gp_verifier_new(&o, &v), -ENOENT);
-	assert_null(v);
+	assert_int_equal(gp_verifier_check(v, 0, "GPU-0", tasks, 3, procs, 2, out, 4), 1);
+	assert_int_equal(out[0].kind, GP_VIOLATION_OVER);
+	assert_int_equal(out[0].pid, 20);
+	assert_int_equal(out[0].mem_mib, 8192);
+	assert_non_null(strstr(out[0].text, "process 20 of task 1 held 8192 MiB on GPU-0 at some "
+					    "moment"));
+	/* Each within the slice and the slack at its peak: nothing, though the
+	 * peaks add up past it (they need not have been at once). */
+	procs[0].mem_max_bytes = 1200 * MIB;
+	procs[1].mem_max_bytes = 1200 * MIB;
+	assert_int_equal(gp_verifier_check(v, 0, "GPU-0", tasks, 3, procs, 2, out, 4), 0);
+	gp_verifier_free(v);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decisions),
-		cmocka_unit_test(test_interposer_seen),
-		cmocka_unit_test(test_bad_shim),
+		cmocka_unit_test(test_joining),
+		cmocka_unit_test(test_peak_between_looks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
