@@ -137,7 +137,7 @@ async function submitForm(view, submitted) {
 			field('Memory', input('mem', { placeholder: '4G', size: 8 }), 'per device: 4G, 512M'),
 			field('Compute %', input('compute', { type: 'number', min: 1, max: 100, placeholder: '30' })),
 			field('Devices', input('devices', { type: 'number', min: 1, max: 16, value: 1 })),
-			field('Priority', input('priority', { type: 'number', min: 0, max: 9, value: 5 }), '0-9, 9 first'),
+			field('Priority', input('priority', { type: 'number', min: 0, max: 9, value: 5 }), '0-9, 9 first; up to the bound the admin gave your tenant'),
 			field('Model', input('model', { placeholder: 'any', size: 10 }), 'A100, T4, ascend, ...'),
 			field('Isolation', select('isolation', [['', 'default'], 'hard', 'shared'], '')),
 			field('Kind', select('kind', ['batch', 'training', 'inference', 'interactive'], 'batch'))),

@@ -27,8 +27,21 @@
 #include "base/pshared.h"
 #include "base/rng.h"
 
-#define PROCS_MAX      256 /* processes listed per device */
-#define VIOLATIONS_MAX 64  /* per device and check */
+#define PROCS_MAX      256  /* processes listed per device */
+#define VIOLATIONS_MAX 64   /* per device and check */
+#define KNOWN_MAX      1024 /* processes remembered, by pid */
+
+/* A device process as the checks before found it: its task (0: none),
+ * and whether it has joined its task's file on the device (once joined,
+ * a process stays so). By pid and start time, so a reused pid is another
+ * process. */
+struct known {
+	pid_t pid;
+	uint64_t start;
+	unsigned device;
+	int64_t task;
+	bool joined;
+};
 
 /* What one check works on, allocated once for the thread's life. */
 struct watch_scratch {
@@ -36,6 +49,7 @@ struct watch_scratch {
 	struct gp_usage_process listed[PROCS_MAX];
 	struct gp_verify_proc proc[PROCS_MAX];
 	struct gp_violation found[VIOLATIONS_MAX];
+	struct known known[KNOWN_MAX];
 };
 
 static int snapshot(struct gp_agent *a, struct gp_verify_task *out)
@@ -123,27 +137,60 @@ static void stranger_found(struct gp_agent *a, const struct gp_violation *v)
 		process_kill(a, v->pid, 0);
 }
 
+/* What is known of device d's process pid (alive, started at `start`):
+ * its task looked up once found, whether it joined looked up until it
+ * has. */
+static const struct known *known_of(struct gp_agent *a, struct watch_scratch *w, unsigned d,
+				    pid_t pid, uint64_t start)
+{
+	struct known *k = &w->known[((unsigned)pid * 31 + d) % KNOWN_MAX];
+	char id[GP_TASK_ID_MAX];
+
+	if (k->pid != pid || k->start != start || k->device != d || !k->task) {
+		/* (A process of no task is looked up again: its task may be
+		 * one being started.) */
+		*k = (struct known){ .pid = pid, .start = start, .device = d };
+		if (gp_agent_task_of(a, pid, &k->task) < 0)
+			k->task = 0;
+	}
+	if (k->task && !k->joined) {
+		gp_agent_task_name(k->task, id, sizeof(id));
+		k->joined = gp_region_task_has_process(a->region[d], id, pid);
+	}
+	return k;
+}
+
+/* Device d's processes, as the verifier takes them; those that died
+ * since the library listed them are left out. How many. */
+static int procs_of(struct gp_agent *a, struct watch_scratch *w, unsigned d, int listed)
+{
+	int n = 0;
+
+	for (int i = 0; i < listed; i++) {
+		const struct gp_usage_process *l = &w->listed[i];
+		uint64_t start = gp_proc_start_time(l->pid);
+		const struct known *k;
+
+		if (!start)
+			continue;
+		k = known_of(a, w, d, l->pid, start);
+		w->proc[n++] = (struct gp_verify_proc){ .pid = l->pid,
+							.mem_bytes = l->mem_bytes,
+							.mem_max_bytes = l->mem_max_bytes,
+							.util_pct = l->util_pct,
+							.task = k->task,
+							.registered = k->joined };
+	}
+	return n;
+}
+
 static void device_check(struct gp_agent *a, struct watch_scratch *w, unsigned d, int tasks)
 {
 	int listed = gp_usage_processes(a->watch_usage, d, w->listed, PROCS_MAX), found;
 
 	if (listed <= 0)
 		return;
-	if (listed > PROCS_MAX)
-		listed = PROCS_MAX;
-	for (int i = 0; i < listed; i++) {
-		struct gp_verify_proc *p = &w->proc[i];
-		char id[GP_TASK_ID_MAX];
-
-		*p = (struct gp_verify_proc){ .pid = w->listed[i].pid,
-					      .mem_bytes = w->listed[i].mem_bytes,
-					      .mem_max_bytes = w->listed[i].mem_max_bytes,
-					      .util_pct = w->listed[i].util_pct };
-		if (gp_agent_task_of(a, p->pid, &p->task) < 0)
-			p->task = 0;
-		gp_agent_task_name(p->task, id, sizeof(id));
-		p->registered = p->task && gp_region_task_has_process(a->region[d], id, p->pid);
-	}
+	listed = procs_of(a, w, d, listed < PROCS_MAX ? listed : PROCS_MAX);
 	found = gp_verifier_check(a->verifier, d, a->node.device[d].uuid, w->task, tasks, w->proc,
 				  listed, w->found, VIOLATIONS_MAX);
 	for (int i = 0; i < found && i < VIOLATIONS_MAX; i++) {

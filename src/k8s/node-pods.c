@@ -191,26 +191,30 @@ static void pods_relist(struct node *n)
 	json_decref(items);
 }
 
-/* A device's files in the container's run folder, one mount each (not
- * the host's folder: the pod sees only its own devices' files): the
- * region and the arbiter's file, which its processes write, and the
- * limits table read-only — a container that runs as root could write the
- * table itself otherwise, and raise its own limits. */
-static int device_mounts(struct node *n, const char *uuid, struct gp_plugin_response *r)
+/* A device's files in the container's run folder (not the host's folder:
+ * the pod sees only its own devices' files): the limits table read-only —
+ * a container that runs as root could write the table itself otherwise,
+ * and raise its own limits —, the folder of the device's task files
+ * read-only (the other tasks' turns, which its processes read), and its
+ * own task's file, which its processes write, over it. */
+static int device_mounts(struct node *n, const struct node_pod *k, unsigned i,
+			 struct gp_plugin_response *r)
 {
-	static const struct {
-		const char *suffix;
-		bool read_only;
-	} files[] = { { "region", false }, { "sched", false }, { "limits", true } };
-	char host[600], inside[200];
+	const char *uuid = n->dev[k->dev[i]].d.uuid;
+	char host[600], inside[200], tasks[600], mine[600];
 	int err = 0;
 
-	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		snprintf(host, sizeof(host), "%s/device-%s.%s", n->o.run_dir, uuid, files[f].suffix);
-		snprintf(inside, sizeof(inside), "%s/device-%s.%s", GP_NODE_RUN_DIR_IN_CONTAINER, uuid,
-			 files[f].suffix);
-		err |= gp_plugin_response_mount(r, inside, host, files[f].read_only);
-	}
+	snprintf(host, sizeof(host), "%s/device-%s.limits", n->o.run_dir, uuid);
+	snprintf(inside, sizeof(inside), "%s/device-%s.limits", GP_NODE_RUN_DIR_IN_CONTAINER, uuid);
+	err |= gp_plugin_response_mount(r, inside, host, true);
+	if (gp_region_tasks_dir(n->o.run_dir, uuid, tasks, sizeof(tasks)) < 0 ||
+	    gp_region_task_path(n->dev[k->dev[i]].region, k->task, mine, sizeof(mine)) < 0)
+		return -ENOENT;
+	snprintf(inside, sizeof(inside), "%s/device-%s.tasks", GP_NODE_RUN_DIR_IN_CONTAINER, uuid);
+	err |= gp_plugin_response_mount(r, inside, tasks, true);
+	snprintf(inside, sizeof(inside), "%s/device-%s.tasks%s", GP_NODE_RUN_DIR_IN_CONTAINER, uuid,
+		 strrchr(mine, '/'));
+	err |= gp_plugin_response_mount(r, inside, mine, false);
 	return err;
 }
 
@@ -272,7 +276,7 @@ static int response_fill(struct node *n, const struct node_pod *k, const char *s
 	err |= gp_plugin_response_env(r, "GPUPOOL_COMPUTE", num);
 	err |= gp_plugin_response_mount(r, GP_NODE_SHIM_IN_CONTAINER, n->o.shim_host_path, true);
 	for (unsigned i = 0; i < k->devices; i++)
-		err |= device_mounts(n, n->dev[k->dev[i]].d.uuid, r);
+		err |= device_mounts(n, k, i, r);
 	return err ? -ENOMEM : 0;
 }
 

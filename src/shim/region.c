@@ -11,7 +11,7 @@
  *   live process belongs to it any more (so a process in the task always
  *   finds it). Each entry has its own robust mutex for changes of limits,
  *   and a random stamp made with it, which names the task's file.
- * - Task index K's file, device-UUID.task-K (taskfile.h), holds what the
+ * - Task index K's file, device-UUID.tasks/task-K (taskfile.h), holds what the
  *   task's processes write: the memory each holds and its turns. Only the
  *   task's processes write it (on a managed device it is the task user's,
  *   mode 0644); everybody else maps it read-only and checks what it reads.
@@ -553,6 +553,18 @@ static int unmanaged_task(struct gp_region *r, const char *id, const struct gp_t
 	return t;
 }
 
+/* Not managed: the folder of the task files, made by the first joiner
+ * (mode 0755 as a directory of the user's own; the files in it are 0600). */
+static int tasks_dir_make(const struct gp_region *r)
+{
+	char d[PATH_MAX];
+	int err = gp_taskfile_dir(r->dir, r->uuid, d, sizeof(d));
+
+	if (err == 0 && mkdir(d, 0755) < 0 && errno != EEXIST)
+		err = -errno;
+	return err;
+}
+
 /* ---- joining (managed) ------------------------------------------------------ */
 
 /* The table's entry for id, when secret is the task's. */
@@ -603,7 +615,9 @@ int gp_region_join_as(struct gp_region *r, const char *id, const char *secret,
 			return t;
 		r->stamp = atomic_load(&r->sh->task[t].stamp);
 	}
-	err = task_path(r, t, path, sizeof(path));
+	err = r->limits ? 0 : tasks_dir_make(r);
+	if (err == 0)
+		err = task_path(r, t, path, sizeof(path));
 	if (err == 0)
 		err = gp_taskfile_open(path, r->uuid, id, r->stamp, !r->limits, &r->mine);
 	if (err < 0)
@@ -901,11 +915,13 @@ static void task_files_remove(const char *dir, const char *uuid, bool all)
 		    gp_taskfile_path(dir, uuid, k, path, sizeof(path)) == 0)
 			unlink(path);
 	gp_region_close(r);
+	if (all && gp_taskfile_dir(dir, uuid, path, sizeof(path)) == 0)
+		rmdir(path);
 }
 
 int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes)
 {
-	char d[PATH_MAX];
+	char d[PATH_MAX], tasks[PATH_MAX];
 	int r;
 
 	if (!uuid_is_valid(uuid) || total_bytes == 0)
@@ -914,6 +930,10 @@ int gp_region_prepare(const char *dir, const char *uuid, uint64_t total_bytes)
 	r = dir_own(d);
 	if (r == 0)
 		r = legacy_remove(d, uuid);
+	if (r == 0)
+		r = gp_taskfile_dir(d, uuid, tasks, sizeof(tasks));
+	if (r == 0)
+		r = dir_own(tasks);
 	if (r == 0)
 		r = gp_limits_prepare(d, uuid, total_bytes);
 	if (r == 0)
@@ -1089,6 +1109,27 @@ int gp_region_task_check(struct gp_region *r, const char *id, char *why, size_t 
 	if (!tf && k >= 0)
 		err = file_wrong(r, k, &w, why, len);
 	return err;
+}
+
+int gp_region_task_path(struct gp_region *r, const char *id, char *buf, size_t len)
+{
+	struct who w;
+	int k;
+
+	if (!r || !id_is_valid(id))
+		return -EINVAL;
+	k = index_of(r, id, &w);
+	return k < 0 ? k : task_path(r, k, buf, len);
+}
+
+int gp_region_tasks_dir(const char *dir, const char *uuid, char *buf, size_t len)
+{
+	char d[PATH_MAX];
+
+	if (!uuid_is_valid(uuid))
+		return -EINVAL;
+	dir_resolve(dir, d, sizeof(d));
+	return gp_taskfile_dir(d, uuid, buf, len);
 }
 
 bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid)

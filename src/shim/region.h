@@ -8,7 +8,8 @@
  *   /tmp/gpupool-UID),
  *
  * there is a task table — up to GP_REGION_TASKS tasks, by task id, with
- * their limits — and one file per task, device-UUID.task-K (taskfile.h),
+ * their limits — and one file per task, device-UUID.tasks/task-K
+ * (taskfile.h),
  * where the task's processes (up to GP_REGION_PROCS) count the device
  * memory each holds and take their turns (arbiter.h). A task's memory in
  * use is the sum over its live processes, so a process killed at any
@@ -246,6 +247,12 @@ int gp_region_task_check(struct gp_region *r, const char *id, char *why, size_t 
  * the present file's owner and mode are kept. */
 int gp_region_task_file_make(struct gp_region *r, const char *id,
 			     const struct gp_task_owner *owner);
+
+/* Where task id's file is (-ENOENT: no such task), and the folder of
+ * the device's task files (a container is given the folder read-only and
+ * its own task's file to write: the Kubernetes node program). */
+int gp_region_task_path(struct gp_region *r, const char *id, char *buf, size_t len);
+int gp_region_tasks_dir(const char *dir, const char *uuid, char *buf, size_t len);
 
 /* Does a live process `pid` hold a slot in task id's file (did it join
  * the task through the interposer)? For the verifier. */

@@ -59,9 +59,16 @@ static struct gp_shfile_layout layout_for(const struct taskfile_id *w, mode_t mo
 	};
 }
 
+int gp_taskfile_dir(const char *dir, const char *uuid, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/device-%s.tasks", dir, uuid);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int gp_taskfile_path(const char *dir, const char *uuid, int index, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s/device-%s.task-%d", dir, uuid, index);
+	int n = snprintf(buf, len, "%s/device-%s.tasks/task-%d", dir, uuid, index);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

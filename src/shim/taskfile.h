@@ -3,10 +3,13 @@
  *
  * Every process that uses a device writes two things others must see: the
  * memory it holds (for its task's admission) and its turns (for the
- * arbiter). Both live in the task's file, device-UUID.task-K beside the
- * device's limits (K: the task's index in the device's task table), and
+ * arbiter). Both live in the task's file, device-UUID.tasks/task-K beside
+ * the device's limits (K: the task's index in the device's task table), and
  * in no file shared with other tasks: a task's processes write only their
  * own task's file, and every other reader checks what it reads there.
+ * The files are in a folder of the device's, device-UUID.tasks/task-K
+ * (so that a container can be given the folder, read-only, and its own
+ * task's file).
  * On a managed device the agent (root) makes the file at the task's
  * admission, owned by the task's user, mode 0644: others map it
  * read-only, so no task can write a neighbour's accounting or turns, nor
@@ -90,7 +93,9 @@ struct gp_taskfile {
 
 #define GP_TASKFILE_SIZE ((uint32_t)sizeof(struct gp_taskfile))
 
-/* The file's path: dir/device-UUID.task-INDEX. */
+/* The folder of a device's task files, dir/device-UUID.tasks, and a
+ * file's path in it, .../task-INDEX. */
+int gp_taskfile_dir(const char *dir, const char *uuid, char *buf, size_t len);
 int gp_taskfile_path(const char *dir, const char *uuid, int index, char *buf, size_t len);
 
 /* Makes the file of task `id` (admission `stamp`) at path, complete under

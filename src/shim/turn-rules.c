@@ -54,10 +54,11 @@ bool gp_turn_before(const struct gp_turn_view *a, const struct gp_turn_view *b,
 bool gp_turn_may_preempt(const struct gp_turn_view *w, const struct gp_turn_view *h,
 			 uint64_t held_ns, uint64_t slice_ns)
 {
-	if (h->hard && w->vtime > h->vtime + gp_turn_vtime(held_ns, h->share))
-		return false;   /* a hard share is not cut by one that had more */
-	return w->priority > h->priority ||
-	       (w->priority == h->priority && w->interactive && gp_turn_eligible(w, slice_ns));
+	if (w->priority == h->priority)
+		return w->interactive && gp_turn_eligible(w, slice_ns);
+	/* A higher priority, but a hard share is not cut by one that had more. */
+	return w->priority > h->priority &&
+	       !(h->hard && w->vtime > h->vtime + gp_turn_vtime(held_ns, h->share));
 }
 
 uint64_t gp_turn_granted(const struct gp_turn_view *v, uint64_t slice_ns)

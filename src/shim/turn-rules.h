@@ -15,10 +15,10 @@
  *            neighbour's priority never takes the time a hard task is
  *            owed while that neighbour is ahead of it.
  *   preempt  A waiter of higher priority ends the holder's turn at its
- *            next launch, and so does an interactive waiter of the same
- *            priority (a service between requests) that may take a turn;
- *            but never a hard holder's turn while the waiter is ahead of
- *            that holder in device time per share.
+ *            next launch, but never a hard holder's while the waiter is
+ *            ahead of that holder in device time per share; an interactive
+ *            waiter of the same priority (a service between requests) that
+ *            may take a turn ends it too (its turn is short, and charged).
  *   length   A turn is the task's share of the slice (at least 10 ms); an
  *            interactive turn is short; a hard turn lasts no longer than
  *            its budget, which fills at the share's rate and holds at

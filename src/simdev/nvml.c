@@ -811,25 +811,18 @@ nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t 
 nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid,
 					  nvmlAccountingStats_t *stats)
 {
-	struct sim_proc_info procs[SIM_PROCS_MAX];
 	struct sim *s;
-	int dev, n;
+	uint64_t most;
+	int dev;
 
 	RESOLVE_DEVICE(device, s, dev);
 	if (!stats)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	n = sim_device_procs(s, dev, procs, SIM_PROCS_MAX);
-	for (int i = 0; i < n && i < SIM_PROCS_MAX; i++) {
-		if ((unsigned int)procs[i].pid != pid)
-			continue;
-		*stats = (nvmlAccountingStats_t){
-			.gpuUtilization = sim_process_utilization(s, dev, procs[i].pid, 0),
-			.maxMemoryUsage = procs[i].mem_max_bytes,
-			.isRunning = 1,
-		};
-		return NVML_SUCCESS;
-	}
-	return NVML_ERROR_NOT_FOUND;
+	most = sim_process_mem_max(s, dev, (pid_t)pid);
+	if (!most)
+		return NVML_ERROR_NOT_FOUND;
+	*stats = (nvmlAccountingStats_t){ .maxMemoryUsage = most, .isRunning = 1 };
+	return NVML_SUCCESS;
 }
 
 /* simdev models only SM time: memory, encoder and decoder shares are 0. */

@@ -612,6 +612,16 @@ int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max)
 	return n;
 }
 
+uint64_t sim_process_mem_max(struct sim *s, int dev, pid_t pid)
+{
+	uint64_t most = 0;
+
+	for (int i = 0; i < SIM_PROCS_MAX; i++)
+		if (slot_pid(&s->sh->proc[i]) == pid)
+			most += atomic_load(&s->sh->proc[i].mem_max[dev]);
+	return most;
+}
+
 /* ---- time-slicing --------------------------------------------------- */
 
 static void sleep_until(uint64_t deadline_ns)

@@ -119,6 +119,11 @@ struct sim_proc_info {
 };
 int sim_device_procs(struct sim *s, int dev, struct sim_proc_info *out, int max);
 
+/* The most memory process pid held on the device since it started (over
+ * every slot of it: a process that loads the driver twice has two), 0 for
+ * a pid that has none; no reclaiming, no system call. */
+uint64_t sim_process_mem_max(struct sim *s, int dev, pid_t pid);
+
 /* Occupies the device for `ns` of device time on behalf of the calling
  * process, waiting for its turn: devices time-slice between processes in
  * quanta ($GPUPOOL_SIM_QUANTUM_US, default 1000), like a GPU between

@@ -49,7 +49,7 @@ expect "the console's page is served on TCP" 0 'gpupool console' -- curl -sf "$u
 
 # ---- the pool: tenants, a template, tasks --------------------------------------
 admin=$(cat "$GPUPOOL_TOKEN_FILE")
-alpha=$("$gp" tenant add alpha --mem-guaranteed 16G --compute-guaranteed 100 \
+alpha=$("$gp" tenant add alpha --mem-guaranteed 16G --compute-guaranteed 100 --priority-max 6 \
 	--mem-borrowable 16G --compute-borrowable 100 2>/dev/null)
 beta=$("$gp" tenant add beta --mem-guaranteed 8G --compute-guaranteed 50 2>/dev/null)
 "$gp" tenant quota alpha A100 --mem-guaranteed 8G --compute-guaranteed 60 >/dev/null

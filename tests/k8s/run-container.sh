@@ -10,7 +10,8 @@
 # usage: run-container.sh ALLOCATE_JSON SIMDEV_DIR -- COMMAND...
 # Needs root (unshare -m); a container path that does not exist on the host
 # gets a tmpfs (holding a copy of what was there) over the nearest folder
-# above it that does, in the new namespace only.
+# above it that does, in the new namespace only (once: a later mount
+# point under that tmpfs is made in it, not hidden by another).
 set -eu
 if [ $# -lt 4 ] || [ "$3" != -- ]; then
 	echo "usage: run-container.sh ALLOCATE_JSON SIMDEV_DIR -- COMMAND..." >&2
@@ -31,15 +32,26 @@ envs=$(jq -r '.envs | to_entries[] | "\(.key)=\(.value)"' "$alloc")
 
 # shellcheck disable=SC2016 # expanded inside the namespace
 exec unshare -m --propagation private sh -eu -c '
+made=" "
+# ours PATH: is PATH on a tmpfs this script made (then it is ours to write)?
+ours() {
+	for m in $made; do
+		case "$1/" in "$m"/*) return 0 ;; esac
+	done
+	return 1
+}
 mountpoint() {
 	host=$1 path=$2 ro=$3
 	if [ ! -e "$path" ]; then
 		above=$(dirname "$path")
 		while [ ! -d "$above" ]; do above=$(dirname "$above"); done
-		saved=$(mktemp -d)
-		cp -a "$above/." "$saved/" 2>/dev/null || true
-		mount -t tmpfs tmpfs "$above"
-		cp -a "$saved/." "$above/" 2>/dev/null || true
+		if ! ours "$above"; then
+			saved=$(mktemp -d)
+			cp -a "$above/." "$saved/" 2>/dev/null || true
+			mount -t tmpfs tmpfs "$above"
+			cp -a "$saved/." "$above/" 2>/dev/null || true
+			made="$made $above"
+		fi
 		mkdir -p "$(dirname "$path")"
 		if [ -d "$host" ]; then mkdir -p "$path"; else : >"$path"; fi
 	fi

@@ -148,9 +148,11 @@ check allocate-preloads-the-shim-with-a-task '.[0].envs.LD_PRELOAD ==
 	"/usr/local/lib/gpupool/libgpushare.so" and .[0].envs.GPUPOOL_TASK_ID == "default:train:main"
 	and (.[0].envs.GPUPOOL_TASK_SECRET | length) >= 32 and
 	.[0].envs.GPUPOOL_RUN_DIR == "/run/gpupool"' "$tmp/alloc.json"
-check allocate-mounts-the-shim-and-its-device-files "[.[0].mounts[] | [.containerPath, .readOnly]] | sort ==
-	[[\"/run/gpupool/device-$uuid.limits\", true], [\"/run/gpupool/device-$uuid.region\", false],
-	 [\"/run/gpupool/device-$uuid.sched\", false], [\"/usr/local/lib/gpupool/libgpushare.so\", true]]" \
+# The device's limits and task files read-only, its own task's file to write.
+check allocate-mounts-the-shim-and-its-device-files "[.[0].mounts[] | [.containerPath, .readOnly]] | sort |
+	.[0:2] == [[\"/run/gpupool/device-$uuid.limits\", true], [\"/run/gpupool/device-$uuid.tasks\", true]]
+	and (.[2][0] | test(\"^/run/gpupool/device-$uuid.tasks/task-[0-9]+$\")) and .[2][1] == false
+	and .[3] == [\"/usr/local/lib/gpupool/libgpushare.so\", true] and length == 4" \
 	"$tmp/alloc.json"
 task=$(jq -r .envs.GPUPOOL_TASK_ID "$tmp/alloc.json")
 task_annotated() {

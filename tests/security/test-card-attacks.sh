@@ -96,7 +96,7 @@ wait_for "the neighbour runs" 10 "$neighbour" '.state == "running"'
 spoiler=$(submit "$mallory" --mem 1G --compute 10 -- "$vandal" "$run" 10)
 wait_for "the vandal ends" 30 "$spoiler" '.state == "succeeded"'
 log "$spoiler" >"$tmp/vandal.log"
-own=$(grep -c '^wrote device-.*\.task-[0-9]*$' "$tmp/vandal.log")
+own=$(grep -c '^wrote device-.*\.tasks/task-[0-9]*$' "$tmp/vandal.log")
 if grep -Eq '^wrote 1 files \([0-9]+ times\), refused [1-9]' "$tmp/vandal.log" && [ "$own" = 1 ]; then
 	ok "the vandal could write its own task's file and nothing else ($(head -1 "$tmp/vandal.log"))"
 else

@@ -164,7 +164,7 @@ static int setup_race(void)
 		pthread_join(thread[i], &ret);
 		failed |= ret != NULL;
 	}
-	return failed || mappings_of(".region") != 1 || mappings_of(".task-0") != 1;
+	return failed || mappings_of(".region") != 1 || mappings_of(".tasks/task-0") != 1;
 }
 
 static void the_device_is_set_up_once(void **state)
@@ -351,7 +351,7 @@ static void eight_threads_launch_and_allocate_at_once(void **state)
 
 	/* Set up once: one region and one task file for this process. */
 	assert_int_equal(mappings_of(".region"), 1);
-	assert_int_equal(mappings_of(".task-0"), 1);
+	assert_int_equal(mappings_of(".tasks/task-0"), 1);
 	/* The limit held, for the program and for the driver. */
 	assert_int_equal(atomic_load(&seen.errors), 0);
 	assert_true(atomic_load(&seen.allocated) > 0);

@@ -6,6 +6,7 @@
  * holder spends idle is not charged to it. An alarm fails a run that
  * hangs. */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,7 +196,9 @@ static void a_half_made_file_is_replaced(void **state)
 	uint64_t start;
 	int slot, fd;
 
-	snprintf(path, sizeof(path), "%s/device-GPU-half.task-0", f->dir);
+	snprintf(path, sizeof(path), "%s/device-GPU-half.tasks", f->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/device-GPU-half.tasks/task-0", f->dir);
 	start = now_ns();       /* the maker's time runs from the file's making */
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);

@@ -802,8 +802,8 @@ static void prepare_makes_the_files(void **state)
 	file_path(f, "region", region, sizeof(region));
 	file_path(f, "sched", sched, sizeof(sched));
 	file_path(f, "limits", table, sizeof(table));
-	file_path(f, "task-0", task, sizeof(task));
-	file_path(f, "task-5", stray, sizeof(stray));
+	file_path(f, "tasks/task-0", task, sizeof(task));
+	file_path(f, "tasks/task-5", stray, sizeof(stray));
 	/* Files of the version before, which every task could write: gone. */
 	write_file(region, "old", 3);
 	write_file(sched, "old", 3);
@@ -1157,7 +1157,7 @@ static void managed_damaged_file_harms_no_other_task(void **state)
 	assert_int_equal(gp_region_task_admit(r, "victim", OTHER_SECRET, &l, NULL), 0);
 	assert_int_equal(gp_region_join_as(r, "victim", OTHER_SECRET, NULL, &slot), 0);
 	assert_int_equal(gp_region_task_check(r, "vandal", why, sizeof(why)), 0);
-	file_path(f, "task-0", path, sizeof(path));
+	file_path(f, "tasks/task-0", path, sizeof(path));
 	vandal = fork();
 	assert_true(vandal >= 0);
 	if (vandal == 0) {
@@ -1262,7 +1262,7 @@ static void managed_table_is_read_only_for_tasks(void **state)
 	assert_int_equal(gp_region_task_admit(r, "task-n", OTHER_SECRET, &l,
 					      &(struct gp_task_owner){ nobody - 1, nogroup }), 0);
 	file_path(f, "limits", table, sizeof(table));
-	file_path(f, "task-1", neighbour, sizeof(neighbour));
+	file_path(f, "tasks/task-1", neighbour, sizeof(neighbour));
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
