@@ -71,7 +71,7 @@ static void test_example(void **state)
 	assert_int_equal(o->task_uid_base, 1879048192u);
 	assert_string_equal(o->task_env, "PATH LANG LANGUAGE LC_* TZ LD_LIBRARY_PATH GPUPOOL_SIM_*");
 	assert_int_equal(o->verify, 0);
-	assert_int_equal(o->verify_ms, 500);
+	assert_int_equal(o->verify_ms, 200);
 	assert_int_equal(o->verify_slack_mib, 512);
 	assert_int_equal(o->loop.sample_ms, 10000);
 	assert_int_equal(o->loop.util_window_s, 86400);
