@@ -49,11 +49,12 @@ stop() {
 }
 
 # refused NAME PATTERN ARGS...: a server started with ARGS exits 1 before
-# it serves, its output (in $tmp/refused.log) matching PATTERN.
+# it serves, its output (in $tmp/refused.log) matching PATTERN. One that
+# serves instead is stopped after 20 s (exit 124).
 refused() {
 	name=$1 pattern=$2
 	shift 2
-	expect "$name" 1 "$pattern" -- "$gp" server --db "$db" --socket "$sock" "$@"
+	expect "$name" 1 "$pattern" -- timeout 20 "$gp" server --db "$db" --socket "$sock" "$@"
 	cp "$tmp/out" "$tmp/refused.log"
 }
 
