@@ -1,4 +1,4 @@
-/* backup.h — the database's backups (docs/operations.md, "Backups and
+/* backup.h — the database's backups (docs/install.md, "Backups and
  * restoring"): copies of the store taken by a thread of their own, one
  * at once and then every interval, and the restoring of one.
  *

@@ -40,7 +40,7 @@ void gp_server_db_advise(const struct gp_server_options *o)
 		"gpupool server: the newest backup is %s (written %s). To restore it (what "
 		"changed since is lost), with no server running on the database:\n"
 		"    gpupool server --db %s --restore-db %s\n"
-		"gpupool server: that keeps the damaged file beside it (docs/operations.md, "
+		"gpupool server: that keeps the damaged file beside it (docs/install.md, "
 		"\"Backups and restoring\")\n",
 		newest, when, o->db, newest);
 }

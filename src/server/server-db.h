@@ -1,5 +1,5 @@
 /* server-db.h — the database at `gpupool server`'s start, and putting a
- * backup back (docs/operations.md, "Backups and restoring").
+ * backup back (docs/install.md, "Backups and restoring").
  *
  * At start the database is opened only if it is whole: a missing file
  * makes a new database and an admin (its token written to its file); an

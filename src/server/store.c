@@ -244,7 +244,7 @@ static int damaged(struct gp_store *s, const char *what)
 	fail(s, -EBADMSG,
 	     "%s: the database is damaged (%s); writes are refused until it is "
 	     "restored: stop the server and restore the newest backup (gpupool server "
-	     "--restore-db, docs/operations.md)",
+	     "--restore-db, docs/install.md)",
 	     what, sqlite3_errmsg(s->db));
 	if (first && s->on_damage)
 		s->on_damage(s->on_damage_ctx, s->error);
@@ -356,7 +356,7 @@ static int usable(struct gp_store *s, sqlite3_stmt *st, sqlite3_stmt **ret)
 		return fail(s, -EBADMSG,
 			    "the database is damaged; writes are refused until it is "
 			    "restored: stop the server and restore the newest backup "
-			    "(gpupool server --restore-db, docs/operations.md)");
+			    "(gpupool server --restore-db, docs/install.md)");
 	*ret = st;
 	return 0;
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-db-check.sh — the database checked at start, and its backups
-# (docs/operations.md, "Backups and restoring"), with `gpupool server`:
+# (docs/install.md, "Backups and restoring"), with `gpupool server`:
 #   - a backup at every start (mode 0600 in a directory of mode 0700), and
 #     on a schedule, the oldest beyond --backup-keep removed; /metrics says
 #     when the newest was taken;
