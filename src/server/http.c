@@ -19,7 +19,16 @@
  * MHD_cleanup_connections and new_connection_process_), and the list and
  * the watchdog's shutdown both run under conns_lock, so the watchdog
  * never shuts down a descriptor number that MHD has closed and the
- * process may have reused. */
+ * process may have reused.
+ *
+ * Each connection counts in its client's entry of the peers table
+ * (peers.h, also under conns_lock): its open, waiting and over-bound
+ * connections per listener, which make the bound per client O(1) and
+ * tell, when a listener is full, which waiting connection gives up its
+ * place (room_make). Once a request's headers are in, what can be
+ * refused without its body is refused at once and the connection
+ * closed (refused_early: 503, 421, 429, 415); after a handler, what it
+ * found of the token is noted against the client (token_note). */
 #include "server/http.h"
 #include "server/peers.h"
 
@@ -71,14 +80,16 @@ enum bound { BOUND_NONE, BOUND_CLIENT, BOUND_ALL };
 struct listener;
 
 /* An open connection, from MHD's STARTED notice to its CLOSED one. The
- * fields l, fd, who and peer are set before it is in a list and then
- * only read; the others are guarded by conns_lock. */
+ * fields l, fd and who are set before it is in a list and then only
+ * read; the others are guarded by conns_lock. */
 struct conn {
 	struct conn *prev, *next;
 	struct listener *l;
 	int fd;
 	struct client who;
-	struct gp_peer *peer; /* its client's entry, valid while it is counted */
+	/* its client's entry (peers.h keeps it while the connection counts
+	 * in it); NULL once it gave up its place (room_make) */
+	struct gp_peer *peer;
 	enum bound over;      /* over a bound: answered 503, short deadline */
 	unsigned open_then;   /* what the bound counted when it opened */
 	bool counted;	      /* in its listener's admitted and its client's open */
@@ -592,6 +603,7 @@ static bool room_make(struct listener *l, struct conn *c, int64_t now)
 	conn_uncount(x);
 	shutdown(x->fd, SHUT_RDWR);
 	x->cut = true;
+	x->peer = NULL; /* its client's entry may go to another client now */
 	l->h->counts.evicted++;
 	return true;
 }
@@ -848,7 +860,9 @@ static void token_note(struct conn *c, const struct gp_http_request *req,
 	if (token == GP_HTTP_TOKEN_UNCHECKED || !c)
 		return;
 	pthread_mutex_lock(&c->l->h->conns_lock);
-	if (token == GP_HTTP_TOKEN_GOOD) {
+	if (!c->peer) {
+		token = GP_HTTP_TOKEN_UNCHECKED; /* it gave up its place: said nowhere */
+	} else if (token == GP_HTTP_TOKEN_GOOD) {
 		gp_peer_token_good(c->peer, now);
 	} else {
 		fails = gp_peer_token_failed(c->peer, now);
@@ -856,7 +870,7 @@ static void token_note(struct conn *c, const struct gp_http_request *req,
 		c->l->h->counts.token_unknown++;
 	}
 	pthread_mutex_unlock(&c->l->h->conns_lock);
-	if (token == GP_HTTP_TOKEN_GOOD)
+	if (token != GP_HTTP_TOKEN_UNKNOWN)
 		return;
 	client_name(&c->who, who, sizeof(who));
 	if (wait)
@@ -1009,8 +1023,8 @@ static bool refuse_waiting(struct conn *c, struct gp_http_reply *reply)
 	unsigned fails;
 
 	pthread_mutex_lock(&c->l->h->conns_lock);
-	wait = gp_peer_wait_ms(c->peer, now_ms());
-	fails = c->peer->fails;
+	wait = c->peer ? gp_peer_wait_ms(c->peer, now_ms()) : 0;
+	fails = c->peer ? c->peer->fails : 0;
 	if (wait)
 		c->l->h->counts.token_waiting++;
 	pthread_mutex_unlock(&c->l->h->conns_lock);
@@ -1028,6 +1042,42 @@ static bool refuse_waiting(struct conn *c, struct gp_http_reply *reply)
 	return true;
 }
 
+/* The 421 of a request on TCP whose Host is not one of the server's
+ * names; false when it is one. */
+static bool refuse_host(const struct conn *c, struct MHD_Connection *mc,
+			struct gp_http_reply *reply)
+{
+	const struct gp_http *h = c->l->h;
+	const char *host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+
+	if (c->l->is_unix || host_allowed(h, host))
+		return false;
+	gp_http_error(reply, MHD_HTTP_MISDIRECTED_REQUEST,
+		      "the Host header \"%.100s\" is not a name of this server (%s): a page of "
+		      "another site may not reach the API through a name of its own (DNS "
+		      "rebinding); if the name is this server's, add it with --allowed-hosts",
+		      host, h->hosts_shown);
+	return true;
+}
+
+/* The 415 of a request whose body is not said to be JSON, where the
+ * options want JSON; false otherwise. */
+static bool refuse_type(const struct conn *c, struct MHD_Connection *mc,
+			struct gp_http_reply *reply)
+{
+	const char *type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_CONTENT_TYPE);
+
+	if (!c->l->h->o.json_bodies || !has_body(mc) || is_json_type(type))
+		return false;
+	gp_http_error(reply, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+		      "the request body must be JSON, sent with \"Content-Type: "
+		      "application/json\"; this one came with %s%.100s%s",
+		      type ? "\"Content-Type: " : "no Content-Type", type ? type : "",
+		      type ? "\"" : "");
+	return true;
+}
+
 /* Whether the request whose headers are in is refused before its body
  * is read (its reply then in reply): over a bound (503), a Host that is
  * not this server's on TCP (421), a token from a client that waits
@@ -1035,33 +1085,12 @@ static bool refuse_waiting(struct conn *c, struct gp_http_reply *reply)
 static bool refused_early(struct conn *c, struct MHD_Connection *mc,
 			  struct gp_http_reply *reply)
 {
-	struct gp_http *h = c->l->h;
-	const char *host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-	const char *type;
-
 	if (c->over) {
 		refuse_over(c, reply);
-	} else if (!c->l->is_unix && !host_allowed(h, host)) {
-		gp_http_error(reply, MHD_HTTP_MISDIRECTED_REQUEST,
-			      "the Host header \"%.100s\" is not a name of this server (%s): a "
-			      "page of another site may not reach the API through a name of "
-			      "its own (DNS rebinding); if the name is this server's, add it "
-			      "with --allowed-hosts",
-			      host, h->hosts_shown);
-	} else if (bearer_token(mc) && refuse_waiting(c, reply)) {
 		return true;
-	} else if (h->o.json_bodies && has_body(mc) &&
-		   !is_json_type(type = MHD_lookup_connection_value(
-					 mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE))) {
-		gp_http_error(reply, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-			      "the request body must be JSON, sent with \"Content-Type: "
-			      "application/json\"; this one came with %s%.100s%s",
-			      type ? "\"Content-Type: " : "no Content-Type", type ? type : "",
-			      type ? "\"" : "");
-	} else {
-		return false;
 	}
-	return true;
+	return refuse_host(c, mc, reply) || (bearer_token(mc) && refuse_waiting(c, reply)) ||
+	       refuse_type(c, mc, reply);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
