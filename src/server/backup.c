@@ -88,8 +88,8 @@ static int names_read(const char *dir, char (*names)[NAME_MAX_LEN])
 		    !strcmp(e->d_name + len - strlen(TMP_MARK), TMP_MARK) &&
 		    !strncmp(e->d_name + 1, PREFIX, strlen(PREFIX)))
 			unlinkat(dirfd(d), e->d_name, 0);
-		else if (is_backup_name(e->d_name) && n < NAMES_MAX)
-			snprintf(names[n++], NAME_MAX_LEN, "%s", e->d_name);
+		else if (is_backup_name(e->d_name) && n < NAMES_MAX) /* len < NAME_MAX_LEN */
+			memcpy(names[n++], e->d_name, len + 1);
 	}
 	closedir(d);
 	qsort(names, (size_t)n, NAME_MAX_LEN, name_compare);
