@@ -354,6 +354,22 @@ static void test_empty_file_refused(void **state)
 	assert_int_equal(access(leftover, F_OK), -1);
 }
 
+/* Something at the path that is not a file is refused, not replaced. */
+static void test_not_a_file_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_store *s = NULL;
+	struct stat st;
+
+	assert_int_equal(mkdir(f->path, 0700), 0);
+	assert_int_equal(gp_store_open(f->path, &s), -EINVAL);
+	assert_null(s);
+	assert_non_null(strstr(gp_store_error(NULL), "not a regular file"));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(rmdir(f->path), 0);
+}
+
 /* A missing file is made, whole, under its own name, mode 0600. */
 static void test_missing_file_made(void **state)
 {
@@ -1943,6 +1959,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file_refused, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_file_refused, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file_made, setup_dir, teardown),
 		cmocka_unit_test_setup_teardown(test_check_finds_damage, setup_store,
 						teardown),
