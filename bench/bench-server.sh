@@ -96,7 +96,7 @@ server_start() { # NAME ARGS...
 		sleep 0.05
 	done
 	token=$(curl -sf --unix-socket "$dir/sock" -H "Authorization: Bearer $(cat "$dir/admin.token")" \
-		http://localhost/v1/tenants -d '{"name": "bench"}' | jq -r .token) ||
+		-H 'Content-Type: application/json' http://localhost/v1/tenants -d '{"name": "bench"}' | jq -r .token) ||
 		fail "could not add a tenant"
 }
 
@@ -135,7 +135,7 @@ server_stop
 # api NAME METHOD PATH [BODY]: server NAME's answer, as its admin.
 api() {
 	curl -sf --unix-socket "$tmp/$1/sock" -H "Authorization: Bearer $(cat "$tmp/$1/admin.token")" \
-		-X "$2" "http://localhost$3" ${4:+-d "$4"}
+		-H 'Content-Type: application/json' -X "$2" "http://localhost$3" ${4:+-d "$4"}
 }
 
 # cpu_ticks PID: user + system clock ticks of the process, all its threads.

@@ -99,8 +99,10 @@ exited() {
 }
 
 # api NAME STATUS PATTERN TOKEN METHOD PATH [CURL ARGS...]: a request to
-# the server on the socket $sock (with TOKEN, unless empty) gets HTTP
-# STATUS and a body (kept in $tmp/out) that matches PATTERN.
+# the server on the socket $sock (with TOKEN, unless empty; with
+# Content-Type: application/json, as the server wants for a body, unless
+# the call gives its own) gets HTTP STATUS and a body (kept in $tmp/out)
+# that matches PATTERN.
 api() {
 	if [ $# -lt 6 ] || ! is_status "$2" || [ -z "$3" ] || [ -z "${sock:-}" ]; then
 		malformed api "$@"
@@ -109,6 +111,7 @@ api() {
 	name=$1 api_want=$2 api_pattern=$3 api_token=$4 api_method=$5 api_path=$6
 	shift 6
 	if [ -n "$api_token" ]; then set -- "$@" -H "Authorization: Bearer $api_token"; fi
+	case "$*" in *Content-Type:*) ;; *) set -- "$@" -H 'Content-Type: application/json' ;; esac
 	got=$(curl -s -o "$tmp/out" -w '%{http_code}' --unix-socket "$sock" -X "$api_method" "$@" \
 		"http://gpupool$api_path")
 	if [ "$got" = "$api_want" ] && grep -Eq -- "$api_pattern" "$tmp/out"; then

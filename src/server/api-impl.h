@@ -26,6 +26,8 @@ struct gp_api {
 	char admin_token_file[PATH_MAX]; /* rewritten when the admin's token is; "": none
 					  */
 	char ui_dir[PATH_MAX], ui_chart_js[PATH_MAX]; /* "": none */
+	struct gp_http *http;	  /* its counts, for /metrics; NULL: none */
+	struct gp_backup *backup; /* the database's backups; NULL: none */
 };
 
 /* The API's store, pool and loop, for the writes it shares (taskops.h). */

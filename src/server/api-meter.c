@@ -20,6 +20,7 @@
 #include "base/month.h"
 #include "server/api-impl.h"
 #include "server/advise.h"
+#include "server/backup.h"
 #include "server/bill.h"
 #include "server/metrics.h"
 
@@ -558,11 +559,15 @@ static bool metrics_scope(struct gp_api *api, const struct gp_http_request *req,
 	if (!req->token)
 		return true; /* GP_METRICS_POOL */
 	if (is_scrape_token(api, req->token)) {
+		ret->token = GP_HTTP_TOKEN_GOOD;
 		src->scope = GP_METRICS_ALL;
 		return true;
 	}
 	r = gp_store_tenant_by_token(api->store, req->token, &me);
+	if (r == 0)
+		ret->token = GP_HTTP_TOKEN_GOOD;
 	if (r == -ENOENT || r == -EINVAL) {
+		ret->token = GP_HTTP_TOKEN_UNKNOWN;
 		gp_http_error(
 			ret, 401,
 			"unknown token: send a tenant's token, the admin's or the "
@@ -577,19 +582,41 @@ static bool metrics_scope(struct gp_api *api, const struct gp_http_request *req,
 	return true;
 }
 
+/* The server's guards: the HTTP front's counts, the database's state. */
+static void guard_read(struct gp_api *api, struct gp_metrics_guard *ret)
+{
+	struct gp_http_counts c = {0};
+	struct gp_backup_state b = {0};
+
+	if (api->http)
+		gp_http_counts(api->http, &c);
+	if (api->backup)
+		gp_backup_state(api->backup, &b);
+	*ret = (struct gp_metrics_guard){
+		.conn_refused = c.refused, .conn_evicted = c.evicted,
+		.token_unknown = c.token_unknown, .token_waiting = c.token_waiting,
+		.db_damaged = gp_store_is_damaged(api->store) || b.damaged,
+		.backups = api->backup != NULL, .backup_last_ms = b.last_ms,
+		.backup_failed = b.failed,
+	};
+}
+
 void gp_api_metrics(void *ctx, const struct gp_http_request *req,
 		    struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct gp_loop_stats *stats = malloc(sizeof(*stats));
+	struct gp_metrics_guard guard;
 	struct gp_metrics_source src = {.store = api->store,
 					.meter = gp_loop_meter(api->loop),
+					.guard = &guard,
 					.now_ms = gp_unix_ms()};
 	char *text = NULL;
 	int r;
 
 	if (stats && gp_loop_stats(api->loop, stats))
 		src.stats = stats;
+	guard_read(api, &guard);
 	if (!metrics_scope(api, req, &src, ret)) {
 		free(stats);
 		return;

@@ -264,10 +264,13 @@ static bool caller(struct gp_api *api, const struct gp_http_request *req,
 	}
 	r = gp_store_tenant_by_token(api->store, req->token, me);
 	if (r == -ENOENT || r == -EINVAL) {
+		ret->token = GP_HTTP_TOKEN_UNKNOWN;
 		gp_http_error(ret, 401,
 			      "unknown token: ask the admin for your tenant's token");
 		return false;
 	}
+	if (r == 0)
+		ret->token = GP_HTTP_TOKEN_GOOD;
 	return r < 0 ? store_failed(api, ret, r, "token") : true;
 }
 
@@ -1703,6 +1706,8 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 		return -ENOMEM;
 	api->store = store;
 	api->pool = o->pool;
+	api->http = o->http;
+	api->backup = o->backup;
 	api->queue_max = o->queue_max;
 	api->tenant_queue_max = o->tenant_queue_max ? o->tenant_queue_max
 						    : GP_API_TENANT_QUEUE_MAX;

@@ -58,6 +58,10 @@ struct gp_api_options {
 	/* the web console's files and its charting library (copied; api-ui.c);
 	 * NULL or "": none (GET /ui/ says so) */
 	const char *ui_dir, *ui_chart_js;
+	/* what /metrics tells of the server's guards: the API's HTTP front
+	 * (its counts) and the database's backups; NULL: none */
+	struct gp_http *http;
+	struct gp_backup *backup;
 };
 
 int gp_api_new(struct gp_store *store, const struct gp_api_options *o,

@@ -17,11 +17,12 @@
 
 #include "base/parse.h"
 #include "core/policy.h"
+#include "server/backup.h"
 #include "server/meter.h"
 #include "shim/region.h"
 
 enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_PRICES,
-		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN };
+		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS };
 
 struct key {
 	const char *name;
@@ -32,6 +33,7 @@ struct key {
 };
 
 const char *const gp_config_verify_names[] = {"kill", "alert", "off", NULL};
+const char *const gp_config_db_check_names[] = {"quick", "full", NULL};
 
 #define AT(member) offsetof(struct gp_server_options, member)
 
@@ -51,6 +53,11 @@ static const struct key keys[] = {
 	 GP_CONFIG_CONNECTIONS_LIMIT},
 	{"max_client_connections", KEY_UINT, AT(max_client_connections), 1,
 	 GP_CONFIG_CONNECTIONS_LIMIT},
+	{"allowed_hosts", KEY_HOSTS, AT(allowed_hosts), 0, 0},
+	{"db_check", KEY_CHOICE, AT(db_check), 0, 0, gp_config_db_check_names},
+	{"backup_dir", KEY_PATH, AT(backup_dir), 0, 0},
+	{"backup_interval", KEY_UINT, AT(backup_interval_s), 0, GP_CONFIG_BACKUP_INTERVAL_LIMIT},
+	{"backup_keep", KEY_UINT, AT(backup_keep), 1, GP_BACKUP_KEEP_LIMIT},
 	{"metrics_token_file", KEY_PATH, AT(metrics_token_file), 0, 0},
 	{"metrics_listen", KEY_LISTEN, 0, 0, 0},
 	{"ui_dir", KEY_PATH, AT(ui_dir), 0, 0},
@@ -87,6 +94,7 @@ static const struct key keys[] = {
 #define KEY_LIST                                                                         \
 	"db, socket, tcp, admin_token_file, queue_max, tenant_queue_max, "               \
 	"header_timeout_ms, body_timeout_ms, max_connections, max_client_connections, "  \
+	"allowed_hosts, db_check, backup_dir, backup_interval, backup_keep, "             \
 	"metrics_token_file, metrics_listen, ui_dir, ui_chart_js, with_agent, shim, "     \
 	"run_dir, log_dir, "                                                              \
 	"log_max, grace_ms, "                                                             \
@@ -375,6 +383,44 @@ static int set_listen(struct reader *r, const struct key *k, const yaml_event_t 
 		    scalar_text(ev));
 }
 
+/* Whether name is a host name (letters, digits, '-' and '.') or a
+ * bracketed IPv6 address. */
+static bool host_is_name(const char *name, size_t n)
+{
+	if (n >= 3 && name[0] == '[' && name[n - 1] == ']')
+		return strspn(name + 1, "0123456789abcdefABCDEF:.") == n - 2;
+	return n > 0 && n < 254 &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") >= n;
+}
+
+bool gp_config_hosts_check(const char *list, char *why, size_t why_len)
+{
+	for (const char *p = list;; p++) {
+		size_t n = strcspn(p, ",");
+
+		if (!host_is_name(p, n)) {
+			snprintf(why, why_len,
+				 "\"%.*s\" is not a host name; give names without ports, "
+				 "comma-separated, e.g. gpu1.example.com,gpu1 (an IPv6 address "
+				 "in brackets)",
+				 (int)(n > 80 ? 80 : n), p);
+			return false;
+		}
+		p += n;
+		if (!*p)
+			return true;
+	}
+}
+
+static int set_hosts(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	char why[256];
+
+	if (!gp_config_hosts_check(scalar_text(ev), why, sizeof(why)))
+		return fail(r, &ev->start_mark, k->name, "%s", why);
+	return set_path(r, k, ev);
+}
+
 /* prices: MODEL: PRICE, one entry. */
 static int set_price(struct reader *r, const yaml_event_t *model, const yaml_event_t *value)
 {
@@ -483,6 +529,7 @@ static int set_value(struct reader *r, const struct key *k)
 		[KEY_SIZE] = "a size, like 64M",
 		[KEY_POLICY] = "a policy's name (gpupool policies lists them)",
 		[KEY_LISTEN] = "ADDR:PORT",
+		[KEY_HOSTS] = "host names, comma-separated",
 	};
 	yaml_event_t ev;
 	int e;
@@ -500,6 +547,7 @@ static int set_value(struct reader *r, const struct key *k)
 		    : k->kind == KEY_SIZE   ? set_size(r, k, &ev)
 		    : k->kind == KEY_POLICY ? set_policy(r, k, &ev)
 		    : k->kind == KEY_LISTEN ? set_listen(r, k, &ev)
+		    : k->kind == KEY_HOSTS  ? set_hosts(r, k, &ev)
 					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

@@ -4,7 +4,8 @@
  * The file is YAML, read with libyaml's parser: one mapping whose keys
  * are the long options with '_' for '-' (db, socket, tcp,
  * admin_token_file, queue_max, tenant_queue_max, header_timeout_ms,
- * body_timeout_ms, max_connections, max_client_connections,
+ * body_timeout_ms, max_connections, max_client_connections, allowed_hosts,
+ * db_check, backup_dir, backup_interval, backup_keep,
  * metrics_token_file, with_agent, shim, run_dir, log_dir, log_max,
  * grace_ms, * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
  * verify_slack_mib, sample_ms, util_window, grow_samples, policy,
@@ -53,6 +54,7 @@
 #define GP_CONFIG_WORKLOAD_WINDOW_MIN	 60 /* a policy's target: 1 min to 31 days */
 #define GP_CONFIG_WORKLOAD_WINDOW_LIMIT	 (31 * 86400)
 #define GP_CONFIG_WORKLOAD_REFRESH_LIMIT 86400
+#define GP_CONFIG_BACKUP_INTERVAL_LIMIT	 (31 * 86400)
 
 /* The console's charting library: Debian's libjs-chart.js. */
 #define GP_UI_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
@@ -71,6 +73,15 @@ struct gp_server_options {
 	unsigned header_timeout_ms, body_timeout_ms;
 	unsigned max_connections;
 	unsigned max_client_connections;   /* 0: not given (as tenant_queue_max) */
+	/* more names a request on TCP may give as its Host, comma-separated,
+	 * besides localhost, 127.0.0.1, [::1] and the machine's name */
+	char allowed_hosts[PATH_MAX];
+	/* the database: its check at start, its backups */
+	unsigned db_check;		   /* index in gp_config_db_check_names */
+	char backup_dir[PATH_MAX];	   /* "": backups/ next to the database */
+	unsigned backup_interval_s;	   /* 0: none on a schedule */
+	unsigned backup_keep;
+	char restore_db[PATH_MAX];	   /* --restore-db: this backup in, then exit */
 	char metrics_token_file[PATH_MAX]; /* the scrape token's file; "" none */
 	char ui_dir[PATH_MAX];		   /* the web console's files; "" none */
 	char ui_chart_js[PATH_MAX];	   /* its charting library */
@@ -127,6 +138,15 @@ int gp_config_policy_set(struct gp_server_options *o, const char *name, char *li
 
 /* The verifier's policies, in enum gp_verify_policy's order. */
 extern const char *const gp_config_verify_names[];
+
+/* --db-check: PRAGMA quick_check or integrity_check at start. */
+enum gp_config_db_check { GP_CONFIG_DB_CHECK_QUICK, GP_CONFIG_DB_CHECK_FULL };
+extern const char *const gp_config_db_check_names[];
+
+/* --allowed-hosts / allowed_hosts: a comma-separated list of host names
+ * ("gpu1.example.com,gpu1") or bracketed IPv6 addresses ("[fd00::7]"),
+ * without ports; false with what is wrong in why when it is not one. */
+bool gp_config_hosts_check(const char *list, char *why, size_t why_len);
 
 /* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);

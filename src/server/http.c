@@ -19,8 +19,18 @@
  * MHD_cleanup_connections and new_connection_process_), and the list and
  * the watchdog's shutdown both run under conns_lock, so the watchdog
  * never shuts down a descriptor number that MHD has closed and the
- * process may have reused. */
+ * process may have reused.
+ *
+ * Each connection counts in its client's entry of the peers table
+ * (peers.h, also under conns_lock): its open, waiting and over-bound
+ * connections per listener, which make the bound per client O(1) and
+ * tell, when a listener is full, which waiting connection gives up its
+ * place (room_make). Once a request's headers are in, what can be
+ * refused without its body is refused at once and the connection
+ * closed (refused_early: 503, 421, 429, 415); after a handler, what it
+ * found of the token is noted against the client (token_note). */
 #include "server/http.h"
+#include "server/peers.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -51,12 +61,17 @@
 #define ALLOW_MAX	64
 #define SOCKET_PATH_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 #define DIAG_TIMEOUT_MS 100
+#define PEERS_SPARE	256 /* clients remembered beyond those connected */
+#define LISTENER_UNIX	0   /* a listener's index in a client's counts */
+#define LISTENER_TCP	1
 
-/* Who is at the other end of a connection, as the bounds count it. */
+/* Who is at the other end of a connection: the client the bounds and
+ * the waits count (peers.h), and the address it came from, for the
+ * messages. */
 struct client {
+	struct gp_peer_key key;
 	int family;		/* AF_INET, AF_INET6 or AF_UNIX */
 	unsigned char addr[16]; /* the peer's address (4 bytes for AF_INET) */
-	long long uid;		/* the peer socket's owner; -1: not known */
 };
 
 /* Which bound a connection is over. */
@@ -65,41 +80,53 @@ enum bound { BOUND_NONE, BOUND_CLIENT, BOUND_ALL };
 struct listener;
 
 /* An open connection, from MHD's STARTED notice to its CLOSED one. The
- * fields but deadline_ms and cut are set before it is in a list and
- * then only read; deadline_ms and cut are guarded by conns_lock. */
+ * fields l, fd and who are set before it is in a list and then only
+ * read; the others are guarded by conns_lock. */
 struct conn {
 	struct conn *prev, *next;
 	struct listener *l;
 	int fd;
 	struct client who;
-	enum bound over;     /* over a bound: answered 503, short deadline */
-	unsigned open_then;  /* what the bound counted when it opened */
-	int64_t deadline_ms; /* CLOCK_MONOTONIC; past it, the watchdog cuts */
-	bool cut;	     /* its socket is shut down */
+	/* its client's entry (peers.h keeps it while the connection counts
+	 * in it); NULL once it gave up its place (room_make) */
+	struct gp_peer *peer;
+	enum bound over;      /* over a bound: answered 503, short deadline */
+	unsigned open_then;   /* what the bound counted when it opened */
+	bool counted;	      /* in its listener's admitted and its client's open */
+	bool waiting;	      /* counted, and waiting for a request's headers */
+	int64_t waiting_ms;   /* since when (CLOCK_MONOTONIC) */
+	int64_t deadline_ms;  /* CLOCK_MONOTONIC; past it, the watchdog cuts */
+	bool cut;	      /* its socket is shut down */
 };
 
 /* A listening socket and its daemon. conns and admitted are guarded by
  * gp_http.conns_lock. */
 struct listener {
 	struct gp_http *h;
+	unsigned index; /* in the clients' counts: LISTENER_UNIX or LISTENER_TCP */
 	bool is_unix;
 	int fd; /* listening, until the daemon owns it; -1 then */
 	struct MHD_Daemon *daemon;
 	struct conn *conns; /* the open connections */
-	unsigned admitted;  /* those of them not over a bound */
+	unsigned admitted;  /* those of them counted (not over a bound) */
 };
 
 struct gp_http {
 	struct gp_http_options o;	   /* with the defaults filled in */
 	char socket_path[SOCKET_PATH_MAX]; /* ours to remove; "" until made */
+	char *hosts;			   /* o.hosts, copied; NULL: any Host */
+	char *hosts_shown;		   /* the same, ", " between names */
 	struct listener unix_l, tcp_l;
 	const struct gp_http_route *routes;
 	size_t routes_n;
 	void *ctx;
 	pthread_mutex_t lock; /* held while a handler runs */
-	/* The connections of both listeners, and the watchdog's stopping;
-	 * never held while a handler runs or MHD is called. */
+	/* The connections of both listeners, the clients (peers), the
+	 * counts, and the watchdog's stopping; never held while a handler
+	 * runs or MHD is called. */
 	pthread_mutex_t conns_lock;
+	struct gp_peers *peers;
+	struct gp_http_counts counts;
 	pthread_cond_t wake; /* tells the watchdog to stop */
 	pthread_t watchdog;
 	bool watching, stopping;
@@ -346,26 +373,22 @@ static void route(struct gp_http *h, struct gp_http_request *req,
 
 /* ---- clients ---------------------------------------------------------- */
 
-static bool client_same(const struct client *a, const struct client *b)
-{
-	return a->family == b->family && a->uid == b->uid &&
-	       !memcmp(a->addr, b->addr, sizeof(a->addr));
-}
-
-/* "127.0.0.1, uid 1000", "uid 1000" (the Unix socket), "10.0.0.7". */
+/* "uid 1000" (the Unix socket), "uid 1000 on loopback", "loopback, uid
+ * unknown", "10.0.0.7". */
 static void client_name(const struct client *c, char *buf, size_t size)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
 
-	if (c->family == AF_UNIX) {
-		snprintf(buf, size, "uid %lld", c->uid);
-		return;
-	}
-	inet_ntop(c->family, c->addr, ip, sizeof(ip));
-	if (c->uid >= 0)
-		snprintf(buf, size, "%s, uid %lld", ip, c->uid);
-	else
+	if (c->key.kind == GP_PEER_SOCKET)
+		snprintf(buf, size, "uid %lld", c->key.uid);
+	else if (c->key.kind == GP_PEER_UID && c->key.uid >= 0)
+		snprintf(buf, size, "uid %lld on loopback", c->key.uid);
+	else if (c->key.kind == GP_PEER_UID)
+		snprintf(buf, size, "loopback, uid unknown");
+	else if (inet_ntop(c->family, c->addr, ip, sizeof(ip)))
 		snprintf(buf, size, "%s", ip);
+	else
+		snprintf(buf, size, "?");
 }
 
 static bool is_loopback(const struct sockaddr_storage *a)
@@ -475,9 +498,10 @@ static void diag_open(struct gp_http *h, int fd)
 }
 
 /* Who is at the other end of fd: a Unix peer's uid (SO_PEERCRED); a TCP
- * peer's address, and on loopback the uid that owns its socket, looked up
- * by the connection's exact addresses and ports (else -1: the address
- * alone). */
+ * peer on loopback, the uid that owns its socket, looked up by the
+ * connection's exact addresses and ports (-1 when it cannot be: every
+ * such peer is then one client), whatever loopback address it took;
+ * another TCP peer, its address. */
 static void client_of(struct gp_http *h, const struct listener *l, int fd,
 		      struct client *ret)
 {
@@ -485,14 +509,16 @@ static void client_of(struct gp_http *h, const struct listener *l, int fd,
 	socklen_t len = sizeof(peer);
 
 	memset(ret, 0, sizeof(*ret));
-	ret->uid = -1;
+	ret->key.kind = GP_PEER_UID;
+	ret->key.uid = -1;
 	if (l->is_unix) {
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
 
 		ret->family = AF_UNIX;
+		ret->key.kind = GP_PEER_SOCKET;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
-			ret->uid = cred.uid;
+			ret->key.uid = cred.uid;
 		return;
 	}
 	if (getpeername(fd, (struct sockaddr *)&peer, &len) < 0)
@@ -504,49 +530,126 @@ static void client_of(struct gp_http *h, const struct listener *l, int fd,
 		memcpy(ret->addr, &((struct sockaddr_in6 *)&peer)->sin6_addr, 16);
 	else
 		return;
+	if (!is_loopback(&peer)) {
+		ret->key.kind = GP_PEER_ADDR;
+		ret->key.family = ret->family;
+		memcpy(ret->key.addr, ret->addr, sizeof(ret->addr));
+		return;
+	}
 	len = sizeof(local);
-	if (is_loopback(&peer) && getsockname(fd, (struct sockaddr *)&local, &len) == 0 &&
-	    diag_uid(h, &peer, &local, &ret->uid) < 0)
-		ret->uid = -1;
+	if (getsockname(fd, (struct sockaddr *)&local, &len) < 0 ||
+	    diag_uid(h, &peer, &local, &ret->key.uid) < 0)
+		ret->key.uid = -1;
 }
 
 /* ---- connections ------------------------------------------------------ */
 
+/* c stops waiting for a request's headers, or starts again (a kept-alive
+ * connection between two requests). Called holding conns_lock. */
+static void conn_waiting_set(struct conn *c, bool waiting, int64_t now)
+{
+	unsigned li = c->l->index;
+
+	if (!c->counted || c->waiting == waiting)
+		return;
+	c->waiting = waiting;
+	c->waiting_ms = now;
+	if (waiting)
+		c->peer->waiting[li]++;
+	else
+		c->peer->waiting[li]--;
+}
+
+/* Takes c out of the counts (it closes, or gives up its place). Called
+ * holding conns_lock. */
+static void conn_uncount(struct conn *c)
+{
+	struct listener *l = c->l;
+
+	if (c->counted) {
+		conn_waiting_set(c, false, 0);
+		c->peer->open[l->index]--;
+		l->admitted--;
+		c->counted = false;
+	} else if (c->over) {
+		c->peer->over[l->index]--;
+	}
+}
+
+/* The oldest connection of peer on l still waiting for its headers,
+ * and not cut; NULL: none. */
+static struct conn *oldest_waiting(struct listener *l, const struct gp_peer *peer)
+{
+	struct conn *oldest = NULL;
+
+	for (struct conn *x = l->conns; x; x = x->next)
+		if (x->peer == peer && x->waiting && !x->cut &&
+		    (!oldest || x->waiting_ms < oldest->waiting_ms))
+			oldest = x;
+	return oldest;
+}
+
+/* l is full and c opens: a connection that is still waiting for its
+ * request's headers gives up its place to c, when peers.h's rule finds
+ * a client that should give one up (gp_peers_victim). Its socket is
+ * shut down, as at a deadline. Called holding conns_lock. */
+static bool room_make(struct listener *l, struct conn *c, int64_t now)
+{
+	struct gp_peer *victim = gp_peers_victim(l->h->peers, l->index, c->peer, now);
+	struct conn *x = victim ? oldest_waiting(l, victim) : NULL;
+
+	if (!x)
+		return false;
+	conn_uncount(x);
+	shutdown(x->fd, SHUT_RDWR);
+	x->cut = true;
+	x->peer = NULL; /* its client's entry may go to another client now */
+	l->h->counts.evicted++;
+	return true;
+}
+
 /* Counts c against its listener's bounds; c is not in the list yet.
  * Called holding conns_lock.
  *  - The bound per client keeps one client (a runaway script, a tenant's
- *    tasks that all connect from 127.0.0.1) from taking every connection
- *    from the others, root's CLI among them.
+ *    tasks, from one loopback address or many) from taking every
+ *    connection from the others, root's CLI among them.
  *  - The overall bound keeps the server's descriptors and memory bounded
  *    whoever connects, below MHD's own limit (which, once reached, drops
- *    new connections unanswered).
+ *    new connections unanswered). When it is reached, a connection
+ *    still waiting for its request's headers, of a client that holds
+ *    more of those than c's client holds connections (or of one that
+ *    has not presented a good token lately, where c's has), is closed
+ *    to make room: slow connections cannot keep others out, while no
+ *    client can push out one as greedy as itself.
  *  - A connection over a bound gets a short deadline and, past
  *    OVER_PER_CLIENT of its client's at once, is cut at once: those it
  *    opens faster than they expire cannot reach MHD's limit either. */
 static void conn_admit(struct listener *l, struct conn *c, int64_t now)
 {
 	const struct gp_http_options *o = &l->h->o;
-	unsigned mine = 0, mine_over = 0;
+	struct gp_peer *p = c->peer;
 
-	for (const struct conn *x = l->conns; x; x = x->next)
-		if (client_same(&x->who, &c->who)) {
-			mine += x->over == BOUND_NONE;
-			mine_over += x->over != BOUND_NONE;
-		}
-	if (l->admitted >= o->max_connections) {
+	if (p->open[l->index] >= o->max_client_connections) {
+		c->over = BOUND_CLIENT;
+		c->open_then = p->open[l->index];
+	} else if (l->admitted >= o->max_connections && !room_make(l, c, now)) {
 		c->over = BOUND_ALL;
 		c->open_then = l->admitted;
-	} else if (mine >= o->max_client_connections) {
-		c->over = BOUND_CLIENT;
-		c->open_then = mine;
 	}
 	c->deadline_ms = now + (c->over ? GP_HTTP_OVER_BOUND_MS : o->header_timeout_ms);
-	if (c->over && mine_over >= OVER_PER_CLIENT) {
-		shutdown(c->fd, SHUT_RDWR);
-		c->cut = true;
-	}
-	if (!c->over)
+	if (c->over) {
+		l->h->counts.refused++;
+		if (p->over[l->index] >= OVER_PER_CLIENT) {
+			shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+		}
+		p->over[l->index]++;
+	} else {
+		c->counted = true;
 		l->admitted++;
+		p->open[l->index]++;
+		conn_waiting_set(c, true, now);
+	}
 	c->next = l->conns;
 	if (l->conns)
 		l->conns->prev = c;
@@ -560,21 +663,28 @@ static void conn_open(struct listener *l, struct MHD_Connection *mc,
 {
 	const union MHD_ConnectionInfo *info =
 		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct gp_http *h = l->h;
 	struct conn *c;
+	int64_t now = now_ms();
 
 	if (!info)
 		return;
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (c) {
+		c->l = l;
+		c->fd = info->connect_fd;
+		client_of(h, l, c->fd, &c->who);
+		pthread_mutex_lock(&h->conns_lock);
+		c->peer = gp_peers_get(h->peers, &c->who.key, now);
+		if (c->peer)
+			conn_admit(l, c, now);
+		pthread_mutex_unlock(&h->conns_lock);
+	}
+	if (!c || !c->peer) {
 		shutdown(info->connect_fd, SHUT_RDWR);
+		free(c);
 		return;
 	}
-	c->l = l;
-	c->fd = info->connect_fd;
-	client_of(l->h, l, c->fd, &c->who);
-	pthread_mutex_lock(&l->h->conns_lock);
-	conn_admit(l, c, now_ms());
-	pthread_mutex_unlock(&l->h->conns_lock);
 	*socket_context = c;
 }
 
@@ -590,8 +700,7 @@ static void conn_close(struct conn *c)
 		l->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	if (!c->over)
-		l->admitted--;
+	conn_uncount(c);
 	pthread_mutex_unlock(&l->h->conns_lock);
 	free(c);
 }
@@ -615,15 +724,23 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 	return info ? info->socket_context : NULL;
 }
 
-/* A new deadline for c, ms from now (not for one over a bound, whose
- * short deadline stays). */
-static void conn_deadline(struct conn *c, unsigned ms)
+/* c's request headers are in (waiting false: they have the body
+ * deadline from now), or its request ended and it waits for the next
+ * one (waiting true: the header deadline). A connection over a bound
+ * keeps its short deadline. */
+static void conn_phase(struct conn *c, bool waiting)
 {
+	struct gp_http *h;
+	int64_t now;
+
 	if (!c || c->over)
 		return;
-	pthread_mutex_lock(&c->l->h->conns_lock);
-	c->deadline_ms = now_ms() + ms;
-	pthread_mutex_unlock(&c->l->h->conns_lock);
+	h = c->l->h;
+	now = now_ms();
+	pthread_mutex_lock(&h->conns_lock);
+	c->deadline_ms = now + (waiting ? h->o.header_timeout_ms : h->o.body_timeout_ms);
+	conn_waiting_set(c, waiting, now);
+	pthread_mutex_unlock(&h->conns_lock);
 }
 
 /* Shuts down the sockets of l's connections past their deadline. Called
@@ -730,9 +847,46 @@ static void body_take(struct gp_http *h, struct incoming *in, const char *data, 
 	in->body[in->len] = '\0';
 }
 
-static enum MHD_Result answer(struct gp_http *h, struct MHD_Connection *conn,
+/* What a handler found of the token: the client becomes known, or its
+ * unknown token is counted (the wait it earns set) and logged, without
+ * the token. */
+static void token_note(struct conn *c, const struct gp_http_request *req,
+		       enum gp_http_token token)
+{
+	char who[INET6_ADDRSTRLEN + 32] = "?", then[96] = "";
+	unsigned fails = 0;
+	int64_t now = now_ms(), wait = 0;
+
+	if (token == GP_HTTP_TOKEN_UNCHECKED || !c)
+		return;
+	pthread_mutex_lock(&c->l->h->conns_lock);
+	if (!c->peer) {
+		token = GP_HTTP_TOKEN_UNCHECKED; /* it gave up its place: said nowhere */
+	} else if (token == GP_HTTP_TOKEN_GOOD) {
+		gp_peer_token_good(c->peer, now);
+	} else {
+		fails = gp_peer_token_failed(c->peer, now);
+		wait = gp_peer_wait_ms(c->peer, now);
+		c->l->h->counts.token_unknown++;
+	}
+	pthread_mutex_unlock(&c->l->h->conns_lock);
+	if (token != GP_HTTP_TOKEN_UNKNOWN)
+		return;
+	client_name(&c->who, who, sizeof(who));
+	if (wait)
+		snprintf(then, sizeof(then), "; its requests with a token now wait %lld s",
+			 (long long)(wait + 999) / 1000);
+	fprintf(stderr,
+		"gpupool server: unknown token from %s on %s: %s %s, a token of %zu "
+		"characters; %u from this client in the last %d minutes%s\n",
+		who, c->l->is_unix ? "the Unix socket" : "TCP", req->method, req->path,
+		strlen(req->token ? req->token : ""), fails, GP_PEER_FORGET_MS / 60000, then);
+}
+
+static enum MHD_Result answer(struct listener *l, struct MHD_Connection *conn,
 			      const char *url, const char *method, struct incoming *in)
 {
+	struct gp_http *h = l->h;
 	struct gp_http_request req = {
 		.method = method,
 		.path = url,
@@ -752,42 +906,191 @@ static enum MHD_Result answer(struct gp_http *h, struct MHD_Connection *conn,
 	else
 		route(h, &req, &reply, allow);
 	log_failure(&req, &reply);
+	token_note(conn_of(conn), &req, reply.token);
 	r = send_reply(conn, &reply, allow);
 	json_decref(reply.body);
 	free(reply.text);
 	return r;
 }
 
-/* The 503 of a connection over a bound, sent as soon as its request's
- * headers are in; the connection is closed once it is sent. */
-static enum MHD_Result answer_over(struct MHD_Connection *mc, const struct conn *c)
+/* ---- what is refused as soon as the headers are in ------------------------ */
+
+/* A refusal sent as soon as the request's headers are in, before its
+ * body is read: the connection is closed once it is sent. */
+static enum MHD_Result answer_now(struct MHD_Connection *mc, struct gp_http_reply *reply)
 {
-	const struct gp_http_options *o = &c->l->h->o;
-	struct gp_http_reply reply = {0};
-	char who[INET6_ADDRSTRLEN + 32];
 	enum MHD_Result r;
 
+	reply->header[1].name = MHD_HTTP_HEADER_CONNECTION;
+	snprintf(reply->header[1].value, sizeof(reply->header[1].value), "close");
+	r = send_reply(mc, reply, "");
+	json_decref(reply->body);
+	return r;
+}
+
+/* The 503 of a connection over a bound. */
+static void refuse_over(const struct conn *c, struct gp_http_reply *reply)
+{
+	const struct gp_http_options *o = &c->l->h->o;
+	char who[INET6_ADDRSTRLEN + 32];
+
 	if (c->over == BOUND_ALL) {
-		gp_http_error(&reply, MHD_HTTP_SERVICE_UNAVAILABLE,
+		gp_http_error(reply, MHD_HTTP_SERVICE_UNAVAILABLE,
 			      "too many connections: %u are open on the server's %s, its "
 			      "bound (--max-connections %u); retry in a few seconds",
 			      c->open_then, c->l->is_unix ? "Unix socket" : "TCP port",
 			      o->max_connections);
 	} else {
 		client_name(&c->who, who, sizeof(who));
-		gp_http_error(&reply, MHD_HTTP_SERVICE_UNAVAILABLE,
+		gp_http_error(reply, MHD_HTTP_SERVICE_UNAVAILABLE,
 			      "too many connections from this client (%s): %u are open, "
 			      "its bound (--max-client-connections %u); close idle "
 			      "connections, then retry",
 			      who, c->open_then, o->max_client_connections);
 	}
-	reply.header[0].name = MHD_HTTP_HEADER_RETRY_AFTER;
-	snprintf(reply.header[0].value, sizeof(reply.header[0].value), "1");
-	reply.header[1].name = MHD_HTTP_HEADER_CONNECTION;
-	snprintf(reply.header[1].value, sizeof(reply.header[1].value), "close");
-	r = send_reply(mc, &reply, "");
-	json_decref(reply.body);
-	return r;
+	reply->header[0].name = MHD_HTTP_HEADER_RETRY_AFTER;
+	snprintf(reply->header[0].value, sizeof(reply->header[0].value), "1");
+}
+
+/* The name of a Host header's value, without its port, into buf
+ * ("[::1]:8470" gives "[::1]", "gpu1.:8470" "gpu1"); false when it has
+ * none or it does not fit. */
+static bool host_name(const char *host, char *buf, size_t size)
+{
+	size_t len = strlen(host);
+	size_t n = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":");
+
+	if (n > len || n == 0 || n >= size)
+		return false;
+	memcpy(buf, host, n);
+	if (n > 1 && buf[n - 1] == '.')
+		n--;
+	buf[n] = '\0';
+	return true;
+}
+
+/* Whether the Host header (NULL: none) names this server. */
+static bool host_allowed(const struct gp_http *h, const char *host)
+{
+	char name[256];
+	size_t n;
+
+	if (!h->hosts || !host)
+		return true;
+	if (!host_name(host, name, sizeof(name)))
+		return false;
+	n = strlen(name);
+	for (const char *p = h->hosts; *p; p += strcspn(p, ","), p += *p == ',') {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !strncasecmp(p, name, n))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the request comes with a body: a Content-Length other than 0,
+ * or a Transfer-Encoding (chunked). */
+static bool has_body(struct MHD_Connection *mc)
+{
+	const char *length = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return true;
+	return length && strspn(length, "0 \t") != strlen(length);
+}
+
+/* "application/json", in any case, alone or with parameters. */
+static bool is_json_type(const char *type)
+{
+	size_t n;
+
+	if (!type)
+		return false;
+	type += strspn(type, " \t");
+	n = strcspn(type, "; \t");
+	return n == 16 && !strncasecmp(type, "application/json", 16);
+}
+
+/* The 429 of a client that waits after unknown tokens; false when it
+ * does not wait. */
+static bool refuse_waiting(struct conn *c, struct gp_http_reply *reply)
+{
+	char who[INET6_ADDRSTRLEN + 32];
+	int64_t wait;
+	unsigned fails;
+
+	pthread_mutex_lock(&c->l->h->conns_lock);
+	wait = c->peer ? gp_peer_wait_ms(c->peer, now_ms()) : 0;
+	fails = c->peer ? c->peer->fails : 0;
+	if (wait)
+		c->l->h->counts.token_waiting++;
+	pthread_mutex_unlock(&c->l->h->conns_lock);
+	if (!wait)
+		return false;
+	client_name(&c->who, who, sizeof(who));
+	gp_http_error(reply, MHD_HTTP_TOO_MANY_REQUESTS,
+		      "%u unknown tokens from this client (%s) in the last %d minutes: its "
+		      "requests with a token wait %lld s more; check the token (the "
+		      "gpupool command reads $GPUPOOL_TOKEN or --token-file)",
+		      fails, who, GP_PEER_FORGET_MS / 60000, (long long)(wait + 999) / 1000);
+	reply->header[0].name = MHD_HTTP_HEADER_RETRY_AFTER;
+	snprintf(reply->header[0].value, sizeof(reply->header[0].value), "%lld",
+		 (long long)(wait + 999) / 1000);
+	return true;
+}
+
+/* The 421 of a request on TCP whose Host is not one of the server's
+ * names; false when it is one. */
+static bool refuse_host(const struct conn *c, struct MHD_Connection *mc,
+			struct gp_http_reply *reply)
+{
+	const struct gp_http *h = c->l->h;
+	const char *host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+
+	if (c->l->is_unix || host_allowed(h, host))
+		return false;
+	gp_http_error(reply, MHD_HTTP_MISDIRECTED_REQUEST,
+		      "the Host header \"%.100s\" is not a name of this server (%s): a page of "
+		      "another site may not reach the API through a name of its own (DNS "
+		      "rebinding); if the name is this server's, add it with --allowed-hosts",
+		      host, h->hosts_shown);
+	return true;
+}
+
+/* The 415 of a request whose body is not said to be JSON, where the
+ * options want JSON; false otherwise. */
+static bool refuse_type(const struct conn *c, struct MHD_Connection *mc,
+			struct gp_http_reply *reply)
+{
+	const char *type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_CONTENT_TYPE);
+
+	if (!c->l->h->o.json_bodies || !has_body(mc) || is_json_type(type))
+		return false;
+	gp_http_error(reply, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+		      "the request body must be JSON, sent with \"Content-Type: "
+		      "application/json\"; this one came with %s%.100s%s",
+		      type ? "\"Content-Type: " : "no Content-Type", type ? type : "",
+		      type ? "\"" : "");
+	return true;
+}
+
+/* Whether the request whose headers are in is refused before its body
+ * is read (its reply then in reply): over a bound (503), a Host that is
+ * not this server's on TCP (421), a token from a client that waits
+ * (429), a body not said to be JSON (415). */
+static bool refused_early(struct conn *c, struct MHD_Connection *mc,
+			  struct gp_http_reply *reply)
+{
+	if (c->over) {
+		refuse_over(c, reply);
+		return true;
+	}
+	return refuse_host(c, mc, reply) || (bearer_token(mc) && refuse_waiting(c, reply)) ||
+	       refuse_type(c, mc, reply);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -795,28 +1098,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *upload_data, size_t *upload_data_size,
 				  void **con_cls)
 {
-	struct gp_http *h = cls;
+	struct listener *l = cls;
 	struct incoming *in = *con_cls;
 
 	(void)version;
 	if (!in) {
 		struct conn *c = conn_of(conn);
+		struct gp_http_reply reply = {0};
 
-		if (c && c->over)
-			return answer_over(conn, c);
+		if (c && refused_early(c, conn, &reply))
+			return answer_now(conn, &reply);
 		/* The headers are in: the body and the reply have their own
 		 * deadline. */
-		conn_deadline(c, h->o.body_timeout_ms);
+		conn_phase(c, false);
 		in = calloc(1, sizeof(*in));
 		*con_cls = in;
 		return in ? MHD_YES : MHD_NO;
 	}
 	if (*upload_data_size) {
-		body_take(h, in, upload_data, *upload_data_size);
+		body_take(l->h, in, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	return answer(h, conn, url, method, in);
+	return answer(l, conn, url, method, in);
 }
 
 /* A request ended: its state goes, and on a kept-alive connection the
@@ -824,15 +1128,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode code)
 {
-	struct gp_http *h = cls;
 	struct incoming *in = *con_cls;
 
+	(void)cls;
 	(void)code;
 	if (in)
 		free(in->body);
 	free(in);
 	*con_cls = NULL;
-	conn_deadline(conn_of(conn), h->o.header_timeout_ms);
+	conn_phase(conn_of(conn), true);
 }
 
 /* ---- listeners ------------------------------------------------------- */
@@ -962,7 +1266,26 @@ static void listener_init(struct listener *l, struct gp_http *h, bool is_unix)
 {
 	l->h = h;
 	l->is_unix = is_unix;
+	l->index = is_unix ? LISTENER_UNIX : LISTENER_TCP;
 	l->fd = -1;
+}
+
+/* The Host names, as given and as the 421 shows them. */
+static int hosts_copy(struct gp_http *h, const char *hosts)
+{
+	size_t len = strlen(hosts), at = 0;
+
+	h->hosts = strdup(hosts);
+	h->hosts_shown = malloc(2 * len + 1);
+	if (!h->hosts || !h->hosts_shown)
+		return -ENOMEM;
+	for (const char *p = hosts; *p; p++) {
+		h->hosts_shown[at++] = *p;
+		if (*p == ',')
+			h->hosts_shown[at++] = ' ';
+	}
+	h->hosts_shown[at] = '\0';
+	return 0;
 }
 
 static int http_new(const struct gp_http_options *o, struct gp_http **ret)
@@ -974,6 +1297,14 @@ static int http_new(const struct gp_http_options *o, struct gp_http **ret)
 		return -ENOMEM;
 	h->o = *o;
 	options_fill(&h->o);
+	h->o.hosts = NULL; /* h->hosts is the copy */
+	if ((o->hosts && hosts_copy(h, o->hosts) < 0) ||
+	    gp_peers_new(2 * mhd_limit(&h->o) + PEERS_SPARE, &h->peers) < 0) {
+		free(h->hosts);
+		free(h->hosts_shown);
+		free(h);
+		return -ENOMEM;
+	}
 	listener_init(&h->unix_l, h, true);
 	listener_init(&h->tcp_l, h, false);
 	h->diag_fd = -1;
@@ -1020,6 +1351,13 @@ int gp_http_peer_uids(const struct gp_http *h)
 	return h->diag_error;
 }
 
+void gp_http_counts(struct gp_http *h, struct gp_http_counts *ret)
+{
+	pthread_mutex_lock(&h->conns_lock);
+	*ret = h->counts;
+	pthread_mutex_unlock(&h->conns_lock);
+}
+
 /* The daemon of listener l, with its own thread, on l's listening
  * socket, which it then owns (and closes when stopped): l->fd becomes
  * -1. When the daemon does not start, it is unknown whether MHD closed
@@ -1029,8 +1367,8 @@ static int daemon_start(struct gp_http *h, struct listener *l)
 	l->daemon = MHD_start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 			(h->o.concurrent ? MHD_USE_THREAD_PER_CONNECTION : 0), 0, NULL, NULL,
-		on_request, h, MHD_OPTION_LISTEN_SOCKET, l->fd,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_LIMIT, mhd_limit(&h->o), MHD_OPTION_END);
@@ -1073,6 +1411,9 @@ struct gp_http *gp_http_stop(struct gp_http *h)
 		unlink(h->socket_path);
 	if (h->diag_fd >= 0)
 		close(h->diag_fd);
+	gp_peers_free(h->peers);
+	free(h->hosts);
+	free(h->hosts_shown);
 	pthread_cond_destroy(&h->wake);
 	pthread_mutex_destroy(&h->conns_lock);
 	pthread_mutex_destroy(&h->lock);

@@ -5,20 +5,29 @@
  *
  * Invariants: handlers run one at a time, whichever listener a request
  * came in on, so a handler may use state that is not thread-safe (the
- * store); one that waits in gp_http_wait lets the others run meanwhile. The layer answers by itself 404 (no route), 405 (route without
- * that method, with an Allow header), 413 (body over the cap) and 503 (a
- * connection over a bound, below); every body it sends is JSON, errors as
- * {"error": "..."}, but for the text a handler gives with gp_http_text
- * (Prometheus metrics). Replies with a status of 500 or more (but 503, a
- * full queue or too many connections) are logged on stderr, once, here.
+ * store); one that waits in gp_http_wait lets the others run meanwhile.
+ * The layer answers by itself 404 (no route), 405 (route without that
+ * method, with an Allow header), 413 (body over the cap), 503 (a
+ * connection over a bound, below), and where the options ask for it 421
+ * (a Host that is not one of the server's names, on TCP), 415 (a body
+ * that is not said to be JSON) and 429 (a client waiting after unknown
+ * tokens); every body it sends is JSON, errors as {"error": "..."}, but
+ * for the text a handler gives with gp_http_text (Prometheus metrics).
+ * Replies with a status of 500 or more (but 503, a full queue or too
+ * many connections) are logged on stderr, once, here, and so is each
+ * unknown token (who sent it and on what request, never the token).
  *
  * Under abuse (docs/api.md, "Limits under abuse"): each connection has
  * absolute deadlines that bytes trickling in do not move, one for its
  * request's headers and one for its body and reply, besides MHD's idle
  * timeout; and each listener bounds its open connections, all of them
- * and those of one client. The Unix socket and TCP are separate
- * listeners with separate counts, so nothing on TCP can use up the Unix
- * socket's connections.
+ * and those of one client (peers.h says who a client is, and which
+ * connection gives up its place when a listener is full). The Unix
+ * socket and TCP are separate listeners with separate counts, so
+ * nothing on TCP can use up the Unix socket's connections. A client
+ * whose tokens a handler found unknown (GP_HTTP_TOKEN_UNKNOWN) more than
+ * a few times waits before its next request with a token is looked at
+ * (peers.h); other clients do not, and no thread waits for it.
  *
  * Ownership: the caller keeps the routes and the context alive until
  * gp_http_stop returns; a handler's reply body belongs to the reply. */
@@ -52,6 +61,15 @@ struct gp_http_header {
 	char value[64];
 };
 
+/* What a handler found of the request's token, for the layer: a good
+ * one makes its client known (peers.h), an unknown one is logged and
+ * counted against its client. */
+enum gp_http_token {
+	GP_HTTP_TOKEN_UNCHECKED, /* none, or not looked at */
+	GP_HTTP_TOKEN_GOOD,
+	GP_HTTP_TOKEN_UNKNOWN,
+};
+
 /* What a handler answers: a status and an optional JSON body, or text. */
 struct gp_http_reply {
 	unsigned status;
@@ -61,6 +79,7 @@ struct gp_http_reply {
 	size_t text_len;	  /* its length in bytes (it may hold NULs) */
 	const char *content_type; /* of text; a static string */
 	struct gp_http_header header[GP_HTTP_HEADERS_MAX]; /* more: those with a name */
+	enum gp_http_token token; /* set by a handler that looked at the token */
 };
 
 typedef void gp_http_handler(void *ctx, const struct gp_http_request *req,
@@ -103,12 +122,30 @@ struct gp_http_options {
 	 * defaults above. */
 	unsigned header_timeout_ms, body_timeout_ms;
 	/* Bounds on the open connections of each listener: all of them, and
-	 * those of one client, a client being on TCP the peer's address and,
-	 * on loopback, also the uid that owns the peer's socket; on the Unix
-	 * socket the peer's uid. A connection over one is answered 503. 0:
-	 * the defaults above; a client's bound above the overall one is
-	 * lowered to it. */
+	 * those of one client, a client being a uid on this machine (the
+	 * Unix socket's peer, or the owner of a loopback TCP peer's socket,
+	 * whatever its 127.x.y.z address) and the address of any other
+	 * (peers.h). A connection over one is answered 503. 0: the defaults
+	 * above; a client's bound above the overall one is lowered to it. */
 	unsigned max_connections, max_client_connections;
+	/* The names a request on TCP may give in its Host header, comma-
+	 * separated, compared without case and without the port ("localhost,
+	 * 127.0.0.1,[::1],gpu1"); another is answered 421, so that a web page
+	 * reaching the port under a name of its own (DNS rebinding) gets
+	 * nothing. A request without a Host is let through (no browser sends
+	 * one so). Copied. NULL: any Host. */
+	const char *hosts;
+	/* A request with a body must say Content-Type: application/json
+	 * (parameters such as charset allowed), else it is answered 415. */
+	bool json_bodies;
+};
+
+/* What the layer counted since it started, for /metrics. */
+struct gp_http_counts {
+	uint64_t refused;	 /* connections over a bound, answered 503 */
+	uint64_t evicted;	 /* waiting connections closed to make room */
+	uint64_t token_unknown;	 /* requests whose token a handler did not know */
+	uint64_t token_waiting;	 /* requests with a token answered 429 */
 };
 
 /* How many file descriptors the listeners of o may hold at most (their
@@ -129,6 +166,9 @@ int gp_http_listen(const struct gp_http_options *o, struct gp_http **ret);
  * why not, and such a client is its address alone. -ENOTCONN without a
  * TCP listener. */
 int gp_http_peer_uids(const struct gp_http *h);
+
+/* The counts so far, both listeners together. */
+void gp_http_counts(struct gp_http *h, struct gp_http_counts *ret);
 
 /* Starts serving routes in background threads, ctx passed to every
  * handler. -EIO when libmicrohttpd would not start (it said why on

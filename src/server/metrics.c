@@ -583,6 +583,45 @@ static int alert_metrics(FILE *out, struct gp_store *store)
 	return 0;
 }
 
+/* ---- the server's own guards ------------------------------------------- */
+
+static void guard_counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	family(out, name, "counter", help);
+	sample_u64(out, name, NULL, v);
+}
+
+/* The HTTP front's counts and the database's state: first, and without
+ * the store, so that a damaged database still shows here. */
+static void guard_metrics(FILE *out, const struct gp_metrics_guard *g)
+{
+	guard_counter(out, "gpupool_http_connections_refused_total",
+		      "Connections over a bound, answered 503.", g->conn_refused);
+	guard_counter(out, "gpupool_http_connections_evicted_total",
+		      "Connections still waiting for their request's headers, closed to "
+		      "make room for another client's.",
+		      g->conn_evicted);
+	guard_counter(out, "gpupool_http_token_failures_total",
+		      "Requests whose bearer token the server does not know.", g->token_unknown);
+	guard_counter(out, "gpupool_http_token_delayed_total",
+		      "Requests with a token answered 429: their client waits after "
+		      "unknown tokens.",
+		      g->token_waiting);
+	family(out, "gpupool_database_damaged", "gauge",
+	       "1 when SQLite found the database damaged: writes are refused; restore a "
+	       "backup.");
+	sample(out, "gpupool_database_damaged", NULL, g->db_damaged);
+	if (!g->backups)
+		return;
+	family(out, "gpupool_database_backup_last_timestamp_seconds", "gauge",
+	       "When the newest good backup of the database was taken (unix seconds); 0: "
+	       "none yet.");
+	sample(out, "gpupool_database_backup_last_timestamp_seconds", NULL,
+	       (double)(g->backup_last_ms / 1000));
+	guard_counter(out, "gpupool_database_backup_failures_total",
+		      "Backups of the database that failed.", g->backup_failed);
+}
+
 /* ---- all of it ---------------------------------------------------------- */
 
 /* The tenants, model quotas and running tasks the caller may see. */
@@ -607,7 +646,11 @@ static int names_load(const struct gp_metrics_source *src, struct names *nm)
 static int render(FILE *out, const struct gp_metrics_source *src, struct names *nm)
 {
 	bool tenants = src->scope != GP_METRICS_POOL;
-	int r = queue_metrics(out, src);
+	int r;
+
+	if (src->guard)
+		guard_metrics(out, src->guard);
+	r = queue_metrics(out, src);
 
 	if (r == 0 && tenants)
 		r = names_load(src, nm);

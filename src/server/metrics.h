@@ -19,6 +19,7 @@
 #ifndef GP_SERVER_METRICS_H
 #define GP_SERVER_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "server/meter.h"
@@ -63,12 +64,25 @@ enum gp_metrics_scope {
 	GP_METRICS_ALL,
 };
 
+/* What guards the server itself, for the pool's series: the HTTP
+ * front's counts (http.h) and the database's state (store.h, backup.h). */
+struct gp_metrics_guard {
+	uint64_t conn_refused, conn_evicted; /* connections: 503, closed to make room */
+	uint64_t token_unknown, token_waiting; /* requests: unknown token, 429 */
+	bool db_damaged;
+	bool backups;		/* backups are taken (--backup-interval) */
+	int64_t backup_last_ms; /* the newest good one, unix ms; 0: none yet */
+	uint64_t backup_failed;
+};
+
 /* What the metrics are made of; meter and stats are NULL without the
- * agent (the series of devices and tasks are then absent). */
+ * agent (the series of devices and tasks are then absent), guard NULL
+ * where nothing is counted (its series are then absent). */
 struct gp_metrics_source {
 	struct gp_store *store;
 	const struct gp_meter *meter;
 	const struct gp_loop_stats *stats;
+	const struct gp_metrics_guard *guard;
 	int64_t now_ms;
 	enum gp_metrics_scope scope;
 	int64_t tenant; /* with GP_METRICS_TENANT: whose */

@@ -38,10 +38,12 @@
 #include "core/policy.h"
 #include "k8s/kube-server.h"
 #include "server/api.h"
+#include "server/backup.h"
 #include "server/bill.h"
 #include "server/config.h"
 #include "server/http.h"
 #include "server/loop.h"
+#include "server/server-db.h"
 #include "server/store.h"
 
 #define GRACE_MS_DEFAULT 5000
@@ -229,6 +231,9 @@ static void server_usage(FILE *out)
 		"                      [--tenant-queue-max N] [--metrics-token-file PATH]\n"
 		"                      [--header-timeout-ms N] [--body-timeout-ms N]\n"
 		"                      [--max-connections N] [--max-client-connections N]\n"
+		"                      [--allowed-hosts NAMES] [--db-check quick|full]\n"
+		"                      [--backup-dir DIR] [--backup-interval SECONDS]\n"
+		"                      [--backup-keep N] [--restore-db FILE]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
 		"                       [--log-dir DIR] [--log-max SIZE] [--grace-ms N]\n"
 		"                       [--sample-ms N]\n"
@@ -298,6 +303,26 @@ static void server_usage(FILE *out)
 		"                   open connections of one client (its address, and on\n"
 		"                   loopback or the socket its uid); more are answered\n"
 		"                   503 (default %d)\n"
+		"  --allowed-hosts NAMES\n"
+		"                   more names a request on TCP may give in its Host\n"
+		"                   header, comma-separated, besides localhost, 127.0.0.1,\n"
+		"                   [::1] and this machine's name; another is answered 421\n"
+		"                   (a web page that reaches the port by a name of its own:\n"
+		"                   DNS rebinding)\n"
+		"  --db-check quick|full\n"
+		"                   the database's check at start: PRAGMA quick_check, or\n"
+		"                   integrity_check (slower; indexes too) (default quick);\n"
+		"                   a damaged database is refused, naming the backup to\n"
+		"                   restore\n"
+		"  --backup-dir DIR where the database's backups go (default: backups/\n"
+		"                   next to the database)\n"
+		"  --backup-interval SECONDS\n"
+		"                   a backup at start and then every SECONDS (default %d;\n"
+		"                   0: none)\n"
+		"  --backup-keep N  how many backups are kept, the newest (default %d)\n"
+		"  --restore-db FILE\n"
+		"                   put the backup FILE in the place of the database (the\n"
+		"                   file it replaces is kept beside it), then exit\n"
 		"  --with-agent     also be this machine's agent: discover its devices\n"
 		"                   (NVML; simdev's when GPUPOOL_SIM_DEVICES is set), run\n"
 		"                   the scheduling loop and start the tasks\n"
@@ -379,7 +404,8 @@ static void server_usage(FILE *out)
 		"  --tie-seed N     the order in which equal nodes are taken (default 1)\n",
 		GP_API_QUEUE_MAX, GP_API_TENANT_QUEUE_MAX, GP_HTTP_HEADER_TIMEOUT_MS,
 		GP_HTTP_BODY_TIMEOUT_MS, GP_HTTP_CONNECTIONS_MAX,
-		GP_HTTP_CLIENT_CONNECTIONS_MAX, GP_SHIM_INSTALLED,
+		GP_HTTP_CLIENT_CONNECTIONS_MAX, GP_BACKUP_INTERVAL_S, GP_BACKUP_KEEP,
+		GP_SHIM_INSTALLED,
 		GP_SHIM_INSTALLED[0] == '/' ? "" : "\n                   from the program's folder",
 		GRACE_MS_DEFAULT, GP_USER_AUTO_BASE,
 		GP_AGENT_TASK_ENV, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_POLICY,
@@ -577,8 +603,44 @@ static int parse_metrics_listen(struct gp_server_options *o, const char *value)
 	return -EINVAL;
 }
 
+/* The Host names, the database's check, its backups (codes from 1500). */
+static int parse_database(struct gp_server_options *o, int c, const char *value)
+{
+	char why[256];
+
+	switch (c) {
+	case 1500:
+		if (!gp_config_hosts_check(value, why, sizeof(why))) {
+			fprintf(stderr, "gpupool server: --allowed-hosts: %s\n", why);
+			return -EINVAL;
+		}
+		snprintf(o->allowed_hosts, sizeof(o->allowed_hosts), "%s", value);
+		return 0;
+	case 1501:
+		for (unsigned i = 0; gp_config_db_check_names[i]; i++)
+			if (!strcmp(value, gp_config_db_check_names[i])) {
+				o->db_check = i;
+				return 0;
+			}
+		fprintf(stderr, "gpupool server: --db-check \"%s\" must be quick or full\n",
+			value);
+		return -EINVAL;
+	case 1502: snprintf(o->backup_dir, sizeof(o->backup_dir), "%s", value); return 0;
+	case 1503:
+		return parse_range("backup-interval", value, 0, GP_CONFIG_BACKUP_INTERVAL_LIMIT,
+				   &o->backup_interval_s);
+	case 1504:
+		return parse_range("backup-keep", value, 1, GP_BACKUP_KEEP_LIMIT,
+				   &o->backup_keep);
+	case 1505: snprintf(o->restore_db, sizeof(o->restore_db), "%s", value); return 0;
+	}
+	return -EINVAL;
+}
+
 static int parse_value(struct gp_server_options *o, int c, const char *value)
 {
+	if (c >= 1500 && c <= 1505)
+		return parse_database(o, c, value);
 	if (c == 1300)
 		return parse_metrics_listen(o, value);
 	if (c == 1400 || c == 1401) {
@@ -659,6 +721,12 @@ static const struct option server_flags[] = {
 	{"body-timeout-ms", required_argument, NULL, 'B'},
 	{"max-connections", required_argument, NULL, 'N'},
 	{"max-client-connections", required_argument, NULL, 'n'},
+	{"allowed-hosts", required_argument, NULL, 1500},
+	{"db-check", required_argument, NULL, 1501},
+	{"backup-dir", required_argument, NULL, 1502},
+	{"backup-interval", required_argument, NULL, 1503},
+	{"backup-keep", required_argument, NULL, 1504},
+	{"restore-db", required_argument, NULL, 1505},
 	{"with-agent", no_argument, NULL, 'A'},
 	{"shim", required_argument, NULL, 'S'},
 	{"run-dir", required_argument, NULL, 'r'},
@@ -767,6 +835,8 @@ static void options_default(struct gp_server_options *o)
 		gp_server_admin_token_path(o->db, o->token_file, sizeof(o->token_file));
 	if (!o->log_dir[0])
 		beside_db(o->db, "logs", o->log_dir, sizeof(o->log_dir));
+	if (!o->backup_dir[0])
+		beside_db(o->db, "backups", o->backup_dir, sizeof(o->backup_dir));
 	if (!o->shim[0])
 		shim_default(o->shim, sizeof(o->shim));
 	if (!o->ui_dir[0])
@@ -875,6 +945,7 @@ static int metrics_token_read(const char *path, char *buf)
 
 /* ---- start-up ------------------------------------------------------------ */
 
+
 /* One server per database: DB.lock stays locked while this one runs,
  * and the kernel lets go of it when the process ends, however it ends. */
 static int db_lock(const struct gp_server_options *o, int *ret_fd)
@@ -900,84 +971,17 @@ static int db_lock(const struct gp_server_options *o, int *ret_fd)
 	return GP_EXIT_OK;
 }
 
-static int store_open(const struct gp_server_options *o, struct gp_store **ret)
+/* --restore-db FILE: the backup in the database's place, under the
+ * database's lock (no server may run on it meanwhile), then exit. */
+static int db_restore(const struct gp_server_options *o)
 {
-	int r = gp_store_open(o->db, ret);
+	int fd = -1, status = db_lock(o, &fd);
 
-	if (r < 0) {
-		fprintf(stderr, "gpupool server: cannot open the database %s: %s\n",
-			o->db, gp_store_error(NULL));
-		return GP_EXIT_FAIL;
-	}
-	return GP_EXIT_OK;
-}
-
-static int token_write(int fd, const char *token)
-{
-	char line[GP_TOKEN_HEX + 2];
-	size_t len = (size_t)snprintf(line, sizeof(line), "%s\n", token);
-
-	if (write(fd, line, len) != (ssize_t)len || fsync(fd) < 0)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-/* Makes the admin tenant and writes its token, the one time it is seen.
- * The file is opened first, so that a token is never made that cannot
- * be kept. */
-static int admin_make(struct gp_store *s, const char *path)
-{
-	struct gp_tenant admin = {.admin = true, .name = GP_API_ADMIN_NAME, .priority_max = 9};
-	char token[GP_TOKEN_HEX + 1];
-	int r, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-			 0600);
-
-	if (fd < 0 || fchmod(fd, 0600) < 0) {
-		fprintf(stderr,
-			"gpupool server: cannot write the admin token to %s: %s\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return GP_EXIT_FAIL;
-	}
-	r = gp_store_tenant_add(s, &admin, token);
-	if (r == 0)
-		r = token_write(fd, token);
-	close(fd);
-	if (r == 0)
-		r = gp_store_audit(s, "server", "tenant.add", GP_API_ADMIN_NAME,
-				   "first start");
-	if (r < 0) {
-		fprintf(stderr, "gpupool server: cannot make the admin tenant: %s\n",
-			r == -EIO ? gp_store_error(s) : strerror(-r));
-		return GP_EXIT_FAIL;
-	}
-	fprintf(stderr,
-		"gpupool server: made the admin tenant; its token is in %s (mode 0600)\n",
-		path);
-	return GP_EXIT_OK;
-}
-
-static int admin_ensure(struct gp_store *s, const char *path)
-{
-	struct gp_tenant admin;
-	int r = gp_store_tenant_by_name(s, GP_API_ADMIN_NAME, &admin);
-
-	if (r == -ENOENT)
-		return admin_make(s, path);
-	if (r < 0) {
-		fprintf(stderr, "gpupool server: cannot read the admin tenant: %s\n",
-			gp_store_error(s));
-		return GP_EXIT_FAIL;
-	}
-	if (!admin.admin) {
-		fprintf(stderr,
-			"gpupool server: the tenant \"%s\" is not the admin; this "
-			"database was not made by gpupool server\n",
-			GP_API_ADMIN_NAME);
-		return GP_EXIT_FAIL;
-	}
-	return GP_EXIT_OK;
+	if (status == GP_EXIT_OK)
+		status = gp_server_db_restore(o);
+	if (fd >= 0)
+		close(fd);
+	return status;
 }
 
 /* Is the task's process group still there, its leader the task's? The
@@ -1092,9 +1096,25 @@ static void files_limit_raise(const struct gp_http_options *ho)
 			(unsigned long long)rl.rlim_max);
 }
 
+/* The names a request on TCP may give as its Host: localhost, the
+ * address the server listens on and its IPv6 twin, this machine's name,
+ * and --allowed-hosts. */
+static void hosts_list(const struct gp_server_options *o, char *buf, size_t size)
+{
+	char name[256] = "";
+
+	if (gethostname(name, sizeof(name) - 1) < 0)
+		name[0] = '\0';
+	snprintf(buf, size, "localhost,127.0.0.1,[::1]%s%s%s%s", name[0] ? "," : "", name,
+		 o->allowed_hosts[0] ? "," : "", o->allowed_hosts);
+}
+
 static int http_listen(const struct gp_server_options *o, struct gp_http **ret)
 {
+	char hosts[PATH_MAX + 512];
 	struct gp_http_options ho = {
+		.hosts = hosts,
+		.json_bodies = true,
 		.socket_path = o->socket,
 		.tcp_port = o->tcp_port,
 		.body_max = GP_API_BODY_MAX,
@@ -1105,6 +1125,7 @@ static int http_listen(const struct gp_server_options *o, struct gp_http **ret)
 	};
 	int r = make_parents(o->socket);
 
+	hosts_list(o, hosts, sizeof(hosts));
 	files_limit_raise(&ho);
 	if (r == 0)
 		r = gp_http_listen(&ho, ret);
@@ -1139,6 +1160,8 @@ struct server {
 	struct gp_kube_server *kube; /* with --kubernetes */
 	struct gp_http *metrics;      /* with --metrics-listen */
 	char metrics_token[GP_API_METRICS_TOKEN_MAX + 1]; /* "": none */
+	struct gp_backup *backup;     /* with --backup-interval other than 0 */
+	const struct gp_server_options *o;
 };
 
 /* This machine's agent: its devices, found now, said on stderr. The
@@ -1188,6 +1211,35 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 		fprintf(stderr, "gpupool server: WARNING: %s\n", why);
 	}
 	return GP_EXIT_OK;
+}
+
+/* The store (or the backups' reader) met the database damaged while
+ * serving: said once, loudly, with the backup to restore. Writes are
+ * refused from now on (store.h); /metrics says so (gpupool_database_damaged). */
+static void on_damage(void *ctx, const char *message)
+{
+	struct server *s = ctx;
+
+	fprintf(stderr, "gpupool server: CRITICAL: %s\n", message);
+	gp_server_db_advise(s->o);
+}
+
+/* The backups: one now (the database was just checked), then one every
+ * --backup-interval. */
+static int backups_start(const struct gp_server_options *o, struct server *s)
+{
+	struct gp_backup_options bo = {.dir = o->backup_dir, .interval_s = o->backup_interval_s,
+				       .keep = o->backup_keep, .on_damage = on_damage, .ctx = s};
+	int r;
+
+	if (!o->backup_interval_s)
+		return GP_EXIT_OK;
+	r = gp_backup_start(s->store, &bo, &s->backup);
+	if (r == 0)
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool server: cannot start the database's backups: %s\n",
+		r == -ENOTSUP ? "the database is in memory" : strerror(-r));
+	return GP_EXIT_FAIL;
 }
 
 /* The queue, the running tasks and the tenants, read once: from now on
@@ -1291,7 +1343,9 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 				    .log_dir = o->log_dir,
 				    .admin_token_file = o->token_file,
 				    .ui_dir = o->ui_dir,
-				    .ui_chart_js = o->ui_chart_js};
+				    .ui_chart_js = o->ui_chart_js,
+				    .http = s->http,
+				    .backup = s->backup};
 	struct gp_loop_options lo = o->loop;
 	const struct gp_http_route *routes;
 	size_t n;
@@ -1350,6 +1404,7 @@ static void server_release(struct server *s)
 	s->http = gp_http_stop(s->http);
 	s->api = gp_api_free(s->api);
 	s->pool = gp_pool_free(s->pool);
+	s->backup = gp_backup_stop(s->backup);
 	gp_store_close(s->store);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
@@ -1431,6 +1486,20 @@ static int config_show(const struct gp_server_options *o)
 	       o->body_timeout_ms);
 	printf("  conn. max  %u, %u per client (on TCP, and on the socket)\n",
 	       o->max_connections, o->max_client_connections);
+	if (o->tcp_port) {
+		char hosts[PATH_MAX + 512];
+
+		hosts_list(o, hosts, sizeof(hosts));
+		printf("  hosts      %s (the Host a request on TCP may give)\n", hosts);
+	}
+	printf("  db check   %s at start\n", o->db_check == GP_CONFIG_DB_CHECK_FULL
+						 ? "PRAGMA integrity_check (full)"
+						 : "PRAGMA quick_check");
+	if (o->backup_interval_s)
+		printf("  backups    in %s, at start and every %u s, the newest %u kept\n",
+		       o->backup_dir, o->backup_interval_s, o->backup_keep);
+	else
+		printf("  backups    none (--backup-interval 0)\n");
 	printf("  metrics    %s%s\n",
 	       o->metrics_token_file[0] ? "every series with the scrape token in "
 					: "no scrape token (--metrics-token-file)",
@@ -1475,8 +1544,10 @@ int gp_cmd_server(int argc, char **argv)
 				      .max_connections = GP_HTTP_CONNECTIONS_MAX,
 				      .grace_ms = GRACE_MS_DEFAULT,
 				      .verify_slack_mib = GP_AGENT_SLACK_MIB,
-				      .log_max = GP_LOGPUMP_MAX_DEFAULT};
-	struct server s = {.lock_fd = -1};
+				      .log_max = GP_LOGPUMP_MAX_DEFAULT,
+				      .backup_interval_s = GP_BACKUP_INTERVAL_S,
+				      .backup_keep = GP_BACKUP_KEEP};
+	struct server s = {.lock_fd = -1, .o = &o};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);
 
@@ -1489,6 +1560,8 @@ int gp_cmd_server(int argc, char **argv)
 		return GP_EXIT_USAGE;
 	if (o.check_only)
 		return config_show(&o);
+	if (o.restore_db[0])
+		return db_restore(&o);
 	signals_block(&stop);
 	status = db_lock(&o, &s.lock_fd);
 	if (status == GP_EXIT_OK)
@@ -1496,9 +1569,9 @@ int gp_cmd_server(int argc, char **argv)
 	if (status == GP_EXIT_OK && o.metrics_port)
 		status = metrics_listen(&o, &s);
 	if (status == GP_EXIT_OK)
-		status = store_open(&o, &s.store);
+		status = gp_server_db_open(&o, &s.store);
 	if (status == GP_EXIT_OK)
-		status = admin_ensure(s.store, o.token_file);
+		gp_store_on_damage(s.store, on_damage, &s);
 	/* With the agent, the loop adopts the tasks that still run. */
 	if (status == GP_EXIT_OK && !o.with_agent)
 		status = tasks_mark_lost(s.store);
@@ -1506,6 +1579,8 @@ int gp_cmd_server(int argc, char **argv)
 		status = agent_open(&o, &s.agent);
 	if (status == GP_EXIT_OK)
 		status = pool_load(s.store, &s.pool);
+	if (status == GP_EXIT_OK)
+		status = backups_start(&o, &s);
 	if (status == GP_EXIT_OK)
 		status = serve(&o, &s, &stop);
 	server_release(&s);

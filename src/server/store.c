@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nettle/sha2.h>
@@ -47,6 +48,10 @@ struct gp_store {
 	char error[ERROR_MAX];
 	int queued;     /* pending + preempted tasks; -1 until counted */
 	bool unsynced;  /* in a transaction of gp_store_begin_unsynced */
+	bool created;   /* the file was made by this open */
+	bool damaged;   /* SQLite found the file damaged: writes are refused */
+	gp_store_damage_fn *on_damage;
+	void *on_damage_ctx;
 	struct {
 		const char *sql;
 		sqlite3_stmt *st;
@@ -228,13 +233,36 @@ static int sqlite_errno(sqlite3 *db)
 	}
 	if ((rc & 0xff) == SQLITE_CONSTRAINT)
 		return -EINVAL;
+	if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+		return -EBADMSG;
 	return -EIO;
+}
+
+/* s's file is damaged: say so from now on, and to the caller's
+ * function the first time. */
+static int damaged(struct gp_store *s, const char *what)
+{
+	bool first = !s->damaged;
+
+	s->damaged = true;
+	fail(s, -EBADMSG,
+	     "%s: the database is damaged (%s); writes are refused until it is "
+	     "restored: stop the server and restore the newest backup (gpupool server "
+	     "--restore-db, docs/install.md)",
+	     what, sqlite3_errmsg(s->db));
+	if (first && s->on_damage)
+		s->on_damage(s->on_damage_ctx, s->error);
+	return -EBADMSG;
 }
 
 /* Fails with SQLite's last error on s, prefixed with what was being done. */
 static int fail_sqlite(struct gp_store *s, const char *what)
 {
-	return fail(s, sqlite_errno(s->db), "%s: %s", what, sqlite3_errmsg(s->db));
+	int err = sqlite_errno(s->db);
+
+	if (err == -EBADMSG)
+		return damaged(s, what);
+	return fail(s, err, "%s: %s", what, sqlite3_errmsg(s->db));
 }
 
 /* ---- small helpers ---- */
@@ -325,22 +353,34 @@ static void release(sqlite3_stmt **st)
 
 #define auto_stmt __attribute__((cleanup(release))) sqlite3_stmt
 
+/* st, unless it writes to a store found damaged. */
+static int usable(struct gp_store *s, sqlite3_stmt *st, sqlite3_stmt **ret)
+{
+	if (s->damaged && !sqlite3_stmt_readonly(st))
+		return fail(s, -EBADMSG,
+			    "the database is damaged; writes are refused until it is "
+			    "restored: stop the server and restore the newest backup "
+			    "(gpupool server --restore-db, docs/install.md)");
+	*ret = st;
+	return 0;
+}
+
 /* The statement of `sql` (a string literal), prepared at its first use. */
 static int prepare(struct gp_store *s, const char *sql, sqlite3_stmt **ret)
 {
+	sqlite3_stmt *st;
+
 	for (int i = 0; i < s->statements; i++)
-		if (s->statement[i].sql == sql) {
-			*ret = s->statement[i].st;
-			return 0;
-		}
+		if (s->statement[i].sql == sql)
+			return usable(s, s->statement[i].st, ret);
 	if (s->statements == STATEMENTS_MAX)
 		return fail(s, -ENOSPC, "prepare: more than %d statements; raise STATEMENTS_MAX",
 			    STATEMENTS_MAX);
-	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
 		return fail_sqlite(s, "prepare");
 	s->statement[s->statements].sql = sql;
-	s->statement[s->statements++].st = *ret;
-	return 0;
+	s->statement[s->statements++].st = st;
+	return usable(s, st, ret);
 }
 
 /* Runs a statement that returns no rows; 0 once it is committed. */
@@ -568,31 +608,144 @@ static int migrate(struct gp_store *s)
 	return r;
 }
 
-/* SQLite gives new files 0644; the tenants' token hashes are nobody
- * else's business, so the file is made 0600 first. WAL and shm files
- * take the database file's mode. */
-static int create_private(const char *path)
+/* Forgets the prepared statements (before the file they were made for
+ * is closed). */
+static void statements_drop(struct gp_store *s)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	for (int i = 0; i < s->statements; i++)
+		sqlite3_finalize(s->statement[i].st);
+	s->statements = 0;
+}
 
+/* Syncs the directory that holds path, so that a rename in it lasts. */
+static int dir_sync(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, r = 0;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? (slash == path ? "/" : path) : ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static int file_sync(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0 || fsync(fd) < 0)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* Removes what a start that died while making PATH.new left. */
+static void new_leftovers_remove(const char *tmp)
+{
+	char side[PATH_MAX + 16];
+
+	unlink(tmp);
+	snprintf(side, sizeof(side), "%s-wal", tmp);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", tmp);
+	unlink(side);
+}
+
+/* A new database at path, made whole under PATH.new (mode 0600 from
+ * its first byte: the tenants' token hashes are nobody else's business;
+ * its schema; WAL mode), closed (its WAL folded in), synced, then
+ * renamed: a start that dies meanwhile never leaves an empty or
+ * half-made file at path, which the next one would refuse. */
+static int create_new(struct gp_store *s, const char *path)
+{
+	char tmp[PATH_MAX + 8];
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp))
+		return fail(s, -ENAMETOOLONG, "%s: the path is too long", path);
+	new_leftovers_remove(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return -errno;
+		return fail(s, -errno, "%s: cannot make it: %s", tmp, strerror(errno));
 	close(fd);
-	return 0;
+	if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		r = s->db ? fail_sqlite(s, tmp) : fail(s, -ENOMEM, "out of memory");
+	else
+		r = configure(s, false);
+	if (r == 0)
+		r = migrate(s);
+	statements_drop(s);
+	if (sqlite3_close(s->db) != SQLITE_OK && r == 0)
+		r = fail_sqlite(s, "closing the new database");
+	s->db = NULL;
+	if (r == 0 && ((r = file_sync(tmp)) < 0 || rename(tmp, path) < 0 ||
+		       (r = dir_sync(path)) < 0))
+		r = fail(s, r ? r : -errno, "%s: cannot put the new database in place: %s",
+			 path, strerror(r ? -r : errno));
+	if (r < 0)
+		new_leftovers_remove(tmp);
+	return r;
+}
+
+/* Whether the file at path may be opened: -ENOENT when it is missing
+ * (a new one is made), -ENODATA when it is empty, -EBADMSG when it is
+ * not an SQLite database, another -errno when it cannot be read (the
+ * message does not repeat the path: the caller names the file). A
+ * database that exists is never made anew: an empty file at its path is
+ * a truncated or replaced database, not a first start. */
+static int file_check(struct gp_store *s, const char *path)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[sizeof(magic)];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n = -1;
+	int r = 0;
+
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (fd < 0 || fstat(fd, &st) < 0 ||
+	    (S_ISREG(st.st_mode) && st.st_size > 0 && (n = read(fd, head, sizeof(head))) < 0))
+		r = fail(s, -errno, "cannot read it: %s", strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		r = fail(s, -EINVAL, "not a regular file; give the database's file");
+	else if (st.st_size == 0)
+		r = fail(s, -ENODATA,
+			 "the file is empty (0 bytes): it was truncated or replaced, so it is "
+			 "refused rather than made anew (which would make a new admin and lose "
+			 "every tenant and task)");
+	else if (n != (ssize_t)sizeof(head) || memcmp(head, magic, sizeof(magic)) != 0)
+		r = fail(s, -EBADMSG, "not an SQLite database (its first bytes are not "
+				      "\"SQLite format 3\")");
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
 static int open_db(struct gp_store *s, const char *path)
 {
 	bool in_memory = strcmp(path, MEMORY_PATH) == 0;
 	int64_t version;
-	int r = in_memory ? 0 : create_private(path);
+	int r = in_memory ? 0 : file_check(s, path);
 
+	if (r == -ENOENT) {
+		r = create_new(s, path);
+		s->created = r == 0;
+	}
 	if (r < 0)
-		return fail(s, r, "%s: %s", path, strerror(-r));
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+		return r;
+	if (sqlite3_open_v2(path, &s->db,
+			    SQLITE_OPEN_READWRITE | (in_memory ? SQLITE_OPEN_CREATE : 0),
 			    NULL) != SQLITE_OK)
 		return s->db ? fail_sqlite(s, path) : fail(s, -ENOMEM, "out of memory");
 	/* Refuse a newer file before any pragma could write to it. */
+	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
 	r = check_version(s, &version);
 	if (r == 0)
@@ -624,22 +777,28 @@ int gp_store_open(const char *path, struct gp_store **ret)
 	return 0;
 }
 
-int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret)
+/* A store that only reads the file at path. file_check looks at the
+ * file first, but never for a file this process has open in SQLite
+ * already: closing any descriptor of a file drops every POSIX lock the
+ * process holds on it, and SQLite's locks are those (another process
+ * would then take the server's connection for gone and delete its WAL). */
+static int open_readonly(const char *path, bool check, struct gp_store **ret)
 {
-	const char *path = s ? sqlite3_db_filename(s->db, "main") : NULL;
 	struct gp_store *reader;
 	int64_t version;
 	int r = 0;
 
-	if (!s || !ret)
-		return -EINVAL;
-	if (!path || !*path)
-		return fail_open(-ENOTSUP, "gp_store_open_reader: an in-memory store has no file");
+	if (!path || !ret)
+		return fail_open(-EINVAL, "gp_store_open_readonly: NULL argument");
 	reader = calloc(1, sizeof(*reader));
 	if (!reader)
-		return fail_open(-ENOMEM, "gp_store_open_reader: out of memory");
+		return fail_open(-ENOMEM, "gp_store_open_readonly: out of memory");
 	reader->queued = -1;
-	if (sqlite3_open_v2(path, &reader->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+	if (check)
+		r = file_check(reader, path);
+	if (r == -ENOENT)
+		r = fail(reader, r, "no such file");
+	if (r == 0 && sqlite3_open_v2(path, &reader->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		r = reader->db ? fail_sqlite(reader, path) : fail(reader, -ENOMEM, "out of memory");
 	if (r == 0) {
 		sqlite3_extended_result_codes(reader->db, 1);
@@ -655,6 +814,22 @@ int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret)
 	return 0;
 }
 
+int gp_store_open_readonly(const char *path, struct gp_store **ret)
+{
+	return open_readonly(path, true, ret);
+}
+
+int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret)
+{
+	const char *path = s ? sqlite3_db_filename(s->db, "main") : NULL;
+
+	if (!s || !ret)
+		return -EINVAL;
+	if (!path || !*path)
+		return fail_open(-ENOTSUP, "gp_store_open_reader: an in-memory store has no file");
+	return open_readonly(path, false, ret);
+}
+
 void gp_store_close(struct gp_store *s)
 {
 	if (!s)
@@ -663,6 +838,84 @@ void gp_store_close(struct gp_store *s)
 		sqlite3_finalize(s->statement[i].st);
 	sqlite3_close_v2(s->db);
 	free(s);
+}
+
+bool gp_store_is_new(const struct gp_store *s)
+{
+	return s && s->created;
+}
+
+bool gp_store_is_damaged(const struct gp_store *s)
+{
+	return s && s->damaged;
+}
+
+void gp_store_on_damage(struct gp_store *s, gp_store_damage_fn *fn, void *ctx)
+{
+	s->on_damage = fn;
+	s->on_damage_ctx = ctx;
+}
+
+/* A statement run once (not kept among the prepared ones). */
+static int prepare_once(struct gp_store *s, const char *sql, sqlite3_stmt **ret)
+{
+	if (sqlite3_prepare_v2(s->db, sql, -1, ret, NULL) != SQLITE_OK)
+		return fail_sqlite(s, sql);
+	return 0;
+}
+
+/* The check's rows, its first (which is not "ok") included, in
+ * s->error on one line, as many as fit. */
+static int check_problems(struct gp_store *s, sqlite3_stmt *st, const char *name)
+{
+	size_t used = (size_t)snprintf(s->error, sizeof(s->error), "PRAGMA %s: %s", name,
+				       (const char *)sqlite3_column_text(st, 0));
+
+	while (used < sizeof(s->error) && sqlite3_step(st) == SQLITE_ROW)
+		used += (size_t)snprintf(s->error + used, sizeof(s->error) - used, "; %s",
+					 (const char *)sqlite3_column_text(st, 0));
+	for (char *c = s->error; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	s->damaged = true;
+	return -EBADMSG;
+}
+
+int gp_store_check(struct gp_store *s, bool full)
+{
+	const char *name = full ? "integrity_check" : "quick_check";
+	const char *sql = full ? "PRAGMA integrity_check(20)" : "PRAGMA quick_check(20)";
+	sqlite3_stmt *st = NULL;
+	const char *first;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = prepare_once(s, sql, &st);
+	if (r == 0 && (r = step_row(s, st, sql)) == 0)
+		r = fail(s, -EIO, "%s: no answer", sql);
+	if (r == 1) {
+		first = (const char *)sqlite3_column_text(st, 0);
+		r = first && !strcmp(first, "ok") ? 0 : check_problems(s, st, name);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+int gp_store_backup_into(struct gp_store *s, const char *path)
+{
+	sqlite3_stmt *st = NULL;
+	int r;
+
+	if (!s || !path)
+		return -EINVAL;
+	r = prepare_once(s, "VACUUM INTO ?1", &st);
+	if (r == 0) {
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		r = step_done(s, st, "VACUUM INTO");
+	}
+	sqlite3_finalize(st);
+	return r;
 }
 
 const char *gp_store_error(const struct gp_store *s)
@@ -904,7 +1157,7 @@ int gp_store_tenant_task_counts(struct gp_store *s, int64_t tenant, int *ret_que
 int gp_store_tenant_remove(struct gp_store *s, int64_t id)
 {
 	auto_stmt *mark = NULL, *quotas = NULL;
-	bool own;
+	bool own = false;
 	int r;
 
 	if (!s)
@@ -1800,7 +2053,7 @@ static int usage_insert_all(struct gp_store *s, struct gp_usage_record *recs, in
 int gp_store_usage_add(struct gp_store *s, struct gp_usage_record *recs, int n)
 {
 	int64_t *ids;
-	bool own;
+	bool own = false;
 	int r;
 
 	if (!s || n < 0 || (n && !recs))

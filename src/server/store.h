@@ -14,8 +14,14 @@
  * their submitter declared), the audit log, usage records (metering) and alerts. Rows
  * come back in caller-owned structs; lists come back as arrays the caller frees with
  * free(). Functions return 0 or a negative errno (-ENOENT: no such row, -EEXIST: name
- * taken, -EIO: SQLite failed; gp_store_error says why). A store is used from one thread
- * at a time.
+ * taken, -EBADMSG: the file is damaged, -EIO: SQLite failed otherwise; gp_store_error
+ * says why). A store is used from one thread at a time.
+ *
+ * A damaged file (SQLite's SQLITE_CORRUPT or SQLITE_NOTADB, or a check that
+ * finds problems) is never written to again through this store: from the
+ * first sign, every statement that writes fails with -EBADMSG, saying to
+ * restore a backup, so that nothing is acknowledged into a file whose
+ * restoring would lose it; reads go on where they still can.
  *
  * Arguments: NULL pointers, empty tenant or template names, strings that
  * do not fit (or are not terminated in) their field, priority > 9,
@@ -179,17 +185,51 @@ struct gp_alert {
 	int64_t created, cleared; /* unix ms; cleared 0: active */
 };
 
-/* open creates the file (mode 0600) if needed and migrates it to
- * GP_STORE_SCHEMA_VERSION; a file whose schema is newer gives -EPROTO and
- * is not written. ":memory:" opens a private in-memory store (tests).
- * The caller owns *ret and frees it with gp_store_close (NULL is fine). */
+/* open makes the file only when it is missing: a new database made whole
+ * under PATH.new (mode 0600) and renamed, so that no empty or half-made
+ * file is ever left at path. A file that exists is opened as it is and
+ * migrated to GP_STORE_SCHEMA_VERSION, never made anew: -ENODATA when it
+ * is empty (0 bytes), -EBADMSG when it is not an SQLite database (or
+ * SQLite finds it damaged), -EPROTO when its schema is newer (it is not
+ * written), another -errno when it cannot be read; gp_store_error(NULL)
+ * says which, naming the file. ":memory:" opens a private in-memory
+ * store (tests). The caller owns *ret and frees it with gp_store_close
+ * (NULL is fine). */
 int gp_store_open(const char *path, struct gp_store **ret);
 void gp_store_close(struct gp_store *s);
+/* Whether s's file was made by the gp_store_open that opened it. */
+bool gp_store_is_new(const struct gp_store *s);
+
+/* PRAGMA quick_check of the whole file (full: integrity_check, which
+ * also compares every index with its table): 0 when it finds nothing,
+ * -EBADMSG when it finds problems (the first ones in gp_store_error; s
+ * is then damaged, below), another -errno when it could not run. Its time
+ * grows with the file's size. */
+int gp_store_check(struct gp_store *s, bool full);
+/* Whether s has met its file damaged: a check that found problems, or
+ * SQLITE_CORRUPT or SQLITE_NOTADB from any call. From then on, statements
+ * that write fail with -EBADMSG (store.h's top says why). */
+bool gp_store_is_damaged(const struct gp_store *s);
+/* Called once, the first time s meets its file damaged, with the message
+ * gp_store_error(s) then gives; from the thread that uses s. */
+typedef void gp_store_damage_fn(void *ctx, const char *message);
+void gp_store_on_damage(struct gp_store *s, gp_store_damage_fn *fn, void *ctx);
+/* A copy of s's database as of one moment into path (VACUUM INTO: a
+ * whole, compacted database; SQLite reads every table, so a damaged one
+ * fails with -EBADMSG rather than being copied). path must not exist or
+ * must be an empty file; the caller makes it, syncs it and puts it in
+ * place. Works on a reader (below), which does not hold up s's writes. */
+int gp_store_backup_into(struct gp_store *s, const char *path);
 /* A second connection to s's file that only reads (the WAL lets it read
  * while s writes), for a thread that must not wait for s's users: the
  * caller owns it and closes it with gp_store_close. -ENOTSUP for an
  * in-memory store; the file's errors as for open. */
 int gp_store_open_reader(const struct gp_store *s, struct gp_store **ret);
+/* The same for the file at path (a backup, to check it): nothing is made
+ * or migrated; -ENOENT when it is missing, the file's errors as for open.
+ * Never for a file this process has open in a store already (store.c,
+ * open_readonly, says why). */
+int gp_store_open_readonly(const char *path, struct gp_store **ret);
 /* The message of s's last failure, or with s NULL the message of this
  * thread's last failed gp_store_open. Valid until the next call. */
 const char *gp_store_error(const struct gp_store *s); /* last failure */

@@ -6,7 +6,7 @@
  *
  * usage: slow-clients (--port PORT | --unix PATH) [--connections N]
  *                     [--every SECONDS] [--duration SECONDS] [--uid UID]
- *                     [--reconnect] [--lives FILE]
+ *                     [--reconnect] [--lives FILE] [--addresses N]
  *   --connections N   how many at once (default 300)
  *   --every SECONDS   between two header lines of a connection (default 5)
  *   --duration SECONDS  how long to go on (default 20), then close all
@@ -18,6 +18,9 @@
  *   --lives FILE      one line per connection the server closed: when it
  *                     opened (ms from the start), how long it lived (ms),
  *                     and 503 when it was answered so
+ *   --addresses N     TCP: connection i comes from 127.0.0.2 + (i mod N)
+ *                     (127.0.0.2 ... 127.0.0.65 for 64), as a task that
+ *                     takes a loopback address per connection would
  *
  * At the end, one JSON object on stdout: connections opened, connects
  * that failed, closed by the server, of those answered 503, still open,
@@ -43,6 +46,8 @@
 
 #define CONNECTIONS_MAX 4096
 #define RECONNECT_MS	1000 /* after the server closed one, before the next */
+#define ADDRESSES_MAX	65000
+#define FIRST_SOURCE	0x7f000002u /* 127.0.0.2 */
 
 struct options {
 	unsigned port;
@@ -52,10 +57,12 @@ struct options {
 	long long uid; /* -1: stay */
 	bool reconnect;
 	const char *lives;
+	unsigned addresses; /* 0: the kernel's choice (127.0.0.1) */
 };
 
 /* One slow connection. */
 struct slow {
+	unsigned index;	/* which of the connections */
 	int fd;		/* -1: none now */
 	int64_t opened; /* when it connected (ms) */
 	int64_t next;	/* when to send its next header line, or to reconnect */
@@ -83,7 +90,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: slow-clients (--port PORT | --unix PATH) [--connections N] "
 		"[--every SECONDS] [--duration SECONDS] [--uid UID] [--reconnect] "
-		"[--lives FILE]\n");
+		"[--lives FILE] [--addresses N]\n");
 	exit(2);
 }
 
@@ -127,6 +134,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{"uid", required_argument, NULL, 'U'},
 		{"reconnect", no_argument, NULL, 'r'},
 		{"lives", required_argument, NULL, 'l'},
+		{"addresses", required_argument, NULL, 'a'},
 		{0},
 	};
 	int c;
@@ -143,10 +151,13 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'U': o->uid = whole("uid", optarg, 0, 4294967294LL); break;
 		case 'r': o->reconnect = true; break;
 		case 'l': o->lives = optarg; break;
+		case 'a':
+			o->addresses = (unsigned)whole("addresses", optarg, 1, ADDRESSES_MAX);
+			break;
 		default: usage();
 		}
 	}
-	if (optind < argc || (!o->port) == (!o->unix_path))
+	if (optind < argc || (!o->port) == (!o->unix_path) || (o->addresses && o->unix_path))
 		usage();
 }
 
@@ -168,10 +179,21 @@ static void become(long long uid)
 	}
 }
 
-/* A connection with its request line sent; -1 when it could not be
+/* With --addresses, binds fd to connection i's loopback address. */
+static int source_bind(const struct options *o, int fd, unsigned i)
+{
+	struct sockaddr_in from = {.sin_family = AF_INET};
+
+	if (!o->addresses)
+		return 0;
+	from.sin_addr.s_addr = htonl(FIRST_SOURCE + i % o->addresses);
+	return bind(fd, (struct sockaddr *)&from, sizeof(from));
+}
+
+/* Connection i with its request line sent; -1 when it could not be
  * made. One the server closed before the line was sent is kept: the
  * next read sees the end, and it counts as closed by the server. */
-static int slow_open(const struct options *o)
+static int slow_open(const struct options *o, unsigned i)
 {
 	static const char line[] = "GET /v1/health HTTP/1.1\r\nHost: gpupool\r\n";
 	struct sockaddr_in in = {.sin_family = AF_INET,
@@ -187,7 +209,9 @@ static int slow_open(const struct options *o)
 		snprintf(un.sun_path, sizeof(un.sun_path), "%s", o->unix_path);
 		r = connect(fd, (struct sockaddr *)&un, sizeof(un));
 	} else {
-		r = connect(fd, (struct sockaddr *)&in, sizeof(in));
+		r = source_bind(o, fd, i);
+		if (r == 0)
+			r = connect(fd, (struct sockaddr *)&in, sizeof(in));
 	}
 	if (r < 0) {
 		close(fd);
@@ -201,7 +225,7 @@ static int slow_open(const struct options *o)
 static void slow_start(const struct options *o, struct slow *s, struct totals *t,
 		       int64_t now)
 {
-	s->fd = slow_open(o);
+	s->fd = slow_open(o, s->index);
 	s->opened = now;
 	s->next = now + o->every_ms;
 	s->lines = 0;
@@ -281,8 +305,10 @@ static void run(const struct options *o, struct slow *all, struct totals *t)
 	if (!p)
 		exit(1);
 	t->start = now_ms();
-	for (unsigned i = 0; i < o->n; i++)
+	for (unsigned i = 0; i < o->n; i++) {
+		all[i].index = i;
 		slow_start(o, &all[i], t, now_ms());
+	}
 	for (int64_t now = now_ms(); now < end; now = now_ms()) {
 		for (unsigned i = 0; i < o->n; i++) {
 			p[i].fd = all[i].fd;

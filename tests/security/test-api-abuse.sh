@@ -7,10 +7,22 @@
 #     answers 200 within 1 s every half second; the server closes each
 #     slow connection at its deadline, not later, and those over the
 #     bound per client at once;
+#   - 640 slow connections of one tenant's uid from 64 loopback addresses
+#     (127.0.0.2 ... 127.0.0.65): another tenant's request and root's, over
+#     TCP, answer 200 within 1 s every half second, and the attacker is one
+#     client, held to its bound of 64, however many addresses it takes;
 #   - a client over its connection bound gets 503 saying which bound, how
 #     many are open and what to do, while another uid on loopback and the
-#     Unix socket are still answered; past the overall bound, everyone on
-#     TCP gets 503 saying so;
+#     Unix socket are still answered; past the overall bound, a client
+#     holding few connections takes the place of a slow one of the client
+#     holding most, and one as greedy as any other gets 503 saying so;
+#   - a Host that is not the server's gets 421 on TCP (DNS rebinding), its
+#     names and --allowed-hosts pass, the Unix socket is not concerned; a
+#     body not said to be JSON gets 415, with or without a Content-Type;
+#   - unknown tokens are logged (who, what request, never the token) and,
+#     past 5 from one client, make its requests with a token wait (429,
+#     Retry-After) for longer each time, while other clients and the Unix
+#     socket are answered; /metrics counts them;
 #   - a tenant at its queue bound is refused with its count and bound,
 #     while another tenant still submits;
 #   - /metrics without a token has no tenant or task names, with a
@@ -93,6 +105,8 @@ api() {
 	name=$1 want=$2 pattern=$3 via=$4 token=$5 method=$6 path=$7
 	shift 7
 	if [ -n "$token" ]; then set -- "$@" -H "Authorization: Bearer $token"; fi
+	# A body is JSON unless the call says otherwise (or -H 'Content-Type:').
+	case "$*" in *Content-Type:*) ;; *) set -- "$@" -H 'Content-Type: application/json' ;; esac
 	if [ "$via" = tcp ]; then
 		set -- "$@" "http://127.0.0.1:$port$path"
 	else
@@ -108,13 +122,36 @@ api() {
 	fi
 }
 
-# as_uid UID PATH: GET PATH over TCP as another user (root only), the
-# body in $out (the user cannot write in $tmp), the status in $tmp/code.
+# as_uid UID PATH [CURL ARGS...]: GET PATH over TCP as another user (root
+# only; UID "" as this test's own), the body in $out (the user cannot
+# write in $tmp), the status in $tmp/code.
 as_uid() {
-	setpriv --reuid="$1" --regid="$1" --clear-groups \
-		curl -s -m 10 -w '\n%{http_code}\n' "http://127.0.0.1:$port$2" >"$tmp/reply"
+	uid=$1 path=$2
+	shift 2
+	if [ -n "$uid" ]; then set -- setpriv --reuid="$uid" --regid="$uid" --clear-groups curl "$@"; else
+		set -- curl "$@"; fi
+	"$@" -s -m 10 -w '\n%{http_code}\n' "http://127.0.0.1:$port$path" >"$tmp/reply"
 	tail -n 1 "$tmp/reply" >"$tmp/code"
 	sed '$d' "$tmp/reply" >"$out"
+}
+
+# answered NAME UID... : over TCP, each UID's request (as the uid, root
+# with the admin's token) got 200 within 1 s every time ($tmp/times: one
+# line per request, "UID STATUS SECONDS"), at least 10 times (one every
+# half second for 12 s, fewer on a busy host).
+answered() {
+	name=$1
+	shift
+	for who in "$@"; do
+		awk -v who="$who" '$1 == who { n++; if ($2 != 200 || $3 > 1.0) late++; if ($3 > worst) worst = $3 }
+			END { printf "%d %d %.4f\n", n, late, worst }' "$tmp/times" >"$tmp/worst"
+		read -r n late worst <"$tmp/worst"
+		if [ "$n" -ge 10 ] && [ "$late" -eq 0 ]; then
+			ok "$name: uid $who, $n requests over TCP, all 200 within 1 s (slowest $worst s)"
+		else
+			bad "$name: uid $who, $late of $n requests not 200 within 1 s" "$tmp/times"
+		fi
+	done
 }
 
 # Another uid on loopback needs root, and a kernel that says who owns a
@@ -170,7 +207,7 @@ awk '{ n[$1]++; if ($2 != 200 || $3 > 1.0) late[$1]++; if ($3 > worst[$1]) worst
      END { for (v in n) printf "%s %d %d %.4f\n", v, n[v], late[v], worst[v] }' \
 	"$tmp/times" | sort >"$tmp/worst"
 while read -r via n late worst; do
-	if [ "$n" -ge 25 ] && [ "$late" -eq 0 ]; then
+	if [ "$n" -ge 16 ] && [ "$late" -eq 0 ]; then
 		ok "under 300 slow connections, $n requests over $via: all 200 within 1 s (slowest $worst s)"
 	else
 		bad "under 300 slow connections, requests over $via: $late of $n not 200 within 1 s" \
@@ -207,6 +244,46 @@ if [ "$uids" = yes ]; then
 fi
 stop
 
+# ---- many loopback addresses -----------------------------------------------------------
+# A tenant's task that takes a loopback address per connection is still
+# one client: its uid. 640 slow connections (10 from each of 127.0.0.2 ...
+# 127.0.0.65, back a second after they are closed) as nobody, while
+# another tenant (uid 65533) and root ask over TCP every half second.
+if [ "$uids" = yes ]; then
+	start many
+	api "a tenant of another uid is added" 201 '"token"' unix "$admin" POST /v1/tenants \
+		-d '{"name": "neighbour"}'
+	neighbour=$(jq -r .token "$tmp/body")
+	"$slow" --port "$port" --connections 640 --addresses 64 --every 5 --duration 14 \
+		--reconnect --uid 65534 --lives "$tmp/many.lives" >"$tmp/many.json" 2>"$tmp/many.err" &
+	attack=$!
+	sleep 1
+	: >"$tmp/times"
+	end=$(($(date +%s) + 12))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		setpriv --reuid=65533 --regid=65533 --clear-groups curl -s -o /dev/null -m 5 \
+			-w '65533 %{http_code} %{time_total}\n' -H "Authorization: Bearer $neighbour" \
+			"http://127.0.0.1:$port/v1/tasks" >>"$tmp/times"
+		curl -s -o /dev/null -m 5 -w '0 %{http_code} %{time_total}\n' \
+			-H "Authorization: Bearer $admin" "http://127.0.0.1:$port/v1/tasks" >>"$tmp/times"
+		sleep 0.5
+	done
+	exited "the slow clients from 64 addresses end" "$attack"
+	echo "    slow clients from 64 addresses: $(cat "$tmp/many.json")"
+	answered "under 640 slow connections from 64 loopback addresses" 65533 0
+	check "the slow clients had their 640 connections, from 64 addresses" \
+		'.[0] | .opened >= 640 and .failed == 0' "$tmp/many.json"
+	# Held to the 10 s deadline: the admitted ones, which are one client's.
+	held=$(awk '$2 >= 9500' "$tmp/many.lives" | wc -l)
+	if [ "$held" -ge 32 ] && [ "$held" -le 72 ]; then
+		ok "64 addresses of one uid are one client: $held of its connections held, its bound 64"
+	else
+		bad "64 addresses of one uid are one client: $held of its connections held (want about 64)" \
+			"$tmp/many.json"
+	fi
+	stop
+fi
+
 # ---- connection bounds --------------------------------------------------------------
 start bounds --max-connections 6 --max-client-connections 4 --queue-max 10 \
 	--tenant-queue-max 3
@@ -214,7 +291,7 @@ start bounds --max-connections 6 --max-client-connections 4 --queue-max 10 \
 mine=$!
 sleep 0.5
 api "a client over its bound gets 503: which bound, how many are open, what to do" 503 \
-	'"too many connections from this client \(127\.0\.0\.1(, uid [0-9]+)?\): 4 are open, its bound \(--max-client-connections 4\); close idle connections, then retry"' \
+	'"too many connections from this client \((uid [0-9]+ on loopback|loopback, uid unknown)\): 4 are open, its bound \(--max-client-connections 4\); close idle connections, then retry"' \
 	tcp "$admin" GET /v1/health
 if grep -q '^Retry-After: 1' "$out" && grep -qi '^Connection: close' "$out"; then
 	ok "with Retry-After, and the connection closed"
@@ -229,17 +306,33 @@ if [ "$uids" = yes ]; then
 	else
 		bad "nobody is answered while root is over its bound" "$tmp/code" "$out"
 	fi
-	"$slow" --uid 65534 --port "$port" --connections 2 --every 5 --duration 6 >/dev/null 2>&1 &
+	# nobody's 2 slow connections fill the listener (6): root holds 4 of
+	# them, all waiting for their headers.
+	"$slow" --uid 65534 --port "$port" --connections 2 --every 5 --duration 7 >/dev/null 2>&1 &
 	theirs=$!
 	sleep 0.5
 	as_uid 65533 /v1/health
-	if [ "$(cat "$tmp/code")" = 503 ] && grep -q '"too many connections: 6 are open on the server.s TCP port, its bound (--max-connections 6); retry in a few seconds"' "$out"; then
-		ok "past the overall bound, a new client gets 503 saying so"
+	curl -s --unix-socket "$sock" -H "Authorization: Bearer $admin" http://gpupool/metrics \
+		>"$tmp/metrics.txt"
+	if [ "$(cat "$tmp/code")" = 200 ] && grep -q '"ok":true' "$out" &&
+		grep -q '^gpupool_http_connections_evicted_total 1$' "$tmp/metrics.txt"; then
+		ok "past the overall bound, a client with none takes the place of a slow connection of the client holding most"
 	else
-		bad "past the overall bound, a new client gets 503 saying so" "$tmp/code" "$out"
+		bad "past the overall bound, a client with none takes the place of a slow connection of the client holding most" \
+			"$tmp/code" "$out" "$tmp/metrics.txt"
+	fi
+	# Root 3, nobody 3: nobody's next finds no client holding more than it.
+	"$slow" --uid 65534 --port "$port" --connections 1 --every 5 --duration 6 >/dev/null 2>&1 &
+	more=$!
+	sleep 0.5
+	as_uid 65534 /v1/health
+	if [ "$(cat "$tmp/code")" = 503 ] && grep -q '"too many connections: 6 are open on the server.s TCP port, its bound (--max-connections 6); retry in a few seconds"' "$out"; then
+		ok "past the overall bound, a client as greedy as any other gets 503 saying so"
+	else
+		bad "past the overall bound, a client as greedy as any other gets 503 saying so" "$tmp/code" "$out"
 	fi
 	api "and the Unix socket still answers" 200 '"ok":true' unix "$admin" GET /v1/health
-	kill "$theirs" 2>/dev/null
+	kill "$theirs" "$more" 2>/dev/null
 fi
 kill "$mine" 2>/dev/null
 wait "$mine" 2>/dev/null
@@ -344,6 +437,101 @@ api "a bad token is 401, saying what to send" 401 \
 	tcp "not-a-token" GET /metrics
 stop
 
+# ---- refused before a handler: the Host, a body's type ---------------------------------------
+start gate --allowed-hosts gpu1.example.com
+api "a Host that is not the server's gets 421 on TCP: which, the names, why, what to do" 421 \
+	'"the Host header \\"evil\.example:[0-9]+\\" is not a name of this server \(localhost, 127\.0\.0\.1, \[::1\], .*gpu1\.example\.com\): a page of another site may not reach the API through a name of its own \(DNS rebinding\); if the name is this server.s, add it with --allowed-hosts"' \
+	tcp "$admin" GET /v1/tasks -H "Host: evil.example:$port"
+for host in "localhost:$port" "127.0.0.1:$port" "[::1]:$port" "$(hostname):$port" \
+	"gpu1.example.com:$port" "LocalHost.:$port" localhost; do
+	api "Host $host is one of the server's names" 200 '"tasks"' tcp "$admin" GET /v1/tasks \
+		-H "Host: $host"
+done
+api "the Unix socket does not look at the Host" 200 '"ok":true' unix "" GET /v1/health \
+	-H "Host: evil.example"
+expect "the CLI over TCP still works" 0 'admin' -- \
+	env GPUPOOL_SOCKET="http://127.0.0.1:$port" GPUPOOL_TOKEN="$admin" "$gp" tenant ls
+api "a body sent as a form gets 415: what it must be, what came" 415 \
+	'"the request body must be JSON, sent with \\"Content-Type: application/json\\"; this one came with \\"Content-Type: application/x-www-form-urlencoded\\""' \
+	tcp "$admin" POST /v1/tenants -H 'Content-Type: application/x-www-form-urlencoded' \
+	-d '{"name": "x1"}'
+api "a body with no Content-Type gets 415" 415 'this one came with no Content-Type"' \
+	tcp "$admin" POST /v1/tenants -H 'Content-Type:' -d '{"name": "x2"}'
+api "text/plain gets 415 (what a page may send to another site unasked)" 415 \
+	'came with \\"Content-Type: text/plain;charset=UTF-8\\"' \
+	tcp "$admin" POST /v1/tenants -H 'Content-Type: text/plain;charset=UTF-8' -d '{"name": "x3"}'
+api "... on the Unix socket too" 415 'must be JSON' unix "$admin" PATCH /v1/tenants/x3 \
+	-H 'Content-Type: text/plain' -d '{"compute_guaranteed_pct": 10}'
+api "application/json with a charset, in any case, is JSON" 201 '"name":"x4"' \
+	tcp "$admin" POST /v1/tenants -H 'Content-Type: Application/JSON; charset=utf-8' \
+	-d '{"name": "x4"}'
+api "a POST without a body needs no Content-Type" 200 '"token"' \
+	tcp "$admin" POST /v1/tenants/x4/token -H 'Content-Type:'
+curl -s --unix-socket "$sock" -H "Authorization: Bearer $admin" http://gpupool/v1/tenants >"$out"
+check "nothing refused was done: x4 alone was added" '[.[0].tenants[].name] | index("x1") == null and index("x2") == null and index("x3") == null and index("x4") != null' "$out"
+
+# ---- unknown tokens: logged, and their client waits --------------------------------------------
+# As nobody where another uid can be used (root's requests then show that
+# other clients do not wait), else as this test's own uid.
+if [ "$uids" = yes ]; then who=65534; else who=; fi
+wrong=0123456789abcdef-not-a-token-at-all
+codes=
+for _ in 1 2 3 4 5 6; do
+	as_uid "$who" /v1/tasks -H "Authorization: Bearer $wrong"
+	codes="$codes $(cat "$tmp/code")"
+done
+if [ "$codes" = " 401 401 401 401 401 401" ]; then
+	ok "the first unknown tokens are answered 401"
+else
+	bad "the first unknown tokens are answered 401 (got$codes)" "$out"
+fi
+as_uid "$who" /v1/tasks -D - -H "Authorization: Bearer $wrong"
+if [ "$(cat "$tmp/code")" = 429 ] && grep -q '^Retry-After: 1' "$out" &&
+	grep -Eq '"6 unknown tokens from this client \(uid [0-9]+ on loopback\) in the last 15 minutes: its requests with a token wait 1 s more; check the token' "$out"; then
+	ok "past 5, its next request with a token gets 429: how many, the wait, Retry-After"
+else
+	bad "past 5, its next request with a token gets 429" "$tmp/code" "$out"
+fi
+as_uid "$who" /v1/tasks -H "Authorization: Bearer $admin"
+if [ "$(cat "$tmp/code")" = 429 ]; then ok "... even with a good token (it is not looked at)"; else
+	bad "... even with a good token" "$tmp/code" "$out"
+fi
+as_uid "$who" /v1/health
+if [ "$(cat "$tmp/code")" = 200 ]; then ok "... while a request without a token is answered"; else
+	bad "... while a request without a token is answered" "$tmp/code" "$out"
+fi
+api "the Unix socket does not wait" 200 '"tasks"' unix "$admin" GET /v1/tasks
+if [ "$uids" = yes ]; then
+	api "another client (root) does not wait" 200 '"tasks"' tcp "$admin" GET /v1/tasks
+	api "... and its own unknown token is a plain 401" 401 'unknown token' tcp "$wrong" GET /v1/tasks
+fi
+sleep 1.2
+as_uid "$who" /v1/tasks -H "Authorization: Bearer $wrong"
+first=$(cat "$tmp/code")
+as_uid "$who" /v1/tasks -D - -H "Authorization: Bearer $wrong"
+if [ "$first" = 401 ] && [ "$(cat "$tmp/code")" = 429 ] && grep -q '^Retry-After: 2' "$out"; then
+	ok "after the wait, a request is looked at again, and the next unknown token doubles the wait"
+else
+	bad "after the wait, a request is looked at again ($first), the next wait doubled" "$tmp/code" "$out"
+fi
+if grep -Eq "unknown token from uid [0-9]+ on loopback on TCP: GET /v1/tasks, a token of ${#wrong} characters; 7 from this client in the last 15 minutes; its requests with a token now wait 2 s" \
+	"$tmp/gate.log" && ! grep -q -- "$wrong" "$tmp/gate.log"; then
+	ok "each unknown token is logged: who, the request, its length, the count, the wait; never the token"
+else
+	bad "each unknown token is logged, never the token" "$tmp/gate.log"
+fi
+curl -s --unix-socket "$sock" -H "Authorization: Bearer $admin" http://gpupool/metrics \
+	>"$tmp/metrics.txt"
+unknown=7
+if [ "$uids" = yes ]; then unknown=8; fi
+if grep -q "^gpupool_http_token_failures_total $unknown\$" "$tmp/metrics.txt" &&
+	grep -q '^gpupool_http_token_delayed_total 3$' "$tmp/metrics.txt"; then
+	ok "/metrics counts the unknown tokens ($unknown) and the requests that waited (3)"
+else
+	bad "/metrics counts the unknown tokens and the requests that waited" "$tmp/metrics.txt"
+fi
+stop
+
 # ---- the options' limits ----------------------------------------------------------------------
 expect "a tenant bound over the queue's is refused, saying what to give" 2 \
 	'--tenant-queue-max 20 is over --queue-max 10, so it could never be reached; give at most 10, or raise --queue-max' -- \
@@ -360,6 +548,9 @@ expect "--check-config shows the deadlines and bounds" 0 \
 expect "the deadlines' range is checked" 2 '--header-timeout-ms "50" must be a whole number from 100 to 3600000' -- \
 	"$gp" server --db "$tmp/x/gpupool.db" --header-timeout-ms 50 --check-config
 chmod 644 "$scrape"
+expect "--allowed-hosts takes names, not ports" 2 \
+	'--allowed-hosts: "gpu1:8470" is not a host name; give names without ports' -- \
+	"$gp" server --db "$tmp/x/gpupool.db" --allowed-hosts gpu1.example.com,gpu1:8470 --check-config
 expect "a scrape token file others can read is refused" 2 \
 	"--metrics-token-file $scrape: its mode 644 lets others than its owner read it; chmod 600 it" -- \
 	"$gp" server --db "$tmp/x/gpupool.db" --metrics-token-file "$scrape" --check-config

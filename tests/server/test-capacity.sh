@@ -142,7 +142,7 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 curl -s --unix-socket "$tmp/bare.sock" -H "Authorization: Bearer $(cat "$tmp/bare/admin.token")" \
-	http://x/v1/tasks -d '{"command": "true", "mem_mib": 1024, "compute_pct": 10, "devices": 17}' \
+	-H 'Content-Type: application/json' http://x/v1/tasks -d '{"command": "true", "mem_mib": 1024, "compute_pct": 10, "devices": 17}' \
 	>"$tmp/bare.json"
 check "a server without the agent refuses more than 16 devices, the core's bound" \
 	'.[0].error | test("field \"devices\" must be a whole number from 1 to 16")' "$tmp/bare.json"

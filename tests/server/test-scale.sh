@@ -33,7 +33,7 @@ metric() {
 # api METHOD PATH [BODY]: the server's answer, as the admin.
 api() {
 	curl -sf --unix-socket "$tmp/server.sock" -H "Authorization: Bearer $admin" \
-		-X "$1" "http://localhost$2" ${3:+-d "$3"}
+		-H 'Content-Type: application/json' -X "$1" "http://localhost$2" ${3:+-d "$3"}
 }
 
 # queue_all FILE: every page of GET /v1/queue, as one list in FILE:

@@ -64,6 +64,11 @@ static void test_example(void **state)
 	assert_int_equal(o->body_timeout_ms, 30000);
 	assert_int_equal(o->max_connections, 512);
 	assert_int_equal(o->max_client_connections, 64);
+	assert_string_equal(o->allowed_hosts, "");
+	assert_int_equal(o->db_check, GP_CONFIG_DB_CHECK_QUICK);
+	assert_int_equal(o->backup_interval_s, 3600);
+	assert_int_equal(o->backup_keep, 8);
+	assert_string_equal(o->backup_dir, "");
 	assert_string_equal(o->metrics_token_file, "");
 	assert_true(o->with_agent);
 	assert_int_equal(o->grace_ms, 5000);
@@ -108,7 +113,9 @@ static void test_every_key(void **state)
 				   "task_env: PATH LC_*\nverify: alert\nverify_ms: 1000\n"
 				   "verify_slack_mib: 0\npolicy: fgd\nworkload_window: 3600\n"
 				   "workload_refresh: 60\nmetrics_listen: 0.0.0.0:9464\n"
-				   "ui_dir: /srv/ui\nui_chart_js: /srv/chart.js\n",
+				   "ui_dir: /srv/ui\nui_chart_js: /srv/chart.js\n"
+				   "allowed_hosts: gpu1.example.com,gpu1,[fd00::7]\ndb_check: full\n"
+				   "backup_dir: /srv/b\nbackup_interval: 0\nbackup_keep: 1000\n",
 				   o, err, sizeof(err)),
 			 0);
 	assert_string_equal(o->db, "a.db");
@@ -148,6 +155,11 @@ static void test_every_key(void **state)
 	assert_string_equal(o->loop.policy, "fgd");
 	assert_int_equal(o->loop.workload_window_s, 3600);
 	assert_int_equal(o->loop.workload_refresh_s, 60);
+	assert_string_equal(o->allowed_hosts, "gpu1.example.com,gpu1,[fd00::7]");
+	assert_int_equal(o->db_check, GP_CONFIG_DB_CHECK_FULL);
+	assert_string_equal(o->backup_dir, "/srv/b");
+	assert_int_equal(o->backup_interval_s, 0);
+	assert_int_equal(o->backup_keep, 1000);
 	free(o);
 }
 
@@ -240,6 +252,14 @@ static void test_bad(void **state)
 		{"tenant_queue_max: 0\n", ":1:19: key \"tenant_queue_max\": \"0\" is not a "
 					   "whole number from 1 to 10000000"},
 		{"verify: maybe\n", ":1:9: key \"verify\": \"maybe\" is not one of: kill, alert, off"},
+		{"db_check: slow\n", ":1:11: key \"db_check\": \"slow\" is not one of: quick, full"},
+		{"backup_keep: 0\n", ":1:14: key \"backup_keep\": \"0\" is not a whole number from "
+				       "1 to 1000"},
+		{"allowed_hosts: gpu1:8470\n", ":1:16: key \"allowed_hosts\": \"gpu1:8470\" is not a "
+						"host name; give names without ports"},
+		{"allowed_hosts: a,,b\n", ":1:16: key \"allowed_hosts\": \"\" is not a host name"},
+		{"allowed_hosts: \"[zz::1]\"\n", ":1:16: key \"allowed_hosts\": \"[zz::1]\" is not a "
+						   "host name"},
 		{"verify: [kill]\n", ":1:9: key \"verify\": is a list; give one of its words"},
 		{"task_uid_base: 1000\n", ":1:16: key \"task_uid_base\": \"1000\" is not a whole "
 					   "number from 65536 to 2130706432"},

@@ -9,8 +9,10 @@
  * tenants removed (their tasks and name kept, their token and model
  * quotas gone; a file at schema 6 upgraded in place), new tokens,
  * templates removed, pages of tasks (after an id, by tenant and by a set
- * of states), and durability when a writer is killed with SIGKILL at a
- * random moment.
+ * of states), durability when a writer is killed with SIGKILL at a
+ * random moment, and damage: an empty file refused (never made anew), a
+ * missing one made whole, garbage in a page found by the checks and by
+ * an ordinary read (writes refused after it), a copy by VACUUM INTO.
  *
  * Each test has its own directory (mkdtemp, removed afterwards) and an
  * alarm, so that a hang fails the run instead of stopping it. Some checks
@@ -27,6 +29,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -326,9 +329,173 @@ static void test_not_a_database(void **state)
 	      "this is not an SQLite database, but it is long enough to look like one.\n",
 	      fp);
 	fclose(fp);
-	assert_int_equal(gp_store_open(f->path, &s), -EIO);
+	assert_int_equal(gp_store_open(f->path, &s), -EBADMSG);
 	assert_null(s);
 	assert_true(strlen(gp_store_error(NULL)) > 0);
+}
+
+/* An existing empty file is a truncated database, never made anew. */
+static void test_empty_file_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_store *s = (struct gp_store *)f; /* a sentinel: must stay as is */
+	char leftover[PATH_MAX + 8];
+	struct stat st;
+	FILE *fp = fopen(f->path, "w");
+
+	assert_non_null(fp);
+	fclose(fp);
+	assert_int_equal(gp_store_open(f->path, &s), -ENODATA);
+	assert_ptr_equal(s, f);
+	assert_non_null(strstr(gp_store_error(NULL), "the file is empty (0 bytes)"));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	snprintf(leftover, sizeof(leftover), "%s.new", f->path);
+	assert_int_equal(access(leftover, F_OK), -1);
+}
+
+/* Something at the path that is not a file is refused, not replaced. */
+static void test_not_a_file_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_store *s = NULL;
+	struct stat st;
+
+	assert_int_equal(mkdir(f->path, 0700), 0);
+	assert_int_equal(gp_store_open(f->path, &s), -EINVAL);
+	assert_null(s);
+	assert_non_null(strstr(gp_store_error(NULL), "not a regular file"));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(rmdir(f->path), 0);
+}
+
+/* A missing file is made, whole, under its own name, mode 0600. */
+static void test_missing_file_made(void **state)
+{
+	struct fixture *f = *state;
+	char leftover[PATH_MAX + 8];
+	struct stat st;
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_true(gp_store_is_new(f->s));
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true(st.st_size > 0);
+	snprintf(leftover, sizeof(leftover), "%s.new", f->path);
+	assert_int_equal(access(leftover, F_OK), -1);
+	add_tenant(f->s, "vision");
+	gp_store_close(f->s);
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_false(gp_store_is_new(f->s));
+	assert_int_equal(gp_store_check(f->s, false), 0);
+	assert_int_equal(gp_store_check(f->s, true), 0);
+}
+
+/* Fills the store with enough tasks for many pages, closes it, and
+ * writes garbage over a page in the middle of the file. */
+static void damage_middle_page(struct fixture *f)
+{
+	int64_t tenant_id = add_tenant(f->s, "vision");
+	unsigned char garbage[4096];
+	struct stat st;
+	int fd;
+
+	/* 400 tasks of 600-byte commands: their table is most of the file. */
+	for (int i = 0; i < 400; i++) {
+		struct gp_task t = task(tenant_id, "filler");
+
+		memset(t.command, 'x', 600);
+		t.command[600] = '\0';
+		assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	}
+	gp_store_close(f->s);
+	f->s = NULL;
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(st.st_size >= 64 * 4096);
+	memset(garbage, 0x5a, sizeof(garbage));
+	fd = open(f->path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, garbage, sizeof(garbage), st.st_size / 4096 / 2 * 4096),
+			 (ssize_t)sizeof(garbage));
+	close(fd);
+}
+
+static unsigned damage_calls;
+
+static void on_damage(void *ctx, const char *message)
+{
+	assert_ptr_equal(ctx, &damage_calls);
+	assert_non_null(strstr(message, "the database is damaged"));
+	damage_calls++;
+}
+
+/* Damage inside the file: the checks find it, and from then on nothing
+ * is written. */
+static void test_check_finds_damage(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("nlp");
+	char token[GP_TOKEN_HEX + 1];
+
+	damage_middle_page(f);
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_false(gp_store_is_damaged(f->s));
+	assert_int_equal(gp_store_check(f->s, false), -EBADMSG);
+	assert_non_null(strstr(gp_store_error(f->s), "PRAGMA quick_check"));
+	assert_true(gp_store_is_damaged(f->s));
+	assert_int_equal(gp_store_check(f->s, true), -EBADMSG);
+	assert_non_null(strstr(gp_store_error(f->s), "PRAGMA integrity_check"));
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EBADMSG);
+	assert_non_null(strstr(gp_store_error(f->s), "restore"));
+}
+
+/* Damage met by an ordinary read while serving: said once, and writes
+ * refused after it. */
+static void test_damage_met_while_serving(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_tenant t = tenant("nlp");
+	char token[GP_TOKEN_HEX + 1];
+	struct gp_task *tasks = NULL;
+	int n = 0;
+
+	damage_middle_page(f);
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	damage_calls = 0;
+	gp_store_on_damage(f->s, on_damage, &damage_calls);
+	assert_int_equal(gp_store_task_list(f->s, -1, -1, &tasks, &n), -EBADMSG);
+	assert_int_equal(damage_calls, 1);
+	assert_true(gp_store_is_damaged(f->s));
+	assert_int_equal(gp_store_tenant_add(f->s, &t, token), -EBADMSG);
+	assert_int_equal(damage_calls, 1);
+	free(tasks);
+}
+
+/* A copy from a reader, while the writer stays open: a database of its
+ * own with the same rows; never over a file that has something in it. */
+static void test_backup_into(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_store *reader = NULL, *copy = NULL;
+	char path[PATH_MAX + 16];
+	struct gp_tenant t;
+	int64_t tenant_id = add_tenant(f->s, "vision");
+	int64_t task_id = add_task(f->s, tenant_id, "resnet");
+	struct gp_task got;
+
+	assert_int_equal(gp_store_open_reader(f->s, &reader), 0);
+	snprintf(path, sizeof(path), "%s/copy.db", f->dir);
+	assert_int_equal(gp_store_backup_into(reader, path), 0);
+	assert_int_not_equal(gp_store_backup_into(reader, path), 0);
+	gp_store_close(reader);
+	assert_int_equal(gp_store_open(path, &copy), 0);
+	assert_false(gp_store_is_new(copy));
+	assert_int_equal(gp_store_check(copy, true), 0);
+	assert_int_equal(gp_store_tenant_by_name(copy, "vision", &t), 0);
+	assert_int_equal(gp_store_task_get(copy, task_id, &got), 0);
+	assert_string_equal(got.name, "resnet");
+	gp_store_close(copy);
 }
 
 /* ---- tenants ---- */
@@ -1825,6 +1992,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup_dir,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_database, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_file_refused, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_not_a_file_refused, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_file_made, setup_dir, teardown),
+		cmocka_unit_test_setup_teardown(test_check_finds_damage, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_damage_met_while_serving, setup_store,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_backup_into, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_add_and_lookup, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_wrong_token, setup_store,
