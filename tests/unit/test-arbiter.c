@@ -12,13 +12,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/proc.h"
 #include "shim/arbiter.h"
+#include "shim/taskfile.h"
 #include "shim/region.h"
 
 #define MS 1000000ULL
@@ -260,6 +264,140 @@ static void idle_time_is_not_charged(void **state)
 	assert_true(charged <= 2 * busy + 10 * MS);
 }
 
+/* ---- a neighbour that spoils its own file ------------------------------------ */
+
+#define FUZZ_NS (1500 * MS)
+
+/* A child process: joins task `id` at `share` % (shared: it would take all
+ * of an idle device) on f's device and
+ * takes turns (launches without work) for FUZZ_NS; writes the device time
+ * it was charged and the time that passed to fd. */
+static void honest_main(const char *dir, const char *id, unsigned share, int fd)
+{
+	struct gp_task_limits l = { .compute = share, .priority = 5,
+				    .isolation = GP_ISOLATION_SHARED };
+	struct gp_region *r;
+	struct gp_arbiter *a;
+	uint64_t start, out[2];
+	int slot;
+
+	if (gp_region_open(dir, "GPU-fuzz", 1 << 30, &r) < 0 || gp_region_join(r, id, &l, &slot) < 0 ||
+	    gp_arbiter_open(r, slot, 50, &a) < 0)
+		_exit(1);
+	start = now_ns();
+	while (now_ns() - start < FUZZ_NS)
+		gp_arbiter_before_launch(a, NULL, NULL);
+	gp_arbiter_before_launch(a, NULL, NULL);
+	out[0] = gp_arbiter_used_ns(a);
+	out[1] = now_ns() - start;
+	_exit(write(fd, out, sizeof(out)) == sizeof(out) ? 0 : 1);
+}
+
+/* Every slot of tf claims, as a live process (the vandal's own pid and
+ * start time), to hold the device for 10 s, to be taking it, or to have
+ * waited since the boot (by turns), with the least device time. */
+static void claims_craft(struct gp_taskfile *tf, int round)
+{
+	static const uint32_t states[] = { GP_TURN_HOLDING, GP_TURN_TAKING, GP_TURN_WAITING };
+	uint64_t start = gp_proc_start_time(getpid());
+
+	atomic_store(&tf->slots_hi, GP_TASK_PROCS);
+	atomic_store(&tf->vtime, 0);
+	atomic_store(&tf->budget_ns, INT64_MAX / 4);
+	for (int i = 0; i < GP_TASK_PROCS; i++) {
+		struct gp_taskfile_slot *s = &tf->slot[i];
+
+		atomic_store(&s->id.start_time, start);
+		atomic_store(&s->id.owner, (uint64_t)(uint32_t)getpid());
+		atomic_store(&s->state, states[(round + i) % 3]);
+		atomic_store(&s->until_ns, now_ns() + 10000 * MS);
+		atomic_store(&s->since_ns, 1);
+		atomic_store(&s->idle, 0);
+		atomic_store(&s->interactive, 1);
+		atomic_fetch_add(&s->turns, 1);
+	}
+}
+
+/* A child process: joins task "vandal" (priority 9), then by turns writes
+ * zeros, random bytes and crafted claims (above) over its own task file,
+ * until killed. */
+static void vandal_main(const char *dir)
+{
+	struct gp_task_limits l = { .compute = 50, .priority = 9 };
+	static unsigned char junk[1 << 16];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	struct gp_taskfile *tf;
+	struct gp_region *r;
+	char path[256];
+	int slot, task, fd;
+
+	if (gp_region_open(dir, "GPU-fuzz", 1 << 30, &r) < 0 ||
+	    gp_region_join(r, "vandal", &l, &slot) < 0 || !(tf = gp_region_mine(r, &task)))
+		_exit(1);
+	snprintf(path, sizeof(path), "%s/device-GPU-fuzz.tasks/task-%d", dir, task);
+	for (int round = 0;; round++) {
+		if (round % 3 == 2) {
+			claims_craft(tf, round);
+			usleep(1000);
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(junk); i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			junk[i] = round % 3 ? (unsigned char)x : 0;
+		}
+		fd = open(path, O_WRONLY);
+		if (fd >= 0) {
+			if (pwrite(fd, junk, sizeof(junk), 0) < 0)
+				_exit(2);
+			close(fd);
+		}
+		usleep(1000);
+	}
+}
+
+/* Two honest tasks at 50 % each, shared, beside a third that spoils its
+ * own file all the while — zeros, random bytes, claims crafted to look
+ * true: neither waits forever, and they take turns, not the device at
+ * once (together they are charged no more than the time that passed; each
+ * at least a third of it on a busy host: the vandal may take turns it is
+ * not owed, as any task that bypasses the interposer can, but it stops
+ * nobody). */
+static void a_spoilt_file_stops_nobody(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t got[2][2];
+	pid_t honest[2], vandal;
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	vandal = fork();
+	if (vandal == 0)
+		vandal_main(f->dir);
+	usleep(100000);
+	for (int i = 0; i < 2; i++) {
+		honest[i] = fork();
+		if (honest[i] == 0)
+			honest_main(f->dir, i ? "b" : "a", 50, fds[1]);
+	}
+	for (int i = 0; i < 2; i++) {
+		int status;
+
+		assert_int_equal(waitpid(honest[i], &status, 0), honest[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(read(fds[0], got[i], sizeof(got[i])), sizeof(got[i]));
+	}
+	kill(vandal, SIGKILL);
+	waitpid(vandal, NULL, 0);
+	close(fds[0]);
+	close(fds[1]);
+	for (int i = 0; i < 2; i++) {
+		print_message("honest %d: charged %llu ms in %llu ms\n", i,
+			      (unsigned long long)(got[i][0] / MS), (unsigned long long)(got[i][1] / MS));
+		assert_true(got[i][0] * 100 >= got[i][1] * 33);
+	}
+	assert_true(got[0][0] + got[1][0] <= (got[0][1] > got[1][1] ? got[0][1] : got[1][1]) + 60 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +406,7 @@ int main(void)
 		cmocka_unit_test(threads_share_the_process_turns),
 		cmocka_unit_test(a_half_made_file_is_replaced),
 		cmocka_unit_test(idle_time_is_not_charged),
+		cmocka_unit_test(a_spoilt_file_stops_nobody),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
