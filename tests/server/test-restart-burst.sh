@@ -56,7 +56,7 @@ burst() {
 	"$gp" task ls -o json >"$tmp/after.json"
 	"$gp" audit --limit 100000 -o json >"$tmp/audit.json"
 	burst_check "$b"
-	eventually "$b: after the restart every one of them runs and succeeds" 60 \
+	eventually "$b: after the restart every one of them runs and succeeds" 40 \
 		"$tmp/done.json" \
 		"[.tasks[] | select(.name == \"$b\" and .state == \"succeeded\")] | length == $n" -- \
 		"$gp" task ls -o json
