@@ -41,6 +41,9 @@ cleanup_hook() {
 	for m in $mounts; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
 }
 
+# Killed (a timeout), the test still unmounts: the EXIT trap runs.
+trap 'exit 143' TERM INT HUP
+
 # small DIR: a 20 MiB tmpfs there.
 small() {
 	mkdir -p "$1"

@@ -17,6 +17,9 @@ gp=$1
 export GPUPOOL_SIM_DEVICES=t4-16g:4
 . "$(dirname "$0")/agent-lib.sh"
 n=120
+# Killed (a timeout), the test still stops what it started: the EXIT trap
+# runs (lib.sh, agent-lib.sh).
+trap 'exit 143' TERM INT HUP
 
 # burst NAME SERVER-ARGS...: the scenario, its tasks named NAME (in $b:
 # lib.sh's checks use $name). Each task
