@@ -505,6 +505,35 @@ bool gp_agent_keeper_alive(pid_t pgid, int64_t task)
 	return strcmp(comm, want) == 0;
 }
 
+/* The keeper of task `task`, alive, found by its name among the
+ * processes of this agent's user (in the task's cgroup, where there are
+ * cgroups; a task cannot make a process of root's): for a task whose
+ * start mark does not say (a gpupool from before start marks left it,
+ * or the mark was removed). 0: none. */
+static pid_t keeper_find(struct gp_agent *a, int64_t task)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+		char path[64];
+		struct stat st;
+		int64_t of = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+		if (pid <= 0 || getpgid(pid) != pid || stat(path, &st) < 0 ||
+		    st.st_uid != geteuid() || !gp_agent_keeper_alive(pid, task) ||
+		    (a->cgroups && (gp_cgroups_task_of(a->cgroups, pid, &of) < 0 || of != task)))
+			continue;
+		found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Does a task of the previous agent still run? */
 static bool adoptable(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid)
 {
@@ -559,6 +588,22 @@ static enum mark mark_claim(const struct gp_agent *a, int64_t task, pid_t *ret_p
 	return m == MARK_NONE ? MARK_RAN : m; /* removed meanwhile: not ours to say */
 }
 
+/* May the program of task `task`, whose process group the store lacks,
+ * have run? Its start mark says, claimed first (from then on no keeper
+ * of it can run it); but a keeper of it alive, or processes in its
+ * cgroup, say it may have whatever the mark (a gpupool from before start
+ * marks). Its keeper's pid in *ret_pid when known. */
+static bool started(struct gp_agent *a, int64_t task, pid_t *ret_pid)
+{
+	enum mark m = mark_claim(a, task, ret_pid);
+	pid_t alive = *ret_pid ? 0 : keeper_find(a, task);
+
+	if (alive)
+		*ret_pid = alive;
+	return m != MARK_UNSTARTED || alive ||
+	       (a->cgroups && gp_cgroups_populated(a->cgroups, task) > 0);
+}
+
 /* A task whose program never ran: what its launch had made goes (a
  * keeper-to-be in its cgroup, its status and FIFO, its log when that is
  * empty); its claimed mark stays until its next start. */
@@ -594,7 +639,7 @@ int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid
 		if (t->device[i] >= a->node.devices)
 			return -EINVAL;
 	/* Its process group stored: it was started. */
-	if (pgid <= 0 && mark_claim(a, t->id, &keeper) == MARK_UNSTARTED) {
+	if (pgid <= 0 && !started(a, t->id, &keeper)) {
 		unstarted_clear(a, t->id);
 		ret->found = GP_AGENT_FOUND_UNSTARTED;
 		return 0;

@@ -161,8 +161,11 @@ struct gp_agent_adoption {
  * previous agent of this node (its processes outlive their agent:
  * launcher.h's keeper). Whether its program may have run is its start
  * mark's to say (launcher.h), unless pgid > 0 (the store has its process
- * group: it ran). It may not have: then the mark is claimed, so that no
- * keeper still on its way can run it, and it is UNSTARTED. It may have:
+ * group: it ran); a keeper of it alive (by its name, of this agent's user,
+ * in the task's cgroup) or processes in its cgroup say it may have, mark
+ * or not (a gpupool from before start marks). It may not have: then the
+ * mark is claimed, so that no keeper still on its way can run it, and it
+ * is UNSTARTED. It may have:
  * it is adopted when it still runs — its processes (its cgroup, or its
  * keeper, pgid or the mark's), its limits in the regions, its log
  * (through its FIFO) are taken over, and it ends like any other, with

@@ -141,7 +141,8 @@ static bool mark_make(const struct gp_launch *spec, int *ret_step)
 	pid[sizeof(pid) - 1] = '\0';
 	if (!spec->start_mark)
 		return true;
-	if (symlink(decimal(pid + sizeof(pid) - 1, (unsigned long)getpid()), spec->start_mark) < 0)
+	if (symlink(decimal(pid + sizeof(pid) - 1, (unsigned long)getpid()),
+		    spec->start_mark) < 0)
 		return false;
 	return prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) == 0;
 }
@@ -197,7 +198,8 @@ static void child_run(const struct gp_launch *spec, pid_t agent, int in, int out
 {
 	char *argv[] = { "sh", "-c", (char *)spec->command, NULL };
 	struct report what = { 0 };
-	bool ready = child_tie(spec, agent, &what.step) && child_prepare(spec, in, out, &what.step);
+	bool ready = child_tie(spec, agent, &what.step) &&
+		     child_prepare(spec, in, out, &what.step);
 
 	if (ready && spec->keeper_status && (ready = mark_make(spec, &what.step))) {
 		pid_t shell;

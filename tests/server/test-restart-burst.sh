@@ -8,8 +8,10 @@
 # saying so (never `lost`), and run after the restart; those that had
 # started are adopted (with their process group, which the killed server
 # had not written yet), and none runs twice; a task that ran through the
-# crash is adopted as before. Twice: with a cgroup per task, and with
-# process groups alone (--cgroup off).
+# crash is adopted as before. Twice: with a cgroup per task, the start
+# marks of the tasks that ran removed after the crash (as a gpupool from
+# before start marks would leave them: their keepers tell), and with
+# process groups alone (--cgroup off), the marks as they are.
 # usage: test-restart-burst.sh PATH/TO/gpupool
 set -u
 gp=$1
@@ -21,12 +23,13 @@ n=120
 # runs (lib.sh, agent-lib.sh).
 trap 'exit 143' TERM INT HUP
 
-# burst NAME SERVER-ARGS...: the scenario, its tasks named NAME (in $b:
-# lib.sh's checks use $name). Each task
-# appends a line to its own file in $tmp/ran: two lines, it ran twice.
+# burst NAME MARKS SERVER-ARGS...: the scenario, its tasks named NAME (in
+# $b: lib.sh's checks use $name); MARKS "forget" removes the start marks
+# of the tasks that ran once the server is killed. Each task appends a
+# line to its own file in $tmp/ran: two lines, it ran twice.
 burst() {
-	b=$1
-	shift
+	b=$1 marks=$2
+	shift 2
 	mkdir -p "$tmp/ran" && chmod 1777 "$tmp/ran"
 	server_start "$@"
 	long=$("$gp" submit -q --name "$b-long" --mem 64M --compute 1 --wrap \
@@ -55,6 +58,9 @@ burst() {
 	exited "$b: the server is killed (SIGKILL) in the burst of starts" "$server" 137
 	sleep 0.5 # what the keepers that outlived the server run has begun
 	ls "$tmp/ran" | grep -vxF -f "$tmp/ran-earlier" >"$tmp/ran-before"
+	if [ "$marks" = forget ]; then
+		for t in $(cat "$tmp/ran-before"); do rm "$tmp/run/tasks/$t.start"; done
+	fi
 	server_start "$@"
 	"$gp" task ls -o json >"$tmp/after.json"
 	"$gp" audit --limit 100000 -o json >"$tmp/audit.json"
@@ -106,7 +112,7 @@ burst_check() {
 		 (\$r | length > 0) and (\$r | all(.pid > 0))" "$tmp/after.json"
 }
 
-burst cgroups
+burst cgroups forget
 rm -rf "$tmp/ran"
-burst groups --cgroup off
+burst groups keep --cgroup off
 finish
