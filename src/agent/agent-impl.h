@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "agent/agent.h"
 #include "agent/cgroup.h"
@@ -102,6 +103,7 @@ struct gp_agent {
 	struct gp_usage *usage;         /* the loop's sampler */
 	struct gp_logpump *logs;        /* the tasks' output into their logs */
 	struct gp_agent_parts parts;    /* the loop's thread's only */
+	time_t began;                   /* when gp_agent_new made it */
 
 	pthread_mutex_t lock;           /* the task table and the strangers */
 	struct running task[GP_AGENT_TASKS_MAX];

@@ -3,6 +3,7 @@
  * business; the verifier's thread is watch.c's. */
 #include "agent/agent.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -16,9 +17,11 @@
 
 #include "agent/agent-impl.h"
 #include "base/hash.h"
+#include "base/logfile.h"
 #include "base/user.h"
 
 #define CGROUP_EMPTY_WAIT_MS 2000 /* for a killed task's cgroup to empty */
+#define MARK_CLAIMED "unstarted"  /* the target of a start mark a later agent claimed */
 
 uint64_t gp_agent_now_ms(void)
 {
@@ -36,14 +39,24 @@ void gp_agent_task_file(const struct gp_agent *a, int64_t task, const char *what
 		buf[0] = '\0';
 }
 
-/* A task's files there, when it is over. */
-static void task_files_remove(const struct gp_agent *a, int64_t task)
+/* A task's status and FIFO there. */
+static void task_pipes_remove(const struct gp_agent *a, int64_t task)
 {
 	char path[PATH_MAX];
 
 	gp_agent_task_file(a, task, "status", path, sizeof(path));
 	unlink(path);
 	gp_agent_task_file(a, task, "fifo", path, sizeof(path));
+	unlink(path);
+}
+
+/* A task's files there, its start mark too, when it is over. */
+static void task_files_remove(const struct gp_agent *a, int64_t task)
+{
+	char path[PATH_MAX];
+
+	task_pipes_remove(a, task);
+	gp_agent_task_file(a, task, "start", path, sizeof(path));
 	unlink(path);
 }
 
@@ -187,6 +200,7 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 	if (!a)
 		return -ENOMEM;
 	a->o = *o;
+	a->began = time(NULL);
 	pthread_mutex_init(&a->lock, NULL);
 	r = options_check(a, err, err_len);
 	if (r == 0)
@@ -203,7 +217,10 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 		gp_usage_set_resolver(a->usage, gp_agent_task_of, a);
 		r = regions_prepare(a, err, err_len);
 	}
-	if (r == 0 && (r = gp_logpump_new(&(struct gp_logpump_options){ .max_bytes = o->log_max },
+	if (r == 0 && (r = gp_logpump_new(&(struct gp_logpump_options){
+						  .max_bytes = o->log_max,
+						  .floor_dir = o->log_dir,
+						  .free_min = o->log_free_min },
 					  &a->logs)) < 0)
 		snprintf(err, err_len, "cannot start the log pump: %s", strerror(-r));
 	if (r == 0) {
@@ -357,7 +374,15 @@ static void regions_forget(struct gp_agent *a, const struct gp_agent_task *t)
 
 static void log_path(const struct gp_agent *a, int64_t task, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/task-%" PRId64 ".log", a->o.log_dir ? a->o.log_dir : ".", task);
+	if (gp_logfile_task_path(a->o.log_dir ? a->o.log_dir : ".", task, buf, len) < 0)
+		buf[0] = '\0';
+}
+
+/* A failure to start as gp_agent_start reports it: -EAGAIN is kept for
+ * a log that could not be opened (agent.h). */
+static int not_again(int e)
+{
+	return e == -EAGAIN ? -EIO : e;
 }
 
 /* What a task's keeper is called (/proc/PID/comm, 15 bytes): "gp-t-" and
@@ -373,31 +398,36 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 		       const struct gp_task_identity *id, pid_t *ret_pgid, char *err,
 		       size_t err_len)
 {
-	char log[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX], name[16];
+	char log[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX], mark[PATH_MAX], name[16];
 	struct gp_launch spec = { .command = t->command,
 				  .env = (const char *const *)id->env,
 				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL,
 				  .user = id->switch_user ? &id->user : NULL,
 				  .preload = a->o.shim_path,
 				  .keeper_status = status,
-				  .keeper_name = name };
+				  .keeper_name = name,
+				  .start_mark = mark };
 	int r;
 
 	log_path(a, t->id, log, sizeof(log));
 	gp_agent_task_file(a, t->id, "fifo", fifo, sizeof(fifo));
 	gp_agent_task_file(a, t->id, "status", status, sizeof(status));
+	gp_agent_task_file(a, t->id, "start", mark, sizeof(mark));
 	keeper_name(t->id, name, sizeof(name));
 	unlink(status);
+	unlink(mark); /* an earlier run's, or claimed by an earlier agent */
 	r = gp_logpump_add_fifo(a->logs, t->id, log, fifo, &spec.log_fd, &spec.keep_fd);
 	if (r < 0) {
+		/* Nothing has run: the task may start once the log can be opened. */
 		snprintf(err, err_len, "cannot open its log %s: %s", log, strerror(-r));
-		return r;
+		return -EAGAIN;
 	}
 	if (a->cgroups && (r = gp_cgroups_make(a->cgroups, t->id, &spec.cgroup_fd)) < 0)
 		snprintf(err, err_len, "cannot make its cgroup in %s: %s",
 			 gp_cgroups_path(a->cgroups), strerror(-r));
 	if (r == 0)
 		r = gp_launch_start(&spec, ret_pgid, err, err_len);
+	r = not_again(r);
 	close(spec.log_fd);
 	close(spec.keep_fd);
 	if (spec.cgroup_fd > 0)
@@ -438,13 +468,13 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 			snprintf(err, err_len, "no device %u here", t->device[i]);
 			return -EINVAL;
 		}
-	e = gp_parts_make(a, t, err, err_len);
+	e = not_again(gp_parts_make(a, t, err, err_len));
 	if (e < 0)
 		return e;
 	run = run_spec(a, t);
-	e = gp_task_identity_make(a, &run, &id, err, err_len);
+	e = not_again(gp_task_identity_make(a, &run, &id, err, err_len));
 	if (e == 0)
-		e = regions_admit(a, &run, &id, err, err_len);
+		e = not_again(regions_admit(a, &run, &id, err, err_len));
 	if (e == 0)
 		e = task_launch(a, &run, &id, ret_pgid, err, err_len);
 	gp_task_identity_release(&id);
@@ -483,6 +513,35 @@ bool gp_agent_keeper_alive(pid_t pgid, int64_t task)
 	return strcmp(comm, want) == 0;
 }
 
+/* The keeper of task `task`, alive, found by its name among the
+ * processes of this agent's user (in the task's cgroup, where there are
+ * cgroups; a task cannot make a process of root's): for a task whose
+ * start mark does not say (a gpupool from before start marks left it,
+ * or the mark was removed). 0: none. */
+static pid_t keeper_find(struct gp_agent *a, int64_t task)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+		char path[64];
+		struct stat st;
+		int64_t of = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+		if (pid <= 0 || getpgid(pid) != pid || stat(path, &st) < 0 ||
+		    st.st_uid != geteuid() || !gp_agent_keeper_alive(pid, task) ||
+		    (a->cgroups && (gp_cgroups_task_of(a->cgroups, pid, &of) < 0 || of != task)))
+			continue;
+		found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* Does a task of the previous agent still run? */
 static bool adoptable(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid)
 {
@@ -491,18 +550,110 @@ static bool adoptable(struct gp_agent *a, const struct gp_agent_task *t, pid_t p
 	return gp_agent_keeper_alive(pgid, t->id);
 }
 
+/* What a task's start mark says (launcher.h). */
+enum mark {
+	MARK_NONE,      /* its program never ran (once its agent is gone) */
+	MARK_RAN,       /* it may have: its keeper made the mark */
+	MARK_UNSTARTED, /* an agent claimed it: the program never ran */
+};
+
+/* Reads task's start mark: its keeper's pid in *ret_pid when it made it
+ * (0 when the mark does not say). A mark that cannot be read may have
+ * been the keeper's. */
+static enum mark mark_read(const struct gp_agent *a, int64_t task, pid_t *ret_pid)
+{
+	char path[PATH_MAX], text[32];
+	ssize_t n;
+
+	*ret_pid = 0;
+	gp_agent_task_file(a, task, "start", path, sizeof(path));
+	n = readlink(path, text, sizeof(text) - 1);
+	if (n < 0)
+		return errno == ENOENT ? MARK_NONE : MARK_RAN;
+	text[n] = '\0';
+	if (strcmp(text, MARK_CLAIMED) == 0)
+		return MARK_UNSTARTED;
+	*ret_pid = (pid_t)strtol(text, NULL, 10);
+	return MARK_RAN;
+}
+
+/* Claims task's start mark unless its keeper made it: from then on no
+ * keeper of it can run its program (launcher.h). MARK_UNSTARTED when the
+ * program never ran; else MARK_RAN (the keeper's pid in *ret_pid), also
+ * when the mark can be neither made nor read. */
+static enum mark mark_claim(const struct gp_agent *a, int64_t task, pid_t *ret_pid)
+{
+	char path[PATH_MAX];
+	enum mark m;
+
+	*ret_pid = 0;
+	gp_agent_task_file(a, task, "start", path, sizeof(path));
+	if (path[0] && symlink(MARK_CLAIMED, path) == 0)
+		return MARK_UNSTARTED;
+	if (!path[0] || errno != EEXIST)
+		return MARK_RAN;
+	m = mark_read(a, task, ret_pid);
+	return m == MARK_NONE ? MARK_RAN : m; /* removed meanwhile: not ours to say */
+}
+
+/* May the program of task `task`, whose process group the store lacks,
+ * have run? Its start mark says, claimed first (from then on no keeper
+ * of it can run it); but a keeper of it alive, or processes in its
+ * cgroup, say it may have whatever the mark (a gpupool from before start
+ * marks). Its keeper's pid in *ret_pid when known. */
+static bool started(struct gp_agent *a, int64_t task, pid_t *ret_pid)
+{
+	enum mark m = mark_claim(a, task, ret_pid);
+	pid_t alive = *ret_pid ? 0 : keeper_find(a, task);
+
+	if (alive)
+		*ret_pid = alive;
+	return m != MARK_UNSTARTED || alive ||
+	       (a->cgroups && gp_cgroups_populated(a->cgroups, task) > 0);
+}
+
+/* A task whose program never ran: what its launch had made goes (a
+ * keeper-to-be in its cgroup, its status and FIFO, its log when that is
+ * empty); its claimed mark stays until its next start. */
+static void unstarted_clear(struct gp_agent *a, int64_t task)
+{
+	char log[PATH_MAX], part[PATH_MAX];
+	struct stat st;
+
+	if (a->cgroups)
+		gp_cgroups_clear(a->cgroups, task);
+	task_pipes_remove(a, task);
+	log_path(a, task, log, sizeof(log));
+	if (lstat(log, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 0 ||
+	    gp_logfile_name(log, GP_LOGFILE_OLD_SUFFIX, part, sizeof(part)) < 0 ||
+	    lstat(part, &st) == 0)
+		return; /* an earlier run's output: kept */
+	if (gp_logfile_name(log, GP_LOGFILE_OFFSET_SUFFIX, part, sizeof(part)) == 0)
+		unlink(part);
+	unlink(log);
+}
+
 int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid,
-		   int *ret_code)
+		   struct gp_agent_adoption *ret)
 {
 	char log[PATH_MAX], fifo[PATH_MAX];
 	struct running *r;
+	pid_t keeper = 0;
 
-	*ret_code = -1;
+	*ret = (struct gp_agent_adoption){ .found = GP_AGENT_FOUND_ENDED, .code = -1 };
 	if (a->tasks == GP_AGENT_TASKS_MAX)
 		return -ENOSPC;
 	for (unsigned i = 0; i < t->devices; i++)
 		if (t->device[i] >= a->node.devices)
 			return -EINVAL;
+	/* Its process group stored: it was started. */
+	if (pgid <= 0 && !started(a, t->id, &keeper)) {
+		unstarted_clear(a, t->id);
+		ret->found = GP_AGENT_FOUND_UNSTARTED;
+		return 0;
+	}
+	if (pgid <= 0)
+		pgid = keeper;
 	log_path(a, t->id, log, sizeof(log));
 	gp_agent_task_file(a, t->id, "fifo", fifo, sizeof(fifo));
 	/* Its output is taken over, or it is stopped: a task whose log
@@ -510,7 +661,7 @@ int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid
 	if (!adoptable(a, t, pgid) || gp_logpump_attach(a->logs, t->id, log, fifo) < 0) {
 		if (a->cgroups)
 			gp_cgroups_clear(a->cgroups, t->id);
-		*ret_code = task_status(a, t->id);
+		ret->code = task_status(a, t->id);
 		task_files_remove(a, t->id);
 		return 0;
 	}
@@ -521,7 +672,9 @@ int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid
 			       .applied_priority = t->priority };
 	r->spec.command = r->spec.workdir = r->spec.env = r->spec.user = NULL;
 	pthread_mutex_unlock(&a->lock);
-	return 1;
+	ret->found = GP_AGENT_FOUND_RUNNING;
+	ret->pgid = pgid;
+	return 0;
 }
 
 /* Is a task of that name running here? Lock held. */
@@ -537,12 +690,52 @@ static bool runs(const struct gp_agent *a, const char *name)
 	return false;
 }
 
+/* The task of a start mark's file name (task-ID.start), or 0. */
+static int64_t mark_task(const char *name)
+{
+	long long id;
+	char *end;
+
+	if (strncmp(name, "task-", 5) != 0)
+		return 0;
+	id = strtoll(name + 5, &end, 10);
+	return id > 0 && strcmp(end, ".start") == 0 ? (int64_t)id : 0;
+}
+
+/* The start marks of tasks not running here that were made before this
+ * agent began: claims of earlier agents whose tasks never started again
+ * (cancelled meanwhile), whose keepers-to-be died with their agents long
+ * ago. Lock held. */
+static void marks_sweep(struct gp_agent *a)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/tasks", a->run_dir) >= sizeof(dir))
+		return;
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		int64_t id = mark_task(e->d_name);
+		struct stat st;
+
+		if (!id || gp_agent_running(a, id))
+			continue;
+		gp_agent_task_file(a, id, "start", path, sizeof(path));
+		if (lstat(path, &st) == 0 && st.st_mtime < a->began)
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 void gp_agent_adopted(struct gp_agent *a)
 {
 	int64_t left[GP_AGENT_TASKS_MAX];
 	int n = a->cgroups ? gp_cgroups_tasks(a->cgroups, left, GP_AGENT_TASKS_MAX) : 0;
 
 	pthread_mutex_lock(&a->lock);
+	marks_sweep(a);
 	for (int i = 0; i < n && i < GP_AGENT_TASKS_MAX; i++)
 		if (!gp_agent_running(a, left[i])) {
 			gp_cgroups_clear(a->cgroups, left[i]);

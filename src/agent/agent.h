@@ -84,6 +84,8 @@ struct gp_agent_options {
 	unsigned verify_ms;             /* 0: GP_AGENT_VERIFY_MS */
 	uint64_t verify_slack_mib;      /* UINT64_MAX: GP_AGENT_SLACK_MIB */
 	uint64_t log_max;               /* a task's log, at most (logpump.h) */
+	uint64_t log_free_min;          /* the free space the logs leave in log_dir
+					 * (logpump.h's floor); 0: none */
 };
 
 /* What to run, and on which of this node's devices (indices into
@@ -134,20 +136,46 @@ const struct gp_agent_node *gp_agent_node(const struct gp_agent *a);
 bool gp_agent_isolated(const struct gp_agent *a, char *text, size_t len);
 
 /* Starts a task; its process group in *ret_pgid. -ENOSPC when the agent
- * runs GP_AGENT_TASKS_MAX tasks already. On failure says why in err. */
+ * runs GP_AGENT_TASKS_MAX tasks already; -EAGAIN (and no other failure)
+ * when its log could not be opened (a full disk, say): nothing of the
+ * task ran, and the same start may succeed later. On failure says why in
+ * err. */
 int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret_pgid,
 		   char *err, size_t err_len);
 
-/* A task the store has as running, started by a previous agent of this
- * node (its processes outlive their agent: launcher.h's keeper): adopted
- * when it still runs — its processes (its cgroup, or its keeper), its
- * limits in the regions, its log (through its FIFO) are taken over, and
- * it ends like any other, with the code its keeper leaves (or -1) —
- * else gone: 0, with the code its keeper left in *ret_code (-1: none;
- * killed with its keeper, say). Returns 1 when adopted. Call after
- * gp_agent_new and before gp_agent_start, then gp_agent_adopted once. */
+/* What became of a task a previous agent was starting or running. */
+enum gp_agent_found {
+	GP_AGENT_FOUND_RUNNING,   /* it runs, and is adopted */
+	GP_AGENT_FOUND_ENDED,     /* it ran and is gone (code: how, -1 not known) */
+	GP_AGENT_FOUND_UNSTARTED, /* its program never ran and never will: it may
+				   * be queued again, nothing of it is left */
+};
+
+struct gp_agent_adoption {
+	enum gp_agent_found found;
+	pid_t pgid; /* RUNNING: its process group (its keeper's pid) */
+	int code;   /* ENDED: the code its keeper left; -1: none (killed with its
+		     * keeper, say) */
+};
+
+/* A task the store has as running, started (or being started) by a
+ * previous agent of this node (its processes outlive their agent:
+ * launcher.h's keeper). Whether its program may have run is its start
+ * mark's to say (launcher.h), unless pgid > 0 (the store has its process
+ * group: it ran); a keeper of it alive (by its name, of this agent's user,
+ * in the task's cgroup) or processes in its cgroup say it may have, mark
+ * or not (a gpupool from before start marks). It may not have: then the
+ * mark is claimed, so that no keeper still on its way can run it, and it
+ * is UNSTARTED. It may have:
+ * it is adopted when it still runs — its processes (its cgroup, or its
+ * keeper, pgid or the mark's), its limits in the regions, its log
+ * (through its FIFO) are taken over, and it ends like any other, with
+ * the code its keeper leaves (or -1) — else it ENDED. When the mark
+ * cannot be read or claimed, it may have run. 0, or -ENOSPC (the table
+ * is full) or -EINVAL (a device not here). Call after gp_agent_new and
+ * before gp_agent_start, then gp_agent_adopted once. */
 int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid,
-		   int *ret_code);
+		   struct gp_agent_adoption *ret);
 
 /* Is the keeper of task `task` the process pgid, alive (its process
  * group's leader, with the keeper's name, which no task can give a
@@ -155,7 +183,8 @@ int gp_agent_adopt(struct gp_agent *a, const struct gp_agent_task *t, pid_t pgid
 bool gp_agent_keeper_alive(pid_t pgid, int64_t task);
 
 /* Stops and forgets what a previous agent left that no gp_agent_adopt
- * took: the tasks still in their cgroups, their limits, their files. */
+ * took: the tasks still in their cgroups, their limits, their files
+ * (the start marks claimed before this agent began too). */
 void gp_agent_adopted(struct gp_agent *a);
 
 /* Asks a running task to stop (SIGTERM to all its processes);

@@ -31,9 +31,11 @@
 /* The steps of the child's set-up, in order: the one that failed goes
  * back to the parent with its errno. */
 enum step {
+	STEP_TIE,
 	STEP_CGROUP,
 	STEP_OUTPUT,
 	STEP_LIMITS,
+	STEP_MARK,
 	STEP_KEEPER,
 	STEP_GROUPS,
 	STEP_GID,
@@ -48,6 +50,22 @@ struct report {
 	int step;
 	int err;
 };
+
+/* In the child, first, when it is to make a start mark: it dies with the
+ * thread that forked it (the agent's), until it has made the mark
+ * (launcher.h); an agent already gone means no start. */
+static bool child_tie(const struct gp_launch *spec, pid_t agent, int *ret_step)
+{
+	*ret_step = STEP_TIE;
+	if (!spec->start_mark || !spec->keeper_status)
+		return true;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return false;
+	if (getppid() == agent)
+		return true;
+	errno = ESRCH;
+	return false;
+}
 
 /* In the child, before the identity changes: its own process group and
  * cgroup, a clean signal state, its output, its limits. */
@@ -102,6 +120,33 @@ static bool child_become(const struct gp_launch *spec, int *ret_step)
 
 static int exit_code(int status);
 
+/* v in decimal, written backwards from end (which is not written);
+ * returns where it starts. Async-signal-safe. */
+static char *decimal(char *end, unsigned long v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	return end;
+}
+
+/* In the child, the keeper-to-be: makes the start mark, a symbolic link
+ * to its pid, in one step that fails when the name is taken; only then
+ * does it outlive the agent (launcher.h). Async-signal-safe. */
+static bool mark_make(const struct gp_launch *spec, int *ret_step)
+{
+	char pid[24];
+
+	*ret_step = STEP_MARK;
+	pid[sizeof(pid) - 1] = '\0';
+	if (!spec->start_mark)
+		return true;
+	if (symlink(decimal(pid + sizeof(pid) - 1, (unsigned long)getpid()),
+		    spec->start_mark) < 0)
+		return false;
+	return prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) == 0;
+}
+
 /* Writes "CODE\n" into path; async-signal-safe. */
 static void status_write(const char *path, int code)
 {
@@ -109,9 +154,7 @@ static void status_write(const char *path, int code)
 	int fd;
 
 	*--p = '\n';
-	do
-		*--p = (char)('0' + code % 10);
-	while ((code /= 10) > 0);
+	p = decimal(p, (unsigned long)code);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
@@ -151,13 +194,14 @@ static void keeper_run(const struct gp_launch *spec, pid_t shell)
  * when there is one: the shell is then its child). On failure, writes
  * the step and errno to `report` and exits 127. Only async-signal-safe
  * calls. */
-static void child_run(const struct gp_launch *spec, int in, int out, int report)
+static void child_run(const struct gp_launch *spec, pid_t agent, int in, int out, int report)
 {
 	char *argv[] = { "sh", "-c", (char *)spec->command, NULL };
 	struct report what = { 0 };
-	bool ready = child_prepare(spec, in, out, &what.step);
+	bool ready = child_tie(spec, agent, &what.step) &&
+		     child_prepare(spec, in, out, &what.step);
 
-	if (ready && spec->keeper_status) {
+	if (ready && spec->keeper_status && (ready = mark_make(spec, &what.step))) {
 		pid_t shell;
 
 		what.step = STEP_KEEPER;
@@ -185,9 +229,11 @@ static void step_text(const struct gp_launch *spec, const struct report *what, c
 		      size_t len)
 {
 	static const char *const steps[] = {
+		[STEP_TIE] = "cannot tie its keeper to the agent",
 		[STEP_CGROUP] = "cannot join its cgroup",
 		[STEP_OUTPUT] = "cannot take its output",
 		[STEP_LIMITS] = "cannot set its open-file limit",
+		[STEP_MARK] = "cannot make its start mark",
 		[STEP_KEEPER] = "cannot fork its keeper",
 		[STEP_GROUPS] = "cannot set its groups",
 		[STEP_GID] = "cannot take its group id",
@@ -199,6 +245,7 @@ static void step_text(const struct gp_launch *spec, const struct report *what, c
 	};
 	const char *path = what->step == STEP_WORKDIR   ? spec->workdir
 			   : what->step == STEP_PRELOAD ? spec->preload
+			   : what->step == STEP_MARK	? spec->start_mark
 							: NULL;
 	char who[48] = "";
 
@@ -251,7 +298,7 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
 {
 	int in = -1, out = -1, pipefd[2] = { -1, -1 }, r;
 	bool own_out = true;
-	pid_t pid;
+	pid_t pid, agent = getpid();
 
 	if (!spec || !spec->command || !*spec->command || !spec->env || !ret_pgid) {
 		snprintf(err, err_len, "no command or no environment to start");
@@ -271,7 +318,7 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
 		goto out;
 	}
 	if (pid == 0)
-		child_run(spec, in, out, pipefd[1]);
+		child_run(spec, agent, in, out, pipefd[1]);
 	setpgid(pid, pid);      /* also here: signals may follow at once */
 	close(pipefd[1]);
 	pipefd[1] = -1;

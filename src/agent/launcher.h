@@ -42,6 +42,8 @@ struct gp_launch {
 					 * writes the shell's exit code into this file */
 	const char *keeper_name;        /* the keeper's name (/proc/PID/comm), 15 bytes */
 	int keep_fd;                    /* > 0: held by the keeper for the task's life */
+	const char *start_mark;         /* with a keeper: its start mark (below); NULL:
+					 * none */
 };
 
 /* A keeper: the task's group leader (its pgid, the pid gp_launch_start
@@ -52,6 +54,21 @@ struct gp_launch {
  * waits for the shell, writes the shell's code (as a shell reports it)
  * into keeper_status, and exits with that code. So a task outlives the
  * agent that started it, and the next one learns how it ended. */
+
+/* The start mark: whether the task's program may have run, as a file
+ * that exists or not. The keeper makes it — a symbolic link whose
+ * target is its pid, made in one step (symlink(2)), which fails when the
+ * name exists — after it has joined the task's cgroup and before it
+ * forks the shell that runs the task's program; when the name is taken
+ * it runs nothing (the start fails with -EEXIST). Until the mark is
+ * made, the keeper dies with the thread that launched it
+ * (PR_SET_PDEATHSIG, SIGKILL). So once the agent that launched a task is
+ * gone, no mark means that no process of the task ran its program, and
+ * none ever will: a later agent can claim the name itself (making the
+ * keeper's attempt fail, should one still be on its way) and queue the
+ * task again without running it twice (agent.h, gp_agent_adopt). A mark
+ * means it may have run. The caller removes a stale mark before a
+ * start. */
 
 /* Starts the task; its process group id (= the shell's pid) in *ret_pgid.
  * The child joins its cgroup, takes its output, limits and identity

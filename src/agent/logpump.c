@@ -36,6 +36,7 @@
 #define BUF_BYTES     (64U << 10) /* read/write and dropping without splice */
 #define RETRY_MS      1000	  /* after a write error, drop this long */
 #define CLOSE_WAIT_MS 5000	  /* gp_logpump_close gives the thread this long */
+#define FLOOR	      (-ENOSPC - 4096) /* note_failed's err for the floor: no errno */
 
 /* One task's log. The fields above `closing` are the pump thread's (the
  * caller's in gp_logpump_add, before the log is handed over); the rest
@@ -58,6 +59,7 @@ struct log {
 	bool closing;
 	uint64_t capped, failed;
 	int error;
+	bool floor;
 	int64_t first_ms;
 	uint64_t told_capped, told_failed; /* as of the last take_drops */
 };
@@ -65,6 +67,11 @@ struct log {
 struct gp_logpump {
 	uint64_t max_bytes, half;
 	unsigned pipe_bytes;
+	char *floor_dir;     /* NULL: no floor */
+	uint64_t free_min;
+	int64_t floor_at_ms; /* the thread's: when it next looks (monotonic) */
+	uint64_t floor_written; /* the thread's: bytes written since the last look */
+	bool below;          /* the thread's: under the floor at the last look */
 	int epfd, wake_fd, null_fd;
 	char *buf; /* the thread's */
 	pthread_t thread;
@@ -137,6 +144,7 @@ static struct gp_logpump_drop drop_tell(struct log *l)
 					.capped = l->capped,
 					.failed = l->failed,
 					.error = l->error,
+					.floor = l->floor,
 					.first_ms = l->first_ms};
 }
 
@@ -178,7 +186,8 @@ static void note_capped(struct gp_logpump *p, struct log *l)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* n bytes of output were not written; err (negative) says why. */
+/* n bytes of output were not written; err (negative) says why: a write
+ * error, or the floor (FLOOR). */
 static void note_failed(struct gp_logpump *p, struct log *l, uint64_t n, int err)
 {
 	if (err < 0)
@@ -187,8 +196,10 @@ static void note_failed(struct gp_logpump *p, struct log *l, uint64_t n, int err
 		return;
 	pthread_mutex_lock(&p->lock);
 	l->failed += n;
-	if (err < 0)
-		l->error = err;
+	if (err < 0) {
+		l->floor = err == FLOOR;
+		l->error = l->floor ? -ENOSPC : err;
+	}
 	if (n)
 		first_drop(l);
 	pthread_mutex_unlock(&p->lock);
@@ -322,8 +333,28 @@ static ssize_t move_some(struct gp_logpump *p, struct log *l, size_t len)
 	return copy_some(p, l, len);
 }
 
-/* One step of at most len bytes: moved, or dropped after an error. Bytes
- * taken from the pipe; 0 when it is empty or has no writer. */
+/* Is the free space where the logs are under the floor? Looked at after
+ * GP_LOGPUMP_FLOOR_MS or GP_LOGPUMP_FLOOR_BYTES written. */
+static bool below_floor(struct gp_logpump *p)
+{
+	int64_t now;
+	uint64_t free_bytes;
+
+	if (!p->floor_dir)
+		return false;
+	now = clock_ms(CLOCK_MONOTONIC);
+	if (now >= p->floor_at_ms || p->floor_written >= GP_LOGPUMP_FLOOR_BYTES) {
+		p->floor_at_ms = now + GP_LOGPUMP_FLOOR_MS;
+		p->floor_written = 0;
+		p->below = gp_logfile_dir_free(p->floor_dir, &free_bytes) == 0 &&
+			   free_bytes < p->free_min;
+	}
+	return p->below;
+}
+
+/* One step of at most len bytes: moved, or dropped after an error or
+ * under the floor. Bytes taken from the pipe; 0 when it is empty or has
+ * no writer. */
 static size_t log_step(struct gp_logpump *p, struct log *l, size_t len)
 {
 	ssize_t n;
@@ -331,6 +362,8 @@ static size_t log_step(struct gp_logpump *p, struct log *l, size_t len)
 
 	if (clock_ms(CLOCK_MONOTONIC) < l->drop_until_ms)
 		return log_drop(p, l, len, 0);
+	if (below_floor(p))
+		return log_drop(p, l, len, FLOOR);
 	r = log_room(p, l);
 	if (r < 0)
 		return log_drop(p, l, len, r);
@@ -343,6 +376,7 @@ static size_t log_step(struct gp_logpump *p, struct log *l, size_t len)
 		return 0;
 	if (n < 0)
 		return log_drop(p, l, len, (int)n);
+	p->floor_written += (uint64_t)n;
 	return (size_t)n;
 }
 
@@ -511,8 +545,14 @@ int gp_logpump_new(const struct gp_logpump_options *o, struct gp_logpump **ret)
 	p->half = max / 2;
 	p->pipe_bytes = o && o->pipe_bytes ? o->pipe_bytes : GP_LOGPUMP_PIPE_BYTES;
 	p->epfd = p->wake_fd = p->null_fd = -1;
+	p->free_min = o && o->floor_dir ? o->free_min : 0;
+	if (p->free_min && !(p->floor_dir = strdup(o->floor_dir))) {
+		free(p);
+		return -ENOMEM;
+	}
 	r = sync_init(p);
 	if (r < 0) {
+		free(p->floor_dir);
 		free(p);
 		return r;
 	}
@@ -543,6 +583,7 @@ struct gp_logpump *gp_logpump_free(struct gp_logpump *p)
 	free(p->log);
 	free(p->done);
 	free(p->buf);
+	free(p->floor_dir);
 	if (p->epfd >= 0)
 		close(p->epfd);
 	if (p->wake_fd >= 0)

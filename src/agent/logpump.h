@@ -29,6 +29,13 @@
  *     EIO; any other error of the file) is dropped, never left to block
  *     the task: counted, the error kept, and for a second after each
  *     error the pump drops without trying again.
+ *   - With a free-space floor (free_min), output is dropped in the same
+ *     way (-ENOSPC, `floor` set) while the free space where the logs are
+ *     (floor_dir) is under it, looked at every GP_LOGPUMP_FLOOR_MS and
+ *     after every GP_LOGPUMP_FLOOR_BYTES written (so the logs pass the
+ *     floor by that much at most): the space under the floor is left to
+ *     others on that filesystem (the database, when the logs are beside
+ *     it).
  *   - The pipe's ends are close-on-exec, and the pump keeps only the read
  *     end: when the pump is freed (or its process ends), a writer gets
  *     EPIPE (or SIGPIPE) instead of hanging on a full pipe.
@@ -50,6 +57,7 @@
 #ifndef GP_AGENT_LOGPUMP_H
 #define GP_AGENT_LOGPUMP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GP_LOGPUMP_MAX_DEFAULT (64ULL << 20) /* a log's two files together */
@@ -57,6 +65,8 @@
 #define GP_LOGPUMP_PIPE_BYTES  (1U << 20)   /* asked of F_SETPIPE_SZ */
 #define GP_LOGPUMP_QUANTUM     (256U << 10) /* one pipe's bytes per turn, at most */
 #define GP_LOGPUMP_DRAIN_MS    50 /* gp_logpump_close drains this long, at most */
+#define GP_LOGPUMP_FLOOR_MS    100 /* between two looks at the free space, */
+#define GP_LOGPUMP_FLOOR_BYTES (1U << 20) /* ... or after this much is written */
 
 struct gp_logpump;
 
@@ -65,6 +75,9 @@ struct gp_logpump_options {
 				GP_LOGPUMP_MAX_MIN */
 	unsigned pipe_bytes; /* each pipe's buffer, best effort (the kernel may give
 				less); 0: GP_LOGPUMP_PIPE_BYTES */
+	const char *floor_dir; /* where the free space is looked at (copied); NULL:
+				  no floor */
+	uint64_t free_min;     /* bytes left free there; 0: no floor */
 };
 
 /* What a log lost, as gp_logpump_take_drops tells it. */
@@ -75,6 +88,7 @@ struct gp_logpump_drop {
 	uint64_t failed;  /* bytes of output never written (write errors), since
 			     gp_logpump_add */
 	int error;	  /* the last write error, a negative errno; 0: none */
+	bool floor;	  /* the last bytes dropped were for the free-space floor */
 	int64_t first_ms; /* when this pump first dropped bytes of it (unix ms) */
 };
 

@@ -5,9 +5,13 @@
 #ifndef GP_BASE_CLOCK_H
 #define GP_BASE_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* CLOCK_REALTIME in milliseconds since 1970-01-01 UTC. */
 int64_t gp_unix_ms(void);
+
+/* Unix ms as people read it in a message: "2026-12-01 12:00:01 UTC". */
+void gp_unix_ms_text(int64_t ms, char *buf, size_t len);
 
 #endif

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 int gp_logfile_name(const char *path, const char *suffix, char *buf, size_t size)
@@ -14,6 +16,38 @@ int gp_logfile_name(const char *path, const char *suffix, char *buf, size_t size
 	int n = snprintf(buf, size, "%s%s", path, suffix);
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int gp_logfile_task_path(const char *log_dir, int64_t task, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/task-%" PRId64 ".log", log_dir, task);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int64_t gp_logfile_task_of(const char *name)
+{
+	long long id;
+	char *end;
+
+	if (strncmp(name, "task-", 5) != 0 || name[5] < '1' || name[5] > '9')
+		return 0;
+	errno = 0;
+	id = strtoll(name + 5, &end, 10);
+	if (errno || (strcmp(end, ".log") != 0 && strcmp(end, ".log" GP_LOGFILE_OLD_SUFFIX) != 0 &&
+		      strcmp(end, ".log" GP_LOGFILE_OFFSET_SUFFIX) != 0))
+		return 0;
+	return (int64_t)id;
+}
+
+int gp_logfile_dir_free(const char *dir, uint64_t *ret_bytes)
+{
+	struct statvfs st;
+
+	if (statvfs(dir, &st) < 0)
+		return -errno;
+	*ret_bytes = (uint64_t)st.f_bavail * (uint64_t)st.f_frsize;
+	return 0;
 }
 
 /* Twenty decimal digits at text: their value. */

@@ -23,6 +23,10 @@
  * PATH.1, which tells a reader that PATH.1 starts at START and PATH holds
  * nothing yet.
  *
+ * A task's log is LOG_DIR/task-ID.log (gp_logfile_task_path), and its
+ * three files are the files of LOG_DIR whose names gp_logfile_task_of
+ * knows.
+ *
  * Functions return 0 or a negative errno; nothing here keeps state. */
 #ifndef GP_BASE_LOGFILE_H
 #define GP_BASE_LOGFILE_H
@@ -36,6 +40,19 @@
 
 /* path with suffix appended, in buf; -ENAMETOOLONG when it does not fit. */
 int gp_logfile_name(const char *path, const char *suffix, char *buf, size_t size);
+
+/* LOG_DIR/task-ID.log, the PATH of task's log, in buf;
+ * -ENAMETOOLONG when it does not fit. */
+int gp_logfile_task_path(const char *log_dir, int64_t task, char *buf, size_t size);
+
+/* The task whose log a file of the log directory named `name` belongs
+ * to (task-ID.log, task-ID.log.1, task-ID.log.offset), or 0 for any
+ * other name. */
+int64_t gp_logfile_task_of(const char *name);
+
+/* The bytes free to the unprivileged where dir is (statvfs's f_bavail):
+ * what is left for the logs before their filesystem is full. */
+int gp_logfile_dir_free(const char *dir, uint64_t *ret_bytes);
 
 /* Reads the offset file at offset_path (O_NOFOLLOW): START and INODE.
  * -ENOENT when there is none, -EINVAL when it does not hold one line of

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parse.h"
+
 #define LOAD_MAX   100000
 #define RAISED_MAX 4096 /* tasks remembered per log event */
 
@@ -224,21 +226,6 @@ static void raised_add(struct raised *r, int64_t task)
 		r->n++;
 }
 
-/* "64 MiB", "210 MiB", "1.5 GiB", "12 KiB", "100 bytes". */
-static void size_text(uint64_t bytes, char *buf, size_t size)
-{
-	if (bytes >= (10ULL << 30))
-		snprintf(buf, size, "%" PRIu64 " GiB", bytes >> 30);
-	else if (bytes >= (1ULL << 30))
-		snprintf(buf, size, "%.1f GiB", (double)bytes / (1 << 30));
-	else if (bytes >= (1ULL << 20))
-		snprintf(buf, size, "%" PRIu64 " MiB", bytes >> 20);
-	else if (bytes >= (1ULL << 10))
-		snprintf(buf, size, "%" PRIu64 " KiB", bytes >> 10);
-	else
-		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
-}
-
 /* A warning of `kind` on task `task` with its message, for the task's
  * tenant (the pool's when the store has no such task). */
 static int task_event(struct gp_alerts *a, const char *kind, int64_t task,
@@ -266,8 +253,8 @@ int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
 
 	if (!dropped_bytes || raised_has(&a->capped, task))
 		return 0;
-	size_text(cap_bytes, cap, sizeof(cap));
-	size_text(dropped_bytes, dropped, sizeof(dropped));
+	gp_size_text(cap_bytes, cap, sizeof(cap));
+	gp_size_text(dropped_bytes, dropped, sizeof(dropped));
 	snprintf(message, sizeof(message),
 		 "task %" PRId64 "'s log passed its cap of %s; its oldest %s were "
 		 "dropped, and more will be as it writes (the server's --log-max): raise "
@@ -279,19 +266,24 @@ int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
 	return r;
 }
 
-int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error)
+int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error,
+		       bool floor)
 {
 	char lost[32], message[GP_REASON_MAX];
 	int r;
 
 	if ((!lost_bytes && !error) || raised_has(&a->lost, task))
 		return 0;
-	size_text(lost_bytes, lost, sizeof(lost));
+	gp_size_text(lost_bytes, lost, sizeof(lost));
 	snprintf(message, sizeof(message),
 		 "task %" PRId64 "'s output could not be written to its log (%s): %s of "
 		 "it were dropped; free space where the server's --log-dir is, or put the "
 		 "logs on a filesystem of their own",
-		 task, error ? strerror(-error) : "a write error", lost);
+		 task,
+		 floor ? "the free space there is under the server's --log-free-min"
+		 : error ? strerror(-error)
+			 : "a write error",
+		 lost);
 	r = task_event(a, "task.log-lost", task, message);
 	if (r == 0)
 		raised_add(&a->lost, task);

@@ -111,9 +111,11 @@ int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
 
 /* Task `task`'s output could not be written to its log: lost_bytes of it
  * were dropped, the last write error `error` (a negative errno: -ENOSPC,
- * -EDQUOT, ...). A warning, raised once per task, as above. lost_bytes 0
- * and error 0: nothing to say. */
-int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error);
+ * -EDQUOT, ...), or `floor`: the free space where the logs are was under
+ * the server's --log-free-min. A warning, raised once per task, as
+ * above. lost_bytes 0 and error 0: nothing to say. */
+int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error,
+		       bool floor);
 
 /* The store could not be written: message says since when, why and
  * what the loop did meanwhile. An event, raised when none is active. */

@@ -11,11 +11,15 @@
  * as they are): a client following the log asks again from the last End;
  * Skipped is then where the text starts, past `from` when the cap dropped
  * the bytes there (so ?from=0 tells where the log kept starts). A task
- * that has not run has no log (404, saying so). */
+ * that has not run has no log (404, saying so); an ended task whose log
+ * the server removed (the logs' total cap or the free-space floor:
+ * logdir.h) has none any more (410, saying when and why). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clock.h"
+#include "base/logfile.h"
 #include "server/api-impl.h"
 #include "server/logtail.h"
 
@@ -24,17 +28,27 @@
 #define SKIPPED_HEADER "X-Gpupool-Log-Skipped"
 #define END_HEADER     "X-Gpupool-Log-End"
 
-/* 404 for a task without a log file, saying why there is none. */
-static void no_log(const struct gp_task *t, struct gp_http_reply *ret)
+/* 404 for a task without a log file, saying why there is none; 410
+ * when the server removed it. */
+static void no_log(struct gp_api *api, const struct gp_task *t, struct gp_http_reply *ret)
 {
-	if (!t->started)
+	struct gp_log_removal rm;
+	char when[40];
+
+	if (gp_store_log_removal_get(api->store, t->id, &rm) == 0) {
+		gp_unix_ms_text(rm.removed, when, sizeof(when));
+		gp_http_error(ret, 410,
+			      "task %lld's log was removed at %s (%llu bytes) %s",
+			      (long long)t->id, when, (unsigned long long)rm.bytes, rm.why);
+	} else if (!t->started) {
 		gp_http_error(ret, 404, "task %lld has no log yet: it has not run (%s)",
 			      (long long)t->id, gp_api_state_name(t->state));
-	else
+	} else {
 		gp_http_error(ret, 404,
 			      "task %lld has no log: task-%lld.log is not in the server's "
 			      "--log-dir (removed?)",
 			      (long long)t->id, (long long)t->id);
+	}
 }
 
 static void log_reply(struct gp_logtail *lt, struct gp_http_reply *ret)
@@ -81,13 +95,13 @@ void gp_api_logs(void *ctx, const struct gp_http_request *req, struct gp_http_re
 	    !gp_api_task_load(api, &me, req->id, ret, &t) ||
 	    !log_query(req, &tail, &bytes, &from, ret))
 		return;
-	snprintf(path, sizeof(path), "%s/task-%lld.log", api->log_dir, (long long)t.id);
-	if (from >= 0)
+	r = gp_logfile_task_path(api->log_dir, t.id, path, sizeof(path));
+	if (r == 0 && from >= 0)
 		r = gp_logtail_read_from(path, (uint64_t)from, (size_t)bytes, &lt);
-	else
+	else if (r == 0)
 		r = gp_logtail_read(path, (unsigned)tail, (size_t)bytes, &lt);
 	if (r == -ENOENT)
-		no_log(&t, ret);
+		no_log(api, &t, ret);
 	else if (r < 0)
 		gp_http_error(ret, 500, "reading the log of task %lld: %s", (long long)t.id,
 			      strerror(-r));

@@ -21,7 +21,7 @@
 #include "server/meter.h"
 #include "shim/region.h"
 
-enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_PRICES,
+enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_SPACE, KEY_PRICES,
 		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS };
 
 struct key {
@@ -67,6 +67,8 @@ static const struct key keys[] = {
 	{"run_dir", KEY_PATH, AT(run_dir), 0, 0},
 	{"log_dir", KEY_PATH, AT(log_dir), 0, 0},
 	{"log_max", KEY_SIZE, AT(log_max), 0, 0},
+	{"log_total_max", KEY_SPACE, AT(log_total_max), 0, 0},
+	{"log_free_min", KEY_SPACE, AT(log_free_min), 0, 0},
 	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
 	{"cgroup", KEY_PATH, AT(cgroup), 0, 0},
 	{"task_uid_base", KEY_UINT, AT(task_uid_base), GP_CONFIG_UID_BASE_MIN,
@@ -97,7 +99,7 @@ static const struct key keys[] = {
 	"allowed_hosts, db_check, backup_dir, backup_interval, backup_keep, "             \
 	"metrics_token_file, metrics_listen, ui_dir, ui_chart_js, with_agent, shim, "     \
 	"run_dir, log_dir, "                                                              \
-	"log_max, grace_ms, "                                                             \
+	"log_max, log_total_max, log_free_min, grace_ms, "                                \
 	"cgroup, task_uid_base, task_groups, task_env, verify, verify_ms, "              \
 	"verify_slack_mib, sample_ms, util_window, grow_samples, policy, "               \
 	"workload_window, workload_refresh, prices, overcommit"
@@ -181,6 +183,17 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
 	      v <= GP_CONFIG_RATIO_MAX_PERMILLE / 1000.0))
 		return false;
 	*ret_permille = (unsigned)(v * 1000 + 0.5);
+	return true;
+}
+
+bool gp_config_log_space_parse(const char *text, uint64_t *ret_bytes)
+{
+	uint64_t bytes;
+
+	if (gp_parse_size(text, &bytes) < 0 ||
+	    (bytes && (bytes < GP_CONFIG_LOG_MAX_MIN || bytes > GP_CONFIG_LOG_SPACE_LIMIT)))
+		return false;
+	*ret_bytes = bytes;
 	return true;
 }
 
@@ -311,6 +324,18 @@ static int set_size(struct reader *r, const struct key *k, const yaml_event_t *e
 		return 0;
 	return fail(r, &ev->start_mark, k->name,
 		    "\"%s\" is not a size from 1M to 1T; give one like 64M or 1G",
+		    scalar_text(ev));
+}
+
+/* log_total_max, log_free_min: 0 (none), or a size from 1M to 1024T. */
+static int set_space(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	uint64_t *dst = (uint64_t *)(void *)((char *)r->o + k->offset);
+
+	if (gp_config_log_space_parse(scalar_text(ev), dst))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not 0 (none) or a size from 1M to 1024T; give one like 256M or 4G",
 		    scalar_text(ev));
 }
 
@@ -527,6 +552,7 @@ static int set_value(struct reader *r, const struct key *k)
 		[KEY_PATH] = "a path", [KEY_UINT] = "a whole number", [KEY_BOOL] = "true or false",
 		[KEY_CHOICE] = "one of its words",
 		[KEY_SIZE] = "a size, like 64M",
+		[KEY_SPACE] = "a size, like 4G, or 0",
 		[KEY_POLICY] = "a policy's name (gpupool policies lists them)",
 		[KEY_LISTEN] = "ADDR:PORT",
 		[KEY_HOSTS] = "host names, comma-separated",
@@ -545,6 +571,7 @@ static int set_value(struct reader *r, const struct key *k)
 		    : k->kind == KEY_UINT   ? set_uint(r, k, &ev)
 		    : k->kind == KEY_CHOICE ? set_choice(r, k, &ev)
 		    : k->kind == KEY_SIZE   ? set_size(r, k, &ev)
+		    : k->kind == KEY_SPACE  ? set_space(r, k, &ev)
 		    : k->kind == KEY_POLICY ? set_policy(r, k, &ev)
 		    : k->kind == KEY_LISTEN ? set_listen(r, k, &ev)
 		    : k->kind == KEY_HOSTS  ? set_hosts(r, k, &ev)

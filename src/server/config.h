@@ -7,6 +7,7 @@
  * body_timeout_ms, max_connections, max_client_connections, allowed_hosts,
  * db_check, backup_dir, backup_interval, backup_keep,
  * metrics_token_file, with_agent, shim, run_dir, log_dir, log_max,
+ * log_total_max, log_free_min,
  * grace_ms, * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
  * verify_slack_mib, sample_ms, util_window, grow_samples, policy,
  * workload_window, workload_refresh), plus `prices` (a mapping MODEL:
@@ -51,6 +52,7 @@
 #define GP_CONFIG_RATIO_MAX_PERMILLE 1500
 #define GP_CONFIG_LOG_MAX_MIN	     GP_LOGPUMP_MAX_MIN /* a task log's cap: 1M to 1T */
 #define GP_CONFIG_LOG_MAX_LIMIT	     (1ULL << 40)
+#define GP_CONFIG_LOG_SPACE_LIMIT    (1ULL << 50) /* the logs' cap and floor: 0, or 1M to 1024T */
 #define GP_CONFIG_WORKLOAD_WINDOW_MIN	 60 /* a policy's target: 1 min to 31 days */
 #define GP_CONFIG_WORKLOAD_WINDOW_LIMIT	 (31 * 86400)
 #define GP_CONFIG_WORKLOAD_REFRESH_LIMIT 86400
@@ -90,6 +92,8 @@ struct gp_server_options {
 	char run_dir[PATH_MAX]; /* the shim's regions; "" its default */
 	char log_dir[PATH_MAX]; /* task logs */
 	uint64_t log_max;       /* the cap of each task's log, bytes (both files) */
+	uint64_t log_total_max; /* the cap of all logs together, bytes; 0: none */
+	uint64_t log_free_min;  /* the free space kept where the logs are; 0: none */
 	unsigned grace_ms;
 	/* tasks: who they run as, what they hold on to, who watches them */
 	char cgroup[PATH_MAX];          /* "" or "auto", a cgroup2 path, or "off" */
@@ -154,6 +158,11 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
 /* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
  * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */
 bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes);
+
+/* The logs' total cap or free-space floor: "0" (none), or a size from
+ * GP_CONFIG_LOG_MAX_MIN to GP_CONFIG_LOG_SPACE_LIMIT, in bytes; false
+ * when it is neither. */
+bool gp_config_log_space_parse(const char *text, uint64_t *ret_bytes);
 
 /* --metrics-listen / metrics_listen: "0.0.0.0:PORT" or "127.0.0.1:PORT"
  * into o's metrics_port and metrics_any; false when it is neither. */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/parse.h"
 #include "base/pshared.h"
 #include "base/user.h"
 #include "core/cluster.h"
@@ -21,6 +22,7 @@
 #include "core/policy.h"
 #include "core/workload.h"
 #include "server/alerts.h"
+#include "server/logdir.h"
 #include "server/sched.h"
 #include "server/schedule.h"
 #include "server/service.h"
@@ -132,6 +134,11 @@ struct gp_loop {
 	int n_applied;
 	struct gp_services *services;   /* the services' controller (service.h) */
 	struct gp_schedules *schedules; /* the time-of-day rules (schedule.h) */
+	struct gp_logdir *logdir;       /* the logs as a whole; NULL: not looked at */
+	bool log_room;                  /* at this tick: new logs have room */
+	char log_why[GP_REASON_MAX];    /* else why the tasks that would start wait */
+	int64_t trim_at;                /* the logs' last trim (mono ms) */
+	bool trim_due;                  /* tasks ended since */
 };
 
 /* One pass: the pool's view, and the scheduler's view of it (also the
@@ -388,22 +395,12 @@ static int record_ahead(struct gp_loop *l, const struct gp_task *t, const char *
 	return r;
 }
 
-/* "2026-12-01 12:00:01 UTC" of unix ms. */
-static void clock_text(int64_t ms, char *buf, size_t len)
-{
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (!gmtime_r(&s, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
-		snprintf(buf, len, "%" PRId64 " ms", ms);
-}
-
 /* The store.unwritable alert: while it fails (over) or once it is over. */
 static int store_alert(struct gp_loop *l, bool over, int64_t now)
 {
 	char since[40], message[GP_REASON_MAX];
 
-	clock_text(l->health.since, since, sizeof(since));
+	gp_unix_ms_text(l->health.since, since, sizeof(since));
 	if (over)
 		snprintf(message, sizeof(message),
 			 "the database could not be written for %lld s from %s (%.60s): no "
@@ -1097,6 +1094,27 @@ static struct gp_agent_task spec_of(const struct gp_task *t, const struct gp_pla
 	return spec;
 }
 
+/* A start whose log could not be opened (the agent's -EAGAIN: nothing of
+ * it ran) after its row said RUNNING: queued again as it was (its place
+ * in the queue too), with why, in rec; no task starts for a while
+ * (logdir.h). */
+static void start_later(struct gp_loop *l, struct gp_task *t, const char *why,
+			struct record *rec)
+{
+	t->state = GP_TASK_PENDING;
+	t->placement[0] = '\0';
+	t->pid = 0;
+	t->started = 0;
+	snprintf(t->reason, sizeof(t->reason),
+		 "waiting for room for its log: %.160s; queued again (nothing of it ran)", why);
+	record_init(rec, t, "task.requeue", t->reason);
+	if (l->logdir) {
+		gp_logdir_open_failed(l->logdir, mono_ms(), why);
+		l->log_room = gp_logdir_room(l->logdir, mono_ms(), l->log_why,
+					     sizeof(l->log_why));
+	}
+}
+
 /* A start that failed after its row said RUNNING: FAILED, with why. */
 static void start_failed(struct gp_loop *l, struct gp_task *t, int r, const char *why)
 {
@@ -1218,11 +1236,17 @@ static void starts_record(struct gp_loop *l, struct start *st, int n)
 		struct gp_agent_task spec;
 		char detail[GP_REASON_MAX];
 
+		if (st[i].r == -EAGAIN && rec) {
+			start_later(l, t, st[i].why, &rec[m++]);
+			continue;
+		}
 		if (st[i].r < 0) {
 			start_failed(l, t, st[i].r, st[i].why);
 			continue;
 		}
 		t->pid = st[i].pgid;
+		if (l->logdir)
+			gp_logdir_opened(l->logdir);
 		spec = spec_of(t, &st[i].o->where);
 		gp_meter_start(l->meter, t, spec.device, spec.devices, st[i].pgid, t->started);
 		pthread_mutex_lock(&l->stats_lock);
@@ -1374,6 +1398,15 @@ static void tick_alerts(struct gp_loop *l, const struct tick *k)
 	}
 }
 
+/* No room for new logs (logdir.h): o, which would start, waits with the
+ * reason instead (and the preemptions that would make room for it are
+ * not made). */
+static void room_wait(struct gp_loop *l, struct gp_sched_outcome *o)
+{
+	o->verdict = GP_SCHED_WAIT;
+	snprintf(o->reason, sizeof(o->reason), "%s", l->log_why);
+}
+
 /* Acts on the pass's outcomes in their order, holding the store's lock
  * but while the agent forks: the task.unplaced alerts, the preemptions
  * and the starts (all at once, after the preemptions they may wait for),
@@ -1392,6 +1425,8 @@ static void tick_apply(struct gp_loop *l, struct tick *k)
 	int n_starts = 0;
 
 	for (int i = 0; i < k->n_out; i++) {
+		if (k->out[i].verdict == GP_SCHED_START && !l->log_room)
+			room_wait(l, &k->out[i]);
 		if (k->out[i].verdict == GP_SCHED_WAIT)
 			task_wait(k, &k->out[i], full);
 		else
@@ -1407,7 +1442,7 @@ static void tick_apply(struct gp_loop *l, struct tick *k)
 		tick_alerts(l, k);
 	n_starts = 0;
 	for (int i = 0; i < k->n_out && !k->foreign && !l->tick_failed; i++) {
-		if (k->out[i].verdict == GP_SCHED_PREEMPT)
+		if (k->out[i].verdict == GP_SCHED_PREEMPT && l->log_room)
 			task_preempt(l, k, &k->out[i]);
 		else if (k->out[i].verdict == GP_SCHED_START)
 			start_add(l, k, &k->out[i], st, &n_starts);
@@ -1657,8 +1692,85 @@ static void logs_record(struct gp_loop *l, const struct gp_logpump_drop *d, int 
 			gp_alerts_log_capped(l->alerts, d[i].task, gp_agent_log_max(l->agent),
 					     d[i].capped);
 		if (d[i].failed || d[i].error)
-			gp_alerts_log_lost(l->alerts, d[i].task, d[i].failed, d[i].error);
+			gp_alerts_log_lost(l->alerts, d[i].task, d[i].failed, d[i].error,
+					   d[i].floor);
 	}
+}
+
+/* ---- the logs as a whole ------------------------------------------------- */
+
+/* Room for new logs at this tick (logdir.h): when it comes back, the
+ * tasks that waited for it are looked at again. */
+static void logs_room(struct gp_loop *l, int64_t now)
+{
+	bool room = !l->logdir || gp_logdir_room(l->logdir, now, l->log_why, sizeof(l->log_why));
+
+	if (room && !l->log_room)
+		l->need_full = true;
+	l->log_room = room;
+}
+
+/* Is the task live (queued or running: its log goes on)? */
+static bool log_live(void *ctx, int64_t task)
+{
+	struct gp_loop *l = ctx;
+	struct gp_pool_task t;
+
+	return gp_pool_task_get(l->pool, task, &t) == 0;
+}
+
+/* Records the logs a trim removed, in one transaction: each one's
+ * removal (what `gpupool logs` says of it) and an audit row. The
+ * caller holds the store's lock. */
+static int removals_write(struct gp_loop *l, const struct gp_log_removal *rm, int n)
+{
+	int r = gp_store_begin(l->store);
+
+	for (int i = 0; r == 0 && i < n; i++) {
+		char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX], size[32];
+
+		r = gp_store_log_removed(l->store, &rm[i]);
+		if (r == -ENOENT) { /* a file of no task: nothing to record */
+			r = 0;
+			continue;
+		}
+		gp_size_text(rm[i].bytes, size, sizeof(size));
+		snprintf(object, sizeof(object), "task %" PRId64, rm[i].task);
+		snprintf(detail, sizeof(detail), "its log (%s) removed %.200s", size, rm[i].why);
+		if (r == 0)
+			r = gp_store_audit(l->store, "server", "task.log-removed", object, detail);
+	}
+	if (r == 0)
+		r = gp_store_commit(l->store);
+	if (r < 0)
+		gp_store_rollback(l->store);
+	return r;
+}
+
+/* The logs' total cap and free-space floor (logdir.h): looked at once
+ * GP_LOOP_TRIM_MIN_MS have passed since the last look when tasks ended
+ * or there is no room, else every GP_LOOP_TRIM_MS. */
+static void logs_trim(struct gp_loop *l, int64_t now)
+{
+	struct gp_log_removal *rm = NULL;
+	int n = 0, r;
+
+	if (!l->logdir || now - l->trim_at < (l->trim_due || !l->log_room ? GP_LOOP_TRIM_MIN_MS
+									    : GP_LOOP_TRIM_MS))
+		return;
+	l->trim_at = now;
+	l->trim_due = false;
+	r = gp_logdir_trim(l->logdir, log_live, l, &rm, &n);
+	if (r == 0 && n) {
+		store_lock(l);
+		r = removals_write(l, rm, n);
+		store_unlock(l);
+		if (r < 0)
+			fprintf(stderr, "gpupool server: %d task log(s) removed (the logs' cap or "
+					"free-space floor) could not be recorded: %s\n",
+				n, gp_store_error(l->store));
+	}
+	free(rm);
 }
 
 /* ---- the policy and its target workload --------------------------------- */
@@ -1806,7 +1918,11 @@ void gp_loop_tick(struct gp_loop *l)
 	events_record(l, &ev);
 	logs_record(l, drops, n_drops);
 	store_unlock(l);
+	for (int i = 0; i < ev.n; i++)
+		l->trim_due |= ev.e[i].ended;
 	free(ev.e);
+	logs_room(l, mono_ms());
+	logs_trim(l, mono_ms());
 	schedule(l);
 	live_changes(l);
 	store_lock(l);
@@ -2021,12 +2137,53 @@ static void ended_away(struct gp_loop *l, struct gp_task *t, int code, int64_t n
 	record_end(l, t, "task.end");
 }
 
-/* The tasks the store has as running were started by the previous
- * server: those whose processes still run are adopted (the agent takes
- * them over; metering starts again from now: the time no server watched
- * is not metered), the others are recorded as they ended. Then the
- * agent stops what nobody adopted. Before the API serves: the loop holds
- * the store's lock for its writes all the same. */
+/* A task the previous server had marked running, whose program never
+ * ran (the server stopped first): queued again as it was, with its
+ * submission time (so its place in the queue), and an audit row that
+ * says so. */
+static void unstarted_requeue(struct gp_loop *l, struct gp_task *t)
+{
+	char when[40];
+	struct record rec;
+
+	gp_unix_ms_text(t->created, when, sizeof(when));
+	t->state = GP_TASK_PENDING;
+	t->placement[0] = '\0';
+	t->pid = 0;
+	t->exit_code = 0;
+	t->started = t->ended = 0;
+	snprintf(t->reason, sizeof(t->reason),
+		 "queued again: the server stopped before it could start this task's program; "
+		 "it keeps its place (submitted %s)",
+		 when);
+	record_init(&rec, t, "task.requeue",
+		    "never started: the server stopped before the task's program ran (no "
+		    "process, no log); queued again with its submission time");
+	record(l, &rec);
+}
+
+/* A task that runs on from the previous server: adopted, its process
+ * group in its row when the row lacked it (the server stopped before it
+ * wrote it). Metering starts again from now. */
+static void adopted(struct gp_loop *l, struct gp_task *t, const struct gp_agent_task *spec,
+		    pid_t pgid, int64_t now)
+{
+	struct record rec;
+
+	record_init(&rec, t, "task.adopt", "still running at the server's start");
+	rec.row = t->pid != pgid;
+	rec.task.pid = t->pid = pgid;
+	gp_meter_start(l->meter, t, spec->device, spec->devices, pgid, now);
+	record(l, &rec);
+}
+
+/* The tasks the store has as running were started (or being started) by
+ * the previous server: those whose processes still run are adopted (the
+ * agent takes them over; the time no server watched is not metered),
+ * those whose program never ran are queued again, the others are
+ * recorded as they ended. Then the agent stops what nobody adopted.
+ * Before the API serves: the loop holds the store's lock for its writes
+ * all the same. */
 static void tasks_adopt(struct gp_loop *l)
 {
 	const struct gp_agent_node *node = gp_agent_node(l->agent);
@@ -2038,25 +2195,21 @@ static void tasks_adopt(struct gp_loop *l)
 		n = 0;
 	for (int i = 0; i < n; i++) {
 		struct gp_task *t = &running[i];
+		struct gp_agent_adoption found = { .found = GP_AGENT_FOUND_ENDED, .code = -1 };
 		struct gp_placement where;
 		struct gp_agent_task spec;
-		int code = -1, r = -EINVAL;
 
 		if (placement_read(node, t->placement, &where, NULL)) {
 			spec = spec_of(t, &where);
-			r = gp_agent_adopt(l->agent, &spec, (pid_t)t->pid, &code);
+			gp_agent_adopt(l->agent, &spec, (pid_t)t->pid, &found);
 		}
 		store_lock(l);
-		if (r == 1) {
-			struct record rec;
-
-			gp_meter_start(l->meter, t, spec.device, spec.devices, (pid_t)t->pid, now);
-			record_init(&rec, t, "task.adopt", "still running at the server's start");
-			rec.row = false;
-			record(l, &rec);
-		} else {
-			ended_away(l, t, code, now);
-		}
+		if (found.found == GP_AGENT_FOUND_RUNNING)
+			adopted(l, t, &spec, found.pgid, now);
+		else if (found.found == GP_AGENT_FOUND_UNSTARTED)
+			unstarted_requeue(l, t);
+		else
+			ended_away(l, t, found.code, now);
 		store_unlock(l);
 	}
 	free(running);
@@ -2123,6 +2276,7 @@ static void loop_release(struct gp_loop *l)
 	gp_alerts_free(l->alerts);
 	gp_services_free(l->services);
 	gp_schedules_free(l->schedules);
+	gp_logdir_free(l->logdir);
 	gp_store_close(l->reader);
 	pthread_cond_destroy(&l->started);
 	pthread_mutex_destroy(&l->stats_lock);
@@ -2140,7 +2294,7 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 	if (!l)
 		return -ENOMEM;
 	*l = (struct gp_loop){ .store = store, .http = http, .pool = pool, .agent = agent,
-			       .need_full = true };
+			       .need_full = true, .log_room = true };
 	pthread_mutex_init(&l->stats_lock, NULL);
 	pthread_cond_init(&l->started, NULL);
 	if (o)
@@ -2162,6 +2316,11 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 		r = gp_services_new(&ops, l->meter, &l->services);
 	if (r == 0)
 		r = gp_schedules_new(&ops, &l->schedules);
+	if (r == 0 && l->o.log_dir)
+		r = gp_logdir_new(&(struct gp_logdir_options){ .dir = l->o.log_dir,
+							       .total_max = l->o.log_total_max,
+							       .free_min = l->o.log_free_min },
+				  &l->logdir);
 	if (r == 0) {
 		tasks_adopt(l);
 		r = -pthread_create(&l->thread, NULL, loop_main, l);

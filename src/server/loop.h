@@ -20,14 +20,25 @@
  *   3. starts what the pass starts (the agent launches it), asks the
  *      preempted to stop (SIGTERM, SIGKILL after the grace period), and
  *      writes each waiting task's reason when it changed (many in one
- *      transaction);
+ *      transaction). While there is no room for new logs (logdir.h: the
+ *      free space where they are under its floor, or a log that could
+ *      not be opened a moment ago) nothing starts or is preempted: the
+ *      tasks that would start wait with that reason; a start whose log
+ *      cannot be opened is queued again, as it was, with the reason
+ *      (never failed: nothing of it ran);
  *   4. applies live changes of running tasks' share and priority to their
  *      devices' regions;
  *   5. every sample_ms (and at once when a task ended), samples what the
  *      devices and tasks use, writes the usage records (meter.h) and
- *      raises or clears alerts (alerts.h), in one transaction.
+ *      raises or clears alerts (alerts.h), in one transaction;
+ *   6. keeps the logs under their total cap and the free space above its
+ *      floor (logdir.h), removing the oldest logs of ended tasks, with an
+ *      audit row and the store's record of each (what `gpupool logs`
+ *      says of them): after a task ended, and every GP_LOOP_TRIM_MS.
  * At its start it adopts the tasks a previous server left running
- * (agent.h: gp_agent_adopt) and records how the others ended.
+ * (agent.h: gp_agent_adopt), queues again, as they were (their place in
+ * the queue too), those it had marked running whose program never ran
+ * (it stopped first), and records how the others ended.
  * It times its ticks and its passes over the whole queue, and the queue
  * waits of the tasks it starts, for the metrics (metrics.h); a task that
  * fails raises a critical alert. A task starts only once the tasks being
@@ -77,6 +88,8 @@
 #define GP_LOOP_TICK_MS 100
 #define GP_LOOP_TICK_MIN_MS 10      /* between ticks, however often woken */
 #define GP_LOOP_FULL_PASS_MS 60000  /* a pass over the whole queue at least this often */
+#define GP_LOOP_TRIM_MS      10000  /* the logs' cap and floor at least this often */
+#define GP_LOOP_TRIM_MIN_MS  1000   /* ... and at most, after tasks ended */
 
 #define GP_LOOP_SAMPLE_MS     10000 /* usage sampling period */
 #define GP_LOOP_GROW_SAMPLES  10    /* memory growth: samplings in a row */
@@ -114,6 +127,11 @@ struct gp_loop_options {
 	/* The queue's bounds, for the replicas services submit (taskops.h);
 	 * 0: none. */
 	unsigned queue_max, tenant_queue_max;
+	/* The tasks' logs as a whole (logdir.h): their directory (NULL: the
+	 * loop does not look at it), their total cap and the free space
+	 * kept where they are, in bytes (0: none). */
+	const char *log_dir;
+	uint64_t log_total_max, log_free_min;
 };
 
 /* Adopts what a previous server left running, then starts the loop's

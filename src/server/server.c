@@ -42,6 +42,7 @@
 #include "server/bill.h"
 #include "server/config.h"
 #include "server/http.h"
+#include "server/logdir.h"
 #include "server/loop.h"
 #include "server/server-db.h"
 #include "server/store.h"
@@ -235,7 +236,8 @@ static void server_usage(FILE *out)
 		"                      [--backup-dir DIR] [--backup-interval SECONDS]\n"
 		"                      [--backup-keep N] [--restore-db FILE]\n"
 		"                      [--with-agent [--shim PATH] [--run-dir DIR]\n"
-		"                       [--log-dir DIR] [--log-max SIZE] [--grace-ms N]\n"
+		"                       [--log-dir DIR] [--log-max SIZE] [--log-total-max SIZE]\n"
+		"                       [--log-free-min SIZE] [--grace-ms N]\n"
 		"                       [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]\n"
 		"                       [--cgroup auto|PATH|off] [--task-uid-base N]\n"
@@ -337,6 +339,15 @@ static void server_usage(FILE *out)
 		"                   64M): past it the oldest part is dropped (task-ID.log\n"
 		"                   rotates to task-ID.log.1 at half of it), with a\n"
 		"                   warning alert\n"
+		"  --log-total-max SIZE\n"
+		"                   the most all logs together keep on disk (default 4G;\n"
+		"                   0: no cap): past it the oldest logs of ended tasks are\n"
+		"                   removed (`gpupool logs` says so)\n"
+		"  --log-free-min SIZE\n"
+		"                   the space kept free where the logs are (default 256M;\n"
+		"                   0: none): below it no output is written, the oldest\n"
+		"                   logs of ended tasks are removed, and new tasks wait in\n"
+		"                   the queue, saying why, until there is room\n"
 		"  --grace-ms N     from SIGTERM to SIGKILL when a task is preempted or\n"
 		"                   cancelled (default %d)\n"
 		"  --cgroup auto|PATH|off\n"
@@ -593,6 +604,18 @@ static int parse_kube(struct gp_server_kube *k, int c, const char *value)
 	return 0;
 }
 
+/* --log-total-max, --log-free-min: 0 (none) or a size. */
+static int parse_log_space(struct gp_server_options *o, int c, const char *value)
+{
+	if (gp_config_log_space_parse(value, c == 1510 ? &o->log_total_max : &o->log_free_min))
+		return 0;
+	fprintf(stderr,
+		"gpupool server: --%s \"%s\" must be 0 (none) or a size from 1M to 1024T, like "
+		"%s\n",
+		c == 1510 ? "log-total-max" : "log-free-min", value, c == 1510 ? "4G" : "256M");
+	return -EINVAL;
+}
+
 /* --metrics-listen 0.0.0.0:PORT or 127.0.0.1:PORT. */
 static int parse_metrics_listen(struct gp_server_options *o, const char *value)
 {
@@ -643,6 +666,8 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 		return parse_database(o, c, value);
 	if (c == 1300)
 		return parse_metrics_listen(o, value);
+	if (c == 1510 || c == 1511)
+		return parse_log_space(o, c, value);
 	if (c == 1400 || c == 1401) {
 		char *to = c == 1400 ? o->ui_dir : o->ui_chart_js;
 
@@ -732,6 +757,8 @@ static const struct option server_flags[] = {
 	{"run-dir", required_argument, NULL, 'r'},
 	{"log-dir", required_argument, NULL, 'l'},
 	{"log-max", required_argument, NULL, 'L'},
+	{"log-total-max", required_argument, NULL, 1510},
+	{"log-free-min", required_argument, NULL, 1511},
 	{"grace-ms", required_argument, NULL, 'g'},
 	{"cgroup", required_argument, NULL, 1000},
 	{"task-uid-base", required_argument, NULL, 1001},
@@ -1179,7 +1206,8 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 				       .verify = (enum gp_verify_policy)o->verify,
 				       .verify_ms = o->verify_ms,
 				       .verify_slack_mib = o->verify_slack_mib,
-				       .log_max = o->log_max };
+				       .log_max = o->log_max,
+				       .log_free_min = o->log_free_min };
 	const struct gp_agent_node *n;
 	char err[512], how[1024], why[2 * PATH_MAX + 160];
 	bool isolated;
@@ -1354,6 +1382,9 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 	ao.pool = s->pool;
 	lo.queue_max = o->queue_max;
 	lo.tenant_queue_max = o->tenant_queue_max;
+	lo.log_dir = o->log_dir;
+	lo.log_total_max = o->log_total_max;
+	lo.log_free_min = o->log_free_min;
 	if (s->agent && gp_loop_start(s->store, s->http, s->pool, s->agent, &lo, &s->loop) < 0) {
 		fprintf(stderr, "gpupool server: cannot start the scheduling loop\n");
 		return GP_EXIT_FAIL;
@@ -1443,13 +1474,22 @@ static dev_t dir_device(const char *path)
  * share the database's filesystem. */
 static void logs_show(const struct gp_server_options *o)
 {
-	char db_dir[PATH_MAX], max[32];
+	char db_dir[PATH_MAX], max[32], total[48] = "no total cap",
+					  floor[48] = "no free-space floor";
 	dev_t logs = dir_device(o->log_dir), db;
 
 	beside_db(o->db, ".", db_dir, sizeof(db_dir));
 	db = dir_device(db_dir);
 	size_show(o->log_max, max, sizeof(max));
-	printf("  logs       %s, at most %s per task%s\n", o->log_dir, max,
+	if (o->log_total_max) {
+		size_show(o->log_total_max, total, sizeof(total));
+		strcat(total, " in all");
+	}
+	if (o->log_free_min) {
+		size_show(o->log_free_min, floor, sizeof(floor));
+		strcat(floor, " kept free");
+	}
+	printf("  logs       %s, at most %s per task, %s, %s%s\n", o->log_dir, max, total, floor,
 	       logs && logs == db ? " (on the database's filesystem: a --log-dir "
 				    "elsewhere keeps logs from filling it)"
 				  : "");
@@ -1546,7 +1586,9 @@ int gp_cmd_server(int argc, char **argv)
 				      .verify_slack_mib = GP_AGENT_SLACK_MIB,
 				      .log_max = GP_LOGPUMP_MAX_DEFAULT,
 				      .backup_interval_s = GP_BACKUP_INTERVAL_S,
-				      .backup_keep = GP_BACKUP_KEEP};
+				      .backup_keep = GP_BACKUP_KEEP,
+				      .log_total_max = GP_LOGDIR_TOTAL_DEFAULT,
+				      .log_free_min = GP_LOGDIR_FREE_DEFAULT};
 	struct server s = {.lock_fd = -1, .o = &o};
 	sigset_t stop;
 	int status, r = parse_options(argc, argv, &o);

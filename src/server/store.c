@@ -190,6 +190,14 @@ static const char *const migrations[] = {
 	 * priority was the tenant's own choice); the admin's is 9. */
 	"ALTER TABLE tenants ADD COLUMN priority_max INTEGER NOT NULL DEFAULT 5;"
 	"UPDATE tenants SET priority_max = 9 WHERE admin = 1;",
+	/* 11: the logs of ended tasks the server removed to keep the logs
+	 * under their total cap, or the free space where they are above its
+	 * floor: when (unix ms), their size, and why. */
+	"CREATE TABLE task_logs_removed ("
+	"  task INTEGER PRIMARY KEY REFERENCES tasks(id),"
+	"  removed INTEGER NOT NULL,"
+	"  bytes INTEGER NOT NULL,"
+	"  why TEXT NOT NULL);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -1742,6 +1750,55 @@ int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason)
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no task %lld", (long long)id);
 	return r;
+}
+
+/* ---- a task's log removed ---- */
+
+int gp_store_log_removed(struct gp_store *s, const struct gp_log_removal *rm)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !rm || !fits(rm->why, GP_REASON_MAX))
+		return -EINVAL;
+	r = prepare(s,
+		    "INSERT OR REPLACE INTO task_logs_removed (task, removed, bytes, why) "
+		    "SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ?1)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, rm->task);
+	sqlite3_bind_int64(st, 2, rm->removed);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)rm->bytes);
+	sqlite3_bind_text(st, 4, rm->why, -1, SQLITE_STATIC);
+	r = step_done(s, st, "log_removed");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)rm->task);
+	return r;
+}
+
+int gp_store_log_removal_get(struct gp_store *s, int64_t task, struct gp_log_removal *ret)
+{
+	auto_stmt *st = NULL;
+	const char *why;
+	int r;
+
+	if (!s || !ret)
+		return -EINVAL;
+	r = prepare(s, "SELECT removed, bytes, why FROM task_logs_removed WHERE task = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, task);
+	r = step_row(s, st, "log_removal_get");
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -ENOENT;
+	why = (const char *)sqlite3_column_text(st, 2);
+	*ret = (struct gp_log_removal){ .task = task, .removed = sqlite3_column_int64(st, 0),
+					.bytes = (uint64_t)sqlite3_column_int64(st, 1) };
+	snprintf(ret->why, sizeof(ret->why), "%s", why ? why : "");
+	return 0;
 }
 
 /* ---- a task's declared environment ---- */

@@ -47,7 +47,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 10
+#define GP_STORE_SCHEMA_VERSION 11
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -343,6 +343,21 @@ int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason);
  * when the task has none; the caller frees it. */
 int gp_store_task_env_set(struct gp_store *s, int64_t id, const char *json);
 int gp_store_task_env_get(struct gp_store *s, int64_t id, char **ret_json);
+
+/* The log of an ended task that the server removed (all its files: to
+ * keep the logs under their total cap, or the free space where they are
+ * above its floor; server/logdir.h): when (unix ms), its size, and why.
+ * log_removed writes it (replacing an earlier one of the task; -ENOENT:
+ * no such task; -EINVAL: a why that does not fit); log_removal_get reads
+ * it, -ENOENT when the task's log was not removed. */
+struct gp_log_removal {
+	int64_t task;
+	int64_t removed;
+	uint64_t bytes;
+	char why[GP_REASON_MAX];
+};
+int gp_store_log_removed(struct gp_store *s, const struct gp_log_removal *rm);
+int gp_store_log_removal_get(struct gp_store *s, int64_t task, struct gp_log_removal *ret);
 
 /* The audit log: who (a tenant name, or "admin"/"server") did what to
  * which object, and why. */

@@ -52,6 +52,15 @@ expect "--log-max overrides the file's log_max" 0 "^  logs +$tmp/logs, at most 1
 expect "a --log-max under 1M is refused, saying what to give" 2 \
 	"--log-max \"64K\" must be a size from 1M to 1T, like 64M or 1G" -- \
 	"$gp" server --config "$cfg" --log-max 64K --check-config
+expect "--check-config says the logs' total cap and free-space floor (the defaults)" 0 \
+	"^  logs +$tmp/logs, at most 64M per task, 4G in all, 256M kept free" -- \
+	"$gp" server --config "$cfg" --check-config
+expect "--log-total-max 0 and --log-free-min override them" 0 \
+	"^  logs +$tmp/logs, at most 64M per task, no total cap, 6M kept free" -- \
+	"$gp" server --config "$cfg" --log-total-max 0 --log-free-min 6M --check-config
+expect "a --log-free-min that is no size is refused, saying what to give" 2 \
+	"--log-free-min \"lots\" must be 0 \(none\) or a size from 1M to 1024T, like 256M" -- \
+	"$gp" server --config "$cfg" --log-free-min lots --check-config
 if [ -e "$tmp/state/gpupool.db" ]; then
 	bad "--check-config made no database" /dev/null
 else

@@ -164,10 +164,10 @@ static void test_log_lost(void **state)
 	struct events *e = *state;
 	struct gp_alert *al;
 
-	assert_int_equal(gp_alerts_log_lost(e->alerts, e->task, 0, 0), 0);
+	assert_int_equal(gp_alerts_log_lost(e->alerts, e->task, 0, 0, false), 0);
 	assert_int_equal(alerts_all(e, &al), 0);
-	assert_int_equal(gp_alerts_log_lost(e->alerts, e->task, 5 << 20, -ENOSPC), 0);
-	assert_int_equal(gp_alerts_log_lost(e->alerts, e->task, 9 << 20, -ENOSPC), 0);
+	assert_int_equal(gp_alerts_log_lost(e->alerts, e->task, 5 << 20, -ENOSPC, false), 0);
+	assert_int_equal(gp_alerts_log_lost(e->alerts, e->task, 9 << 20, -ENOSPC, false), 0);
 	assert_int_equal(alerts_all(e, &al), 1);
 	assert_string_equal(al[0].kind, "task.log-lost");
 	assert_int_equal(al[0].level, GP_ALERT_WARNING);
@@ -179,6 +179,13 @@ static void test_log_lost(void **state)
 	/* Capped and lost are two alerts on the same task. */
 	assert_int_equal(gp_alerts_log_capped(e->alerts, e->task, 64 << 20, 32 << 20), 0);
 	assert_int_equal(alerts_all(e, &al), 2);
+	free(al);
+	/* Output dropped under the free-space floor says so. */
+	assert_int_equal(gp_alerts_log_lost(e->alerts, 999, 1 << 20, -ENOSPC, true), 0);
+	assert_int_equal(alerts_all(e, &al), 3);
+	assert_non_null(strstr(al[0].message, "task 999's output could not be written to its "
+					      "log (the free space there is under the "
+					      "server's --log-free-min): 1 MiB"));
 	free(al);
 }
 

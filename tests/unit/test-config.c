@@ -57,6 +57,8 @@ static void test_example(void **state)
 	assert_string_equal(o->run_dir, "/run/gpupool");
 	assert_string_equal(o->log_dir, "/var/log/gpupool");
 	assert_int_equal(o->log_max, 64 << 20);
+	assert_int_equal(o->log_total_max, 4ULL << 30);
+	assert_int_equal(o->log_free_min, 256 << 20);
 	assert_int_equal(o->tcp_port, 0);
 	assert_int_equal(o->queue_max, 10000);
 	assert_int_equal(o->tenant_queue_max, 1000);
@@ -104,7 +106,8 @@ static void test_every_key(void **state)
 	o->with_agent = true;
 	assert_int_equal(load_text("db: a.db\nsocket: 's p'\ntcp: 8470\nadmin_token_file: t\n"
 				   "queue_max: 7\nwith_agent: no\nshim: lib.so\nrun_dir: r\n"
-				   "log_dir: l\nlog_max: 1G\ngrace_ms: 0\nsample_ms: 100\nutil_window: 60\n"
+				   "log_dir: l\nlog_max: 1G\nlog_total_max: 0\nlog_free_min: 6M\n"
+				   "grace_ms: 0\nsample_ms: 100\nutil_window: 60\n"
 				   "grow_samples: 3\novercommit: {all: 1.25}\n"
 				   "tenant_queue_max: 6\nheader_timeout_ms: 100\n"
 				   "body_timeout_ms: 3600000\nmax_connections: 65536\n"
@@ -145,6 +148,8 @@ static void test_every_key(void **state)
 	assert_string_equal(o->run_dir, "r");
 	assert_string_equal(o->log_dir, "l");
 	assert_int_equal(o->log_max, 1ULL << 30);
+	assert_int_equal(o->log_total_max, 0);
+	assert_int_equal(o->log_free_min, 6 << 20);
 	assert_int_equal(o->grace_ms, 0);
 	assert_int_equal(o->loop.sample_ms, 100);
 	assert_int_equal(o->loop.util_window_s, 60);
@@ -270,6 +275,10 @@ static void test_bad(void **state)
 		{"log_max: 2T\n", ":1:10: key \"log_max\": \"2T\" is not a size from 1M to 1T"},
 		{"log_max: -64M\n", ":1:10: key \"log_max\": \"-64M\" is not a size"},
 		{"log_max: [64M]\n", ":1:10: key \"log_max\": is a list; give a size, like 64M"},
+		{"log_total_max: 512K\n", ":1:16: key \"log_total_max\": \"512K\" is not 0 (none) or "
+					 "a size from 1M to 1024T; give one like 256M or 4G"},
+		{"log_free_min: lots\n", ":1:15: key \"log_free_min\": \"lots\" is not 0 (none) or a "
+					"size"},
 		{"prices: 0.35\n", ":1:9: key \"prices\": is a single value; give a mapping of "
 				   "device models, e.g. prices: {A100: 2.50, T4: 0.35}"},
 		{"prices:\n  T4: cheap\n", ":2:7: key \"prices\": T4: \"cheap\" is not a price; "

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,73 @@ static void test_keeper(void **state)
 	assert_string_equal(text, "143\n");
 }
 
+/* The start mark: the keeper makes it, a link to its pid, before the
+ * program runs; a name already taken (a later agent claimed it) starts
+ * nothing. */
+static void test_start_mark(void **state)
+{
+	struct fixture *f = *state;
+	char status[160], mark[160], ran[160], command[400], target[32] = "", pid[32];
+	struct gp_launch spec = { .command = command, .log_path = f->log,
+				  .keeper_status = status, .keeper_name = "gp-t-test",
+				  .start_mark = mark };
+	pid_t pgid;
+	int code = -1;
+
+	snprintf(status, sizeof(status), "%s/status", f->dir);
+	snprintf(mark, sizeof(mark), "%s/start", f->dir);
+	snprintf(ran, sizeof(ran), "%s/ran", f->dir);
+	snprintf(command, sizeof(command), "echo ran >>%s", ran);
+	assert_int_equal(start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	assert_int_equal(code, 0);
+	assert_true(readlink(mark, target, sizeof(target) - 1) > 0);
+	snprintf(pid, sizeof(pid), "%d", (int)pgid);
+	assert_string_equal(target, pid);
+	assert_int_equal(access(ran, F_OK), 0);
+
+	unlink(ran);
+	unlink(status);
+	assert_int_equal(unlink(mark), 0);
+	assert_int_equal(symlink("unstarted", mark), 0);
+	assert_int_equal(start(&spec, &pgid), -EEXIST);
+	assert_non_null(strstr(why, "cannot make its start mark"));
+	usleep(100000);
+	assert_int_equal(access(ran, F_OK), -1);
+	assert_int_equal(access(status, F_OK), -1);
+}
+
+/* Once its mark is made, a keeper outlives the thread that launched it. */
+static void *start_thread(void *arg)
+{
+	struct gp_launch *spec = arg;
+	static pid_t pgid;
+
+	return start(spec, &pgid) == 0 ? &pgid : NULL;
+}
+
+static void test_start_mark_outlives_thread(void **state)
+{
+	struct fixture *f = *state;
+	char status[160], mark[160];
+	struct gp_launch spec = { .command = "sleep 30", .log_path = f->log,
+				  .keeper_status = status, .keeper_name = "gp-t-test",
+				  .start_mark = mark };
+	pthread_t thread;
+	pid_t *pgid = NULL;
+	int code = -1;
+
+	snprintf(status, sizeof(status), "%s/status", f->dir);
+	snprintf(mark, sizeof(mark), "%s/start", f->dir);
+	assert_int_equal(pthread_create(&thread, NULL, start_thread, &spec), 0);
+	assert_int_equal(pthread_join(thread, (void **)&pgid), 0);
+	assert_non_null(pgid);
+	usleep(200000);
+	assert_int_equal(gp_launch_reap(*pgid, false, &code), 0); /* it runs */
+	assert_int_equal(gp_launch_stop(*pgid, 1000, &code), 0);
+	assert_int_equal(code, 128 + SIGTERM);
+}
+
 static void test_reap_while_running(void **state)
 {
 	struct fixture *f = *state;
@@ -404,6 +472,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_descriptors_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keeper, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_mark, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_mark_outlives_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reap_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_graceful, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_forced, setup, teardown),

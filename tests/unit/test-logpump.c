@@ -8,8 +8,8 @@
  * writer never stops; a write error (a file-size limit) drops output
  * without blocking the writer, and is reported; a writer whose pump is
  * freed gets SIGPIPE or EPIPE; a log is continued, across rotations; a
- * log removed while it is written starts again; bad arguments are
- * refused. */
+ * log removed while it is written starts again; under a free-space
+ * floor output is dropped, and reported so; bad arguments are refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -481,6 +481,50 @@ static void test_freed_pipe(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0); /* write failed with EPIPE */
 }
 
+/* ---- the free-space floor ------------------------------------------------- */
+
+/* Under a floor no filesystem meets, output is dropped (never written,
+ * never blocking its writer) and reported as dropped for the floor;
+ * over a floor of one byte, it is written. */
+static void test_floor(void **state)
+{
+	struct dir *d = *state;
+	struct gp_logpump_drop drop[4];
+	struct gp_logpump *p;
+	char path[128];
+	int wfd, status;
+
+	log_path(d, 5, path, sizeof(path));
+	assert_int_equal(gp_logpump_new(&(struct gp_logpump_options){ .floor_dir = d->path,
+								     .free_min = UINT64_MAX },
+					&p),
+			 0);
+	assert_int_equal(gp_logpump_add(p, 5, path, &wfd), 0);
+	status = wait_for(writer_start(wfd, 4 * MIB, false), 10000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(gp_logpump_close(p, 5), 0);
+	assert_int_equal(file_size(path), 0);
+	assert_int_equal(gp_logpump_take_drops(p, drop, 4), 1);
+	assert_int_equal(drop[0].failed, 4 * MIB);
+	assert_int_equal(drop[0].error, -ENOSPC);
+	assert_true(drop[0].floor);
+	gp_logpump_free(p);
+
+	log_path(d, 6, path, sizeof(path));
+	assert_int_equal(gp_logpump_new(&(struct gp_logpump_options){ .floor_dir = d->path,
+								     .free_min = 1 },
+					&p),
+			 0);
+	assert_int_equal(gp_logpump_add(p, 6, path, &wfd), 0);
+	status = wait_for(writer_start(wfd, MIB, false), 10000);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(gp_logpump_close(p, 6), 0);
+	assert_int_equal(file_size(path), MIB);
+	assert_int_equal(gp_logpump_take_drops(p, drop, 4), 0);
+	gp_logpump_free(p);
+}
+
 /* ---- continuing a log ---------------------------------------------------- */
 
 /* Writes len bytes of counters from byte `from` of the stream into a new
@@ -663,6 +707,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_error, dir_setup,
 						dir_teardown),
 		cmocka_unit_test_setup_teardown(test_freed_pipe, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(test_floor, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_continue, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_removed, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_fifo_attach, dir_setup, dir_teardown),

@@ -954,8 +954,12 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
-/* What schema 10 added, taken away again (every older file lacks it). */
-#define SCHEMA_10_DROP "ALTER TABLE tenants DROP COLUMN priority_max; "
+/* What schema 11 added (task logs removed), taken away again (every
+ * older file lacks it). */
+#define SCHEMA_11_DROP "DROP TABLE task_logs_removed; "
+
+/* What schema 10 added (tenants' priority bounds), and after. */
+#define SCHEMA_10_DROP SCHEMA_11_DROP "ALTER TABLE tenants DROP COLUMN priority_max; "
 
 /* What schema 9 added, and after. */
 #define SCHEMA_9_DROP                                                                    \
@@ -1237,6 +1241,38 @@ static void test_migrates_from_schema_8(void **state)
 	free(rules);
 	assert_int_equal(gp_store_schedule_remove(f->s, "night"), 0);
 	assert_int_equal(gp_store_schedule_remove(f->s, "night"), -ENOENT);
+}
+
+/* A file at schema 10 gains the table of removed logs; a removal is kept
+ * for a task that exists, replaced by a later one, and read back. */
+static void test_migrates_from_schema_10(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_log_removal rm = {.removed = 1000, .bytes = 4096}, got;
+	int64_t tenant_id, task_id;
+	sqlite3 *db;
+
+	tenant_id = add_tenant(f->s, "old");
+	task_id = add_task(f->s, tenant_id, "old-task");
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, SCHEMA_11_DROP "PRAGMA user_version = 10");
+	sqlite3_close(db);
+
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_log_removal_get(f->s, task_id, &got), -ENOENT);
+	rm.task = task_id;
+	snprintf(rm.why, sizeof(rm.why), "to keep the logs under the cap");
+	assert_int_equal(gp_store_log_removed(f->s, &rm), 0);
+	rm.removed = 2000;
+	assert_int_equal(gp_store_log_removed(f->s, &rm), 0);
+	assert_int_equal(gp_store_log_removal_get(f->s, task_id, &got), 0);
+	assert_int_equal(got.task, task_id);
+	assert_int_equal(got.removed, 2000);
+	assert_int_equal(got.bytes, 4096);
+	assert_string_equal(got.why, "to keep the logs under the cap");
+	rm.task = task_id + 100;
+	assert_int_equal(gp_store_log_removed(f->s, &rm), -ENOENT);
 }
 
 /* ---- tenants' users and tasks' variables ---- */
@@ -2035,6 +2071,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_8, setup_store,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_10,
+						setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_7, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tenant_token_new, setup_store,
