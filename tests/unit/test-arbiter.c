@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -295,12 +296,15 @@ static void honest_main(const char *dir, const char *id, unsigned share, int fd)
 
 /* Every slot of tf claims, as a live process (the vandal's own pid and
  * start time), to hold the device for 10 s, to be taking it, or to have
- * waited since the boot (by turns), with the least device time. */
-static void claims_craft(struct gp_taskfile *tf, int round)
+ * waited since the boot (by turns), with the least device time — under
+ * the file's true head (`head`, its first bytes as the task got it), so
+ * that readers take it for the task's. */
+static void claims_craft(struct gp_taskfile *tf, const void *head, int round)
 {
 	static const uint32_t states[] = { GP_TURN_HOLDING, GP_TURN_TAKING, GP_TURN_WAITING };
 	uint64_t start = gp_proc_start_time(getpid());
 
+	memcpy((void *)tf, head, offsetof(struct gp_taskfile, slots_hi));
 	atomic_store(&tf->slots_hi, GP_TASK_PROCS);
 	atomic_store(&tf->vtime, 0);
 	atomic_store(&tf->budget_ns, INT64_MAX / 4);
@@ -324,7 +328,7 @@ static void claims_craft(struct gp_taskfile *tf, int round)
 static void vandal_main(const char *dir)
 {
 	struct gp_task_limits l = { .compute = 50, .priority = 9 };
-	static unsigned char junk[1 << 16];
+	static unsigned char junk[1 << 16], head[offsetof(struct gp_taskfile, slots_hi)];
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	struct gp_taskfile *tf;
 	struct gp_region *r;
@@ -334,10 +338,11 @@ static void vandal_main(const char *dir)
 	if (gp_region_open(dir, "GPU-fuzz", 1 << 30, &r) < 0 ||
 	    gp_region_join(r, "vandal", &l, &slot) < 0 || !(tf = gp_region_mine(r, &task)))
 		_exit(1);
+	memcpy(head, (void *)tf, sizeof(head));
 	snprintf(path, sizeof(path), "%s/device-GPU-fuzz.tasks/task-%d", dir, task);
 	for (int round = 0;; round++) {
 		if (round % 3 == 2) {
-			claims_craft(tf, round);
+			claims_craft(tf, head, round);
 			usleep(1000);
 			continue;
 		}
