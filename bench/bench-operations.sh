@@ -72,7 +72,7 @@ fail() {
 now_ms() { date +%s%3N; }
 
 mkdir -p "$tmp/state"
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
+"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" --task-uid-base auto \
 	--sample-ms 250 >"$tmp/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do "$gp" task ls >/dev/null 2>&1 && break; sleep 0.1; done

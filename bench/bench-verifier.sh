@@ -95,7 +95,7 @@ server_start() {
 	shift
 	mkdir -p "$dir"
 	export GPUPOOL_SOCKET=$dir/sock GPUPOOL_TOKEN_FILE=$dir/admin.token
-	"$gp" server --db "$dir/gp.db" --with-agent --run-dir "$dir/run" "$@" \
+	"$gp" server --db "$dir/gp.db" --with-agent --run-dir "$dir/run" --task-uid-base auto "$@" \
 		2>"$dir/server.log" &
 	server=$!
 	for _ in $(seq 100); do

@@ -69,7 +69,7 @@ while [ "$port" -lt 8490 ] && curl -s -o /dev/null --max-time 1 "http://127.0.0.
 	port=$((port + 1))
 done
 # shellcheck disable=SC2086 # $prices is a list of options
-"$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --grace-ms 2000 \
+"$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --task-uid-base auto --grace-ms 2000 \
 	--tcp "$port" --ui-dir "$root/ui" $prices >"$dir/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do

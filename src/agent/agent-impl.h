@@ -20,6 +20,7 @@
 #include "agent/launcher.h"
 #include "agent/logpump.h"
 #include "agent/verifier.h"
+#include "base/uidrange.h"
 #include "shim/region.h"
 #include "vendor/vendor.h"
 
@@ -93,6 +94,7 @@ struct gp_agent {
 	struct gp_agent_node node;
 	char run_dir[PATH_MAX];         /* resolved */
 	bool privileged;                /* root: tasks run as their tenants' users */
+	struct gp_uidrange *uids;       /* root: the automatic uids' range, claimed */
 	gid_t task_gid;                 /* the group of every task (the regions) */
 	gid_t groups[GP_AGENT_GROUPS_MAX];      /* task_gid, then the extra ones */
 	int groups_n;

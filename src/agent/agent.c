@@ -16,6 +16,7 @@
 
 #include "agent/agent-impl.h"
 #include "base/hash.h"
+#include "base/uidrange.h"
 #include "base/user.h"
 
 #define CGROUP_EMPTY_WAIT_MS 2000 /* for a killed task's cgroup to empty */
@@ -159,8 +160,32 @@ static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
 	return 0;
 }
 
+/* As root: the range of automatic uids, claimed for as long as the agent
+ * runs, so that no other server on this machine gives the same uids
+ * (base/uidrange.h). */
+static int uids_claim(struct gp_agent *a, char *err, size_t err_len)
+{
+	char why[768];
+	int r = gp_uidrange_claim(GP_UIDRANGE_DIR, a->o.uid_base, a->o.uid_auto, a->o.owner,
+				  &a->uids, why, sizeof(why));
+
+	if (r == -EADDRINUSE)
+		snprintf(err, err_len,
+			 "the tasks' automatic uids: %s. Two servers that give tenants of the "
+			 "same id the same uid let each read and kill the other's tasks: give "
+			 "this one another --task-uid-base (or auto)",
+			 why);
+	else if (r < 0)
+		snprintf(err, err_len, "the tasks' automatic uids: %s", why);
+	else
+		a->o.uid_base = gp_uidrange_base(a->uids);
+	return r;
+}
+
 static int options_check(struct gp_agent *a, char *err, size_t err_len)
 {
+	int r;
+
 	if (!a->o.uid_base)
 		a->o.uid_base = GP_USER_AUTO_BASE;
 	if (!a->o.verify_ms)
@@ -173,6 +198,8 @@ static int options_check(struct gp_agent *a, char *err, size_t err_len)
 		return -EINVAL;
 	}
 	a->privileged = geteuid() == 0;
+	if (a->privileged && (r = uids_claim(a, err, err_len)) < 0)
+		return r;
 	a->task_gid = a->privileged ? (gid_t)a->o.uid_base : getegid();
 	gp_region_dir(a->o.run_dir, a->run_dir, sizeof(a->run_dir));
 	return a->privileged ? gp_agent_groups_parse(a, err, err_len) : 0;
@@ -230,6 +257,7 @@ void gp_agent_free(struct gp_agent *a)
 	gp_usage_close(a->usage);
 	gp_logpump_free(a->logs);
 	gp_cgroups_free(a->cgroups);
+	gp_uidrange_free(a->uids);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }

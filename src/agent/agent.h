@@ -78,6 +78,9 @@ struct gp_agent_options {
 	unsigned grace_ms;              /* from SIGTERM to SIGKILL */
 	const char *cgroup;             /* NULL or "auto", a cgroup2 path, or "off" */
 	unsigned uid_base;              /* automatic users' range; 0: GP_USER_AUTO_BASE */
+	bool uid_auto;                  /* ... or the first free range (base/uidrange.h) */
+	const char *owner;              /* who runs the agent, for the uid registry: "the
+					 * server of /var/lib/gpupool/gpupool.db" */
 	const char *task_groups;        /* more groups for every task: "video,render" */
 	const char *task_env;           /* NULL: GP_AGENT_TASK_ENV */
 	enum gp_verify_policy verify;

@@ -22,7 +22,7 @@
 #include "shim/region.h"
 
 enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_PRICES,
-		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS };
+		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS, KEY_UID_BASE };
 
 struct key {
 	const char *name;
@@ -69,8 +69,7 @@ static const struct key keys[] = {
 	{"log_max", KEY_SIZE, AT(log_max), 0, 0},
 	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
 	{"cgroup", KEY_PATH, AT(cgroup), 0, 0},
-	{"task_uid_base", KEY_UINT, AT(task_uid_base), GP_CONFIG_UID_BASE_MIN,
-	 GP_CONFIG_UID_BASE_LIMIT},
+	{"task_uid_base", KEY_UID_BASE, AT(task_uid_base), 0, 0},
 	{"task_groups", KEY_PATH, AT(task_groups), 0, 0},
 	{"task_env", KEY_PATH, AT(task_env), 0, 0},
 	{"verify", KEY_CHOICE, AT(verify), 0, 0, gp_config_verify_names},
@@ -182,6 +181,15 @@ bool gp_config_ratio_parse(const char *text, unsigned *ret_permille)
 		return false;
 	*ret_permille = (unsigned)(v * 1000 + 0.5);
 	return true;
+}
+
+bool gp_config_uid_base_parse(const char *text, unsigned *ret)
+{
+	if (strcmp(text, "auto") == 0) {
+		*ret = GP_CONFIG_UID_BASE_AUTO;
+		return true;
+	}
+	return gp_parse_uint(text, GP_CONFIG_UID_BASE_MIN, GP_CONFIG_UID_BASE_LIMIT, NULL, ret);
 }
 
 bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes)
@@ -301,6 +309,17 @@ static int set_uint(struct reader *r, const struct key *k, const yaml_event_t *e
 	return fail(r, &ev->start_mark, k->name,
 		    "\"%s\" is not a whole number from %u to %u; give one in that range",
 		    scalar_text(ev), k->lo, k->hi);
+}
+
+static int set_uid_base(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	unsigned *dst = (unsigned *)(void *)((char *)r->o + k->offset);
+
+	if (gp_config_uid_base_parse(scalar_text(ev), dst))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is neither auto nor a whole number from %u to %u; give one of them",
+		    scalar_text(ev), GP_CONFIG_UID_BASE_MIN, GP_CONFIG_UID_BASE_LIMIT);
 }
 
 static int set_size(struct reader *r, const struct key *k, const yaml_event_t *ev)
@@ -530,6 +549,7 @@ static int set_value(struct reader *r, const struct key *k)
 		[KEY_POLICY] = "a policy's name (gpupool policies lists them)",
 		[KEY_LISTEN] = "ADDR:PORT",
 		[KEY_HOSTS] = "host names, comma-separated",
+		[KEY_UID_BASE] = "auto or a whole number",
 	};
 	yaml_event_t ev;
 	int e;
@@ -548,6 +568,7 @@ static int set_value(struct reader *r, const struct key *k)
 		    : k->kind == KEY_POLICY ? set_policy(r, k, &ev)
 		    : k->kind == KEY_LISTEN ? set_listen(r, k, &ev)
 		    : k->kind == KEY_HOSTS  ? set_hosts(r, k, &ev)
+		    : k->kind == KEY_UID_BASE ? set_uid_base(r, k, &ev)
 					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

@@ -44,6 +44,7 @@
 #define GP_CONFIG_UTIL_WINDOW_LIMIT  (31 * 86400)
 #define GP_CONFIG_UID_BASE_MIN       GP_USER_AUTO_BASE_MIN /* base/user.h */
 #define GP_CONFIG_UID_BASE_LIMIT     GP_USER_AUTO_BASE_MAX
+#define GP_CONFIG_UID_BASE_AUTO      1 /* task_uid_base "auto" (never a base) */
 #define GP_CONFIG_VERIFY_MS_MIN      100
 #define GP_CONFIG_VERIFY_MS_LIMIT    60000
 #define GP_CONFIG_SLACK_MIB_LIMIT    65536
@@ -93,7 +94,7 @@ struct gp_server_options {
 	unsigned grace_ms;
 	/* tasks: who they run as, what they hold on to, who watches them */
 	char cgroup[PATH_MAX];          /* "" or "auto", a cgroup2 path, or "off" */
-	unsigned task_uid_base;         /* 0: the agent's default */
+	unsigned task_uid_base;         /* 0: the agent's default; GP_CONFIG_UID_BASE_AUTO */
 	char task_groups[PATH_MAX];     /* more groups for every task: "video,render" */
 	char task_env[PATH_MAX];        /* names passed from the server's environment; "": default */
 	unsigned verify;                /* enum gp_verify_policy */
@@ -150,6 +151,11 @@ bool gp_config_hosts_check(const char *list, char *why, size_t why_len);
 
 /* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
+
+/* task_uid_base / --task-uid-base: "auto" (GP_CONFIG_UID_BASE_AUTO: the
+ * first range no running server holds, base/uidrange.h) or a base from
+ * GP_CONFIG_UID_BASE_MIN to GP_CONFIG_UID_BASE_LIMIT; false when neither. */
+bool gp_config_uid_base_parse(const char *text, unsigned *ret);
 
 /* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
  * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */

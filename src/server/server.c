@@ -33,6 +33,7 @@
 
 #include "base/clock.h"
 #include "base/parse.h"
+#include "base/uidrange.h"
 #include "base/user.h"
 #include "cli/commands.h"
 #include "core/policy.h"
@@ -238,7 +239,7 @@ static void server_usage(FILE *out)
 		"                       [--log-dir DIR] [--log-max SIZE] [--grace-ms N]\n"
 		"                       [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]\n"
-		"                       [--cgroup auto|PATH|off] [--task-uid-base N]\n"
+		"                       [--cgroup auto|PATH|off] [--task-uid-base N|auto]\n"
 		"                       [--task-groups LIST] [--task-env NAMES]\n"
 		"                       [--verify kill|alert|off] [--verify-ms N]\n"
 		"                       [--verify-slack-mib N]]\n"
@@ -343,10 +344,12 @@ static void server_usage(FILE *out)
 		"                   a cgroup (v2) per task, so that what it starts (setsid,\n"
 		"                   daemons) stays its own and stops with it (default auto:\n"
 		"                   under the server's own cgroup; off: process groups)\n"
-		"  --task-uid-base N\n"
+		"  --task-uid-base N|auto\n"
 		"                   as root, a tenant without a Unix user runs as uid and\n"
 		"                   gid N + its id; N is the group of every task (default\n"
-		"                   %d)\n"
+		"                   %d). A server is refused a range another running\n"
+		"                   server holds (" GP_UIDRANGE_DIR "); auto takes the\n"
+		"                   first free one, which may change between starts\n"
 		"  --task-groups LIST\n"
 		"                   more groups for every task, e.g. video,render (for\n"
 		"                   device files that are not world-writable)\n"
@@ -512,8 +515,13 @@ static int parse_isolation(struct gp_server_options *o, int c, const char *value
 	switch (c) {
 	case 1000: snprintf(o->cgroup, sizeof(o->cgroup), "%s", value); return 0;
 	case 1001:
-		return parse_range("task-uid-base", value, GP_CONFIG_UID_BASE_MIN,
-				   GP_CONFIG_UID_BASE_LIMIT, &o->task_uid_base);
+		if (gp_config_uid_base_parse(value, &o->task_uid_base))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --task-uid-base \"%s\" must be auto or a whole number "
+			"from %u to %u\n",
+			value, GP_CONFIG_UID_BASE_MIN, GP_CONFIG_UID_BASE_LIMIT);
+		return -EINVAL;
 	case 1002: snprintf(o->task_groups, sizeof(o->task_groups), "%s", value); return 0;
 	case 1003: snprintf(o->task_env, sizeof(o->task_env), "%s", value); return 0;
 	case 1004:
@@ -1169,11 +1177,16 @@ struct server {
  * its to reap and to stop. */
 static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 {
+	char owner[PATH_MAX + 32];
 	struct gp_agent_options ao = { .shim_path = o->shim[0] ? o->shim : NULL,
 				       .run_dir = o->run_dir[0] ? o->run_dir : NULL,
 				       .log_dir = o->log_dir, .grace_ms = o->grace_ms,
 				       .cgroup = o->cgroup[0] ? o->cgroup : NULL,
-				       .uid_base = o->task_uid_base,
+				       .uid_base = o->task_uid_base == GP_CONFIG_UID_BASE_AUTO
+							   ? 0
+							   : o->task_uid_base,
+				       .uid_auto = o->task_uid_base == GP_CONFIG_UID_BASE_AUTO,
+				       .owner = owner,
 				       .task_groups = o->task_groups,
 				       .task_env = o->task_env[0] ? o->task_env : NULL,
 				       .verify = (enum gp_verify_policy)o->verify,
@@ -1181,9 +1194,11 @@ static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 				       .verify_slack_mib = o->verify_slack_mib,
 				       .log_max = o->log_max };
 	const struct gp_agent_node *n;
-	char err[512], how[1024], why[2 * PATH_MAX + 160];
+	char err[1024], how[1024], why[2 * PATH_MAX + 160];
 	bool isolated;
 	int r = make_parents(o->log_dir) < 0 ? -errno : mkdir(o->log_dir, 0700);
+
+	snprintf(owner, sizeof(owner), "the server of %s", o->db);
 
 	if (r < 0 && errno != EEXIST) {
 		fprintf(stderr, "gpupool server: cannot make the log directory %s: %s\n",
@@ -1475,7 +1490,13 @@ static void policy_show(const struct gp_server_options *o)
  * says what the server would use, and starts nothing. */
 static int config_show(const struct gp_server_options *o)
 {
-	char why[2 * PATH_MAX + 160];
+	char why[2 * PATH_MAX + 160], uids[64];
+
+	if (o->task_uid_base == GP_CONFIG_UID_BASE_AUTO)
+		snprintf(uids, sizeof(uids), "auto (the first range no running server holds)");
+	else
+		snprintf(uids, sizeof(uids), "%u",
+			 o->task_uid_base ? o->task_uid_base : GP_USER_AUTO_BASE);
 
 	printf("configuration OK\n  database   %s\n  socket     %s%s", o->db, o->socket,
 	       o->tcp_port ? "" : "\n");
@@ -1517,10 +1538,9 @@ static int config_show(const struct gp_server_options *o)
 		printf("  shim       %s\n", o->shim[0] ? o->shim : why);
 	logs_show(o);
 	if (o->with_agent)
-		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "
+		printf("  cgroup     %s\n  task uids  %s + tenant id%s%s\n  verifier   %s, "
 		       "every %u ms on average, slack %u MiB\n",
-		       o->cgroup[0] ? o->cgroup : "auto",
-		       o->task_uid_base ? o->task_uid_base : GP_USER_AUTO_BASE,
+		       o->cgroup[0] ? o->cgroup : "auto", uids,
 		       o->task_groups[0] ? "; groups " : "", o->task_groups,
 		       gp_config_verify_names[o->verify],
 		       o->verify_ms ? o->verify_ms : GP_AGENT_VERIFY_MS, o->verify_slack_mib);

@@ -232,6 +232,77 @@ fi
 alerted "... with an alert that names it" \
 	"any(.kind == \"task.violation\" and (.message | test(\"process $stranger holds 512 MiB .* belongs to no task\")))"
 
+# ---- 8. two servers on one machine ------------------------------------------------
+# A second server giving tenants of the same id the same uids: its tenant's
+# task could kill this server's alice's (the issue saw it done). It is
+# refused its range, told whose it is; with auto it gets a range of its own.
+two=$tmp/two
+mkdir -p "$two"
+# second ARGS...: a server with its own database, socket, run directory
+# and simulated devices (its verifier would kill this one's tasks on the
+# same ones), on this machine.
+second() {
+	GPUPOOL_SIM_DIR="$two/sim" "$gp" server --db "$two/state/gpupool.db" --socket "$two/server.sock" \
+		--with-agent --run-dir "$two/run" "$@"
+}
+second >"$two/refused.log" 2>&1 &
+refused=$!
+for _ in $(seq 150); do
+	kill -0 "$refused" 2>/dev/null && ! grep -q "serving on" "$two/refused.log" || break
+	sleep 0.1
+done
+if kill -0 "$refused" 2>/dev/null; then
+	kill "$refused"
+	wait "$refused"
+	bad "a second server with the same uid range is refused" "$two/refused.log"
+elif wait "$refused"; then
+	bad "a second server with the same uid range is refused (it exited 0)" "$two/refused.log"
+elif grep -q "overlap the range at 1879048192, which a running server holds (pid $server, the server of $tmp/state/gpupool.db); the range at 1895825408 is free" "$two/refused.log" &&
+	grep -q "give this one another --task-uid-base (or auto)" "$two/refused.log"; then
+	ok "a second server with the same uid range is refused, told whose it is and which is free"
+else
+	bad "a second server with the same uid range is refused, with the reason" "$two/refused.log"
+fi
+
+victim=$(submit "$alice" --mem 1G --compute 10 -- sh -c "echo \$\$ >'$work/victim.pid'; sleep 60")
+wait_for "alice's task runs" 10 "$victim" '.state == "running"'
+for _ in $(seq 50); do [ -s "$work/victim.pid" ] && break; sleep 0.1; done
+second --task-uid-base auto >"$two/server.log" 2>&1 &
+second_pid=$!
+for _ in $(seq 100); do
+	GPUPOOL_SOCKET="$two/server.sock" GPUPOOL_TOKEN_FILE="$two/state/admin.token" "$gp" task ls \
+		>/dev/null 2>&1 && break
+	sleep 0.1
+done
+if grep -q "uid 1895825408 + tenant id" "$two/server.log"; then
+	ok "--task-uid-base auto: the second server takes the next free range"
+else
+	bad "--task-uid-base auto: the second server takes the next free range" "$two/server.log"
+fi
+# Its tenant of alice's id (admin is 1 in both) tries to kill alice's task.
+two_as() { GPUPOOL_SOCKET="$two/server.sock" GPUPOOL_TOKEN_FILE="$two/state/admin.token" as "$@"; }
+two_admin=$(cat "$two/state/admin.token")
+carol=$(two_as "$two_admin" tenant add carol --mem-guaranteed 4G --compute-guaranteed 100)
+killer=$(cd "$work" && two_as "$carol" submit -q --mem 1G --compute 10 -- sh -c \
+	"id -u; kill -9 \$(cat '$work/victim.pid'); echo kill=\$?")
+for _ in $(seq 100); do
+	two_as "$two_admin" task show "$killer" -o json >"$two/killer.json" 2>&1
+	jq -e '.state == "succeeded" or .state == "failed"' "$two/killer.json" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+two_as "$two_admin" logs "$killer" >"$two/killer.log" 2>&1
+if grep -qx "$((1895825408 + alice_id))" "$two/killer.log" && grep -q "kill=1" "$two/killer.log"; then
+	ok "... its tenant of the same id has another uid, and cannot kill the first server's task"
+else
+	bad "... its tenant of the same id has another uid, and cannot kill the first server's task" \
+		"$two/killer.log" "$two/killer.json"
+fi
+as "$admin" task show "$victim" -o json >"$tmp/victim.json"
+check "... which still runs" '.[0].state == "running"' "$tmp/victim.json"
+kill "$second_pid" 2>/dev/null
+wait "$second_pid" 2>/dev/null
+as "$admin" task cancel "$victim" >/dev/null 2>&1
+
 as "$admin" task cancel "$bob_task" >/dev/null 2>&1
 as "$admin" task cancel "$burner" >/dev/null 2>&1
 finish

@@ -174,6 +174,8 @@ static void test_empty_and_missing(void **state)
 	assert_int_equal(load_text("", o, err, sizeof(err)), 0);
 	assert_int_equal(load_text("# only a comment\n---\n", o, err, sizeof(err)), 0);
 	assert_int_equal(o->queue_max, 5);
+	assert_int_equal(load_text("task_uid_base: auto\n", o, err, sizeof(err)), 0);
+	assert_int_equal(o->task_uid_base, GP_CONFIG_UID_BASE_AUTO);
 	assert_int_equal(gp_config_load("/nonexistent/gpupool.yaml", o, err, sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent/gpupool.yaml: cannot read"));
@@ -261,8 +263,9 @@ static void test_bad(void **state)
 		{"allowed_hosts: \"[zz::1]\"\n", ":1:16: key \"allowed_hosts\": \"[zz::1]\" is not a "
 						   "host name"},
 		{"verify: [kill]\n", ":1:9: key \"verify\": is a list; give one of its words"},
-		{"task_uid_base: 1000\n", ":1:16: key \"task_uid_base\": \"1000\" is not a whole "
-					   "number from 65536 to 2130706432"},
+		{"task_uid_base: 1000\n", ":1:16: key \"task_uid_base\": \"1000\" is neither auto "
+					   "nor a whole number from 65536 to 2130706432"},
+		{"task_uid_base: any\n", ":1:16: key \"task_uid_base\": \"any\" is neither auto"},
 		{"verify_ms: 50\n", ":1:12: key \"verify_ms\": \"50\" is not a whole number from "
 				     "100 to 60000"},
 		{"log_max: 512K\n", ":1:10: key \"log_max\": \"512K\" is not a size from 1M to 1T; "
