@@ -63,7 +63,7 @@ idle_s=${IDLE_S:-10}
 passes=${PASSES:-40}
 warm=${WARM:-4000}
 nbursts=${BURSTS:-8}
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p /var/tmp) # not /tmp: each task has its own
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # The queued case's whole-device tasks outlive their server: killed at exit.
 blockers_kill() {

@@ -41,7 +41,7 @@ tasks=${TASKS:-32}
 window=${WINDOW:-20}
 kills=${KILLS:-20}
 pulses=${PULSES:-5}
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p /var/tmp) # not /tmp: each task has its own
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
 # jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell,
