@@ -377,13 +377,10 @@ if grep -q "a /proc of their user's processes only" "$tmp/server.log"; then
 	wait_for "bob's holder runs" 10 "$holder" '.state == "running"'
 	for _ in $(seq 50); do log "$holder" | grep -q "^held " && break; sleep 0.1; done
 	bob_pid=$(cat "$work/bob.pid")
-	peeker=$(submit "$alice" --mem 1G --compute 10 --devices 2 -- sh -c "
+	peeker=$(submit "$alice" --mem 1G --compute 10 -- sh -c "
 		test -e /proc/$bob_pid && echo bob=seen || echo bob=hidden
 		cat /proc/$bob_pid/cmdline 2>/dev/null; ps -eo uid= | sort -u | tr -d ' '
-		test -e /proc/\$\$ && echo self=seen
-		for d in \$(echo \$CUDA_VISIBLE_DEVICES | tr , ' '); do
-			CUDA_VISIBLE_DEVICES=\$d '$hog' libcuda.so.1 32 0.2 >/dev/null
-		done")
+		test -e /proc/\$\$ && echo self=seen")
 	wait_for "the peeking task ends" 15 "$peeker" '.state == "succeeded"'
 	log "$peeker" >"$tmp/peeker.log"
 	if grep -qx bob=hidden "$tmp/peeker.log" && grep -qx self=seen "$tmp/peeker.log" &&
@@ -393,12 +390,9 @@ if grep -q "a /proc of their user's processes only" "$tmp/server.log"; then
 	else
 		bad "another tenant's process is not in a task's /proc" "$tmp/peeker.log"
 	fi
-	# The peeker joined both devices' regions, bob's one among them: bob's
-	# process, which it could not see, still holds its memory there.
-	"$gp" region ls --dir "$run" --json >"$tmp/region.json" 2>&1
-	check "... and the shared accounting still counts bob's process it cannot see" \
-		"[.[0].devices[].tasks[] | select(.id == \"task-$holder\")] | .[0].processes == 1 and .[0].mem_used_mib == 64" \
-		"$tmp/region.json"
+	# What tasks share of a card (the arbiter's turns) still counts the
+	# processes they cannot see: test-card-attacks.sh's hard share beside
+	# priority 9 runs with these /procs, and fails without that.
 	as "$admin" task cancel "$holder" >/dev/null 2>&1
 else
 	echo "skipped: a task's own /proc ($(grep -o "the machine's /proc[^;]*" "$tmp/server.log"))"
