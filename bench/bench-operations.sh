@@ -43,7 +43,7 @@ gp=$build/gpupool gl=$build/gpuload
 hour_s=${OPS_HOUR_S:-3}
 seed=${OPS_SEED:-1}
 out_pct=${OPS_OUT_PCT:-50} in_pct=${OPS_IN_PCT:-15}
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p /var/tmp) # not /tmp: each task has its own
 chmod 755 "$tmp"
 export LD_LIBRARY_PATH=$build/simdev GPUPOOL_SIM_DIR=$tmp/sim
 export GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2,ascend-910b-64g:2
@@ -72,7 +72,7 @@ fail() {
 now_ms() { date +%s%3N; }
 
 mkdir -p "$tmp/state"
-"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" \
+"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" --task-uid-base auto \
 	--sample-ms 250 >"$tmp/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do "$gp" task ls >/dev/null 2>&1 && break; sleep 0.1; done

@@ -63,7 +63,7 @@ idle_s=${IDLE_S:-10}
 passes=${PASSES:-40}
 warm=${WARM:-4000}
 nbursts=${BURSTS:-8}
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p /var/tmp) # not /tmp: each task has its own
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # The queued case's whole-device tasks outlive their server: killed at exit.
 blockers_kill() {
@@ -124,7 +124,7 @@ export LD_LIBRARY_PATH="$build/simdev" GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2 \
 	GPUPOOL_SIM_DIR="$tmp/sim" GPUPOOL_RUN_DIR="$tmp/run"
 . "$(dirname "$0")/../scripts/for-tasks.sh" # what tasks run, where they reach it
 for_tasks "$tmp/bin" gp || fail "cannot copy what the tasks run into $tmp/bin"
-server_start agent --with-agent --run-dir "$tmp/run"
+server_start agent --with-agent --run-dir "$tmp/run" --task-uid-base auto
 lat=$("$client" latency --url http://localhost/v1/tasks --socket "$tmp/agent/sock" \
 	--token "$token" --count "$tasks" --rate "$rate" --db "$tmp/agent/gp.db") ||
 	fail "latency submissions failed"
@@ -164,7 +164,7 @@ submit() {
 queued_start() {
 	export GPUPOOL_SIM_DEVICES=t4-16g:4 GPUPOOL_SIM_DIR="$tmp/sim-$1" \
 		GPUPOOL_RUN_DIR="$tmp/run-$1"
-	server_start "$1" --with-agent --run-dir "$tmp/run-$1"
+	server_start "$1" --with-agent --run-dir "$tmp/run-$1" --task-uid-base auto
 	echo "$token" >"$tmp/$1/bench.token"
 	api "$1" POST /v1/tenants '{"name": "other", "mem_guaranteed_mib": 1024}' >/dev/null ||
 		fail "could not add a second tenant"

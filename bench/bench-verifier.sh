@@ -41,7 +41,7 @@ tasks=${TASKS:-32}
 window=${WINDOW:-20}
 kills=${KILLS:-20}
 pulses=${PULSES:-5}
-tmp=$(mktemp -d)
+tmp=$(mktemp -d -p /var/tmp) # not /tmp: each task has its own
 chmod 1777 "$tmp" # tasks of a root server run as their tenants' users
 # shellcheck disable=SC2154 # status is set inside the trap
 # jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell,
@@ -95,7 +95,7 @@ server_start() {
 	shift
 	mkdir -p "$dir"
 	export GPUPOOL_SOCKET=$dir/sock GPUPOOL_TOKEN_FILE=$dir/admin.token
-	"$gp" server --db "$dir/gp.db" --with-agent --run-dir "$dir/run" "$@" \
+	"$gp" server --db "$dir/gp.db" --with-agent --run-dir "$dir/run" --task-uid-base auto "$@" \
 		2>"$dir/server.log" &
 	server=$!
 	for _ in $(seq 100); do

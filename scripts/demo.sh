@@ -28,10 +28,11 @@ for arg in "$@"; do
 	esac
 done
 
-dir=$(mktemp -d /tmp/gpupool-demo-XXXXXX)
+dir=$(mktemp -d /var/tmp/gpupool-demo-XXXXXX)
 # Run as root, the server runs each tenant's tasks as that tenant's own
-# user: they reach the simulated devices and the regions here, as in /tmp
-# (sticky); the server's own files stay in $dir/state, which it makes 0700.
+# user: they reach the simulated devices and the regions here, as in
+# /var/tmp (sticky; not /tmp, which each task has of its own); the
+# server's own files stay in $dir/state, which it makes 0700.
 chmod 1777 "$dir"
 if [ "${DEVICE:-sim}" = sim ]; then
 	export LD_LIBRARY_PATH=$root/build/simdev GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2,ascend-910b-64g:2
@@ -69,7 +70,7 @@ while [ "$port" -lt 8490 ] && curl -s -o /dev/null --max-time 1 "http://127.0.0.
 	port=$((port + 1))
 done
 # shellcheck disable=SC2086 # $prices is a list of options
-"$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --grace-ms 2000 \
+"$gp" server --db "$dir/state/gpupool.db" --with-agent --run-dir "$dir/run" --task-uid-base auto --grace-ms 2000 \
 	--tcp "$port" --ui-dir "$root/ui" $prices >"$dir/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do

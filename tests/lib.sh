@@ -8,7 +8,9 @@
 pass=0
 fail=0
 finished=
-tmp=$(mktemp -d)
+# In /var/tmp, not /tmp: the tasks of a server run as root have a /tmp of
+# their own (--task-tmp-max), and would not see the test's files there.
+tmp=$(mktemp -d -p /var/tmp gpupool-test.XXXXXX)
 # jobs -p goes through a file: in dash, $(jobs -p) runs in a subshell
 # that has no jobs, and would leave them running.
 # cleanup_hook runs first: a test may redefine it (tests/server/agent-lib.sh).

@@ -21,6 +21,7 @@
 #include "agent/launcher.h"
 #include "agent/logpump.h"
 #include "agent/verifier.h"
+#include "base/uidrange.h"
 #include "shim/region.h"
 #include "vendor/vendor.h"
 
@@ -40,6 +41,7 @@ struct running {
 	char violation[GP_AGENT_WHY_MAX];       /* the verifier's; "" none */
 	bool violation_told;            /* reported through gp_agent_poll */
 	bool violation_stops;           /* the policy stops the task */
+	int oom_kills;                  /* its processes the kernel killed for memory */
 };
 
 /* A task's id in the regions and the limits tables: "task-ID". */
@@ -94,6 +96,11 @@ struct gp_agent {
 	struct gp_agent_node node;
 	char run_dir[PATH_MAX];         /* resolved */
 	bool privileged;                /* root: tasks run as their tenants' users */
+	struct gp_uidrange *uids;       /* root: the automatic uids' range, claimed */
+	unsigned long long tmp_bytes;   /* root: each task's own /tmp, /dev/shm and
+					 * (made by the agent) $HOME; 0: none */
+	bool private_proc;              /* root: each task's own /proc (hidepid) */
+	char mounts_why[256];           /* why not, when either is off */
 	gid_t task_gid;                 /* the group of every task (the regions) */
 	gid_t groups[GP_AGENT_GROUPS_MAX];      /* task_gid, then the extra ones */
 	int groups_n;
@@ -137,6 +144,8 @@ int gp_agent_task_of(void *agent, pid_t pid, int64_t *ret_task);
 struct gp_task_identity {
 	struct gp_launch_user user;     /* when switch_user */
 	bool switch_user;
+	char home[PATH_MAX];            /* its $HOME */
+	bool home_ours;                 /* made by the agent (not the user's passwd home) */
 	char **env;                     /* NULL-terminated, malloc'd strings */
 	char secret[GP_TASK_SECRET_LEN + 1];
 };

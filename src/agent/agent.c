@@ -18,6 +18,7 @@
 #include "agent/agent-impl.h"
 #include "base/hash.h"
 #include "base/logfile.h"
+#include "base/uidrange.h"
 #include "base/user.h"
 
 #define CGROUP_EMPTY_WAIT_MS 2000 /* for a killed task's cgroup to empty */
@@ -118,11 +119,49 @@ static void cgroups_open(struct gp_agent *a)
 	}
 	snprintf(tag, sizeof(tag), "%08x", (unsigned)gp_hash_bytes(a->run_dir, strlen(a->run_dir)));
 	if (gp_cgroups_open(a->o.cgroup, tag, &a->cgroups, &left, a->cgroup_why,
-			    sizeof(a->cgroup_why)) < 0)
+			    sizeof(a->cgroup_why)) < 0) {
 		a->cgroups = NULL;
-	else if (left)
+		return;
+	}
+	gp_cgroups_limit(a->cgroups, &(struct gp_cgroup_limits){ .memory_max = a->o.memory_max,
+								  .pids_max = a->o.pids_max });
+	if (left)
 		snprintf(a->cgroup_why, sizeof(a->cgroup_why),
 			 "found %d task(s) a previous server left, to adopt or stop", left);
+}
+
+/* Is path in /tmp or /dev/shm, which each task has of its own? */
+static bool in_task_tmp(const char *path)
+{
+	return path && (!strncmp(path, "/tmp/", 5) || !strncmp(path, "/dev/shm/", 9));
+}
+
+/* As root: whether tasks get their own /tmp, /dev/shm, $HOME and /proc
+ * (launcher.h), as asked and as this machine allows (else why not); the
+ * run directory and the interposer must then lie outside /tmp, or tasks
+ * could not reach them. */
+static int mounts_open(struct gp_agent *a, char *err, size_t err_len)
+{
+	bool tmp = false, proc = false;
+
+	if (!a->privileged || (!a->o.tmp_max && a->o.shared_proc))
+		return 0;
+	if (gp_launch_mounts_probe(&tmp, &proc, a->mounts_why, sizeof(a->mounts_why)) < 0)
+		snprintf(a->mounts_why, sizeof(a->mounts_why), "cannot fork to try: %s",
+			 strerror(errno));
+	a->tmp_bytes = tmp ? a->o.tmp_max : 0;
+	a->private_proc = proc && !a->o.shared_proc;
+	if (!a->tmp_bytes)
+		return 0;
+	if (in_task_tmp(a->run_dir) || in_task_tmp(a->o.shim_path)) {
+		snprintf(err, err_len,
+			 "%s is under /tmp or /dev/shm, which each task has of its own "
+			 "(--task-tmp-max): tasks would not find it there; put it elsewhere, or "
+			 "give --task-tmp-max off",
+			 in_task_tmp(a->run_dir) ? a->run_dir : a->o.shim_path);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The agent's own directory: the tasks' keepers' status files and the
@@ -172,8 +211,32 @@ static int regions_prepare(struct gp_agent *a, char *err, size_t err_len)
 	return 0;
 }
 
+/* As root: the range of automatic uids, claimed for as long as the agent
+ * runs, so that no other server on this machine gives the same uids
+ * (base/uidrange.h). */
+static int uids_claim(struct gp_agent *a, char *err, size_t err_len)
+{
+	char why[768];
+	int r = gp_uidrange_claim(GP_UIDRANGE_DIR, a->o.uid_base, a->o.uid_auto, a->o.owner,
+				  &a->uids, why, sizeof(why));
+
+	if (r == -EADDRINUSE)
+		snprintf(err, err_len,
+			 "the tasks' automatic uids: %s. Two servers that give tenants of the "
+			 "same id the same uid let each read and kill the other's tasks: give "
+			 "this one another --task-uid-base (or auto)",
+			 why);
+	else if (r < 0)
+		snprintf(err, err_len, "the tasks' automatic uids: %s", why);
+	else
+		a->o.uid_base = gp_uidrange_base(a->uids);
+	return r;
+}
+
 static int options_check(struct gp_agent *a, char *err, size_t err_len)
 {
+	int r;
+
 	if (!a->o.uid_base)
 		a->o.uid_base = GP_USER_AUTO_BASE;
 	if (!a->o.verify_ms)
@@ -186,6 +249,8 @@ static int options_check(struct gp_agent *a, char *err, size_t err_len)
 		return -EINVAL;
 	}
 	a->privileged = geteuid() == 0;
+	if (a->privileged && (r = uids_claim(a, err, err_len)) < 0)
+		return r;
 	a->task_gid = a->privileged ? (gid_t)a->o.uid_base : getegid();
 	gp_region_dir(a->o.run_dir, a->run_dir, sizeof(a->run_dir));
 	return a->privileged ? gp_agent_groups_parse(a, err, err_len) : 0;
@@ -207,6 +272,8 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 		r = gp_devices_discover(o->nvml_library, &a->node, err, err_len);
 	if (r == 0 && gethostname(a->node.hostname, sizeof(a->node.hostname) - 1) < 0)
 		snprintf(a->node.hostname, sizeof(a->node.hostname), "localhost");
+	if (r == 0)
+		r = mounts_open(a, err, err_len);
 	if (r == 0)
 		r = tasks_dir_make(a, err, err_len);
 	if (r == 0)         /* before the rest: a card cut by hand becomes its partitions */
@@ -247,6 +314,7 @@ void gp_agent_free(struct gp_agent *a)
 	gp_usage_close(a->usage);
 	gp_logpump_free(a->logs);
 	gp_cgroups_free(a->cgroups);
+	gp_uidrange_free(a->uids);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
@@ -266,14 +334,35 @@ const struct gp_agent_node *gp_agent_node(const struct gp_agent *a)
 	return &a->node;
 }
 
+/* What tasks have of their own of /tmp, /dev/shm, $HOME and /proc. */
+static const char *mounts_text(const struct gp_agent *a, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (a->tmp_bytes)
+		n += (size_t)snprintf(buf, len,
+				      "/tmp, /dev/shm and $HOME (when gpupool makes it) of their "
+				      "own, tmpfs of at most %llu MiB each, gone at their end",
+				      a->tmp_bytes >> 20);
+	else
+		n += (size_t)snprintf(buf, len, "the machine's /tmp and /dev/shm");
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", %s",
+				      a->private_proc ? "a /proc of their user's processes only"
+						      : "the machine's /proc");
+	if (n < len && a->mounts_why[0])
+		snprintf(buf + n, len - n, " (%s)", a->mounts_why);
+	return buf;
+}
+
 bool gp_agent_isolated(const struct gp_agent *a, char *text, size_t len)
 {
-	char cg[PATH_MAX + 64];
+	char cg[PATH_MAX + 640], mounts[640];
 
 	if (a->cgroups)
-		snprintf(cg, sizeof(cg), "each in a cgroup under %s%s%s",
-			 gp_cgroups_path(a->cgroups), a->cgroup_why[0] ? "; " : "",
-			 a->cgroup_why);
+		snprintf(cg, sizeof(cg), "each in a cgroup under %s (%s)%s%s",
+			 gp_cgroups_path(a->cgroups), gp_cgroups_limits_text(a->cgroups),
+			 a->cgroup_why[0] ? "; " : "", a->cgroup_why);
 	else
 		snprintf(cg, sizeof(cg),
 			 "as process groups (no cgroup: %s; a process that leaves its group "
@@ -282,8 +371,9 @@ bool gp_agent_isolated(const struct gp_agent *a, char *text, size_t len)
 	if (a->privileged)
 		snprintf(text, len,
 			 "tasks run as their tenants' users (uid %u + tenant id when a tenant "
-			 "has none), %s; verifier %s",
-			 a->o.uid_base, cg, a->verifier ? "on" : "off");
+			 "has none), %s; %s; verifier %s",
+			 a->o.uid_base, cg, mounts_text(a, mounts, sizeof(mounts)),
+			 a->verifier ? "on" : "off");
 	else
 		snprintf(text, len,
 			 "running as uid %u, not root: every task runs as this user, so tenants "
@@ -399,6 +489,7 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 		       size_t err_len)
 {
 	char log[PATH_MAX], fifo[PATH_MAX], status[PATH_MAX], mark[PATH_MAX], name[16];
+	struct gp_cgroup_join join = { .n = 0 };
 	struct gp_launch spec = { .command = t->command,
 				  .env = (const char *const *)id->env,
 				  .workdir = t->workdir && t->workdir[0] ? t->workdir : NULL,
@@ -406,7 +497,10 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 				  .preload = a->o.shim_path,
 				  .keeper_status = status,
 				  .keeper_name = name,
-				  .start_mark = mark };
+				  .start_mark = mark,
+				  .tmp_bytes = id->switch_user ? a->tmp_bytes : 0,
+				  .tmp_home = id->home_ours ? id->home : NULL,
+				  .private_proc = id->switch_user && a->private_proc };
 	int r;
 
 	log_path(a, t->id, log, sizeof(log));
@@ -422,16 +516,17 @@ static int task_launch(struct gp_agent *a, const struct gp_agent_task *t,
 		snprintf(err, err_len, "cannot open its log %s: %s", log, strerror(-r));
 		return -EAGAIN;
 	}
-	if (a->cgroups && (r = gp_cgroups_make(a->cgroups, t->id, &spec.cgroup_fd)) < 0)
+	if (a->cgroups && (r = gp_cgroups_make(a->cgroups, t->id, &join)) < 0)
 		snprintf(err, err_len, "cannot make its cgroup in %s: %s",
 			 gp_cgroups_path(a->cgroups), strerror(-r));
+	spec.cgroup_fds = join.fd;
+	spec.cgroup_fds_n = join.n;
 	if (r == 0)
 		r = gp_launch_start(&spec, ret_pgid, err, err_len);
 	r = not_again(r);
 	close(spec.log_fd);
 	close(spec.keep_fd);
-	if (spec.cgroup_fd > 0)
-		close(spec.cgroup_fd);
+	gp_cgroup_join_close(&join);
 	if (r < 0) {
 		gp_logpump_close(a->logs, t->id);
 		task_files_remove(a, t->id);
@@ -795,6 +890,7 @@ static int cgroup_reap(struct gp_agent *a, struct running *r, uint64_t now, int 
 	if (r->adopted) { /* not our child: its cgroup says when it is over */
 		if (gp_cgroups_populated(a->cgroups, r->spec.id) > 0)
 			return 0;
+		r->oom_kills = gp_cgroups_oom_kills(a->cgroups, r->spec.id);
 		gp_cgroups_remove(a->cgroups, r->spec.id);
 		*ret_code = task_status(a, r->spec.id);
 		return 1;
@@ -817,6 +913,7 @@ static int cgroup_reap(struct gp_agent *a, struct running *r, uint64_t now, int 
 								     : r->leader_gone_ms) +
 			  CGROUP_EMPTY_WAIT_MS)
 		return 0;
+	r->oom_kills = gp_cgroups_oom_kills(a->cgroups, r->spec.id);
 	gp_cgroups_remove(a->cgroups, r->spec.id); /* a leftover, if busy: the next start's */
 	*ret_code = r->exit.code;
 	return 1;
@@ -875,7 +972,21 @@ struct ended {
 	int code;
 	bool stopped;
 	char violation[GP_AGENT_WHY_MAX];
+	char failure[GP_AGENT_WHY_MAX];
 };
+
+/* Why a task that failed did, when the agent knows more than its code:
+ * the kernel killed it for memory at its limit. "" otherwise. */
+static void failure_text(const struct gp_agent *a, const struct running *r, int code,
+			 char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (code != 0 && r->oom_kills > 0)
+		snprintf(buf, len,
+			 "killed for memory: its processes reached their memory.max of %llu MiB "
+			 "(the server's --task-memory-max; %d killed by the kernel); exit code %d",
+			 (unsigned long long)(a->o.memory_max >> 20), r->oom_kills, code);
+}
 
 /* Kills what is due (grace over, or stopped by a violation) and takes
  * out the tasks that ended, into out. Lock held. */
@@ -897,6 +1008,7 @@ static int table_poll(struct gp_agent *a, struct ended *out)
 		out[n] = (struct ended){ .id = r->spec.id, .code = code, .stopped = r->stopping };
 		snprintf(out[n].violation, sizeof(out[n].violation), "%s",
 			 r->violation_stops ? r->violation : "");
+		failure_text(a, r, code, out[n].failure, sizeof(out[n].failure));
 		n++;
 		regions_forget(a, &r->spec);
 		gp_parts_end(a, r->spec.id);
@@ -959,7 +1071,8 @@ void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev)
 	for (int i = 0; i < n_ended; i++) {
 		gp_logpump_close(a->logs, ended[i].id); /* the log is whole */
 		ev->ended(ev->ctx, ended[i].id, ended[i].code, ended[i].stopped,
-			  ended[i].violation[0] ? ended[i].violation : NULL);
+			  ended[i].violation[0] ? ended[i].violation : NULL,
+			  ended[i].failure[0] ? ended[i].failure : NULL);
 	}
 	free(ended);
 	free(told);

@@ -10,7 +10,8 @@
  *     runs as root; an unprivileged agent runs every task as itself, and
  *     gp_agent_isolated() says tenants are then not isolated;
  *   - in a cgroup of its own where the machine has cgroup v2 (cgroup.h),
- *     else as a process group (launcher.h);
+ *     held to memory_max and pids_max where a controller allows, else as
+ *     a process group (launcher.h);
  *   - with a clean environment: the names the configuration passes from
  *     the agent's own (PATH, locale, the driver's library path, simdev's
  *     variables), HOME, USER, LOGNAME, its devices (CUDA_VISIBLE_DEVICES
@@ -78,6 +79,9 @@ struct gp_agent_options {
 	unsigned grace_ms;              /* from SIGTERM to SIGKILL */
 	const char *cgroup;             /* NULL or "auto", a cgroup2 path, or "off" */
 	unsigned uid_base;              /* automatic users' range; 0: GP_USER_AUTO_BASE */
+	bool uid_auto;                  /* ... or the first free range (base/uidrange.h) */
+	const char *owner;              /* who runs the agent, for the uid registry: "the
+					 * server of /var/lib/gpupool/gpupool.db" */
 	const char *task_groups;        /* more groups for every task: "video,render" */
 	const char *task_env;           /* NULL: GP_AGENT_TASK_ENV */
 	enum gp_verify_policy verify;
@@ -86,6 +90,13 @@ struct gp_agent_options {
 	uint64_t log_max;               /* a task's log, at most (logpump.h) */
 	uint64_t log_free_min;          /* the free space the logs leave in log_dir
 					 * (logpump.h's floor); 0: none */
+	uint64_t memory_max;            /* each task's memory.max, bytes; 0: none */
+	uint64_t pids_max;              /* each task's pids.max; 0: none */
+	uint64_t tmp_max;               /* as root: each task's own /tmp, /dev/shm and
+					 * (made by the agent) $HOME, tmpfs of at most
+					 * this many bytes each; 0: none, the machine's */
+	bool shared_proc;               /* tasks see the machine's /proc (else, as root, a
+					 * /proc of their user's processes only) */
 };
 
 /* What to run, and on which of this node's devices (indices into
@@ -115,8 +126,11 @@ struct gp_agent_task {
 /* What gp_agent_poll reports. */
 struct gp_agent_events {
 	/* A task ended: code as a shell reports it; stopped: gp_agent_stop
-	 * asked; violation: why the verifier stopped it, or NULL. */
-	void (*ended)(void *ctx, int64_t task, int code, bool stopped, const char *violation);
+	 * asked; violation: why the verifier stopped it, or NULL; failure:
+	 * what else the agent knows of why it failed (the kernel killed it
+	 * for memory, at its memory.max), or NULL. */
+	void (*ended)(void *ctx, int64_t task, int code, bool stopped, const char *violation,
+		      const char *failure);
 	/* The verifier found a violation (task 0: a process of no task); once
 	 * per task, and once per stranger process. */
 	void (*violation)(void *ctx, int64_t task, const char *text);

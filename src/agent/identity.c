@@ -7,7 +7,8 @@
  * it needs, and what its submitter declared (taskenv.h), which may not
  * take the place of gpupool's own variables. Its user is its tenant's
  * (base/user.h); a user without a home gets one under the run
- * directory. */
+ * directory, which, where tasks have their own /tmp (launcher.h), is
+ * each task's own tmpfs, gone at its end: only its path is kept. */
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -282,6 +283,7 @@ static int identity_user(struct gp_agent *a, const struct gp_agent_task *t,
 		snprintf(home, home_len, "%s", u.home);
 		return 0;
 	}
+	ret->home_ours = true;
 	r = home_make(a, u.uid, u.gid, home, home_len);
 	if (r < 0)
 		snprintf(err, err_len, "cannot make a home for uid %u under %s/home: %s",
@@ -335,6 +337,7 @@ int gp_task_identity_make(struct gp_agent *a, const struct gp_agent_task *t,
 		snprintf(home, sizeof(home), "%s", env_home ? env_home : "/");
 		snprintf(name, sizeof(name), "%s", env_user ? env_user : "");
 	}
+	snprintf(ret->home, sizeof(ret->home), "%s", home);
 	if (r == 0)
 		r = identity_env(a, t, home, name, ret, err, err_len);
 	if (r < 0)

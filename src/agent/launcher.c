@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -37,6 +39,7 @@ enum step {
 	STEP_LIMITS,
 	STEP_MARK,
 	STEP_KEEPER,
+	STEP_MOUNTS,
 	STEP_GROUPS,
 	STEP_GID,
 	STEP_UID,
@@ -67,6 +70,12 @@ static bool child_tie(const struct gp_launch *spec, pid_t agent, int *ret_step)
 	return false;
 }
 
+/* The options of the task's own mounts, written before fork. */
+struct mount_opts {
+	char tmp[64];
+	char home[128];
+};
+
 /* In the child, before the identity changes: its own process group and
  * cgroup, a clean signal state, its output, its limits. */
 static bool child_prepare(const struct gp_launch *spec, int in, int out, int *ret_step)
@@ -81,14 +90,38 @@ static bool child_prepare(const struct gp_launch *spec, int in, int out, int *re
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	*ret_step = STEP_CGROUP;
-	if (setpgid(0, 0) < 0 || (spec->cgroup_fd > 0 && write(spec->cgroup_fd, "0", 1) != 1))
+	if (setpgid(0, 0) < 0)
 		return false;
+	for (int i = 0; i < spec->cgroup_fds_n; i++)
+		if (write(spec->cgroup_fds[i], "0", 1) != 1)
+			return false;
 	*ret_step = STEP_OUTPUT;
 	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
 	    dup2(out, STDERR_FILENO) < 0)
 		return false;
 	*ret_step = STEP_LIMITS;
 	return !spec->max_open_files || setrlimit(RLIMIT_NOFILE, &files) == 0;
+}
+
+/* In the shell's child, still root: the task's own mounts (launcher.h). */
+static bool child_mounts(const struct gp_launch *spec, const struct mount_opts *m,
+			 int *ret_step)
+{
+	const unsigned long flags = MS_NOSUID | MS_NODEV;
+
+	*ret_step = STEP_MOUNTS;
+	if (!spec->tmp_bytes && !spec->private_proc)
+		return true;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return false;
+	if (spec->tmp_bytes && (mount("tmpfs", "/tmp", "tmpfs", flags, m->tmp) < 0 ||
+				mount("tmpfs", "/dev/shm", "tmpfs", flags, m->tmp) < 0))
+		return false;
+	if (spec->tmp_bytes && spec->tmp_home &&
+	    mount("tmpfs", spec->tmp_home, "tmpfs", flags, m->home) < 0)
+		return false;
+	return !spec->private_proc || mount("proc", "/proc", "proc", flags | MS_NOEXEC,
+					    "hidepid=invisible") == 0;
 }
 
 /* In the child: becomes the task's user, for good (no set-uid program
@@ -164,6 +197,21 @@ static void status_write(const char *path, int code)
 	close(fd);
 }
 
+/* The kernel never kills the keeper for memory: when its task reaches
+ * its memory.max, the task dies (memory.oom.group), and the keeper lives
+ * to say how. Root may set this; anyone else changes nothing. */
+static void oom_spare(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "-1000", 5) < 0) {
+		/* not root: the keeper is no more likely a victim than any */
+	}
+	close(fd);
+}
+
 /* The keeper (launcher.h): waits for the shell, says how it ended. */
 static void keeper_run(const struct gp_launch *spec, pid_t shell)
 {
@@ -175,6 +223,7 @@ static void keeper_run(const struct gp_launch *spec, pid_t shell)
 			signal(sig, SIG_IGN); /* SIGKILL and SIGSTOP stay as they are */
 	if (spec->keeper_name)
 		prctl(PR_SET_NAME, spec->keeper_name, 0, 0, 0);
+	oom_spare();
 	/* It holds no end of the task's output (the log sees the end when
 	 * the task's processes are gone), nothing of the agent's, but the
 	 * descriptor it is to keep. */
@@ -194,7 +243,8 @@ static void keeper_run(const struct gp_launch *spec, pid_t shell)
  * when there is one: the shell is then its child). On failure, writes
  * the step and errno to `report` and exits 127. Only async-signal-safe
  * calls. */
-static void child_run(const struct gp_launch *spec, pid_t agent, int in, int out, int report)
+static void child_run(const struct gp_launch *spec, const struct mount_opts *m, pid_t agent,
+		      int in, int out, int report)
 {
 	char *argv[] = { "sh", "-c", (char *)spec->command, NULL };
 	struct report what = { 0 };
@@ -210,7 +260,7 @@ static void child_run(const struct gp_launch *spec, pid_t agent, int in, int out
 		if (shell > 0)
 			keeper_run(spec, shell);
 	}
-	if (ready && child_become(spec, &what.step)) {
+	if (ready && child_mounts(spec, m, &what.step) && child_become(spec, &what.step)) {
 		/* Every descriptor of the agent's but the report pipe (itself
 		 * close-on-exec) is closed at exec, whoever opened it. */
 		syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -224,6 +274,13 @@ static void child_run(const struct gp_launch *spec, pid_t agent, int in, int out
 	_exit(127);
 }
 
+/* Is path in /tmp or /dev/shm, which a task with its own sees empty? */
+static bool under_tmp(const char *path)
+{
+	return !strncmp(path, "/tmp/", 5) || !strncmp(path, "/dev/shm/", 9) ||
+	       !strcmp(path, "/tmp") || !strcmp(path, "/dev/shm");
+}
+
 /* What a failed step means, for the reason. */
 static void step_text(const struct gp_launch *spec, const struct report *what, char *err,
 		      size_t len)
@@ -235,6 +292,7 @@ static void step_text(const struct gp_launch *spec, const struct report *what, c
 		[STEP_LIMITS] = "cannot set its open-file limit",
 		[STEP_MARK] = "cannot make its start mark",
 		[STEP_KEEPER] = "cannot fork its keeper",
+		[STEP_MOUNTS] = "cannot make its own /tmp, /dev/shm, $HOME or /proc",
 		[STEP_GROUPS] = "cannot set its groups",
 		[STEP_GID] = "cannot take its group id",
 		[STEP_UID] = "cannot take its user id",
@@ -251,9 +309,12 @@ static void step_text(const struct gp_launch *spec, const struct report *what, c
 
 	if (spec->user)
 		snprintf(who, sizeof(who), "as uid %u: ", (unsigned)spec->user->uid);
-	snprintf(err, len, "%s%s%s%s: %s", who,
+	snprintf(err, len, "%s%s%s%s: %s%s", who,
 		 what->step >= 0 && what->step <= STEP_EXEC ? steps[what->step] : "set-up",
-		 path ? " " : "", path ? path : "", strerror(what->err));
+		 path ? " " : "", path ? path : "", strerror(what->err),
+		 spec->tmp_bytes && path && under_tmp(path)
+			 ? " (the task's /tmp and /dev/shm are its own, empty at its start)"
+			 : "");
 }
 
 /* The parent's side: the child's errno if it failed before exec, else 0. */
@@ -297,6 +358,7 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
 		    size_t err_len)
 {
 	int in = -1, out = -1, pipefd[2] = { -1, -1 }, r;
+	struct mount_opts m;
 	bool own_out = true;
 	pid_t pid, agent = getpid();
 
@@ -311,6 +373,12 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
 	}
 	if (r < 0)
 		goto out;
+	snprintf(m.tmp, sizeof(m.tmp), "size=%llu,mode=1777", spec->tmp_bytes);
+	if (spec->user)
+		snprintf(m.home, sizeof(m.home), "size=%llu,mode=0700,uid=%u,gid=%u",
+			 spec->tmp_bytes, (unsigned)spec->user->uid, (unsigned)spec->user->gid);
+	else
+		snprintf(m.home, sizeof(m.home), "size=%llu,mode=0700", spec->tmp_bytes);
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
@@ -318,7 +386,7 @@ int gp_launch_start(const struct gp_launch *spec, pid_t *ret_pgid, char *err,
 		goto out;
 	}
 	if (pid == 0)
-		child_run(spec, agent, in, out, pipefd[1]);
+		child_run(spec, &m, agent, in, out, pipefd[1]);
 	setpgid(pid, pid);      /* also here: signals may follow at once */
 	close(pipefd[1]);
 	pipefd[1] = -1;
@@ -334,6 +402,54 @@ out:
 	if (out >= 0 && own_out)
 		close(out);
 	return r;
+}
+
+/* In the probe's child: 0 or the errno of each mount, into report. */
+static void probe_child(int report)
+{
+	int e[2] = { 0, 0 };
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		e[0] = e[1] = errno;
+	if (!e[0] && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0)
+		e[0] = errno;
+	if (!e[1] && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			   "hidepid=invisible") < 0)
+		e[1] = errno;
+	if (write(report, e, sizeof(e)) < 0) {
+		/* the parent sees nothing, and takes it as no */
+	}
+	_exit(0);
+}
+
+int gp_launch_mounts_probe(bool *ret_tmp, bool *ret_proc, char *err, size_t err_len)
+{
+	int p[2], e[2] = { EIO, EIO };
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0)
+		probe_child(p[1]);
+	close(p[1]);
+	if (pid > 0 && read(p[0], e, sizeof(e)) != (ssize_t)sizeof(e))
+		e[0] = e[1] = EIO;
+	close(p[0]);
+	if (pid < 0)
+		return -errno;
+	waitpid(pid, NULL, 0);
+	*ret_tmp = e[0] == 0;
+	*ret_proc = e[1] == 0;
+	snprintf(err, err_len, "%s%s%s%s%s", e[0] ? "cannot mount a tmpfs (" : "",
+		 e[0] ? strerror(e[0]) : "", e[0] ? ": it needs root with CAP_SYS_ADMIN)" : "",
+		 e[0] && e[1] ? "; " : "",
+		 e[1] == 0		   ? ""
+		 : e[1] == EINVAL	   ? "cannot mount a /proc with hidepid=invisible (Linux "
+					     "5.8 and later)"
+		 : e[1] == e[0]	   ? "nor a /proc"
+					   : "cannot mount a /proc with hidepid=invisible");
+	return 0;
 }
 
 static int exit_code(int status)

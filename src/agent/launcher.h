@@ -36,7 +36,9 @@ struct gp_launch {
 					 * nothing of the agent's is inherited */
 	unsigned long max_open_files;   /* RLIMIT_NOFILE; 0: the agent's */
 	const struct gp_launch_user *user;      /* NULL: the agent's own user */
-	int cgroup_fd;                  /* > 0: the task's cgroup.procs, joined first */
+	const int *cgroup_fds;          /* cgroup.procs files the child joins first, in
+					 * order (cgroup.h: its v2 cgroup, v1 ones) */
+	int cgroup_fds_n;
 	const char *preload;            /* when set: must be readable by the task's user */
 	const char *keeper_status;      /* when set: a keeper leads the task (below) and
 					 * writes the shell's exit code into this file */
@@ -44,7 +46,26 @@ struct gp_launch {
 	int keep_fd;                    /* > 0: held by the keeper for the task's life */
 	const char *start_mark;         /* with a keeper: its start mark (below); NULL:
 					 * none */
+	/* As root, a mount namespace of the task's own (below): */
+	unsigned long long tmp_bytes;   /* > 0: a tmpfs of this size on /tmp, /dev/shm */
+	const char *tmp_home;           /* ... and on this directory (the task's $HOME),
+					 * the task's user's (mode 0700); NULL: none */
+	bool private_proc;              /* a /proc of its user's processes only */
 };
+
+/* A task's own mounts. When tmp_bytes or private_proc is set, the shell
+ * (not its keeper) enters a mount namespace of its own before its
+ * identity changes, which no mount of the task's reaches the machine
+ * from (/ made a slave: the machine's later mounts still reach it). In
+ * it, /tmp and /dev/shm are tmpfs of at most tmp_bytes each (mode 1777,
+ * nosuid, nodev), and so is tmp_home, the user's alone; what the task
+ * writes there is its alone, and is freed with its last process, when
+ * the namespace goes. private_proc mounts a fresh /proc with
+ * hidepid=invisible (Linux 5.8: each such mount is its own instance, so
+ * the machine's /proc is untouched): the task sees only its own user's
+ * processes, not other tenants' command lines. A task whose working
+ * directory or interposer lies under /tmp does not start (its /tmp is
+ * empty): the error says so. */
 
 /* A keeper: the task's group leader (its pgid, the pid gp_launch_start
  * gives) is then not the shell but a process of the agent's own, forked
@@ -69,6 +90,13 @@ struct gp_launch {
  * task again without running it twice (agent.h, gp_agent_adopt). A mark
  * means it may have run. The caller removes a stale mark before a
  * start. */
+/* Can this process give tasks their own mounts (above)? Tries each, in a
+ * child of its own, and says in *ret_tmp and *ret_proc which work (a
+ * tmpfs on /tmp; a /proc with hidepid=invisible); for each that does
+ * not, why in err ("" when both work: a mount needs root with
+ * CAP_SYS_ADMIN, and hidepid=invisible Linux 5.8). 0, or a negative errno
+ * when the child could not be made. */
+int gp_launch_mounts_probe(bool *ret_tmp, bool *ret_proc, char *err, size_t err_len);
 
 /* Starts the task; its process group id (= the shell's pid) in *ret_pgid.
  * The child joins its cgroup, takes its output, limits and identity

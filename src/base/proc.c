@@ -1,10 +1,28 @@
-/* proc.c — process identity from /proc (see proc.h). */
+/* proc.c — process identity from /proc (see proc.h), and from kill(pid, 0)
+ * where /proc hides it. */
 #include "base/proc.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+bool gp_proc_hidden(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+	int saved = errno;
+	bool hidden;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	hidden = pid > 0 && stat(path, &st) < 0 && errno == ENOENT && kill(pid, 0) < 0 &&
+		 errno == EPERM;
+	errno = saved;
+	return hidden;
+}
 
 uint64_t gp_proc_start_time(pid_t pid)
 {

@@ -17,10 +17,25 @@
  * in practice (open/read/close only). */
 uint64_t gp_proc_start_time(pid_t pid);
 
-/* Is (pid, start_time) still alive? */
+/* Does pid exist, though this process cannot see it in /proc? So it is
+ * with another user's process in a task's /proc, mounted with
+ * hidepid=invisible (agent/launcher.h): /proc/PID is not there, yet
+ * kill(pid, 0) says EPERM, not ESRCH. Leaves errno as it was. */
+bool gp_proc_hidden(pid_t pid);
+
+/* Is (pid, start_time) still alive? A hidden process (above) is taken to
+ * be the one we knew: its start time cannot be read, and taking it for
+ * dead would free what it holds in shared state. At worst a pid reused
+ * by another user keeps a slot until it exits; the agent, which sees
+ * every process, frees it at its task's end. */
 static inline bool gp_proc_alive(pid_t pid, uint64_t start_time)
 {
-	return pid > 0 && start_time != 0 && gp_proc_start_time(pid) == start_time;
+	uint64_t now;
+
+	if (pid <= 0 || start_time == 0)
+		return false;
+	now = gp_proc_start_time(pid);
+	return now == start_time || (now == 0 && gp_proc_hidden(pid));
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "base/parse.h"
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/yaml.h"
 #include "server/server.h"
@@ -376,7 +377,7 @@ static int refused(const char *cmd, long status, json_t *reply, bool quiet)
 	if (quiet)
 		return GP_EXIT_FAIL;
 	if (json_is_string(error))
-		fprintf(stderr, "gpupool %s: %s\n", cmd, json_string_value(error));
+		fprintf(stderr, "gpupool %s: %s\n", cmd, gp_client_safe(json_string_value(error)));
 	else
 		fprintf(stderr, "gpupool %s: the server answered HTTP %ld\n", cmd,
 			status);
@@ -569,6 +570,34 @@ const char *gp_client_str(json_t *obj, const char *key)
 	const char *s = json_string_value(json_object_get(obj, key));
 
 	return s ? s : "";
+}
+
+/* The escaped copies gp_client_safe hands out, the oldest replaced first. */
+#define SAFE_KEPT 64
+static char *safe_kept[SAFE_KEPT];
+static unsigned safe_next;
+
+const char *gp_client_safe(const char *s)
+{
+	size_t len;
+	char *copy;
+
+	if (!s || gp_text_is_plain(s))
+		return s ? s : "";
+	len = gp_text_escape(s, NULL, 0) + 1;
+	copy = malloc(len);
+	if (!copy)
+		return "(text not shown: out of memory)";
+	gp_text_escape(s, copy, len);
+	free(safe_kept[safe_next]);
+	safe_kept[safe_next] = copy;
+	safe_next = (safe_next + 1) % SAFE_KEPT;
+	return copy;
+}
+
+const char *gp_client_text(json_t *obj, const char *key)
+{
+	return gp_client_safe(gp_client_str(obj, key));
 }
 
 const char *gp_client_mib_about(json_t *v, char *buf, size_t size)

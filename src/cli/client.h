@@ -118,6 +118,15 @@ const char *gp_client_mib_text(json_int_t mib, char *buf, size_t size);
 void gp_client_rows(json_t *reply, const char *key, void (*row)(json_t *item));
 json_int_t gp_client_int(json_t *obj, const char *key);
 const char *gp_client_str(json_t *obj, const char *key); /* "" when absent */
+/* Text to print, escaped (base/text.h): every table and show output
+ * prints what tenants wrote (names, commands, variables, reasons, audit
+ * details, the server's messages that quote them) through one of these,
+ * never raw. gp_client_text is gp_client_str escaped; gp_client_safe any
+ * string's escape ("" for NULL). The result is s itself when nothing
+ * needed escaping, else a copy that stays valid for the next 63 calls
+ * (a table's row takes far fewer); the CLI is one thread. */
+const char *gp_client_text(json_t *obj, const char *key);
+const char *gp_client_safe(const char *s);
 /* A measured amount of MiB, rounded for people: "12.5G", "900M"; "-"
  * when v is not an integer. Written into buf, which it returns. */
 const char *gp_client_mib_about(json_t *v, char *buf, size_t size);

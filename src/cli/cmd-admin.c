@@ -203,7 +203,7 @@ static int tenant_add_option(void *ctx, int c, const char *value)
 static void tenant_add_print(json_t *t)
 {
 	fprintf(stderr, "tenant \"%s\" added; its token, shown only this once:\n",
-		gp_client_str(t, "name"));
+		gp_client_text(t, "name"));
 	printf("%s\n", gp_client_str(t, "token"));
 }
 
@@ -269,7 +269,7 @@ static void tenant_set_usage(FILE *out)
 /* The user as `tenant ls` and `tenant set` print it. */
 static const char *user_shown(json_t *t)
 {
-	const char *user = gp_client_str(t, "user");
+	const char *user = gp_client_text(t, "user");
 
 	return *user ? user : "auto";
 }
@@ -280,7 +280,7 @@ static void tenant_set_print(json_t *t)
 
 	printf("tenant \"%s\": user %s, memory %s+%s, compute %lld+%lld%%, priority up to "
 	       "%lld\n",
-	       gp_client_str(t, "name"), user_shown(t),
+	       gp_client_text(t, "name"), user_shown(t),
 	       gp_client_mib_text(gp_client_int(t, "mem_guaranteed_mib"), g, sizeof(g)),
 	       gp_client_mib_text(gp_client_int(t, "mem_borrowable_mib"), b, sizeof(b)),
 	       (long long)gp_client_int(t, "compute_guaranteed_pct"),
@@ -436,12 +436,12 @@ static void tenant_quota_print(json_t *reply, const char *model, bool removed)
 	json_t *q;
 	size_t i;
 
-	printf("tenant \"%s\": quota for model %s %s\n", gp_client_str(reply, "tenant"),
+	printf("tenant \"%s\": quota for model %s %s\n", gp_client_text(reply, "tenant"),
 	       model, removed ? "removed" : "set");
 	json_array_foreach(json_object_get(reply, "model_quotas"), i, q) {
 		char g[32], b[32];
 
-		printf("  %-16s memory %s+%s, compute %lld+%lld%%\n", gp_client_str(q, "model"),
+		printf("  %-16s memory %s+%s, compute %lld+%lld%%\n", gp_client_text(q, "model"),
 		       gp_client_mib_text(gp_client_int(q, "mem_guaranteed_mib"), g, sizeof(g)),
 		       gp_client_mib_text(gp_client_int(q, "mem_borrowable_mib"), b, sizeof(b)),
 		       (long long)gp_client_int(q, "compute_guaranteed_pct"),
@@ -514,7 +514,7 @@ static void model_quota_rows(json_t *quotas)
 	json_array_foreach(quotas, i, q) {
 		char g[32], b[32], mem[70], compute[40], on[NAME_LEN + 4];
 
-		snprintf(on, sizeof(on), "on %s", gp_client_str(q, "model"));
+		snprintf(on, sizeof(on), "on %s", gp_client_text(q, "model"));
 		snprintf(mem, sizeof(mem), "%s+%s",
 			 gp_client_mib_text(gp_client_int(q, "mem_guaranteed_mib"), g, sizeof(g)),
 			 gp_client_mib_text(gp_client_int(q, "mem_borrowable_mib"), b, sizeof(b)));
@@ -539,10 +539,10 @@ static void tenant_row(json_t *t)
 		 (long long)gp_client_int(t, "compute_guaranteed_pct"),
 		 (long long)gp_client_int(t, "compute_borrowable_pct"));
 	printf("%-6lld %-16s %-5s %-16s %-15s %-15s %-8lld %s\n",
-	       (long long)gp_client_int(t, "id"), gp_client_str(t, "name"),
+	       (long long)gp_client_int(t, "id"), gp_client_text(t, "name"),
 	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no", user_shown(t),
 	       no_mem ? "-" : mem, compute, (long long)gp_client_int(t, "priority_max"),
-	       gp_client_str(t, "created"));
+	       gp_client_text(t, "created"));
 	model_quota_rows(json_object_get(t, "model_quotas"));
 }
 
@@ -619,7 +619,7 @@ static void tenant_rm_usage(FILE *out)
 static void tenant_rm_print(json_t *t)
 {
 	printf("tenant \"%s\" removed; its tasks, usage records and bills are kept\n",
-	       gp_client_str(t, "name"));
+	       gp_client_text(t, "name"));
 }
 
 static int tenant_rm(int argc, char **argv)
@@ -647,13 +647,13 @@ static void tenant_token_usage(FILE *out)
 /* The token alone on stdout, as `tenant add` prints it. */
 static void tenant_token_print(json_t *t)
 {
-	const char *file = gp_client_str(t, "token_file"),
-		   *warning = gp_client_str(t, "warning");
+	const char *file = gp_client_text(t, "token_file"),
+		   *warning = gp_client_text(t, "warning");
 
 	fprintf(stderr,
 		"tenant \"%s\": a new token, shown only this once; the one before no "
 		"longer works%s%s\n",
-		gp_client_str(t, "name"), *file ? ". It is in " : "", file);
+		gp_client_text(t, "name"), *file ? ". It is in " : "", file);
 	if (*warning)
 		fprintf(stderr, "gpupool tenant token: %s\n", warning);
 	printf("%s\n", gp_client_str(t, "token"));
@@ -738,7 +738,7 @@ static int template_add_check(const struct admin_options *o)
 
 static void template_add_print(json_t *t)
 {
-	printf("template \"%s\" added\n", gp_client_str(t, "name"));
+	printf("template \"%s\" added\n", gp_client_text(t, "name"));
 }
 
 static int template_add(int argc, char **argv)
@@ -817,12 +817,12 @@ static json_t *templates_description(json_t *reply)
 static void template_row(json_t *t)
 {
 	char mem[32];
-	const char *models = gp_client_str(t, "models");
+	const char *models = gp_client_text(t, "models");
 
 	printf("%-6lld %-16s %6s %6lld%% %-9s %s\n", (long long)gp_client_int(t, "id"),
-	       gp_client_str(t, "name"),
+	       gp_client_text(t, "name"),
 	       gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem)),
-	       (long long)gp_client_int(t, "compute_pct"), gp_client_str(t, "isolation"),
+	       (long long)gp_client_int(t, "compute_pct"), gp_client_text(t, "isolation"),
 	       *models ? models : "any");
 }
 
@@ -863,13 +863,13 @@ static void template_show_usage(FILE *out)
 static void template_show_print(json_t *t)
 {
 	char mem[32];
-	const char *models = gp_client_str(t, "models");
+	const char *models = gp_client_text(t, "models");
 
 	printf("%-10s %s\n%-10s %s\n%-10s %s\n%-10s %lld%%\n%-10s %s\n", "name",
-	       gp_client_str(t, "name"), "models", *models ? models : "any", "memory",
+	       gp_client_text(t, "name"), "models", *models ? models : "any", "memory",
 	       gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem)),
 	       "compute", (long long)gp_client_int(t, "compute_pct"), "isolation",
-	       gp_client_str(t, "isolation"));
+	       gp_client_text(t, "isolation"));
 }
 
 /* The template named name in the list the server gave; NULL: none. */
@@ -941,7 +941,7 @@ static void template_rm_usage(FILE *out)
 
 static void template_rm_print(json_t *t)
 {
-	printf("template \"%s\" removed\n", gp_client_str(t, "name"));
+	printf("template \"%s\" removed\n", gp_client_text(t, "name"));
 }
 
 static int template_rm(int argc, char **argv)
@@ -1015,9 +1015,9 @@ static int audit_option(void *ctx, int c, const char *value)
 
 static void audit_row(json_t *e)
 {
-	printf("%-20s %-12s %-14s %-16s %s\n", gp_client_str(e, "time"),
-	       gp_client_str(e, "who"), gp_client_str(e, "action"),
-	       gp_client_str(e, "object"), gp_client_str(e, "detail"));
+	printf("%-20s %-12s %-14s %-16s %s\n", gp_client_text(e, "time"),
+	       gp_client_text(e, "who"), gp_client_text(e, "action"),
+	       gp_client_text(e, "object"), gp_client_text(e, "detail"));
 }
 
 static void audit_print(json_t *reply)

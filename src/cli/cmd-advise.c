@@ -100,11 +100,11 @@ static void advice_row(json_t *a)
 	mib(a, "mem_held_mib", held, sizeof(held));
 	mib(a, "mem_peak_mib", peak, sizeof(peak));
 	mib(a, "mem_proposed_mib", proposed, sizeof(proposed));
-	snprintf(who, sizeof(who), "%s%s%s", gp_client_str(a, "name"),
+	snprintf(who, sizeof(who), "%s%s%s", gp_client_text(a, "name"),
 		 json_is_string(json_object_get(a, "tenant")) ? "@" : "",
-		 gp_client_str(a, "tenant"));
+		 gp_client_text(a, "tenant"));
 	printf("%-8s %-24s %5lld %8.2f  %6s %6s %6s  %4lld%% %5.1f%% %4lld%%  %9.3f\n",
-	       gp_client_str(a, "kind"), who, (long long)gp_client_int(a, "runs"),
+	       gp_client_text(a, "kind"), who, (long long)gp_client_int(a, "runs"),
 	       json_number_value(json_object_get(a, "hours")), held, peak, proposed,
 	       (long long)gp_client_int(a, "compute_held_pct"), pct,
 	       (long long)gp_client_int(a, "compute_proposed_pct"),
@@ -115,7 +115,7 @@ static void advice_table(json_t *reply)
 {
 	printf("advice for %s (memory: peak + %lld %%; compute: p%lld of the share "
 	       "used)\n\n",
-	       gp_client_str(reply, "month"),
+	       gp_client_text(reply, "month"),
 	       (long long)gp_client_int(reply, "headroom_pct"),
 	       (long long)gp_client_int(reply, "percentile"));
 	printf("%-8s %-24s %5s %8s  %6s %6s %6s  %5s %6s %5s  %9s\n", "KIND", "NAME",
@@ -187,7 +187,7 @@ static int version_add(const struct gp_client_flags *f, json_t *templates, json_
 	status = gp_client_request(f, "advise", "POST", "/v1/templates", body, &reply);
 	if (status == GP_EXIT_OK) {
 		printf("template %s: %lld MiB, %lld %% (was %s: %lld MiB, %lld %%)\n",
-		       name, (long long)mem, (long long)pct, gp_client_str(old, "name"),
+		       name, (long long)mem, (long long)pct, gp_client_text(old, "name"),
 		       (long long)gp_client_int(old, "mem_mib"),
 		       (long long)gp_client_int(old, "compute_pct"));
 		json_array_append(templates, reply);

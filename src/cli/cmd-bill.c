@@ -127,22 +127,22 @@ static void table_row(json_t *row)
 
 	if (json_is_true(json_object_get(row, "priced")))
 		snprintf(price, sizeof(price), "%.2f", number(row, "price_per_hour"));
-	table_line(gp_client_str(row, "tenant"), gp_client_str(row, "model"),
-		   gp_client_str(row, "vendor"), row, price);
+	table_line(gp_client_text(row, "tenant"), gp_client_text(row, "model"),
+		   gp_client_text(row, "vendor"), row, price);
 }
 
 static void bill_table(json_t *bill)
 {
 	json_t *unpriced = json_object_get(bill, "unpriced_models");
 
-	printf("bill for %s (UTC)\n\n", gp_client_str(bill, "month"));
+	printf("bill for %s (UTC)\n\n", gp_client_text(bill, "month"));
 	printf("%-16s %-24s %-9s %12s %12s %12s %8s %12s\n", "TENANT", "MODEL", "VENDOR",
 	       "GPU-H ALLOC", "MEM GIB-H", "GPU-H USED", "PRICE/H", "COST");
 	gp_client_rows(bill, "rows", table_row);
 	table_line("total", "", "", json_object_get(bill, "totals"), "");
 	for (size_t i = 0; i < json_array_size(unpriced); i++)
 		printf("%s\"%s\"", i ? ", " : "\nno price for ",
-		       json_string_value(json_array_get(unpriced, i)));
+		       gp_client_safe(json_string_value(json_array_get(unpriced, i))));
 	if (json_array_size(unpriced))
 		printf(": it costs 0 here (--price MODEL=PRICE, of gpupool server or "
 		       "bill --slurm)\n");

@@ -12,13 +12,20 @@
  * the dropped bytes, so rotations do not matter); when the cap dropped
  * bytes before they could be read, a note says how many. Once the state
  * says the task ended, the read after it got the whole log, and the
- * command exits 0. A task that has not run yet is waited for. */
+ * command exits 0. A task that has not run yet is waited for.
+ *
+ * The bytes are the task's own, terminal escapes included: a log is
+ * printed raw by design (a program's colours, its progress bars), unlike
+ * the tables, which escape what tenants wrote. --escape prints each line
+ * through the same escaping (base/text.h), its line breaks kept, for a
+ * log whose writer one does not trust. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/text.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "shim/region.h"
@@ -35,12 +42,13 @@ struct logs_options {
 	unsigned tail;		  /* 0: all */
 	unsigned long long bytes; /* 0: the server's default */
 	bool follow;		  /* -f */
+	bool escape;		  /* --escape */
 };
 
 static void logs_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool logs ID [--tail N] [--bytes SIZE] [-f]\n"
+		"usage: gpupool logs ID [--tail N] [--bytes SIZE] [-f] [--escape]\n"
 		"\n"
 		"Prints the output of task ID (its stdout and stderr, as the agent "
 		"wrote\n"
@@ -55,7 +63,10 @@ static void logs_usage(FILE *out)
 		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4M (default\n"
 		"                 1M, at most 16M)\n"
 		"  -f, --follow   then print what the task appends, until it ends (exit\n"
-		"                 0) or Ctrl-C; a task that has not run yet is waited for\n",
+		"                 0) or Ctrl-C; a task that has not run yet is waited for\n"
+		"  --escape       show control characters (terminal escapes) as \\x1b and\n"
+		"                 the like, line breaks kept; without it the output is\n"
+		"                 the task's bytes as they are\n",
 		TAIL_MAX);
 }
 
@@ -64,8 +75,8 @@ static int logs_option(void *ctx, int c, const char *value)
 	struct logs_options *o = ctx;
 	uint64_t bytes;
 
-	if (c == 'f') {
-		o->follow = true;
+	if (c == 'f' || c == 'e') {
+		*(c == 'f' ? &o->follow : &o->escape) = true;
 		return 0;
 	}
 	if (c == 't')
@@ -89,6 +100,35 @@ static unsigned lines_in(const char *text, size_t len)
 	for (size_t i = 0; i < len; i++)
 		n += text[i] == '\n';
 	return n + (len && text[len - 1] != '\n');
+}
+
+/* Writes len bytes of the log to stdout: as they are, or with --escape
+ * each line escaped (base/text.h) and its line break kept. */
+static void log_write(const struct logs_options *o, const char *data, size_t len)
+{
+	char *line;
+
+	if (!o->escape) {
+		fwrite(data, 1, len, stdout);
+		return;
+	}
+	line = malloc(4 * len + 1);
+	if (!line) {
+		fprintf(stderr, "gpupool logs: out of memory\n");
+		return;
+	}
+	while (len) {
+		const char *nl = memchr(data, '\n', len);
+		size_t n = nl ? (size_t)(nl - data) : len;
+
+		gp_text_escape_n(data, n, line, 4 * n + 1);
+		fputs(line, stdout);
+		if (nl)
+			putchar('\n');
+		data += n + (nl != NULL);
+		len -= n + (nl != NULL);
+	}
+	free(line);
 }
 
 /* Where the log kept starts: the bytes its cap dropped (0 when that
@@ -174,7 +214,7 @@ static int logs_first(const struct gp_client_flags *f, long long id,
 	status = gp_client_get_text(f, "logs", path, SKIPPED_HEADER, &text);
 	if (status != GP_EXIT_OK)
 		return status;
-	fwrite(text.data, 1, text.len, stdout);
+	log_write(o, text.data, text.len);
 	fflush(stdout);
 	logs_note(f, id, o, &text);
 	*ret_end = strtoull(text.header, NULL, 10) + text.len;
@@ -208,7 +248,7 @@ static int logs_next(const struct gp_client_flags *f, long long id,
 			"server's --log-max) before they could be shown\n",
 			end - text.len - *offset);
 	}
-	fwrite(text.data, 1, text.len, stdout);
+	log_write(o, text.data, text.len);
 	fflush(stdout);
 	*offset = end;
 	*ret_more = text.len && text.len >= cap;
@@ -275,6 +315,7 @@ int gp_cmd_logs(int argc, char **argv)
 		{"tail", required_argument, NULL, 't'},
 		{"bytes", required_argument, NULL, 'b'},
 		{"follow", no_argument, NULL, 'f'},
+		{"escape", no_argument, NULL, 'e'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {

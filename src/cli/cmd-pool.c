@@ -47,7 +47,7 @@ static bool no_agent(json_t *reply, const char *what)
 {
 	if (json_is_true(json_object_get(reply, "agent")))
 		return false;
-	printf("no %s: %s\n", what, gp_client_str(reply, "note"));
+	printf("no %s: %s\n", what, gp_client_text(reply, "note"));
 	return true;
 }
 
@@ -92,12 +92,12 @@ static void device_row(json_t *d)
 		 gp_client_mib_about(json_object_get(d, "memory_used_mib"), used, sizeof(used)),
 		 gp_client_mib_about(json_object_get(d, "memory_total_mib"), total, sizeof(total)));
 	printf("%-3lld %-40s %-24.24s %-16s %5s %-10s %-12s %3lld %s\n",
-	       (long long)gp_client_int(d, "index"), gp_client_str(d, "uuid"),
-	       gp_client_str(d, "name"), memory, util, gp_client_str(d, "driver_version"),
-	       gp_client_str(d, "health"), (long long)gp_client_int(d, "tasks_running"),
+	       (long long)gp_client_int(d, "index"), gp_client_text(d, "uuid"),
+	       gp_client_text(d, "name"), memory, util, gp_client_text(d, "driver_version"),
+	       gp_client_text(d, "health"), (long long)gp_client_int(d, "tasks_running"),
 	       ids_text(json_object_get(d, "tasks"), ids, sizeof(ids)));
-	if (*gp_client_str(d, "reason"))
-		printf("    not usable: %s\n", gp_client_str(d, "reason"));
+	if (*gp_client_text(d, "reason"))
+		printf("    not usable: %s\n", gp_client_text(d, "reason"));
 }
 
 static void device_ls_print(json_t *reply)
@@ -147,8 +147,8 @@ static void node_row(json_t *n)
 {
 	char memory[32];
 
-	printf("%-24.24s %-12s %-5s %7lld %6lld %8s %5lld\n", gp_client_str(n, "hostname"),
-	       gp_client_str(n, "driver_version"), gp_client_str(n, "cuda_version"),
+	printf("%-24.24s %-12s %-5s %7lld %6lld %8s %5lld\n", gp_client_text(n, "hostname"),
+	       gp_client_text(n, "driver_version"), gp_client_text(n, "cuda_version"),
 	       (long long)gp_client_int(n, "devices"),
 	       (long long)gp_client_int(n, "devices_usable"),
 	       gp_client_mib_about(json_object_get(n, "memory_total_mib"), memory, sizeof(memory)),
@@ -223,8 +223,8 @@ static const char *shape_text(json_t *t, char *buf, size_t size)
 			      (long long)gp_client_int(t, "devices"));
 	if (json_is_true(json_object_get(t, "exclusive")))
 		n += snprintf(buf + n, size - (size_t)n, ", exclusive");
-	if (*gp_client_str(t, "model"))
-		snprintf(buf + n, size - (size_t)n, ", %s", gp_client_str(t, "model"));
+	if (*gp_client_text(t, "model"))
+		snprintf(buf + n, size - (size_t)n, ", %s", gp_client_text(t, "model"));
 	return buf;
 }
 
@@ -248,11 +248,11 @@ static void queue_row(json_t *t)
 
 	printf("%-4lld %-6lld %-12.12s %-16.16s %-9s %3lld %-22.22s %7s  %s\n",
 	       (long long)gp_client_int(t, "position"), (long long)gp_client_int(t, "id"),
-	       gp_client_str(t, "tenant"), gp_client_str(t, "name"),
-	       gp_client_str(t, "state"), (long long)gp_client_int(t, "priority"),
+	       gp_client_text(t, "tenant"), gp_client_text(t, "name"),
+	       gp_client_text(t, "state"), (long long)gp_client_int(t, "priority"),
 	       shape_text(t, shape, sizeof(shape)),
 	       duration_text(gp_client_int(t, "waiting_s"), waited, sizeof(waited)),
-	       gp_client_str(t, "reason"));
+	       gp_client_text(t, "reason"));
 }
 
 static void queue_print(json_t *reply)

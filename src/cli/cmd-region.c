@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/parse.h"
+#include "base/text.h"
 #include "cli/commands.h"
 #include "shim/region.h"
 
@@ -307,13 +308,15 @@ static void table_rows(const struct device_view *v)
 		       "-", "-", "-", "-");
 	for (int i = 0; i < v->tasks; i++) {
 		const struct gp_task_info *t = &v->task[i];
-		char limit[32], compute[8];
+		char limit[32], compute[8], id[4 * sizeof(t->id) + 1];
 
 		snprintf(limit, sizeof(limit), "%llu%s",
 			 (unsigned long long)(effective_limit(v, t) / MiB),
 			 t->limits.mem_bytes ? "" : " (all)");
 		snprintf(compute, sizeof(compute), "%u%%", t->limits.compute);
-		printf("%-40s  %-16s %12s %9llu %8s %5u  %-9s %5u\n", v->uuid, t->id, limit,
+		/* The region is written by the tasks: what they put there is escaped. */
+		gp_text_escape_n(t->id, strnlen(t->id, sizeof(t->id)), id, sizeof(id));
+		printf("%-40s  %-16s %12s %9llu %8s %5u  %-9s %5u\n", v->uuid, id, limit,
 		       (unsigned long long)(t->mem_used / MiB), compute, t->limits.priority,
 		       isolation_name(t->limits.isolation), t->processes);
 	}

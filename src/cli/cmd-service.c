@@ -168,7 +168,7 @@ static void service_print(json_t *s)
 	json_t *util = json_object_get(s, "utilization");
 	size_t i;
 
-	printf("service %s: %lld replica(s) of %lld %%, %s\n", gp_client_str(s, "name"),
+	printf("service %s: %lld replica(s) of %lld %%, %s\n", gp_client_text(s, "name"),
 	       (long long)gp_client_int(s, "replicas"),
 	       (long long)gp_client_int(s, "share_pct"),
 	       json_is_true(json_object_get(spec, "autoscale")) ? "autoscaled" : "fixed");
@@ -185,11 +185,11 @@ static void service_print(json_t *s)
 	if (json_is_number(util))
 		printf("  utilization %.0f %% of the shares held\n",
 		       json_number_value(util) * 100);
-	if (*gp_client_str(s, "last_decision"))
-		printf("  last step: %s\n", gp_client_str(s, "last_decision"));
+	if (*gp_client_text(s, "last_decision"))
+		printf("  last step: %s\n", gp_client_text(s, "last_decision"));
 	json_array_foreach(tasks, i, t) printf(
 		"  task %lld: %s, %lld %%%s\n", (long long)gp_client_int(t, "id"),
-		gp_client_str(t, "state"), (long long)gp_client_int(t, "compute_pct"),
+		gp_client_text(t, "state"), (long long)gp_client_int(t, "compute_pct"),
 		json_is_true(json_object_get(t, "cancelling")) ? ", being cancelled"
 							       : "");
 }
@@ -395,9 +395,9 @@ static void schedule_row(json_t *s)
 		snprintf(target, sizeof(target), "task %lld",
 			 (long long)json_integer_value(task));
 	else
-		snprintf(target, sizeof(target), "tenant %s", gp_client_str(s, "tenant"));
-	printf("%-16s at %s UTC: %s %s = %lld\n", gp_client_str(s, "name"),
-	       gp_client_str(s, "at"), target, gp_client_str(s, "field"),
+		snprintf(target, sizeof(target), "tenant %s", gp_client_text(s, "tenant"));
+	printf("%-16s at %s UTC: %s %s = %lld\n", gp_client_text(s, "name"),
+	       gp_client_text(s, "at"), target, gp_client_text(s, "field"),
 	       (long long)gp_client_int(s, "value"));
 }
 

@@ -963,7 +963,7 @@ static void pool_text(const struct run *r, char *buf, size_t size)
 		if (r->res.model[m].cards)
 			used += (size_t)snprintf(buf + used, size - used, "%s%u x %s",
 						 used ? ", " : "", r->res.model[m].cards,
-						 r->res.model[m].model);
+						 gp_client_safe(r->res.model[m].model));
 }
 
 static void setup_line(const char *label, const struct run *r)
@@ -984,8 +984,8 @@ static void setup_line(const char *label, const struct run *r)
 		if (x->mem_mib)
 			gp_client_mib_text(x->mem_mib, mem, sizeof(mem));
 		printf("%s %s %s%s%s=%s,", i ? "," : "",
-		       x->is_template ? "template" : "task", x->name,
-		       x->tenant[0] ? "@" : "", x->tenant, mem);
+		       x->is_template ? "template" : "task", gp_client_safe(x->name),
+		       x->tenant[0] ? "@" : "", gp_client_safe(x->tenant), mem);
 		if (x->compute_pct)
 			printf("%u%%", x->compute_pct);
 	}
@@ -1024,7 +1024,7 @@ static void model_rows(const struct run *rec, const struct run *var)
 			names[n++] = var->res.model[m].model;
 	for (int i = 0; i < n; i++) {
 		char label[GP_HISTORY_NAME_MAX + 16];
-		snprintf(label, sizeof(label), "GPU-hours %s", names[i]);
+		snprintf(label, sizeof(label), "GPU-hours %s", gp_client_safe(names[i]));
 		row(label, "%.4f", hours_of(rec, names[i]),
 		    var ? hours_of(var, names[i]) : 0, var != NULL);
 	}
@@ -1040,7 +1040,7 @@ static void unpriced_line(const struct hist_options *o, const struct run *r)
 		if (priced)
 			continue;
 		printf("%s%s", first ? "no --price matches (cost 0): " : ", ",
-		       r->res.model[m].model);
+		       gp_client_safe(r->res.model[m].model));
 		first = false;
 	}
 	if (!first)

@@ -360,8 +360,8 @@ static void submit_print(const struct task_options *o, json_t *task)
 		printf("%lld\n", (long long)gp_client_int(task, "id"));
 	else
 		printf("task %lld submitted: %s (%s)\n",
-		       (long long)gp_client_int(task, "id"), gp_client_str(task, "state"),
-		       gp_client_str(task, "reason"));
+		       (long long)gp_client_int(task, "id"), gp_client_text(task, "state"),
+		       gp_client_text(task, "reason"));
 }
 
 int gp_cmd_submit(int argc, char **argv)
@@ -615,8 +615,8 @@ static void ls_row(json_t *t, json_t *devices)
 		gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem));
 	printf("%-6lld %-10s %-16s %-10s %3lld %6s %6lld%% %3lld  %-12s %4s %-11s %-11s "
 	       "%-11s %s\n",
-	       (long long)gp_client_int(t, "id"), gp_client_str(t, "tenant"),
-	       gp_client_str(t, "name"), gp_client_str(t, "state"),
+	       (long long)gp_client_int(t, "id"), gp_client_text(t, "tenant"),
+	       gp_client_text(t, "name"), gp_client_text(t, "state"),
 	       (long long)gp_client_int(t, "priority"), mem,
 	       (long long)gp_client_int(t, "compute_pct"),
 	       (long long)gp_client_int(t, "devices"),
@@ -625,7 +625,7 @@ static void ls_row(json_t *t, json_t *devices)
 	       short_time(json_object_get(t, "created"), created, sizeof(created)),
 	       short_time(json_object_get(t, "started"), started, sizeof(started)),
 	       short_time(json_object_get(t, "ended"), ended, sizeof(ended)),
-	       gp_client_str(t, "reason"));
+	       gp_client_text(t, "reason"));
 }
 
 /* The devices, to name placements by index; NULL when no task has one
@@ -761,7 +761,7 @@ static void show_field(const char *key, json_t *v)
 {
 	printf("%-12s ", key);
 	if (json_is_string(v))
-		printf("%s\n", json_string_value(v));
+		printf("%s\n", gp_client_safe(json_string_value(v)));
 	else if (json_is_null(v))
 		printf("-\n");
 	else
@@ -916,7 +916,7 @@ static void cancel_print(json_t *task)
 
 	if (!strcmp(state, "running"))
 		printf("task %lld: running; %s\n", (long long)gp_client_int(task, "id"),
-		       gp_client_str(task, "reason"));
+		       gp_client_text(task, "reason"));
 	else
 		printf("task %lld: %s\n", (long long)gp_client_int(task, "id"), state);
 }

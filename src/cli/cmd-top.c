@@ -55,7 +55,7 @@ static void device_row(json_t *d)
 		 gp_client_mib_about(json_object_get(d, "memory_used_mib"), used, sizeof(used)),
 		 gp_client_mib_about(json_object_get(d, "memory_total_mib"), total, sizeof(total)));
 	printf("  %-2lld %-24.24s %4lld%% %4.0f%%  %-16s %6lld%% %8s\n",
-	       (long long)gp_client_int(d, "index"), gp_client_str(d, "model"),
+	       (long long)gp_client_int(d, "index"), gp_client_text(d, "model"),
 	       (long long)gp_client_int(d, "utilization_pct"),
 	       json_number_value(json_object_get(d, "utilization_window_pct")), memory,
 	       (long long)gp_client_int(d, "allocated_compute_pct"),
@@ -74,18 +74,18 @@ static void task_row(json_t *t)
 		 gp_client_mib_about(json_object_get(t, "memory_used_mib"), used, sizeof(used)),
 		 gp_client_mib_about(json_object_get(t, "mem_mib"), slice, sizeof(slice)));
 	printf("  %-6lld %-12.12s %-16.16s %4lld%% %9s  %-18s %6llds\n",
-	       (long long)gp_client_int(t, "id"), gp_client_str(t, "tenant"),
-	       gp_client_str(t, "name"), (long long)gp_client_int(t, "compute_pct"),
+	       (long long)gp_client_int(t, "id"), gp_client_text(t, "tenant"),
+	       gp_client_text(t, "name"), (long long)gp_client_int(t, "compute_pct"),
 	       effective, memory, (long long)gp_client_int(t, "running_s"));
 }
 
 static void waiting_row(json_t *t)
 {
 	printf("  %-6lld %-12.12s %-16.16s %-9s %4lld %7llds  %s\n",
-	       (long long)gp_client_int(t, "id"), gp_client_str(t, "tenant"),
-	       gp_client_str(t, "name"), gp_client_str(t, "state"),
+	       (long long)gp_client_int(t, "id"), gp_client_text(t, "tenant"),
+	       gp_client_text(t, "name"), gp_client_text(t, "state"),
 	       (long long)gp_client_int(t, "priority"),
-	       (long long)gp_client_int(t, "waiting_s"), gp_client_str(t, "reason"));
+	       (long long)gp_client_int(t, "waiting_s"), gp_client_text(t, "reason"));
 }
 
 static void top_frame(json_t *s)
@@ -93,7 +93,7 @@ static void top_frame(json_t *s)
 	json_t *queue = json_object_get(s, "queue");
 	json_int_t sample_ms = gp_client_int(s, "sample_ms");
 
-	printf("gpupool top   %s   ", gp_client_str(s, "time"));
+	printf("gpupool top   %s   ", gp_client_text(s, "time"));
 	if (sample_ms)
 		printf("sampled every %.1f s\n\n", (double)sample_ms / 1000.0);
 	else
@@ -203,13 +203,13 @@ static int alerts_option(void *ctx, int c, const char *value)
 
 static void alert_row(json_t *a)
 {
-	const char *cleared = gp_client_str(a, "cleared");
+	const char *cleared = gp_client_text(a, "cleared");
 
 	printf("%-6lld %-8s %-24.24s %-18s %-10s %s%s%s\n",
-	       (long long)gp_client_int(a, "id"), gp_client_str(a, "level"),
-	       gp_client_str(a, "created"), gp_client_str(a, "kind"),
-	       *gp_client_str(a, "tenant") ? gp_client_str(a, "tenant") : "-",
-	       gp_client_str(a, "message"), *cleared ? "; cleared " : "", cleared);
+	       (long long)gp_client_int(a, "id"), gp_client_text(a, "level"),
+	       gp_client_text(a, "created"), gp_client_text(a, "kind"),
+	       *gp_client_text(a, "tenant") ? gp_client_text(a, "tenant") : "-",
+	       gp_client_text(a, "message"), *cleared ? "; cleared " : "", cleared);
 }
 
 static void alerts_print(json_t *reply)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "base/parse.h"
@@ -22,7 +23,8 @@
 #include "shim/region.h"
 
 enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_SPACE, KEY_PRICES,
-		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS };
+		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS, KEY_UID_BASE, KEY_TASK_MEMORY,
+		KEY_TASK_PIDS, KEY_TASK_TMP };
 
 struct key {
 	const char *name;
@@ -34,6 +36,7 @@ struct key {
 
 const char *const gp_config_verify_names[] = {"kill", "alert", "off", NULL};
 const char *const gp_config_db_check_names[] = {"quick", "full", NULL};
+const char *const gp_config_proc_names[] = {"private", "shared", NULL};
 
 #define AT(member) offsetof(struct gp_server_options, member)
 
@@ -71,10 +74,13 @@ static const struct key keys[] = {
 	{"log_free_min", KEY_SPACE, AT(log_free_min), 0, 0},
 	{"grace_ms", KEY_UINT, AT(grace_ms), 0, GP_CONFIG_GRACE_MS_LIMIT},
 	{"cgroup", KEY_PATH, AT(cgroup), 0, 0},
-	{"task_uid_base", KEY_UINT, AT(task_uid_base), GP_CONFIG_UID_BASE_MIN,
-	 GP_CONFIG_UID_BASE_LIMIT},
+	{"task_uid_base", KEY_UID_BASE, AT(task_uid_base), 0, 0},
 	{"task_groups", KEY_PATH, AT(task_groups), 0, 0},
 	{"task_env", KEY_PATH, AT(task_env), 0, 0},
+	{"task_memory_max", KEY_TASK_MEMORY, AT(task_memory_max), 0, 0},
+	{"task_pids_max", KEY_TASK_PIDS, AT(task_pids_max), 0, 0},
+	{"task_tmp_max", KEY_TASK_TMP, AT(task_tmp_max), 0, 0},
+	{"task_proc", KEY_CHOICE, AT(task_proc), 0, 0, gp_config_proc_names},
 	{"verify", KEY_CHOICE, AT(verify), 0, 0, gp_config_verify_names},
 	{"verify_ms", KEY_UINT, AT(verify_ms), GP_CONFIG_VERIFY_MS_MIN,
 	 GP_CONFIG_VERIFY_MS_LIMIT},
@@ -100,7 +106,8 @@ static const struct key keys[] = {
 	"metrics_token_file, metrics_listen, ui_dir, ui_chart_js, with_agent, shim, "     \
 	"run_dir, log_dir, "                                                              \
 	"log_max, log_total_max, log_free_min, grace_ms, "                                \
-	"cgroup, task_uid_base, task_groups, task_env, verify, verify_ms, "              \
+	"cgroup, task_uid_base, task_groups, task_env, task_memory_max, task_pids_max, " \
+	"task_tmp_max, task_proc, verify, verify_ms, "                                    \
 	"verify_slack_mib, sample_ms, util_window, grow_samples, policy, "               \
 	"workload_window, workload_refresh, prices, overcommit"
 
@@ -195,6 +202,71 @@ bool gp_config_log_space_parse(const char *text, uint64_t *ret_bytes)
 		return false;
 	*ret_bytes = bytes;
 	return true;
+}
+
+bool gp_config_uid_base_parse(const char *text, unsigned *ret)
+{
+	if (strcmp(text, "auto") == 0) {
+		*ret = GP_CONFIG_UID_BASE_AUTO;
+		return true;
+	}
+	return gp_parse_uint(text, GP_CONFIG_UID_BASE_MIN, GP_CONFIG_UID_BASE_LIMIT, NULL, ret);
+}
+
+uint64_t gp_config_machine_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+/* A size from lo to GP_CONFIG_SIZE_LIMIT. */
+static bool size_within(const char *text, uint64_t lo, uint64_t *ret)
+{
+	uint64_t bytes;
+
+	if (gp_parse_size(text, &bytes) < 0 || bytes < lo || bytes > GP_CONFIG_SIZE_LIMIT)
+		return false;
+	*ret = bytes;
+	return true;
+}
+
+bool gp_config_task_memory_parse(const char *text, uint64_t *ret_bytes)
+{
+	size_t n = strlen(text);
+	unsigned pct;
+
+	if (strcmp(text, "max") == 0) {
+		*ret_bytes = GP_CONFIG_NONE;
+		return true;
+	}
+	if (n > 1 && text[n - 1] == '%') {
+		uint64_t all = gp_config_machine_memory();
+
+		if (!all || !gp_parse_uint(text, 1, 100, "%", &pct))
+			return false;
+		*ret_bytes = (all / 100 * pct) & ~((1ULL << 20) - 1); /* whole MiB */
+		return *ret_bytes >= GP_CONFIG_TASK_MEMORY_MIN;
+	}
+	return size_within(text, GP_CONFIG_TASK_MEMORY_MIN, ret_bytes);
+}
+
+bool gp_config_task_pids_parse(const char *text, unsigned *ret)
+{
+	if (strcmp(text, "max") == 0) {
+		*ret = GP_CONFIG_PIDS_NONE;
+		return true;
+	}
+	return gp_parse_uint(text, GP_CONFIG_TASK_PIDS_MIN, GP_CONFIG_TASK_PIDS_LIMIT, NULL, ret);
+}
+
+bool gp_config_task_tmp_parse(const char *text, uint64_t *ret_bytes)
+{
+	if (strcmp(text, "off") == 0) {
+		*ret_bytes = GP_CONFIG_NONE;
+		return true;
+	}
+	return size_within(text, GP_CONFIG_TASK_TMP_MIN, ret_bytes);
 }
 
 bool gp_config_log_max_parse(const char *text, uint64_t *ret_bytes)
@@ -314,6 +386,42 @@ static int set_uint(struct reader *r, const struct key *k, const yaml_event_t *e
 	return fail(r, &ev->start_mark, k->name,
 		    "\"%s\" is not a whole number from %u to %u; give one in that range",
 		    scalar_text(ev), k->lo, k->hi);
+}
+
+static int set_uid_base(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	unsigned *dst = (unsigned *)(void *)((char *)r->o + k->offset);
+
+	if (gp_config_uid_base_parse(scalar_text(ev), dst))
+		return 0;
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is neither auto nor a whole number from %u to %u; give one of them",
+		    scalar_text(ev), GP_CONFIG_UID_BASE_MIN, GP_CONFIG_UID_BASE_LIMIT);
+}
+
+/* task_memory_max, task_pids_max, task_tmp_max. */
+static int set_task_limit(struct reader *r, const struct key *k, const yaml_event_t *ev)
+{
+	void *dst = (char *)r->o + k->offset;
+	const char *text = scalar_text(ev);
+
+	if (k->kind == KEY_TASK_MEMORY && gp_config_task_memory_parse(text, dst))
+		return 0;
+	if (k->kind == KEY_TASK_PIDS && gp_config_task_pids_parse(text, dst))
+		return 0;
+	if (k->kind == KEY_TASK_TMP && gp_config_task_tmp_parse(text, dst))
+		return 0;
+	if (k->kind == KEY_TASK_MEMORY)
+		return fail(r, &ev->start_mark, k->name,
+			    "\"%s\" is not max, a share of this machine's memory like 50%%, "
+			    "or a size from 16M to 1T like 8G",
+			    text);
+	if (k->kind == KEY_TASK_PIDS)
+		return fail(r, &ev->start_mark, k->name,
+			    "\"%s\" is not max or a whole number from %d to %d", text,
+			    GP_CONFIG_TASK_PIDS_MIN, GP_CONFIG_TASK_PIDS_LIMIT);
+	return fail(r, &ev->start_mark, k->name,
+		    "\"%s\" is not off or a size from 1M to 1T like 1G", text);
 }
 
 static int set_size(struct reader *r, const struct key *k, const yaml_event_t *ev)
@@ -556,6 +664,10 @@ static int set_value(struct reader *r, const struct key *k)
 		[KEY_POLICY] = "a policy's name (gpupool policies lists them)",
 		[KEY_LISTEN] = "ADDR:PORT",
 		[KEY_HOSTS] = "host names, comma-separated",
+		[KEY_UID_BASE] = "auto or a whole number",
+		[KEY_TASK_MEMORY] = "max, a share like 50% or a size like 8G",
+		[KEY_TASK_PIDS] = "max or a whole number",
+		[KEY_TASK_TMP] = "off or a size like 1G",
 	};
 	yaml_event_t ev;
 	int e;
@@ -575,6 +687,8 @@ static int set_value(struct reader *r, const struct key *k)
 		    : k->kind == KEY_POLICY ? set_policy(r, k, &ev)
 		    : k->kind == KEY_LISTEN ? set_listen(r, k, &ev)
 		    : k->kind == KEY_HOSTS  ? set_hosts(r, k, &ev)
+		    : k->kind == KEY_UID_BASE ? set_uid_base(r, k, &ev)
+		    : k->kind >= KEY_TASK_MEMORY ? set_task_limit(r, k, &ev)
 					    : set_bool(r, k, &ev);
 	}
 	yaml_event_delete(&ev);

@@ -7,8 +7,8 @@
  * body_timeout_ms, max_connections, max_client_connections, allowed_hosts,
  * db_check, backup_dir, backup_interval, backup_keep,
  * metrics_token_file, with_agent, shim, run_dir, log_dir, log_max,
- * log_total_max, log_free_min,
- * grace_ms, * cgroup, task_uid_base, task_groups, task_env, verify, verify_ms,
+ * log_total_max, log_free_min, grace_ms, cgroup, task_uid_base, task_groups,
+ * task_env, task_memory_max, task_pids_max, task_tmp_max, task_proc, verify, verify_ms,
  * verify_slack_mib, sample_ms, util_window, grow_samples, policy,
  * workload_window, workload_refresh), plus `prices` (a mapping MODEL:
  * PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or `all` for every
@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/user.h"
 #include "agent/logpump.h"
@@ -45,6 +46,19 @@
 #define GP_CONFIG_UTIL_WINDOW_LIMIT  (31 * 86400)
 #define GP_CONFIG_UID_BASE_MIN       GP_USER_AUTO_BASE_MIN /* base/user.h */
 #define GP_CONFIG_UID_BASE_LIMIT     GP_USER_AUTO_BASE_MAX
+#define GP_CONFIG_UID_BASE_AUTO      1 /* task_uid_base "auto" (never a base) */
+/* Each task's cgroup limits and its private $HOME, /tmp and /dev/shm
+ * (docs/security.md): defaults, bounds, and "max"/"off" for none. */
+#define GP_CONFIG_TASK_MEMORY_PCT    50 /* of this machine's memory */
+#define GP_CONFIG_TASK_MEMORY_MIN    (16ULL << 20)
+#define GP_CONFIG_TASK_PIDS_MAX      2048
+#define GP_CONFIG_TASK_PIDS_MIN      16
+#define GP_CONFIG_TASK_PIDS_LIMIT    4194304 /* the kernel's pid_max */
+#define GP_CONFIG_TASK_TMP_MAX	     (1ULL << 30)
+#define GP_CONFIG_TASK_TMP_MIN	     (1ULL << 20)
+#define GP_CONFIG_SIZE_LIMIT	     (1ULL << 40)
+#define GP_CONFIG_NONE		     UINT64_MAX /* task_memory_max max, task_tmp_max off */
+#define GP_CONFIG_PIDS_NONE	     0xffffffffu /* task_pids_max max */
 #define GP_CONFIG_VERIFY_MS_MIN      100
 #define GP_CONFIG_VERIFY_MS_LIMIT    60000
 #define GP_CONFIG_SLACK_MIB_LIMIT    65536
@@ -97,9 +111,13 @@ struct gp_server_options {
 	unsigned grace_ms;
 	/* tasks: who they run as, what they hold on to, who watches them */
 	char cgroup[PATH_MAX];          /* "" or "auto", a cgroup2 path, or "off" */
-	unsigned task_uid_base;         /* 0: the agent's default */
+	unsigned task_uid_base;         /* 0: the agent's default; GP_CONFIG_UID_BASE_AUTO */
 	char task_groups[PATH_MAX];     /* more groups for every task: "video,render" */
 	char task_env[PATH_MAX];        /* names passed from the server's environment; "": default */
+	uint64_t task_memory_max;       /* bytes; 0: default; GP_CONFIG_NONE: max */
+	unsigned task_pids_max;         /* 0: default; GP_CONFIG_PIDS_NONE: max */
+	uint64_t task_tmp_max;          /* bytes; 0: default; GP_CONFIG_NONE: off */
+	unsigned task_proc;             /* 0: private, 1: shared (gp_config_proc_names) */
 	unsigned verify;                /* enum gp_verify_policy */
 	unsigned verify_ms;             /* 0: the agent's default */
 	unsigned verify_slack_mib;
@@ -140,6 +158,9 @@ int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
 int gp_config_policy_set(struct gp_server_options *o, const char *name, char *list,
 			 size_t len);
 
+/* task_proc: a task's own /proc (hidepid), or the machine's. */
+extern const char *const gp_config_proc_names[];
+
 /* The verifier's policies, in enum gp_verify_policy's order. */
 extern const char *const gp_config_verify_names[];
 
@@ -154,6 +175,27 @@ bool gp_config_hosts_check(const char *list, char *why, size_t why_len);
 
 /* A ratio "1.25" from 1.0 to 1.5 as permille; false when it is not one. */
 bool gp_config_ratio_parse(const char *text, unsigned *ret_permille);
+
+/* task_uid_base / --task-uid-base: "auto" (GP_CONFIG_UID_BASE_AUTO: the
+ * first range no running server holds, base/uidrange.h) or a base from
+ * GP_CONFIG_UID_BASE_MIN to GP_CONFIG_UID_BASE_LIMIT; false when neither. */
+bool gp_config_uid_base_parse(const char *text, unsigned *ret);
+
+/* task_memory_max: "max" (GP_CONFIG_NONE), "N%" of this machine's memory
+ * (1 to 100), or a size from GP_CONFIG_TASK_MEMORY_MIN to
+ * GP_CONFIG_SIZE_LIMIT, in bytes; false when none of these. */
+bool gp_config_task_memory_parse(const char *text, uint64_t *ret_bytes);
+
+/* task_pids_max: "max" (GP_CONFIG_PIDS_NONE) or a whole number from
+ * GP_CONFIG_TASK_PIDS_MIN to GP_CONFIG_TASK_PIDS_LIMIT. */
+bool gp_config_task_pids_parse(const char *text, unsigned *ret);
+
+/* task_tmp_max: "off" (GP_CONFIG_NONE) or a size from
+ * GP_CONFIG_TASK_TMP_MIN to GP_CONFIG_SIZE_LIMIT, in bytes. */
+bool gp_config_task_tmp_parse(const char *text, uint64_t *ret_bytes);
+
+/* This machine's memory in bytes (0 when it cannot be known). */
+uint64_t gp_config_machine_memory(void);
 
 /* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
  * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */

@@ -76,7 +76,8 @@ struct event {
 	int64_t task;
 	int code;
 	bool stopped;
-	bool violation;         /* ended: the verifier stopped it, text says why */
+	bool violation;         /* ended: the verifier stopped it, text says why (else
+				 * text is the agent's failure, or "") */
 	char text[GP_REASON_MAX];
 };
 
@@ -491,7 +492,8 @@ static struct event *event_add(struct events *ev)
 	return &ev->e[ev->n++];
 }
 
-static void on_ended(void *ctx, int64_t id, int code, bool stopped, const char *violation)
+static void on_ended(void *ctx, int64_t id, int code, bool stopped, const char *violation,
+		     const char *failure)
 {
 	struct event *e = event_add(ctx);
 
@@ -499,7 +501,8 @@ static void on_ended(void *ctx, int64_t id, int code, bool stopped, const char *
 		return;
 	*e = (struct event){ .ended = true, .task = id, .code = code, .stopped = stopped,
 			     .violation = violation != NULL };
-	snprintf(e->text, sizeof(e->text), "%s", violation ? violation : "");
+	snprintf(e->text, sizeof(e->text), "%s",
+		 violation ? violation : failure ? failure : "");
 }
 
 static void on_violation(void *ctx, int64_t id, const char *text)
@@ -550,7 +553,9 @@ static void task_ended(struct gp_loop *l, const struct event *e)
 	} else {
 		t.state = e->code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
 		t.ended = now;
-		if (e->code)
+		if (e->code && e->text[0]) /* the agent knows why (out of memory) */
+			snprintf(t.reason, sizeof(t.reason), "%s", e->text);
+		else if (e->code)
 			exit_text(e->code, t.reason, sizeof(t.reason));
 		else
 			t.reason[0] = '\0';

@@ -33,6 +33,7 @@
 
 #include "base/clock.h"
 #include "base/parse.h"
+#include "base/uidrange.h"
 #include "base/user.h"
 #include "cli/commands.h"
 #include "core/policy.h"
@@ -240,8 +241,10 @@ static void server_usage(FILE *out)
 		"                       [--log-free-min SIZE] [--grace-ms N]\n"
 		"                       [--sample-ms N]\n"
 		"                       [--util-window SECONDS] [--grow-samples N]\n"
-		"                       [--cgroup auto|PATH|off] [--task-uid-base N]\n"
+		"                       [--cgroup auto|PATH|off] [--task-uid-base N|auto]\n"
 		"                       [--task-groups LIST] [--task-env NAMES]\n"
+		"                       [--task-memory-max SIZE|PCT%%|max] [--task-pids-max N|max]\n"
+		"                       [--task-tmp-max SIZE|off] [--task-proc private|shared]\n"
 		"                       [--verify kill|alert|off] [--verify-ms N]\n"
 		"                       [--verify-slack-mib N]]\n"
 		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
@@ -354,15 +357,36 @@ static void server_usage(FILE *out)
 		"                   a cgroup (v2) per task, so that what it starts (setsid,\n"
 		"                   daemons) stays its own and stops with it (default auto:\n"
 		"                   under the server's own cgroup; off: process groups)\n"
-		"  --task-uid-base N\n"
+		"  --task-uid-base N|auto\n"
 		"                   as root, a tenant without a Unix user runs as uid and\n"
 		"                   gid N + its id; N is the group of every task (default\n"
-		"                   %d)\n"
+		"                   %d). A server is refused a range another running\n"
+		"                   server holds (" GP_UIDRANGE_DIR "); auto takes the\n"
+		"                   first free one, which may change between starts\n"
 		"  --task-groups LIST\n"
 		"                   more groups for every task, e.g. video,render (for\n"
 		"                   device files that are not world-writable)\n"
 		"  --task-env NAMES what tasks get of the server's environment: names, or\n"
 		"                   NAME* for a prefix (default \"%s\")\n"
+		"  --task-memory-max SIZE|PCT%%|max\n"
+		"                   the host memory each task's processes may hold, its\n"
+		"                   cgroup's memory.max (no swap past it; the kernel kills\n"
+		"                   the task past it, which fails saying so): a size, a\n"
+		"                   share of this machine's memory, or max for none\n"
+		"                   (default %d%%)\n"
+		"  --task-pids-max N|max\n"
+		"                   the processes and threads each task may have at once,\n"
+		"                   its cgroup's pids.max: a fork past it fails (default %d)\n"
+		"  --task-tmp-max SIZE|off\n"
+		"                   as root, each task gets its own /tmp, /dev/shm and, for a\n"
+		"                   tenant without a home of its own, $HOME, in memory\n"
+		"                   (tmpfs), each at most SIZE, gone when it ends (default\n"
+		"                   1G; off: the machine's /tmp and /dev/shm, kept)\n"
+		"  --task-proc private|shared\n"
+		"                   as root, private: each task gets a /proc of its own\n"
+		"                   that shows its user's processes only (hidepid), so no\n"
+		"                   tenant reads another's command lines; shared: the\n"
+		"                   machine's (default private)\n"
 		"  --verify kill|alert|off\n"
 		"                   what the verifier does with a device process over its\n"
 		"                   slice, without the interposer, or of no task (default\n"
@@ -419,7 +443,8 @@ static void server_usage(FILE *out)
 		GP_SHIM_INSTALLED,
 		GP_SHIM_INSTALLED[0] == '/' ? "" : "\n                   from the program's folder",
 		GRACE_MS_DEFAULT, GP_USER_AUTO_BASE,
-		GP_AGENT_TASK_ENV, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_POLICY,
+		GP_AGENT_TASK_ENV, GP_CONFIG_TASK_MEMORY_PCT, GP_CONFIG_TASK_PIDS_MAX,
+		GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB, GP_LOOP_POLICY,
 		GP_LOOP_WORKLOAD_WINDOW_S, GP_LOOP_WORKLOAD_REFRESH_S, GP_LOOP_SAMPLE_MS,
 		GP_LOOP_UTIL_WINDOW_S, GP_LOOP_GROW_SAMPLES);
 }
@@ -517,14 +542,54 @@ static int parse_monitoring(struct gp_server_options *o, int c, const char *valu
 	return -EINVAL;
 }
 
+/* --task-memory-max, --task-pids-max, --task-tmp-max, --task-proc. */
+static int parse_task_limit(struct gp_server_options *o, int c, const char *value)
+{
+	if (c == 1007 && gp_config_task_memory_parse(value, &o->task_memory_max))
+		return 0;
+	if (c == 1008 && gp_config_task_pids_parse(value, &o->task_pids_max))
+		return 0;
+	if (c == 1009 && gp_config_task_tmp_parse(value, &o->task_tmp_max))
+		return 0;
+	for (unsigned i = 0; c == 1010 && gp_config_proc_names[i]; i++)
+		if (!strcmp(value, gp_config_proc_names[i])) {
+			o->task_proc = i;
+			return 0;
+		}
+	if (c == 1007)
+		fprintf(stderr,
+			"gpupool server: --task-memory-max \"%s\" must be max, a share of this "
+			"machine's memory like 50%%, or a size from 16M to 1T like 8G\n",
+			value);
+	else if (c == 1008)
+		fprintf(stderr,
+			"gpupool server: --task-pids-max \"%s\" must be max or a whole number "
+			"from %d to %d\n",
+			value, GP_CONFIG_TASK_PIDS_MIN, GP_CONFIG_TASK_PIDS_LIMIT);
+	else if (c == 1009)
+		fprintf(stderr,
+			"gpupool server: --task-tmp-max \"%s\" must be off or a size from 1M to "
+			"1T like 1G\n",
+			value);
+	else
+		fprintf(stderr, "gpupool server: --task-proc \"%s\" must be private or shared\n",
+			value);
+	return -EINVAL;
+}
+
 /* The options of tasks' isolation and the verifier (codes from 1000). */
 static int parse_isolation(struct gp_server_options *o, int c, const char *value)
 {
 	switch (c) {
 	case 1000: snprintf(o->cgroup, sizeof(o->cgroup), "%s", value); return 0;
 	case 1001:
-		return parse_range("task-uid-base", value, GP_CONFIG_UID_BASE_MIN,
-				   GP_CONFIG_UID_BASE_LIMIT, &o->task_uid_base);
+		if (gp_config_uid_base_parse(value, &o->task_uid_base))
+			return 0;
+		fprintf(stderr,
+			"gpupool server: --task-uid-base \"%s\" must be auto or a whole number "
+			"from %u to %u\n",
+			value, GP_CONFIG_UID_BASE_MIN, GP_CONFIG_UID_BASE_LIMIT);
+		return -EINVAL;
 	case 1002: snprintf(o->task_groups, sizeof(o->task_groups), "%s", value); return 0;
 	case 1003: snprintf(o->task_env, sizeof(o->task_env), "%s", value); return 0;
 	case 1004:
@@ -543,7 +608,7 @@ static int parse_isolation(struct gp_server_options *o, int c, const char *value
 		return parse_range("verify-slack-mib", value, 0, GP_CONFIG_SLACK_MIB_LIMIT,
 				   &o->verify_slack_mib);
 	}
-	return -EINVAL;
+	return parse_task_limit(o, c, value);
 }
 
 /* The deadlines and bounds of the API (docs/api.md, "Limits under
@@ -676,7 +741,7 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 	}
 	if (c >= 1200 && c <= 1207)
 		return parse_kube(&o->kube, c, value);
-	if (c >= 1000 && c <= 1006)
+	if (c >= 1000 && c <= 1010)
 		return parse_isolation(o, c, value);
 	if (c >= 1100 && c <= 1102)
 		return parse_scheduling(o, c, value);
@@ -767,6 +832,10 @@ static const struct option server_flags[] = {
 	{"verify", required_argument, NULL, 1004},
 	{"verify-ms", required_argument, NULL, 1005},
 	{"verify-slack-mib", required_argument, NULL, 1006},
+	{"task-memory-max", required_argument, NULL, 1007},
+	{"task-pids-max", required_argument, NULL, 1008},
+	{"task-tmp-max", required_argument, NULL, 1009},
+	{"task-proc", required_argument, NULL, 1010},
 	{"sample-ms", required_argument, NULL, 'M'},
 	{"util-window", required_argument, NULL, 'W'},
 	{"grow-samples", required_argument, NULL, 'G'},
@@ -870,6 +939,15 @@ static void options_default(struct gp_server_options *o)
 		ui_default(o->ui_dir, sizeof(o->ui_dir));
 	if (!o->ui_chart_js[0])
 		snprintf(o->ui_chart_js, sizeof(o->ui_chart_js), "%s", GP_UI_CHART_JS);
+	if (!o->task_memory_max)
+		o->task_memory_max = gp_config_machine_memory() / 100 * GP_CONFIG_TASK_MEMORY_PCT &
+				     ~((1ULL << 20) - 1);
+	if (!o->task_memory_max) /* this machine's memory is not known */
+		o->task_memory_max = GP_CONFIG_NONE;
+	if (!o->task_pids_max)
+		o->task_pids_max = GP_CONFIG_TASK_PIDS_MAX;
+	if (!o->task_tmp_max)
+		o->task_tmp_max = GP_CONFIG_TASK_TMP_MAX;
 }
 
 /* One bound within another: unset, it is its default lowered to fit;
@@ -1196,22 +1274,39 @@ struct server {
  * its to reap and to stop. */
 static int agent_open(const struct gp_server_options *o, struct gp_agent **ret)
 {
+	char owner[PATH_MAX + 32];
 	struct gp_agent_options ao = { .shim_path = o->shim[0] ? o->shim : NULL,
 				       .run_dir = o->run_dir[0] ? o->run_dir : NULL,
 				       .log_dir = o->log_dir, .grace_ms = o->grace_ms,
 				       .cgroup = o->cgroup[0] ? o->cgroup : NULL,
-				       .uid_base = o->task_uid_base,
+				       .uid_base = o->task_uid_base == GP_CONFIG_UID_BASE_AUTO
+							   ? 0
+							   : o->task_uid_base,
+				       .uid_auto = o->task_uid_base == GP_CONFIG_UID_BASE_AUTO,
+				       .owner = owner,
 				       .task_groups = o->task_groups,
 				       .task_env = o->task_env[0] ? o->task_env : NULL,
 				       .verify = (enum gp_verify_policy)o->verify,
 				       .verify_ms = o->verify_ms,
 				       .verify_slack_mib = o->verify_slack_mib,
 				       .log_max = o->log_max,
-				       .log_free_min = o->log_free_min };
+				       .log_free_min = o->log_free_min,
+				       .memory_max = o->task_memory_max == GP_CONFIG_NONE
+							     ? 0
+							     : o->task_memory_max,
+				       .pids_max = o->task_pids_max == GP_CONFIG_PIDS_NONE
+							   ? 0
+							   : o->task_pids_max,
+				       .tmp_max = o->task_tmp_max == GP_CONFIG_NONE
+							  ? 0
+							  : o->task_tmp_max,
+				       .shared_proc = o->task_proc == 1 };
 	const struct gp_agent_node *n;
-	char err[512], how[1024], why[2 * PATH_MAX + 160];
+	char err[1024], how[2048], why[2 * PATH_MAX + 160];
 	bool isolated;
 	int r = make_parents(o->log_dir) < 0 ? -errno : mkdir(o->log_dir, 0700);
+
+	snprintf(owner, sizeof(owner), "the server of %s", o->db);
 
 	if (r < 0 && errno != EEXIST) {
 		fprintf(stderr, "gpupool server: cannot make the log directory %s: %s\n",
@@ -1495,6 +1590,24 @@ static void logs_show(const struct gp_server_options *o)
 				  : "");
 }
 
+/* The task limits' lines of --check-config. */
+static void task_limits_show(const struct gp_server_options *o)
+{
+	char mem[32], tmp[32];
+
+	size_show(o->task_memory_max, mem, sizeof(mem));
+	size_show(o->task_tmp_max, tmp, sizeof(tmp));
+	printf("  per task   memory.max %s, pids.max ",
+	       o->task_memory_max == GP_CONFIG_NONE ? "max (none)" : mem);
+	if (o->task_pids_max == GP_CONFIG_PIDS_NONE)
+		printf("max (none)");
+	else
+		printf("%u", o->task_pids_max);
+	printf("; /tmp, /dev/shm, $HOME %s%s; /proc %s\n",
+	       o->task_tmp_max == GP_CONFIG_NONE ? "the machine's (off)" : "of its own, each at most ",
+	       o->task_tmp_max == GP_CONFIG_NONE ? "" : tmp, gp_config_proc_names[o->task_proc]);
+}
+
 /* The policy line of --check-config, with its target workload if any. */
 static void policy_show(const struct gp_server_options *o)
 {
@@ -1515,7 +1628,13 @@ static void policy_show(const struct gp_server_options *o)
  * says what the server would use, and starts nothing. */
 static int config_show(const struct gp_server_options *o)
 {
-	char why[2 * PATH_MAX + 160];
+	char why[2 * PATH_MAX + 160], uids[64];
+
+	if (o->task_uid_base == GP_CONFIG_UID_BASE_AUTO)
+		snprintf(uids, sizeof(uids), "auto (the first range no running server holds)");
+	else
+		snprintf(uids, sizeof(uids), "%u",
+			 o->task_uid_base ? o->task_uid_base : GP_USER_AUTO_BASE);
 
 	printf("configuration OK\n  database   %s\n  socket     %s%s", o->db, o->socket,
 	       o->tcp_port ? "" : "\n");
@@ -1557,13 +1676,14 @@ static int config_show(const struct gp_server_options *o)
 		printf("  shim       %s\n", o->shim[0] ? o->shim : why);
 	logs_show(o);
 	if (o->with_agent)
-		printf("  cgroup     %s\n  task uids  %u + tenant id%s%s\n  verifier   %s, "
+		printf("  cgroup     %s\n  task uids  %s + tenant id%s%s\n  verifier   %s, "
 		       "every %u ms on average, slack %u MiB\n",
-		       o->cgroup[0] ? o->cgroup : "auto",
-		       o->task_uid_base ? o->task_uid_base : GP_USER_AUTO_BASE,
+		       o->cgroup[0] ? o->cgroup : "auto", uids,
 		       o->task_groups[0] ? "; groups " : "", o->task_groups,
 		       gp_config_verify_names[o->verify],
 		       o->verify_ms ? o->verify_ms : GP_AGENT_VERIFY_MS, o->verify_slack_mib);
+	if (o->with_agent)
+		task_limits_show(o);
 	if (o->with_agent)
 		policy_show(o);
 	for (int i = 0; i < o->prices; i++)

@@ -153,7 +153,7 @@ export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR="$tmp/sim"
 export GPUPOOL_SOCKET="$tmp/server.sock" GPUPOOL_TOKEN_FILE="$tmp/state/admin.token"
 export LD_LIBRARY_PATH="$build/simdev"
 # As root, tasks run as tenants' users: they reach $tmp (as they would
-# /tmp), the installed tree in it, and copies of the simulated driver.
+# /var/tmp), the installed tree in it, and copies of the simulated driver.
 chmod 1777 "$tmp"
 . "$src/scripts/for-tasks.sh"
 for_tasks "$tmp/bin" || { echo "cannot copy the simulated driver into $tmp/bin"; exit 1; }
@@ -219,7 +219,7 @@ as_tenant() { GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE='' "$gp" "$@"; }
 # which kills a device process without libgpushare, must find it loaded.
 id=$(as_tenant submit -q --name installed --mem 1G --compute 50 -- sh -c "id -u;
 	grep '^0::' /proc/self/cgroup; grep -o '/[^ ]*libgpushare\\.so' /proc/self/maps | head -1
-	exec '$gl' alloc --hold 1.5 --json" 2>"$tmp/submit.err")
+	df -k /tmp | tail -1; exec '$gl' alloc --hold 1.5 --json" 2>"$tmp/submit.err")
 wait_end "$id" 15
 check "a tenant's task through the installed server succeeds, the verifier watching" \
 	'.[0].state == "succeeded"' "$tmp/task.json"
@@ -239,6 +239,10 @@ if [ -n "$service_cg" ]; then
 		bad "... as the tenant's own uid, in a cgroup of its own under the server's (uid $uid, tenant $tenant_id)" \
 			"$tmp/task.log"
 	fi
+	# The unit's capabilities let the server mount the task's own /tmp
+	# (CAP_SYS_ADMIN): a tmpfs of the installed task_tmp_max, 1G.
+	expect "... with a /tmp of its own, a tmpfs of task_tmp_max" 0 '^tmpfs +1048576 ' -- \
+		sed -n 4p "$tmp/task.log"
 	# Signalling a task of another uid: SIGTERM ends it at once, well
 	# within the grace period (grace_ms: 5000) after which it would be
 	# killed through its cgroup.

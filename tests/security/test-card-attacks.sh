@@ -5,7 +5,9 @@
 #   1. a priority above the tenant's bound: refused, naming the bound; at
 #      priority 9 (granted) in `shared` isolation beside a neighbour's
 #      `hard` 50 %: the hard task keeps at least 45 % of the card's busy
-#      time (device time, from each task's own figures);
+#      time (device time, from each task's own figures), though each task's
+#      /proc hides the other (--task-proc private: the arbiter takes a
+#      holder it cannot see but that exists for alive, base/proc.h);
 #   2. zeroing and randomising, for 10 s, every file of the card it can
 #      open: only its own task's file opens; the neighbour's allocations
 #      within its slice all succeed and its work ends on time; an alert

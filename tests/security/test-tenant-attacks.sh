@@ -34,7 +34,8 @@ work=$tmp/work
 mkdir -p "$work"
 chmod 1777 "$work"
 
-server_start
+# The limits every task is held to (9-11): small, to reach them quickly.
+server_start --task-memory-max 256M --task-pids-max 128 --task-tmp-max 16M
 admin=$(cat "$tmp/state/admin.token")
 alice=$(as "$admin" tenant add alice --mem-guaranteed 16G --compute-guaranteed 200)
 bob=$(as "$admin" tenant add bob --mem-guaranteed 16G --compute-guaranteed 200)
@@ -231,6 +232,187 @@ else
 fi
 alerted "... with an alert that names it" \
 	"any(.kind == \"task.violation\" and (.message | test(\"process $stranger holds 512 MiB .* belongs to no task\")))"
+
+# ---- 8. two servers on one machine ------------------------------------------------
+# A second server giving tenants of the same id the same uids: its tenant's
+# task could kill this server's alice's (the issue saw it done). It is
+# refused its range, told whose it is; with auto it gets a range of its own.
+two=$tmp/two
+mkdir -p "$two"
+# second ARGS...: a server with its own database, socket, run directory
+# and simulated devices (its verifier would kill this one's tasks on the
+# same ones), on this machine; run with &, $! is the server's pid.
+second() {
+	GPUPOOL_SIM_DIR="$two/sim" exec "$gp" server --db "$two/state/gpupool.db" \
+		--socket "$two/server.sock" --with-agent --run-dir "$two/run" "$@"
+}
+second >"$two/refused.log" 2>&1 &
+refused=$!
+for _ in $(seq 150); do
+	kill -0 "$refused" 2>/dev/null && ! grep -q "serving on" "$two/refused.log" || break
+	sleep 0.1
+done
+if kill -0 "$refused" 2>/dev/null; then
+	kill "$refused"
+	wait "$refused"
+	bad "a second server with the same uid range is refused" "$two/refused.log"
+elif wait "$refused"; then
+	bad "a second server with the same uid range is refused (it exited 0)" "$two/refused.log"
+elif grep -q "overlap the range at 1879048192, which a running server holds (pid $server, the server of $tmp/state/gpupool.db); the range at 1895825408 is free" "$two/refused.log" &&
+	grep -q "give this one another --task-uid-base (or auto)" "$two/refused.log"; then
+	ok "a second server with the same uid range is refused, told whose it is and which is free"
+else
+	bad "a second server with the same uid range is refused, with the reason" "$two/refused.log"
+fi
+
+victim=$(submit "$alice" --mem 1G --compute 10 -- sh -c "echo \$\$ >'$work/victim.pid'; sleep 60")
+wait_for "alice's task runs" 10 "$victim" '.state == "running"'
+for _ in $(seq 50); do [ -s "$work/victim.pid" ] && break; sleep 0.1; done
+second --task-uid-base auto >"$two/server.log" 2>&1 &
+second_pid=$!
+for _ in $(seq 100); do
+	GPUPOOL_SOCKET="$two/server.sock" GPUPOOL_TOKEN_FILE="$two/state/admin.token" "$gp" task ls \
+		>/dev/null 2>&1 && break
+	sleep 0.1
+done
+if grep -q "uid 1895825408 + tenant id" "$two/server.log"; then
+	ok "--task-uid-base auto: the second server takes the next free range"
+else
+	bad "--task-uid-base auto: the second server takes the next free range" "$two/server.log"
+fi
+# Its tenant of alice's id (admin is 1 in both) tries to kill alice's task.
+two_as() { GPUPOOL_SOCKET="$two/server.sock" GPUPOOL_TOKEN_FILE="$two/state/admin.token" as "$@"; }
+two_admin=$(cat "$two/state/admin.token")
+carol=$(two_as "$two_admin" tenant add carol --mem-guaranteed 4G --compute-guaranteed 100)
+killer=$(cd "$work" && two_as "$carol" submit -q --mem 1G --compute 10 -- sh -c \
+	"id -u; kill -9 \$(cat '$work/victim.pid'); echo kill=\$?")
+for _ in $(seq 100); do
+	two_as "$two_admin" task show "$killer" -o json >"$two/killer.json" 2>&1
+	jq -e '.state == "succeeded" or .state == "failed"' "$two/killer.json" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+two_as "$two_admin" logs "$killer" >"$two/killer.log" 2>&1
+if grep -qx "$((1895825408 + alice_id))" "$two/killer.log" && grep -q "kill=1" "$two/killer.log"; then
+	ok "... its tenant of the same id has another uid, and cannot kill the first server's task"
+else
+	bad "... its tenant of the same id has another uid, and cannot kill the first server's task" \
+		"$two/killer.log" "$two/killer.json"
+fi
+as "$admin" task show "$victim" -o json >"$tmp/victim.json"
+check "... which still runs" '.[0].state == "running"' "$tmp/victim.json"
+kill "$second_pid" 2>/dev/null
+wait "$second_pid" 2>/dev/null
+as "$admin" task cancel "$victim" >/dev/null 2>&1
+
+# ---- 9. a fork bomb: pids.max ---------------------------------------------------
+limits=$(grep -o 'pids.max 128 per task (cgroup v[12])' "$tmp/server.log")
+if [ -n "$limits" ]; then
+	forker=$(submit "$alice" --mem 1G --compute 10 -- sh -c \
+		"i=0; while [ \$i -lt 3000 ]; do sleep 30 & i=\$((i + 1)); echo \$i >'$work/forks'; done; echo made=\$i")
+	wait_for "the fork bomb's task ends" 30 "$forker" '.state == "failed" or .state == "succeeded"'
+	log "$forker" >"$tmp/forker.log"
+	made=$(cat "$work/forks" 2>/dev/null)
+	if [ "${made:-3000}" -lt 128 ] && grep -q "fork" "$tmp/forker.log" &&
+		! grep -q "made=3000" "$tmp/forker.log"; then
+		ok "forking 3,000 processes: refused past $limits (it made $made, then: $(grep -o "[^:]*fork.*" "$tmp/forker.log" | head -1))"
+	else
+		echo "made ${made:-none}" >>"$tmp/forker.log"
+		bad "forking 3,000 processes: refused past pids.max" "$tmp/forker.log"
+	fi
+else
+	echo "skipped: pids.max (no pids controller: $(grep -o 'no pids.max[^;]*' "$tmp/server.log"))"
+fi
+
+# ---- 10. host memory: memory.max --------------------------------------------------
+if grep -q 'memory.max 256 MiB per task (cgroup v[12])' "$tmp/server.log"; then
+	eater=$(submit "$alice" --mem 1G --compute 10 -- dd if=/dev/zero of=/dev/null bs=512M count=1)
+	wait_for "512 MiB of host memory over a 256 MiB memory.max: the task is killed, failed with the reason" 30 \
+		"$eater" '.state == "failed" and (.reason | test("^killed for memory: its processes reached their memory.max of 256 MiB .*--task-memory-max.*exit code 137"))'
+	as "$admin" task ls >/dev/null 2>&1 && ok "... and the server goes on" ||
+		bad "... and the server goes on" "$tmp/server.log"
+else
+	echo "skipped: memory.max (no memory controller: $(grep -o 'no memory.max[^;]*' "$tmp/server.log"))"
+fi
+
+# ---- 11. $HOME, /tmp and /dev/shm: the task's own, capped, gone at its end ------------
+mark=gp-attack-$$
+if grep -q "/tmp, /dev/shm and \$HOME (when gpupool makes it) of their own, tmpfs of at most 16 MiB each" "$tmp/server.log"; then
+	filler=$(submit "$alice" --mem 1G --compute 10 -- sh -c "echo \$HOME >'$work/home'
+		for d in \$HOME /tmp /dev/shm; do
+			echo kept >\$d/$mark; dd if=/dev/zero of=\$d/$mark.big bs=1M count=64 2>&1; echo \"\$d dd=\$?\"
+		done")
+	wait_for "a task fills its \$HOME, /tmp and /dev/shm" 15 "$filler" '.state == "succeeded"'
+	log "$filler" >"$tmp/filler.log"
+	home=$(cat "$work/home")
+	if [ "$(grep -c 'No space left on device' "$tmp/filler.log")" = 3 ] &&
+		[ "$(grep -c ' dd=1$' "$tmp/filler.log")" = 3 ]; then
+		ok "writing past 16 MiB in \$HOME, /tmp, /dev/shm: ENOSPC in the task, each"
+	else
+		bad "writing past 16 MiB in \$HOME, /tmp, /dev/shm: ENOSPC in the task, each" "$tmp/filler.log"
+	fi
+	ls -A "$home" "/tmp/$mark" "/dev/shm/$mark" >"$tmp/left" 2>&1
+	if [ -d "$home" ] && [ -z "$(ls -A "$home")" ] && [ ! -e "/tmp/$mark" ] && [ ! -e "/dev/shm/$mark" ]; then
+		ok "... and after its end nothing of it is left on the machine ($home is empty)"
+	else
+		bad "... and after its end nothing of it is left on the machine" "$tmp/left"
+	fi
+	reader=$(submit "$alice" --mem 1G --compute 10 -- sh -c \
+		"cat \$HOME/$mark /tmp/$mark /dev/shm/$mark 2>&1; df -k /tmp | tail -1")
+	wait_for "the tenant's next task starts afresh" 15 "$reader" '.state != "pending" and .state != "running"'
+	log "$reader" >"$tmp/reader.log"
+	if [ "$(grep -c 'No such file' "$tmp/reader.log")" = 3 ] && ! grep -q kept "$tmp/reader.log"; then
+		ok "... and the tenant's next task finds none of it"
+	else
+		bad "... and the tenant's next task finds none of it" "$tmp/reader.log"
+	fi
+	rm -f "/tmp/$mark" "/tmp/$mark.big" "/dev/shm/$mark" "/dev/shm/$mark.big" "$home/$mark" "$home/$mark.big"
+else
+	echo "skipped: a task's own /tmp ($(grep -o "the machine's /tmp and /dev/shm[^;]*" "$tmp/server.log"))"
+fi
+
+# ---- 12. other tenants' processes: a /proc of the task's own ------------------------
+if grep -q "a /proc of their user's processes only" "$tmp/server.log"; then
+	holder=$(submit "$bob" --mem 1G --compute 10 -- sh -c \
+		"echo \$\$ >'$work/bob.pid'; exec '$hog' libcuda.so.1 64 30")
+	wait_for "bob's holder runs" 10 "$holder" '.state == "running"'
+	for _ in $(seq 50); do log "$holder" | grep -q "^held " && break; sleep 0.1; done
+	bob_pid=$(cat "$work/bob.pid")
+	peeker=$(submit "$alice" --mem 1G --compute 10 -- sh -c "
+		test -e /proc/$bob_pid && echo bob=seen || echo bob=hidden
+		cat /proc/$bob_pid/cmdline 2>/dev/null; ps -eo uid= | sort -u | tr -d ' '
+		test -e /proc/\$\$ && echo self=seen")
+	wait_for "the peeking task ends" 15 "$peeker" '.state == "succeeded"'
+	log "$peeker" >"$tmp/peeker.log"
+	if grep -qx bob=hidden "$tmp/peeker.log" && grep -qx self=seen "$tmp/peeker.log" &&
+		! grep -q "$hog" "$tmp/peeker.log" &&
+		[ "$(grep -cx '[0-9]*' "$tmp/peeker.log")" = 1 ] && grep -qx "$((1879048192 + alice_id))" "$tmp/peeker.log"; then
+		ok "another tenant's process is not in a task's /proc (nor its command line), its own are"
+	else
+		bad "another tenant's process is not in a task's /proc" "$tmp/peeker.log"
+	fi
+	# What tasks share of a card (the arbiter's turns) still counts the
+	# processes they cannot see: test-card-attacks.sh's hard share beside
+	# priority 9 runs with these /procs, and fails without that.
+	as "$admin" task cancel "$holder" >/dev/null 2>&1
+else
+	echo "skipped: a task's own /proc ($(grep -o "the machine's /proc[^;]*" "$tmp/server.log"))"
+fi
+
+# ---- 13. a reason quoting what a tenant wrote, in task ls --------------------------------
+# A working directory whose name holds a terminal escape, out of the task's
+# reach: the task fails saying which directory, and `task ls` shows it escaped.
+esc_dir="$work/x$(printf '\033')[2Jy"
+mkdir -m 0700 "$esc_dir"
+escaped=$(cd "$esc_dir" && as "$alice" submit -q --mem 1G --compute 10 -- true)
+wait_for "a task in a directory it cannot enter fails" 15 "$escaped" '.state == "failed"'
+as "$admin" task ls >"$tmp/ls.txt" 2>&1
+as "$admin" task ls -o yaml >"$tmp/ls.yaml" 2>&1
+if grep -qF 'cannot enter the working directory' "$tmp/ls.txt" && grep -qF 'x\x1b[2Jy' "$tmp/ls.txt" &&
+	! LC_ALL=C grep -q "$(printf '\033')" "$tmp/ls.txt" "$tmp/ls.yaml"; then
+	ok "task ls and -o yaml: a reason's terminal escape shown escaped"
+else
+	bad "task ls and -o yaml: a reason's terminal escape shown escaped" "$tmp/ls.txt"
+fi
 
 as "$admin" task cancel "$bob_task" >/dev/null 2>&1
 as "$admin" task cancel "$burner" >/dev/null 2>&1

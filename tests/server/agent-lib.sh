@@ -6,7 +6,7 @@ export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/state/admin.token
 export GPUPOOL_SIM_DIR=$tmp/sim
 # A server run as root runs tasks as their tenants' users: they reach the
 # simulated devices and the regions in $tmp, and write their markers there,
-# as they would in /tmp (sticky, world-writable); the server's own files
+# as they would in /var/tmp (sticky, world-writable); the server's own files
 # (the database, the token, the logs) are in $tmp/state, which it makes 0700.
 chmod 1777 "$tmp"
 # What those tasks run may be out of their reach (a checkout in a 0700

@@ -76,6 +76,10 @@ static void test_example(void **state)
 	assert_int_equal(o->grace_ms, 5000);
 	assert_string_equal(o->cgroup, "auto");
 	assert_int_equal(o->task_uid_base, 1879048192u);
+	assert_true(o->task_memory_max > 0 && o->task_memory_max <= gp_config_machine_memory() / 2);
+	assert_int_equal(o->task_pids_max, 2048);
+	assert_int_equal(o->task_tmp_max, 1ULL << 30);
+	assert_int_equal(o->task_proc, 0);
 	assert_string_equal(o->task_env, "PATH LANG LANGUAGE LC_* TZ LD_LIBRARY_PATH GPUPOOL_SIM_*");
 	assert_int_equal(o->verify, 0);
 	assert_int_equal(o->verify_ms, 200);
@@ -113,7 +117,8 @@ static void test_every_key(void **state)
 				   "body_timeout_ms: 3600000\nmax_connections: 65536\n"
 				   "max_client_connections: 1\nmetrics_token_file: m.token\n"
 				   "cgroup: off\ntask_uid_base: 700000\ntask_groups: video,render\n"
-				   "task_env: PATH LC_*\nverify: alert\nverify_ms: 1000\n"
+				   "task_env: PATH LC_*\ntask_memory_max: 8G\ntask_pids_max: 4096\n"
+				   "task_tmp_max: 2G\ntask_proc: shared\nverify: alert\nverify_ms: 1000\n"
 				   "verify_slack_mib: 0\npolicy: fgd\nworkload_window: 3600\n"
 				   "workload_refresh: 60\nmetrics_listen: 0.0.0.0:9464\n"
 				   "ui_dir: /srv/ui\nui_chart_js: /srv/chart.js\n"
@@ -140,6 +145,10 @@ static void test_every_key(void **state)
 	assert_int_equal(o->task_uid_base, 700000);
 	assert_string_equal(o->task_groups, "video,render");
 	assert_string_equal(o->task_env, "PATH LC_*");
+	assert_int_equal(o->task_memory_max, 8ULL << 30);
+	assert_int_equal(o->task_pids_max, 4096);
+	assert_int_equal(o->task_tmp_max, 2ULL << 30);
+	assert_int_equal(o->task_proc, 1);
 	assert_int_equal(o->verify, 1);
 	assert_int_equal(o->verify_ms, 1000);
 	assert_int_equal(o->verify_slack_mib, 0);
@@ -179,6 +188,18 @@ static void test_empty_and_missing(void **state)
 	assert_int_equal(load_text("", o, err, sizeof(err)), 0);
 	assert_int_equal(load_text("# only a comment\n---\n", o, err, sizeof(err)), 0);
 	assert_int_equal(o->queue_max, 5);
+	assert_int_equal(load_text("task_uid_base: auto\n", o, err, sizeof(err)), 0);
+	assert_int_equal(o->task_uid_base, GP_CONFIG_UID_BASE_AUTO);
+	/* None: "max" and "off"; a share of this machine's memory, in whole MiB. */
+	assert_int_equal(load_text("task_memory_max: max\ntask_pids_max: max\ntask_tmp_max: off\n",
+				   o, err, sizeof(err)),
+			 0);
+	assert_true(o->task_memory_max == GP_CONFIG_NONE);
+	assert_int_equal(o->task_pids_max, GP_CONFIG_PIDS_NONE);
+	assert_true(o->task_tmp_max == GP_CONFIG_NONE);
+	assert_int_equal(load_text("task_memory_max: 50%\n", o, err, sizeof(err)), 0);
+	assert_true(o->task_memory_max > 0 && o->task_memory_max <= gp_config_machine_memory() / 2);
+	assert_int_equal(o->task_memory_max % (1 << 20), 0);
 	assert_int_equal(gp_config_load("/nonexistent/gpupool.yaml", o, err, sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent/gpupool.yaml: cannot read"));
@@ -266,8 +287,19 @@ static void test_bad(void **state)
 		{"allowed_hosts: \"[zz::1]\"\n", ":1:16: key \"allowed_hosts\": \"[zz::1]\" is not a "
 						   "host name"},
 		{"verify: [kill]\n", ":1:9: key \"verify\": is a list; give one of its words"},
-		{"task_uid_base: 1000\n", ":1:16: key \"task_uid_base\": \"1000\" is not a whole "
-					   "number from 65536 to 2130706432"},
+		{"task_uid_base: 1000\n", ":1:16: key \"task_uid_base\": \"1000\" is neither auto "
+					   "nor a whole number from 65536 to 2130706432"},
+		{"task_uid_base: any\n", ":1:16: key \"task_uid_base\": \"any\" is neither auto"},
+		{"task_memory_max: 8M\n", ":1:18: key \"task_memory_max\": \"8M\" is not max, a share "
+					    "of this machine's memory like 50%, or a size from 16M to 1T"},
+		{"task_memory_max: 0%\n", ":1:18: key \"task_memory_max\": \"0%\" is not max"},
+		{"task_memory_max: 101%\n", ":1:18: key \"task_memory_max\": \"101%\" is not max"},
+		{"task_pids_max: 15\n", ":1:16: key \"task_pids_max\": \"15\" is not max or a whole "
+					 "number from 16 to 4194304"},
+		{"task_tmp_max: 512K\n", ":1:15: key \"task_tmp_max\": \"512K\" is not off or a size "
+					  "from 1M to 1T"},
+		{"task_proc: hidden\n", ":1:12: key \"task_proc\": \"hidden\" is not one of: private, "
+					 "shared"},
 		{"verify_ms: 50\n", ":1:12: key \"verify_ms\": \"50\" is not a whole number from "
 				     "100 to 60000"},
 		{"log_max: 512K\n", ":1:10: key \"log_max\": \"512K\" is not a size from 1M to 1T; "

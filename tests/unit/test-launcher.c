@@ -254,6 +254,54 @@ static void test_user(void **state)
 	assert_non_null(strstr(why, "as uid 65534: cannot read the interposer"));
 }
 
+/* As root, a task's own mounts: /tmp, /dev/shm and its home are tmpfs of
+ * its own, empty at its start, full at their cap (ENOSPC), and nothing
+ * it wrote there is on the machine, during or after; its /proc shows no
+ * process of another user's (not even pid 1). */
+static void test_own_mounts(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_launch_user nobody = { .uid = 65534, .gid = 65534 };
+	char home[128], command[1024], out[256], path[160];
+	struct gp_launch spec = { .command = command, .log_path = f->log, .user = &nobody,
+				  .tmp_bytes = 1 << 20, .tmp_home = home, .private_proc = true };
+	const char *const places[] = { "/tmp", "/dev/shm", home };
+	bool tmp = false, proc = false;
+	pid_t pgid;
+	int code = -1;
+
+	if (geteuid() != 0) {
+		skip(); /* mounts need root */
+		return;
+	}
+	assert_int_equal(gp_launch_mounts_probe(&tmp, &proc, why, sizeof(why)), 0);
+	if (!tmp || !proc) {
+		print_message("skipped: %s\n", why);
+		skip();
+		return;
+	}
+	/* Not under /tmp, which the task has of its own (as the agent's run
+	 * directory must not be). */
+	snprintf(home, sizeof(home), "/var/tmp/gp-launcher-home-XXXXXX");
+	assert_non_null(mkdtemp(home));
+	assert_int_equal(chown(home, 65534, 65534), 0);
+	snprintf(command, sizeof(command),
+		 "for d in /tmp /dev/shm %s; do ls -A $d | wc -l; echo x >$d/gp-own-%d; "
+		 "dd if=/dev/zero of=$d/gp-own-%d.big bs=64k count=32 2>&1 | grep -c 'No space'; "
+		 "done; ls /proc | grep -c '^1$'",
+		 home, (int)getpid(), (int)getpid());
+	assert_int_equal(start(&spec, &pgid), 0);
+	assert_int_equal(gp_launch_reap(pgid, true, &code), 1);
+	log_read(f, out, sizeof(out));
+	assert_string_equal(out, "0\n1\n0\n1\n0\n1\n0\n");
+	assert_int_equal(code, 1); /* grep -c found no pid 1 */
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/gp-own-%d", places[i], (int)getpid());
+		assert_int_equal(access(path, F_OK), -1);
+	}
+	assert_int_equal(rmdir(home), 0); /* empty: all it held was the task's */
+}
+
 /* A keeper leads the task: it bears its name, outlives a SIGTERM to the
  * group that ends the shell, and leaves the shell's code in its file. */
 static void test_keeper(void **state)
@@ -471,6 +519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_descriptors_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_own_mounts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keeper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_mark, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_mark_outlives_thread, setup, teardown),
