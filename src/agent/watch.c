@@ -216,11 +216,13 @@ static void files_check(struct gp_agent *a, const struct gp_verify_task *t)
 		if (r != -EBADMSG)
 			continue;
 		r = gp_region_task_file_make(a->region[d], id, NULL);
-		snprintf(v.text, sizeof(v.text),
-			 "task %lld damaged its file on %s, which only its processes write: %s; "
-			 "%s", (long long)t->id, a->node.device[d].uuid, why,
-			 r == 0 ? "it was made anew from the limits table"
-				: "it could not be made anew");
+		/* (Cut short, it still names the task and the device.) */
+		if (snprintf(v.text, sizeof(v.text),
+			     "task %lld damaged its file on %s, which only its processes write: %s; "
+			     "%s", (long long)t->id, a->node.device[d].uuid, why,
+			     r == 0 ? "it was made anew from the limits table"
+				    : "it could not be made anew") >= (int)sizeof(v.text))
+			v.text[sizeof(v.text) - 1] = '\0';
 		v.device = d;
 		task_violated(a, &v);
 	}

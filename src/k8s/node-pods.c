@@ -2,6 +2,7 @@
  * GetPreferredAllocation for the kubelet, live changes and ends from the
  * pods' informer. */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,21 +201,25 @@ static void pods_relist(struct node *n)
 static int device_mounts(struct node *n, const struct node_pod *k, unsigned i,
 			 struct gp_plugin_response *r)
 {
-	const char *uuid = n->dev[k->dev[i]].d.uuid;
-	char host[600], inside[200], tasks[600], mine[600];
+	const char *uuid = n->dev[k->dev[i]].d.uuid, *in = GP_NODE_RUN_DIR_IN_CONTAINER;
+	char host[PATH_MAX], limits[200], tasks_in[200], mine_in[200], tasks[PATH_MAX],
+		mine[PATH_MAX];
 	int err = 0;
 
-	snprintf(host, sizeof(host), "%s/device-%s.limits", n->o.run_dir, uuid);
-	snprintf(inside, sizeof(inside), "%s/device-%s.limits", GP_NODE_RUN_DIR_IN_CONTAINER, uuid);
-	err |= gp_plugin_response_mount(r, inside, host, true);
-	if (gp_region_tasks_dir(n->o.run_dir, uuid, tasks, sizeof(tasks)) < 0 ||
-	    gp_region_task_path(n->dev[k->dev[i]].region, k->task, mine, sizeof(mine)) < 0)
-		return -ENOENT;
-	snprintf(inside, sizeof(inside), "%s/device-%s.tasks", GP_NODE_RUN_DIR_IN_CONTAINER, uuid);
-	err |= gp_plugin_response_mount(r, inside, tasks, true);
-	snprintf(inside, sizeof(inside), "%s/device-%s.tasks%s", GP_NODE_RUN_DIR_IN_CONTAINER, uuid,
-		 strrchr(mine, '/'));
-	err |= gp_plugin_response_mount(r, inside, mine, false);
+	if (snprintf(host, sizeof(host), "%s/device-%s.limits", n->o.run_dir, uuid) >=
+		    (int)sizeof(host) ||
+	    gp_region_tasks_dir(n->o.run_dir, uuid, tasks, sizeof(tasks)) < 0 ||
+	    gp_region_task_path(n->dev[k->dev[i]].region, k->task, mine, sizeof(mine)) < 0 ||
+	    snprintf(limits, sizeof(limits), "%s/device-%s.limits", in, uuid) >=
+		    (int)sizeof(limits) ||
+	    snprintf(tasks_in, sizeof(tasks_in), "%s/device-%s.tasks", in, uuid) >=
+		    (int)sizeof(tasks_in) ||
+	    snprintf(mine_in, sizeof(mine_in), "%s%s", tasks_in, strrchr(mine, '/')) >=
+		    (int)sizeof(mine_in))
+		return -ENAMETOOLONG;
+	err |= gp_plugin_response_mount(r, limits, host, true);
+	err |= gp_plugin_response_mount(r, tasks_in, tasks, true);
+	err |= gp_plugin_response_mount(r, mine_in, mine, false);
 	return err;
 }
 
