@@ -104,8 +104,21 @@ static void unescape(char *s)
 	*out = '\0';
 }
 
-/* The mount point of the cgroup2 filesystem (its root mounted). */
-static int mount_find(char *buf, size_t len)
+/* Is word one of list's words (separated by commas, spaces or lines)? */
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || strchr(", \n", p[-1])) && (p[n] == '\0' || strchr(", \n", p[n])))
+			return true;
+	return false;
+}
+
+/* The mount point of a filesystem of type fstype whose root is mounted,
+ * and, with `option`, that has it among its super options (a cgroup v1
+ * hierarchy's controller), from /proc/self/mountinfo. */
+static int mountinfo_find(const char *fstype, const char *option, char *buf, size_t len)
 {
 	FILE *in = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
@@ -114,10 +127,11 @@ static int mount_find(char *buf, size_t len)
 	if (!in)
 		return -errno;
 	while (r < 0 && fgets(line, sizeof(line), in)) {
-		char root[PATH_MAX], point[PATH_MAX], *dash = strstr(line, " - ");
-		char fstype[64];
+		char root[PATH_MAX], point[PATH_MAX], type[64], opts[512] = "";
+		char *dash = strstr(line, " - ");
 
-		if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+		if (!dash || sscanf(dash, " - %63s %*s %511s", type, opts) < 1 ||
+		    strcmp(type, fstype) != 0 || (option && !has_word(opts, option)))
 			continue;
 		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
 		    strcmp(root, "/") != 0)
@@ -130,6 +144,12 @@ static int mount_find(char *buf, size_t len)
 	}
 	fclose(in);
 	return r;
+}
+
+/* The mount point of the cgroup2 filesystem (its root mounted). */
+static int mount_find(char *buf, size_t len)
+{
+	return mountinfo_find("cgroup2", NULL, buf, len);
 }
 
 /* This process's cgroup in the v2 hierarchy ("0::/path"). */
@@ -200,17 +220,6 @@ static int paths_resolve(struct gp_cgroups *c, const char *where, const char *ta
 
 /* ---- limits ------------------------------------------------------------------ */
 
-/* Is word one of list's words (separated by commas, spaces or lines)? */
-static bool has_word(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || strchr(", \n", p[-1])) && (p[n] == '\0' || strchr(", \n", p[n])))
-			return true;
-	return false;
-}
-
 static int file_in(const char *dir, const char *name, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s/%s", dir, name);
@@ -258,30 +267,7 @@ static bool v2_enable(const struct gp_cgroups *c, const char *name)
 /* The mount point of the cgroup v1 hierarchy that has controller name. */
 static int v1_mount(const char *name, char *buf, size_t len)
 {
-	FILE *in = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int r = -ENOENT;
-
-	if (!in)
-		return -errno;
-	while (r < 0 && fgets(line, sizeof(line), in)) {
-		char root[PATH_MAX], point[PATH_MAX], fstype[64], opts[512];
-		char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(dash, " - %63s %*s %511s", fstype, opts) != 2 ||
-		    strcmp(fstype, "cgroup") != 0 || !has_word(opts, name))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
-		    strcmp(root, "/") != 0)
-			continue;
-		unescape(point);
-		if (strlen(point) < len) {
-			snprintf(buf, len, "%s", point);
-			r = 0;
-		}
-	}
-	fclose(in);
-	return r;
+	return mountinfo_find("cgroup", name, buf, len);
 }
 
 /* This process's cgroup in the v1 hierarchy of controller name

@@ -748,7 +748,19 @@ int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret)
 
 uint64_t gp_region_task_used(struct gp_region *r, int slot)
 {
-	return r && r->mine && slot == r->slot ? mine_claimed(r->mine) : 0;
+	uint64_t used;
+	int locked;
+
+	if (!r || !r->mine || slot != r->slot)
+		return 0;
+	/* Under the task's mutex, as admission sums: a sum read without it
+	 * could take one process's bytes before it gave them back and
+	 * another's after it took them, and pass the limit. */
+	locked = gp_pshared_mutex_lock(&r->mine->lock) == 0;
+	used = mine_claimed(r->mine);
+	if (locked)
+		pthread_mutex_unlock(&r->mine->lock);
+	return used;
 }
 
 int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len)

@@ -143,8 +143,9 @@ void gp_region_mem_release(struct gp_region *r, int slot, uint64_t bytes);
  * and the memory its processes hold. gp_region_limits fills zeros and
  * returns -ENOENT for a slot that is not the handle's, and, managed,
  * fills zeros and returns -EPERM as gp_region_mem_reserve would.
- * gp_region_task_used returns 0 for a slot that is not the handle's, and
- * makes no system call (it is on the interposer's hot path).
+ * gp_region_task_used returns 0 for a slot that is not the handle's; it
+ * takes the task's mutex (never held long) and makes no system call
+ * otherwise.
  * gp_region_total is the table's figure when the device is managed. */
 int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret);
 uint64_t gp_region_task_used(struct gp_region *r, int slot);
