@@ -81,7 +81,7 @@
 
 #include "shim/region.h"
 
-#define GP_ARBITER_LOOK_NS 500000ULL /* a holder looks for urgent waiters this often */
+#define GP_ARBITER_LOOK_NS 250000ULL /* a holder looks for urgent waiters this often */
 
 struct gp_arbiter;
 
