@@ -167,12 +167,13 @@ uint64_t gp_arbiter_used_ns(const struct gp_arbiter *a)
 
 /* ---- looking at the others -------------------------------------------------- */
 
-/* Our own view for the rules, with our task's limits now. */
-static struct gp_turn_view view_mine(struct gp_arbiter *a, const struct gp_task_limits *lim,
-				     bool interactive, uint64_t now)
+/* A process's view for the rules: its task's limits (the table's) and
+ * account (its file's), what it said of itself, and its place in the
+ * fixed order. */
+static struct gp_turn_view view_of(const struct gp_taskfile *tf,
+				   const struct gp_task_limits *lim, bool interactive,
+				   uint64_t since, unsigned order, uint64_t now, uint64_t slice_ns)
 {
-	struct gp_taskfile *tf = a->tf;
-
 	return (struct gp_turn_view){
 		.priority = lim->priority,
 		.share = lim->compute,
@@ -180,11 +181,18 @@ static struct gp_turn_view view_mine(struct gp_arbiter *a, const struct gp_task_
 		.interactive = interactive,
 		.vtime = atomic_load(&tf->vtime),
 		.budget_ns = gp_turn_budget(atomic_load(&tf->budget_ns),
-					    atomic_load(&tf->refilled_ns), lim->compute, now,
-					    a->slice_ns),
-		.since_ns = atomic_load(&a->me->since_ns),
-		.order = (unsigned)(a->task * GP_TASK_PROCS + a->slot),
+					    atomic_load(&tf->refilled_ns), lim->compute, now, slice_ns),
+		.since_ns = since < now ? since : now,
+		.order = order,
 	};
+}
+
+/* Our own view, with our task's limits now. */
+static struct gp_turn_view view_mine(struct gp_arbiter *a, const struct gp_task_limits *lim,
+				     bool interactive, uint64_t now)
+{
+	return view_of(a->tf, lim, interactive, atomic_load(&a->me->since_ns),
+		       (unsigned)(a->task * GP_TASK_PROCS + a->slot), now, a->slice_ns);
 }
 
 /* Adds slot j of task k (file tf) to the look, when it claims anything. */
@@ -192,9 +200,7 @@ static void look_add(struct gp_arbiter *a, struct look *l, int k, const struct g
 		     int j, uint64_t now)
 {
 	const struct gp_taskfile_slot *s = &tf->slot[j];
-	const struct gp_task_limits *lim = &l->limits[k];
 	uint32_t state = atomic_load(&s->state);
-	uint64_t since = atomic_load(&s->since_ns);
 	struct cand *c;
 
 	if (l->n == CANDS_MAX || gp_shfile_slot_pid(&s->id) <= 0 || state == GP_TURN_NONE ||
@@ -210,18 +216,9 @@ static void look_add(struct gp_arbiter *a, struct look *l, int k, const struct g
 		.turns = atomic_load(&s->turns),
 		.until = atomic_load(&s->until_ns),
 		.idle = atomic_load(&s->idle) != 0,
-		.v = {
-			.priority = lim->priority,
-			.share = lim->compute,
-			.hard = lim->isolation == GP_ISOLATION_HARD,
-			.interactive = atomic_load(&s->interactive) != 0,
-			.vtime = atomic_load(&tf->vtime),
-			.budget_ns = gp_turn_budget(atomic_load(&tf->budget_ns),
-						    atomic_load(&tf->refilled_ns), lim->compute,
-						    now, a->slice_ns),
-			.since_ns = since < now ? since : now,
-			.order = (unsigned)(k * GP_TASK_PROCS + j),
-		},
+		.v = view_of(tf, &l->limits[k], atomic_load(&s->interactive) != 0,
+			     atomic_load(&s->since_ns), (unsigned)(k * GP_TASK_PROCS + j), now,
+			     a->slice_ns),
 	};
 }
 

@@ -83,7 +83,7 @@ int gp_taskfile_make(const char *path, const char *uuid, const char *id, uint64_
 	char tmp[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	void *map;
-	int n, r;
+	int n, r, old;
 
 	n = snprintf(tmp, sizeof(tmp), "%.*s/.task-tmp-%d", slash ? (int)(slash - path) : 1,
 		     slash ? path : ".", (int)getpid());
@@ -97,10 +97,17 @@ int gp_taskfile_make(const char *path, const char *uuid, const char *id, uint64_
 	/* Made with its mode (gp_shfile_make), then given away: a server
 	 * without CAP_FOWNER could not change the mode of a file no longer
 	 * its own. */
+	old = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fchownat(AT_FDCWD, tmp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || rename(tmp, path) < 0) {
 		r = -errno;
 		unlink(tmp);
+	} else if (old >= 0) {
+		/* The file replaced is no task's any more: whoever still maps it
+		 * finds its head gone and opens the new one. */
+		pwrite(old, &(uint64_t){ 0 }, sizeof(uint64_t), 0);
 	}
+	if (old >= 0)
+		close(old);
 	return r;
 }
 

@@ -99,8 +99,10 @@ int gp_taskfile_dir(const char *dir, const char *uuid, char *buf, size_t len);
 int gp_taskfile_path(const char *dir, const char *uuid, int index, char *buf, size_t len);
 
 /* Makes the file of task `id` (admission `stamp`) at path, complete under
- * a temporary name and renamed over whatever was there: owned by uid
- * ((uid_t)-1: the caller) and gid ((gid_t)-1: kept), with mode `mode`.
+ * a temporary name and renamed over whatever was there (whose head it
+ * then spoils, so that every reader that still maps it opens the new
+ * one): owned by uid ((uid_t)-1: the caller) and gid ((gid_t)-1: kept),
+ * with mode `mode`.
  * For the agent at a task's admission, and for rebuilding a damaged file
  * (the dir must be the caller's alone: dir/.task-tmp-PID is made there). */
 int gp_taskfile_make(const char *path, const char *uuid, const char *id, uint64_t stamp,

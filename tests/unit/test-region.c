@@ -36,6 +36,7 @@
 
 #include "base/rng.h"
 #include "shim/region.h"
+#include "shim/limits-table.h"
 #include "shim/taskfile.h"
 
 #define MiB (1024ULL * 1024)
@@ -1148,7 +1149,9 @@ static void managed_damaged_file_harms_no_other_task(void **state)
 	struct gp_region *r = managed_open(f);
 	struct gp_task_info info[2];
 	struct gp_task_limits got;
-	char path[PATH_MAX], why[256];
+	const struct gp_taskfile *old = NULL;
+	char path[PATH_MAX], victim[PATH_MAX], why[256];
+	uint64_t stamp;
 	long allocs = 0;
 	int slot, status;
 	pid_t vandal;
@@ -1181,12 +1184,20 @@ static void managed_damaged_file_harms_no_other_task(void **state)
 	assert_int_equal(gp_region_task_check(r, "victim", why, sizeof(why)), 0);
 	assert_int_equal(gp_region_task_check(r, "vandal", why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "overwritten"));
+	/* Made anew: a reader that still maps the file replaced finds it no
+	 * task's (its head spoilt) and opens the new one. */
+	assert_int_equal(gp_taskfile_open_ro(path, MANAGED, "vandal", 0, &old), -ESTALE);
+	file_path(f, "tasks/task-1", victim, sizeof(victim));
+	assert_int_equal(gp_limits_secret_hash(MANAGED, "victim", OTHER_SECRET, &stamp), 0);
+	assert_int_equal(gp_taskfile_open_ro(victim, MANAGED, "victim", stamp, &old), 0);
+	assert_int_equal(gp_region_task_file_make(r, "victim", NULL), 0);
+	assert_false(gp_taskfile_is_good(old, MANAGED, "victim", stamp));
+	gp_taskfile_unmap(old);
 	assert_int_equal(gp_region_task_file_make(r, "vandal", NULL), 0);
 	assert_int_equal(gp_region_task_check(r, "vandal", why, sizeof(why)), 0);
 	assert_int_equal(gp_region_tasks(r, info, 2), 2);
 	assert_int_equal(info[0].processes, 0);
-	assert_int_equal(info[1].processes, 1);
-	assert_int_equal(info[1].mem_used, 0);
+	assert_int_equal(info[1].processes, 1); /* this process, in the file it joined */
 	gp_region_close(r);
 }
 
