@@ -139,29 +139,28 @@ static bool in_task_tmp(const char *path)
 /* As root: whether tasks get their own /tmp, /dev/shm, $HOME and /proc
  * (launcher.h), as asked and as this machine allows (else why not); the
  * run directory and the interposer must then lie outside /tmp, or tasks
- * could not reach them. */
-static int mounts_open(struct gp_agent *a, char *err, size_t err_len)
+ * could not reach them: where they do not, tasks keep the machine's /tmp,
+ * and why is said. */
+static void mounts_open(struct gp_agent *a)
 {
 	bool tmp = false, proc = false;
 
 	if (!a->privileged || (!a->o.tmp_max && a->o.shared_proc))
-		return 0;
+		return;
 	if (gp_launch_mounts_probe(&tmp, &proc, a->mounts_why, sizeof(a->mounts_why)) < 0)
 		snprintf(a->mounts_why, sizeof(a->mounts_why), "cannot fork to try: %s",
 			 strerror(errno));
 	a->tmp_bytes = tmp ? a->o.tmp_max : 0;
 	a->private_proc = proc && !a->o.shared_proc;
-	if (!a->tmp_bytes)
-		return 0;
-	if (in_task_tmp(a->run_dir) || in_task_tmp(a->o.shim_path)) {
-		snprintf(err, err_len,
-			 "%s is under /tmp or /dev/shm, which each task has of its own "
-			 "(--task-tmp-max): tasks would not find it there; put it elsewhere, or "
-			 "give --task-tmp-max off",
+	if (a->tmp_bytes && (in_task_tmp(a->run_dir) || in_task_tmp(a->o.shim_path))) {
+		/* Tasks would not find it in a /tmp of their own: they keep the
+		 * machine's, and the start-up line says why. */
+		snprintf(a->mounts_why, sizeof(a->mounts_why),
+			 "%.100s is under /tmp, which a task's own /tmp hides; put it "
+			 "elsewhere for tasks to have theirs",
 			 in_task_tmp(a->run_dir) ? a->run_dir : a->o.shim_path);
-		return -EINVAL;
+		a->tmp_bytes = 0;
 	}
-	return 0;
 }
 
 /* The agent's own directory: the tasks' keepers' status files and the
@@ -273,7 +272,7 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 	if (r == 0 && gethostname(a->node.hostname, sizeof(a->node.hostname) - 1) < 0)
 		snprintf(a->node.hostname, sizeof(a->node.hostname), "localhost");
 	if (r == 0)
-		r = mounts_open(a, err, err_len);
+		mounts_open(a);
 	if (r == 0)
 		r = tasks_dir_make(a, err, err_len);
 	if (r == 0)         /* before the rest: a card cut by hand becomes its partitions */
