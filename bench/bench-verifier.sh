@@ -82,6 +82,21 @@ now_ms() {
 	date +%s%3N
 }
 
+# random_pause: sleeps 0 to 0.999 s, so that trials do not keep one phase
+# against the verifier's period.
+random_pause() {
+	sleep "0.$(od -An -N2 -tu2 /dev/urandom | awk '{printf "%03d", $1 % 1000}')"
+}
+
+# ended_after PID FROM LIMIT_MS FILE: waits until PID ends (LIMIT_MS after
+# FROM, unix ms, at the most), and appends the ms from FROM to then to FILE.
+ended_after() {
+	while kill -0 "$1" 2>/dev/null && [ $(($(now_ms) - $2)) -lt "$3" ]; do
+		sleep 0.005
+	done
+	echo $(($(now_ms) - $2)) >>"$4"
+}
+
 # ticks PID [TID]: utime + stime of the process (or one of its threads).
 ticks() {
 	f=/proc/$1/stat
@@ -153,16 +168,15 @@ slow_thread=$1 slow_server=$2
 holders_check
 server_stop
 
-# The default period, and violations with the holders still running. Each
-# trial starts after a random pause, so that trials do not keep one phase
-# against the verifier's period.
+# The default period, and violations with the holders still running, each
+# trial after a random pause.
 server_start default
 set -- $(cpu "$server" "$verifier")
 default_thread=$1
 holders_check
 : >"$tmp/kills"
 for _ in $(seq "$kills"); do
-	sleep "0.$(od -An -N2 -tu2 /dev/urandom | awk '{printf "%03d", $1 % 1000}')"
+	random_pause
 	id=$(cd "$tmp" && "$gp" submit -q --mem 512M --compute 3 -- \
 		env -u LD_PRELOAD "$hog" libcuda.so.1 1024)
 	line=""
@@ -174,10 +188,7 @@ for _ in $(seq "$kills"); do
 	[ -n "$line" ] || fail "task $id never held its memory"
 	pid=$(echo "$line" | awk '{print $5}')
 	held=$(echo "$line" | awk '{print $7}')
-	while kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - held)) -lt 10000 ]; do
-		sleep 0.005
-	done
-	echo $(($(now_ms) - held)) >>"$tmp/kills"
+	ended_after "$pid" "$held" 10000 "$tmp/kills"
 done
 
 # pulse_trials MS: PULSES tasks, each pulsing 8 GiB for MS ms once a second
@@ -186,7 +197,7 @@ done
 pulse_trials() {
 	: >"$tmp/pulse-$1"
 	for _ in $(seq "$pulses"); do
-		sleep "0.$(od -An -N2 -tu2 /dev/urandom | awk '{printf "%03d", $1 % 1000}')"
+		random_pause
 		id=$(cd "$tmp" && "$gp" submit -q --mem 1G --compute 3 -- \
 			"$pulse" "$tmp/bin/libnotcuda.so" 8192 "$1" 1000 30)
 		line="" pid=""
@@ -198,10 +209,7 @@ pulse_trials() {
 		done
 		[ -n "$line" ] && [ -n "$pid" ] || fail "task $id never pulsed"
 		first=$(echo "$line" | awk '{print $4}')
-		while kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - first)) -lt 30000 ]; do
-			sleep 0.005
-		done
-		echo $(($(now_ms) - first)) >>"$tmp/pulse-$1"
+		ended_after "$pid" "$first" 30000 "$tmp/pulse-$1"
 	done
 }
 for ms in 30 100 300; do

@@ -15,7 +15,9 @@
 #                          libcuda.so.1 (the simulated driver), pointing
 #                          LD_LIBRARY_PATH at them. Does nothing unless
 #                          this shell is root. Returns 1 (having said why,
-#                          as cp does) when a copy fails.
+#                          as cp does) when a copy fails. A second call
+#                          with the same DIR copies more programs and keeps
+#                          the libraries' copies.
 
 for_tasks() {
 	ft_dir=$1
@@ -39,7 +41,9 @@ for_tasks() {
 	while [ -n "$ft_rest" ]; do
 		ft_part=${ft_rest%%:*}
 		[ "$ft_part" = "$ft_rest" ] && ft_rest="" || ft_rest=${ft_rest#*:}
-		if [ -n "$ft_part" ] && [ -f "$ft_part/libcuda.so.1" ]; then
+		# (A directory in DIR already is a copy: a second call keeps it.)
+		if [ -n "$ft_part" ] && [ -f "$ft_part/libcuda.so.1" ] &&
+			[ "${ft_part#"$ft_dir"/}" = "$ft_part" ]; then
 			ft_n=$((ft_n + 1))
 			mkdir -p "$ft_dir/lib$ft_n" && chmod 755 "$ft_dir/lib$ft_n" || return 1
 			for ft_lib in "$ft_part"/*.so*; do

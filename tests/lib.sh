@@ -170,6 +170,26 @@ eventually() {
 	return 1
 }
 
+# serving: the server $server answers on the socket $sock within 10 s;
+# false when it does not, or exits first.
+serving() {
+	for _ in $(seq 100); do
+		curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && return 0
+		kill -0 "$server" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# needs_root WHY: unless this shell is root, says "skipped: WHY" and ends
+# the test as skipped (exit 77, as meson counts it).
+needs_root() {
+	[ "$(id -u)" = 0 ] && return 0
+	echo "skipped: $1"
+	finished=yes
+	exit 77
+}
+
 # finish_hook runs in finish, before the counts: a test may redefine it to
 # check what only ends with the test (tests/server/agent-lib.sh stops its
 # server and reads its exit status).

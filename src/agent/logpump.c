@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/logfile.h"
 
 #define EVENTS_MAX    64
@@ -497,20 +498,14 @@ static int thread_start(struct gp_logpump *p)
 
 static int sync_init(struct gp_logpump *p)
 {
-	pthread_condattr_t ca;
 	int r;
 
 	if ((r = pthread_mutex_init(&p->lock, NULL)) != 0)
 		return -r;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	r = pthread_cond_init(&p->closed, &ca);
-	pthread_condattr_destroy(&ca);
-	if (r) {
+	r = gp_monotonic_cond_init(&p->closed);
+	if (r < 0)
 		pthread_mutex_destroy(&p->lock);
-		return -r;
-	}
-	return 0;
+	return r;
 }
 
 static int pump_open(struct gp_logpump *p)

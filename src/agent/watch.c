@@ -155,7 +155,7 @@ static const struct known *known_of(struct gp_agent *a, struct watch_scratch *w,
 	}
 	if (k->task && !k->joined) {
 		gp_agent_task_name(k->task, id, sizeof(id));
-		k->joined = gp_region_task_has_process(a->region[d], id, pid);
+		k->joined = gp_region_task_has_process(a->region[d], id, pid, start);
 	}
 	return k;
 }

@@ -26,17 +26,4 @@ void gp_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_n
 /* Wakes every waiter on *word. */
 void gp_futex_wake_all(_Atomic uint32_t *word);
 
-/* The files themselves, where processes of several users share them (a
- * directory only the caller can write, files it owns with a group).
- *
- * gp_pshared_file_vet removes path when it is anything but a plain file
- * with one link (a symbolic or hard link put where a shared file belongs),
- * so that the next maker makes a file of its own; 0 when path is fine or
- * absent, else a negative errno. gp_pshared_file_share gives the plain
- * file at path (-EPERM for anything else) to the caller and `group`
- * ((gid_t)-1: its group stays) with exactly `mode` (the umask plays no
- * part). Neither follows a symbolic link. */
-int gp_pshared_file_vet(const char *path);
-int gp_pshared_file_share(const char *path, mode_t mode, gid_t group);
-
 #endif

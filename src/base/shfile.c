@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/proc.h"
 
 #ifdef GP_SHFILE_TEST_HOOKS
@@ -29,14 +29,6 @@ static void test_stop(const char *point)
 #else
 #define test_stop(point) ((void)0)
 #endif
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the file -------------------------------------------------------- */
 
@@ -95,7 +87,7 @@ unlink:
  * made; -EPROTO: of another layout. */
 static int head_wait(int fd, const struct gp_shfile_layout *l)
 {
-	uint64_t deadline = now_ns() + GP_SHFILE_READY_WAIT_NS;
+	uint64_t deadline = gp_monotonic_ns() + GP_SHFILE_READY_WAIT_NS;
 	struct {
 		uint64_t magic;
 		uint32_t version, size;
@@ -110,7 +102,7 @@ static int head_wait(int fd, const struct gp_shfile_layout *l)
 			return h.magic == l->magic && h.version == l->version && h.size == l->size
 				       ? 0
 				       : -EPROTO;
-		if (now_ns() > deadline)
+		if (gp_monotonic_ns() > deadline)
 			return -EIO;
 		usleep(1000);
 	}

@@ -2,10 +2,11 @@
  * layout per file, made once and found by every later opener, and the
  * table of process slots such a file keeps.
  *
- * simdev's device state (simdev/simdev.c), the interposer's region and
- * arbiter files (shim/region.c, shim/arbiter.c) are opened with
- * gp_shfile_open; the limits table (shim/limits-table.c) is made with
- * gp_shfile_make under a temporary name and renamed into place. Their
+ * simdev's device state (simdev/simdev.c), the interposer's unmanaged
+ * region (shim/region.c) and each task's own file (shim/taskfile.c) are
+ * opened with gp_shfile_open; the limits table (shim/limits-table.c) and
+ * a task file the agent makes are made with gp_shfile_make under a
+ * temporary name and renamed into place. Their
  * mutexes are base/pshared.h's robust process-shared ones.
  *
  * Invariants, kept by every user:
@@ -135,9 +136,9 @@ int gp_shfile_slot_find(const struct gp_shfile_slots *t, pid_t pid, uint64_t sta
 int gp_shfile_slot_claim(const struct gp_shfile_slots *t, pid_t pid, uint64_t start,
 			 void (*fill)(void *slot, void *arg), void *arg);
 
-/* Claims slot i, which the caller has the right to by other means (the
- * arbiter's slot i is the one of whoever holds the region's slot i): a
- * dead owner's slot is given back first. -EBUSY when a live process other
+/* Claims slot i, which the caller has the right to by other means (a
+ * slot of one file kept beside the same slot of another): a dead owner's
+ * slot is given back first. -EBUSY when a live process other
  * than (pid, start) owns it. */
 int gp_shfile_slot_claim_at(const struct gp_shfile_slots *t, int i, pid_t pid, uint64_t start,
 			    void (*fill)(void *slot, void *arg), void *arg);

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/rng.h"
 
 #define VERSION_MAX 128
@@ -375,7 +376,6 @@ static long env_seconds(const char *name, long def)
 
 static int informer_init(struct gp_kube_informer *i, const char *path)
 {
-	pthread_condattr_t attr;
 	struct timespec now;
 	int e;
 
@@ -387,13 +387,8 @@ static int informer_init(struct gp_kube_informer *i, const char *path)
 	i->path = strdup(path);
 	if (!i->path)
 		return -ENOMEM;
-	if ((e = pthread_condattr_init(&attr)) != 0)
-		return -e;
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	e = pthread_cond_init(&i->cond, &attr);
-	pthread_condattr_destroy(&attr);
-	if (e != 0)
-		return -e;
+	if ((e = gp_monotonic_cond_init(&i->cond)) < 0)
+		return e;
 	pthread_mutex_init(&i->lock, NULL);
 	return 0;
 }

@@ -294,7 +294,6 @@ int gp_backup_start(const struct gp_store *store, const struct gp_backup_options
 		    struct gp_backup **ret)
 {
 	struct gp_backup *b = calloc(1, sizeof(*b));
-	pthread_condattr_t attr;
 	int r;
 
 	if (!b)
@@ -310,10 +309,7 @@ int gp_backup_start(const struct gp_store *store, const struct gp_backup_options
 	if (o->on_damage)
 		gp_store_on_damage(b->reader, o->on_damage, o->ctx);
 	pthread_mutex_init(&b->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&b->wake, &attr);
-	pthread_condattr_destroy(&attr);
+	gp_monotonic_cond_init(&b->wake);
 	r = -pthread_create(&b->thread, NULL, backup_thread, b);
 	if (r < 0) {
 		gp_backup_stop(b);

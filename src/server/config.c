@@ -99,17 +99,6 @@ static const struct key keys[] = {
 };
 
 #define KEYS (sizeof(keys) / sizeof(keys[0]))
-#define KEY_LIST                                                                         \
-	"db, socket, tcp, admin_token_file, queue_max, tenant_queue_max, "               \
-	"header_timeout_ms, body_timeout_ms, max_connections, max_client_connections, "  \
-	"allowed_hosts, db_check, backup_dir, backup_interval, backup_keep, "             \
-	"metrics_token_file, metrics_listen, ui_dir, ui_chart_js, with_agent, shim, "     \
-	"run_dir, log_dir, "                                                              \
-	"log_max, log_total_max, log_free_min, grace_ms, "                                \
-	"cgroup, task_uid_base, task_groups, task_env, task_memory_max, task_pids_max, " \
-	"task_tmp_max, task_proc, verify, verify_ms, "                                    \
-	"verify_slack_mib, sample_ms, util_window, grow_samples, policy, "               \
-	"workload_window, workload_refresh, prices, overcommit"
 
 /* One file being read. */
 struct reader {
@@ -220,6 +209,11 @@ uint64_t gp_config_machine_memory(void)
 	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
+uint64_t gp_config_machine_share(unsigned pct)
+{
+	return (gp_config_machine_memory() / 100 * pct) & ~((1ULL << 20) - 1);
+}
+
 /* A size from lo to GP_CONFIG_SIZE_LIMIT. */
 static bool size_within(const char *text, uint64_t lo, uint64_t *ret)
 {
@@ -241,11 +235,9 @@ bool gp_config_task_memory_parse(const char *text, uint64_t *ret_bytes)
 		return true;
 	}
 	if (n > 1 && text[n - 1] == '%') {
-		uint64_t all = gp_config_machine_memory();
-
-		if (!all || !gp_parse_uint(text, 1, 100, "%", &pct))
+		if (!gp_parse_uint(text, 1, 100, "%", &pct))
 			return false;
-		*ret_bytes = (all / 100 * pct) & ~((1ULL << 20) - 1); /* whole MiB */
+		*ret_bytes = gp_config_machine_share(pct);
 		return *ret_bytes >= GP_CONFIG_TASK_MEMORY_MIN;
 	}
 	return size_within(text, GP_CONFIG_TASK_MEMORY_MIN, ret_bytes);
@@ -464,20 +456,27 @@ static int set_bool(struct reader *r, const struct key *k, const yaml_event_t *e
 		    "\"%s\" is not a boolean; write true or false", s);
 }
 
+bool gp_config_choice(const char *const *names, const char *value, unsigned *ret)
+{
+	for (unsigned i = 0; names[i]; i++)
+		if (!strcmp(value, names[i])) {
+			*ret = i;
+			return true;
+		}
+	return false;
+}
+
 static int set_choice(struct reader *r, const struct key *k, const yaml_event_t *ev)
 {
 	unsigned *dst = (unsigned *)(void *)((char *)r->o + k->offset);
 	char list[128] = "";
 	size_t used = 0;
 
-	for (unsigned i = 0; k->choices[i]; i++) {
-		if (!strcmp(scalar_text(ev), k->choices[i])) {
-			*dst = i;
-			return 0;
-		}
+	if (gp_config_choice(k->choices, scalar_text(ev), dst))
+		return 0;
+	for (unsigned i = 0; k->choices[i]; i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
 					 k->choices[i]);
-	}
 	return fail(r, &ev->start_mark, k->name, "\"%s\" is not one of: %s", scalar_text(ev),
 		    list);
 }
@@ -705,16 +704,28 @@ static const struct key *key_find(const char *name)
 	return NULL;
 }
 
+/* The keys' names, comma-separated, in the table's order. */
+static void key_list(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < KEYS && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", keys[i].name);
+}
+
 /* One key of the top mapping, and its value. */
 static int option_entry(struct reader *r, const yaml_event_t *ev)
 {
 	const char *name = scalar_text(ev);
 	const struct key *k = key_find(name);
+	char list[1024];
 
-	if (!k)
+	if (!k) {
+		key_list(list, sizeof(list));
 		return fail(r, &ev->start_mark, name,
-			    "unknown; the keys are " KEY_LIST " (the long options, "
-			    "'_' for '-')");
+			    "unknown; the keys are %s (the long options, '_' for '-')", list);
+	}
 	if (r->seen[k - keys])
 		return fail(r, &ev->start_mark, name, "given twice; keep one");
 	r->seen[k - keys] = true;

@@ -158,6 +158,10 @@ int gp_config_overcommit_set(struct gp_server_options *o, const char *model,
 int gp_config_policy_set(struct gp_server_options *o, const char *name, char *list,
 			 size_t len);
 
+/* value's index in names (NULL-terminated, as those below) into *ret:
+ * true; false when it is none of them. */
+bool gp_config_choice(const char *const *names, const char *value, unsigned *ret);
+
 /* task_proc: a task's own /proc (hidepid), or the machine's. */
 extern const char *const gp_config_proc_names[];
 
@@ -196,6 +200,9 @@ bool gp_config_task_tmp_parse(const char *text, uint64_t *ret_bytes);
 
 /* This machine's memory in bytes (0 when it cannot be known). */
 uint64_t gp_config_machine_memory(void);
+
+/* pct % of it, in whole MiB (0 when it cannot be known). */
+uint64_t gp_config_machine_share(unsigned pct);
 
 /* A log cap, "64M", "1G", "1073741824" (bytes), from GP_CONFIG_LOG_MAX_MIN
  * to GP_CONFIG_LOG_MAX_LIMIT, in bytes; false when it is not one. */

@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+
 #define IDLE_TIMEOUT_S	30  /* MHD's own: no byte at all for this long */
 #define WATCH_PERIOD_MS 100 /* how often the watchdog looks at the deadlines */
 #define OVER_PER_CLIENT 8   /* a client's connections over a bound, at once */
@@ -1291,7 +1293,6 @@ static int hosts_copy(struct gp_http *h, const char *hosts)
 static int http_new(const struct gp_http_options *o, struct gp_http **ret)
 {
 	struct gp_http *h = calloc(1, sizeof(*h));
-	pthread_condattr_t attr;
 
 	if (!h)
 		return -ENOMEM;
@@ -1311,10 +1312,7 @@ static int http_new(const struct gp_http_options *o, struct gp_http **ret)
 	h->diag_error = -ENOTCONN;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->conns_lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&h->wake, &attr);
-	pthread_condattr_destroy(&attr);
+	gp_monotonic_cond_init(&h->wake);
 	*ret = h;
 	return 0;
 }

@@ -551,11 +551,8 @@ static int parse_task_limit(struct gp_server_options *o, int c, const char *valu
 		return 0;
 	if (c == 1009 && gp_config_task_tmp_parse(value, &o->task_tmp_max))
 		return 0;
-	for (unsigned i = 0; c == 1010 && gp_config_proc_names[i]; i++)
-		if (!strcmp(value, gp_config_proc_names[i])) {
-			o->task_proc = i;
-			return 0;
-		}
+	if (c == 1010 && gp_config_choice(gp_config_proc_names, value, &o->task_proc))
+		return 0;
 	if (c == 1007)
 		fprintf(stderr,
 			"gpupool server: --task-memory-max \"%s\" must be max, a share of this "
@@ -593,11 +590,8 @@ static int parse_isolation(struct gp_server_options *o, int c, const char *value
 	case 1002: snprintf(o->task_groups, sizeof(o->task_groups), "%s", value); return 0;
 	case 1003: snprintf(o->task_env, sizeof(o->task_env), "%s", value); return 0;
 	case 1004:
-		for (unsigned i = 0; gp_config_verify_names[i]; i++)
-			if (!strcmp(value, gp_config_verify_names[i])) {
-				o->verify = i;
-				return 0;
-			}
+		if (gp_config_choice(gp_config_verify_names, value, &o->verify))
+			return 0;
 		fprintf(stderr, "gpupool server: --verify \"%s\" must be kill, alert or off\n",
 			value);
 		return -EINVAL;
@@ -705,11 +699,8 @@ static int parse_database(struct gp_server_options *o, int c, const char *value)
 		snprintf(o->allowed_hosts, sizeof(o->allowed_hosts), "%s", value);
 		return 0;
 	case 1501:
-		for (unsigned i = 0; gp_config_db_check_names[i]; i++)
-			if (!strcmp(value, gp_config_db_check_names[i])) {
-				o->db_check = i;
-				return 0;
-			}
+		if (gp_config_choice(gp_config_db_check_names, value, &o->db_check))
+			return 0;
 		fprintf(stderr, "gpupool server: --db-check \"%s\" must be quick or full\n",
 			value);
 		return -EINVAL;
@@ -940,8 +931,7 @@ static void options_default(struct gp_server_options *o)
 	if (!o->ui_chart_js[0])
 		snprintf(o->ui_chart_js, sizeof(o->ui_chart_js), "%s", GP_UI_CHART_JS);
 	if (!o->task_memory_max)
-		o->task_memory_max = gp_config_machine_memory() / 100 * GP_CONFIG_TASK_MEMORY_PCT &
-				     ~((1ULL << 20) - 1);
+		o->task_memory_max = gp_config_machine_share(GP_CONFIG_TASK_MEMORY_PCT);
 	if (!o->task_memory_max) /* this machine's memory is not known */
 		o->task_memory_max = GP_CONFIG_NONE;
 	if (!o->task_pids_max)

@@ -22,16 +22,14 @@
 #include "shim/arbiter.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "base/proc.h"
+#include "base/clock.h"
 #include "base/pshared.h"
 #include "base/shfile.h"
 #include "shim/taskfile.h"
@@ -93,14 +91,6 @@ struct gp_arbiter {
 	uint64_t passed_until[GP_REGION_TASKS]; /* its waiters are not waited for */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void slot_turn_bump(struct gp_taskfile_slot *s)
 {
 	atomic_fetch_add(&s->turns, 1);
@@ -120,7 +110,7 @@ static void account_start(struct gp_taskfile *tf, uint64_t slice_ns)
 {
 	uint64_t never = 0;
 
-	if (atomic_compare_exchange_strong(&tf->refilled_ns, &never, now_ns()))
+	if (atomic_compare_exchange_strong(&tf->refilled_ns, &never, gp_monotonic_ns()))
 		atomic_store(&tf->budget_ns, (int64_t)slice_ns);
 }
 
@@ -282,6 +272,14 @@ static int holder_of(struct gp_arbiter *a, uint64_t now)
 	return -1;
 }
 
+/* Looks at every other process at `now` (a->look holds what it saw):
+ * does another hold the device? */
+static bool other_holds(struct gp_arbiter *a, uint64_t now)
+{
+	look_all(a, now);
+	return holder_of(a, now) >= 0;
+}
+
 /* Is c a taker to reckon with (first seen taking within TAKING_NS)? */
 static bool takes(struct gp_arbiter *a, const struct cand *c, uint64_t now)
 {
@@ -390,11 +388,11 @@ static void busy_end(struct gp_arbiter *a, uint64_t now, bool idle)
  * there. Returns the time it ended. turn_lock held. */
 static uint64_t drain_turn(struct gp_arbiter *a, uint64_t until, void (*drain)(void *), void *ctx)
 {
-	uint64_t start = now_ns(), now, cut = until + a->slice_ns;
+	uint64_t start = gp_monotonic_ns(), now, cut = until + a->slice_ns;
 
 	if (drain)
 		drain(ctx);
-	now = now_ns();
+	now = gp_monotonic_ns();
 	busy_end(a, start < cut ? start : cut, false);
 	a->held_ns += now - start;
 	return now;
@@ -464,11 +462,10 @@ static bool claim(struct gp_arbiter *a, const struct gp_turn_view *mine, uint64_
 	atomic_store(&me->state, GP_TURN_TAKING);
 	atomic_thread_fence(memory_order_seq_cst);
 	for (bool settled = false; !settled;) {
-		uint64_t t = now_ns();
+		uint64_t t = gp_monotonic_ns();
 		int first = -1;
 
-		look_all(a, t);
-		if (holder_of(a, t) >= 0)
+		if (other_holds(a, t))
 			goto back;
 		for (int i = 0; i < a->look->n && first < 0; i++)
 			if (takes(a, &a->look->c[i], t))
@@ -486,8 +483,7 @@ static bool claim(struct gp_arbiter *a, const struct gp_turn_view *mine, uint64_
 	atomic_store(&me->state, GP_TURN_HOLDING);
 	slot_turn_bump(me); /* wakes those that waited for us to take */
 	atomic_thread_fence(memory_order_seq_cst);
-	look_all(a, now_ns());
-	if (holder_of(a, now_ns()) >= 0) { /* took it beside another: both step back */
+	if (other_holds(a, gp_monotonic_ns())) { /* took it beside another: both step back */
 		atomic_store(&me->state, GP_TURN_WAITING);
 		slot_turn_bump(me);
 		return false;
@@ -503,18 +499,14 @@ back:
 	return false;
 }
 
-/* How long a waiter may sleep before looking again. */
-static uint64_t wait_time(struct gp_arbiter *a, const struct gp_turn_view *mine)
+/* How long a waiter not yet eligible (a hard share short of a turn's
+ * budget) may sleep: until its budget refills, POLL_NS at the least. */
+static uint64_t refill_time(struct gp_arbiter *a, const struct gp_turn_view *mine)
 {
-	uint64_t turn = gp_turn_length(mine->share, a->slice_ns);
+	int64_t turn = (int64_t)gp_turn_length(mine->share, a->slice_ns);
+	uint64_t refill = (uint64_t)(turn - mine->budget_ns) * 100 / (mine->share ? mine->share : 1);
 
-	if (mine->hard && mine->budget_ns < (int64_t)turn) {
-		uint64_t refill = (uint64_t)((int64_t)turn - mine->budget_ns) * 100 /
-				  (mine->share ? mine->share : 1);
-
-		return refill > POLL_NS ? refill : POLL_NS;
-	}
-	return POLL_NS;
+	return refill > POLL_NS ? refill : POLL_NS;
 }
 
 /* Waits for this process's next turn and takes it; the caller holds
@@ -525,10 +517,10 @@ static void wait_turn(struct gp_arbiter *a)
 	bool caught_up = false;
 
 	atomic_store(&me->interactive, interactive(a));
-	atomic_store(&me->since_ns, now_ns());
+	atomic_store(&me->since_ns, gp_monotonic_ns());
 	atomic_store(&me->state, GP_TURN_WAITING);
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = gp_monotonic_ns();
 		struct gp_task_limits lim;
 		struct gp_turn_view mine;
 		int h, best;
@@ -562,7 +554,7 @@ static void wait_turn(struct gp_arbiter *a)
 		}
 		a->ahead_task = -1;
 		if (!gp_turn_eligible(&mine, a->slice_ns)) {
-			watch(me, atomic_load(&me->turns), wait_time(a, &mine));
+			watch(me, atomic_load(&me->turns), refill_time(a, &mine));
 			continue;
 		}
 		if (claim(a, &mine, now))
@@ -598,8 +590,7 @@ static bool lost_while_idle(struct gp_arbiter *a, uint64_t now)
 {
 	atomic_store(&a->me->idle, 0);
 	atomic_thread_fence(memory_order_seq_cst);
-	look_all(a, now);
-	return holder_of(a, now) >= 0;
+	return other_holds(a, now);
 }
 
 /* Does the turn this process holds go on at `now`? Loads only: the fast
@@ -613,6 +604,21 @@ static inline bool turn_goes_on(struct gp_arbiter *a, uint64_t now)
 	       !atomic_load_explicit(&a->me->idle, memory_order_relaxed);
 }
 
+/* Under turn_lock, with the turn held: when it is time to look, a waiter
+ * that may preempt us makes the turn wanted (false), else the next look
+ * is set; true when the turn is not wanted. */
+static bool look_if_due(struct gp_arbiter *a, uint64_t now)
+{
+	if (now < atomic_load(&a->look_at))
+		return true;
+	if (urgent_waiter(a, now)) {
+		atomic_store(&a->wanted, 1);
+		return false;
+	}
+	atomic_store(&a->look_at, now + GP_ARBITER_LOOK_NS);
+	return true;
+}
+
 /* Under turn_lock, with the turn not over: looks when it is time, comes
  * back from idle; true when the turn goes on. */
 static bool turn_checked(struct gp_arbiter *a, uint64_t now)
@@ -623,14 +629,7 @@ static bool turn_checked(struct gp_arbiter *a, uint64_t now)
 		return false;
 	if (atomic_load(&a->me->idle) && lost_while_idle(a, now))
 		return false;
-	if (now >= atomic_load(&a->look_at)) {
-		if (urgent_waiter(a, now)) {
-			atomic_store(&a->wanted, 1);
-			return false;
-		}
-		atomic_store(&a->look_at, now + GP_ARBITER_LOOK_NS);
-	}
-	return true;
+	return look_if_due(a, now);
 }
 
 /* An idle holder launches again: its turn is busy from now. Any thread's
@@ -651,19 +650,19 @@ static __attribute__((noinline)) void turn_next(struct gp_arbiter *a, void (*dra
 	uint64_t now;
 
 	pthread_mutex_lock(&a->turn_lock);
-	now = now_ns();
+	now = gp_monotonic_ns();
 	if (!turn_goes_on(a, now) && !turn_checked(a, now)) {
 		end_turn(a, drain, ctx);
 		wait_turn(a);
 	} else if (!atomic_load(&a->busy_since)) {
-		busy_resume(a, now_ns());
+		busy_resume(a, gp_monotonic_ns());
 	}
 	pthread_mutex_unlock(&a->turn_lock);
 }
 
 void gp_arbiter_before_launch(struct gp_arbiter *a, void (*drain)(void *), void *ctx)
 {
-	uint64_t now = now_ns();
+	uint64_t now = gp_monotonic_ns();
 
 	if (!turn_goes_on(a, now)) {
 		turn_next(a, drain, ctx);
@@ -682,7 +681,7 @@ void gp_arbiter_idle(struct gp_arbiter *a)
 	if (!atomic_load(&a->until) || pthread_mutex_trylock(&a->turn_lock) != 0)
 		return;
 	if (atomic_load(&a->until)) {
-		busy_end(a, now_ns(), true);
+		busy_end(a, gp_monotonic_ns(), true);
 		if (atomic_load(&a->me->state) == GP_TURN_HOLDING) {
 			atomic_store(&a->me->idle, 1);
 			slot_turn_bump(a->me);
@@ -707,15 +706,11 @@ bool gp_arbiter_wanted(struct gp_arbiter *a)
 		return false;
 	if (atomic_load(&a->wanted))
 		return true;
-	now = now_ns();
+	now = gp_monotonic_ns();
 	if (now < atomic_load(&a->look_at) || pthread_mutex_trylock(&a->turn_lock) != 0)
 		return false;
-	if (atomic_load(&a->until) && now >= atomic_load(&a->look_at)) {
-		if (urgent_waiter(a, now))
-			atomic_store(&a->wanted, 1);
-		else
-			atomic_store(&a->look_at, now + GP_ARBITER_LOOK_NS);
-	}
+	if (atomic_load(&a->until))
+		look_if_due(a, now);
 	pthread_mutex_unlock(&a->turn_lock);
 	return atomic_load(&a->wanted) != 0;
 }

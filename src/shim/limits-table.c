@@ -40,10 +40,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/hash.h"
+#include "base/clock.h"
 #include "base/pshared.h"
 #include "base/sha256.h"
 #include "base/shfile.h"
@@ -85,14 +85,6 @@ struct gp_limits {
 	ino_t ino;
 	char path[PATH_MAX];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void cpu_relax(void)
 {
@@ -209,8 +201,8 @@ static int entry_read(const struct entry *e, struct gp_limits_entry *ret)
 			continue;
 		}
 		if (deadline == 0)
-			deadline = now_ns() + READ_WAIT_NS;
-		else if (now_ns() > deadline)
+			deadline = gp_monotonic_ns() + READ_WAIT_NS;
+		else if (gp_monotonic_ns() > deadline)
 			return -EAGAIN;
 		sched_yield();
 	}

@@ -50,10 +50,10 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/proc.h"
+#include "base/clock.h"
 #include "base/pshared.h"
 #include "base/shfile.h"
 #include "shim/limits-table.h"
@@ -112,17 +112,9 @@ struct gp_region {
 /* Who is at one index of the task table, as one read found it. */
 struct who {
 	char id[GP_TASK_ID_MAX];
-	uint64_t key, stamp, generation;
+	uint64_t stamp, generation;
 	struct gp_task_limits limits;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- checks ------------------------------------------------------------ */
 
@@ -197,7 +189,6 @@ static int who_at(struct gp_region *r, int index, struct who *ret)
 		if (err < 0)
 			return err;
 		memcpy(ret->id, e.id, sizeof(ret->id));
-		ret->key = e.key;
 		ret->stamp = e.secret;
 		ret->generation = e.generation;
 		ret->limits = e.limits;
@@ -208,7 +199,6 @@ static int who_at(struct gp_region *r, int index, struct who *ret)
 		return -ENOENT;
 	memcpy(ret->id, t->id, sizeof(ret->id));
 	ret->id[sizeof(ret->id) - 1] = '\0';
-	ret->key = 0;
 	ret->stamp = atomic_load(&t->stamp);
 	ret->generation = atomic_load(&t->generation);
 	limits_load(t, &ret->limits);
@@ -249,7 +239,7 @@ static const struct gp_taskfile *peer_of(struct gp_region *r, int index, const s
 		return r->mine;
 	if (p->tf && p->stamp == w->stamp && gp_taskfile_is_good(p->tf, r->uuid, w->id, w->stamp))
 		return p->tf;
-	now = now_ns();
+	now = gp_monotonic_ns();
 	if (!p->tf && p->stamp == w->stamp && now < p->retry_ns)
 		return NULL;
 	peer_drop(p);
@@ -274,7 +264,6 @@ int gp_region_peer(struct gp_region *r, int index, struct gp_region_peer *ret)
 	ret->tf = peer_of(r, index, &w);
 	pthread_mutex_unlock(&r->peers_lock);
 	ret->limits = w.limits;
-	ret->mine = index == r->task;
 	return 0;
 }
 
@@ -478,7 +467,7 @@ static uint64_t stamp_new(void)
 	uint64_t s = 0;
 
 	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s))
-		s = now_ns() ^ ((uint64_t)getpid() << 32);
+		s = gp_monotonic_ns() ^ ((uint64_t)getpid() << 32);
 	return s ? s : 1;
 }
 
@@ -763,15 +752,6 @@ uint64_t gp_region_task_used(struct gp_region *r, int slot)
 	return used;
 }
 
-int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len)
-{
-	if (!r || !r->mine || slot != r->slot)
-		return -ENOENT;
-	if (id)
-		snprintf(id, len, "%s", r->mine->id);
-	return r->task;
-}
-
 int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max)
 {
 	int n = 0;
@@ -911,9 +891,10 @@ static int legacy_remove(const char *dir, const char *uuid)
 	return r;
 }
 
-/* Removes task file k, or every task file whose index has no task in
- * the table (`all` false: a task forgotten by an agent that died before
- * removing its file; the tasks the table has keep theirs). */
+/* Removes every task file of the device (`all`, and their folder), or
+ * those whose index has no task in the table (a task forgotten by an
+ * agent that died before removing its file; the tasks the table has keep
+ * theirs). */
 static void task_files_remove(const char *dir, const char *uuid, bool all)
 {
 	struct gp_region *r = NULL;
@@ -971,15 +952,51 @@ int gp_region_remove(const char *dir, const char *uuid)
 	return r;
 }
 
+/* Who owns the file at path now, and its mode: a file made anew keeps
+ * them (a damaged file still has them). */
+static bool owner_now(const char *path, struct gp_task_owner *ret, mode_t *ret_mode)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	*ret = (struct gp_task_owner){ st.st_uid, st.st_gid };
+	*ret_mode = st.st_mode & 0777;
+	return true;
+}
+
+/* Makes task index k's file for task w anew (owner as
+ * gp_region_task_file_make). */
+static int file_make(struct gp_region *r, int k, const struct who *w,
+		     const struct gp_task_owner *owner)
+{
+	struct gp_task_owner kept = { (uid_t)-1, (gid_t)-1 };
+	char path[PATH_MAX];
+	mode_t mode;
+	int err = task_path(r, k, path, sizeof(path));
+
+	if (err < 0)
+		return err;
+	/* The task's user alone writes it; with no user known (tasks of
+	 * several, one group), the group does, as every task of it could. */
+	if (owner)
+		mode = owner->uid == (uid_t)-1 ? 0660 : 0644;
+	else if (owner_now(path, &kept, &mode))
+		owner = &kept;
+	else
+		owner = &kept, mode = 0660;
+	return gp_taskfile_make(path, r->uuid, w->id, w->stamp, owner->uid, owner->gid, mode);
+}
+
 /* Makes task index k's file for task w unless a good one is there (a
  * task admitted again while it runs keeps its processes' slots). */
 static int file_ensure(struct gp_region *r, int k, const struct who *w,
 		       const struct gp_task_owner *owner)
 {
+	static const struct gp_task_owner unknown = { (uid_t)-1, (gid_t)-1 };
 	const struct gp_taskfile *tf = NULL;
 	char path[PATH_MAX];
 	int err = task_path(r, k, path, sizeof(path));
-	static const struct gp_task_owner unknown = { (uid_t)-1, (gid_t)-1 };
 
 	if (err < 0)
 		return err;
@@ -988,7 +1005,7 @@ static int file_ensure(struct gp_region *r, int k, const struct who *w,
 		return 0;
 	}
 	/* Never the owner of what is there: an earlier task's file. */
-	return gp_region_task_file_make(r, w->id, owner ? owner : &unknown);
+	return file_make(r, k, w, owner ? owner : &unknown);
 }
 
 int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret,
@@ -1013,45 +1030,16 @@ int gp_region_task_admit(struct gp_region *r, const char *id, const char *secret
 	return err;
 }
 
-/* Who owns the file at path now, and its mode: a file made anew keeps
- * them (a damaged file still has them). */
-static bool owner_now(const char *path, struct gp_task_owner *ret, mode_t *ret_mode)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return false;
-	*ret = (struct gp_task_owner){ st.st_uid, st.st_gid };
-	*ret_mode = st.st_mode & 0777;
-	return true;
-}
-
 int gp_region_task_file_make(struct gp_region *r, const char *id,
 			     const struct gp_task_owner *owner)
 {
-	struct gp_task_owner kept = { (uid_t)-1, (gid_t)-1 };
-	char path[PATH_MAX];
 	struct who w;
-	mode_t mode;
-	int k, err;
+	int k;
 
 	if (!r || !r->limits || !id_is_valid(id))
 		return -EINVAL;
 	k = index_of(r, id, &w);
-	if (k < 0)
-		return k;
-	err = task_path(r, k, path, sizeof(path));
-	if (err < 0)
-		return err;
-	/* The task's user alone writes it; with no user known (tasks of
-	 * several, one group), the group does, as every task of it could. */
-	if (owner)
-		mode = owner->uid == (uid_t)-1 ? 0660 : 0644;
-	else if (owner_now(path, &kept, &mode))
-		owner = &kept;
-	else
-		owner = &kept, mode = 0660;
-	return gp_taskfile_make(path, r->uuid, id, w.stamp, owner->uid, owner->gid, mode);
+	return k < 0 ? k : file_make(r, k, &w, owner);
 }
 
 int gp_region_task_forget(struct gp_region *r, const char *id)
@@ -1144,7 +1132,8 @@ int gp_region_tasks_dir(const char *dir, const char *uuid, char *buf, size_t len
 	return gp_taskfile_dir(d, uuid, buf, len);
 }
 
-bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid)
+bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid,
+				uint64_t start)
 {
 	const struct gp_taskfile *tf;
 	struct who w;
@@ -1154,7 +1143,7 @@ bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid)
 		return false;
 	pthread_mutex_lock(&r->peers_lock);
 	tf = file_of(r, id, &w, NULL);
-	has = tf && gp_taskfile_has_process(tf, pid);
+	has = tf && gp_taskfile_has_process(tf, pid, start);
 	pthread_mutex_unlock(&r->peers_lock);
 	return has;
 }

@@ -151,11 +151,6 @@ int gp_region_limits(struct gp_region *r, int slot, struct gp_task_limits *ret);
 uint64_t gp_region_task_used(struct gp_region *r, int slot);
 uint64_t gp_region_total(const struct gp_region *r);
 
-/* The index (0..GP_REGION_TASKS-1) of the joined slot's task, and its id
- * in id[len] (id may be NULL); -ENOENT for a slot that is not the
- * handle's. */
-int gp_region_task_of(struct gp_region *r, int slot, char *id, size_t len);
-
 /* The pids of the processes in the slot's task (up to max); returns how
  * many there are. */
 int gp_region_task_pids(struct gp_region *r, int slot, pid_t *out, int max);
@@ -190,7 +185,6 @@ int gp_region_tasks(struct gp_region *r, struct gp_task_info *out, int max);
 struct gp_region_peer {
 	struct gp_task_limits limits;
 	const struct gp_taskfile *tf;
-	bool mine;                      /* the handle's own task */
 };
 int gp_region_peer(struct gp_region *r, int index, struct gp_region_peer *ret);
 
@@ -255,9 +249,11 @@ int gp_region_task_file_make(struct gp_region *r, const char *id,
 int gp_region_task_path(struct gp_region *r, const char *id, char *buf, size_t len);
 int gp_region_tasks_dir(const char *dir, const char *uuid, char *buf, size_t len);
 
-/* Does a live process `pid` hold a slot in task id's file (did it join
- * the task through the interposer)? For the verifier. */
-bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid);
+/* Does the live process (pid, started at `start`) hold a slot in task
+ * id's file (did it join the task through the interposer)? For the
+ * verifier. */
+bool gp_region_task_has_process(struct gp_region *r, const char *id, pid_t pid,
+				uint64_t start);
 
 /* A new random secret of GP_TASK_SECRET_LEN hexadecimal digits (from
  * getrandom), for GPUPOOL_TASK_SECRET and gp_region_task_admit. */

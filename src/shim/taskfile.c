@@ -227,7 +227,9 @@ void gp_taskfile_reclaim(struct gp_taskfile *tf)
 
 /* ---- what readers may believe ------------------------------------------ */
 
-pid_t gp_taskfile_slot_live_pid(const struct gp_taskfile *tf, int i)
+/* The pid of slot i's process while it is alive (pid and start time),
+ * else 0. A system call per live slot: not for hot paths. */
+static pid_t slot_live_pid(const struct gp_taskfile *tf, int i)
 {
 	const struct gp_shfile_slot *s;
 
@@ -245,7 +247,7 @@ uint64_t gp_taskfile_mem_used(const struct gp_taskfile *tf, uint64_t total, unsi
 	for (int i = 0, n = gp_taskfile_slots(tf); i < n; i++) {
 		uint64_t bytes;
 
-		if (!gp_taskfile_slot_live_pid(tf, i))
+		if (!slot_live_pid(tf, i))
 			continue;
 		bytes = atomic_load(&tf->slot[i].bytes);
 		used += bytes < total ? bytes : total;
@@ -256,19 +258,11 @@ uint64_t gp_taskfile_mem_used(const struct gp_taskfile *tf, uint64_t total, unsi
 	return used;
 }
 
-bool gp_taskfile_has_process(const struct gp_taskfile *tf, pid_t pid)
+bool gp_taskfile_has_process(const struct gp_taskfile *tf, pid_t pid, uint64_t start)
 {
-	uint64_t start = gp_proc_start_time(pid);
+	struct gp_shfile_slots t = slots_of(tf);
 
-	if (!start)
-		return false;
-	for (int i = 0; i < GP_TASK_PROCS; i++) {
-		const struct gp_shfile_slot *s = &tf->slot[i].id;
-
-		if (gp_shfile_slot_pid(s) == pid && atomic_load(&s->start_time) == start)
-			return true;
-	}
-	return false;
+	return start && gp_shfile_slot_find(&t, pid, start) >= 0;
 }
 
 /* What is wrong with slot i, or NULL. */

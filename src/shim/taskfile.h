@@ -143,20 +143,16 @@ void gp_taskfile_reclaim(struct gp_taskfile *tf);
 
 /* ---- what readers may believe ----------------------------------------- */
 
-/* The pid of slot i's process while it is alive (pid and start time),
- * else 0. A system call per live slot: not for hot paths. */
-pid_t gp_taskfile_slot_live_pid(const struct gp_taskfile *tf, int i);
-
 /* The memory the task's live processes hold, each slot's figure bounded
  * by `total` (the device's memory), and how many there are. */
 uint64_t gp_taskfile_mem_used(const struct gp_taskfile *tf, uint64_t total,
 			      unsigned *ret_procs);
 
-/* Does a live process (pid, its start time now) hold a slot? The
+/* Does the process (pid, started at `start`, as /proc said) hold a slot? The
  * verifier's test of "runs with the interposer": only a process that
  * joined its task through the interposer (or that wrote its own task's
  * file by hand: a task's file is its own) is in it. */
-bool gp_taskfile_has_process(const struct gp_taskfile *tf, pid_t pid);
+bool gp_taskfile_has_process(const struct gp_taskfile *tf, pid_t pid, uint64_t start);
 
 /* What is wrong with a file the task writes, for the agent: 0 when
  * nothing, else -EBADMSG and why (one line) in why[len]. `total` bounds

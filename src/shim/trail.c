@@ -18,9 +18,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "shim/arbiter.h"
 #include "shim/front.h"
 
@@ -62,14 +62,6 @@ static bool trail_ready(struct gp_shim_front *f, int dev)
 	return true;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Waits for `e`, giving the device up at once if a more urgent task
  * asks for it meanwhile (polling, with pauses growing from a yield to
  * PAUSE_MAX_US: short waits stay short, long ones cost no CPU, and a
@@ -77,7 +69,7 @@ static uint64_t now_ns(void)
  * Returns how long it waited, in ns. */
 static uint64_t wait_event(struct gp_shim_front *f, struct gp_arbiter *a, void *e)
 {
-	uint64_t start = now_ns();
+	uint64_t start = gp_monotonic_ns();
 	unsigned pause_us = 0;
 
 	while (f->event_query(e) == 1) {
@@ -89,7 +81,7 @@ static uint64_t wait_event(struct gp_shim_front *f, struct gp_arbiter *a, void *
 			sched_yield();
 		pause_us = pause_us ? (pause_us * 2 < PAUSE_MAX_US ? pause_us * 2 : PAUSE_MAX_US) : 1;
 	}
-	return now_ns() - start;
+	return gp_monotonic_ns() - start;
 }
 
 /* After a launch on `stream` (see the top of the file). */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "simdev/queue.h"
 #include "simdev/simdev.h"
 
@@ -74,7 +75,6 @@ static void *worker_main(void *arg)
 int sim_queue_new(struct sim *s, int dev, size_t op_size, sim_queue_run_fn *run,
 		  struct sim_queue **ret_q)
 {
-	pthread_condattr_t attr;
 	struct sim_queue *q;
 	int r;
 
@@ -88,10 +88,7 @@ int sim_queue_new(struct sim *s, int dev, size_t op_size, sim_queue_run_fn *run,
 	q->run = run;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->work, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->done, &attr);
-	pthread_condattr_destroy(&attr);
+	gp_monotonic_cond_init(&q->done);
 	if ((r = pthread_create(&q->worker, NULL, worker_main, q)) != 0)
 		goto undo_init;
 	sim_context_add(s, dev);

@@ -19,10 +19,7 @@ unset GPUPOOL_TOKEN
 "$gp" server --db "$tmp/state/gpupool.db" >>"$tmp/server.log" 2>&1 &
 server=$!
 finish_hook() { stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"; }
-for _ in $(seq 100); do
-	curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && break
-	sleep 0.1
-done
+serving || { bad "the server did not start" "$tmp/server.log"; finish; exit 1; }
 
 esc=$(printf '\033')
 # raw NAME FILE: FILE holds none of the control bytes the task wrote.

@@ -63,14 +63,10 @@ start() {
 		"$gp" server --db "$tmp/$name/gpupool.db" --socket "$sock" --tcp "$port" "$@" \
 			>>"$tmp/$name.log" 2>&1 &
 		server=$!
-		for _ in $(seq 100); do
-			if curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1; then
-				admin=$(cat "$tmp/$name/admin.token")
-				return 0
-			fi
-			kill -0 "$server" 2>/dev/null || break
-			sleep 0.1
-		done
+		if serving; then
+			admin=$(cat "$tmp/$name/admin.token")
+			return 0
+		fi
 		grep -q 'the port is taken' "$tmp/$name.log" || break
 	done
 	bad "the server did not start" "$tmp/$name.log"

@@ -25,19 +25,11 @@
 set -u
 gp=$1 gl=$2 pulse=$3 vandal=$4 fake=$5 simdev=$6
 . "$(dirname "$0")/../lib.sh"
-if [ "$(id -u)" != 0 ]; then
-	echo "skipped: the attacks need root (a server that is not root runs every task as itself)"
-	exit 77
-fi
+needs_root "the attacks need root (a server that is not root runs every task as itself)"
 export GPUPOOL_SIM_DEVICES=t4-16g:1
 . "$(dirname "$0")/../server/agent-lib.sh"
 # The attackers, where the tasks reach them (agent-lib.sh copied the rest).
-for f in "$pulse" "$vandal" "$fake"; do
-	cp "$f" "$tmp/bin/" && chmod 755 "$tmp/bin/$(basename "$f")" ||
-		{ echo "cannot copy $f into $tmp/bin"; exit 1; }
-done
-pulse=$tmp/bin/$(basename "$pulse") vandal=$tmp/bin/$(basename "$vandal")
-fake=$tmp/bin/$(basename "$fake")
+for_tasks "$tmp/bin" pulse vandal fake || { echo "cannot copy the attackers into $tmp/bin"; exit 1; }
 cp "$simdev/libcuda.so.1" "$tmp/bin/libnotcuda.so" && chmod 755 "$tmp/bin/libnotcuda.so"
 run=$tmp/run
 
@@ -51,20 +43,6 @@ submit() {
 	token=$1
 	shift
 	as "$token" submit -q "$@"
-}
-
-log() {
-	as "$admin" logs "$1" 2>/dev/null
-}
-
-now_ms() {
-	date +%s%3N
-}
-
-# alert_within NAME SECONDS JQ: the admin's alerts satisfy JQ (over the list
-# of alerts) within SECONDS.
-alert_within() {
-	eventually "$1" "$2" "$tmp/alerts.json" ".alerts | $3" -- as "$admin" alerts -o json
 }
 
 # ---- 1. priorities ---------------------------------------------------------------

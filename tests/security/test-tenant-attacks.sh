@@ -21,10 +21,7 @@
 set -u
 gp=$1 hog=$2 probe=$3 simdev=$4
 . "$(dirname "$0")/../lib.sh"
-if [ "$(id -u)" != 0 ]; then
-	echo "skipped: the attacks need root (a server that is not root runs every task as itself)"
-	exit 77
-fi
+needs_root "the attacks need root (a server that is not root runs every task as itself)"
 export GPUPOOL_SIM_DEVICES=t4-16g:2
 . "$(dirname "$0")/../server/agent-lib.sh"
 # Something of the server's own that no task may see.
@@ -49,25 +46,6 @@ submit() {
 	(cd "$work" && as "$token" submit -q "$@")
 }
 
-# log ID: the task's log as the server keeps it.
-log() {
-	as "$admin" logs "$1" 2>/dev/null
-}
-
-now_ms() {
-	date +%s%3N
-}
-
-# alerted NAME JQ: within 2 s, the admin's alerts satisfy JQ (over the
-# list of alerts).
-alerted() {
-	for _ in $(seq 20); do
-		as "$admin" alerts -o json >"$tmp/alerts.json"
-		jq -e ".alerts | $2" "$tmp/alerts.json" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	check "$1" ".[0].alerts | $2" "$tmp/alerts.json"
-}
 
 # ---- 1. the server's and the other tenant's data -----------------------------
 bob_task=$(submit "$bob" --mem 1G --compute 10 -- sh -c 'echo bob-private-data; sleep 60')
@@ -151,7 +129,7 @@ caught() {
 	fi
 	wait_for "$what: the task failed with the verifier's reason" 5 "$id" \
 		".state == \"failed\" and (.reason | test(\"stopped by the verifier\")) and (.reason | test(\"$pattern\"))"
-	alerted "$what: a critical alert names the task and the figures" \
+	alert_within "$what: a critical alert names the task and the figures" 2 \
 		"any(.kind == \"task.violation\" and .level == \"critical\" and .object == \"task $id\" and (.message | test(\"3072 MiB\")))"
 }
 
@@ -230,7 +208,7 @@ if kill -0 "$stranger" 2>/dev/null; then
 else
 	ok "a device process of no task is killed"
 fi
-alerted "... with an alert that names it" \
+alert_within "... with an alert that names it" 2 \
 	"any(.kind == \"task.violation\" and (.message | test(\"process $stranger holds 512 MiB .* belongs to no task\")))"
 
 # ---- 8. two servers on one machine ------------------------------------------------

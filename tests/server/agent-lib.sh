@@ -54,6 +54,22 @@ wait_for() {
 	return 1
 }
 
+# log ID: the task's log as the server keeps it, read as the admin
+# ($admin, the test's).
+log() {
+	as "$admin" logs "$1" 2>/dev/null
+}
+
+now_ms() {
+	date +%s%3N
+}
+
+# alert_within NAME SECONDS JQ: the admin's alerts satisfy JQ (over the list
+# of alerts) within SECONDS.
+alert_within() {
+	eventually "$1" "$2" "$tmp/alerts.json" ".alerts | $3" -- as "$admin" alerts -o json
+}
+
 # In finish: the server (if it still runs) stops on SIGTERM and exits 0,
 # like any program a test runs; first, while it still answers, the tasks
 # it runs are stopped (cleanup_hook: a server leaves its tasks running).

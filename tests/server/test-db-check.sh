@@ -32,11 +32,7 @@ server=
 start() {
 	"$gp" server --db "$db" --socket "$sock" "$@" >>"$log" 2>&1 &
 	server=$!
-	for _ in $(seq 100); do
-		curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && return 0
-		kill -0 "$server" 2>/dev/null || break
-		sleep 0.1
-	done
+	serving && return 0
 	bad "the server starts" "$log"
 	finish
 	exit 1

@@ -19,11 +19,7 @@
 set -u
 gp=$1
 . "$(dirname "$0")/../lib.sh"
-if [ "$(id -u)" != 0 ]; then
-	echo "skipped: the filesystems of this test are mounted as root"
-	finished=yes
-	exit 77
-fi
+needs_root "the filesystems of this test are mounted as root"
 export GPUPOOL_SIM_DEVICES=t4-16g:1
 . "$(dirname "$0")/agent-lib.sh"
 

@@ -96,7 +96,6 @@ expect "logs: a removed log is a clear 404" 1 "task $big has no log: task-$big.l
 
 # ---- logs -f -----------------------------------------------------------------
 # Three lines at once, then one every 0.2 s; the task notes when it ends.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 slow=$(as "$alice" submit -q --name slow --mem 1G --compute 10 -- sh -c \
 	"echo early 1; echo early 2; echo early 3; sleep 0.4;
 	 for i in 1 2 3 4 5; do echo tick \$i; sleep 0.2; done; date +%s%N >$tmp/slow-ended")

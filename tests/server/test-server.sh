@@ -29,10 +29,7 @@ finish_hook() {
 start() {
 	"$gp" server --db "$db" "$@" >>"$log" 2>&1 &
 	server=$!
-	for _ in $(seq 100); do
-		curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	serving && return 0
 	bad "the server did not start" "$log"
 	finish
 	exit 1

@@ -64,10 +64,9 @@ eventually "its replica runs" 20 "$tmp/svc.json" \
 
 scale_steps() { "$gp" audit --limit 1000 -o json; }
 steps='[.audit[] | select(.action == "service.scale" and .object == "service front")] | sort_by(.ts_ms)'
-at_ms() { date +%s%3N; }
 
 # Phase 1: 0.27 of a card, 90 % of the replica's 30 %.
-phase1=$(at_ms)
+phase1=$(now_ms)
 echo 54 >"$tmp/total"
 eventually "at 0.27 card, the share grows first, 30 % -> 60 % (the ceiling)" 30 "$tmp/a1.json" \
 	"$steps | map(select(.detail | startswith(\"grow\"))) | length >= 1" -- scale_steps
@@ -78,7 +77,7 @@ check "... its reason gives the figures (utilization, window, share 30 -> 60)" \
 	"$tmp/a1.json"
 
 # ... then 0.55 card, 92 % of the grown share: a second replica.
-phase1b=$(at_ms)
+phase1b=$(now_ms)
 echo 110 >"$tmp/total"
 eventually "at 0.55 card, with the share at its ceiling, a second replica is added" 30 "$tmp/a1.json" \
 	"$steps | map(select(.detail | startswith(\"out\"))) | length >= 1" -- scale_steps
@@ -102,7 +101,7 @@ check "no step in while the load is high (no flapping)" \
 	"$tmp/a2.json"
 
 # Phase 3: 0.05 of a card.
-phase3=$(at_ms)
+phase3=$(now_ms)
 echo 10 >"$tmp/total"
 eventually "at 0.05 card, the shares shrink back to 30 %" 40 "$tmp/a3.json" \
 	"$steps | map(select(.detail | startswith(\"shrink\"))) | length >= 1" -- scale_steps

@@ -20,10 +20,7 @@ unset GPUPOOL_TOKEN
 "$gp" server --db "$tmp/state/gpupool.db" >>"$tmp/server.log" 2>&1 &
 server=$!
 finish_hook() { stops "the server stops on SIGTERM" "$server" || cat "$tmp/server.log"; }
-for _ in $(seq 100); do
-	curl -sf --unix-socket "$sock" http://gpupool/v1/health >/dev/null 2>&1 && break
-	sleep 0.1
-done
+serving
 admin=$(cat "$tmp/state/admin.token" 2>/dev/null) || { bad "the server did not start" "$tmp/server.log"; finish; exit 1; }
 
 # A user and a group of this machine that are not root's.

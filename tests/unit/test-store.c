@@ -966,31 +966,40 @@ static void test_names_are_not_sql(void **state)
 	SCHEMA_10_DROP                                                                   \
 	"DROP TABLE services; DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN service; "
 
+/* Closes the store, runs `older` on its file (what later schemas added
+ * taken away, and the older user_version), and opens it again: brought
+ * up to date in place. */
+static void reopen_from_older(struct fixture *f, const char *older)
+{
+	sqlite3 *db;
+
+	gp_store_close(f->s);
+	db = raw_open(f->path);
+	raw_exec(db, older);
+	sqlite3_close(db);
+	assert_int_equal(gp_store_open(f->path, &f->s), 0);
+	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
+}
+
 static void test_migrates_from_schema_1(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_usage_record u = {
 		.start_ms = 0, .end_ms = 1000, .mem_mib = 1, .used_ms = 1};
 	int64_t tenant_id, task_id;
-	sqlite3 *db;
 
 	/* A file as the first release left it: schema 1, no usage or alerts. */
 	tenant_id = add_tenant(f->s, "old");
 	task_id = add_task(f->s, tenant_id, "old-task");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db,
-		 SCHEMA_9_DROP "DROP TABLE usage; DROP TABLE alerts; DROP TABLE tenant_model_quotas; "
-		 "ALTER TABLE tasks DROP COLUMN template; "
-		 "ALTER TABLE tasks DROP COLUMN memory_restart; "
-		 "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
-		 "env; "
-		 "ALTER TABLE tenants DROP COLUMN unix_user; "
-		 "ALTER TABLE tenants DROP COLUMN removed; PRAGMA user_version = 1");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_9_DROP "DROP TABLE usage; DROP TABLE alerts; "
+			  "DROP TABLE tenant_model_quotas; "
+			  "ALTER TABLE tasks DROP COLUMN template; "
+			  "ALTER TABLE tasks DROP COLUMN memory_restart; "
+			  "ALTER TABLE tasks DROP COLUMN workdir; ALTER TABLE tasks DROP COLUMN "
+			  "env; "
+			  "ALTER TABLE tenants DROP COLUMN unix_user; "
+			  "ALTER TABLE tenants DROP COLUMN removed; PRAGMA user_version = 1");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
-	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	u.task = task_id;
 	u.tenant = tenant_id;
 	snprintf(u.device_uuid, sizeof(u.device_uuid), "GPU-1");
@@ -1010,24 +1019,18 @@ static void test_migrates_from_schema_3(void **state)
 	struct gp_task got;
 	int64_t tenant_id, task_id;
 	int n = -1;
-	sqlite3 *db;
 
 	tenant_id = add_tenant(f->s, "old");
 	task_id = add_task(f->s, tenant_id, "old-task");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db,
-		 SCHEMA_9_DROP "DROP TABLE tenant_model_quotas; ALTER TABLE tasks DROP COLUMN workdir; "
-		 "ALTER TABLE tasks DROP COLUMN template; "
-		 "ALTER TABLE tasks DROP COLUMN memory_restart; "
-		 "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
-		 "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
-		 "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
-		 "PRAGMA user_version = 3");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_9_DROP "DROP TABLE tenant_model_quotas; "
+			  "ALTER TABLE tasks DROP COLUMN workdir; "
+			  "ALTER TABLE tasks DROP COLUMN template; "
+			  "ALTER TABLE tasks DROP COLUMN memory_restart; "
+			  "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
+			  "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
+			  "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
+			  "PRAGMA user_version = 3");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
-	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
 	assert_int_equal(t.mem_guaranteed_mib, 8192);
 	assert_int_equal(gp_store_task_get(f->s, task_id, &got), 0);
@@ -1053,18 +1056,14 @@ static void test_migrates_from_schema_5(void **state)
 
 	tenant_id = add_tenant(f->s, "old");
 	task_id = add_task(f->s, tenant_id, "old-task");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db, SCHEMA_9_DROP "ALTER TABLE tasks DROP COLUMN env; ALTER TABLE tenants DROP COLUMN "
-		     "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
-		     "ALTER TABLE tasks DROP COLUMN template; "
-		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
-		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
-		     "PRAGMA user_version = 5");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_9_DROP "ALTER TABLE tasks DROP COLUMN env; "
+			  "ALTER TABLE tenants DROP COLUMN "
+			  "unix_user; ALTER TABLE tenants DROP COLUMN removed; "
+			  "ALTER TABLE tasks DROP COLUMN template; "
+			  "ALTER TABLE tasks DROP COLUMN memory_restart; "
+			  "ALTER TABLE usage DROP COLUMN mem_peak_mib; "
+			  "PRAGMA user_version = 5");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
-	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
 	assert_string_equal(t.user, "");
 	assert_int_equal(t.mem_guaranteed_mib, 8192);
@@ -1089,19 +1088,13 @@ static void test_migrates_from_schema_6(void **state)
 {
 	struct fixture *f = *state;
 	struct gp_tenant t;
-	sqlite3 *db;
 
 	add_tenant(f->s, "old");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db, SCHEMA_9_DROP "ALTER TABLE tenants DROP COLUMN removed; "
-		     "ALTER TABLE tasks DROP COLUMN template; "
-		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
-		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 6");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_9_DROP "ALTER TABLE tenants DROP COLUMN removed; "
+			  "ALTER TABLE tasks DROP COLUMN template; "
+			  "ALTER TABLE tasks DROP COLUMN memory_restart; "
+			  "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 6");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
-	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
 	assert_int_equal(t.removed, 0);
 	assert_int_equal(gp_store_tenant_remove(f->s, t.id), 0);
@@ -1120,19 +1113,13 @@ static void test_migrates_from_schema_7(void **state)
 	struct gp_task t, *all = NULL;
 	int64_t tenant_id, task_id;
 	int n = 0;
-	sqlite3 *db;
 
 	tenant_id = add_tenant(f->s, "old");
 	task_id = add_task(f->s, tenant_id, "old-task");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db, SCHEMA_9_DROP "ALTER TABLE tasks DROP COLUMN template; "
-		     "ALTER TABLE tasks DROP COLUMN memory_restart; "
-		     "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 7");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_9_DROP "ALTER TABLE tasks DROP COLUMN template; "
+			  "ALTER TABLE tasks DROP COLUMN memory_restart; "
+			  "ALTER TABLE usage DROP COLUMN mem_peak_mib; PRAGMA user_version = 7");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
-	assert_int_equal(gp_store_schema_version(f->s), GP_STORE_SCHEMA_VERSION);
 	assert_int_equal(gp_store_task_get(f->s, task_id, &t), 0);
 	assert_string_equal(t.template_name, "");
 	assert_false(t.restart_on_growth);
@@ -1155,9 +1142,6 @@ static void test_migrates_from_schema_7(void **state)
 	free(got);
 }
 
-/* A file of schema 8: its tasks are no service's replicas; services and
- * schedules can be added, listed and removed (a removed service's name
- * is free again). */
 /* A file at schema 9: its tenants may give priorities up to 5, the
  * admin up to 9. */
 static void test_migrates_from_schema_9(void **state)
@@ -1165,17 +1149,12 @@ static void test_migrates_from_schema_9(void **state)
 	struct fixture *f = *state;
 	struct gp_tenant admin = {.admin = true, .priority_max = 9}, t;
 	char token[GP_TOKEN_HEX + 1];
-	sqlite3 *db;
 
 	snprintf(admin.name, sizeof(admin.name), "root");
 	assert_int_equal(gp_store_tenant_add(f->s, &admin, token), 0);
 	add_tenant(f->s, "old");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db, SCHEMA_10_DROP "PRAGMA user_version = 9");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_10_DROP "PRAGMA user_version = 9");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "old", &t), 0);
 	assert_int_equal(t.priority_max, GP_TENANT_PRIORITY_MAX_DEFAULT);
 	assert_int_equal(gp_store_tenant_by_name(f->s, "root", &t), 0);
@@ -1188,6 +1167,9 @@ static void test_migrates_from_schema_9(void **state)
 	assert_int_equal(t.priority_max, 3);
 }
 
+/* A file of schema 8: its tasks are no service's replicas; services and
+ * schedules can be added, listed and removed (a removed service's name
+ * is free again). */
 static void test_migrates_from_schema_8(void **state)
 {
 	struct fixture *f = *state;
@@ -1196,16 +1178,11 @@ static void test_migrates_from_schema_8(void **state)
 	int64_t tenant_id, task_id;
 	struct gp_task t;
 	int n = 0;
-	sqlite3 *db;
 
 	tenant_id = add_tenant(f->s, "old");
 	task_id = add_task(f->s, tenant_id, "old-task");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db, SCHEMA_9_DROP "PRAGMA user_version = 8");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_9_DROP "PRAGMA user_version = 8");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
 	assert_int_equal(gp_store_task_get(f->s, task_id, &t), 0);
 	assert_int_equal(t.service, 0);
 	v.tenant = tenant_id;
@@ -1250,16 +1227,11 @@ static void test_migrates_from_schema_10(void **state)
 	struct fixture *f = *state;
 	struct gp_log_removal rm = {.removed = 1000, .bytes = 4096}, got;
 	int64_t tenant_id, task_id;
-	sqlite3 *db;
 
 	tenant_id = add_tenant(f->s, "old");
 	task_id = add_task(f->s, tenant_id, "old-task");
-	gp_store_close(f->s);
-	db = raw_open(f->path);
-	raw_exec(db, SCHEMA_11_DROP "PRAGMA user_version = 10");
-	sqlite3_close(db);
+	reopen_from_older(f, SCHEMA_11_DROP "PRAGMA user_version = 10");
 
-	assert_int_equal(gp_store_open(f->path, &f->s), 0);
 	assert_int_equal(gp_store_log_removal_get(f->s, task_id, &got), -ENOENT);
 	rm.task = task_id;
 	snprintf(rm.why, sizeof(rm.why), "to keep the logs under the cap");

@@ -54,6 +54,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "include/gp-levelzero.h"
 #include "simdev/queue.h"
 #include "simdev/simdev.h"
@@ -258,12 +259,8 @@ static void init_once_fn(void)
 {
 	char err[SIM_ERR_MAX];
 	int phys[SIM_DEVICES_MAX];
-	pthread_condattr_t attr;
 
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&event_cond, &attr);
-	pthread_condattr_destroy(&attr);
+	gp_monotonic_cond_init(&event_cond);
 	if (sim_open(&sim, err, sizeof(err)) < 0) {
 		say("%s", err);
 		return;
