@@ -259,7 +259,7 @@ static int member_scan(struct scan *s, struct gp_extender_args *a, bool *ret_nam
 		return r;
 	if (strcmp(key, "Pod") != 0 && strcmp(key, "Nodes") != 0)
 		return 0;
-	v = json_loadb(start, (size_t)(s->p - start), 0, NULL);
+	v = json_loadb(start, (size_t)(s->p - start), JSON_DECODE_ANY, NULL);
 	if (!v)
 		return -EINVAL;
 	if (strcmp(key, "Pod") == 0) {

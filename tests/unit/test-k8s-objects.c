@@ -152,6 +152,10 @@ static void extender_args_in_both_forms(void **state)
 	static const char nodes[] =
 		"{\"Nodes\": {\"items\": [{\"metadata\": {\"name\": \"n1\"}}, {\"metadata\":"
 		" {\"name\": \"n2\"}}]}, \"Pod\": {\"metadata\": {\"name\": \"p\"}}, \"NodeNames\": null}";
+	/* What kube-scheduler sends with nodeCacheCapable: ExtenderArgs.Nodes
+	 * has no omitempty, so a nil list is the key with null. */
+	static const char cached[] =
+		"{\"Pod\": {\"metadata\": {\"name\": \"p\"}}, \"Nodes\": null, \"NodeNames\": [\"a\"]}";
 	struct gp_extender_args a;
 	char err[256];
 
@@ -169,6 +173,10 @@ static void extender_args_in_both_forms(void **state)
 	assert_int_equal(a.names, 2);
 	assert_string_equal(a.name[1], "n2");
 	assert_non_null(a.nodes);
+	gp_extender_args_release(&a);
+	assert_int_equal(gp_extender_args_parse(cached, strlen(cached), &a, err, sizeof(err)), 0);
+	assert_int_equal(a.names, 1);
+	assert_null(a.nodes);
 	gp_extender_args_release(&a);
 }
 
