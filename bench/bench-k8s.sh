@@ -59,7 +59,9 @@ start() {
 	done
 	api=http://127.0.0.1:$api_port
 	port=$(free_port)
+	[ -f "$tmp/placement.key" ] || head -c 48 /dev/urandom | base64 -w0 >"$tmp/placement.key"
 	"$gp" server --kubernetes --kube-api "$api" --extender-port "$port" \
+		--placement-key "$tmp/placement.key" \
 		--db "$tmp/$name.db" --socket "$tmp/$name.sock" --scheduler-name gpupool-scheduler \
 		"$@" >"$tmp/$name.log" 2>&1 &
 	pids="$pids $!"

@@ -45,6 +45,10 @@ struct kpod {
 	struct gp_placement where;
 	char last_event[REASON_MAX + 64];       /* the last unschedulable event sent */
 	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
+	/* The last live change asked (extender-live.c), admitted or said
+	 * refused: not asked again until the annotations ask another. */
+	bool live_sent;
+	struct gp_kube_placement live_asked;
 };
 
 /* What the devices of one model offer a share (the first device seen). */
@@ -89,6 +93,7 @@ struct gp_extender {
 	uint64_t reserve_scan_ns;       /* when they were last looked at */
 	void (*io)(void *ctx, bool start);
 	void *io_ctx;
+	const struct gp_seal_key *seal; /* NULL: placements unsealed */
 	struct gp_extender_stats stats;
 };
 
@@ -113,6 +118,31 @@ struct choice {
 #define FITS (-1)
 #define NOT_PUBLISHED (-2)
 
+/* A live change to send, made under the lock, sent without it. */
+struct gp_extender_live {
+	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
+	bool admitted;                  /* the placement to write; else why in an Event */
+	struct gp_kube_placement placement;
+	char why[REASON_MAX];
+};
+
+/* ---- extender-live.c ---------------------------------------------------- */
+
+/* Does pod k ask for a live change? true with what to send in *ret (the
+ * new placement held already, or why not). Under the lock. */
+bool gp_extender_live_change(struct gp_extender *e, struct kpod *k, struct gp_extender_live *ret);
+/* Writes the sealed placement, or the refusal's Event. Without the lock. */
+void gp_extender_live_send(struct gp_extender *e, const struct gp_extender_live *l);
+
+/* ---- extender-verbs.c --------------------------------------------------- */
+
+/* An API handle for one call at a time (NULL: the extender has none),
+ * given back with gp_extender_api_give. */
+struct gp_kube *gp_extender_api_take(struct gp_extender *e, int *ret_slot);
+void gp_extender_api_give(struct gp_extender *e, int slot);
+/* The priority a pod asks for, held to its tenant's highest. */
+unsigned gp_extender_priority_granted(const struct use *u, unsigned asked);
+
 /* ---- extender.c ---------------------------------------------------------- */
 
 /* The cluster made again when the Nodes changed (or never made). */
@@ -128,6 +158,14 @@ void gp_extender_unreserve(struct gp_extender *e, struct kpod *k);
 void gp_extender_reservation_cancel(struct gp_extender *e, struct kpod *k);
 void gp_extender_reservations_expire(struct gp_extender *e);
 uint64_t gp_extender_mono_ns(void);
+/* Reads a pod: a placement without a valid seal (when the extender has a
+ * key) is read as none, and the pod as not placed. */
+int gp_extender_pod_read(const struct gp_extender *e, const json_t *obj, struct gp_kube_pod *ret,
+			 char *err, size_t len);
+/* The annotations that say placement pl of the pod of UID uid: the
+ * placement, and its seal when the extender has a key. NULL: no memory. */
+json_t *gp_extender_placement_annotations(const struct gp_extender *e, const char *uid,
+					   const struct gp_kube_placement *pl);
 /* A pod's requests, one per group of models (0 of them, with why). */
 int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, struct ask *ret,
 			 char *why, size_t why_len);

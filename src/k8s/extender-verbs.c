@@ -18,10 +18,10 @@
 /* ---- the verbs' JSON ---------------------------------------------------------- */
 
 /* The args' pod, read; a pod that cannot be read: -EINVAL with why. */
-static int args_pod(const struct gp_extender_args *a, struct gp_kube_pod *ret, char *err,
-		    size_t len)
+static int args_pod(const struct gp_extender *e, const struct gp_extender_args *a,
+		    struct gp_kube_pod *ret, char *err, size_t len)
 {
-	return gp_kube_pod_read(a->pod, ret, err, len);
+	return gp_extender_pod_read(e, a->pod, ret, err, len);
 }
 
 /* The pod as the extender knows it, added when it is new (a pod seen
@@ -142,7 +142,7 @@ struct unschedulable {
 /* Tells the pod's owner why it waits: one Warning event per new reason. */
 /* An API handle no other call uses now (waiting for one); give it back
  * with api_give. NULL when the extender has none. */
-static struct gp_kube *api_take(struct gp_extender *e, int *ret_slot)
+struct gp_kube *gp_extender_api_take(struct gp_extender *e, int *ret_slot)
 {
 	int slot;
 
@@ -158,7 +158,7 @@ static struct gp_kube *api_take(struct gp_extender *e, int *ret_slot)
 	return e->api[slot];
 }
 
-static void api_give(struct gp_extender *e, int slot)
+void gp_extender_api_give(struct gp_extender *e, int slot)
 {
 	pthread_mutex_lock(&e->api_lock);
 	e->api_busy &= ~(1u << slot);
@@ -171,11 +171,11 @@ static void event_send(struct gp_extender *e, const struct unschedulable *u)
 	struct gp_kube *api;
 	int slot;
 
-	if (!u->uid[0] || !(api = api_take(e, &slot)))
+	if (!u->uid[0] || !(api = gp_extender_api_take(e, &slot)))
 		return;
 	gp_kube_event(api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
 		      u->message, EVENT_COMPONENT);
-	api_give(e, slot);
+	gp_extender_api_give(e, slot);
 }
 
 /* The text of a miss fits_on found (made once per code and call). */
@@ -285,7 +285,7 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 	v->why = calloc(a.names + 1, sizeof(*v->why));
 	if (!v->why) {
 		r = -ENOMEM;
-	} else if ((r = args_pod(&a, &p, err, sizeof(err))) < 0) {
+	} else if ((r = args_pod(e, &a, &p, err, sizeof(err))) < 0) {
 		/* The pod's own request is wrong: no node will do, and
 		 * preemption cannot help (every why is reason 0). */
 		v->unresolvable = true;
@@ -425,7 +425,7 @@ int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, 
 	}
 	score = calloc(a.names + 1, sizeof(*score));
 	/* A pod it cannot read scores 0 everywhere: filter said why. */
-	if (score && args_pod(&a, &p, err, sizeof(err)) == 0) {
+	if (score && args_pod(e, &a, &p, err, sizeof(err)) == 0) {
 		pthread_mutex_lock(&e->lock);
 		prioritize_locked(e, &p, &a, score);
 		pthread_mutex_unlock(&e->lock);
@@ -444,6 +444,11 @@ static int64_t now_unix_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+unsigned gp_extender_priority_granted(const struct use *u, unsigned asked)
+{
+	return u->limited && asked > u->t.priority_max ? u->t.priority_max : asked;
 }
 
 /* Places pod k on node `node` and holds it there ("assumed", as
@@ -474,7 +479,10 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 	ret->memory_mib = asks[c.ask].memory_mib;
 	ret->compute = asks[c.ask].compute_pct;
 	ret->whole = asks[c.ask].req.whole;
+	ret->priority = gp_extender_priority_granted(&use, k->p.priority);
+	ret->isolation = k->p.isolation;
 	ret->bound_at = now_unix_ns();
+	ret->sealed_at = ret->bound_at;
 	gp_extender_unreserve(e, k);
 	gp_extender_pod_let_go(e, k);
 	if (k->p.units) {
@@ -491,20 +499,18 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 static int bind_write(struct gp_extender *e, const struct gp_kube_pod *p,
 		      const struct gp_kube_placement *pl, char *why, size_t len)
 {
-	char *text = p->units ? gp_kube_placement_text(pl) : NULL;
-	json_t *annotations = text ? json_pack("{s:s}", GP_KUBE_ANN_PLACEMENT, text) : NULL;
+	json_t *annotations = p->units ? gp_extender_placement_annotations(e, p->uid, pl) : NULL;
 	struct gp_kube *api;
 	int slot, r = 0;
 
-	free(text);
 	if (p->units && !annotations)
 		return -ENOMEM;
-	if ((api = api_take(e, &slot))) {
+	if ((api = gp_extender_api_take(e, &slot))) {
 		r = gp_kube_bind(api, p->ns, p->name, p->uid, pl->node, annotations);
 		if (r < 0)
 			snprintf(why, len, "the API server refused: %s",
 				 *gp_kube_error(api) ? gp_kube_error(api) : strerror(-r));
-		api_give(e, slot);
+		gp_extender_api_give(e, slot);
 	}
 	json_decref(annotations);
 	return r;

@@ -374,55 +374,86 @@ static void pod_drop(struct gp_extender *e, const char *uid)
 	free(k);
 }
 
+int gp_extender_pod_read(const struct gp_extender *e, const json_t *obj, struct gp_kube_pod *ret,
+			 char *err, size_t len)
+{
+	int r = gp_kube_pod_read(obj, ret, err, len);
+
+	if (r == 0 && e->seal && ret->placed && gp_seal_of_pod(e->seal, obj) != GP_SEAL_VALID) {
+		ret->placed = false;
+		memset(&ret->placement, 0, sizeof(ret->placement));
+	}
+	return r;
+}
+
+json_t *gp_extender_placement_annotations(const struct gp_extender *e, const char *uid,
+					   const struct gp_kube_placement *pl)
+{
+	char *text = gp_kube_placement_text(pl), seal[GP_SEAL_TEXT_MAX];
+	json_t *a = text ? json_pack("{s:s}", GP_KUBE_ANN_PLACEMENT, text) : NULL;
+
+	if (a && e->seal) {
+		gp_seal_make(e->seal, uid, text, seal);
+		if (json_object_set_new(a, GP_KUBE_ANN_SEAL, json_string(seal)) < 0)
+			a = (json_decref(a), NULL);
+	}
+	free(text);
+	return a;
+}
+
 /* A pod as the API server has it now. Ours are those that ask for
- * gpupool.io/gpu; a placement that changed is held anew. */
-static void pod_put(struct gp_extender *e, const json_t *obj)
+ * gpupool.io/gpu; a placement that changed is held anew; a live change
+ * its annotations ask for in *ret_live (true: one to send; NULL: not
+ * looked for). */
+static bool pod_put(struct gp_extender *e, const json_t *obj, struct gp_extender_live *ret_live)
 {
 	struct gp_kube_pod p;
 	struct kpod *k;
 	char err[REASON_MAX];
 
-	if (gp_kube_pod_read(obj, &p, err, sizeof(err)) < 0 || !p.uid[0])
-		return;                 /* the filter will say what is wrong */
+	if (gp_extender_pod_read(e, obj, &p, err, sizeof(err)) < 0 || !p.uid[0])
+		return false;           /* the filter will say what is wrong */
 	if (p.finished) {
 		pod_drop(e, p.uid);
-		return;
+		return false;
 	}
 	k = gp_strmap_get(&e->pods, p.uid);
 	if (k && k->held && !k->reserved_ns && k->p.node[0] && !p.node[0])
-		return;                 /* from before our bind: a pod is never unbound */
+		return false;           /* from before our bind: a pod is never unbound */
 	if (k && k->reserved_ns && !p.placed && !p.node[0]) {
 		p.placed = k->p.placed; /* not bound yet: the reservation stays */
 		p.placement = k->p.placement;
 		snprintf(p.node, sizeof(p.node), "%s", k->p.node);
 		k->p = p;
-		return;
+		return false;
 	}
 	if (p.units == 0 && !p.node[0]) {
 		pod_drop(e, p.uid);     /* a host-only pod counts once bound */
-		return;
+		return false;
 	}
 	if (!p.placed && p.units && e->scheduler[0] && strcmp(p.scheduler, e->scheduler) != 0)
-		return;                 /* another scheduler's, never ours to bind */
+		return false;           /* another scheduler's, never ours to bind */
 	if (k && k->held && (p.units ? p.placed && !memcmp(&k->p.placement, &p.placement,
 							  sizeof(p.placement))
 				     : !strcmp(k->p.node, p.node))) {
 		k->p = p;               /* the same place: only what else changed */
 		gp_extender_unreserve(e, k);
-		return;
+		return ret_live && gp_extender_live_change(e, k, ret_live);
 	}
 	if (!k) {
 		k = calloc(1, sizeof(*k));
 		if (!k || gp_strmap_put(&e->pods, p.uid, k) < 0) {
 			free(k);
-			return;
+			return false;
 		}
 	}
 	gp_extender_pod_let_go(e, k);
 	gp_extender_unreserve(e, k);
 	k->p = p;
+	k->live_sent = false;
 	if (!e->dirty)
 		gp_extender_pod_hold(e, k);
+	return ret_live && gp_extender_live_change(e, k, ret_live);
 }
 
 static void pods_clear(struct gp_extender *e)
@@ -443,7 +474,7 @@ static void on_pods_sync(void *ctx, json_t *items)
 	pods_clear(e);
 	e->dirty = true;                /* held again from scratch */
 	json_array_foreach(items, i, obj)
-		pod_put(e, obj);
+		pod_put(e, obj, NULL);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -451,13 +482,17 @@ static void on_pod_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
 {
 	struct gp_extender *e = ctx;
 	const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+	struct gp_extender_live live;
+	bool send = false;
 
 	pthread_mutex_lock(&e->lock);
 	if (type == GP_KUBE_DELETED && uid)
 		pod_drop(e, uid);
 	else
-		pod_put(e, obj);
+		send = pod_put(e, obj, &live);
 	pthread_mutex_unlock(&e->lock);
+	if (send)
+		gp_extender_live_send(e, &live);
 }
 
 const struct gp_kube_informer_ops gp_extender_pod_ops = {
@@ -729,6 +764,7 @@ int gp_extender_new(const struct gp_extender_options *o, struct gp_extender **re
 								 : o->apis) : 0;
 	e->io = o->io;
 	e->io_ctx = o->io_ctx;
+	e->seal = o->seal;
 	e->dirty = true;
 	if (o->workload_trace &&
 	    (r = gp_trace_load_pods(&e->trace, o->workload_trace, err, err_len)) < 0) {

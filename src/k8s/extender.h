@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "k8s/client.h"
+#include "k8s/seal.h"
 #include "server/sched.h"
 
 struct gp_extender;
@@ -85,6 +86,10 @@ struct gp_extender_options {
 	 * request at a time lets others in meanwhile. NULL: none. */
 	void (*io)(void *ctx, bool start);
 	void *io_ctx;
+	/* The placement key (seal.h): binds seal their placements, and a
+	 * pod's placement counts only when its seal verifies. NULL: no seals
+	 * (tests of the decisions alone). Borrowed. */
+	const struct gp_seal_key *seal;
 };
 
 /* -ENOENT (unknown policy), -EINVAL (a workload trace that cannot be
@@ -111,6 +116,7 @@ struct gp_extender_stats {
 	uint32_t pods_placed;           /* held: bound, or reserved for a bind */
 	uint32_t pods_reserved;         /* held by prioritize for a bind to come */
 	uint64_t filters, binds, bind_failures, rebuilds;
+	uint64_t live_changes;          /* admitted and sealed anew */
 };
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret);
 

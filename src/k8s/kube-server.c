@@ -27,6 +27,7 @@ struct gp_kube_server {
 	uint64_t view_gen;
 	bool viewed;
 	struct gp_sched_model_quota model[GP_MODELS_MAX];
+	struct gp_seal_key seal;        /* placements are sealed with it */
 };
 
 /* ---- quotas from the tenants ------------------------------------------------- */
@@ -85,6 +86,7 @@ static int quota_of(void *ctx, const char *ns, struct gp_sched_tenant *ret)
 				.mem_borrowable_mib = t->mem_borrowable_mib,
 				.compute_guaranteed_pct = t->compute_guaranteed_pct,
 				.compute_borrowable_pct = t->compute_borrowable_pct,
+				.priority_max = t->priority_max,
 			};
 			model_quotas(s, t, ret);
 			r = 0;
@@ -241,7 +243,7 @@ static int extender_make(struct gp_kube_server *s, const struct gp_kube_server_o
 		.workload_trace = o->workload_trace, .tie_seed = o->tie_seed,
 		.quota = o->pool ? quota_of : NULL, .quota_ctx = s, .api = s->api,
 		.apis = GP_EXTENDER_API_MAX,
-		.io = bind_io, .io_ctx = s,
+		.io = bind_io, .io_ctx = s, .seal = &s->seal,
 	};
 
 	return gp_extender_new(&eo, &s->extender, err, len);
@@ -261,7 +263,10 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 		return -ENOMEM;
 	pthread_mutex_init(&s->quota_lock, NULL);
 	s->pool = o->pool;
-	r = gp_kube_config_load(&ko, &s->config, err, err_len);
+	r = gp_seal_key_load(o->placement_key ? o->placement_key : GP_SEAL_KEY_PATH_DEFAULT,
+			     &s->seal, err, err_len);
+	if (r == 0)
+		r = gp_kube_config_load(&ko, &s->config, err, err_len);
 	for (int i = 0; r == 0 && i < GP_EXTENDER_API_MAX; i++)
 		if ((r = gp_kube_new(s->config, &s->api[i])) < 0)
 			snprintf(err, err_len, "cannot make an API client: %s", strerror(-r));
@@ -296,6 +301,7 @@ struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
 	if (s->viewed)
 		gp_pool_view_release(&s->view);
 	pthread_mutex_destroy(&s->quota_lock);
+	gp_seal_key_wipe(&s->seal);
 	free(s);
 	return NULL;
 }

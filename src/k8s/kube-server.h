@@ -31,6 +31,7 @@ struct gp_kube_server_options {
 	const char *workload_trace;     /* NULL: the pods seen */
 	uint64_t tie_seed;
 	struct gp_pool *pool;           /* the tenants; NULL: no quotas */
+	const char *placement_key;      /* seal.h; NULL: GP_SEAL_KEY_PATH_DEFAULT */
 };
 
 struct gp_kube_server;

@@ -36,8 +36,15 @@
 
 /* ---- set by the extender at bind (before the Binding) ------------------
  * {"node": "n1", "devices": ["GPU-…", …], "memoryMiB": 4096,
- *  "compute": 30, "whole": false, "boundAt": 1764633600123456789} */
+ *  "compute": 30, "whole": false, "priority": 5, "isolation": "hard",
+ *  "boundAt": 1764633600123456789, "sealedAt": 1764633600123456789}
+ * with its seal beside it; written again, sealed anew, by a live change
+ * the server admits. */
 #define GP_KUBE_ANN_PLACEMENT   "gpupool.io/placement"
+/* The placement's seal (k8s/seal.h): "v1:" and an HMAC-SHA256 in hex over
+ * the pod's UID and the placement's text; the node program applies only a
+ * placement whose seal verifies. */
+#define GP_KUBE_ANN_SEAL        "gpupool.io/placement-seal"
 
 /* ---- set by the node program ------------------------------------------- */
 /* On a pod, at Allocate: the task id its container runs as. */

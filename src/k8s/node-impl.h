@@ -29,6 +29,7 @@
 #include "k8s/client.h"
 #include "k8s/objects.h"
 #include "k8s/plugin.h"
+#include "k8s/seal.h"
 #include "shim/region.h"
 
 #define GP_NODE_SHIM_IN_CONTAINER "/usr/local/lib/gpupool/libgpushare.so"
@@ -44,6 +45,7 @@ struct node_options {
 	gid_t task_group;
 	struct split { char model[64]; unsigned n; } split[16];
 	int splits;
+	char placement_key[512];
 	struct gp_kube_options kube;
 };
 
@@ -65,6 +67,7 @@ struct node_pod {
 	struct gp_task_limits applied;  /* what its devices' tables hold */
 	unsigned devices;
 	int dev[GP_NODE_DEVICES_MAX];   /* into node->dev */
+	enum gp_seal_state seal;        /* of its placement as last read */
 	char refused[256];              /* the last live change refused, said once */
 };
 
@@ -79,6 +82,7 @@ struct node {
 	struct gp_kube *api;
 	struct gp_plugin *plugin;
 	struct gp_kube_informer *informer;
+	struct gp_seal_key seal;        /* placements apply only when sealed with it */
 	uint64_t allocations, live_changes, releases;
 };
 

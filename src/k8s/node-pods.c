@@ -24,15 +24,18 @@ int gp_node_device_of(const struct node *n, const char *uuid)
 	return -1;
 }
 
-/* The limits the pod's annotations and placement ask for now. */
+/* The limits the pod's sealed placement grants (seal.h): what its own
+ * annotations ask for reaches it only through the server. */
 static void limits_wanted(const struct gp_kube_pod *p, struct gp_task_limits *ret)
 {
+	const struct gp_kube_placement *pl = &p->placement;
+
 	*ret = (struct gp_task_limits){
-		.mem_bytes = p->placement.whole ? 0 : p->placement.memory_mib * MIB,
-		.compute = p->compute ? p->compute : p->placement.compute,
-		.priority = p->priority,
-		.isolation = p->isolation == GP_KUBE_SHARED ? GP_ISOLATION_SHARED
-							  : GP_ISOLATION_HARD,
+		.mem_bytes = pl->whole ? 0 : pl->memory_mib * MIB,
+		.compute = pl->compute,
+		.priority = pl->priority,
+		.isolation = pl->isolation == GP_KUBE_SHARED ? GP_ISOLATION_SHARED
+							     : GP_ISOLATION_HARD,
 	};
 }
 
@@ -285,6 +288,43 @@ static int response_fill(struct node *n, const struct node_pod *k, const char *s
 	return err ? -ENOMEM : 0;
 }
 
+/* Why no pod of this node waits for n_ids units: a pod bound here that
+ * asks for them with a placement that is missing, forged or for another
+ * node (said on that pod as an Event too), or none at all. */
+static void allocate_refused(struct node *n, size_t n_ids, char *err, size_t err_len)
+{
+	struct gp_kube_pod refused;
+	bool found = false;
+
+	pthread_mutex_lock(&n->lock);
+	for (size_t i = 0; i < n->pods.cap && !found; i++) {
+		const struct node_pod *k = n->pods.slot[i].value;
+
+		if (!n->pods.slot[i].key || k->allocated || k->p.finished || k->p.units != n_ids)
+			continue;
+		if (k->seal != GP_SEAL_VALID)
+			snprintf(err, err_len, "pod %s/%s gets no device: %s", k->p.ns, k->p.name,
+				 k->seal == GP_SEAL_NONE ? gp_seal_state_text(GP_SEAL_MISSING)
+							 : gp_seal_state_text(k->seal));
+		else if (strcmp(k->p.placement.node, n->o.node_name) != 0)
+			snprintf(err, err_len, "pod %s/%s gets no device: its placement is for node "
+				 "%s, not %s", k->p.ns, k->p.name, k->p.placement.node,
+				 n->o.node_name);
+		else
+			continue;
+		refused = k->p;
+		found = true;
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (found) {
+		pod_event(n, &refused, "Warning", "GpupoolPlacementRefused", err);
+		return;
+	}
+	snprintf(err, err_len, "no pod placed by gpupool on node %s waits for %zu units of %s "
+		 "(was it scheduled by the gpupool scheduler?)", n->o.node_name, n_ids,
+		 n->o.resource);
+}
+
 static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_plugin_response *r,
 		    char *err, size_t err_len)
 {
@@ -309,9 +349,7 @@ static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_p
 		pthread_mutex_unlock(&n->lock);
 	}
 	if (rc == -ENOENT && !k)
-		snprintf(err, err_len, "no pod placed by gpupool on node %s waits for %zu units of %s "
-			 "(was it scheduled by the gpupool scheduler?)", n->o.node_name, n_ids,
-			 n->o.resource);
+		allocate_refused(n, n_ids, err, err_len);
 	if (rc == 0)
 		pod_annotate(n, &annotated, GP_KUBE_ANN_TASK, task);
 	explicit_bzero(secret, sizeof(secret));
@@ -417,11 +455,36 @@ static void pod_drop(struct node *n, const char *uid)
  * tables already (they outlive us); it is adopted as it is. */
 static void pod_adopt(struct node *n, struct node_pod *k)
 {
-	if (!k->p.task[0] || pod_devices(n, k) < 0)
+	if (!k->p.task[0] || k->seal != GP_SEAL_VALID || pod_devices(n, k) < 0)
 		return;
 	snprintf(k->task, sizeof(k->task), "%.*s", (int)sizeof(k->task) - 1, k->p.task);
 	limits_wanted(&k->p, &k->applied);
 	k->allocated = true;
+}
+
+/* May a running pod's placement become p's? Only for a sealed placement,
+ * of the same devices, no older than the one applied (a seal replayed
+ * from before a live change shrank it); else why not in ret_refused. */
+static bool placement_follows(const struct node_pod *k, const struct gp_kube_pod *p,
+			      enum gp_seal_state seal, char *ret_refused, size_t len)
+{
+	const struct gp_kube_placement *now = &k->p.placement, *next = &p->placement;
+
+	if (seal != GP_SEAL_VALID)
+		snprintf(ret_refused, len, "its placement changed and %s; it keeps the one it had",
+			 gp_seal_state_text(seal == GP_SEAL_NONE ? GP_SEAL_MISSING : seal));
+	else if (next->sealed_at < now->sealed_at)
+		snprintf(ret_refused, len, "its placement went back to an older one (sealed at "
+			 "%" PRId64 ", before %" PRId64 "); it keeps the newer",
+			 next->sealed_at, now->sealed_at);
+	else if (strcmp(next->node, now->node) != 0 || next->devices != now->devices ||
+		 memcmp(next->device, now->device, sizeof(now->device)) != 0 ||
+		 next->whole != now->whole)
+		snprintf(ret_refused, len, "its placement names other devices; a running pod "
+			 "keeps its devices");
+	else
+		return true;
+	return false;
 }
 
 /* Under n->lock; a refused live change is said as an event by the caller
@@ -429,6 +492,7 @@ static void pod_adopt(struct node *n, struct node_pod *k)
 static void pod_update(struct node *n, const json_t *obj, char *refused, size_t len,
 		       struct gp_kube_pod *ret_pod)
 {
+	enum gp_seal_state seal;
 	struct gp_kube_pod p;
 	struct node_pod *k;
 	char err[256];
@@ -436,6 +500,9 @@ static void pod_update(struct node *n, const json_t *obj, char *refused, size_t 
 	refused[0] = 0;
 	if (gp_kube_pod_read(obj, &p, err, sizeof(err)) < 0 || p.units == 0 || !p.uid[0])
 		return;
+	seal = gp_seal_of_pod(&n->seal, obj);
+	if (seal != GP_SEAL_VALID)
+		p.placed = false;
 	if (p.finished) {
 		pod_drop(n, p.uid);
 		return;
@@ -448,13 +515,21 @@ static void pod_update(struct node *n, const json_t *obj, char *refused, size_t 
 			return;
 		}
 		k->p = p;
+		k->seal = seal;
 		pod_adopt(n, k);
 		return;
 	}
+	if (k->allocated && !placement_follows(k, &p, seal, refused, len)) {
+		p.placement = k->p.placement;   /* it keeps what it was granted */
+		p.placed = true;
+		seal = k->seal;
+	}
 	k->p = p;
+	k->seal = seal;
 	if (!k->allocated)
 		return;
-	live_change(n, k, refused, len);
+	if (!refused[0])
+		live_change(n, k, refused, len);
 	if (refused[0] && strcmp(refused, k->refused) == 0)
 		refused[0] = 0;         /* said already */
 	else if (refused[0])

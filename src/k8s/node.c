@@ -34,6 +34,7 @@ static void usage(FILE *out)
 		"                    [--shim-host-path PATH] [--task-group GID]\n"
 		"                    [--metrics-listen ADDR:PORT|off] [--health-ms N] [--nvml PATH]\n"
 		"                    [--kubeconfig PATH | --kube-api URL [--kube-token-file PATH]]\n"
+		"                    [--placement-key FILE]\n"
 		"\n"
 		"This node's part of gpupool on Kubernetes (docs/kubernetes.md), run by a\n"
 		"DaemonSet: the kubelet's device plugin for the resource, this node's devices\n"
@@ -61,9 +62,13 @@ static void usage(FILE *out)
 		"  --nvml PATH           the NVML library (default libnvidia-ml.so.1)\n"
 		"  --kubeconfig PATH     the API server (default: $KUBECONFIG, else the pod's\n"
 		"                        service account); --kube-api URL instead, with\n"
-		"                        --kube-token-file PATH for a bearer token\n",
+		"                        --kube-token-file PATH for a bearer token\n"
+		"  --placement-key FILE  the key the server seals placements with (default\n"
+		"                        %s, the Secret\n"
+		"                        gpupool-placement-key): a pod gets devices only by\n"
+		"                        a placement whose seal verifies\n",
 		GP_KUBE_RESOURCE, GP_KUBE_SPLIT_DEFAULT, GP_REGION_SYSTEM_DIR, METRICS_LISTEN_DEFAULT,
-		HEALTH_MS_DEFAULT);
+		HEALTH_MS_DEFAULT, GP_SEAL_KEY_PATH_DEFAULT);
 }
 
 /* ---- options ------------------------------------------------------------------ */
@@ -83,6 +88,7 @@ static const struct option flags[] = {
 	{ "kubeconfig", required_argument, NULL, 'c' },
 	{ "kube-api", required_argument, NULL, 'a' },
 	{ "kube-token-file", required_argument, NULL, 't' },
+	{ "placement-key", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -124,6 +130,7 @@ static int option_set(struct node_options *o, int c, const char *v)
 	case 'c': o->kube.kubeconfig = v; return 0;
 	case 'a': o->kube.api_url = v; return 0;
 	case 't': o->kube.token_file = v; return 0;
+	case 'P': snprintf(o->placement_key, sizeof(o->placement_key), "%s", v); return 0;
 	case 'g':
 		if (!gp_parse_uint(v, 0, 0x7fffffff, NULL, &u))
 			return bad("task-group", v, "want a group id");
@@ -158,6 +165,8 @@ static void options_default(struct node_options *o)
 		snprintf(o->metrics_listen, sizeof(o->metrics_listen), "%s", METRICS_LISTEN_DEFAULT);
 	if (!o->health_ms)
 		o->health_ms = HEALTH_MS_DEFAULT;
+	if (!o->placement_key[0])
+		snprintf(o->placement_key, sizeof(o->placement_key), "%s", GP_SEAL_KEY_PATH_DEFAULT);
 }
 
 /* 1 for --help, 0, or -EINVAL (said). */
@@ -534,9 +543,11 @@ static int metrics_start(struct node *n, struct gp_http **ret)
 
 static int kube_open(struct node *n)
 {
-	char err[512];
-	int r = gp_kube_config_load(&n->o.kube, &n->config, err, sizeof(err));
+	char err[1024];
+	int r = gp_seal_key_load(n->o.placement_key, &n->seal, err, sizeof(err));
 
+	if (r == 0)
+		r = gp_kube_config_load(&n->o.kube, &n->config, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "gpupool node: %s\n", err);
 		return r;
@@ -640,6 +651,7 @@ int gp_cmd_node_kubernetes(int argc, char **argv)
 	gp_kube_config_free(n->config);
 	pthread_mutex_destroy(&n->lock);
 	pthread_mutex_destroy(&n->api_lock);
+	gp_seal_key_wipe(&n->seal);
 	free(n);
 	return status;
 }

@@ -237,7 +237,14 @@ static int placement_read(const char *text, struct gp_kube_placement *ret, char 
 	ret->memory_mib = (uint64_t)json_integer_value(json_object_get(j, "memoryMiB"));
 	ret->compute = (unsigned)json_integer_value(json_object_get(j, "compute"));
 	ret->whole = json_is_true(json_object_get(j, "whole"));
+	ret->priority = (unsigned)json_integer_value(json_object_get(j, "priority"));
+	ret->isolation = str_at(j, "isolation") && !strcmp(str_at(j, "isolation"), "shared")
+				 ? GP_KUBE_SHARED : GP_KUBE_HARD;
 	ret->bound_at = json_integer_value(json_object_get(j, "boundAt"));
+	ret->sealed_at = json_integer_value(json_object_get(j, "sealedAt"));
+	if (ret->priority > 9)
+		r = fail(err, len, "annotation %s: priority %u is over 9", GP_KUBE_ANN_PLACEMENT,
+			 ret->priority);
 out:
 	json_decref(j);
 	return r;
@@ -391,9 +398,11 @@ char *gp_kube_placement_text(const struct gp_kube_placement *p)
 
 	for (unsigned i = 0; i < p->devices; i++)
 		json_array_append_new(devs, json_string(p->device[i]));
-	doc = json_pack("{s:s, s:o, s:I, s:i, s:b, s:I}", "node", p->node, "devices", devs,
-			"memoryMiB", (json_int_t)p->memory_mib, "compute", (int)p->compute,
-			"whole", p->whole, "boundAt", (json_int_t)p->bound_at);
+	doc = json_pack("{s:s, s:o, s:I, s:i, s:b, s:i, s:s, s:I, s:I}", "node", p->node,
+			"devices", devs, "memoryMiB", (json_int_t)p->memory_mib,
+			"compute", (int)p->compute, "whole", p->whole, "priority", (int)p->priority,
+			"isolation", p->isolation == GP_KUBE_SHARED ? "shared" : "hard",
+			"boundAt", (json_int_t)p->bound_at, "sealedAt", (json_int_t)p->sealed_at);
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	return text;

@@ -44,7 +44,10 @@ struct gp_kube_placement {
 	uint64_t memory_mib;            /* per device */
 	unsigned compute;               /* percent per device */
 	bool whole;
+	unsigned priority;              /* 0..9, as the server granted it */
+	enum gp_kube_isolation isolation;
 	int64_t bound_at;               /* unix ns */
+	int64_t sealed_at;              /* unix ns: made, or changed live (seal.h) */
 };
 
 struct gp_kube_pod {

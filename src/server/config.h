@@ -132,6 +132,7 @@ struct gp_server_options {
 		char api_url[512], token_file[PATH_MAX], kubeconfig[PATH_MAX];
 		char scheduler_name[64];        /* "": any */
 		char workload_trace[PATH_MAX];  /* "": the pods seen */
+		char placement_key[PATH_MAX];   /* "": the Secret's mount (k8s/seal.h) */
 		uint64_t tie_seed;
 	} kube;
 };

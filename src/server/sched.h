@@ -71,6 +71,9 @@ struct gp_sched_tenant {
 	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
 	const struct gp_sched_model_quota *model_quota; /* the caller's; NULL: none */
 	int model_quotas;
+	/* The highest priority its tasks get (0-9); an engine whose tasks
+	 * say their own priority (a pod's annotation) holds them to it. */
+	unsigned priority_max;
 };
 
 struct gp_sched_task {

@@ -253,7 +253,7 @@ static void server_usage(FILE *out)
 		"                      [--kubernetes [--extender-port PORT] [--kubeconfig PATH |\n"
 		"                       --kube-api URL [--kube-token-file PATH]]\n"
 		"                       [--scheduler-name NAME] [--workload-trace FILE]\n"
-		"                       [--tie-seed N]]\n"
+		"                       [--tie-seed N] [--placement-key FILE]]\n"
 		"\n"
 		"Serves the gpupool API (docs/api.md) until SIGTERM or SIGINT. At the "
 		"first\n"
@@ -436,7 +436,12 @@ static void server_usage(FILE *out)
 		"  --workload-trace FILE\n"
 		"                   default and fgd place against the shapes of this\n"
 		"                   openb pod list, not of the pods placed so far\n"
-		"  --tie-seed N     the order in which equal nodes are taken (default 1)\n",
+		"  --tie-seed N     the order in which equal nodes are taken (default 1)\n"
+		"  --placement-key FILE\n"
+		"                   the key placements are sealed with, which the node\n"
+		"                   programs check (default\n"
+		"                   /etc/gpupool/placement-key/key, the Secret\n"
+		"                   gpupool-placement-key)\n",
 		GP_API_QUEUE_MAX, GP_API_TENANT_QUEUE_MAX, GP_HTTP_HEADER_TIMEOUT_MS,
 		GP_HTTP_BODY_TIMEOUT_MS, GP_HTTP_CONNECTIONS_MAX,
 		GP_HTTP_CLIENT_CONNECTIONS_MAX, GP_BACKUP_INTERVAL_S, GP_BACKUP_KEEP,
@@ -651,6 +656,7 @@ static int parse_kube(struct gp_server_kube *k, int c, const char *value)
 	case 1204: snprintf(k->token_file, sizeof(k->token_file), "%s", value); return 0;
 	case 1205: snprintf(k->scheduler_name, sizeof(k->scheduler_name), "%s", value); return 0;
 	case 1206: snprintf(k->workload_trace, sizeof(k->workload_trace), "%s", value); return 0;
+	case 1208: snprintf(k->placement_key, sizeof(k->placement_key), "%s", value); return 0;
 	case 1207:
 		errno = 0;
 		k->tie_seed = strtoull(value, &end, 10);
@@ -730,7 +736,7 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 		snprintf(to, PATH_MAX, "%s", value);
 		return 0;
 	}
-	if (c >= 1200 && c <= 1207)
+	if (c / 100 == 12)              /* 12xx: --kubernetes and its options */
 		return parse_kube(&o->kube, c, value);
 	if (c >= 1000 && c <= 1010)
 		return parse_isolation(o, c, value);
@@ -841,6 +847,7 @@ static const struct option server_flags[] = {
 	{"scheduler-name", required_argument, NULL, 1205},
 	{"workload-trace", required_argument, NULL, 1206},
 	{"tie-seed", required_argument, NULL, 1207},
+	{"placement-key", required_argument, NULL, 1208},
 	{"policy", required_argument, NULL, 1100},
 	{"workload-window", required_argument, NULL, 1101},
 	{"workload-refresh", required_argument, NULL, 1102},
@@ -966,7 +973,8 @@ static int options_check(struct gp_server_options *o)
 		return GP_EXIT_USAGE;
 	}
 	if (!o->kube.on && (o->kube.port || o->kube.api_url[0] || o->kube.kubeconfig[0] ||
-			    o->kube.workload_trace[0] || o->kube.scheduler_name[0])) {
+			    o->kube.workload_trace[0] || o->kube.scheduler_name[0] ||
+			    o->kube.placement_key[0])) {
 		fprintf(stderr, "gpupool server: the Kubernetes options need --kubernetes\n");
 		return GP_EXIT_USAGE;
 	}
@@ -1434,6 +1442,7 @@ static int kube_start(const struct gp_server_options *o, struct server *s)
 		.scheduler_name = k->scheduler_name[0] ? k->scheduler_name : NULL,
 		.workload_trace = k->workload_trace[0] ? k->workload_trace : NULL,
 		.tie_seed = k->tie_seed ? k->tie_seed : 1, .pool = s->pool,
+		.placement_key = k->placement_key[0] ? k->placement_key : NULL,
 	};
 
 	snprintf(socket, sizeof(socket), "%s.extender", o->socket);

@@ -12,7 +12,10 @@
 #   about 30 %; a live annotation change reaches its region within 1 s; a
 #   lost device is pushed to the kubelet as unhealthy; deleting the pod
 #   frees its slice; an over-quota pod stays Pending with its reason (in
-#   FailedNodes and an Event).
+#   FailedNodes and an Event). Placements are sealed (src/k8s/seal.h): a
+#   pod bound to the node with a placement copied from another pod, one
+#   written without a seal, or one for another node gets no device and an
+#   Event; a sealed placement put back after a live change is not applied.
 #
 # usage: test-e2e.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -32,6 +35,10 @@ fi
 gpupool=$build/gpupool
 export GPUPOOL_SIM_DEVICES=t4-16g:2 GPUPOOL_SIM_DIR=$tmp/sim
 mkdir -p "$tmp/plugins" "$tmp/run"
+# The key the server seals placements with and the node checks them by
+# (the Secret gpupool-placement-key on a cluster).
+key=$tmp/placement.key
+head -c 48 /dev/urandom | base64 -w0 >"$key"
 
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -50,7 +57,7 @@ wait_for() {
 		fi
 		sleep 0.1
 	done
-	echo "FAIL waiting for $what ($limit s)"
+	bad "waiting for $what ($limit s)"
 	return 1
 }
 
@@ -73,7 +80,7 @@ metrics_port=$(free_port)
 LD_LIBRARY_PATH=$build/simdev "$gpupool" node --kubernetes --node-name node-1 --kube-api "$api" \
 	--device-plugin-dir "$tmp/plugins" --run-dir "$tmp/run" \
 	--shim-host-path "$build/libgpushare.so" --metrics-listen "127.0.0.1:$metrics_port" \
-	--health-ms 200 >"$tmp/node.log" 2>&1 &
+	--health-ms 200 --placement-key "$key" >"$tmp/node.log" 2>&1 &
 node_pid=$!
 
 devices_published() {
@@ -92,7 +99,7 @@ ext=http://127.0.0.1:$ext_port/extender
 GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api" \
 	--extender-port "$ext_port" --db "$tmp/db.sqlite" --socket "$tmp/server.sock" \
 	--scheduler-name gpupool-scheduler --metrics-listen "127.0.0.1:$server_metrics_port" \
-	>"$tmp/server.log" 2>&1 &
+	--placement-key "$key" >"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
 
@@ -132,6 +139,18 @@ check pod-bound-with-its-placement '.[0].spec.nodeName == "node-1" and
 	(.[0].metadata.annotations["gpupool.io/placement"] | fromjson |
 	 .node == "node-1" and .memoryMiB == 4096 and .compute == 30 and (.devices | length) == 1)' \
 	"$tmp/train.bound"
+
+# seal_of UID TEXT: the seal of a placement, as seal.h documents it
+# (HMAC-SHA256 with the key over a domain line, the UID and the text).
+seal_of() {
+	printf 'gpupool placement seal 1\n%s\n%s\n' "$1" "$2" |
+		openssl dgst -sha256 -hmac "$(cat "$key")" -r | cut -c1-64 | sed 's/^/v1:/'
+}
+train_uid=$(jq -r .metadata.uid "$tmp/train.bound")
+train_placement=$(jq -r '.metadata.annotations["gpupool.io/placement"]' "$tmp/train.bound")
+train_seal=$(jq -r '.metadata.annotations["gpupool.io/placement-seal"]' "$tmp/train.bound")
+[ "$train_seal" = "$(seal_of "$train_uid" "$train_placement")" ] &&
+	ok placement-sealed-with-the-key || bad placement-sealed-with-the-key "$tmp/train.bound"
 
 # ---- the kubelet: Allocate, then a restart and a lost device ----------------------
 node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu --allocate 3 \
@@ -213,12 +232,80 @@ check only-the-lost-device-unhealthy 'map(select(.event == "unhealthy")) | .[0].
 	map(select(.health == "Unhealthy") | .id | split("::")[0]) | unique | length == 1' \
 	"$tmp/kubelet.out"
 
+# ---- a sealed placement put back: not applied -----------------------------------
+# The placement from before the change, put back with its own (valid)
+# seal: the node keeps the newer one and says so; the server, seeing the
+# pod still asking for 60, seals that again.
+jq -n --arg p "$train_placement" --arg s "$train_seal" \
+	'{metadata: {annotations: {"gpupool.io/placement": $p, "gpupool.io/placement-seal": $s}}}' |
+	curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null -d @- \
+		"$api/api/v1/namespaces/default/pods/train"
+event_on() {    # event_on NAMESPACE POD REASON TEXT
+	curl -s "$api/api/v1/namespaces/$1/events" | jq -e --arg pod "$2" --arg r "$3" \
+		--arg t "$4" '[.items[] | select(.involvedObject.name == $pod and .reason == $r and
+		(.message | contains($t)))] | length >= 1'
+}
+wait_for "the replay refused" 5 event_on default train GpupoolChangeRefused "older one" &&
+	ok replayed-placement-refused
+resealed() {
+	curl -s "$api/api/v1/namespaces/default/pods/train" |
+		jq -e '.metadata.annotations["gpupool.io/placement"] | fromjson | .compute == 60'
+}
+wait_for "the server to seal 60 again" 5 resealed && compute_is 60 >/dev/null &&
+	ok replay-leaves-the-live-change || bad replay-leaves-the-live-change "$tmp/node.log" "$tmp/server.log"
+
+# ---- placements a pod wrote itself: no device ------------------------------------
+# pod_bound NAME UNITS PLACEMENT [SEAL]: a pod that names node-1 itself
+# (spec.nodeName, no scheduler) with these annotations.
+pod_bound() {
+	jq -n --arg name "$1" --arg units "$2" --arg p "$3" --arg s "${4:-}" '{apiVersion: "v1",
+		kind: "Pod", metadata: {name: $name, namespace: "default",
+		annotations: ({"gpupool.io/placement": $p} + if $s == "" then {} else
+		{"gpupool.io/placement-seal": $s} end)}, spec: {nodeName: "node-1",
+		containers: [{name: "main", image: "pytorch", resources: {limits:
+		{"gpupool.io/gpu": $units}}}]}}' |
+		curl -s -H 'Content-Type: application/json' -d @- \
+			"$api/api/v1/namespaces/default/pods" >"$tmp/$1.json"
+}
+# refused NAME UNITS TEXT: the kubelet's Allocate for the pod fails with
+# TEXT, and the pod has an Event saying it.
+refused() {
+	node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu \
+		--allocate "$2" --timeout-ms 8000 >"$tmp/$1.kubelet" 2>"$tmp/$1.kubelet.err"
+	status=$?
+	if [ $status -ne 1 ] || ! grep -q "Allocate failed.*$3" "$tmp/$1.kubelet.err"; then
+		bad "$1-gets-no-device (exit $status)" "$tmp/$1.kubelet.err" "$tmp/node.log"
+	elif ! event_on default "$1" GpupoolPlacementRefused "$3" >/dev/null; then
+		bad "$1-refusal-has-an-event" "$tmp/node.log"
+	else
+		ok "$1-gets-no-device"
+	fi
+}
+whole=$(jq -c --arg u "$uuid" '.metadata.annotations["gpupool.io/placement"] | fromjson |
+	.devices = [$u] | .whole = true | .compute = 100 | .memoryMiB = 15360' "$tmp/train.bound")
+pod_bound copied 2 "$train_placement" "$train_seal"
+refused copied 2 "not written by the gpupool server"
+pod_bound unsealed 4 "$whole"
+refused unsealed 4 "has no seal"
+elsewhere=$(printf '%s' "$whole" | jq -c '.node = "node-2"')
+# Sealed with the key (as the server would for node-2), for its own UID
+# once it has one.
+pod_bound elsewhere 5 "$elsewhere"
+jq -n --arg s "$(seal_of "$(jq -r .metadata.uid "$tmp/elsewhere.json")" "$elsewhere")" \
+	'{metadata: {annotations: {"gpupool.io/placement-seal": $s}}}' |
+	curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null -d @- \
+		"$api/api/v1/namespaces/default/pods/elsewhere"
+refused elsewhere 5 "its placement is for node node-2"
+"$gpupool" region ls --dir "$tmp/run" --json >"$tmp/regions.json"
+check no-task-for-a-refused-pod '[.. | objects | select(.id? | strings |
+	test("copied|unsealed|elsewhere"))] | length == 0' "$tmp/regions.json"
+
 # ---- over quota: Pending, with the reason ----------------------------------------
 # A namespace with a small quota: the tenant of the same name, added while
 # the extender runs (it has read the tenants before, for the first pod).
 expect tenant-with-a-small-quota 0 'token' -- env GPUPOOL_SOCKET="$tmp/server.sock" \
 	GPUPOOL_TOKEN_FILE="$tmp/admin.token" "$gpupool" tenant add team-q --mem-guaranteed 1G \
-	--compute-guaranteed 100
+	--compute-guaranteed 50
 pod_make team-q greedy 3 4Gi
 schedule greedy
 check over-quota-fails-with-its-reason '.[0].NodeNames == [] and
@@ -230,7 +317,21 @@ check over-quota-event '[.[0].items[] | select(.reason == "GpupoolUnschedulable"
 curl -s "$api/api/v1/namespaces/team-q/pods/greedy" >"$tmp/greedy.now"
 check over-quota-pod-stays-pending '.[0].spec.nodeName == null' "$tmp/greedy.now"
 
+# A live change past the quota: refused by the server, said on the pod;
+# its placement (all the node applies) stays.
+pod_make team-q small 1 512Mi
+schedule small
+curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null \
+	-d '{"metadata":{"annotations":{"gpupool.io/compute":"60"}}}' \
+	"$api/api/v1/namespaces/team-q/pods/small"
+wait_for "the live change refused" 5 event_on team-q small GpupoolChangeRefused \
+	"over its gpupool quota" && ok live-change-over-quota-refused
+curl -s "$api/api/v1/namespaces/team-q/pods/small" >"$tmp/small.now"
+check live-change-over-quota-keeps-the-placement '.[0].metadata.annotations["gpupool.io/placement"] |
+	fromjson | .compute == 10' "$tmp/small.now"
+
 # ---- the pod goes: its slice is freed ------------------------------------------
+curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/team-q/pods/small"
 curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/train"
 task_gone() { ! "$gpupool" region ls --dir "$tmp/run" --json | grep -q "$task"; }
 wait_for "the slice freed" 5 task_gone && ok deleted-pod-frees-its-slice

@@ -89,6 +89,10 @@ new_case "memory limit missing" \
 	'node\.yaml: DaemonSet/gpupool-node: container install-shim: resources\.limits\.memory missing'
 change node.yaml '/^            limits:$/{N;/memory: 64Mi/d}'
 
+new_case "the node program without the placement key" \
+	'node\.yaml: DaemonSet/gpupool-node: container node: --placement-key .*: mount Secret gpupool-placement-key'
+change node.yaml '/^            - name: placement-key$/{N;N;d}'
+
 new_case '"*" verb' 'rbac-node\.yaml: ClusterRole/gpupool-node: rules\[1\]: "\*" in verbs'
 change rbac-node.yaml 's/verbs: \[get, list, watch, patch\]/verbs: ["*"]/'
 

@@ -42,6 +42,10 @@ const RESOURCE = 'gpupool.io/gpu';
 const KUBELET_PLUGIN_DIR = '/var/lib/kubelet/device-plugins';
 // `gpupool server --kubernetes --extender-port PORT` (src/k8s/kube-server.h).
 const EXTENDER_PORT_DEFAULT = 8787;
+// Where both programs read the key placements are sealed with (seal.h),
+// and the Secret it comes from.
+const PLACEMENT_KEY_DEFAULT = '/etc/gpupool/placement-key/key';
+const PLACEMENT_KEY_SECRET = 'gpupool-placement-key';
 const NODE_DEFAULTS = {
   'device-plugin-dir': KUBELET_PLUGIN_DIR,
   'run-dir': '/run/gpupool',
@@ -636,6 +640,7 @@ function checkServer(all, scheds) {
       'strategy Recreate');
   if (s.flags.kubernetes !== true)
     problem(s.shown, where, '`gpupool server` needs --kubernetes here');
+  checkPlacementKey(s, where);
   const db = s.flags.db;
   const data = typeof db === 'string' && volumeAt(s.pod, s.c, path.posix.dirname(db));
   if (!data || !data.volume.persistentVolumeClaim)
@@ -662,6 +667,16 @@ function checkServer(all, scheds) {
     problem(s.shown, where, `--scheduler-name ${s.flags['scheduler-name']} is not the ` +
       `profile's schedulerName ${profile.schedulerName}`);
   checkSchedulerContainer(s, sc);
+}
+
+// The server seals placements and the node programs check the seals with
+// the same key: both mount the one Secret where --placement-key reads it.
+function checkPlacementKey(x, where) {
+  const key = String(x.flags['placement-key'] || PLACEMENT_KEY_DEFAULT);
+  const v = volumeAt(x.pod, x.c, path.posix.dirname(key));
+  if (!v || !v.volume.secret || v.volume.secret.secretName !== PLACEMENT_KEY_SECRET)
+    problem(x.shown, where, `--placement-key ${key}: mount Secret ${PLACEMENT_KEY_SECRET} ` +
+      `at ${path.posix.dirname(key)} (pods could forge their placements without it)`);
 }
 
 function checkSchedulerContainer(s, sc) {
@@ -702,6 +717,7 @@ function checkNode(all) {
   checkHostMount(n, where, f['run-dir'], f['run-dir'], '--run-dir');
   checkShimInstall(n, where, f['shim-host-path']);
   checkNodeName(n, where);
+  checkPlacementKey(n, where);
   const port = Number(String(f['metrics-listen']).split(':').pop());
   if (!list(n.c.ports).some((p) => p.name === 'metrics' && p.containerPort === port))
     problem(n.shown, where, `--metrics-listen ${f['metrics-listen']}: no containerPort ` +
