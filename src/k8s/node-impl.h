@@ -13,6 +13,8 @@
  * and mounts (its devices' files, the limits table read-only); a changed compute, priority or isolation annotation is
  * written into the regions at once (when the devices can take it); a pod
  * that ends or goes has its task forgotten and its slots given back.
+ * node-verify.c: the verifier over the devices' processes, mapped to pods
+ * by their cgroups.
  *
  * Threads: the main one (health, publishing), the plugin's (Allocate),
  * the informer's (pods), the metrics listener's. They share struct node
@@ -24,7 +26,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/agent.h"
 #include "agent/devices.h"
+#include "agent/usage.h"
+#include "agent/verifier.h"
 #include "base/strmap.h"
 #include "k8s/client.h"
 #include "k8s/objects.h"
@@ -46,6 +51,9 @@ struct node_options {
 	struct split { char model[64]; unsigned n; } split[16];
 	int splits;
 	char placement_key[512];
+	enum gp_verify_policy verify;   /* agent.h; default kill */
+	unsigned verify_ms;
+	uint64_t verify_slack_mib;
 	struct gp_kube_options kube;
 };
 
@@ -83,7 +91,14 @@ struct node {
 	struct gp_plugin *plugin;
 	struct gp_kube_informer *informer;
 	struct gp_seal_key seal;        /* placements apply only when sealed with it */
-	uint64_t allocations, live_changes, releases;
+	uint64_t allocations, live_changes, releases, violations;
+	/* The verifier's thread (node-verify.c), its own device sampler. */
+	struct gp_verifier *verifier;
+	struct gp_usage *verify_usage;
+	pthread_t verify_thread;
+	pthread_mutex_t verify_lock;
+	pthread_cond_t verify_wake;
+	bool verify_stop, verify_running;
 };
 
 /* node-pods.c */
@@ -93,5 +108,9 @@ extern const struct gp_plugin_ops gp_node_plugin_ops;
 int gp_node_device_of(const struct node *n, const char *uuid);
 /* Frees every pod (at exit). */
 void gp_node_pods_clear(struct node *n);
+
+/* node-verify.c: the verifier's thread, by --verify (off: none). */
+int gp_node_verify_start(struct node *n);
+void gp_node_verify_stop(struct node *n);
 
 #endif

@@ -34,7 +34,8 @@ static void usage(FILE *out)
 		"                    [--shim-host-path PATH] [--task-group GID]\n"
 		"                    [--metrics-listen ADDR:PORT|off] [--health-ms N] [--nvml PATH]\n"
 		"                    [--kubeconfig PATH | --kube-api URL [--kube-token-file PATH]]\n"
-		"                    [--placement-key FILE]\n"
+		"                    [--placement-key FILE] [--verify kill|alert|off]\n"
+		"                    [--verify-ms N] [--verify-slack-mib N]\n"
 		"\n"
 		"This node's part of gpupool on Kubernetes (docs/kubernetes.md), run by a\n"
 		"DaemonSet: the kubelet's device plugin for the resource, this node's devices\n"
@@ -66,9 +67,16 @@ static void usage(FILE *out)
 		"  --placement-key FILE  the key the server seals placements with (default\n"
 		"                        %s, the Secret\n"
 		"                        gpupool-placement-key): a pod gets devices only by\n"
-		"                        a placement whose seal verifies\n",
+		"                        a placement whose seal verifies\n"
+		"  --verify kill|alert|off\n"
+		"                        what the verifier does with a device process of no\n"
+		"                        pod, without the interposer, or over its slice\n"
+		"                        (default kill: kill it, and an event on its pod)\n"
+		"  --verify-ms N         between two looks, on average (default %d)\n"
+		"  --verify-slack-mib N  memory a pod may hold on a device beyond its slice,\n"
+		"                        for the driver's own (default %d)\n",
 		GP_KUBE_RESOURCE, GP_KUBE_SPLIT_DEFAULT, GP_REGION_SYSTEM_DIR, METRICS_LISTEN_DEFAULT,
-		HEALTH_MS_DEFAULT, GP_SEAL_KEY_PATH_DEFAULT);
+		HEALTH_MS_DEFAULT, GP_SEAL_KEY_PATH_DEFAULT, GP_AGENT_VERIFY_MS, GP_AGENT_SLACK_MIB);
 }
 
 /* ---- options ------------------------------------------------------------------ */
@@ -89,6 +97,9 @@ static const struct option flags[] = {
 	{ "kube-api", required_argument, NULL, 'a' },
 	{ "kube-token-file", required_argument, NULL, 't' },
 	{ "placement-key", required_argument, NULL, 'P' },
+	{ "verify", required_argument, NULL, 'V' },
+	{ "verify-ms", required_argument, NULL, 'v' },
+	{ "verify-slack-mib", required_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -114,6 +125,19 @@ static int split_add(struct node_options *o, const char *value)
 	return 0;
 }
 
+/* --verify's words, in enum gp_verify_policy's order. */
+static int verify_set(struct node_options *o, const char *v)
+{
+	static const char *const names[] = { "kill", "alert", "off" };
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(v, names[i]) == 0) {
+			o->verify = (enum gp_verify_policy)i;
+			return 0;
+		}
+	return bad("verify", v, "want kill, alert or off");
+}
+
 static int option_set(struct node_options *o, int c, const char *v)
 {
 	unsigned u;
@@ -131,6 +155,17 @@ static int option_set(struct node_options *o, int c, const char *v)
 	case 'a': o->kube.api_url = v; return 0;
 	case 't': o->kube.token_file = v; return 0;
 	case 'P': snprintf(o->placement_key, sizeof(o->placement_key), "%s", v); return 0;
+	case 'V':
+		return verify_set(o, v);
+	case 'v':
+		if (!gp_parse_uint(v, 100, 60000, NULL, &o->verify_ms))
+			return bad("verify-ms", v, "want milliseconds from 100 to 60000");
+		return 0;
+	case 'L':
+		if (!gp_parse_uint(v, 0, 65536, NULL, &u))
+			return bad("verify-slack-mib", v, "want MiB from 0 to 65536");
+		o->verify_slack_mib = u;
+		return 0;
 	case 'g':
 		if (!gp_parse_uint(v, 0, 0x7fffffff, NULL, &u))
 			return bad("task-group", v, "want a group id");
@@ -165,6 +200,8 @@ static void options_default(struct node_options *o)
 		snprintf(o->metrics_listen, sizeof(o->metrics_listen), "%s", METRICS_LISTEN_DEFAULT);
 	if (!o->health_ms)
 		o->health_ms = HEALTH_MS_DEFAULT;
+	if (!o->verify_ms)
+		o->verify_ms = GP_AGENT_VERIFY_MS;
 	if (!o->placement_key[0])
 		snprintf(o->placement_key, sizeof(o->placement_key), "%s", GP_SEAL_KEY_PATH_DEFAULT);
 }
@@ -178,6 +215,7 @@ static int options_parse(int argc, char **argv, struct node_options *o)
 	opterr = 0;
 	optind = 0;
 	o->task_group = getegid();
+	o->verify_slack_mib = GP_AGENT_SLACK_MIB;
 	while ((c = getopt_long(argc, argv, ":h", flags, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
@@ -484,8 +522,12 @@ static void metrics_write(struct node *n, FILE *f)
 	fprintf(f, "# TYPE gpupool_node_allocations_total counter\n"
 		   "gpupool_node_allocations_total %" PRIu64 "\n"
 		   "# TYPE gpupool_node_live_changes_total counter\n"
-		   "gpupool_node_live_changes_total %" PRIu64 "\n",
-		n->allocations, n->live_changes);
+		   "gpupool_node_live_changes_total %" PRIu64 "\n"
+		   "# HELP gpupool_node_violations_total Device processes the verifier found "
+		   "breaking a slice or of no pod.\n"
+		   "# TYPE gpupool_node_violations_total counter\n"
+		   "gpupool_node_violations_total %" PRIu64 "\n",
+		n->allocations, n->live_changes, n->violations);
 }
 
 static void metrics(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
@@ -636,11 +678,12 @@ int gp_cmd_node_kubernetes(int argc, char **argv)
 	if (devices_open(n) == 0 && kube_open(n) == 0 && metrics_start(n, &h) == 0) {
 		if (gp_usage_open(n->o.nvml[0] ? n->o.nvml : NULL, &n->found, &u, err, sizeof(err)) < 0)
 			fprintf(stderr, "gpupool node: no health checks: %s\n", err);
-		if (informer_start(n) == 0 && plugin_start(n) == 0) {
+		if (informer_start(n) == 0 && plugin_start(n) == 0 && gp_node_verify_start(n) == 0) {
 			run(n, u, &stop);
 			status = GP_EXIT_OK;
 		}
 	}
+	gp_node_verify_stop(n);
 	n->plugin = gp_plugin_stop(n->plugin);
 	n->informer = gp_kube_informer_stop(n->informer);
 	gp_http_stop(h);

@@ -391,6 +391,32 @@ char *gp_kube_devices_text(const struct gp_kube_device *d, unsigned n, const cha
 	return text;
 }
 
+/* Is s a UID as kubelet writes it in a cgroup name: 8-4-4-4-12 hex
+ * digits, the separators '-' or '_'? */
+static bool cgroup_uid_at(const char *s)
+{
+	for (int i = 0; i < 36; i++) {
+		bool sep = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (sep ? s[i] != '-' && s[i] != '_' : !isxdigit((unsigned char)s[i]))
+			return false;
+	}
+	return true;
+}
+
+int gp_kube_pod_uid_of_cgroup(const char *text, char *ret, size_t len)
+{
+	for (const char *p = strstr(text, "pod"); p; p = strstr(p + 1, "pod")) {
+		if (strnlen(p + 3, 36) < 36 || !cgroup_uid_at(p + 3) || len < 37)
+			continue;
+		for (int i = 0; i < 36; i++)
+			ret[i] = p[3 + i] == '_' ? '-' : p[3 + i];
+		ret[36] = 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 char *gp_kube_placement_text(const struct gp_kube_placement *p)
 {
 	json_t *devs = json_array(), *doc;

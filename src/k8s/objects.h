@@ -109,6 +109,13 @@ char *gp_kube_placement_text(const struct gp_kube_placement *p);
  * not one, -ERANGE when it is too large. */
 int gp_kube_quantity_milli(const char *text, int64_t *ret);
 
+/* The UID of the pod whose cgroup a /proc/PID/cgroup text names: kubelet
+ * names a pod's cgroup after its UID, ".../pod<UID>/..." with the cgroupfs
+ * driver and ".../kubepods-<qos>-pod<UID, '-' as '_'>.slice/..." with
+ * systemd's. The UID in ret (GP_KUBE_UID_MAX) with dashes; -ENOENT when the
+ * text names no pod. */
+int gp_kube_pod_uid_of_cgroup(const char *text, char *ret, size_t len);
+
 /* Does device model `model` match the gpu-model list `models` (comma or
  * '|' separated names, each matched case-insensitively as a substring;
  * "" matches everything)? */

@@ -146,6 +146,11 @@ seal_of() {
 	printf 'gpupool placement seal 1\n%s\n%s\n' "$1" "$2" |
 		openssl dgst -sha256 -hmac "$(cat "$key")" -r | cut -c1-64 | sed 's/^/v1:/'
 }
+event_on() {    # event_on NAMESPACE POD REASON TEXT
+	curl -s "$api/api/v1/namespaces/$1/events" | jq -e --arg pod "$2" --arg r "$3" \
+		--arg t "$4" '[.items[] | select(.involvedObject.name == $pod and .reason == $r and
+		(.message | contains($t)))] | length >= 1'
+}
 train_uid=$(jq -r .metadata.uid "$tmp/train.bound")
 train_placement=$(jq -r '.metadata.annotations["gpupool.io/placement"]' "$tmp/train.bound")
 train_seal=$(jq -r '.metadata.annotations["gpupool.io/placement-seal"]' "$tmp/train.bound")
@@ -181,7 +186,30 @@ task_annotated() {
 wait_for "the task annotation" 5 task_annotated && ok pod-annotated-with-its-task
 
 # ---- the container: held to 4 GiB and 30 % --------------------------------------
-container() { "$here/run-container.sh" "$tmp/alloc.json" "$build/simdev" -- "$@"; }
+# The pod's cgroup, named as kubelet names it: the node's verifier maps a
+# device process to its pod by it. A cgroup v2 hierarchy that takes a new
+# folder (v1's pids hierarchy otherwise).
+pod_cgroup=
+for base in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/pids; do
+	if mkdir -p "$base/gpupool-e2e-$$/pod$train_uid" 2>/dev/null &&
+		[ -f "$base/gpupool-e2e-$$/pod$train_uid/cgroup.procs" ]; then
+		pod_cgroup=$base/gpupool-e2e-$$/pod$train_uid
+		break
+	fi
+	rmdir "$base/gpupool-e2e-$$/pod$train_uid" "$base/gpupool-e2e-$$" 2>/dev/null
+done
+[ -n "$pod_cgroup" ] || bad "no cgroup hierarchy (v2, or v1's pids) takes a folder for the pod"
+cleanup_hook() {
+	[ -n "$pod_cgroup" ] || return 0
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		rmdir "$pod_cgroup" "$(dirname "$pod_cgroup")" 2>/dev/null && return 0
+		for pid in $(cat "$pod_cgroup/cgroup.procs" 2>/dev/null); do kill -9 "$pid"; done
+		sleep 0.2
+	done
+}
+# in_pod COMMAND...: runs COMMAND in the pod's cgroup.
+in_pod() { sh -c 'echo $$ >"$0" && exec "$@"' "$pod_cgroup/cgroup.procs" "$@"; }
+container() { in_pod "$here/run-container.sh" "$tmp/alloc.json" "$build/simdev" -- "$@"; }
 runs container-allocates "$tmp/mem.json" -- container "$build/gpuload" alloc --json
 check held-to-4-GiB '.[0].allocated_mib == 4096 and .[0].oom and .[0].total_mib == 4096' \
 	"$tmp/mem.json"
@@ -193,6 +221,32 @@ runs container-burns "$tmp/burn.json" -- container "$build/gpuload" burn --durat
 # starve the burner of CPU, and with it the device).
 check held-to-30-percent '.[0].busy_fraction >= 0.1 and .[0].busy_fraction <= 0.36' \
 	"$tmp/burn.json"
+
+# ---- the node's verifier ------------------------------------------------------------
+# A process of the pod that drops the interposer and takes 6 GiB of its
+# 4 GiB slice, and a process of no pod on the device: both killed, the
+# pod's with an event on it. (The honest containers above ran beside the
+# verifier untouched.)
+in_pod env -u LD_PRELOAD CUDA_VISIBLE_DEVICES="$uuid" LD_LIBRARY_PATH="$build/simdev" \
+	"$build/gpuload" alloc --mib 6144 --hold 30 --json >"$tmp/rogue.json" 2>&1 &
+rogue=$!
+env CUDA_VISIBLE_DEVICES="$uuid" LD_LIBRARY_PATH="$build/simdev" \
+	"$build/gpuload" alloc --mib 256 --hold 30 --json >"$tmp/stranger.json" 2>&1 &
+stranger=$!
+gone() { ! kill -0 "$1" 2>/dev/null; }
+killed() {      # killed NAME PID: PID ended by SIGKILL within 10 s
+	if wait_for "$1" 10 gone "$2"; then
+		wait "$2"
+		status=$?
+		[ $status -eq 137 ] && ok "$1" || bad "$1 (exit $status, not SIGKILL)" "$tmp/node.log"
+	fi
+}
+killed verifier-kills-a-pod-process-without-the-shim $rogue
+killed verifier-kills-a-process-of-no-pod $stranger
+wait_for "the violation's event" 5 event_on default train GpupoolViolation "without the interposer" &&
+	ok violation-event-on-the-pod
+expect violations-counted 0 'gpupool_node_violations_total [2-9]' -- \
+	curl -s "http://127.0.0.1:$metrics_port/metrics"
 
 # ---- a live change of the compute annotation -----------------------------------
 compute_is() {
@@ -240,11 +294,6 @@ jq -n --arg p "$train_placement" --arg s "$train_seal" \
 	'{metadata: {annotations: {"gpupool.io/placement": $p, "gpupool.io/placement-seal": $s}}}' |
 	curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -o /dev/null -d @- \
 		"$api/api/v1/namespaces/default/pods/train"
-event_on() {    # event_on NAMESPACE POD REASON TEXT
-	curl -s "$api/api/v1/namespaces/$1/events" | jq -e --arg pod "$2" --arg r "$3" \
-		--arg t "$4" '[.items[] | select(.involvedObject.name == $pod and .reason == $r and
-		(.message | contains($t)))] | length >= 1'
-}
 wait_for "the replay refused" 5 event_on default train GpupoolChangeRefused "older one" &&
 	ok replayed-placement-refused
 resealed() {

@@ -180,6 +180,37 @@ static void extender_args_in_both_forms(void **state)
 	gp_extender_args_release(&a);
 }
 
+/* kubelet's cgroup names for a pod, with the cgroupfs and the systemd
+ * drivers, on cgroup v2 and v1 lines; and texts that name no pod. */
+static void a_pod_is_found_by_its_cgroup(void **state)
+{
+	static const char uid[] = "8c3f2b1e-0d4a-4b6e-9f7a-1c2d3e4f5a6b";
+	static const char *const named[] = {
+		"0::/kubepods/burstable/pod8c3f2b1e-0d4a-4b6e-9f7a-1c2d3e4f5a6b/0123abcd\n",
+		"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-"
+		"pod8c3f2b1e_0d4a_4b6e_9f7a_1c2d3e4f5a6b.slice/cri-containerd-99.scope\n",
+		"12:pids:/kubepods/pod8c3f2b1e-0d4a-4b6e-9f7a-1c2d3e4f5a6b/c1\n"
+		"0::/system.slice/containerd.service\n",
+		"0::/podcast/pod8c3f2b1e-0d4a-4b6e-9f7a-1c2d3e4f5a6b\n",
+	};
+	static const char *const none[] = {
+		"0::/user.slice/user-0.slice/session-1.scope\n",
+		"0::/kubepods/burstable/pod8c3f2b1e-0d4a-4b6e-9f7a\n",
+		"0::/kubepods/pod8c3f2b1e-0d4a-4b6e-9f7a-1c2d3e4f5a6g/x\n",
+		"0::/kubepods/pod8c3f2b1e+0d4a-4b6e-9f7a-1c2d3e4f5a6b/x\n",
+		"",
+	};
+	char got[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		assert_int_equal(gp_kube_pod_uid_of_cgroup(named[i], got, sizeof(got)), 0);
+		assert_string_equal(got, uid);
+	}
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		assert_int_equal(gp_kube_pod_uid_of_cgroup(none[i], got, sizeof(got)), -ENOENT);
+}
+
 static void malformed_args_are_refused(void **state)
 {
 	static const char *const bad[] = {
@@ -229,6 +260,7 @@ int main(void)
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),
+		cmocka_unit_test(a_pod_is_found_by_its_cgroup),
 		cmocka_unit_test(replies_escape_what_json_must),
 	};
 
