@@ -94,13 +94,18 @@ start() {
 	daemons="$last_pid $daemons"
 }
 
-# wait_for WHAT SECONDS COMMAND...: COMMAND succeeds within SECONDS,
-# tried every 0.2 s; a failure (FAIL line) and status 1 otherwise.
+# wait_for WHAT SECONDS PID COMMAND...: COMMAND succeeds within SECONDS,
+# tried every 0.2 s, while the daemon PID (- for none) runs; a failure
+# (FAIL line) and status 1 otherwise.
 wait_for() {
-	what=$1 limit=$2
-	shift 2
+	what=$1 limit=$2 pid=$3
+	shift 3
 	for _ in $(seq $((limit * 5))); do
 		"$@" >/dev/null 2>&1 && return 0
+		if [ "$pid" != - ] && ! kill -0 "$pid" 2>/dev/null; then
+			bad "waiting for $what: the program it needs ended"
+			return 1
+		fi
 		sleep 0.2
 	done
 	bad "waiting for $what ($limit s)"
@@ -207,8 +212,9 @@ start etcd etcd --name gpupool-test --data-dir "$etcd_data" \
 	--listen-peer-urls "http://127.0.0.1:$etcd_peer" \
 	--initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
 	--initial-cluster "gpupool-test=http://127.0.0.1:$etcd_peer"
+etcd_pid=$last_pid
 etcd_healthy() { curl -sf "http://127.0.0.1:$etcd_port/health" | grep -q '"health":"true"'; }
-wait_for etcd 20 etcd_healthy
+wait_for etcd 20 "$etcd_pid" etcd_healthy
 
 start kube-apiserver "$kbin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
 	--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
@@ -225,8 +231,9 @@ start kube-apiserver "$kbin/kube-apiserver" --etcd-servers="http://127.0.0.1:$et
 	--requestheader-group-headers=X-Remote-Group --requestheader-username-headers=X-Remote-User \
 	--proxy-client-cert-file="$pki/front-proxy-client.crt" \
 	--proxy-client-key-file="$pki/front-proxy-client.key" --profiling=false --v=1
+api_pid=$last_pid
 api_ready() { kapi GET /readyz | grep -qx ok; }
-wait_for kube-apiserver 60 api_ready && ok kube-apiserver-ready
+wait_for kube-apiserver 60 "$api_pid" api_ready && ok kube-apiserver-ready
 stop_if_failed
 
 start kube-controller-manager "$kbin/kube-controller-manager" \
@@ -308,8 +315,8 @@ devices_on() { # NAME COUNT: the Node has COUNT devices in gpupool.io/devices
 		jq -e --argjson c "$2" '.metadata.annotations["gpupool.io/devices"] | fromjson |
 			.devices | length == $c' "$tmp/$1.json"
 }
-wait_for "node-t4's devices" 30 devices_on node-t4 2
-wait_for "node-l40s's devices" 30 devices_on node-l40s 1
+wait_for "node-t4's devices" 30 "$node_t4_pid" devices_on node-t4 2
+wait_for "node-l40s's devices" 30 "$node_l40s_pid" devices_on node-l40s 1
 check node-t4-publishes-two-t4s '.[0].metadata.annotations["gpupool.io/devices"] | fromjson |
 	.devices | length == 2 and all(.model == "Tesla T4" and .memoryMiB == 15360 and .split == 10
 	and .healthy and .compatible)' "$tmp/node-t4.json"
@@ -364,7 +371,7 @@ extender_synced() {
 		.devices == 3' "$tmp/healthz"
 }
 server_start
-wait_for "the extender to list the cluster" 30 extender_synced && ok extender-ready
+wait_for "the extender to list the cluster" 30 "$server" extender_synced && ok extender-ready
 
 # ---- kube-scheduler, with scheduler-config.yaml ------------------------------------------
 # The shipped configuration changed only where it must be here: the
@@ -379,24 +386,25 @@ start kube-scheduler "$kbin/kube-scheduler" --config="$tmp/scheduler.yaml" \
 	--authentication-kubeconfig="$tmp/gpupool-server.kubeconfig" \
 	--authorization-kubeconfig="$tmp/gpupool-server.kubeconfig" \
 	--bind-address=127.0.0.1 --secure-port="$sched_port" --v=2
+sched_pid=$last_pid
 lease_held() {
 	kapi GET /apis/coordination.k8s.io/v1/namespaces/gpupool-system/leases/gpupool-scheduler |
 		jq -e '.spec.holderIdentity | length > 0'
 }
-wait_for "kube-scheduler's lease" 60 lease_held && ok scheduler-holds-its-lease
+wait_for "kube-scheduler's lease" 60 "$sched_pid" lease_held && ok scheduler-holds-its-lease
 expect scheduler-healthz 0 '^ok$' -- curl -sk "https://127.0.0.1:$sched_port/healthz"
 stop_if_failed
 
 # ---- pods --------------------------------------------------------------------------
 # No pod is admitted in a namespace before its service account "default"
 # is there (kube-controller-manager makes it).
-wait_for "the service account default/default" 30 \
+wait_for "the service account default/default" 30 - \
 	kapi GET /api/v1/namespaces/default/serviceaccounts/default
 # ns_make NAME: a namespace, with its service account.
 ns_make() {
 	jq -n --arg n "$1" '{apiVersion: "v1", kind: "Namespace", metadata: {name: $n}}' |
 		kapi POST /api/v1/namespaces - >/dev/null
-	wait_for "the service account of namespace $1" 30 \
+	wait_for "the service account of namespace $1" 30 - \
 		kapi GET "/api/v1/namespaces/$1/serviceaccounts/default"
 }
 # pod_make NAMESPACE NAME UNITS MEMORY [MODEL]: a pod of gpupool-scheduler
@@ -504,7 +512,7 @@ check big-2-on-the-freed-device "(.[0].metadata.annotations[\"gpupool.io/placeme
 curl -sf "$ext/healthz" >"$tmp/healthz.before"
 stops server-stops-cleanly "$server"
 server_start
-wait_for "the extender after its restart" 30 extender_synced
+wait_for "the extender after its restart" 30 "$server" extender_synced
 pod_make default after-big 1 8Gi L40S
 waits after-restart-big-pod-waits default after-big GpupoolUnschedulable \
 	'no device has 10% compute and 8192 MiB free'
