@@ -17,7 +17,7 @@ TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:cur
 	protoc-gen-go-grpc:protoc-gen-go-grpc node:nodejs npm:npm go:golang-go unshare:util-linux
 	slurmctld:slurmctld slurmd:slurmd srun:slurm-client sacct:slurm-client munged:munge
 	slurmdbd:slurmdbd mariadbd:mariadb-server prometheus:prometheus promtool:prometheus
-	chromium:chromium"
+	chromium:chromium etcd:etcd-server yq:yq openssl:openssl"
 # Development packages, checked by name with dpkg.
 LIBS="libcmocka-dev libcsv-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev nettle-dev
 	libcurl4-openssl-dev libyaml-dev libgrpc-dev libprotobuf-c-dev

@@ -153,7 +153,9 @@ check() {
 # eventually NAME SECONDS FILE JQ -- COMMAND...: runs COMMAND, its stdout
 # and stderr into FILE, every 0.1 s until the jq expression JQ is true of
 # FILE (not slurped: `.` is the answer), for SECONDS at most; passes when
-# it came true, fails with FILE as it last was otherwise.
+# it came true, fails with FILE as it last was otherwise. An empty FILE is
+# never true (jq -e exits 0 on no input: a command that printed nothing,
+# a server not yet listening, would pass).
 eventually() {
 	if [ $# -lt 6 ] || [ "$5" != -- ] || ! is_status "$2" || [ -z "$4" ]; then
 		malformed eventually "$@"
@@ -163,7 +165,7 @@ eventually() {
 	shift 5
 	for _ in $(seq "$tries"); do
 		"$@" >"$file" 2>&1
-		jq -e "$expr" "$file" >/dev/null 2>&1 && { ok "$name"; return 0; }
+		[ -s "$file" ] && jq -e "$expr" "$file" >/dev/null 2>&1 && { ok "$name"; return 0; }
 		sleep 0.1
 	done
 	bad "$name" "$file"

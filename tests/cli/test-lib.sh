@@ -68,6 +68,8 @@ case_ "eventually: a condition that never holds fails after its time, with the f
 	'^FAIL x$' "eventually x 1 $dir/e.json '.a == 2' -- cat $dir/a.json"
 case_ "eventually: a condition that comes true passes" 0 '^ok   x$' \
 	"rm -f $dir/n; eventually x 5 $dir/e.json '. >= 3' -- sh -c 'echo x >>$dir/n; wc -l <$dir/n'"
+case_ "eventually: a command that prints nothing never passes" 1 '^FAIL x$' \
+	"eventually x 1 $dir/e.json '.a == 2 | not' -- true"
 case_ "eventually: without -- it is malformed" 1 '^FAIL malformed eventually call' \
 	"eventually x 1 $dir/e.json '.a' cat $dir/a.json"
 case_ "runs: a program that fails fails, with its stderr" 1 '^FAIL x: exit 1, stderr:' \

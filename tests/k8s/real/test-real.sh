@@ -1,0 +1,532 @@
+#!/bin/sh
+# test-real.sh — gpupool against a real Kubernetes control plane: etcd,
+# kube-apiserver, kube-controller-manager and kube-scheduler (the binaries
+# in $GPUPOOL_KUBE_BIN), all on loopback, started and stopped here. The
+# project's manifests are applied to it (a server-side dry run first), and
+# the programs run as the manifests' service accounts: `gpupool node
+# --kubernetes` on simdev's devices for each GPU Node (made through the
+# API as a kubelet would make it), `gpupool server --kubernetes` with the
+# arguments of deploy/kubernetes/server.yaml, and kube-scheduler with the
+# KubeSchedulerConfiguration of deploy/kubernetes/scheduler-config.yaml
+# (only its extender's port, its kubeconfig and the leader election's
+# timings changed). No kubelet runs, so no pod starts: what is checked is
+# where the real kube-scheduler binds pods through the extender, the
+# placement annotation, and the Events that say why a pod waits.
+#
+#   a pod of gpupool-scheduler is bound to a node with devices, with its
+#   placement; a model no node has, and a namespace over its gpupool
+#   quota, leave pods Pending with the reason in Events; a deleted pod's
+#   slice goes to the pod that waited for it; after the server restarts,
+#   the placements are rebuilt and new pods are placed around them.
+#
+# usage: test-real.sh BUILD_DIR   (from the repository root; skips, exit
+# 77, when GPUPOOL_KUBE_BIN is not set)
+set -u
+if [ $# -ne 1 ]; then
+	echo "usage: test-real.sh BUILD_DIR" >&2
+	exit 2
+fi
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+kbin=${GPUPOOL_KUBE_BIN:-}
+if [ -z "$kbin" ]; then
+	echo "SKIP test-real.sh: GPUPOOL_KUBE_BIN is not set (a folder with kube-apiserver," \
+		"kube-scheduler, kube-controller-manager and kubectl: docs/kubernetes.md," \
+		"\"Tested against a real control plane\")"
+	exit 77
+fi
+for b in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
+	if [ ! -f "$kbin/$b" ] || [ ! -x "$kbin/$b" ]; then
+		echo "FAIL GPUPOOL_KUBE_BIN=$kbin has no executable $b"
+		exit 1
+	fi
+done
+for t in etcd openssl yq jq curl python3; do
+	if ! command -v "$t" >/dev/null 2>&1; then
+		echo "FAIL test-real.sh needs $t (scripts/install-deps.sh installs it)"
+		exit 1
+	fi
+done
+. "$here/../../lib.sh"
+# Stopped by a signal (meson's timeout), the test still cleans up: exit
+# runs lib.sh's EXIT trap.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+deploy=$root/deploy/kubernetes
+logs=$tmp/logs pki=$tmp/pki
+mkdir -p "$logs" "$pki" "$tmp/kube-cache"
+# etcd syncs every write: on tmpfs where there is one, as nothing here
+# needs to survive the test.
+etcd_data=$(mktemp -d -p /dev/shm gpupool-etcd.XXXXXX 2>/dev/null) || etcd_data=$tmp/etcd
+daemons=
+
+# The daemons, newest first, end with the test: SIGTERM, then SIGKILL for
+# any still there after 10 s. A failed run shows the end of every log.
+cleanup_hook() {
+	for pid in $daemons; do kill "$pid" 2>/dev/null; done
+	for _ in $(seq 100); do
+		alive=
+		for pid in $daemons; do kill -0 "$pid" 2>/dev/null && alive=yes; done
+		[ -z "$alive" ] && break
+		sleep 0.1
+	done
+	for pid in $daemons; do kill -9 "$pid" 2>/dev/null; done
+	if [ "$status" -ne 0 ] || [ "$fail" -ne 0 ]; then
+		for f in "$logs"/*.log; do
+			[ -f "$f" ] || continue
+			echo "---- the end of $(basename "$f")"
+			tail -n 25 "$f"
+		done
+	fi
+	case $etcd_data in /dev/shm/gpupool-etcd.*) rm -rf "$etcd_data" ;; esac
+}
+
+# start NAME COMMAND...: COMMAND in the background, its output in
+# $logs/NAME.log, its pid first in $daemons (stopped at the end).
+start() {
+	start_name=$1
+	shift
+	"$@" >"$logs/$start_name.log" 2>&1 &
+	last_pid=$!
+	daemons="$last_pid $daemons"
+}
+
+# wait_for WHAT SECONDS PID COMMAND...: COMMAND succeeds within SECONDS,
+# tried every 0.2 s, while the daemon PID (- for none) runs; a failure
+# (FAIL line) and status 1 otherwise.
+wait_for() {
+	what=$1 limit=$2 pid=$3
+	shift 3
+	for _ in $(seq $((limit * 5))); do
+		"$@" >/dev/null 2>&1 && return 0
+		if [ "$pid" != - ] && ! kill -0 "$pid" 2>/dev/null; then
+			bad "waiting for $what: the program it needs ended"
+			return 1
+		fi
+		sleep 0.2
+	done
+	bad "waiting for $what ($limit s)"
+	return 1
+}
+
+# stop_if_failed: a part that the rest needs failed: end the test now
+# rather than wait for what cannot come.
+stop_if_failed() {
+	[ "$fail" -eq 0 ] && return 0
+	finish
+	exit 1
+}
+
+# Free loopback ports, held together while the kernel picks them, so that
+# no two are the same (split into the positional parameters).
+# shellcheck disable=SC2046
+set -- $(python3 -c 'import socket
+socks = [socket.socket() for _ in range(7)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))')
+etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 sched_port=$5 ext_port=$6 metrics_port=$7
+api=https://127.0.0.1:$api_port
+
+# ---- the PKI: a CA, the API server's certificate, the front proxy's,
+# the service accounts' signing key; static tokens --------------------------------
+mkcert() { # NAME SUBJECT CA EXTENSIONS: NAME.crt and NAME.key, signed by CA
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>>"$logs/pki.log" &&
+		printf '%s\n' "$4" >"$pki/$1.ext" &&
+		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$3.crt" -CAkey "$pki/$3.key" \
+			-CAcreateserial -days 1 -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>>"$logs/pki.log"
+}
+mkca() { # NAME SUBJECT
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "$2" 2>>"$logs/pki.log"
+}
+make_pki() {
+	mkca ca /CN=gpupool-test-ca &&
+		mkcert apiserver /CN=kube-apiserver ca "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc
+extendedKeyUsage=serverAuth" &&
+		mkca front-proxy-ca /CN=front-proxy-ca &&
+		mkcert front-proxy-client /CN=front-proxy-client front-proxy-ca \
+			extendedKeyUsage=clientAuth &&
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 \
+			-out "$pki/sa.key" 2>>"$logs/pki.log" &&
+		openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>>"$logs/pki.log"
+}
+make_pki || { bad "the PKI (openssl)" "$logs/pki.log"; finish; exit 1; }
+admin_token=$(openssl rand -hex 16)
+printf '%s,admin,admin-uid,"system:masters"\n' "$admin_token" >"$pki/tokens.csv"
+chmod 600 "$pki"/*.key "$pki/tokens.csv"
+
+# kubeconfig FILE TOKEN: the API server, its CA, a bearer token.
+kubeconfig() {
+	cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster:
+      server: $api
+      certificate-authority: $pki/ca.crt
+users:
+  - name: test
+    user:
+      token: $2
+contexts:
+  - name: test
+    context:
+      cluster: test
+      user: test
+current-context: test
+EOF
+}
+kubeconfig "$tmp/admin.kubeconfig" "$admin_token"
+kubectl() { "$kbin/kubectl" --kubeconfig "$tmp/admin.kubeconfig" --cache-dir "$tmp/kube-cache" "$@"; }
+
+# kapi METHOD PATH [FILE [CONTENT-TYPE]]: the API server's answer as admin
+# (FILE the body, - for stdin); fails, saying so on stderr, unless 2xx.
+kapi() {
+	kapi_method=$1 kapi_path=$2
+	if [ $# -ge 3 ]; then
+		set -- -H "Content-Type: ${4:-application/json}" --data-binary "@$3"
+	else
+		set --
+	fi
+	rm -f "$tmp/kapi.body"
+	kapi_code=$(curl -sS -o "$tmp/kapi.body" -w '%{http_code}' --cacert "$pki/ca.crt" \
+		-H "Authorization: Bearer $admin_token" -H 'Accept: application/json' \
+		-X "$kapi_method" "$@" "$api$kapi_path")
+	# with the newline the API server leaves out (for the failures' listings)
+	[ -s "$tmp/kapi.body" ] && { cat "$tmp/kapi.body"; echo; }
+	case $kapi_code in 2??) return 0 ;; esac
+	echo "HTTP $kapi_code from $kapi_method $kapi_path" >&2
+	return 1
+}
+
+# ---- etcd, kube-apiserver, kube-controller-manager ----------------------------------
+start etcd etcd --name gpupool-test --data-dir "$etcd_data" \
+	--listen-client-urls "http://127.0.0.1:$etcd_port" \
+	--advertise-client-urls "http://127.0.0.1:$etcd_port" \
+	--listen-peer-urls "http://127.0.0.1:$etcd_peer" \
+	--initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
+	--initial-cluster "gpupool-test=http://127.0.0.1:$etcd_peer"
+etcd_pid=$last_pid
+etcd_healthy() { curl -sf "http://127.0.0.1:$etcd_port/health" | grep -q '"health":"true"'; }
+wait_for etcd 20 "$etcd_pid" etcd_healthy
+
+start kube-apiserver "$kbin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
+	--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+	--endpoint-reconciler-type=none \
+	--tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+	--client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
+	--authorization-mode=Node,RBAC \
+	--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+	--service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
+	--requestheader-client-ca-file="$pki/front-proxy-ca.crt" \
+	--requestheader-allowed-names=front-proxy-client \
+	--requestheader-extra-headers-prefix=X-Remote-Extra- \
+	--requestheader-group-headers=X-Remote-Group --requestheader-username-headers=X-Remote-User \
+	--proxy-client-cert-file="$pki/front-proxy-client.crt" \
+	--proxy-client-key-file="$pki/front-proxy-client.key" --profiling=false --v=1
+api_pid=$last_pid
+api_ready() { kapi GET /readyz | grep -qx ok; }
+wait_for kube-apiserver 60 "$api_pid" api_ready && ok kube-apiserver-ready
+stop_if_failed
+
+start kube-controller-manager "$kbin/kube-controller-manager" \
+	--kubeconfig="$tmp/admin.kubeconfig" --bind-address=127.0.0.1 --secure-port="$kcm_port" \
+	--leader-elect=false \
+	--controllers=serviceaccount,serviceaccount-token,namespace,garbagecollector,root-ca-cert-publisher,resourcequota,podgc \
+	--root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" --v=1
+
+# ---- the manifests: a server-side dry run, then for real -------------------------------
+# The namespace first: a dry run creates nothing, so the namespaced objects
+# would otherwise find no namespace. No controller here makes the
+# Deployment's or the DaemonSet's pods, nor binds the volume's claim.
+runs namespace-applied "$tmp/apply-ns.out" -- kubectl apply --validate=strict \
+	-f "$deploy/namespace.yaml"
+runs manifests-pass-a-server-side-dry-run "$tmp/dry-run.out" -- kubectl apply \
+	--dry-run=server --validate=strict -k "$deploy"
+runs manifests-applied "$tmp/apply.out" -- kubectl apply --validate=strict -k "$deploy"
+for sa in gpupool-server gpupool-node; do
+	runs "token-of-$sa" "$tmp/$sa.token" -- kubectl -n gpupool-system create token "$sa" \
+		--duration=1h
+	kubeconfig "$tmp/$sa.kubeconfig" "$(cat "$tmp/$sa.token")"
+done
+stop_if_failed
+
+# ---- the Nodes, as a kubelet registers them ------------------------------------------
+# node_make NAME [LABEL=VALUE]: the Node, then its status (capacity,
+# allocatable, Ready), then without the not-ready taint that the
+# TaintNodesByCondition admission plugin adds at create (the node
+# lifecycle controller, not run here, would lift it).
+node_make() {
+	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	jq -n --arg n "$1" --arg lab "${2:-}" '{apiVersion: "v1", kind: "Node",
+		metadata: {name: $n, labels: ({"kubernetes.io/hostname": $n, "kubernetes.io/os": "linux",
+			"kubernetes.io/arch": "amd64"} + if $lab == "" then {} else
+			($lab | split("=") | {(.[0]): .[1]}) end)}}' >"$tmp/$1.node.json"
+	jq -n --arg n "$1" --arg now "$now" '{status: {
+		capacity: {cpu: "16", memory: "64Gi", pods: "110"},
+		allocatable: {cpu: "16", memory: "64Gi", pods: "110"},
+		conditions: [{type: "Ready", status: "True", reason: "KubeletReady",
+			message: "kubelet is posting ready status", lastHeartbeatTime: $now,
+			lastTransitionTime: $now}],
+		addresses: [{type: "InternalIP", address: "127.0.0.1"}, {type: "Hostname", address: $n}],
+		nodeInfo: {kubeletVersion: "v1.28.4", architecture: "amd64", operatingSystem: "linux"}}}' \
+		>"$tmp/$1.status.json"
+	kapi POST /api/v1/nodes "$tmp/$1.node.json" >/dev/null &&
+		kapi PATCH "/api/v1/nodes/$1/status" "$tmp/$1.status.json" \
+			application/strategic-merge-patch+json >/dev/null &&
+		kapi GET "/api/v1/nodes/$1" >"$tmp/$1.json" || return 1
+	if jq -e '(.spec.taints // []) | length > 0' "$tmp/$1.json" >/dev/null; then
+		echo '{"spec": {"taints": null}}' |
+			kapi PATCH "/api/v1/nodes/$1" - application/merge-patch+json >"$tmp/$1.json"
+	fi
+}
+# Two nodes with devices (two T4s; one L40S), one without.
+for n in node-t4 node-l40s node-cpu; do
+	label=gpupool.io/accelerator=true
+	[ "$n" = node-cpu ] && label=
+	runs "node-$n-registered" "$tmp/$n.out" -- node_make "$n" "$label"
+	check "node-$n-ready-and-untainted" '.[0] | ((.spec.taints // []) | length == 0) and
+		any(.status.conditions[]; .type == "Ready" and .status == "True") and
+		.status.allocatable.pods == "110"' "$tmp/$n.json"
+done
+
+# ---- gpupool node --kubernetes, one per GPU node, as gpupool-node -----------------------
+# node_program NAME DEVICES: on simdev's DEVICES, its own folders.
+node_program() {
+	mkdir -p "$tmp/$1/plugins" "$tmp/$1/run"
+	start "gpupool-node-$1" env GPUPOOL_SIM_DEVICES="$2" GPUPOOL_SIM_DIR="$tmp/$1/sim" \
+		LD_LIBRARY_PATH="$build/simdev" "$build/gpupool" node --kubernetes --node-name "$1" \
+		--kubeconfig "$tmp/gpupool-node.kubeconfig" --device-plugin-dir "$tmp/$1/plugins" \
+		--run-dir "$tmp/$1/run" --shim-host-path "$build/libgpushare.so" --metrics-listen off
+}
+node_program node-t4 t4-16g:2
+node_t4_pid=$last_pid
+node_program node-l40s l40s-48g:1
+node_l40s_pid=$last_pid
+devices_on() { # NAME COUNT: the Node has COUNT devices in gpupool.io/devices
+	kapi GET "/api/v1/nodes/$1" >"$tmp/$1.json" &&
+		jq -e --argjson c "$2" '.metadata.annotations["gpupool.io/devices"] | fromjson |
+			.devices | length == $c' "$tmp/$1.json"
+}
+wait_for "node-t4's devices" 30 "$node_t4_pid" devices_on node-t4 2
+wait_for "node-l40s's devices" 30 "$node_l40s_pid" devices_on node-l40s 1
+check node-t4-publishes-two-t4s '.[0].metadata.annotations["gpupool.io/devices"] | fromjson |
+	.devices | length == 2 and all(.model == "Tesla T4" and .memoryMiB == 15360 and .split == 10
+	and .healthy and .compatible)' "$tmp/node-t4.json"
+check node-l40s-publishes-one-l40s '.[0].metadata.annotations["gpupool.io/devices"] | fromjson |
+	.devices | length == 1 and all(.model == "NVIDIA L40S" and .split == 10 and .healthy)' \
+	"$tmp/node-l40s.json"
+kapi GET /api/v1/nodes/node-cpu >"$tmp/node-cpu.json"
+check node-cpu-has-no-devices '.[0].metadata.annotations["gpupool.io/devices"] == null' \
+	"$tmp/node-cpu.json"
+# What the kubelet would advertise once the device plugin lists its units:
+# gpupool.io/gpu, the healthy devices' units.
+for n in node-t4 node-l40s; do
+	jq '{status: {capacity: {"gpupool.io/gpu": $u}, allocatable: {"gpupool.io/gpu": $u}}}' \
+		--arg u "$(jq -r '.metadata.annotations["gpupool.io/devices"] | fromjson |
+			[.devices[] | select(.healthy and .compatible) | .split] | add' "$tmp/$n.json")" \
+		-n >"$tmp/$n.units.json"
+	runs "node-$n-advertises-its-units" "$tmp/$n.out" -- kapi PATCH "/api/v1/nodes/$n/status" \
+		"$tmp/$n.units.json" application/merge-patch+json
+done
+stop_if_failed
+
+# ---- gpupool server --kubernetes, as gpupool-server, with server.yaml's arguments -------
+# The arguments of the manifest's server container, with the database,
+# the metrics and the extender on this test's paths and ports; the port
+# the scheduler's configuration names must be the manifest's.
+yq -r '.spec.template.spec.containers[] | select(.name == "server") | .args[]' \
+	"$deploy/server.yaml" >"$tmp/server.args"
+yq -r '.data["config.yaml"]' "$deploy/scheduler-config.yaml" >"$tmp/scheduler-shipped.yaml"
+yq . "$tmp/scheduler-shipped.yaml" >"$tmp/scheduler-shipped.json"
+shipped_port=$(jq -Rr 'select(. == "--extender-port") | input' "$tmp/server.args")
+check extender-port-agrees '.[0].extenders | length == 1 and (.[0].urlPrefix |
+	test("^http://127\\.0\\.0\\.1:'"$shipped_port"'/"))' "$tmp/scheduler-shipped.json"
+jq -Rr --arg db "$tmp/gpupool.db" --arg ext "$ext_port" --arg metrics "127.0.0.1:$metrics_port" \
+	'[., inputs] | . as $a | range(length) as $i | if $i > 0 and $a[$i - 1] == "--db" then $db
+	elif $i > 0 and $a[$i - 1] == "--extender-port" then $ext
+	elif $i > 0 and $a[$i - 1] == "--metrics-listen" then $metrics else $a[$i] end' \
+	"$tmp/server.args" >"$tmp/server.args.here"
+export GPUPOOL_SOCKET="$tmp/server.sock" GPUPOOL_DB="$tmp/gpupool.db"
+# server_start: the server with those arguments, its pid in $server.
+server_start() {
+	set --
+	while IFS= read -r a; do set -- "$@" "$a"; done <"$tmp/server.args.here"
+	start gpupool-server "$build/gpupool" "$@" --socket "$tmp/server.sock" \
+		--kubeconfig "$tmp/gpupool-server.kubeconfig"
+	server=$last_pid
+	ext=http://127.0.0.1:$ext_port/extender
+}
+# extender_synced: the extender has listed the cluster, and knows its two
+# nodes with devices (its healthz in $tmp/healthz).
+extender_synced() {
+	curl -sf -o "$tmp/healthz" "$ext/healthz" && jq -e '.synced and .nodes == 2 and
+		.devices == 3' "$tmp/healthz"
+}
+server_start
+wait_for "the extender to list the cluster" 30 "$server" extender_synced && ok extender-ready
+
+# ---- kube-scheduler, with scheduler-config.yaml ------------------------------------------
+# The shipped configuration changed only where it must be here: the
+# extender's port, the kubeconfig (the pod's is in-cluster), and the
+# leader election's timings (a busy machine must not lose the lease).
+yq -y --arg port "$ext_port" --arg kc "$tmp/gpupool-server.kubeconfig" '
+	.extenders |= map(.urlPrefix |= sub(":[0-9]+/"; ":" + $port + "/")) |
+	.clientConnection.kubeconfig = $kc |
+	.leaderElection += {leaseDuration: "60s", renewDeadline: "50s", retryPeriod: "2s"}' \
+	"$tmp/scheduler-shipped.yaml" >"$tmp/scheduler.yaml"
+start kube-scheduler "$kbin/kube-scheduler" --config="$tmp/scheduler.yaml" \
+	--authentication-kubeconfig="$tmp/gpupool-server.kubeconfig" \
+	--authorization-kubeconfig="$tmp/gpupool-server.kubeconfig" \
+	--bind-address=127.0.0.1 --secure-port="$sched_port" --v=2
+sched_pid=$last_pid
+lease_held() {
+	kapi GET /apis/coordination.k8s.io/v1/namespaces/gpupool-system/leases/gpupool-scheduler |
+		jq -e '.spec.holderIdentity | length > 0'
+}
+wait_for "kube-scheduler's lease" 60 "$sched_pid" lease_held && ok scheduler-holds-its-lease
+expect scheduler-healthz 0 '^ok$' -- curl -sk "https://127.0.0.1:$sched_port/healthz"
+stop_if_failed
+
+# ---- pods --------------------------------------------------------------------------
+# No pod is admitted in a namespace before its service account "default"
+# is there (kube-controller-manager makes it).
+wait_for "the service account default/default" 30 - \
+	kapi GET /api/v1/namespaces/default/serviceaccounts/default
+# ns_make NAME: a namespace, with its service account.
+ns_make() {
+	jq -n --arg n "$1" '{apiVersion: "v1", kind: "Namespace", metadata: {name: $n}}' |
+		kapi POST /api/v1/namespaces - >/dev/null
+	wait_for "the service account of namespace $1" 30 - \
+		kapi GET "/api/v1/namespaces/$1/serviceaccounts/default"
+}
+# pod_make NAMESPACE NAME UNITS MEMORY [MODEL]: a pod of gpupool-scheduler
+# asking for UNITS of gpupool.io/gpu and MEMORY of device memory (of a
+# MODEL); deleted at once when deleted (no kubelet would confirm it).
+pod_make() {
+	jq -n --arg ns "$1" --arg name "$2" --arg units "$3" --arg mem "$4" --arg model "${5:-}" '{
+		apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns,
+		annotations: ({"gpupool.io/gpu-memory": $mem} + if $model == "" then {} else
+			{"gpupool.io/gpu-model": $model} end)},
+		spec: {schedulerName: "gpupool-scheduler", terminationGracePeriodSeconds: 0,
+			automountServiceAccountToken: false, restartPolicy: "Never",
+			containers: [{name: "main", image: "registry.invalid/none:1",
+				resources: {requests: {cpu: "100m", memory: "64Mi"},
+					limits: {"gpupool.io/gpu": $units}}}]}}' >"$tmp/$2.pod.json"
+	kapi POST "/api/v1/namespaces/$1/pods" "$tmp/$2.pod.json" >"$tmp/$2.json" 2>"$tmp/$2.err" ||
+		bad "pod $1/$2 not created" "$tmp/$2.err" "$tmp/$2.json"
+}
+# bound NAME NAMESPACE POD: the pod is bound within 30 s; it in $tmp/POD.json.
+bound() {
+	eventually "$1" 30 "$tmp/$3.json" '.spec.nodeName != null' -- \
+		kapi GET "/api/v1/namespaces/$2/pods/$3"
+}
+# waits NAME NAMESPACE POD REASON TEXT: within 30 s an Event of REASON on
+# the pod has TEXT in its message (the pod's Events in $tmp/POD.events).
+waits() {
+	eventually "$1" 30 "$tmp/$3.events" "any(.items[]; .reason == \"$4\" and
+		(.message | contains($(printf '%s' "$5" | jq -Rs .))))" -- \
+		kapi GET "/api/v1/namespaces/$2/events?fieldSelector=involvedObject.name=$3"
+}
+# pending NAME NAMESPACE POD: the pod is not bound (now).
+pending() {
+	kapi GET "/api/v1/namespaces/$2/pods/$3" >"$tmp/$3.json"
+	check "$1" '.[0].kind == "Pod" and .[0].spec.nodeName == null and
+		.[0].status.phase == "Pending"' "$tmp/$3.json"
+}
+# placed_well NAME POD: its placement annotation names the node it is
+# bound to and devices that node published.
+placed_well() {
+	kapi GET "/api/v1/nodes/$(jq -r .spec.nodeName "$tmp/$2.json")" >"$tmp/$2.node.json"
+	check "$1" '(.[0].metadata.annotations["gpupool.io/placement"] | fromjson) as $p |
+		(.[1].metadata.annotations["gpupool.io/devices"] | fromjson | [.devices[].uuid]) as $d |
+		$p.node == .[0].spec.nodeName and ($p.devices | length > 0) and
+		all($p.devices[]; . as $u | $d | index($u) != null)' "$tmp/$2.json" "$tmp/$2.node.json"
+}
+
+# (a) A pod asking for 2 units and 2 GiB goes to a node with devices (not
+# node-cpu, which kube-scheduler itself rules out: no gpupool.io/gpu).
+pod_make default first 2 2Gi
+bound first-bound default first
+check first-on-a-gpu-node '.[0].spec.nodeName == "node-t4" or .[0].spec.nodeName == "node-l40s"' \
+	"$tmp/first.json"
+check first-has-its-placement '.[0].metadata.annotations["gpupool.io/placement"] | fromjson |
+	.memoryMiB == 2048 and .compute == 20 and (.devices | length) == 1 and .whole == false' \
+	"$tmp/first.json"
+placed_well first-placement-names-its-node-and-devices first
+waits first-scheduled-event default first Scheduled "Successfully assigned default/first"
+expect extender-counts-the-bind 0 '"binds": *1[,}]' -- curl -s "$ext/healthz"
+# Nothing below can pass if this pod was not placed.
+stop_if_failed
+
+# (c) The model annotation: a model one node has goes there; a model no
+# node has waits, with the reason.
+pod_make default on-l40s 1 1Gi L40S
+bound l40s-pod-bound default on-l40s
+check l40s-pod-on-the-l40s-node '.[0].spec.nodeName == "node-l40s"' "$tmp/on-l40s.json"
+pod_make default on-h100 1 1Gi H100
+waits h100-pod-failed-scheduling default on-h100 FailedScheduling \
+	'no device of a model in gpupool.io/gpu-model="H100"'
+waits h100-pod-extender-event default on-h100 GpupoolUnschedulable \
+	'no device of a model in gpupool.io/gpu-model="H100"'
+pending h100-pod-stays-pending default on-h100
+
+# (b) A namespace that is a gpupool tenant with a small quota: within it a
+# pod is bound, over it a pod waits with the reason.
+ns_make team-q
+expect tenant-with-a-small-quota 0 'token' -- env GPUPOOL_TOKEN_FILE="$tmp/admin.token" \
+	"$build/gpupool" tenant add team-q --mem-guaranteed 1G --compute-guaranteed 100
+pod_make team-q modest 1 512Mi
+bound within-quota-bound team-q modest
+pod_make team-q greedy 3 4Gi
+waits over-quota-failed-scheduling team-q greedy FailedScheduling \
+	'namespace team-q is over its gpupool quota'
+waits over-quota-extender-event team-q greedy GpupoolUnschedulable \
+	'namespace team-q is over its gpupool quota: it would use 4608 MiB'
+pending over-quota-stays-pending team-q greedy
+
+# (d) A deleted pod's slice goes to the pod that waited for it: two pods
+# of 40 GiB on the L40S (46068 MiB, 1 GiB already taken) take turns.
+pod_make default big-1 1 40Gi L40S
+bound big-1-bound default big-1
+check big-1-on-the-l40s-node '.[0].spec.nodeName == "node-l40s"' "$tmp/big-1.json"
+pod_make default big-2 1 40Gi L40S
+waits big-2-waits-for-device-memory default big-2 GpupoolUnschedulable \
+	'no device has 10% compute and 40960 MiB free'
+pending big-2-stays-pending default big-2
+runs big-1-deleted "$tmp/big-1.deleted" -- kapi DELETE /api/v1/namespaces/default/pods/big-1
+bound big-2-bound-after-the-delete default big-2
+check big-2-on-the-freed-device "(.[0].metadata.annotations[\"gpupool.io/placement\"] | fromjson |
+	.devices) == $(jq -c '.metadata.annotations["gpupool.io/placement"] | fromjson | .devices' \
+	"$tmp/big-1.json")" "$tmp/big-2.json"
+
+# (e) The server restarts: it rebuilds the placements from the pods'
+# annotations, and places new pods around them.
+curl -sf "$ext/healthz" >"$tmp/healthz.before"
+stops server-stops-cleanly "$server"
+server_start
+wait_for "the extender after its restart" 30 "$server" extender_synced
+pod_make default after-big 1 8Gi L40S
+waits after-restart-big-pod-waits default after-big GpupoolUnschedulable \
+	'no device has 10% compute and 8192 MiB free'
+pending after-restart-big-pod-stays-pending default after-big
+# (the extender builds its cluster at the first call after it started)
+curl -sf -o "$tmp/healthz.after" "$ext/healthz"
+check placements-rebuilt-after-restart '.[0].podsPlaced == 4 and .[1].podsPlaced == 4' \
+	"$tmp/healthz.before" "$tmp/healthz.after"
+pod_make default after-small 1 2Gi L40S
+bound after-restart-small-pod-bound default after-small
+check after-restart-small-pod-on-the-l40s '.[0].spec.nodeName == "node-l40s"' \
+	"$tmp/after-small.json"
+
+stops node-t4-program-stops-cleanly "$node_t4_pid"
+stops node-l40s-program-stops-cleanly "$node_l40s_pid"
+stops server-stops-cleanly-again "$server"
+finish
