@@ -251,6 +251,12 @@ runs namespace-applied "$tmp/apply-ns.out" -- kubectl apply --validate=strict \
 runs manifests-pass-a-server-side-dry-run "$tmp/dry-run.out" -- kubectl apply \
 	--dry-run=server --validate=strict -k "$deploy"
 runs manifests-applied "$tmp/apply.out" -- kubectl apply --validate=strict -k "$deploy"
+# The placement key, made as docs/kubernetes.md says, and read back as the
+# Secret's volume gives it to the server and the node programs.
+runs placement-key-secret-made "$tmp/secret.out" -- kubectl -n gpupool-system create secret \
+	generic gpupool-placement-key --from-literal=key="$(head -c 48 /dev/urandom | base64 -w0)"
+kubectl -n gpupool-system get secret gpupool-placement-key -o jsonpath='{.data.key}' |
+	base64 -d >"$tmp/placement.key"
 for sa in gpupool-server gpupool-node; do
 	runs "token-of-$sa" "$tmp/$sa.token" -- kubectl -n gpupool-system create token "$sa" \
 		--duration=1h
@@ -304,7 +310,8 @@ node_program() {
 	start "gpupool-node-$1" env GPUPOOL_SIM_DEVICES="$2" GPUPOOL_SIM_DIR="$tmp/$1/sim" \
 		LD_LIBRARY_PATH="$build/simdev" "$build/gpupool" node --kubernetes --node-name "$1" \
 		--kubeconfig "$tmp/gpupool-node.kubeconfig" --device-plugin-dir "$tmp/$1/plugins" \
-		--run-dir "$tmp/$1/run" --shim-host-path "$build/libgpushare.so" --metrics-listen off
+		--run-dir "$tmp/$1/run" --shim-host-path "$build/libgpushare.so" --metrics-listen off \
+		--placement-key "$tmp/placement.key"
 }
 node_program node-t4 t4-16g:2
 node_t4_pid=$last_pid
@@ -360,7 +367,7 @@ server_start() {
 	set --
 	while IFS= read -r a; do set -- "$@" "$a"; done <"$tmp/server.args.here"
 	start gpupool-server "$build/gpupool" "$@" --socket "$tmp/server.sock" \
-		--kubeconfig "$tmp/gpupool-server.kubeconfig"
+		--kubeconfig "$tmp/gpupool-server.kubeconfig" --placement-key "$tmp/placement.key"
 	server=$last_pid
 	ext=http://127.0.0.1:$ext_port/extender
 }
@@ -461,6 +468,13 @@ check first-has-its-placement '.[0].metadata.annotations["gpupool.io/placement"]
 	.memoryMiB == 2048 and .compute == 20 and (.devices | length) == 1 and .whole == false' \
 	"$tmp/first.json"
 placed_well first-placement-names-its-node-and-devices first
+# Sealed (src/k8s/seal.h): HMAC-SHA256 with the Secret's key over the pod's
+# UID and the placement's text, through the real API server's Binding.
+printf 'gpupool placement seal 1\n%s\n%s\n' "$(jq -r .metadata.uid "$tmp/first.json")" \
+	"$(jq -r '.metadata.annotations["gpupool.io/placement"]' "$tmp/first.json")" |
+	openssl dgst -sha256 -hmac "$(cat "$tmp/placement.key")" -r | cut -c1-64 >"$tmp/first.seal"
+check first-placement-sealed "(.[0].metadata.annotations[\"gpupool.io/placement-seal\"]) ==
+	\"v1:$(cat "$tmp/first.seal")\"" "$tmp/first.json"
 waits first-scheduled-event default first Scheduled "Successfully assigned default/first"
 expect extender-counts-the-bind 0 '"binds": *1[,}]' -- curl -s "$ext/healthz"
 # Nothing below can pass if this pod was not placed.
