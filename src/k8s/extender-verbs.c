@@ -43,6 +43,30 @@ static struct kpod *pod_known(struct gp_extender *e, const struct gp_kube_pod *p
 
 /* ---- replies as text (reply.h) ------------------------------------------------ */
 
+/* A reason as kube-scheduler may show it: its event recorder takes a
+ * filter's reasons as a format string ("30%!c(MISSING)ompute"), so no
+ * text we answer holds a '%', not even one echoed from a user's
+ * annotation: each becomes " percent" (cut to fit `size`). */
+static void percent_spelled(char *text, size_t size)
+{
+	static const char word[] = " percent";
+	const size_t w = sizeof(word) - 1;
+	char *p;
+
+	while ((p = strchr(text, '%'))) {
+		size_t tail = strlen(p + 1), room = size - (size_t)(p - text) - 1, keep;
+
+		if (room < w) {
+			*p = 0;         /* no room for the word: the text ends here */
+			return;
+		}
+		keep = tail < room - w ? tail : room - w;
+		memmove(p + w, p + 1, keep);
+		memcpy(p, word, w);
+		p[w + keep] = 0;
+	}
+}
+
 static void put_string(struct gp_reply *r, const char *text)
 {
 	gp_reply_string(r, text, strlen(text));
@@ -67,6 +91,7 @@ static int reason_index(struct verdicts *v, const char *text)
 	char full[REASON_MAX];
 
 	snprintf(full, sizeof(full), "gpupool: %s", text);
+	percent_spelled(full, sizeof(full));
 	for (int i = 0; i < v->texts; i++)
 		if (strcmp(v->text[i], full) == 0)
 			return i;
@@ -127,8 +152,14 @@ static char *filter_text(const struct gp_extender_args *a, const struct verdicts
 
 static char *error_text(const char *message)
 {
-	json_t *body = json_pack("{s:s}", "Error", message);
-	char *text = json_dumps(body, JSON_COMPACT);
+	char spelled[REASON_MAX * 2];
+	json_t *body;
+	char *text;
+
+	snprintf(spelled, sizeof(spelled), "%s", message);
+	percent_spelled(spelled, sizeof(spelled));
+	body = json_pack("{s:s}", "Error", spelled);
+	text = json_dumps(body, JSON_COMPACT);
 
 	json_decref(body);
 	return text;
@@ -258,6 +289,7 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 	if (passed == 0) {
 		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
 			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
+		percent_spelled(u->message, sizeof(u->message));
 		if (known && strncmp(known->last_event, u->message, sizeof(known->last_event) - 1)) {
 			snprintf(known->last_event, sizeof(known->last_event), "%s", u->message);
 			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);

@@ -590,8 +590,9 @@ bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,
 	    after.compute > u->t.compute_guaranteed_pct + u->t.compute_borrowable_pct) {
 		snprintf(why, len,
 			 "namespace %s is over its gpupool quota: it would use %" PRIu64
-			 " MiB and %" PRIu64 "%% of devices, its quota is %" PRIu64 " MiB and %" PRIu64
-			 "%% (guaranteed + borrowable); wait for its pods to end or raise the quota",
+			 " MiB and %" PRIu64 " percent of devices, its quota is %" PRIu64 " MiB and %"
+			 PRIu64 " percent (guaranteed + borrowable); wait for its pods to end or raise "
+			 "the quota",
 			 ns, after.mem, after.compute,
 			 u->t.mem_guaranteed_mib + u->t.mem_borrowable_mib,
 			 u->t.compute_guaranteed_pct + u->t.compute_borrowable_pct);
@@ -625,10 +626,11 @@ void gp_extender_nofit_text(enum gp_nofit r, const struct ask *a, char *why, siz
 		snprintf(why, len, "fewer than %u idle devices for %u whole device(s)", a->req.devices,
 			 a->req.devices);
 	else if (a->req.devices == 1)
-		snprintf(why, len, "no device has %u%% compute and %" PRIu64 " MiB free",
+		snprintf(why, len, "no device has %u percent compute and %" PRIu64 " MiB free",
 			 a->compute_pct, a->memory_mib);
 	else
-		snprintf(why, len, "fewer than %u devices have %u%% compute and %" PRIu64 " MiB free",
+		snprintf(why, len, "fewer than %u devices have %u percent compute and %" PRIu64
+			 " MiB free",
 			 a->req.devices, a->compute_pct, a->memory_mib);
 }
 

@@ -390,8 +390,8 @@ static void live_change(struct node *n, struct node_pod *k, char *ret_refused, s
 
 		if (want.compute > k->applied.compute && others + want.compute > 100) {
 			snprintf(ret_refused, len,
-				 "%s=%u refused: device %s has %u%% left for it (others hold %u%%); "
-				 "it keeps %u%%", GP_KUBE_ANN_COMPUTE, want.compute,
+				 "%s=%u refused: device %s has %u percent left for it (others hold "
+				 "%u percent); it keeps %u percent", GP_KUBE_ANN_COMPUTE, want.compute,
 				 n->dev[k->dev[i]].d.uuid, 100 - others, others, k->applied.compute);
 			return;
 		}
