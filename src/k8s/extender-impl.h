@@ -54,11 +54,11 @@ struct model_info {
 };
 
 /* One request a pod makes: of the models that give a share the same
- * compute and memory. */
+ * compute and memory (every model of a split, for a whole device). */
 struct ask {
 	struct gp_request req;
 	unsigned compute_pct;
-	uint64_t memory_mib;
+	uint64_t memory_mib;            /* per device; 0 for a whole one: the device's own */
 };
 
 struct gp_extender {
@@ -131,6 +131,8 @@ uint64_t gp_extender_mono_ns(void);
 /* A pod's requests, one per group of models (0 of them, with why). */
 int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, struct ask *ret,
 			 char *why, size_t why_len);
+/* A whole-device placement's memory per device: the placed devices' own. */
+uint64_t gp_extender_whole_memory(const struct gp_extender *e, const struct gp_placement *w);
 /* A namespace's use against its quotas; whether an ask at w keeps it within. */
 void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret);
 bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,

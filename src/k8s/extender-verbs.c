@@ -503,7 +503,8 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 	for (int i = 0; i < c.d.where.devices; i++)
 		snprintf(ret->device[ret->devices++], GP_KUBE_UUID_MAX, "%s",
 			 kn->n.device[c.d.where.device[i]].uuid);
-	ret->memory_mib = asks[c.ask].memory_mib;
+	ret->memory_mib = asks[c.ask].req.whole ? gp_extender_whole_memory(e, &c.d.where)
+						: asks[c.ask].memory_mib;
 	ret->compute = asks[c.ask].compute_pct;
 	ret->whole = asks[c.ask].req.whole;
 	ret->bound_at = now_unix_ns();

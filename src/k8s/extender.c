@@ -499,7 +499,9 @@ int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *
 					     .whole = per_device == mi->split };
 		a.compute_pct = a.req.whole ? 100 : (per_device * 100 + mi->split - 1) / mi->split;
 		a.req.dev_compute = a.req.whole ? 0 : per_device * GP_COMPUTE_WHOLE / mi->split;
-		a.memory_mib = a.req.whole ? mi->memory_mib
+		/* A whole device's memory is the placed device's own (models
+		 * of one split share this ask), gp_extender_whole_memory. */
+		a.memory_mib = a.req.whole ? 0
 			       : p->memory_mib ? p->memory_mib : mi->memory_mib * per_device / mi->split;
 		a.req.dev_mem_mib = a.req.whole ? 0 : (uint32_t)a.memory_mib;
 		for (g = 0; g < n; g++)
@@ -511,6 +513,19 @@ int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *
 		ret[g].req.models |= 1ull << m;
 	}
 	return n;
+}
+
+/* The memory of a whole-device placement, per device: the placed
+ * devices' own (the least of them, when a gang's models differ). */
+uint64_t gp_extender_whole_memory(const struct gp_extender *e, const struct gp_placement *w)
+{
+	const struct knode *k = e->node_at[w->node];
+	uint64_t least = UINT64_MAX;
+
+	for (int i = 0; i < w->devices; i++)
+		if (k->n.device[w->device[i]].memory_mib < least)
+			least = k->n.device[w->device[i]].memory_mib;
+	return w->devices ? least : 0;
 }
 
 /* ---- quotas ----------------------------------------------------------------- */
@@ -537,28 +552,23 @@ static const char *device_model(const struct gp_extender *e, const struct gp_pla
 	return e->node_at[w->node]->n.device[w->device[i]].model;
 }
 
-/* Adds (or, with sign -1, takes away) what `req` at `w` uses. */
+/* Adds what `req` at `w` uses: mem_mib of each device for a share, each
+ * device's own memory for a whole one. */
 static void use_add(const struct gp_extender *e, struct use *u, const struct gp_request *req,
 		    const struct gp_placement *w, uint64_t mem_mib, unsigned compute_pct)
 {
 	for (int i = 0; i < w->devices; i++) {
 		int q = quota_index(u, device_model(e, w, i));
+		uint64_t mem = req->whole ? e->node_at[w->node]->n.device[w->device[i]].memory_mib
+					  : mem_mib;
 
-		u->mem += mem_mib;
+		u->mem += mem;
 		u->compute += compute_pct;
 		if (q >= 0) {
-			u->model_mem[q] += mem_mib;
+			u->model_mem[q] += mem;
 			u->model_compute[q] += compute_pct;
 		}
 	}
-	(void)req;
-}
-
-static uint64_t held_memory(const struct gp_extender *e, const struct kpod *k)
-{
-	const struct knode *n = e->node_at[k->where.node];
-
-	return k->req.whole ? n->n.device[k->where.device[0]].memory_mib : k->req.dev_mem_mib;
 }
 
 void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret)
@@ -571,7 +581,7 @@ void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret)
 		const struct kpod *k = e->pods.slot[i].value;
 
 		if (e->pods.slot[i].key && k->held && strcmp(k->p.ns, ns) == 0)
-			use_add(e, ret, &k->req, &k->where, held_memory(e, k),
+			use_add(e, ret, &k->req, &k->where, k->req.dev_mem_mib,
 				k->req.whole ? 100 : k->req.dev_compute / 10);
 	}
 }
@@ -758,6 +768,22 @@ struct gp_extender *gp_extender_free(struct gp_extender *e)
 	pthread_cond_destroy(&e->api_free);
 	free(e);
 	return NULL;
+}
+
+int gp_extender_placement_of(struct gp_extender *e, const char *uid,
+			     struct gp_kube_placement *ret)
+{
+	const struct kpod *k;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&e->lock);
+	k = gp_strmap_get(&e->pods, uid);
+	if (k && k->held && k->p.units && k->p.placed) {
+		*ret = k->p.placement;
+		r = 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
 }
 
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret)

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "k8s/client.h"
+#include "k8s/objects.h"
 #include "server/sched.h"
 
 struct gp_extender;
@@ -104,6 +105,11 @@ extern const struct gp_kube_informer_ops gp_extender_pod_ops;
 int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret);
 int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret);
 int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char **ret);
+
+/* The placement pod `uid` holds now, bound or held for its bind (for
+ * tests and logs): 0, or -ENOENT when it holds none. */
+int gp_extender_placement_of(struct gp_extender *e, const char *uid,
+			     struct gp_kube_placement *ret);
 
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {

@@ -36,7 +36,8 @@
 
 /* ---- set by the extender at bind (before the Binding) ------------------
  * {"node": "n1", "devices": ["GPU-…", …], "memoryMiB": 4096,
- *  "compute": 30, "whole": false, "boundAt": 1764633600123456789} */
+ *  "compute": 30, "whole": false, "boundAt": 1764633600123456789};
+ * memoryMiB is per device: for a whole device, the device's own. */
 #define GP_KUBE_ANN_PLACEMENT   "gpupool.io/placement"
 
 /* ---- set by the node program ------------------------------------------- */

@@ -9,7 +9,9 @@
  * "borrowMemoryMiB": N, "borrowCompute": N, "models": {"T4": {...}}}}})
  * is what the informers deliver; then every file N-VERB.json (VERB:
  * filter, prioritize, bind; or event, a watch event the pods' informer
- * delivers, answered with how many pods hold a placement), in the order of
+ * delivers, answered with how many pods hold a placement; or placement,
+ * {"PodUID": ...} answered with the placement that pod holds, without its
+ * time, or {"placed": false}), in the order of
  * N, is a request whose answer must equal N-VERB.expected.json (as JSON:
  * key order and spacing do not matter). Bind runs without an API server: it commits in memory only.
  * With GP_GOLDEN_WRITE=1 the answers are written as the expected files
@@ -111,6 +113,31 @@ static int informer_event(struct gp_extender *e, const char *req, char **ret)
 	return asprintf(ret, "{\"podsPlaced\": %u}", st.pods_placed) < 0 ? -ENOMEM : 0;
 }
 
+/* A placement step: {"PodUID": "..."}; the answer is the placement that
+ * pod holds (as its annotation says it, without boundAt), or
+ * {"placed": false}. */
+static int placement_step(struct gp_extender *e, const char *req, char **ret)
+{
+	json_t *args = json_loads(req, 0, NULL), *pl;
+	const char *uid = json_string_value(json_object_get(args, "PodUID"));
+	struct gp_kube_placement p;
+	char *text;
+
+	if (!uid || gp_extender_placement_of(e, uid, &p) < 0) {
+		json_decref(args);
+		*ret = strdup("{\"placed\": false}");
+		return uid ? 0 : -EINVAL;
+	}
+	json_decref(args);
+	text = gp_kube_placement_text(&p);
+	pl = text ? json_loads(text, 0, NULL) : NULL;
+	json_object_del(pl, "boundAt");
+	*ret = pl ? json_dumps(pl, JSON_COMPACT) : NULL;
+	json_decref(pl);
+	free(text);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* Runs the step's verb on the request's text; its answer parsed in *ret
  * (NULL when it is not JSON: a failure). */
 static int run_verb(struct gp_extender *e, const char *file, const char *req, json_t **ret)
@@ -121,6 +148,8 @@ static int run_verb(struct gp_extender *e, const char *file, const char *req, js
 
 	if (strstr(file, "-event."))
 		r = informer_event(e, req, &text);
+	else if (strstr(file, "-placement."))
+		r = placement_step(e, req, &text);
 	else if (strstr(file, "-filter."))
 		r = gp_extender_filter(e, req, len, &text);
 	else if (strstr(file, "-prioritize."))
