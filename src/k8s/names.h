@@ -22,8 +22,9 @@
 #define GP_KUBE_ANN_MEMORY      "gpupool.io/gpu-memory"
 /* Devices wanted, 1..16 (default 1). */
 #define GP_KUBE_ANN_COUNT       "gpupool.io/gpu-count"
-/* Allowed device models, comma-separated substrings of the model name
- * ("A100,H100"); default any. */
+/* Allowed device models, comma-separated, each a model's name or whole
+ * words of it ("A100,H100"; "A10" is not an A100: core/models.h,
+ * gp_model_answers); default any. */
 #define GP_KUBE_ANN_MODEL       "gpupool.io/gpu-model"
 /* Priority 0..9 (default: from the PriorityClass value, else 5); may be
  * changed while the pod runs. */

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "base/parse.h"
+#include "core/models.h"
 #include "k8s/names.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -94,28 +95,8 @@ static int quantity_of(const json_t *v, int64_t *ret)
 
 bool gp_kube_model_matches(const char *models, const char *model)
 {
-	const char *p = models;
-
-	if (!models || !*models)
-		return true;
-	while (*p) {
-		size_t n = strcspn(p, ",|");
-		char want[GP_KUBE_MODEL_TEXT_MAX];
-
-		while (n && isspace((unsigned char)*p)) {
-			p++;
-			n--;
-		}
-		snprintf(want, sizeof(want), "%.*s", (int)n, p);
-		for (size_t k = strlen(want); k && isspace((unsigned char)want[k - 1]); k--)
-			want[k - 1] = 0;
-		if (*want && strcasestr(model, want))
-			return true;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return false;
+	return !models || !*models ||
+	       gp_model_answers(model, gp_vendor_name(gp_model_vendor(model)), models);
 }
 
 /* ---- pods ---------------------------------------------------------------- */

@@ -107,8 +107,10 @@ char *gp_kube_placement_text(const struct gp_kube_placement *p);
 int gp_kube_quantity_milli(const char *text, int64_t *ret);
 
 /* Does device model `model` match the gpu-model list `models` (comma or
- * '|' separated names, each matched case-insensitively as a substring;
- * "" matches everything)? */
+ * '|' separated names; "" matches everything)? Each term is a model's
+ * name as gpupool matches it everywhere (core/models.h,
+ * gp_model_answers): the whole name, whole words of it ("A100", not
+ * "A10"), a vendor's short name, or the vendor. */
 bool gp_kube_model_matches(const char *models, const char *model);
 
 #endif

@@ -78,6 +78,23 @@ static void a_pod_asks_for_units_on_devices(void **state)
 	json_decref(j);
 }
 
+/* gpupool.io/gpu-model names models as names (core/models.c, the rule of
+ * `gpupool submit --model`): "A10" is the A10 alone, not a part of
+ * "A100"; full names and the short ones work. */
+static void gpu_model_names_match_as_names(void **state)
+{
+	(void)state;
+	assert_true(gp_kube_model_matches("A10", "NVIDIA A10"));
+	assert_false(gp_kube_model_matches("A10", "NVIDIA A100-SXM4-80GB"));
+	assert_true(gp_kube_model_matches("A100", "NVIDIA A100-SXM4-80GB"));
+	assert_true(gp_kube_model_matches("A100", "NVIDIA A100-SXM4-40GB"));
+	assert_true(gp_kube_model_matches("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"));
+	assert_false(gp_kube_model_matches("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"));
+	assert_true(gp_kube_model_matches("t4 | L4", "NVIDIA L4"));
+	assert_false(gp_kube_model_matches("L4", "NVIDIA L40S"));
+	assert_true(gp_kube_model_matches("", "NVIDIA L40S"));
+}
+
 static void bad_annotations_say_what_is_wrong(void **state)
 {
 	static const struct {
@@ -225,6 +242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quantities_read_as_the_api_writes_them),
 		cmocka_unit_test(a_pod_asks_for_units_on_devices),
+		cmocka_unit_test(gpu_model_names_match_as_names),
 		cmocka_unit_test(bad_annotations_say_what_is_wrong),
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
