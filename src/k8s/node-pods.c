@@ -152,8 +152,8 @@ static void task_release(struct node *n, struct node_pod *k)
 /* ---- Allocate ---------------------------------------------------------------------- */
 
 /* The pod the extender placed here that waits for its container: units
- * asked as many as the kubelet allocates, not allocated yet, the
- * earliest bound. */
+ * asked as many as the kubelet allocates, not allocated yet nor being
+ * deleted, the earliest bound. */
 static struct node_pod *pod_waiting(struct node *n, size_t units)
 {
 	struct node_pod *best = NULL;
@@ -161,7 +161,7 @@ static struct node_pod *pod_waiting(struct node *n, size_t units)
 	for (size_t i = 0; i < n->pods.cap; i++) {
 		struct node_pod *k = n->pods.slot[i].value;
 
-		if (!n->pods.slot[i].key || k->allocated || k->p.finished || !k->p.placed ||
+		if (!n->pods.slot[i].key || k->allocated || k->p.deleting || !k->p.placed ||
 		    k->p.units != units || strcmp(k->p.placement.node, n->o.node_name) != 0)
 			continue;
 		if (!best || k->p.placement.bound_at < best->p.placement.bound_at)

@@ -52,7 +52,11 @@ struct gp_kube_pod {
 	char node[GP_KUBE_NAME_MAX];    /* spec.nodeName; "" until bound */
 	char scheduler[GP_KUBE_NAME_MAX];
 	char container[GP_KUBE_NAME_MAX];       /* the first that asks for units */
-	bool finished;                  /* Succeeded, Failed, or being deleted */
+	/* Its containers are gone: Succeeded, Failed, or deleted with none
+	 * of its containers running (a pod being deleted keeps its devices
+	 * while its containers run their grace period). */
+	bool finished;
+	bool deleting;                  /* deletionTimestamp set */
 	uint32_t cpu_milli, mem_mib;    /* host requests */
 	unsigned units;                 /* gpupool.io/gpu, all devices; 0: not ours */
 	unsigned count;                 /* devices (gpu-count, default 1) */

@@ -10,9 +10,10 @@
 #   a pod asking for 3 units (30 %) and 4 GiB → filter → prioritize → bind
 #   → placement annotation → Allocate → the process is held to 4 GiB and
 #   about 30 %; a live annotation change reaches its region within 1 s; a
-#   lost device is pushed to the kubelet as unhealthy; deleting the pod
-#   frees its slice; an over-quota pod stays Pending with its reason (in
-#   FailedNodes and an Event).
+#   lost device is pushed to the kubelet as unhealthy; an over-quota pod
+#   stays Pending with its reason (in FailedNodes and an Event); a deleted
+#   pod keeps its slice while its container runs its grace period, and
+#   frees it once the container has ended.
 #
 # usage: test-e2e.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -55,7 +56,10 @@ wait_for() {
 }
 
 # ---- the API server, the node, the extender ----------------------------------
-node "$here/apiserver-double.js" --port 0 >"$tmp/double.out" 2>"$tmp/double.err" &
+# A pod deleted stays, marked, until the test says its containers are gone
+# (as a kubelet would, at the end of their grace period).
+node "$here/apiserver-double.js" --port 0 --pod-termination-ms 600000 >"$tmp/double.out" \
+	2>"$tmp/double.err" &
 double=$!
 double_port() {
 	port=$(head -n 1 "$tmp/double.out" | jq -r '.port // empty' 2>/dev/null)
@@ -230,11 +234,29 @@ check over-quota-event '[.[0].items[] | select(.reason == "GpupoolUnschedulable"
 curl -s "$api/api/v1/namespaces/team-q/pods/greedy" >"$tmp/greedy.now"
 check over-quota-pod-stays-pending '.[0].spec.nodeName == null' "$tmp/greedy.now"
 
-# ---- the pod goes: its slice is freed ------------------------------------------
+# ---- the pod goes: its slice is held while its container runs, then freed ----------
+# container_state NAME STATE: the pod's container status, as its kubelet
+# writes it (the status subresource).
+container_state() {
+	jq -n --argjson state "$2" '{status: {containerStatuses: [{name: "main", ready: true,
+		restartCount: 0, image: "pytorch", imageID: "", state: $state}]}}' |
+		curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -d @- -o /dev/null \
+			"$api/api/v1/namespaces/default/pods/$1/status"
+}
+container_state train '{"running": {"startedAt": "2026-12-07T09:00:00Z"}}'
 curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/train"
 task_gone() { ! "$gpupool" region ls --dir "$tmp/run" --json | grep -q "$task"; }
-wait_for "the slice freed" 5 task_gone && ok deleted-pod-frees-its-slice
 placed_none() { curl -s "$ext/healthz" | jq -e '.podsPlaced == 0'; }
+# Deleted, its container still runs its grace period: the slice is its.
+sleep 1
+curl -s "$api/api/v1/namespaces/default/pods/train" >"$tmp/train.deleting"
+check train-is-terminating '.[0].metadata.deletionTimestamp != null' "$tmp/train.deleting"
+if task_gone; then bad terminating-pod-keeps-its-slice; else ok terminating-pod-keeps-its-slice; fi
+if placed_none >/dev/null; then bad extender-holds-a-terminating-pod
+else ok extender-holds-a-terminating-pod; fi
+container_state train '{"terminated": {"exitCode": 0, "reason": "Completed",
+	"startedAt": "2026-12-07T09:00:00Z", "finishedAt": "2026-12-07T10:00:00Z"}}'
+wait_for "the slice freed" 5 task_gone && ok ended-pod-frees-its-slice
 wait_for "the extender to let go" 5 placed_none && ok extender-gives-the-placement-back
 
 stops node-stops-cleanly $node_pid

@@ -127,6 +127,52 @@ static void bad_annotations_say_what_is_wrong(void **state)
 	}
 }
 
+/* A pod is finished when its containers are gone, not when its deletion
+ * starts: while they run their grace period, its devices are theirs. */
+static void a_pod_being_deleted_finishes_when_its_containers_do(void **state)
+{
+	static const struct {
+		const char *meta, *status;
+		bool finished, deleting;
+	} cases[] = {
+		{ "", "{\"phase\": \"Running\"}", false, false },
+		{ "", "{\"phase\": \"Succeeded\"}", true, false },
+		{ "", "{\"phase\": \"Failed\"}", true, false },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"",
+		  "{\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"m\", \"state\":"
+		  " {\"running\": {\"startedAt\": \"2026-12-07T09:00:00Z\"}}}]}", false, true },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"",
+		  "{\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"m\", \"state\":"
+		  " {\"terminated\": {\"exitCode\": 0}}}, {\"name\": \"s\", \"state\":"
+		  " {\"waiting\": {\"reason\": \"CrashLoopBackOff\"}}}]}", true, true },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"",
+		  "{\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"m\", \"state\":"
+		  " {\"terminated\": {\"exitCode\": 0}}}, {\"name\": \"s\", \"state\":"
+		  " {\"running\": {}}}]}", false, true },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"", "{\"phase\": \"Pending\"}", true,
+		  true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[1024], err[256];
+		struct gp_kube_pod p;
+		json_t *j;
+
+		snprintf(text, sizeof(text),
+			 "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\"%s}, \"spec\": {\"containers\":"
+			 " [{\"name\": \"m\", \"resources\": {\"limits\": {\"gpupool.io/gpu\": \"3\"}}}]},"
+			 " \"status\": %s}", cases[i].meta, cases[i].status);
+		j = json_loads(text, 0, NULL);
+		assert_non_null(j);
+		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), 0);
+		if (p.finished != cases[i].finished || p.deleting != cases[i].deleting)
+			fail_msg("case %zu: finished %d deleting %d, want %d %d", i, p.finished,
+				 p.deleting, cases[i].finished, cases[i].deleting);
+		json_decref(j);
+	}
+}
+
 static void a_node_publishes_its_devices(void **state)
 {
 	struct gp_kube_device d[2] = {
@@ -244,6 +290,7 @@ int main(void)
 		cmocka_unit_test(a_pod_asks_for_units_on_devices),
 		cmocka_unit_test(gpu_model_names_match_as_names),
 		cmocka_unit_test(bad_annotations_say_what_is_wrong),
+		cmocka_unit_test(a_pod_being_deleted_finishes_when_its_containers_do),
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),
