@@ -7,6 +7,9 @@
 # call order), and a real process started as a container runtime would,
 # with exactly the environment and mounts Allocate returned.
 #
+#   GetPreferredAllocation before the node program has seen the pod's bind
+#   prefers the placed device's units (it lists the node's pods again), and
+#   for a request no pod waits for, the units of one device;
 #   a pod asking for 3 units (30 %) and 4 GiB → filter → prioritize → bind
 #   → placement annotation → Allocate → the process is held to 4 GiB and
 #   about 30 %; a live annotation change reaches its region within 1 s; a
@@ -126,6 +129,39 @@ schedule() {
 	curl -s -d @"$tmp/$1.bindargs" "$ext/bind" >"$tmp/$1.bind"
 }
 
+# ---- GetPreferredAllocation before the node program has seen the pod -------------
+# The node's watch of its pods is held off (429, as a busy API server
+# answers): a pod's bind reaches it only by listing its pods again.
+node_watch='/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&watch=true'
+node_watch_fails() {
+	jq -n --arg p "$node_watch" --argjson n "$1" \
+		'{method: "GET", pathPrefix: $p, status: 429, count: $n}' |
+		curl -s -o /dev/null -H 'Content-Type: application/json' -d @- "$api/_double/fail"
+}
+node_watch_fails 100000
+curl -s -X POST -o /dev/null "$api/_double/drop-watches"
+pod_make default early 2 2Gi
+schedule early
+check early-bound '.[0].Error == ""' "$tmp/early.bind"
+early_uuid=$(curl -s "$api/api/v1/namespaces/default/pods/early" |
+	jq -r '.metadata.annotations["gpupool.io/placement"] | fromjson | .devices[0]')
+# preferred_of UNITS NAME: a kubelet that asks for its preferred ids only,
+# offered a unit of each device in turn; the ids it got in $tmp/NAME.ids.
+preferred_of() {
+	node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu \
+		--allocate "$1" --scenario preferred --order interleaved >"$tmp/$2.kubelet" \
+		2>"$tmp/$2.kubelet.err"
+	jq -c 'select(.event == "preferred") | .ids' "$tmp/$2.kubelet" >"$tmp/$2.ids"
+}
+preferred_of 2 early
+check preferred-lists-again-for-a-pod-not-seen-yet "(.[0] | length) == 2 and
+	(.[0] | map(split(\"::\")[0]) | unique) == [\"$early_uuid\"]" "$tmp/early.ids"
+preferred_of 7 nobody
+check preferred-for-no-pod-takes-one-device '(.[0] | length) == 7 and
+	(.[0] | map(split("::")[0]) | unique | length) == 1' "$tmp/nobody.ids"
+node_watch_fails 0
+curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/early"
+
 pod_make default train 3 4Gi
 schedule train
 check filter-keeps-the-node '.[0].NodeNames == ["node-1"] and .[0].Error == ""' "$tmp/train.filter"
@@ -197,7 +233,7 @@ curl -s "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics.txt"
 expect metrics-per-slice 0 'gpupool_slice_compute_percent\{namespace="default",pod="train",container="main".*\} 60' \
 	-- cat "$tmp/metrics.txt"
 expect metrics-per-device 0 'DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-' -- cat "$tmp/metrics.txt"
-expect server-metrics-for-prometheus 0 'gpupool_extender_binds_total 1' -- \
+expect server-metrics-for-prometheus 0 'gpupool_extender_binds_total 2' -- \
 	curl -s "http://127.0.0.1:$server_metrics_port/metrics"
 
 # ---- the kubelet restarts; a device is lost ----------------------------------------
