@@ -43,7 +43,6 @@ struct kpod {
 	bool held;                      /* its placement is committed */
 	struct gp_request req;          /* what it holds, when held */
 	struct gp_placement where;
-	char last_event[REASON_MAX + 64];       /* the last unschedulable event sent */
 	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
 };
 

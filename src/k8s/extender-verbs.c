@@ -170,7 +170,6 @@ struct unschedulable {
 	char message[REASON_MAX + 64];
 };
 
-/* Tells the pod's owner why it waits: one Warning event per new reason. */
 /* An API handle no other call uses now (waiting for one); give it back
  * with api_give. NULL when the extender has none. */
 static struct gp_kube *api_take(struct gp_extender *e, int *ret_slot)
@@ -197,15 +196,24 @@ static void api_give(struct gp_extender *e, int slot)
 	pthread_mutex_unlock(&e->api_lock);
 }
 
+/* Tells the pod's owner why it waits, at every refusal: one Warning
+ * Event per pod and reason, counted (as kube-scheduler's own series). */
 static void event_send(struct gp_extender *e, const struct unschedulable *u)
 {
+	const struct gp_kube_event_of ev = { .kind = "Pod", .ns = u->ns, .name = u->name,
+					     .uid = u->uid, .type = "Warning",
+					     .reason = "GpupoolUnschedulable", .message = u->message,
+					     .component = EVENT_COMPONENT };
 	struct gp_kube *api;
 	int slot;
 
 	if (!u->uid[0] || !(api = api_take(e, &slot)))
 		return;
-	gp_kube_event(api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
-		      u->message, EVENT_COMPONENT);
+	if (e->io)
+		e->io(e->io_ctx, true);
+	gp_kube_event_count(api, &ev);
+	if (e->io)
+		e->io(e->io_ctx, false);
 	api_give(e, slot);
 }
 
@@ -290,8 +298,7 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
 			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
 		percent_spelled(u->message, sizeof(u->message));
-		if (known && strncmp(known->last_event, u->message, sizeof(known->last_event) - 1)) {
-			snprintf(known->last_event, sizeof(known->last_event), "%s", u->message);
+		if (known) {
 			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);
 			snprintf(u->name, sizeof(u->name), "%s", p->name);
 			snprintf(u->uid, sizeof(u->uid), "%s", p->uid);

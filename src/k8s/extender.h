@@ -81,9 +81,10 @@ struct gp_extender_options {
 	 * Borrowed. */
 	struct gp_kube *const *api;
 	int apis;                       /* 1..GP_EXTENDER_API_MAX */
-	/* Called around bind's calls to the API server (start true before,
-	 * false after), without the extender's lock: a server that serves one
-	 * request at a time lets others in meanwhile. NULL: none. */
+	/* Called around the verbs' calls to the API server (bind's, and the
+	 * events filter sends; start true before, false after), without the
+	 * extender's lock: a server that serves one request at a time lets
+	 * others in meanwhile. NULL: none. */
 	void (*io)(void *ctx, bool start);
 	void *io_ctx;
 };

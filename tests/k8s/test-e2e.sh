@@ -14,7 +14,8 @@
 #   → placement annotation → Allocate → the process is held to 4 GiB and
 #   about 30 %; a live annotation change reaches its region within 1 s; a
 #   lost device is pushed to the kubelet as unhealthy; an over-quota pod
-#   stays Pending with its reason (in FailedNodes and an Event); a deleted
+#   stays Pending with its reason (in FailedNodes and one Event, counted
+#   at each refusal); a deleted
 #   pod keeps its slice while its container runs its grace period, and
 #   frees it once the container has ended.
 #
@@ -264,9 +265,13 @@ schedule greedy
 check over-quota-fails-with-its-reason '.[0].NodeNames == [] and
 	(.[0].FailedNodes["node-1"] | test("namespace team-q is over its gpupool quota"))' \
 	"$tmp/greedy.filter"
+# kube-scheduler tries again and again: one Event, counted.
+schedule greedy
+schedule greedy
 curl -s "$api/api/v1/namespaces/team-q/events" >"$tmp/events.json"
-check over-quota-event '[.[0].items[] | select(.reason == "GpupoolUnschedulable" and
-	.involvedObject.name == "greedy")] | length == 1' "$tmp/events.json"
+check over-quota-event-counted '[.[0].items[] | select(.reason == "GpupoolUnschedulable" and
+	.involvedObject.name == "greedy")] | length == 1 and .[0].count == 3 and
+	(.[0].message | test("over its gpupool quota"))' "$tmp/events.json"
 curl -s "$api/api/v1/namespaces/team-q/pods/greedy" >"$tmp/greedy.now"
 check over-quota-pod-stays-pending '.[0].spec.nodeName == null' "$tmp/greedy.now"
 
