@@ -43,7 +43,8 @@ free_port() {
 }
 
 # wait_for WHAT SECONDS COMMAND...: COMMAND succeeds within SECONDS (0.1 s
-# steps); the time it took, in ms, in $waited_ms.
+# steps); the time it took, in ms, in $waited_ms. When it does not, that
+# is a failure (counted: a check after `wait_for ... &&` is never reached).
 wait_for() {
 	what=$1 limit=$2
 	shift 2
@@ -55,7 +56,7 @@ wait_for() {
 		fi
 		sleep 0.1
 	done
-	echo "FAIL waiting for $what ($limit s)"
+	bad "waiting for $what ($limit s)"
 	return 1
 }
 
