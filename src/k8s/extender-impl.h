@@ -44,6 +44,8 @@ struct kpod {
 	struct gp_request req;          /* what it holds, when held */
 	struct gp_placement where;
 	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
+	bool refused;                   /* the last filter found no node for it */
+	uint64_t retried_ns;            /* when it was last asked to be tried again */
 };
 
 /* What the devices of one model offer a share (the first device seen). */
@@ -85,6 +87,9 @@ struct gp_extender {
 	struct model_info model[GP_MODELS_MAX];
 	int models;
 	unsigned reserved;              /* pods held by prioritize, not bound yet */
+	/* Pods to ask kube-scheduler to try again (gp_extender_retry): a
+	 * placed pod has ended or gone since; every pending one (start-up). */
+	bool freed, retry_all;
 	uint64_t reserve_scan_ns;       /* when they were last looked at */
 	void (*io)(void *ctx, bool start);
 	void *io_ctx;

@@ -1,7 +1,8 @@
 /* extender-verbs.c — the extender's answers to kube-scheduler (see
  * extender.h): the replies written as text, filter, prioritize (and the
- * hold it makes for the bind), bind; extender-impl.h says what they use
- * of the state. */
+ * hold it makes for the bind), bind; and what it asks of kube-scheduler,
+ * to try again the pods that wait on it; extender-impl.h says what they
+ * use of the state. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -294,6 +295,8 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 			first = i;
 	}
 	e->stats.filters++;
+	if (known)
+		known->refused = passed == 0;
 	if (passed == 0) {
 		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
 			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
@@ -640,4 +643,100 @@ static int bind_args(struct gp_extender *e, const json_t *args, char **ret)
 	pthread_mutex_unlock(&e->lock);
 	*ret = error_text("");
 	return 0;
+}
+
+/* ---- asking kube-scheduler to try again ------------------------------------------- */
+
+struct retry {
+	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
+};
+
+/* Does pod k wait on us (of our scheduler, asking for devices, neither
+ * placed nor bound nor going), refused by the filter unless `all`? */
+static bool retry_wanted(const struct gp_extender *e, const struct kpod *k, bool all)
+{
+	const struct gp_kube_pod *p = &k->p;
+
+	if (!p->units || p->placed || p->node[0] || p->deleting || p->finished || k->held ||
+	    k->reserved_ns || (e->scheduler[0] && strcmp(p->scheduler, e->scheduler) != 0))
+		return false;
+	return all || k->refused;
+}
+
+/* Under the lock: up to `max` pods wanted and not asked in the last
+ * GP_EXTENDER_RETRY_GAP_S, marked as asked; *ret_more when others are
+ * wanted that must wait for a later call. */
+static size_t retry_pick(struct gp_extender *e, bool all, struct retry *ret, size_t max,
+			 bool *ret_more)
+{
+	const uint64_t gap = GP_EXTENDER_RETRY_GAP_S * 1000000000ULL;
+	uint64_t now = gp_extender_mono_ns();
+	size_t n = 0;
+
+	*ret_more = false;
+	for (size_t i = 0; i < e->pods.cap; i++) {
+		struct kpod *k = e->pods.slot[i].value;
+
+		if (!e->pods.slot[i].key || !retry_wanted(e, k, all))
+			continue;
+		if (n == max || (k->retried_ns && now - k->retried_ns < gap)) {
+			*ret_more = true;
+			continue;
+		}
+		snprintf(ret[n].ns, sizeof(ret[n].ns), "%s", k->p.ns);
+		snprintf(ret[n].name, sizeof(ret[n].name), "%s", k->p.name);
+		snprintf(ret[n].uid, sizeof(ret[n].uid), "%s", k->p.uid);
+		k->retried_ns = now;
+		k->refused = false;
+		n++;
+	}
+	return n;
+}
+
+/* The annotation on one pod (its uid a precondition: never on another
+ * pod of the same name). */
+static int retry_patch(struct gp_kube *api, const struct retry *r, int64_t now_ms)
+{
+	char path[2 * GP_KUBE_NAME_MAX + 64], value[32];
+	json_t *patch;
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", r->ns, r->name);
+	snprintf(value, sizeof(value), "%lld", (long long)now_ms);
+	patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", r->uid, "annotations",
+			  GP_KUBE_ANN_RETRY, value);
+	rc = patch ? gp_kube_merge_patch(api, path, patch, NULL, NULL) : -ENOMEM;
+	json_decref(patch);
+	return rc;
+}
+
+int gp_extender_retry(struct gp_extender *e, bool all)
+{
+	struct retry *list;
+	struct timespec ts;
+	size_t n = 0;
+	bool more;
+	int done = 0;
+
+	if (!e->apis || !(list = calloc(GP_EXTENDER_RETRY_MAX, sizeof(*list))))
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	all |= e->retry_all;
+	if (all || e->freed) {
+		n = retry_pick(e, all, list, GP_EXTENDER_RETRY_MAX, &more);
+		e->retry_all = all && more;
+		e->freed = e->freed && more;
+	}
+	pthread_mutex_unlock(&e->lock);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	for (size_t i = 0; i < n; i++) {
+		int slot;
+		struct gp_kube *api = api_take(e, &slot);
+
+		done += retry_patch(api, &list[i],
+				    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) == 0;
+		api_give(e, slot);
+	}
+	free(list);
+	return done;
 }

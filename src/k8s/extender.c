@@ -368,6 +368,7 @@ static void pod_drop(struct gp_extender *e, const char *uid)
 	struct kpod *k = gp_strmap_remove(&e->pods, uid);
 
 	if (k) {
+		e->freed |= k->held && !k->reserved_ns && k->p.units;
 		gp_extender_unreserve(e, k);
 		gp_extender_pod_let_go(e, k);
 	}

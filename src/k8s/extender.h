@@ -107,6 +107,21 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret);
 int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char **ret);
 
+/* Asks kube-scheduler to try again, at once, the pods that wait on us:
+ * an annotation (GP_KUBE_ANN_RETRY, names.h) patched on each, since a
+ * pod's update moves it out of kube-scheduler's unschedulable queue,
+ * where a pod the extender refused, or one that failed while it was not
+ * there, waits up to 5 minutes. Which pods: with `all` (at start-up, once
+ * the informers have listed), every pending pod of our scheduler that
+ * asks for devices, is not bound, nor being deleted; else, once a placed
+ * pod has ended or gone since, those the filter refused. Each pod at most
+ * once in GP_EXTENDER_RETRY_GAP_S, at most GP_EXTENDER_RETRY_MAX a call
+ * (the others at the next calls). Returns how many were annotated; 0
+ * without API handles. */
+#define GP_EXTENDER_RETRY_GAP_S 5
+#define GP_EXTENDER_RETRY_MAX 64
+int gp_extender_retry(struct gp_extender *e, bool all);
+
 /* The placement pod `uid` holds now, bound or held for its bind (for
  * tests and logs): 0, or -ENOENT when it holds none. */
 int gp_extender_placement_of(struct gp_extender *e, const char *uid,

@@ -41,6 +41,14 @@
  * memoryMiB is per device: for a whole device, the device's own. */
 #define GP_KUBE_ANN_PLACEMENT   "gpupool.io/placement"
 
+/* ---- set by the extender on pods that wait ------------------------------
+ * The time (unix ms) it asked kube-scheduler to try the pod again: on the
+ * pending pods of its scheduler at start-up, and on those it refused when
+ * a placed pod ends or goes. A pod's update (anything but its status)
+ * moves it out of kube-scheduler's unschedulable queue at once, where it
+ * would otherwise wait up to podMaxInUnschedulablePodsDuration (5 min). */
+#define GP_KUBE_ANN_RETRY       "gpupool.io/retry"
+
 /* ---- set by the node program ------------------------------------------- */
 /* On a pod, at Allocate: the task id its container runs as. */
 #define GP_KUBE_ANN_TASK        "gpupool.io/task"

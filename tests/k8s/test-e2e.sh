@@ -17,7 +17,9 @@
 #   stays Pending with its reason (in FailedNodes and one Event, counted
 #   at each refusal); a deleted
 #   pod keeps its slice while its container runs its grace period, and
-#   frees it once the container has ended.
+#   frees it once the container has ended; kube-scheduler is asked to try
+#   again (gpupool.io/retry) a pending pod at the extender's start, and a
+#   refused one when a slice frees.
 #
 # usage: test-e2e.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -95,6 +97,15 @@ check node-publishes-its-devices '.[0].metadata.annotations["gpupool.io/devices"
 	.devices | all(.model == "Tesla T4" and .memoryMiB == 15360 and .split == 10 and .healthy)' \
 	"$tmp/node.json"
 
+# A pod of the gpupool scheduler that waits before the extender starts (it
+# may have failed while the extender was not there): kube-scheduler is
+# asked to try it again once the extender has listed the cluster.
+jq -n '{apiVersion: "v1", kind: "Pod", metadata: {name: "waiting", namespace: "default"},
+	spec: {schedulerName: "gpupool-scheduler", containers: [{name: "main", image: "pytorch",
+	resources: {limits: {"gpupool.io/gpu": "3"}}}]}}' |
+	curl -s -H 'Content-Type: application/json' -d @- -o /dev/null \
+		"$api/api/v1/namespaces/default/pods"
+
 ext_port=$(free_port)
 server_metrics_port=$(free_port)
 ext=http://127.0.0.1:$ext_port/extender
@@ -104,6 +115,14 @@ GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api"
 	>"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
+# retried NAMESPACE NAME: the extender asked kube-scheduler to try the pod
+# again (the annotation gpupool.io/retry, unix ms).
+retried() {
+	curl -s "$api/api/v1/namespaces/$1/pods/$2" |
+		jq -e '.metadata.annotations["gpupool.io/retry"] // "" | test("^[0-9]{13}$")'
+}
+wait_for "the waiting pod tried again" 5 retried default waiting &&
+	ok pending-pod-tried-again-at-start-up
 
 
 # ---- kube-scheduler's part ------------------------------------------------------
@@ -275,6 +294,8 @@ check over-quota-event-counted '[.[0].items[] | select(.reason == "GpupoolUnsche
 	(.[0].message | test("over its gpupool quota"))' "$tmp/events.json"
 curl -s "$api/api/v1/namespaces/team-q/pods/greedy" >"$tmp/greedy.now"
 check over-quota-pod-stays-pending '.[0].spec.nodeName == null' "$tmp/greedy.now"
+check refused-pod-not-tried-again-while-nothing-frees \
+	'.[0].metadata.annotations["gpupool.io/retry"] == null' "$tmp/greedy.now"
 
 # ---- the pod goes: its slice is held while its container runs, then freed ----------
 # container_state NAME STATE: the pod's container status, as its kubelet
@@ -300,6 +321,10 @@ container_state train '{"terminated": {"exitCode": 0, "reason": "Completed",
 	"startedAt": "2026-12-07T09:00:00Z", "finishedAt": "2026-12-07T10:00:00Z"}}'
 wait_for "the slice freed" 5 task_gone && ok ended-pod-frees-its-slice
 wait_for "the extender to let go" 5 placed_none && ok extender-gives-the-placement-back
+# A slice freed: the pod the extender refused is tried again at once,
+# not after kube-scheduler's 5 minutes in its unschedulable queue.
+wait_for "the refused pod tried again" 5 retried team-q greedy &&
+	ok refused-pod-tried-again-when-a-slice-frees
 
 stops node-stops-cleanly $node_pid
 stops server-stops-cleanly $server
