@@ -298,6 +298,7 @@ static void on_nodes_sync(void *ctx, json_t *items)
 	nodes_clear(e);
 	json_array_foreach(items, i, obj)
 		node_put(e, obj);
+	gp_extender_ensure_built(e);    /* what is held reads right at once */
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -445,6 +446,9 @@ static void on_pods_sync(void *ctx, json_t *items)
 	e->dirty = true;                /* held again from scratch */
 	json_array_foreach(items, i, obj)
 		pod_put(e, obj);
+	/* Held now, not at the next verb: /metrics' pods placed reads right
+	 * right after a restart. */
+	gp_extender_ensure_built(e);
 	pthread_mutex_unlock(&e->lock);
 }
 
