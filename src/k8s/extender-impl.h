@@ -135,6 +135,10 @@ uint64_t gp_extender_mono_ns(void);
 /* A pod's requests, one per group of models (0 of them, with why). */
 int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, struct ask *ret,
 			 char *why, size_t why_len);
+/* Whether node k has a device of a model the asks may use; why not, if not. */
+bool gp_extender_node_has_models(const struct gp_extender *e, const struct gp_kube_pod *p,
+				 const struct ask *asks, int n, const struct knode *k, char *why,
+				 size_t len);
 /* A whole-device placement's memory per device: the placed devices' own. */
 uint64_t gp_extender_whole_memory(const struct gp_extender *e, const struct gp_placement *w);
 /* A namespace's use against its quotas; whether an ask at w keeps it within. */

@@ -277,10 +277,14 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 	memset(cache, -1, sizeof(cache));
 	for (size_t i = 0; i < a->names; i++) {
 		const struct knode *k = gp_strmap_get(&e->nodes, a->name[i]);
+		char model_why[REASON_MAX];
 		int code;
 
 		if (p->units == 0 && (!k || k->index == NO_NODE))
 			code = FITS;            /* no opinion */
+		else if (n > 0 && !gp_extender_node_has_models(e, p, asks, n, k, model_why,
+							       sizeof(model_why)))
+			code = reason_index(v, model_why);
 		else if (use.limited)
 			code = verdict_with_quota(e, p, asks, n, k, &use, v, why);
 		else if ((code = gp_extender_fits_on(e, asks, n, k)) == NOT_PUBLISHED && n == 0 && k &&
@@ -502,6 +506,8 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 
 	snprintf(why, len, "node %s is not known", node);
 	n = gp_extender_pod_asks(e, &k->p, asks, why, len);
+	if (n > 0 && !gp_extender_node_has_models(e, &k->p, asks, n, kn, why, len))
+		return -ENOSPC;
 	gp_extender_decide_on(e, asks, n, kn, &c, why, len);
 	use.limited = false;
 	if (k->p.units)

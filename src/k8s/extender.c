@@ -533,6 +533,32 @@ uint64_t gp_extender_whole_memory(const struct gp_extender *e, const struct gp_p
 	return w->devices ? least : 0;
 }
 
+/* Has node k a device of a model one of the asks may use (or no devices
+ * published: that is said elsewhere)? If not, why not in `why`: the
+ * units its models cannot split so, or the pod's gpu-model. */
+bool gp_extender_node_has_models(const struct gp_extender *e, const struct gp_kube_pod *p,
+				 const struct ask *asks, int n, const struct knode *k, char *why,
+				 size_t len)
+{
+	uint64_t models = 0;
+
+	if (!k || k->index == NO_NODE || p->units == 0)
+		return true;
+	for (int i = 0; i < n; i++)
+		models |= asks[i].req.models;
+	for (unsigned d = 0; d < k->n.devices; d++)
+		if (models >> e->specs[k->index].device[d].model & 1)
+			return true;
+	snprintf(why, len, "no device of a model in %s=\"%.120s\"", GP_KUBE_ANN_MODEL, p->models);
+	for (unsigned d = 0; d < k->n.devices; d++)
+		if (gp_kube_model_matches(p->models, k->n.device[d].model)) {
+			snprintf(why, len, "%u units of one device asked; a %.120s has %u",
+				 p->units / p->count, k->n.device[d].model, k->n.device[d].split);
+			break;
+		}
+	return false;
+}
+
 /* ---- quotas ----------------------------------------------------------------- */
 
 
