@@ -150,6 +150,15 @@ schedule() {
 	curl -s -d @"$tmp/$1.bindargs" "$ext/bind" >"$tmp/$1.bind"
 }
 
+# ---- no kubelet yet: said once --------------------------------------------------------
+no_kubelet_said() { grep -c 'no kubelet.sock in' "$tmp/node.log"; }
+if wait_for "the node to say the kubelet is missing" 5 grep -q 'no kubelet.sock in' "$tmp/node.log"
+then
+	sleep 1         # five health periods more: still said once
+	[ "$(no_kubelet_said)" -eq 1 ] && ok missing-kubelet-said-once ||
+		bad "missing-kubelet-said-once: said $(no_kubelet_said) times" "$tmp/node.log"
+fi
+
 # ---- GetPreferredAllocation before the node program has seen the pod -------------
 # The node's watch of its pods is held off (429, as a busy API server
 # answers): a pod's bind reaches it only by listing its pods again.
@@ -175,6 +184,8 @@ preferred_of() {
 	jq -c 'select(.event == "preferred") | .ids' "$tmp/$2.kubelet" >"$tmp/$2.ids"
 }
 preferred_of 2 early
+wait_for "the node to say it registered" 5 grep -q 'registered gpupool.io/gpu with the kubelet' \
+	"$tmp/node.log" && ok registration-said
 check preferred-lists-again-for-a-pod-not-seen-yet "(.[0] | length) == 2 and
 	(.[0] | map(split(\"::\")[0]) | unique) == [\"$early_uuid\"]" "$tmp/early.ids"
 preferred_of 7 nobody
