@@ -251,49 +251,75 @@ static int verdict_with_quota(struct gp_extender *e, const struct gp_kube_pod *p
 	return reason_index(v, reason);
 }
 
+/* One filter call: the pod, its asks, its namespace's use, and the texts
+ * of the misses made so far. */
+struct filtering {
+	const struct gp_kube_pod *p;
+	struct ask asks[GP_MODELS_MAX];
+	int n;
+	char why[REASON_MAX];           /* when no model can serve it */
+	struct use use;
+	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
+};
+
+/* The verdict on node k: FITS, or the index of its reason in v. */
+static int node_verdict(struct gp_extender *e, struct filtering *f, const struct knode *k,
+			struct verdicts *v)
+{
+	char model_why[REASON_MAX];
+	int code;
+
+	if (f->p->units == 0 && (!k || k->index == NO_NODE))
+		return FITS;            /* no opinion */
+	if (f->n > 0 &&
+	    !gp_extender_node_has_models(e, f->p, f->asks, f->n, k, model_why, sizeof(model_why)))
+		return reason_index(v, model_why);
+	if (f->use.limited)
+		return verdict_with_quota(e, f->p, f->asks, f->n, k, &f->use, v, f->why);
+	code = gp_extender_fits_on(e, f->asks, f->n, k);
+	if (code == NOT_PUBLISHED && f->n == 0 && k && k->index != NO_NODE)
+		return reason_index(v, f->why);
+	return code == FITS ? FITS : miss_reason(v, f->cache, code, f->asks);
+}
+
+/* Why the pod fits nowhere, in u, for its event (the first node's reason,
+ * or why no model can serve it). */
+static void refusal_note(const struct filtering *f, const struct gp_extender_args *a,
+			 const struct verdicts *v, size_t first, bool known, struct unschedulable *u)
+{
+	snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
+		 first == SIZE_MAX ? f->why : v->text[v->why[first]] + strlen("gpupool: "));
+	percent_spelled(u->message, sizeof(u->message));
+	if (!known)
+		return;
+	snprintf(u->ns, sizeof(u->ns), "%s", f->p->ns);
+	snprintf(u->name, sizeof(u->name), "%s", f->p->name);
+	snprintf(u->uid, sizeof(u->uid), "%s", f->p->uid);
+}
+
 /* Filter under the lock: the pod's asks on every named node. Without any
  * ask (no model can serve it), every node with devices fails for `why`. */
-static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
+static int filter_locked(struct gp_extender *e, struct filtering *f,
 			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
 {
-	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
-	struct ask asks[GP_MODELS_MAX];
-	char why[REASON_MAX] = "";
 	size_t passed = 0, first = SIZE_MAX;
 	struct kpod *known;
-	struct use use;
-	int n, r;
+	int r;
 
 	if ((r = gp_extender_ensure_built(e)) < 0)
 		return r;
 	gp_extender_reservations_expire(e);
-	known = pod_known(e, p);        /* for the bind that may follow */
+	known = pod_known(e, f->p);     /* for the bind that may follow */
 	if (known)
 		gp_extender_reservation_cancel(e, known);   /* scheduled again: what it held goes */
-	n = gp_extender_pod_asks(e, p, asks, why, sizeof(why));
-	use.limited = false;            /* quotas are of devices */
-	if (p->units)
-		gp_extender_use_of(e, p->ns, &use);
-	memset(cache, -1, sizeof(cache));
+	f->n = gp_extender_pod_asks(e, f->p, f->asks, f->why, sizeof(f->why));
+	f->use.limited = false;         /* quotas are of devices */
+	if (f->p->units)
+		gp_extender_use_of(e, f->p->ns, &f->use);
+	memset(f->cache, -1, sizeof(f->cache));
 	for (size_t i = 0; i < a->names; i++) {
-		const struct knode *k = gp_strmap_get(&e->nodes, a->name[i]);
-		char model_why[REASON_MAX];
-		int code;
-
-		if (p->units == 0 && (!k || k->index == NO_NODE))
-			code = FITS;            /* no opinion */
-		else if (n > 0 && !gp_extender_node_has_models(e, p, asks, n, k, model_why,
-							       sizeof(model_why)))
-			code = reason_index(v, model_why);
-		else if (use.limited)
-			code = verdict_with_quota(e, p, asks, n, k, &use, v, why);
-		else if ((code = gp_extender_fits_on(e, asks, n, k)) == NOT_PUBLISHED && n == 0 && k &&
-			 k->index != NO_NODE)
-			code = reason_index(v, why);
-		else if (code != FITS)
-			code = miss_reason(v, cache, code, asks);
-		v->why[i] = code;
-		if (code == FITS)
+		v->why[i] = node_verdict(e, f, gp_strmap_get(&e->nodes, a->name[i]), v);
+		if (v->why[i] == FITS)
 			passed++;
 		else if (first == SIZE_MAX)
 			first = i;
@@ -301,16 +327,8 @@ static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 	e->stats.filters++;
 	if (known)
 		known->refused = passed == 0;
-	if (passed == 0) {
-		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
-			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
-		percent_spelled(u->message, sizeof(u->message));
-		if (known) {
-			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);
-			snprintf(u->name, sizeof(u->name), "%s", p->name);
-			snprintf(u->uid, sizeof(u->uid), "%s", p->uid);
-		}
-	}
+	if (passed == 0)
+		refusal_note(f, a, v, first, known != NULL, u);
 	return 0;
 }
 
@@ -318,14 +336,16 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 {
 	struct unschedulable u = { .uid = "" };
 	struct verdicts *v = calloc(1, sizeof(*v));
+	struct filtering *f = calloc(1, sizeof(*f));
 	struct gp_extender_args a;
 	struct gp_kube_pod p;
 	char err[REASON_MAX];
-	int r = v ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
+	int r = v && f ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
 
 	if (r < 0) {
-		*ret = error_text(v ? err : "out of memory");
+		*ret = error_text(r != -ENOMEM ? err : "out of memory");
 		free(v);
+		free(f);
 		return *ret ? r : -ENOMEM;
 	}
 	v->why = calloc(a.names + 1, sizeof(*v->why));
@@ -338,8 +358,9 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 		reason_index(v, err);
 		r = 0;
 	} else {
+		f->p = &p;
 		pthread_mutex_lock(&e->lock);
-		r = filter_locked(e, &p, &a, v, &u);
+		r = filter_locked(e, f, &a, v, &u);
 		pthread_mutex_unlock(&e->lock);
 	}
 	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, v);
@@ -348,6 +369,7 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 	gp_extender_args_release(&a);
 	free(v->why);
 	free(v);
+	free(f);
 	return *ret ? r : -ENOMEM;
 }
 
@@ -716,7 +738,7 @@ static int retry_patch(struct gp_kube *api, const struct retry *r, int64_t now_m
 	return rc;
 }
 
-int gp_extender_retry(struct gp_extender *e, bool all)
+int gp_extender_retry(struct gp_extender *e, bool all, const atomic_bool *stop)
 {
 	struct retry *list;
 	struct timespec ts;
@@ -735,7 +757,7 @@ int gp_extender_retry(struct gp_extender *e, bool all)
 	}
 	pthread_mutex_unlock(&e->lock);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !(stop && atomic_load(stop)); i++) {
 		int slot;
 		struct gp_kube *api = api_take(e, &slot);
 

@@ -48,6 +48,7 @@
 #define GP_K8S_EXTENDER_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -116,11 +117,12 @@ int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char *
  * asks for devices, is not bound, nor being deleted; else, once a placed
  * pod has ended or gone since, those the filter refused. Each pod at most
  * once in GP_EXTENDER_RETRY_GAP_S, at most GP_EXTENDER_RETRY_MAX a call
- * (the others at the next calls). Returns how many were annotated; 0
- * without API handles. */
+ * (the others at the next calls); the call ends early once *stop is true
+ * (stop may be NULL). Returns how many were annotated; 0 without API
+ * handles. */
 #define GP_EXTENDER_RETRY_GAP_S 5
 #define GP_EXTENDER_RETRY_MAX 64
-int gp_extender_retry(struct gp_extender *e, bool all);
+int gp_extender_retry(struct gp_extender *e, bool all, const atomic_bool *stop);
 
 /* The placement pod `uid` holds now, bound or held for its bind (for
  * tests and logs): 0, or -ENOENT when it holds none. */

@@ -31,9 +31,9 @@ struct gp_kube_server {
 	struct gp_sched_model_quota model[GP_MODELS_MAX];
 	pthread_t retry_thread;         /* asks kube-scheduler to try pods again */
 	bool retry_started;
-	pthread_mutex_t retry_lock;     /* retry_stop */
+	pthread_mutex_t retry_lock;     /* the wait on retry_wake */
 	pthread_cond_t retry_wake;
-	bool retry_stop;
+	atomic_bool retry_stopping;
 };
 
 /* ---- quotas from the tenants ------------------------------------------------- */
@@ -246,20 +246,20 @@ static void *retry_main(void *arg)
 	struct timespec until;
 
 	pthread_mutex_lock(&s->retry_lock);
-	while (!s->retry_stop) {
+	while (!atomic_load(&s->retry_stopping)) {
 		uint64_t at = gp_monotonic_ns() + RETRY_TICK_MS * 1000000ULL;
 
 		until = (struct timespec){ (time_t)(at / 1000000000ULL), (long)(at % 1000000000ULL) };
 		pthread_cond_timedwait(&s->retry_wake, &s->retry_lock, &until);
-		if (s->retry_stop || (!started && !synced(s)))
+		if (atomic_load(&s->retry_stopping) || (!started && !synced(s)))
 			continue;
 		pthread_mutex_unlock(&s->retry_lock);
 		if (!started) {
 			fprintf(stderr, "gpupool server: asked kube-scheduler to try %d pending pods "
-				"again\n", gp_extender_retry(s->extender, true));
+				"again\n", gp_extender_retry(s->extender, true, &s->retry_stopping));
 			started = true;
 		} else {
-			gp_extender_retry(s->extender, false);
+			gp_extender_retry(s->extender, false, &s->retry_stopping);
 		}
 		pthread_mutex_lock(&s->retry_lock);
 	}
@@ -282,7 +282,7 @@ static void retry_stop(struct gp_kube_server *s)
 	if (!s->retry_started)
 		return;
 	pthread_mutex_lock(&s->retry_lock);
-	s->retry_stop = true;
+	atomic_store(&s->retry_stopping, true);
 	pthread_cond_signal(&s->retry_wake);
 	pthread_mutex_unlock(&s->retry_lock);
 	pthread_join(s->retry_thread, NULL);
