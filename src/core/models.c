@@ -2,6 +2,7 @@
  * for clusters read from traces and reports per vendor. */
 #include "core/models.h"
 
+#include <ctype.h>
 #include <stddef.h>
 #include <strings.h>
 #include <string.h>
@@ -52,19 +53,64 @@ const char *gp_vendor_name(enum gp_vendor v)
 	return v <= GP_VENDOR_OTHER ? names[v] : "other";
 }
 
+/* Short names a model answers to that are not words of its name: a name
+ * that holds `in_name` where a word starts ("Ascend910B2" holds
+ * "Ascend910B") answers to `alias` ("910B"). */
+static const struct {
+	const char *alias, *in_name;
+} aliases[] = {
+	{ "910B", "Ascend910B" }, { "910A", "Ascend910A" }, { "310P", "Ascend310P" },
+	{ "MAX1550", "Max 1550" },
+};
+
+static bool is_alnum(char c)
+{
+	return isalnum((unsigned char)c);
+}
+
+/* Does `name` hold the `len` bytes of `text` (case-insensitively) as
+ * whole words: no letter or digit just before them, nor just after them
+ * unless `open_end`? "A100" in "NVIDIA A100-SXM4-80GB", not "A10". */
+static bool holds_words(const char *name, const char *text, size_t len, bool open_end)
+{
+	for (const char *p = name; *p; p++) {
+		if (strncasecmp(p, text, len) != 0)
+			continue;
+		if ((p == name || !is_alnum(p[-1]) || !is_alnum(text[0])) &&
+		    (open_end || !is_alnum(p[len]) || !is_alnum(text[len - 1])))
+			return true;
+	}
+	return false;
+}
+
+/* Does a device named `name` of `vendor` answer to one term (len bytes)? */
+static bool term_answers(const char *name, const char *vendor, const char *term, size_t len)
+{
+	if (holds_words(name, term, len, false) ||
+	    (vendor && strlen(vendor) == len && strncasecmp(vendor, term, len) == 0))
+		return true;
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strlen(aliases[i].alias) == len && strncasecmp(aliases[i].alias, term, len) == 0 &&
+		    holds_words(name, aliases[i].in_name, strlen(aliases[i].in_name), true))
+			return true;
+	return false;
+}
+
 bool gp_model_answers(const char *name, const char *vendor, const char *model)
 {
 	for (const char *p = model; *p;) {
-		size_t len = strcspn(p, "|,");
-		char term[64];
+		size_t len = strcspn(p, "|,"), next = len + (p[len] != '\0');
 
-		if (len && len < sizeof(term)) {
-			memcpy(term, p, len);
-			term[len] = '\0';
-			if (strcasestr(name, term) || (vendor && !strcasecmp(vendor, term)))
-				return true;
+		while (len && isspace((unsigned char)*p)) {
+			p++;
+			len--;
+			next--;
 		}
-		p += len + (p[len] != '\0');
+		while (len && isspace((unsigned char)p[len - 1]))
+			len--;
+		if (len && term_answers(name, vendor, p, len))
+			return true;
+		p += next;
 	}
 	return false;
 }

@@ -17,9 +17,13 @@ const char *gp_vendor_name(enum gp_vendor v);
 
 /* Does a device named `name`, of the vendor named `vendor` ("nvidia";
  * NULL: unknown), answer to one of the terms of a task's `model`
- * ("A100", "T4|L4", "A100,T4", "nvidia"): a case-insensitive part of its
- * name, or its vendor? The one rule of the server's loop and of `gpupool
- * sim --history`. */
+ * ("A100", "T4|L4", "A100, T4", "nvidia")? A term is matched without
+ * case, as a name: the device's whole name, whole words of it ("A100" or
+ * "A100-SXM4" of "NVIDIA A100-SXM4-80GB", but "A10" is not "A100", nor
+ * "L4" "L40S"), a short name a vendor writes inside a word ("910B" of
+ * "Ascend910B2", models.c's table), or its vendor. The one rule of the
+ * server's loop, of `gpupool sim --history` and of the pod annotation
+ * gpupool.io/gpu-model. */
 bool gp_model_answers(const char *name, const char *vendor, const char *model);
 
 #endif

@@ -632,31 +632,52 @@ static void format_time(const struct timespec *t, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The Event, named after its object and the time in hex (as kubectl's
- * recorder names them, so that names do not collide). */
-static json_t *make_event(const char *kind, const char *ns, const char *name, const char *uid,
-			  const char *type, const char *reason, const char *message,
-			  const char *component)
+/* Events of a cluster-scoped object go to "default". */
+static const char *event_ns(const struct gp_kube_event_of *ev)
+{
+	return ev->ns && *ev->ns ? ev->ns : "default";
+}
+
+/* The Event `event_name` about ev's object, count 1, first seen now. */
+static json_t *make_event(const struct gp_kube_event_of *ev, const char *event_name)
 {
 	struct timespec now;
-	char when[32], event_name[300];
+	char when[32];
 	json_t *e, *involved;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	format_time(&now, when, sizeof(when));
-	snprintf(event_name, sizeof(event_name), "%.200s.%llx", name,
-		 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
-	involved = json_pack("{s:s, s:s, s:s}", "apiVersion", "v1", "kind", kind, "name", name);
-	if (involved && ns && *ns)
-		json_object_set_new(involved, "namespace", json_string(ns));
-	if (involved && uid && *uid)
-		json_object_set_new(involved, "uid", json_string(uid));
+	involved = json_pack("{s:s, s:s, s:s}", "apiVersion", "v1", "kind", ev->kind, "name",
+			     ev->name);
+	if (involved && ev->ns && *ev->ns)
+		json_object_set_new(involved, "namespace", json_string(ev->ns));
+	if (involved && ev->uid && *ev->uid)
+		json_object_set_new(involved, "uid", json_string(ev->uid));
 	e = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s}",
 		      "apiVersion", "v1", "kind", "Event",
-		      "metadata", "name", event_name, "namespace", ns && *ns ? ns : "default",
-		      "involvedObject", involved, "type", type, "reason", reason, "message", message,
-		      "source", "component", component, "firstTimestamp", when, "lastTimestamp", when,
-		      "count", 1, "reportingComponent", component);
+		      "metadata", "name", event_name, "namespace", event_ns(ev),
+		      "involvedObject", involved, "type", ev->type, "reason", ev->reason,
+		      "message", ev->message, "source", "component", ev->component,
+		      "firstTimestamp", when, "lastTimestamp", when, "count", 1,
+		      "reportingComponent", ev->component);
+	return e;
+}
+
+static int event_post(struct gp_kube *k, const struct gp_kube_event_of *ev,
+		      const char *event_name)
+{
+	json_t *event = make_event(ev, event_name);
+	char *path;
+	int e;
+
+	if (!event)
+		return fail(k, -EINVAL, "event about %s %s: bad arguments", ev->kind, ev->name);
+	e = object_path(k, &path, event_ns(ev), "events", NULL, NULL);
+	if (e == 0) {
+		e = gp_kube_post(k, path, event, NULL, NULL);
+		free(path);
+	}
+	json_decref(event);
 	return e;
 }
 
@@ -664,18 +685,74 @@ int gp_kube_event(struct gp_kube *k, const char *kind, const char *ns, const cha
 		  const char *uid, const char *type, const char *reason, const char *message,
 		  const char *component)
 {
-	json_t *event = make_event(kind, ns, name, uid, type, reason, message, component);
-	char *path;
+	const struct gp_kube_event_of ev = { kind, ns, name, uid, type, reason, message, component };
+	struct timespec now;
+	char event_name[300];
+
+	/* Named after its object and the time in hex (as kubectl's recorder
+	 * names them, so that names do not collide). */
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(event_name, sizeof(event_name), "%.200s.%llx", name,
+		 (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+	return event_post(k, &ev, event_name);
+}
+
+/* FNV-1a over a string and its NUL. */
+static uint64_t fnv1a(uint64_t h, const char *text)
+{
+	const unsigned char *p = (const unsigned char *)(text ? text : "");
+
+	do {
+		h ^= *p;
+		h *= 0x100000001b3ULL;
+	} while (*p++);
+	return h;
+}
+
+/* The existing Event `event_name` once more: count + 1, lastTimestamp now,
+ * on the resourceVersion read (-EBUSY when another writer came between). */
+static int event_recount(struct gp_kube *k, const struct gp_kube_event_of *ev,
+			 const char *event_name)
+{
+	json_t *old = NULL, *patch;
+	struct timespec now;
+	char *path, when[32];
+	int e = object_path(k, &path, event_ns(ev), "events", event_name, NULL);
+
+	if (e < 0)
+		return e;
+	if ((e = gp_kube_get(k, path, &old, NULL)) < 0) {
+		free(path);
+		return e;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	format_time(&now, when, sizeof(when));
+	patch = json_pack("{s:{s:O}, s:I, s:s}", "metadata", "resourceVersion",
+			  json_object_get(json_object_get(old, "metadata"), "resourceVersion"),
+			  "count", json_integer_value(json_object_get(old, "count")) + 1,
+			  "lastTimestamp", when);
+	e = patch ? gp_kube_merge_patch(k, path, patch, NULL, NULL)
+		  : fail(k, -EBADMSG, "event %s: not an Event", event_name);
+	json_decref(patch);
+	json_decref(old);
+	free(path);
+	return e;
+}
+
+int gp_kube_event_count(struct gp_kube *k, const struct gp_kube_event_of *ev)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char event_name[300];
 	int e;
 
-	if (!event)
-		return fail(k, -EINVAL, "event about %s %s: bad arguments", kind, name);
-	e = object_path(k, &path, ns && *ns ? ns : "default", "events", NULL, NULL);
-	if (e == 0) {
-		e = gp_kube_post(k, path, event, NULL, NULL);
-		free(path);
-	}
-	json_decref(event);
+	h = fnv1a(fnv1a(fnv1a(fnv1a(h, ev->uid), ev->type), ev->reason), ev->message);
+	snprintf(event_name, sizeof(event_name), "%.200s.%016llx", ev->name, (unsigned long long)h);
+	/* It exists: counted again; another writer came between (-EBUSY):
+	 * again; it expired between (-ENOENT): made anew. */
+	e = event_post(k, ev, event_name);
+	for (int tries = 0; tries < 4 && (e == -EEXIST || e == -EBUSY || (tries && e == -ENOENT));
+	     tries++)
+		e = e == -ENOENT ? event_post(k, ev, event_name) : event_recount(k, ev, event_name);
 	return e;
 }
 

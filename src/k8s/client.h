@@ -110,6 +110,22 @@ int gp_kube_event(struct gp_kube *k, const char *kind, const char *ns, const cha
 		  const char *uid, const char *type, const char *reason, const char *message,
 		  const char *component);
 
+/* An event about an object, for gp_kube_event_count; every field borrowed. */
+struct gp_kube_event_of {
+	const char *kind, *ns, *name, *uid;     /* the object; ns NULL: cluster-scoped */
+	const char *type;                       /* "Normal" or "Warning" */
+	const char *reason, *message, *component;
+};
+
+/* Records one more occurrence of an event, as kubelet and kube-scheduler
+ * count repeated events: one Event object per object, type, reason and
+ * message, named after the object and a hash of them, made with count 1
+ * the first time; when it exists already (409 AlreadyExists, whoever made
+ * it: another handle, an earlier run) its count is raised by one and its
+ * lastTimestamp set (a merge patch on its resourceVersion, tried again on
+ * a conflict). */
+int gp_kube_event_count(struct gp_kube *k, const struct gp_kube_event_of *ev);
+
 /* ---- informers: list, then watch, for ever ------------------------------
  *
  * An informer keeps a thread that lists `path` ("/api/v1/pods",

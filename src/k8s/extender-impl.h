@@ -43,12 +43,13 @@ struct kpod {
 	bool held;                      /* its placement is committed */
 	struct gp_request req;          /* what it holds, when held */
 	struct gp_placement where;
-	char last_event[REASON_MAX + 64];       /* the last unschedulable event sent */
 	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
 	/* The last live change asked (extender-live.c), admitted or said
 	 * refused: not asked again until the annotations ask another. */
 	bool live_sent;
 	struct gp_kube_placement live_asked;
+	bool refused;                   /* the last filter found no node for it */
+	uint64_t retried_ns;            /* when it was last asked to be tried again */
 };
 
 /* What the devices of one model offer a share (the first device seen). */
@@ -58,11 +59,11 @@ struct model_info {
 };
 
 /* One request a pod makes: of the models that give a share the same
- * compute and memory. */
+ * compute and memory (every model of a split, for a whole device). */
 struct ask {
 	struct gp_request req;
 	unsigned compute_pct;
-	uint64_t memory_mib;
+	uint64_t memory_mib;            /* per device; 0 for a whole one: the device's own */
 };
 
 struct gp_extender {
@@ -90,6 +91,9 @@ struct gp_extender {
 	struct model_info model[GP_MODELS_MAX];
 	int models;
 	unsigned reserved;              /* pods held by prioritize, not bound yet */
+	/* Pods to ask kube-scheduler to try again (gp_extender_retry): a
+	 * placed pod has ended or gone since; every pending one (start-up). */
+	bool freed, retry_all;
 	uint64_t reserve_scan_ns;       /* when they were last looked at */
 	void (*io)(void *ctx, bool start);
 	void *io_ctx;
@@ -169,6 +173,12 @@ json_t *gp_extender_placement_annotations(const struct gp_extender *e, const cha
 /* A pod's requests, one per group of models (0 of them, with why). */
 int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *p, struct ask *ret,
 			 char *why, size_t why_len);
+/* Whether node k has a device of a model the asks may use; why not, if not. */
+bool gp_extender_node_has_models(const struct gp_extender *e, const struct gp_kube_pod *p,
+				 const struct ask *asks, int n, const struct knode *k, char *why,
+				 size_t len);
+/* A whole-device placement's memory per device: the placed devices' own. */
+uint64_t gp_extender_whole_memory(const struct gp_extender *e, const struct gp_placement *w);
 /* A namespace's use against its quotas; whether an ask at w keeps it within. */
 void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret);
 bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,

@@ -1,7 +1,8 @@
 /* extender-verbs.c — the extender's answers to kube-scheduler (see
  * extender.h): the replies written as text, filter, prioritize (and the
- * hold it makes for the bind), bind; extender-impl.h says what they use
- * of the state. */
+ * hold it makes for the bind), bind; and what it asks of kube-scheduler,
+ * to try again the pods that wait on it; extender-impl.h says what they
+ * use of the state. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -43,6 +44,30 @@ static struct kpod *pod_known(struct gp_extender *e, const struct gp_kube_pod *p
 
 /* ---- replies as text (reply.h) ------------------------------------------------ */
 
+/* A reason as kube-scheduler may show it: its event recorder takes a
+ * filter's reasons as a format string ("30%!c(MISSING)ompute"), so no
+ * text we answer holds a '%', not even one echoed from a user's
+ * annotation: each becomes " percent" (cut to fit `size`). */
+static void percent_spelled(char *text, size_t size)
+{
+	static const char word[] = " percent";
+	const size_t w = sizeof(word) - 1;
+	char *p;
+
+	while ((p = strchr(text, '%'))) {
+		size_t tail = strlen(p + 1), room = size - (size_t)(p - text) - 1, keep;
+
+		if (room < w) {
+			*p = 0;         /* no room for the word: the text ends here */
+			return;
+		}
+		keep = tail < room - w ? tail : room - w;
+		memmove(p + w, p + 1, keep);
+		memcpy(p, word, w);
+		p[w + keep] = 0;
+	}
+}
+
 static void put_string(struct gp_reply *r, const char *text)
 {
 	gp_reply_string(r, text, strlen(text));
@@ -67,6 +92,7 @@ static int reason_index(struct verdicts *v, const char *text)
 	char full[REASON_MAX];
 
 	snprintf(full, sizeof(full), "gpupool: %s", text);
+	percent_spelled(full, sizeof(full));
 	for (int i = 0; i < v->texts; i++)
 		if (strcmp(v->text[i], full) == 0)
 			return i;
@@ -127,8 +153,14 @@ static char *filter_text(const struct gp_extender_args *a, const struct verdicts
 
 static char *error_text(const char *message)
 {
-	json_t *body = json_pack("{s:s}", "Error", message);
-	char *text = json_dumps(body, JSON_COMPACT);
+	char spelled[REASON_MAX * 2];
+	json_t *body;
+	char *text;
+
+	snprintf(spelled, sizeof(spelled), "%s", message);
+	percent_spelled(spelled, sizeof(spelled));
+	body = json_pack("{s:s}", "Error", spelled);
+	text = json_dumps(body, JSON_COMPACT);
 
 	json_decref(body);
 	return text;
@@ -139,9 +171,8 @@ struct unschedulable {
 	char message[REASON_MAX + 64];
 };
 
-/* Tells the pod's owner why it waits: one Warning event per new reason. */
 /* An API handle no other call uses now (waiting for one); give it back
- * with api_give. NULL when the extender has none. */
+ * with gp_extender_api_give. NULL when the extender has none. */
 struct gp_kube *gp_extender_api_take(struct gp_extender *e, int *ret_slot)
 {
 	int slot;
@@ -166,15 +197,24 @@ void gp_extender_api_give(struct gp_extender *e, int slot)
 	pthread_mutex_unlock(&e->api_lock);
 }
 
+/* Tells the pod's owner why it waits, at every refusal: one Warning
+ * Event per pod and reason, counted (as kube-scheduler's own series). */
 static void event_send(struct gp_extender *e, const struct unschedulable *u)
 {
+	const struct gp_kube_event_of ev = { .kind = "Pod", .ns = u->ns, .name = u->name,
+					     .uid = u->uid, .type = "Warning",
+					     .reason = "GpupoolUnschedulable", .message = u->message,
+					     .component = EVENT_COMPONENT };
 	struct gp_kube *api;
 	int slot;
 
 	if (!u->uid[0] || !(api = gp_extender_api_take(e, &slot)))
 		return;
-	gp_kube_event(api, "Pod", u->ns, u->name, u->uid, "Warning", "GpupoolUnschedulable",
-		      u->message, EVENT_COMPONENT);
+	if (e->io)
+		e->io(e->io_ctx, true);
+	gp_kube_event_count(api, &ev);
+	if (e->io)
+		e->io(e->io_ctx, false);
 	gp_extender_api_give(e, slot);
 }
 
@@ -211,60 +251,84 @@ static int verdict_with_quota(struct gp_extender *e, const struct gp_kube_pod *p
 	return reason_index(v, reason);
 }
 
+/* One filter call: the pod, its asks, its namespace's use, and the texts
+ * of the misses made so far. */
+struct filtering {
+	const struct gp_kube_pod *p;
+	struct ask asks[GP_MODELS_MAX];
+	int n;
+	char why[REASON_MAX];           /* when no model can serve it */
+	struct use use;
+	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
+};
+
+/* The verdict on node k: FITS, or the index of its reason in v. */
+static int node_verdict(struct gp_extender *e, struct filtering *f, const struct knode *k,
+			struct verdicts *v)
+{
+	char model_why[REASON_MAX];
+	int code;
+
+	if (f->p->units == 0 && (!k || k->index == NO_NODE))
+		return FITS;            /* no opinion */
+	if (f->n > 0 &&
+	    !gp_extender_node_has_models(e, f->p, f->asks, f->n, k, model_why, sizeof(model_why)))
+		return reason_index(v, model_why);
+	if (f->use.limited)
+		return verdict_with_quota(e, f->p, f->asks, f->n, k, &f->use, v, f->why);
+	code = gp_extender_fits_on(e, f->asks, f->n, k);
+	if (code == NOT_PUBLISHED && f->n == 0 && k && k->index != NO_NODE)
+		return reason_index(v, f->why);
+	return code == FITS ? FITS : miss_reason(v, f->cache, code, f->asks);
+}
+
+/* Why the pod fits nowhere, in u, for its event (the first node's reason,
+ * or why no model can serve it). */
+static void refusal_note(const struct filtering *f, const struct gp_extender_args *a,
+			 const struct verdicts *v, size_t first, bool known, struct unschedulable *u)
+{
+	snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
+		 first == SIZE_MAX ? f->why : v->text[v->why[first]] + strlen("gpupool: "));
+	percent_spelled(u->message, sizeof(u->message));
+	if (!known)
+		return;
+	snprintf(u->ns, sizeof(u->ns), "%s", f->p->ns);
+	snprintf(u->name, sizeof(u->name), "%s", f->p->name);
+	snprintf(u->uid, sizeof(u->uid), "%s", f->p->uid);
+}
+
 /* Filter under the lock: the pod's asks on every named node. Without any
  * ask (no model can serve it), every node with devices fails for `why`. */
-static int filter_locked(struct gp_extender *e, const struct gp_kube_pod *p,
+static int filter_locked(struct gp_extender *e, struct filtering *f,
 			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
 {
-	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
-	struct ask asks[GP_MODELS_MAX];
-	char why[REASON_MAX] = "";
 	size_t passed = 0, first = SIZE_MAX;
 	struct kpod *known;
-	struct use use;
-	int n, r;
+	int r;
 
 	if ((r = gp_extender_ensure_built(e)) < 0)
 		return r;
 	gp_extender_reservations_expire(e);
-	known = pod_known(e, p);        /* for the bind that may follow */
+	known = pod_known(e, f->p);     /* for the bind that may follow */
 	if (known)
 		gp_extender_reservation_cancel(e, known);   /* scheduled again: what it held goes */
-	n = gp_extender_pod_asks(e, p, asks, why, sizeof(why));
-	use.limited = false;            /* quotas are of devices */
-	if (p->units)
-		gp_extender_use_of(e, p->ns, &use);
-	memset(cache, -1, sizeof(cache));
+	f->n = gp_extender_pod_asks(e, f->p, f->asks, f->why, sizeof(f->why));
+	f->use.limited = false;         /* quotas are of devices */
+	if (f->p->units)
+		gp_extender_use_of(e, f->p->ns, &f->use);
+	memset(f->cache, -1, sizeof(f->cache));
 	for (size_t i = 0; i < a->names; i++) {
-		const struct knode *k = gp_strmap_get(&e->nodes, a->name[i]);
-		int code;
-
-		if (p->units == 0 && (!k || k->index == NO_NODE))
-			code = FITS;            /* no opinion */
-		else if (use.limited)
-			code = verdict_with_quota(e, p, asks, n, k, &use, v, why);
-		else if ((code = gp_extender_fits_on(e, asks, n, k)) == NOT_PUBLISHED && n == 0 && k &&
-			 k->index != NO_NODE)
-			code = reason_index(v, why);
-		else if (code != FITS)
-			code = miss_reason(v, cache, code, asks);
-		v->why[i] = code;
-		if (code == FITS)
+		v->why[i] = node_verdict(e, f, gp_strmap_get(&e->nodes, a->name[i]), v);
+		if (v->why[i] == FITS)
 			passed++;
 		else if (first == SIZE_MAX)
 			first = i;
 	}
 	e->stats.filters++;
-	if (passed == 0) {
-		snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
-			 first == SIZE_MAX ? why : v->text[v->why[first]] + strlen("gpupool: "));
-		if (known && strncmp(known->last_event, u->message, sizeof(known->last_event) - 1)) {
-			snprintf(known->last_event, sizeof(known->last_event), "%s", u->message);
-			snprintf(u->ns, sizeof(u->ns), "%s", p->ns);
-			snprintf(u->name, sizeof(u->name), "%s", p->name);
-			snprintf(u->uid, sizeof(u->uid), "%s", p->uid);
-		}
-	}
+	if (known)
+		known->refused = passed == 0;
+	if (passed == 0)
+		refusal_note(f, a, v, first, known != NULL, u);
 	return 0;
 }
 
@@ -272,14 +336,16 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 {
 	struct unschedulable u = { .uid = "" };
 	struct verdicts *v = calloc(1, sizeof(*v));
+	struct filtering *f = calloc(1, sizeof(*f));
 	struct gp_extender_args a;
 	struct gp_kube_pod p;
 	char err[REASON_MAX];
-	int r = v ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
+	int r = v && f ? gp_extender_args_parse(body, len, &a, err, sizeof(err)) : -ENOMEM;
 
 	if (r < 0) {
-		*ret = error_text(v ? err : "out of memory");
+		*ret = error_text(r != -ENOMEM ? err : "out of memory");
 		free(v);
+		free(f);
 		return *ret ? r : -ENOMEM;
 	}
 	v->why = calloc(a.names + 1, sizeof(*v->why));
@@ -292,8 +358,9 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 		reason_index(v, err);
 		r = 0;
 	} else {
+		f->p = &p;
 		pthread_mutex_lock(&e->lock);
-		r = filter_locked(e, &p, &a, v, &u);
+		r = filter_locked(e, f, &a, v, &u);
 		pthread_mutex_unlock(&e->lock);
 	}
 	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, v);
@@ -302,6 +369,7 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 	gp_extender_args_release(&a);
 	free(v->why);
 	free(v);
+	free(f);
 	return *ret ? r : -ENOMEM;
 }
 
@@ -465,6 +533,8 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 
 	snprintf(why, len, "node %s is not known", node);
 	n = gp_extender_pod_asks(e, &k->p, asks, why, len);
+	if (n > 0 && !gp_extender_node_has_models(e, &k->p, asks, n, kn, why, len))
+		return -ENOSPC;
 	gp_extender_decide_on(e, asks, n, kn, &c, why, len);
 	use.limited = false;
 	if (k->p.units)
@@ -476,7 +546,8 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 	for (int i = 0; i < c.d.where.devices; i++)
 		snprintf(ret->device[ret->devices++], GP_KUBE_UUID_MAX, "%s",
 			 kn->n.device[c.d.where.device[i]].uuid);
-	ret->memory_mib = asks[c.ask].memory_mib;
+	ret->memory_mib = asks[c.ask].req.whole ? gp_extender_whole_memory(e, &c.d.where)
+						: asks[c.ask].memory_mib;
 	ret->compute = asks[c.ask].compute_pct;
 	ret->whole = asks[c.ask].req.whole;
 	ret->priority = gp_extender_priority_granted(&use, k->p.priority);
@@ -606,4 +677,100 @@ static int bind_args(struct gp_extender *e, const json_t *args, char **ret)
 	pthread_mutex_unlock(&e->lock);
 	*ret = error_text("");
 	return 0;
+}
+
+/* ---- asking kube-scheduler to try again ------------------------------------------- */
+
+struct retry {
+	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
+};
+
+/* Does pod k wait on us (of our scheduler, asking for devices, neither
+ * placed nor bound nor going), refused by the filter unless `all`? */
+static bool retry_wanted(const struct gp_extender *e, const struct kpod *k, bool all)
+{
+	const struct gp_kube_pod *p = &k->p;
+
+	if (!p->units || p->placed || p->node[0] || p->deleting || p->finished || k->held ||
+	    k->reserved_ns || (e->scheduler[0] && strcmp(p->scheduler, e->scheduler) != 0))
+		return false;
+	return all || k->refused;
+}
+
+/* Under the lock: up to `max` pods wanted and not asked in the last
+ * GP_EXTENDER_RETRY_GAP_S, marked as asked; *ret_more when others are
+ * wanted that must wait for a later call. */
+static size_t retry_pick(struct gp_extender *e, bool all, struct retry *ret, size_t max,
+			 bool *ret_more)
+{
+	const uint64_t gap = GP_EXTENDER_RETRY_GAP_S * 1000000000ULL;
+	uint64_t now = gp_extender_mono_ns();
+	size_t n = 0;
+
+	*ret_more = false;
+	for (size_t i = 0; i < e->pods.cap; i++) {
+		struct kpod *k = e->pods.slot[i].value;
+
+		if (!e->pods.slot[i].key || !retry_wanted(e, k, all))
+			continue;
+		if (n == max || (k->retried_ns && now - k->retried_ns < gap)) {
+			*ret_more = true;
+			continue;
+		}
+		snprintf(ret[n].ns, sizeof(ret[n].ns), "%s", k->p.ns);
+		snprintf(ret[n].name, sizeof(ret[n].name), "%s", k->p.name);
+		snprintf(ret[n].uid, sizeof(ret[n].uid), "%s", k->p.uid);
+		k->retried_ns = now;
+		k->refused = false;
+		n++;
+	}
+	return n;
+}
+
+/* The annotation on one pod (its uid a precondition: never on another
+ * pod of the same name). */
+static int retry_patch(struct gp_kube *api, const struct retry *r, int64_t now_ms)
+{
+	char path[2 * GP_KUBE_NAME_MAX + 64], value[32];
+	json_t *patch;
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", r->ns, r->name);
+	snprintf(value, sizeof(value), "%lld", (long long)now_ms);
+	patch = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", r->uid, "annotations",
+			  GP_KUBE_ANN_RETRY, value);
+	rc = patch ? gp_kube_merge_patch(api, path, patch, NULL, NULL) : -ENOMEM;
+	json_decref(patch);
+	return rc;
+}
+
+int gp_extender_retry(struct gp_extender *e, bool all, const atomic_bool *stop)
+{
+	struct retry *list;
+	struct timespec ts;
+	size_t n = 0;
+	bool more;
+	int done = 0;
+
+	if (!e->apis || !(list = calloc(GP_EXTENDER_RETRY_MAX, sizeof(*list))))
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	all |= e->retry_all;
+	if (all || e->freed) {
+		n = retry_pick(e, all, list, GP_EXTENDER_RETRY_MAX, &more);
+		e->retry_all = all && more;
+		e->freed = e->freed && more;
+	}
+	pthread_mutex_unlock(&e->lock);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	for (size_t i = 0; i < n && !(stop && atomic_load(stop)); i++) {
+		int slot;
+		struct gp_kube *api = gp_extender_api_take(e, &slot);
+
+		done += retry_patch(api, &list[i],
+				    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) == 0;
+		gp_extender_api_give(e, slot);
+	}
+	free(list);
+	return done;
 }

@@ -298,6 +298,7 @@ static void on_nodes_sync(void *ctx, json_t *items)
 	nodes_clear(e);
 	json_array_foreach(items, i, obj)
 		node_put(e, obj);
+	gp_extender_ensure_built(e);    /* what is held reads right at once */
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -368,6 +369,7 @@ static void pod_drop(struct gp_extender *e, const char *uid)
 	struct kpod *k = gp_strmap_remove(&e->pods, uid);
 
 	if (k) {
+		e->freed |= k->held && !k->reserved_ns && k->p.units;
 		gp_extender_unreserve(e, k);
 		gp_extender_pod_let_go(e, k);
 	}
@@ -475,6 +477,9 @@ static void on_pods_sync(void *ctx, json_t *items)
 	e->dirty = true;                /* held again from scratch */
 	json_array_foreach(items, i, obj)
 		pod_put(e, obj, NULL);
+	/* Held now, not at the next verb: /metrics' pods placed reads right
+	 * right after a restart. */
+	gp_extender_ensure_built(e);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -534,7 +539,9 @@ int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *
 					     .whole = per_device == mi->split };
 		a.compute_pct = a.req.whole ? 100 : (per_device * 100 + mi->split - 1) / mi->split;
 		a.req.dev_compute = a.req.whole ? 0 : per_device * GP_COMPUTE_WHOLE / mi->split;
-		a.memory_mib = a.req.whole ? mi->memory_mib
+		/* A whole device's memory is the placed device's own (models
+		 * of one split share this ask), gp_extender_whole_memory. */
+		a.memory_mib = a.req.whole ? 0
 			       : p->memory_mib ? p->memory_mib : mi->memory_mib * per_device / mi->split;
 		a.req.dev_mem_mib = a.req.whole ? 0 : (uint32_t)a.memory_mib;
 		for (g = 0; g < n; g++)
@@ -546,6 +553,45 @@ int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *
 		ret[g].req.models |= 1ull << m;
 	}
 	return n;
+}
+
+/* The memory of a whole-device placement, per device: the placed
+ * devices' own (the least of them, when a gang's models differ). */
+uint64_t gp_extender_whole_memory(const struct gp_extender *e, const struct gp_placement *w)
+{
+	const struct knode *k = e->node_at[w->node];
+	uint64_t least = UINT64_MAX;
+
+	for (int i = 0; i < w->devices; i++)
+		if (k->n.device[w->device[i]].memory_mib < least)
+			least = k->n.device[w->device[i]].memory_mib;
+	return w->devices ? least : 0;
+}
+
+/* Has node k a device of a model one of the asks may use (or no devices
+ * published: that is said elsewhere)? If not, why not in `why`: the
+ * units its models cannot split so, or the pod's gpu-model. */
+bool gp_extender_node_has_models(const struct gp_extender *e, const struct gp_kube_pod *p,
+				 const struct ask *asks, int n, const struct knode *k, char *why,
+				 size_t len)
+{
+	uint64_t models = 0;
+
+	if (!k || k->index == NO_NODE || p->units == 0)
+		return true;
+	for (int i = 0; i < n; i++)
+		models |= asks[i].req.models;
+	for (unsigned d = 0; d < k->n.devices; d++)
+		if (models >> e->specs[k->index].device[d].model & 1)
+			return true;
+	snprintf(why, len, "no device of a model in %s=\"%.120s\"", GP_KUBE_ANN_MODEL, p->models);
+	for (unsigned d = 0; d < k->n.devices; d++)
+		if (gp_kube_model_matches(p->models, k->n.device[d].model)) {
+			snprintf(why, len, "%u units of one device asked; a %.120s has %u",
+				 p->units / p->count, k->n.device[d].model, k->n.device[d].split);
+			break;
+		}
+	return false;
 }
 
 /* ---- quotas ----------------------------------------------------------------- */
@@ -572,28 +618,23 @@ static const char *device_model(const struct gp_extender *e, const struct gp_pla
 	return e->node_at[w->node]->n.device[w->device[i]].model;
 }
 
-/* Adds (or, with sign -1, takes away) what `req` at `w` uses. */
+/* Adds what `req` at `w` uses: mem_mib of each device for a share, each
+ * device's own memory for a whole one. */
 static void use_add(const struct gp_extender *e, struct use *u, const struct gp_request *req,
 		    const struct gp_placement *w, uint64_t mem_mib, unsigned compute_pct)
 {
 	for (int i = 0; i < w->devices; i++) {
 		int q = quota_index(u, device_model(e, w, i));
+		uint64_t mem = req->whole ? e->node_at[w->node]->n.device[w->device[i]].memory_mib
+					  : mem_mib;
 
-		u->mem += mem_mib;
+		u->mem += mem;
 		u->compute += compute_pct;
 		if (q >= 0) {
-			u->model_mem[q] += mem_mib;
+			u->model_mem[q] += mem;
 			u->model_compute[q] += compute_pct;
 		}
 	}
-	(void)req;
-}
-
-static uint64_t held_memory(const struct gp_extender *e, const struct kpod *k)
-{
-	const struct knode *n = e->node_at[k->where.node];
-
-	return k->req.whole ? n->n.device[k->where.device[0]].memory_mib : k->req.dev_mem_mib;
 }
 
 void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret)
@@ -606,7 +647,7 @@ void gp_extender_use_of(struct gp_extender *e, const char *ns, struct use *ret)
 		const struct kpod *k = e->pods.slot[i].value;
 
 		if (e->pods.slot[i].key && k->held && strcmp(k->p.ns, ns) == 0)
-			use_add(e, ret, &k->req, &k->where, held_memory(e, k),
+			use_add(e, ret, &k->req, &k->where, k->req.dev_mem_mib,
 				k->req.whole ? 100 : k->req.dev_compute / 10);
 	}
 }
@@ -625,8 +666,9 @@ bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,
 	    after.compute > u->t.compute_guaranteed_pct + u->t.compute_borrowable_pct) {
 		snprintf(why, len,
 			 "namespace %s is over its gpupool quota: it would use %" PRIu64
-			 " MiB and %" PRIu64 "%% of devices, its quota is %" PRIu64 " MiB and %" PRIu64
-			 "%% (guaranteed + borrowable); wait for its pods to end or raise the quota",
+			 " MiB and %" PRIu64 " percent of devices, its quota is %" PRIu64 " MiB and %"
+			 PRIu64 " percent (guaranteed + borrowable); wait for its pods to end or raise "
+			 "the quota",
 			 ns, after.mem, after.compute,
 			 u->t.mem_guaranteed_mib + u->t.mem_borrowable_mib,
 			 u->t.compute_guaranteed_pct + u->t.compute_borrowable_pct);
@@ -660,10 +702,11 @@ void gp_extender_nofit_text(enum gp_nofit r, const struct ask *a, char *why, siz
 		snprintf(why, len, "fewer than %u idle devices for %u whole device(s)", a->req.devices,
 			 a->req.devices);
 	else if (a->req.devices == 1)
-		snprintf(why, len, "no device has %u%% compute and %" PRIu64 " MiB free",
+		snprintf(why, len, "no device has %u percent compute and %" PRIu64 " MiB free",
 			 a->compute_pct, a->memory_mib);
 	else
-		snprintf(why, len, "fewer than %u devices have %u%% compute and %" PRIu64 " MiB free",
+		snprintf(why, len, "fewer than %u devices have %u percent compute and %" PRIu64
+			 " MiB free",
 			 a->req.devices, a->compute_pct, a->memory_mib);
 }
 
@@ -792,6 +835,22 @@ struct gp_extender *gp_extender_free(struct gp_extender *e)
 	pthread_cond_destroy(&e->api_free);
 	free(e);
 	return NULL;
+}
+
+int gp_extender_placement_of(struct gp_extender *e, const char *uid,
+			     struct gp_kube_placement *ret)
+{
+	const struct kpod *k;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&e->lock);
+	k = gp_strmap_get(&e->pods, uid);
+	if (k && k->held && k->p.units && k->p.placed) {
+		*ret = k->p.placement;
+		r = 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
 }
 
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret)

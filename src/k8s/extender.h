@@ -48,11 +48,13 @@
 #define GP_K8S_EXTENDER_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "k8s/client.h"
 #include "k8s/seal.h"
+#include "k8s/objects.h"
 #include "server/sched.h"
 
 struct gp_extender;
@@ -81,9 +83,10 @@ struct gp_extender_options {
 	 * Borrowed. */
 	struct gp_kube *const *api;
 	int apis;                       /* 1..GP_EXTENDER_API_MAX */
-	/* Called around bind's calls to the API server (start true before,
-	 * false after), without the extender's lock: a server that serves one
-	 * request at a time lets others in meanwhile. NULL: none. */
+	/* Called around the verbs' calls to the API server (bind's, and the
+	 * events filter sends; start true before, false after), without the
+	 * extender's lock: a server that serves one request at a time lets
+	 * others in meanwhile. NULL: none. */
 	void (*io)(void *ctx, bool start);
 	void *io_ctx;
 	/* The placement key (seal.h): binds seal their placements, and a
@@ -109,6 +112,27 @@ extern const struct gp_kube_informer_ops gp_extender_pod_ops;
 int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret);
 int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, char **ret);
 int gp_extender_bind(struct gp_extender *e, const char *body, size_t len, char **ret);
+
+/* Asks kube-scheduler to try again, at once, the pods that wait on us:
+ * an annotation (GP_KUBE_ANN_RETRY, names.h) patched on each, since a
+ * pod's update moves it out of kube-scheduler's unschedulable queue,
+ * where a pod the extender refused, or one that failed while it was not
+ * there, waits up to 5 minutes. Which pods: with `all` (at start-up, once
+ * the informers have listed), every pending pod of our scheduler that
+ * asks for devices, is not bound, nor being deleted; else, once a placed
+ * pod has ended or gone since, those the filter refused. Each pod at most
+ * once in GP_EXTENDER_RETRY_GAP_S, at most GP_EXTENDER_RETRY_MAX a call
+ * (the others at the next calls); the call ends early once *stop is true
+ * (stop may be NULL). Returns how many were annotated; 0 without API
+ * handles. */
+#define GP_EXTENDER_RETRY_GAP_S 5
+#define GP_EXTENDER_RETRY_MAX 64
+int gp_extender_retry(struct gp_extender *e, bool all, const atomic_bool *stop);
+
+/* The placement pod `uid` holds now, bound or held for its bind (for
+ * tests and logs): 0, or -ENOENT when it holds none. */
+int gp_extender_placement_of(struct gp_extender *e, const char *uid,
+			     struct gp_kube_placement *ret);
 
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {

@@ -9,11 +9,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "k8s/client.h"
 #include "k8s/extender.h"
 #include "server/http.h"
 
 #define BODY_MAX (64 * 1024 * 1024)     /* a Nodes form with thousands of nodes */
+#define RETRY_TICK_MS 500               /* how often pods to try again are looked for */
 
 struct gp_kube_server {
 	struct gp_kube_config *config;
@@ -28,6 +30,11 @@ struct gp_kube_server {
 	bool viewed;
 	struct gp_sched_model_quota model[GP_MODELS_MAX];
 	struct gp_seal_key seal;        /* placements are sealed with it */
+	pthread_t retry_thread;         /* asks kube-scheduler to try pods again */
+	bool retry_started;
+	pthread_mutex_t retry_lock;     /* the wait on retry_wake */
+	pthread_cond_t retry_wake;
+	atomic_bool retry_stopping;
 };
 
 /* ---- quotas from the tenants ------------------------------------------------- */
@@ -178,7 +185,7 @@ static const struct gp_http_route routes[] = {
 	{ "GET", "/extender/healthz", healthz },
 };
 
-/* ---- life ------------------------------------------------------------------------ */
+/* ---- the informers ------------------------------------------------------------------ */
 
 /* The informers' callbacks go to the extender's, and their news of the
  * API server to the log, once per change. */
@@ -223,6 +230,69 @@ static int informers_start(struct gp_kube_server *s, char *err, size_t len)
 	return r;
 }
 
+/* ---- asking kube-scheduler to try again --------------------------------------- */
+
+static bool synced(const struct gp_kube_server *s)
+{
+	return gp_kube_informer_synced(s->nodes) && gp_kube_informer_synced(s->pods);
+}
+
+/* Every RETRY_TICK_MS: once the informers have listed, every pending pod
+ * of our scheduler (they may have failed while we were not there), then
+ * the pods the extender refused, when a placed pod has ended or gone
+ * (gp_extender_retry). */
+static void *retry_main(void *arg)
+{
+	struct gp_kube_server *s = arg;
+	bool started = false;
+	struct timespec until;
+
+	pthread_mutex_lock(&s->retry_lock);
+	while (!atomic_load(&s->retry_stopping)) {
+		uint64_t at = gp_monotonic_ns() + RETRY_TICK_MS * 1000000ULL;
+
+		until = (struct timespec){ (time_t)(at / 1000000000ULL), (long)(at % 1000000000ULL) };
+		pthread_cond_timedwait(&s->retry_wake, &s->retry_lock, &until);
+		if (atomic_load(&s->retry_stopping) || (!started && !synced(s)))
+			continue;
+		pthread_mutex_unlock(&s->retry_lock);
+		if (!started) {
+			fprintf(stderr, "gpupool server: asked kube-scheduler to try %d pending pods "
+				"again\n", gp_extender_retry(s->extender, true, &s->retry_stopping));
+			started = true;
+		} else {
+			gp_extender_retry(s->extender, false, &s->retry_stopping);
+		}
+		pthread_mutex_lock(&s->retry_lock);
+	}
+	pthread_mutex_unlock(&s->retry_lock);
+	return NULL;
+}
+
+static int retry_start(struct gp_kube_server *s, char *err, size_t len)
+{
+	int r = -pthread_create(&s->retry_thread, NULL, retry_main, s);
+
+	if (r < 0)
+		snprintf(err, len, "cannot start a thread: %s", strerror(-r));
+	s->retry_started = r == 0;
+	return r;
+}
+
+static void retry_stop(struct gp_kube_server *s)
+{
+	if (!s->retry_started)
+		return;
+	pthread_mutex_lock(&s->retry_lock);
+	atomic_store(&s->retry_stopping, true);
+	pthread_cond_signal(&s->retry_wake);
+	pthread_mutex_unlock(&s->retry_lock);
+	pthread_join(s->retry_thread, NULL);
+	s->retry_started = false;
+}
+
+/* ---- life ------------------------------------------------------------------------ */
+
 /* Bind's calls to the API server run without the HTTP lock: filters of
  * the next pods go on meanwhile, as kube-scheduler sends them. */
 static void bind_io(void *ctx, bool start)
@@ -262,6 +332,8 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->quota_lock, NULL);
+	pthread_mutex_init(&s->retry_lock, NULL);
+	gp_monotonic_cond_init(&s->retry_wake);
 	s->pool = o->pool;
 	r = gp_seal_key_load(o->placement_key ? o->placement_key : GP_SEAL_KEY_PATH_DEFAULT,
 			     &s->seal, err, err_len);
@@ -277,6 +349,8 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 			 o->socket_path, strerror(-r));
 	if (r == 0)
 		r = informers_start(s, err, err_len);
+	if (r == 0)
+		r = retry_start(s, err, err_len);
 	if (r == 0 && (r = gp_http_serve(s->http, routes, sizeof(routes) / sizeof(routes[0]), s)) < 0)
 		snprintf(err, err_len, "cannot serve the extender: %s", strerror(-r));
 	if (r < 0) {
@@ -291,6 +365,7 @@ struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
 {
 	if (!s)
 		return NULL;
+	retry_stop(s);
 	s->http = gp_http_stop(s->http);
 	s->nodes = gp_kube_informer_stop(s->nodes);
 	s->pods = gp_kube_informer_stop(s->pods);
@@ -302,6 +377,8 @@ struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
 		gp_pool_view_release(&s->view);
 	pthread_mutex_destroy(&s->quota_lock);
 	gp_seal_key_wipe(&s->seal);
+	pthread_mutex_destroy(&s->retry_lock);
+	pthread_cond_destroy(&s->retry_wake);
 	free(s);
 	return NULL;
 }

@@ -5,6 +5,10 @@
  * namespaces' quotas read from the server's tenants (a namespace is the
  * tenant of the same name).
  *
+ * A thread asks kube-scheduler to try again the pods that wait on the
+ * extender (gp_extender_retry): every pending one once the informers
+ * have listed, then the refused ones whenever a placed pod ends or goes.
+ *
  * Routes (kube-scheduler's KubeSchedulerConfiguration: urlPrefix
  * http://127.0.0.1:PORT/extender, filterVerb filter, prioritizeVerb
  * prioritize, bindVerb bind): POST /extender/filter, /extender/prioritize,

@@ -22,8 +22,9 @@
 #define GP_KUBE_ANN_MEMORY      "gpupool.io/gpu-memory"
 /* Devices wanted, 1..16 (default 1). */
 #define GP_KUBE_ANN_COUNT       "gpupool.io/gpu-count"
-/* Allowed device models, comma-separated substrings of the model name
- * ("A100,H100"); default any. */
+/* Allowed device models, comma-separated, each a model's name or whole
+ * words of it ("A100,H100"; "A10" is not an A100: core/models.h,
+ * gp_model_answers); default any. */
 #define GP_KUBE_ANN_MODEL       "gpupool.io/gpu-model"
 /* Priority 0..9 (default: from the PriorityClass value, else 5); may be
  * changed while the pod runs. */
@@ -38,13 +39,22 @@
  * {"node": "n1", "devices": ["GPU-…", …], "memoryMiB": 4096,
  *  "compute": 30, "whole": false, "priority": 5, "isolation": "hard",
  *  "boundAt": 1764633600123456789, "sealedAt": 1764633600123456789}
- * with its seal beside it; written again, sealed anew, by a live change
- * the server admits. */
+ * with its seal beside it; memoryMiB is per device (for a whole device,
+ * the device's own); written again, sealed anew, by a live change the
+ * server admits. */
 #define GP_KUBE_ANN_PLACEMENT   "gpupool.io/placement"
 /* The placement's seal (k8s/seal.h): "v1:" and an HMAC-SHA256 in hex over
  * the pod's UID and the placement's text; the node program applies only a
  * placement whose seal verifies. */
 #define GP_KUBE_ANN_SEAL        "gpupool.io/placement-seal"
+
+/* ---- set by the extender on pods that wait ------------------------------
+ * The time (unix ms) it asked kube-scheduler to try the pod again: on the
+ * pending pods of its scheduler at start-up, and on those it refused when
+ * a placed pod ends or goes. A pod's update (anything but its status)
+ * moves it out of kube-scheduler's unschedulable queue at once, where it
+ * would otherwise wait up to podMaxInUnschedulablePodsDuration (5 min). */
+#define GP_KUBE_ANN_RETRY       "gpupool.io/retry"
 
 /* ---- set by the node program ------------------------------------------- */
 /* On a pod, at Allocate: the task id its container runs as. */

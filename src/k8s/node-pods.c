@@ -155,8 +155,8 @@ static void task_release(struct node *n, struct node_pod *k)
 /* ---- Allocate ---------------------------------------------------------------------- */
 
 /* The pod the extender placed here that waits for its container: units
- * asked as many as the kubelet allocates, not allocated yet, the
- * earliest bound. */
+ * asked as many as the kubelet allocates, not allocated yet nor being
+ * deleted, the earliest bound. */
 static struct node_pod *pod_waiting(struct node *n, size_t units)
 {
 	struct node_pod *best = NULL;
@@ -164,7 +164,7 @@ static struct node_pod *pod_waiting(struct node *n, size_t units)
 	for (size_t i = 0; i < n->pods.cap; i++) {
 		struct node_pod *k = n->pods.slot[i].value;
 
-		if (!n->pods.slot[i].key || k->allocated || k->p.finished || !k->p.placed ||
+		if (!n->pods.slot[i].key || k->allocated || k->p.deleting || !k->p.placed ||
 		    k->p.units != units || strcmp(k->p.placement.node, n->o.node_name) != 0)
 			continue;
 		if (!best || k->p.placement.bound_at < best->p.placement.bound_at)
@@ -193,6 +193,23 @@ static void pods_relist(struct node *n)
 		pod_put(n, obj);
 	pthread_mutex_unlock(&n->lock);
 	json_decref(items);
+}
+
+/* The pod that waits for `units` (pod_waiting); when none is known yet
+ * (the kubelet may ask before the informer has brought the pod's bind),
+ * this node's pods are listed again and looked at once more. Returns
+ * with n->lock held, whatever it found. */
+static struct node_pod *pod_waiting_listed(struct node *n, size_t units)
+{
+	struct node_pod *k;
+
+	pthread_mutex_lock(&n->lock);
+	if ((k = pod_waiting(n, units)))
+		return k;
+	pthread_mutex_unlock(&n->lock);
+	pods_relist(n);
+	pthread_mutex_lock(&n->lock);
+	return pod_waiting(n, units);
 }
 
 /* A device's files in the container's run folder (not the host's folder:
@@ -331,24 +348,19 @@ static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_p
 	struct node *n = ctx;
 	char secret[GP_TASK_SECRET_LEN + 1], task[GP_TASK_ID_MAX] = "";
 	struct gp_kube_pod annotated;
-	struct node_pod *k = NULL;
+	struct node_pod *k;
 	int rc = -ENOENT;
 
 	(void)ids;
-	for (int attempt = 0; attempt < 2 && rc == -ENOENT; attempt++) {
-		if (attempt)
-			pods_relist(n);
-		pthread_mutex_lock(&n->lock);
-		k = pod_waiting(n, n_ids);
-		if (k && (rc = task_admit(n, k, secret, err, err_len)) == 0)
-			rc = response_fill(n, k, secret, r);
-		if (k) {
-			annotated = k->p;
-			snprintf(task, sizeof(task), "%s", k->task);
-		}
-		pthread_mutex_unlock(&n->lock);
+	k = pod_waiting_listed(n, n_ids);
+	if (k && (rc = task_admit(n, k, secret, err, err_len)) == 0)
+		rc = response_fill(n, k, secret, r);
+	if (k) {
+		annotated = k->p;
+		snprintf(task, sizeof(task), "%s", k->task);
 	}
-	if (rc == -ENOENT && !k)
+	pthread_mutex_unlock(&n->lock);
+	if (!k)
 		allocate_refused(n, n_ids, err, err_len);
 	if (rc == 0)
 		pod_annotate(n, &annotated, GP_KUBE_ANN_TASK, task);
@@ -356,8 +368,83 @@ static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_p
 	return rc;
 }
 
+/* ---- GetPreferredAllocation --------------------------------------------------------- */
+
+/* The length of an id's device part: "GPU-uuid" of "GPU-uuid::3". */
+static size_t device_len(const char *id)
+{
+	const char *sep = strstr(id, "::");
+
+	return sep ? (size_t)(sep - id) : strlen(id);
+}
+
+static bool same_device(const char *a, const char *b)
+{
+	size_t len = device_len(a);
+
+	return len == device_len(b) && strncmp(a, b, len) == 0;
+}
+
+static bool chosen(const char *const *ids, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ids[i], id) == 0)
+			return true;
+	return false;
+}
+
+/* Adds to ret_ids (got of them so far, up to size) the available ids not
+ * chosen yet of the device of id `device` (NULL: of any); the new count. */
+static size_t ids_add(const char *const *available, size_t n_available, const char *device,
+		      const char **ret_ids, size_t got, size_t size)
+{
+	for (size_t i = 0; i < n_available && got < size; i++)
+		if ((!device || same_device(available[i], device)) &&
+		    !chosen(ret_ids, got, available[i]))
+			ret_ids[got++] = available[i];
+	return got;
+}
+
+/* The device a request of `want` units takes when no pod is known for it:
+ * the device of the first id it must include, else the one whose free
+ * units fit it most tightly (a card left whole stays whole), else the one
+ * with the most. One of its ids, or NULL when none is available. */
+static const char *device_for(const char *const *available, size_t n_available,
+			      const char *const *must, size_t n_must, size_t want)
+{
+	struct free_units { const char *id; size_t units; } dev[GP_AGENT_DEVICES_MAX * 4];
+	size_t devs = 0, best = SIZE_MAX;
+
+	if (n_must)
+		return must[0];
+	for (size_t i = 0; i < n_available; i++) {
+		size_t d = 0;
+
+		while (d < devs && !same_device(dev[d].id, available[i]))
+			d++;
+		if (d == devs && devs == sizeof(dev) / sizeof(dev[0]))
+			continue;
+		if (d == devs)
+			dev[devs++] = (struct free_units){ available[i], 0 };
+		dev[d].units++;
+	}
+	for (size_t d = 0; d < devs; d++) {
+		bool fits = dev[d].units >= want;
+		bool best_fits = best != SIZE_MAX && dev[best].units >= want;
+
+		if (best == SIZE_MAX || (fits && (!best_fits || dev[d].units < dev[best].units)) ||
+		    (!fits && !best_fits && dev[d].units > dev[best].units))
+			best = d;
+	}
+	return best == SIZE_MAX ? NULL : dev[best].id;
+}
+
 /* Prefers the units of the devices the extender chose for the pod that
- * waits (the kubelet counts units, the placement names devices). */
+ * waits (the kubelet counts units, the placement names devices). A pod
+ * not known yet is looked for in a new list of this node's pods first;
+ * for a request no pod is known for, the units of one device when it has
+ * enough (the kubelet's list comes in no order: its first ids may be of
+ * several devices). */
 static int preferred(void *ctx, const char *const *available, size_t n_available,
 		     const char *const *must_include, size_t n_must, size_t size, const char **ret_ids)
 {
@@ -367,8 +454,7 @@ static int preferred(void *ctx, const char *const *available, size_t n_available
 
 	for (size_t i = 0; i < n_must && got < size; i++)
 		ret_ids[got++] = must_include[i];
-	pthread_mutex_lock(&n->lock);
-	k = pod_waiting(n, size);
+	k = pod_waiting_listed(n, size);
 	for (unsigned d = 0; k && d < k->p.placement.devices && got < size; d++) {
 		size_t uuid_len = strlen(k->p.placement.device[d]);
 		size_t want = got + k->p.units / k->p.count;
@@ -379,14 +465,11 @@ static int preferred(void *ctx, const char *const *available, size_t n_available
 				ret_ids[got++] = available[i];
 	}
 	pthread_mutex_unlock(&n->lock);
-	for (size_t i = 0; i < n_available && got < size; i++) {
-		size_t j = 0;
-
-		while (j < got && strcmp(ret_ids[j], available[i]) != 0)
-			j++;
-		if (j == got)
-			ret_ids[got++] = available[i];
-	}
+	if (!k)
+		got = ids_add(available, n_available,
+			      device_for(available, n_available, must_include, n_must, size), ret_ids,
+			      got, size);
+	got = ids_add(available, n_available, NULL, ret_ids, got, size);
 	return got == size ? 0 : -ENOSPC;
 }
 
@@ -428,8 +511,8 @@ static void live_change(struct node *n, struct node_pod *k, char *ret_refused, s
 
 		if (want.compute > k->applied.compute && others + want.compute > 100) {
 			snprintf(ret_refused, len,
-				 "%s=%u refused: device %s has %u%% left for it (others hold %u%%); "
-				 "it keeps %u%%", GP_KUBE_ANN_COMPUTE, want.compute,
+				 "%s=%u refused: device %s has %u percent left for it (others hold "
+				 "%u percent); it keeps %u percent", GP_KUBE_ANN_COMPUTE, want.compute,
 				 n->dev[k->dev[i]].d.uuid, 100 - others, others, k->applied.compute);
 			return;
 		}

@@ -627,13 +627,44 @@ static int informer_start(struct node *n)
 	return r;
 }
 
+/* What was said of the kubelet: its socket missing or not, and the
+ * registrations counted. */
+struct kubelet_said {
+	int missing;                    /* -1: nothing said yet */
+	unsigned registrations;
+};
+
+/* Says, once and again when it changes, that the kubelet's socket is
+ * missing from the device-plugin folder (no kubelet there yet, or a
+ * --device-plugin-dir that is not its folder), and each registration
+ * (counted, so that one that lasted less than a health period is said
+ * too). */
+static void kubelet_state_log(struct node *n, struct kubelet_said *said)
+{
+	unsigned regs = gp_plugin_registrations(n->plugin);
+	int missing = gp_plugin_state(n->plugin) == GP_PLUGIN_NO_KUBELET;
+
+	if (regs != said->registrations) {
+		fprintf(stderr, "gpupool node: registered %s with the kubelet\n", n->o.resource);
+		said->registrations = regs;
+		said->missing = 0;
+	}
+	if (missing && said->missing != 1)
+		fprintf(stderr, "gpupool node: no kubelet.sock in %s: waiting for the kubelet (is "
+			"--device-plugin-dir the kubelet's device-plugin folder?)\n", n->o.plugin_dir);
+	if (missing || said->missing == -1)
+		said->missing = missing;
+}
+
 /* Until SIGTERM or SIGINT: the devices' health, every health_ms; the
- * Node's annotation again when it changed or could not be written. */
+ * Node's annotation again when it changed or could not be written; what
+ * the kubelet's registration is, when it changes. */
 static void run(struct node *n, struct gp_usage *u, sigset_t *stop)
 {
 	struct timespec wait = { (time_t)(n->o.health_ms / 1000),
 				 (long)(n->o.health_ms % 1000) * 1000000L };
 	bool published = node_publish(n) == 0;
+	struct kubelet_said said = { -1, 0 };
 
 	fprintf(stderr, "gpupool node: %s: %u device(s), resource %s, plugin in %s\n",
 		n->o.node_name, n->devices, n->o.resource, n->o.plugin_dir);
@@ -648,6 +679,7 @@ static void run(struct node *n, struct gp_usage *u, sigset_t *stop)
 		}
 		if (!published)
 			published = node_publish(n) == 0;
+		kubelet_state_log(n, &said);
 	}
 	fprintf(stderr, "gpupool node: stopping\n");
 }

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "base/parse.h"
+#include "core/models.h"
 #include "k8s/names.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -94,28 +95,8 @@ static int quantity_of(const json_t *v, int64_t *ret)
 
 bool gp_kube_model_matches(const char *models, const char *model)
 {
-	const char *p = models;
-
-	if (!models || !*models)
-		return true;
-	while (*p) {
-		size_t n = strcspn(p, ",|");
-		char want[GP_KUBE_MODEL_TEXT_MAX];
-
-		while (n && isspace((unsigned char)*p)) {
-			p++;
-			n--;
-		}
-		snprintf(want, sizeof(want), "%.*s", (int)n, p);
-		for (size_t k = strlen(want); k && isspace((unsigned char)want[k - 1]); k--)
-			want[k - 1] = 0;
-		if (*want && strcasestr(model, want))
-			return true;
-		p += n;
-		if (*p)
-			p++;
-	}
-	return false;
+	return !models || !*models ||
+	       gp_model_answers(model, gp_vendor_name(gp_model_vendor(model)), models);
 }
 
 /* ---- pods ---------------------------------------------------------------- */
@@ -250,10 +231,39 @@ out:
 	return r;
 }
 
+/* Does one of the containers of these statuses run (or may it still)? */
+static bool statuses_running(const json_t *statuses)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(statuses, i, c)
+		if (json_object_get(json_object_get(c, "state"), "running"))
+			return true;
+	return false;
+}
+
+/* Are the pod's containers gone for good? Succeeded or Failed; or being
+ * deleted (deletionTimestamp) with none of its containers running: every
+ * status terminated or waiting, or none ever started. A pod being deleted
+ * whose containers still run their grace period still uses its devices. */
+static bool pod_finished(const json_t *pod)
+{
+	const json_t *status = json_object_get(pod, "status");
+	const char *phase = str_at(status, "phase");
+
+	if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+		return true;
+	if (!json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
+		return false;
+	return !statuses_running(json_object_get(status, "containerStatuses")) &&
+	       !statuses_running(json_object_get(status, "initContainerStatuses")) &&
+	       !statuses_running(json_object_get(status, "ephemeralContainerStatuses"));
+}
+
 int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size_t err_len)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-	const char *phase = str_at(json_object_get(pod, "status"), "phase");
 	const char *placement = annotation(pod, GP_KUBE_ANN_PLACEMENT);
 	struct gp_kube_pod p = { .count = 1 };
 	struct sums sums;
@@ -268,8 +278,8 @@ int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size
 	copy(p.scheduler, sizeof(p.scheduler),
 	     str_at(spec, "schedulerName") ? str_at(spec, "schedulerName") : "default-scheduler");
 	copy(p.task, sizeof(p.task), annotation(pod, GP_KUBE_ANN_TASK));
-	p.finished = (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) ||
-		     json_object_get(meta, "deletionTimestamp");
+	p.finished = pod_finished(pod);
+	p.deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	p.priority = priority_of_class(spec);
 	if ((r = containers_read(spec, &sums, p.container, sizeof(p.container), err, err_len)) < 0 ||
 	    (r = pod_annotations(pod, &p, err, err_len)) < 0)

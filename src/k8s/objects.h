@@ -55,7 +55,11 @@ struct gp_kube_pod {
 	char node[GP_KUBE_NAME_MAX];    /* spec.nodeName; "" until bound */
 	char scheduler[GP_KUBE_NAME_MAX];
 	char container[GP_KUBE_NAME_MAX];       /* the first that asks for units */
-	bool finished;                  /* Succeeded, Failed, or being deleted */
+	/* Its containers are gone: Succeeded, Failed, or deleted with none
+	 * of its containers running (a pod being deleted keeps its devices
+	 * while its containers run their grace period). */
+	bool finished;
+	bool deleting;                  /* deletionTimestamp set */
 	uint32_t cpu_milli, mem_mib;    /* host requests */
 	unsigned units;                 /* gpupool.io/gpu, all devices; 0: not ours */
 	unsigned count;                 /* devices (gpu-count, default 1) */
@@ -117,8 +121,10 @@ int gp_kube_quantity_milli(const char *text, int64_t *ret);
 int gp_kube_pod_uid_of_cgroup(const char *text, char *ret, size_t len);
 
 /* Does device model `model` match the gpu-model list `models` (comma or
- * '|' separated names, each matched case-insensitively as a substring;
- * "" matches everything)? */
+ * '|' separated names; "" matches everything)? Each term is a model's
+ * name as gpupool matches it everywhere (core/models.h,
+ * gp_model_answers): the whole name, whole words of it ("A100", not
+ * "A10"), a vendor's short name, or the vendor. */
 bool gp_kube_model_matches(const char *models, const char *model);
 
 #endif

@@ -78,6 +78,7 @@ struct gp_plugin {
 	pthread_t thread;
 	atomic_bool stopping;
 	atomic_uint registrations;
+	atomic_int state_reg;           /* enum gp_plugin_state, written by the loop */
 
 	/* guarded by lock */
 	pthread_mutex_t lock;
@@ -422,6 +423,7 @@ static void server_close(struct gp_plugin *p)
 {
 	p->state = SERVER_DRAINING;
 	p->registered = false;
+	atomic_store(&p->state_reg, GP_PLUGIN_REGISTERING);
 	p->next_register_ms = 0;
 	if (p->reg_channel) {
 		p->reg_cancelled = true;
@@ -454,6 +456,7 @@ static void register_done(struct gp_plugin *p, struct pg_tag *t, bool ok)
 	p->reg_channel = NULL;
 	if (success) {
 		p->registered = true;
+		atomic_store(&p->state_reg, GP_PLUGIN_REGISTERED);
 		p->kubelet_id = p->tried_id;
 		atomic_fetch_add(&p->registrations, 1);
 	} else if (!p->reg_cancelled) {
@@ -489,6 +492,7 @@ static void register_maybe(struct gp_plugin *p, int64_t now)
 	if (p->registered || p->reg_channel || p->state != SERVER_RUNNING)
 		return;
 	file_id_get(p->kubelet_path, &k);
+	atomic_store(&p->state_reg, k.exists ? GP_PLUGIN_REGISTERING : GP_PLUGIN_NO_KUBELET);
 	if (!k.exists || (now < p->next_register_ms && file_id_same(&k, &p->tried_id)))
 		return;
 	p->tried_id = k;
@@ -644,6 +648,12 @@ static int plugin_new(const struct gp_plugin_options *o, const struct gp_plugin_
 	rc = p->resource ? paths_set(p, o) : -ENOMEM;
 	if (rc == 0)
 		rc = gp_plugin_set_devices(p, o->devices, o->n_devices);
+	if (rc == 0) {
+		struct file_id k;
+
+		file_id_get(p->kubelet_path, &k);
+		atomic_store(&p->state_reg, k.exists ? GP_PLUGIN_REGISTERING : GP_PLUGIN_NO_KUBELET);
+	}
 	if (rc < 0) {
 		plugin_free(p);
 		return rc;
@@ -705,6 +715,11 @@ int gp_plugin_set_devices(struct gp_plugin *p, const struct gp_plugin_device *de
 unsigned gp_plugin_registrations(const struct gp_plugin *p)
 {
 	return p ? atomic_load(&p->registrations) : 0;
+}
+
+enum gp_plugin_state gp_plugin_state(const struct gp_plugin *p)
+{
+	return p ? (enum gp_plugin_state)atomic_load(&p->state_reg) : GP_PLUGIN_NO_KUBELET;
 }
 
 struct gp_plugin *gp_plugin_stop(struct gp_plugin *p)

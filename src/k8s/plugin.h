@@ -92,6 +92,16 @@ int gp_plugin_set_devices(struct gp_plugin *p, const struct gp_plugin_device *de
 /* How many times Register has succeeded (for tests and logs). */
 unsigned gp_plugin_registrations(const struct gp_plugin *p);
 
+/* Where registration stands now (for logs): no kubelet.sock in the
+ * folder (no kubelet there yet, or not the kubelet's folder), the
+ * kubelet's socket there but not registered with it (yet), registered. */
+enum gp_plugin_state {
+	GP_PLUGIN_NO_KUBELET,
+	GP_PLUGIN_REGISTERING,
+	GP_PLUGIN_REGISTERED,
+};
+enum gp_plugin_state gp_plugin_state(const struct gp_plugin *p);
+
 /* Stops the thread, closes the socket and removes its file. Accepts NULL;
  * returns NULL. */
 struct gp_plugin *gp_plugin_stop(struct gp_plugin *p);

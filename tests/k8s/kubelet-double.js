@@ -6,12 +6,19 @@
 // (kubelet-double-go) follows too:
 //
 //   kubelet-double.js --dir DIR --resource NAME --allocate N [--timeout-ms 10000]
+//                     [--scenario full|preferred] [--order listed|interleaved]
 //
 // One JSON object per line on stdout (events: listening, registered, list,
 // preferred, allocate, prestart, reregistered, list2, waiting-health,
 // unhealthy), diagnostics on stderr. Exit 0: the whole scenario passed;
 // 1: a step failed or timed out (one line on stderr says which); 2: bad
 // usage. Messages come from src/k8s/deviceplugin/api.proto, kubelet's own.
+//
+// Beyond the contract (this double's own, for test-e2e.sh): --scenario
+// preferred stops after GetPreferredAllocation (registered, list,
+// preferred); --order interleaved offers the available ids a unit of each
+// device in turn, as the real kubelet's unordered sets may give them,
+// rather than in the plugin's list order.
 'use strict';
 
 const fs = require('fs');
@@ -20,7 +27,8 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const PROTO = path.join(__dirname, '..', '..', 'src', 'k8s', 'deviceplugin', 'api.proto');
-const USAGE = 'usage: kubelet-double.js --dir DIR --resource NAME --allocate N [--timeout-ms MS]';
+const USAGE = 'usage: kubelet-double.js --dir DIR --resource NAME --allocate N [--timeout-ms MS] ' +
+  '[--scenario full|preferred] [--order listed|interleaved]';
 
 function usage(why) {
   process.stderr.write(`kubelet-double: ${why}\n${USAGE}\n`);
@@ -28,9 +36,9 @@ function usage(why) {
 }
 
 function parseArgs(argv) {
-  const o = { timeoutMs: 10000 };
+  const o = { timeoutMs: 10000, scenario: 'full', order: 'listed' };
   const names = { '--dir': 'dir', '--resource': 'resource', '--allocate': 'allocate',
-                  '--timeout-ms': 'timeoutMs' };
+                  '--timeout-ms': 'timeoutMs', '--scenario': 'scenario', '--order': 'order' };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
     if (!key) usage(`unknown option ${argv[i]}`);
@@ -44,6 +52,8 @@ function parseArgs(argv) {
       usage(`--${key === 'allocate' ? 'allocate' : 'timeout-ms'} must be a whole number above 0`);
     o[key] = Number(o[key]);
   }
+  if (!['full', 'preferred'].includes(o.scenario)) usage('--scenario is full or preferred');
+  if (!['listed', 'interleaved'].includes(o.order)) usage('--order is listed or interleaved');
   o.dir = path.resolve(o.dir);
   return o;
 }
@@ -169,8 +179,23 @@ function devicesOf(response) {
   }));
 }
 
+// The ids a unit of each device in turn: "A::0", "B::0", "A::1", "B::1", ...
+function interleaved(ids) {
+  const byDevice = new Map();
+  for (const id of ids) {
+    const device = id.split('::')[0];
+    if (!byDevice.has(device)) byDevice.set(device, []);
+    byDevice.get(device).push(id);
+  }
+  const lists = [...byDevice.values()], out = [];
+  for (let i = 0; out.length < ids.length; i++)
+    for (const list of lists) if (i < list.length) out.push(list[i]);
+  return out;
+}
+
 async function choose(client, options, devices) {
-  const available = devices.filter((d) => d.health === 'Healthy').map((d) => d.id);
+  let available = devices.filter((d) => d.health === 'Healthy').map((d) => d.id);
+  if (opts.order === 'interleaved') available = interleaved(available);
   if (!options.get_preferred_allocation_available) {
     if (available.length < opts.allocate)
       fail(`only ${available.length} healthy ids, want ${opts.allocate}`);
@@ -253,6 +278,12 @@ async function scenario() {
   const devices = devicesOf(await watch.next('the first ListAndWatch response'));
   emit({ event: 'list', devices });
   const ids = await choose(info.client, info.options, devices);
+  if (opts.scenario === 'preferred') {
+    watch.call.cancel();
+    info.client.close();
+    kubelet.server.forceShutdown();
+    return;
+  }
   await allocate(info.client, ids);
   if (info.options.pre_start_required) {
     await unary(info.client, 'PreStartContainer', { devices_ids: ids });

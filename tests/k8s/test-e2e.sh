@@ -7,15 +7,24 @@
 # call order), and a real process started as a container runtime would,
 # with exactly the environment and mounts Allocate returned.
 #
+#   GetPreferredAllocation before the node program has seen the pod's bind
+#   prefers the placed device's units (it lists the node's pods again), and
+#   for a request no pod waits for, the units of one device;
 #   a pod asking for 3 units (30 %) and 4 GiB → filter → prioritize → bind
 #   → placement annotation → Allocate → the process is held to 4 GiB and
 #   about 30 %; a live annotation change reaches its region within 1 s; a
-#   lost device is pushed to the kubelet as unhealthy; deleting the pod
-#   frees its slice; an over-quota pod stays Pending with its reason (in
-#   FailedNodes and an Event). Placements are sealed (src/k8s/seal.h): a
-#   pod bound to the node with a placement copied from another pod, one
-#   written without a seal, or one for another node gets no device and an
-#   Event; a sealed placement put back after a live change is not applied.
+#   lost device is pushed to the kubelet as unhealthy; an over-quota pod
+#   stays Pending with its reason (in FailedNodes and one Event, counted
+#   at each refusal); a deleted pod keeps its slice while its container
+#   runs its grace period, and frees it once the container has ended;
+#   kube-scheduler is asked to try again (gpupool.io/retry) a pending pod
+#   at the extender's start, and a refused one when a slice frees.
+#   Placements are sealed (src/k8s/seal.h): a pod bound to the node with a
+#   placement copied from another pod, one written without a seal, or one
+#   for another node gets no device and an Event; a sealed placement put
+#   back after a live change is not applied; a live change past the quota
+#   is refused. The node's verifier kills a container process without the
+#   interposer over its slice, and a device process of no pod.
 #
 # usage: test-e2e.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -45,7 +54,8 @@ free_port() {
 }
 
 # wait_for WHAT SECONDS COMMAND...: COMMAND succeeds within SECONDS (0.1 s
-# steps); the time it took, in ms, in $waited_ms.
+# steps); the time it took, in ms, in $waited_ms. When it does not, that
+# is a failure (counted: a check after `wait_for ... &&` is never reached).
 wait_for() {
 	what=$1 limit=$2
 	shift 2
@@ -62,7 +72,10 @@ wait_for() {
 }
 
 # ---- the API server, the node, the extender ----------------------------------
-node "$here/apiserver-double.js" --port 0 >"$tmp/double.out" 2>"$tmp/double.err" &
+# A pod deleted stays, marked, until the test says its containers are gone
+# (as a kubelet would, at the end of their grace period).
+node "$here/apiserver-double.js" --port 0 --pod-termination-ms 600000 >"$tmp/double.out" \
+	2>"$tmp/double.err" &
 double=$!
 double_port() {
 	port=$(head -n 1 "$tmp/double.out" | jq -r '.port // empty' 2>/dev/null)
@@ -93,6 +106,15 @@ check node-publishes-its-devices '.[0].metadata.annotations["gpupool.io/devices"
 	.devices | all(.model == "Tesla T4" and .memoryMiB == 15360 and .split == 10 and .healthy)' \
 	"$tmp/node.json"
 
+# A pod of the gpupool scheduler that waits before the extender starts (it
+# may have failed while the extender was not there): kube-scheduler is
+# asked to try it again once the extender has listed the cluster.
+jq -n '{apiVersion: "v1", kind: "Pod", metadata: {name: "waiting", namespace: "default"},
+	spec: {schedulerName: "gpupool-scheduler", containers: [{name: "main", image: "pytorch",
+	resources: {limits: {"gpupool.io/gpu": "3"}}}]}}' |
+	curl -s -H 'Content-Type: application/json' -d @- -o /dev/null \
+		"$api/api/v1/namespaces/default/pods"
+
 ext_port=$(free_port)
 server_metrics_port=$(free_port)
 ext=http://127.0.0.1:$ext_port/extender
@@ -102,6 +124,14 @@ GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api"
 	--placement-key "$key" >"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
+# retried NAMESPACE NAME: the extender asked kube-scheduler to try the pod
+# again (the annotation gpupool.io/retry, unix ms).
+retried() {
+	curl -s "$api/api/v1/namespaces/$1/pods/$2" |
+		jq -e '.metadata.annotations["gpupool.io/retry"] // "" | test("^[0-9]{13}$")'
+}
+wait_for "the waiting pod tried again" 5 retried default waiting &&
+	ok pending-pod-tried-again-at-start-up
 
 
 # ---- kube-scheduler's part ------------------------------------------------------
@@ -128,6 +158,50 @@ schedule() {
 		Node: "node-1"}' "$tmp/$1.json" >"$tmp/$1.bindargs"
 	curl -s -d @"$tmp/$1.bindargs" "$ext/bind" >"$tmp/$1.bind"
 }
+
+# ---- no kubelet yet: said once --------------------------------------------------------
+no_kubelet_said() { grep -c 'no kubelet.sock in' "$tmp/node.log"; }
+if wait_for "the node to say the kubelet is missing" 5 grep -q 'no kubelet.sock in' "$tmp/node.log"
+then
+	sleep 1         # five health periods more: still said once
+	[ "$(no_kubelet_said)" -eq 1 ] && ok missing-kubelet-said-once ||
+		bad "missing-kubelet-said-once: said $(no_kubelet_said) times" "$tmp/node.log"
+fi
+
+# ---- GetPreferredAllocation before the node program has seen the pod -------------
+# The node's watch of its pods is held off (429, as a busy API server
+# answers): a pod's bind reaches it only by listing its pods again.
+node_watch='/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1&watch=true'
+node_watch_fails() {
+	jq -n --arg p "$node_watch" --argjson n "$1" \
+		'{method: "GET", pathPrefix: $p, status: 429, count: $n}' |
+		curl -s -o /dev/null -H 'Content-Type: application/json' -d @- "$api/_double/fail"
+}
+node_watch_fails 100000
+curl -s -X POST -o /dev/null "$api/_double/drop-watches"
+pod_make default early 2 2Gi
+schedule early
+check early-bound '.[0].Error == ""' "$tmp/early.bind"
+early_uuid=$(curl -s "$api/api/v1/namespaces/default/pods/early" |
+	jq -r '.metadata.annotations["gpupool.io/placement"] | fromjson | .devices[0]')
+# preferred_of UNITS NAME: a kubelet that asks for its preferred ids only,
+# offered a unit of each device in turn; the ids it got in $tmp/NAME.ids.
+preferred_of() {
+	node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu \
+		--allocate "$1" --scenario preferred --order interleaved >"$tmp/$2.kubelet" \
+		2>"$tmp/$2.kubelet.err"
+	jq -c 'select(.event == "preferred") | .ids' "$tmp/$2.kubelet" >"$tmp/$2.ids"
+}
+preferred_of 2 early
+wait_for "the node to say it registered" 5 grep -q 'registered gpupool.io/gpu with the kubelet' \
+	"$tmp/node.log" && ok registration-said
+check preferred-lists-again-for-a-pod-not-seen-yet "(.[0] | length) == 2 and
+	(.[0] | map(split(\"::\")[0]) | unique) == [\"$early_uuid\"]" "$tmp/early.ids"
+preferred_of 7 nobody
+check preferred-for-no-pod-takes-one-device '(.[0] | length) == 7 and
+	(.[0] | map(split("::")[0]) | unique | length) == 1' "$tmp/nobody.ids"
+node_watch_fails 0
+curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/early"
 
 pod_make default train 3 4Gi
 schedule train
@@ -266,7 +340,7 @@ curl -s "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics.txt"
 expect metrics-per-slice 0 'gpupool_slice_compute_percent\{namespace="default",pod="train",container="main".*\} 60' \
 	-- cat "$tmp/metrics.txt"
 expect metrics-per-device 0 'DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-' -- cat "$tmp/metrics.txt"
-expect server-metrics-for-prometheus 0 'gpupool_extender_binds_total 1' -- \
+expect server-metrics-for-prometheus 0 'gpupool_extender_binds_total 2' -- \
 	curl -s "http://127.0.0.1:$server_metrics_port/metrics"
 
 # ---- the kubelet restarts; a device is lost ----------------------------------------
@@ -360,11 +434,17 @@ schedule greedy
 check over-quota-fails-with-its-reason '.[0].NodeNames == [] and
 	(.[0].FailedNodes["node-1"] | test("namespace team-q is over its gpupool quota"))' \
 	"$tmp/greedy.filter"
+# kube-scheduler tries again and again: one Event, counted.
+schedule greedy
+schedule greedy
 curl -s "$api/api/v1/namespaces/team-q/events" >"$tmp/events.json"
-check over-quota-event '[.[0].items[] | select(.reason == "GpupoolUnschedulable" and
-	.involvedObject.name == "greedy")] | length == 1' "$tmp/events.json"
+check over-quota-event-counted '[.[0].items[] | select(.reason == "GpupoolUnschedulable" and
+	.involvedObject.name == "greedy")] | length == 1 and .[0].count == 3 and
+	(.[0].message | test("over its gpupool quota"))' "$tmp/events.json"
 curl -s "$api/api/v1/namespaces/team-q/pods/greedy" >"$tmp/greedy.now"
 check over-quota-pod-stays-pending '.[0].spec.nodeName == null' "$tmp/greedy.now"
+check refused-pod-not-tried-again-while-nothing-frees \
+	'.[0].metadata.annotations["gpupool.io/retry"] == null' "$tmp/greedy.now"
 
 # A live change past the quota: refused by the server, said on the pod;
 # its placement (all the node applies) stays.
@@ -379,13 +459,36 @@ curl -s "$api/api/v1/namespaces/team-q/pods/small" >"$tmp/small.now"
 check live-change-over-quota-keeps-the-placement '.[0].metadata.annotations["gpupool.io/placement"] |
 	fromjson | .compute == 10' "$tmp/small.now"
 
-# ---- the pod goes: its slice is freed ------------------------------------------
 curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/team-q/pods/small"
+
+# ---- the pod goes: its slice is held while its container runs, then freed ----------
+# container_state NAME STATE: the pod's container status, as its kubelet
+# writes it (the status subresource).
+container_state() {
+	jq -n --argjson state "$2" '{status: {containerStatuses: [{name: "main", ready: true,
+		restartCount: 0, image: "pytorch", imageID: "", state: $state}]}}' |
+		curl -s -X PATCH -H 'Content-Type: application/merge-patch+json' -d @- -o /dev/null \
+			"$api/api/v1/namespaces/default/pods/$1/status"
+}
+container_state train '{"running": {"startedAt": "2026-12-07T09:00:00Z"}}'
 curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/train"
 task_gone() { ! "$gpupool" region ls --dir "$tmp/run" --json | grep -q "$task"; }
-wait_for "the slice freed" 5 task_gone && ok deleted-pod-frees-its-slice
 placed_none() { curl -s "$ext/healthz" | jq -e '.podsPlaced == 0'; }
+# Deleted, its container still runs its grace period: the slice is its.
+sleep 1
+curl -s "$api/api/v1/namespaces/default/pods/train" >"$tmp/train.deleting"
+check train-is-terminating '.[0].metadata.deletionTimestamp != null' "$tmp/train.deleting"
+if task_gone; then bad terminating-pod-keeps-its-slice; else ok terminating-pod-keeps-its-slice; fi
+if placed_none >/dev/null; then bad extender-holds-a-terminating-pod
+else ok extender-holds-a-terminating-pod; fi
+container_state train '{"terminated": {"exitCode": 0, "reason": "Completed",
+	"startedAt": "2026-12-07T09:00:00Z", "finishedAt": "2026-12-07T10:00:00Z"}}'
+wait_for "the slice freed" 5 task_gone && ok ended-pod-frees-its-slice
 wait_for "the extender to let go" 5 placed_none && ok extender-gives-the-placement-back
+# A slice freed: the pod the extender refused is tried again at once,
+# not after kube-scheduler's 5 minutes in its unschedulable queue.
+wait_for "the refused pod tried again" 5 retried team-q greedy &&
+	ok refused-pod-tried-again-when-a-slice-frees
 
 stops node-stops-cleanly $node_pid
 stops server-stops-cleanly $server

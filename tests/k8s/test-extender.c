@@ -9,12 +9,17 @@
  * "borrowMemoryMiB": N, "borrowCompute": N, "models": {"T4": {...}}}}})
  * is what the informers deliver; then every file N-VERB.json (VERB:
  * filter, prioritize, bind; or event, a watch event the pods' informer
- * delivers, answered with how many pods hold a placement), in the order of
+ * delivers, answered with how many pods hold a placement; or placement,
+ * {"PodUID": ...} answered with the placement that pod holds, without its
+ * time, or {"placed": false}), in the order of
  * N, is a request whose answer must equal N-VERB.expected.json (as JSON:
  * key order and spacing do not matter). Bind runs without an API server: it commits in memory only.
  * With GP_GOLDEN_WRITE=1 the answers are written as the expected files
  * instead (to make a new case; read them before committing). Exit 0 when
- * every case passed, 1 with each difference printed. */
+ * every case passed, 1 with each difference printed.
+ *
+ *   test-extender --threads    the verbs beside the informers (below)
+ *   test-extender --reasons    no '%' in any reason the extender answers */
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
@@ -23,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "k8s/extender-impl.h"
 #include "k8s/extender.h"
 
 #define PATH_LEN 1024
@@ -107,6 +113,32 @@ static int informer_event(struct gp_extender *e, const char *req, char **ret)
 	return asprintf(ret, "{\"podsPlaced\": %u}", st.pods_placed) < 0 ? -ENOMEM : 0;
 }
 
+/* A placement step: {"PodUID": "..."}; the answer is the placement that
+ * pod holds (as its annotation says it, without boundAt and sealedAt), or
+ * {"placed": false}. */
+static int placement_step(struct gp_extender *e, const char *req, char **ret)
+{
+	json_t *args = json_loads(req, 0, NULL), *pl;
+	const char *uid = json_string_value(json_object_get(args, "PodUID"));
+	struct gp_kube_placement p;
+	char *text;
+
+	if (!uid || gp_extender_placement_of(e, uid, &p) < 0) {
+		json_decref(args);
+		*ret = strdup("{\"placed\": false}");
+		return uid ? 0 : -EINVAL;
+	}
+	json_decref(args);
+	text = gp_kube_placement_text(&p);
+	pl = text ? json_loads(text, 0, NULL) : NULL;
+	json_object_del(pl, "boundAt");
+	json_object_del(pl, "sealedAt");
+	*ret = pl ? json_dumps(pl, JSON_COMPACT) : NULL;
+	json_decref(pl);
+	free(text);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* Runs the step's verb on the request's text; its answer parsed in *ret
  * (NULL when it is not JSON: a failure). */
 static int run_verb(struct gp_extender *e, const char *file, const char *req, json_t **ret)
@@ -117,6 +149,8 @@ static int run_verb(struct gp_extender *e, const char *file, const char *req, js
 
 	if (strstr(file, "-event."))
 		r = informer_event(e, req, &text);
+	else if (strstr(file, "-placement."))
+		r = placement_step(e, req, &text);
 	else if (strstr(file, "-filter."))
 		r = gp_extender_filter(e, req, len, &text);
 	else if (strstr(file, "-prioritize."))
@@ -331,14 +365,156 @@ static int threads_run(void)
 	       r[0].bound + r[1].bound > PODS_PER_THREAD ? 0 : 1;
 }
 
+/* ---- --reasons: no '%' in any reason ---------------------------------------
+ * kube-scheduler's event recorder takes a filter's reasons as a format
+ * string (a reason "30% compute" shows as "30%!c(MISSING)ompute"): no
+ * text the extender answers (FailedNodes, FailedAndUnresolvableNodes,
+ * Error) may hold a '%', not even one that echoes a user's annotation.
+ * Every kind is made here: each miss of the core for each shape of ask,
+ * then filter and bind on a small cluster, for pods that are wrong in
+ * every way the extender tells, in a namespace with quotas and one
+ * without. */
+
+static const char reasons_nodes[] =
+	"[{\"metadata\": {\"name\": \"t4\", \"annotations\": {\"gpupool.io/devices\": \"{\\\"devices\\\":"
+	" [{\\\"uuid\\\": \\\"GPU-t\\\", \\\"model\\\": \\\"Tesla T4\\\", \\\"memoryMiB\\\": 15360}]}\"}},"
+	" \"status\": {\"allocatable\": {\"cpu\": \"4\", \"memory\": \"8Gi\"}}},"
+	" {\"metadata\": {\"name\": \"a100\", \"annotations\": {\"gpupool.io/devices\": \"{\\\"devices\\\":"
+	" [{\\\"uuid\\\": \\\"GPU-a\\\", \\\"model\\\": \\\"NVIDIA A100-SXM4-80GB\\\", \\\"memoryMiB\\\":"
+	" 81920}]}\"}}, \"status\": {\"allocatable\": {\"cpu\": \"64\", \"memory\": \"256Gi\"}}},"
+	" {\"metadata\": {\"name\": \"bare\"}, \"status\": {\"allocatable\": {\"cpu\": \"4\"}}}]";
+
+static const char reasons_quotas[] =
+	"{\"q\": {\"memoryMiB\": 4096, \"compute\": 50, \"models\": {\"A100\": {\"memoryMiB\": 1024,"
+	" \"compute\": 10}}}}";
+
+/* A pod in `ns` with these annotations (a JSON object's members), units
+ * of gpupool.io/gpu (a JSON value) and host requests. */
+static char *reasons_pod(int i, const char *ns, const char *annotations, const char *units,
+			 const char *cpu, const char *memory)
+{
+	char *text = NULL;
+
+	if (asprintf(&text, "{\"metadata\": {\"name\": \"p%d\", \"namespace\": \"%s\", \"uid\": \"u%d\","
+			    " \"annotations\": {%s}}, \"spec\": {\"containers\": [{\"name\": \"m\","
+			    " \"resources\": {\"requests\": {\"cpu\": \"%s\", \"memory\": \"%s\"},"
+			    " \"limits\": {\"gpupool.io/gpu\": %s}}}]}}", i, ns, i, annotations, cpu,
+		     memory, units) < 0)
+		return NULL;
+	return text;
+}
+
+static int percent_check(const char *what, const char *text)
+{
+	if (text && !strchr(text, '%'))
+		return 0;
+	fprintf(stderr, "FAIL %s: %s\n", what, text ? text : "(no answer)");
+	return 1;
+}
+
+/* Every miss of the core, for a whole device, one share, and a gang. */
+static int reasons_of_misses(void)
+{
+	static const struct ask shapes[] = {
+		{ .req = { .devices = 1, .whole = true }, .compute_pct = 100, .memory_mib = 15360 },
+		{ .req = { .devices = 1 }, .compute_pct = 30, .memory_mib = 4096 },
+		{ .req = { .devices = 3 }, .compute_pct = 30, .memory_mib = 4096 },
+	};
+	int failed = 0;
+
+	for (int r = GP_NOFIT_NONE; r <= GP_NOFIT_EMPTY; r++)
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+			char why[REASON_MAX];
+
+			gp_extender_nofit_text((enum gp_nofit)r, &shapes[s], why, sizeof(why));
+			failed |= percent_check("a miss of the core", why);
+		}
+	return failed;
+}
+
+static int reasons_run(void)
+{
+	static const struct {
+		const char *ns, *annotations, *units, *cpu, *memory;
+	} pods[] = {
+		{ "free", "\"gpupool.io/gpu-memory\": \"50%\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/compute\": \"300%\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/priority\": \"9%\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/gpu-count\": \"2%\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/isolation\": \"50%\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/placement\": \"100%\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/gpu-count\": \"2\"", "\"3\"", "1", "1Gi" },
+		{ "free", "", "\"1.5\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/gpu-model\": \"H%100\"", "\"3\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/gpu-model\": \"A100\"", "\"3\"", "1", "1Gi" },
+		{ "free", "", "\"30\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/gpu-memory\": \"100Gi\"", "\"3\"", "1", "1Gi" },
+		{ "free", "", "\"3\"", "100", "1Gi" },
+		{ "free", "", "\"3\"", "1", "1Ti" },
+		{ "free", "\"gpupool.io/gpu-count\": \"2\"", "\"20\"", "1", "1Gi" },
+		{ "free", "\"gpupool.io/gpu-count\": \"2\"", "\"6\"", "1", "1Gi" },
+		{ "q", "\"gpupool.io/gpu-memory\": \"8Gi\"", "\"5\"", "1", "1Gi" },
+		{ "q", "\"gpupool.io/gpu-memory\": \"2Gi\", \"gpupool.io/gpu-model\": \"A100\"", "\"3\"",
+		  "1", "1Gi" },
+	};
+	static const char unseen[] =
+		"{\"PodName\": \"x%\", \"PodNamespace\": \"n\", \"PodUID\": \"u%\", \"Node\": \"t4\"}";
+	struct quotas q = { .all = json_loads(reasons_quotas, 0, NULL) };
+	struct gp_extender_options o = { .policy = "default", .tie_seed = 1, .quota = quota_of,
+					 .quota_ctx = &q };
+	json_t *nodes = json_loads(reasons_nodes, 0, NULL), *none = json_array();
+	struct gp_extender *e;
+	char err[256], *out;
+	int failed = reasons_of_misses();
+
+	if (!q.all || !nodes || gp_extender_new(&o, &e, err, sizeof(err)) < 0)
+		return 1;
+	gp_extender_node_ops.on_sync(e, nodes);
+	gp_extender_pod_ops.on_sync(e, none);
+	for (int i = 0; i < (int)(sizeof(pods) / sizeof(pods[0])); i++) {
+		char *pod = reasons_pod(i, pods[i].ns, pods[i].annotations, pods[i].units, pods[i].cpu,
+					pods[i].memory), *args = NULL, *bind = NULL;
+
+		if (pod && asprintf(&args, "{\"Pod\": %s, \"NodeNames\": [\"t4\", \"a100\", \"bare\"]}",
+				    pod) > 0) {
+			gp_extender_filter(e, args, strlen(args), &out);
+			failed |= percent_check(pod, out);
+			free(out);
+		}
+		if (asprintf(&bind, "{\"PodName\": \"p%d\", \"PodNamespace\": \"%s\", \"PodUID\": \"u%d\","
+				    " \"Node\": \"%s\"}", i, pods[i].ns, i, i % 2 ? "t4" : "nowhere") > 0) {
+			gp_extender_bind(e, bind, strlen(bind), &out);
+			failed |= percent_check(bind, out);
+			free(out);
+		}
+		free(bind);
+		free(args);
+		free(pod);
+	}
+	gp_extender_bind(e, unseen, strlen(unseen), &out);
+	failed |= percent_check("bind of a pod never seen", out);
+	free(out);
+	gp_extender_filter(e, "{\"Pod\": 5%}", strlen("{\"Pod\": 5%}"), &out);
+	failed |= percent_check("filter of no ExtenderArgs", out);
+	free(out);
+	printf("%s reasons without '%%'\n", failed ? "FAIL" : "ok  ");
+	gp_extender_free(e);
+	json_decref(nodes);
+	json_decref(none);
+	json_decref(q.all);
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	int failed = 0;
 
 	if (argc == 2 && strcmp(argv[1], "--threads") == 0)
 		return threads_run();
+	if (argc == 2 && strcmp(argv[1], "--reasons") == 0)
+		return reasons_run();
 	if (argc < 2) {
-		fprintf(stderr, "usage: test-extender CASE-DIR... | --threads\n");
+		fprintf(stderr, "usage: test-extender CASE-DIR... | --threads | --reasons\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++)

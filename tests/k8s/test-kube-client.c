@@ -1003,6 +1003,54 @@ static void test_event(void **state)
 	gp_kube_config_free(c);
 }
 
+/* One Event object per object and reason: made the first time, then its
+ * count raised and its lastTimestamp set (as kubelet and kube-scheduler
+ * count their repeated events), whoever made it first. */
+static void test_event_counted(void **state)
+{
+	const struct gp_kube_event_of ev = { .kind = "Pod", .ns = "team", .name = "p1",
+					     .uid = "uid-1", .type = "Warning",
+					     .reason = "GpupoolUnschedulable",
+					     .message = "0/3 nodes fit: no device has 4096 MiB free",
+					     .component = "gpupool-extender" };
+	struct gp_kube_event_of other = ev;
+	struct gp_kube_config *c;
+	struct gp_kube *k, *k2;
+	json_t *items = NULL, *e;
+	char version[64];
+
+	(void)state;
+	double_start(0, NULL);
+	c = config_for(NULL);
+	k = kube_new(c);
+	k2 = kube_new(c);
+	assert_int_equal(gp_kube_event_count(k, &ev), 0);
+	assert_int_equal(gp_kube_event_count(k, &ev), 0);
+	assert_int_equal(gp_kube_event_count(k2, &ev), 0);     /* another handle: a restart */
+	assert_int_equal(gp_kube_list(k, "/api/v1/namespaces/team/events", &items, version,
+				      sizeof(version), NULL), 0);
+	assert_int_equal(json_array_size(items), 1);
+	e = json_array_get(items, 0);
+	assert_int_equal(json_integer_value(json_object_get(e, "count")), 3);
+	assert_string_equal(json_string_value(json_object_get(e, "message")), ev.message);
+	assert_string_equal(json_string_value(json_object_get(e, "reason")), ev.reason);
+	assert_non_null(json_string_value(json_object_get(e, "lastTimestamp")));
+	assert_true(strcmp(json_string_value(json_object_get(e, "lastTimestamp")),
+			   json_string_value(json_object_get(e, "firstTimestamp"))) >= 0);
+	assert_non_null(strstr(meta_string(e, "name"), "p1."));
+	json_decref(items);
+	/* Another reason is another Event. */
+	other.message = "0/3 nodes fit: namespace team is over its gpupool quota";
+	assert_int_equal(gp_kube_event_count(k, &other), 0);
+	assert_int_equal(gp_kube_list(k, "/api/v1/namespaces/team/events", &items, version,
+				      sizeof(version), NULL), 0);
+	assert_int_equal(json_array_size(items), 2);
+	json_decref(items);
+	gp_kube_free(k2);
+	gp_kube_free(k);
+	gp_kube_config_free(c);
+}
+
 /* ---- informers -------------------------------------------------------------------------- */
 
 #define EVENTS_MAX 64
@@ -1428,7 +1476,7 @@ int main(int argc, char **argv)
 		T(test_kubeconfig_certificates), T(test_kubeconfig_refused), T(test_in_cluster),
 		T(test_tls),
 		T(test_create_get), T(test_unreachable), T(test_list_pages), T(test_merge_patch),
-		T(test_bind), T(test_event), T(test_informer_events), T(test_informer_bookmarks),
+		T(test_bind), T(test_event), T(test_event_counted), T(test_informer_events), T(test_informer_bookmarks),
 		T(test_informer_relist), T(test_informer_restart), T(test_informer_dead_connection),
 		T(test_informer_stop),
 	};

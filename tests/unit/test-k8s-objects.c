@@ -78,6 +78,23 @@ static void a_pod_asks_for_units_on_devices(void **state)
 	json_decref(j);
 }
 
+/* gpupool.io/gpu-model names models as names (core/models.c, the rule of
+ * `gpupool submit --model`): "A10" is the A10 alone, not a part of
+ * "A100"; full names and the short ones work. */
+static void gpu_model_names_match_as_names(void **state)
+{
+	(void)state;
+	assert_true(gp_kube_model_matches("A10", "NVIDIA A10"));
+	assert_false(gp_kube_model_matches("A10", "NVIDIA A100-SXM4-80GB"));
+	assert_true(gp_kube_model_matches("A100", "NVIDIA A100-SXM4-80GB"));
+	assert_true(gp_kube_model_matches("A100", "NVIDIA A100-SXM4-40GB"));
+	assert_true(gp_kube_model_matches("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"));
+	assert_false(gp_kube_model_matches("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"));
+	assert_true(gp_kube_model_matches("t4 | L4", "NVIDIA L4"));
+	assert_false(gp_kube_model_matches("L4", "NVIDIA L40S"));
+	assert_true(gp_kube_model_matches("", "NVIDIA L40S"));
+}
+
 static void bad_annotations_say_what_is_wrong(void **state)
 {
 	static const struct {
@@ -106,6 +123,52 @@ static void bad_annotations_say_what_is_wrong(void **state)
 		j = pod(cases[i].annotations, containers);
 		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, cases[i].says));
+		json_decref(j);
+	}
+}
+
+/* A pod is finished when its containers are gone, not when its deletion
+ * starts: while they run their grace period, its devices are theirs. */
+static void a_pod_being_deleted_finishes_when_its_containers_do(void **state)
+{
+	static const struct {
+		const char *meta, *status;
+		bool finished, deleting;
+	} cases[] = {
+		{ "", "{\"phase\": \"Running\"}", false, false },
+		{ "", "{\"phase\": \"Succeeded\"}", true, false },
+		{ "", "{\"phase\": \"Failed\"}", true, false },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"",
+		  "{\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"m\", \"state\":"
+		  " {\"running\": {\"startedAt\": \"2026-12-07T09:00:00Z\"}}}]}", false, true },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"",
+		  "{\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"m\", \"state\":"
+		  " {\"terminated\": {\"exitCode\": 0}}}, {\"name\": \"s\", \"state\":"
+		  " {\"waiting\": {\"reason\": \"CrashLoopBackOff\"}}}]}", true, true },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"",
+		  "{\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"m\", \"state\":"
+		  " {\"terminated\": {\"exitCode\": 0}}}, {\"name\": \"s\", \"state\":"
+		  " {\"running\": {}}}]}", false, true },
+		{ ", \"deletionTimestamp\": \"2026-12-07T10:00:00Z\"", "{\"phase\": \"Pending\"}", true,
+		  true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[1024], err[256];
+		struct gp_kube_pod p;
+		json_t *j;
+
+		snprintf(text, sizeof(text),
+			 "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\"%s}, \"spec\": {\"containers\":"
+			 " [{\"name\": \"m\", \"resources\": {\"limits\": {\"gpupool.io/gpu\": \"3\"}}}]},"
+			 " \"status\": %s}", cases[i].meta, cases[i].status);
+		j = json_loads(text, 0, NULL);
+		assert_non_null(j);
+		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), 0);
+		if (p.finished != cases[i].finished || p.deleting != cases[i].deleting)
+			fail_msg("case %zu: finished %d deleting %d, want %d %d", i, p.finished,
+				 p.deleting, cases[i].finished, cases[i].deleting);
 		json_decref(j);
 	}
 }
@@ -256,7 +319,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quantities_read_as_the_api_writes_them),
 		cmocka_unit_test(a_pod_asks_for_units_on_devices),
+		cmocka_unit_test(gpu_model_names_match_as_names),
 		cmocka_unit_test(bad_annotations_say_what_is_wrong),
+		cmocka_unit_test(a_pod_being_deleted_finishes_when_its_containers_do),
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),

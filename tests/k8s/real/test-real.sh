@@ -513,7 +513,11 @@ bound big-1-bound default big-1
 check big-1-on-the-l40s-node '.[0].spec.nodeName == "node-l40s"' "$tmp/big-1.json"
 pod_make default big-2 1 40Gi L40S
 waits big-2-waits-for-device-memory default big-2 GpupoolUnschedulable \
-	'no device has 10% compute and 40960 MiB free'
+	'no device has 10 percent compute and 40960 MiB free'
+# kube-scheduler takes the reason as a format string: it must reach its
+# event whole (a '%' came out as "%!c(MISSING)").
+waits big-2-reason-whole-in-kube-schedulers-event default big-2 FailedScheduling \
+	'gpupool: no device has 10 percent compute and 40960 MiB free'
 pending big-2-stays-pending default big-2
 runs big-1-deleted "$tmp/big-1.deleted" -- kapi DELETE /api/v1/namespaces/default/pods/big-1
 bound big-2-bound-after-the-delete default big-2
@@ -529,7 +533,7 @@ server_start
 wait_for "the extender after its restart" 30 "$server" extender_synced
 pod_make default after-big 1 8Gi L40S
 waits after-restart-big-pod-waits default after-big GpupoolUnschedulable \
-	'no device has 10% compute and 8192 MiB free'
+	'no device has 10 percent compute and 8192 MiB free'
 pending after-restart-big-pod-stays-pending default after-big
 # (the extender builds its cluster at the first call after it started)
 curl -sf -o "$tmp/healthz.after" "$ext/healthz"
