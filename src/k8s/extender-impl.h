@@ -138,6 +138,26 @@ bool gp_extender_live_change(struct gp_extender *e, struct kpod *k, struct gp_ex
 /* Writes the sealed placement, or the refusal's Event. Without the lock. */
 void gp_extender_live_send(struct gp_extender *e, const struct gp_extender_live *l);
 
+/* ---- extender-reclaim.c ------------------------------------------------- */
+
+/* A pod reclaim evicts. */
+struct gp_extender_victim {
+	char ns[GP_KUBE_NAME_MAX], name[GP_KUBE_NAME_MAX], uid[GP_KUBE_UID_MAX];
+};
+#define GP_EXTENDER_VICTIMS_MAX 16
+
+/* Pod `waiting` (ask a) fits on no node: the borrowed pods of other
+ * namespaces to evict so that it does, in ret (up to max); how many (0:
+ * it fits once the pods being evicted end), or -EAGAIN (reclaim cannot
+ * make it fit), -ENOMEM. The cluster is made again at the next verb.
+ * Under the lock. */
+int gp_extender_reclaim(struct gp_extender *e, struct kpod *waiting, const struct ask *a,
+			struct gp_extender_victim *ret, int max);
+/* Evicts them (the Eviction API), with an event on each and on the pod
+ * that waits (ns/name/uid). Without the lock. */
+void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v, int n,
+		       const char *ns, const char *name, const char *uid);
+
 /* ---- extender-verbs.c --------------------------------------------------- */
 
 /* An API handle for one call at a time (NULL: the extender has none),

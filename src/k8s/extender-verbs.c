@@ -260,6 +260,9 @@ struct filtering {
 	char why[REASON_MAX];           /* when no model can serve it */
 	struct use use;
 	int cache[1 + (GP_NOFIT_EMPTY + 1) * GP_MODELS_MAX];
+	/* Fits nowhere, within its guarantee: the pods reclaim evicts for it. */
+	struct gp_extender_victim victim[GP_EXTENDER_VICTIMS_MAX];
+	int victims;
 };
 
 /* The verdict on node k: FITS, or the index of its reason in v. */
@@ -299,6 +302,25 @@ static void refusal_note(const struct filtering *f, const struct gp_extender_arg
 
 /* Filter under the lock: the pod's asks on every named node. Without any
  * ask (no model can serve it), every node with devices fails for `why`. */
+/* A pod of a namespace with quotas that fits nowhere: reclaim, by the
+ * first of its asks it may have (extender-reclaim.c). */
+static void reclaim_for(struct gp_extender *e, struct filtering *f, struct kpod *k)
+{
+	const struct use *u = &f->use;
+	int n = -EAGAIN;
+
+	if (k->held || k->p.node[0])
+		return;                 /* placed already: nothing to make room for */
+	for (int i = 0; i < f->n && n == -EAGAIN; i++) {
+		const struct ask *a = &f->asks[i];
+
+		if (u->mem + a->memory_mib * a->req.devices <= u->t.mem_guaranteed_mib &&
+		    u->compute + (uint64_t)a->compute_pct * a->req.devices <= u->t.compute_guaranteed_pct)
+			n = gp_extender_reclaim(e, k, a, f->victim, GP_EXTENDER_VICTIMS_MAX);
+	}
+	f->victims = n > 0 ? n : 0;
+}
+
 static int filter_locked(struct gp_extender *e, struct filtering *f,
 			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
 {
@@ -329,7 +351,18 @@ static int filter_locked(struct gp_extender *e, struct filtering *f,
 		known->refused = passed == 0;
 	if (passed == 0)
 		refusal_note(f, a, v, first, known != NULL, u);
+	if (passed == 0 && known && f->use.limited)
+		reclaim_for(e, f, known);
 	return 0;
+}
+
+static void evict_for(struct gp_extender *e, const struct filtering *f, const struct gp_kube_pod *p)
+{
+	if (e->io)
+		e->io(e->io_ctx, true);
+	gp_extender_evict(e, f->victim, f->victims, p->ns, p->name, p->uid);
+	if (e->io)
+		e->io(e->io_ctx, false);
 }
 
 int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char **ret)
@@ -366,6 +399,8 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 	*ret = r < 0 ? error_text(strerror(-r)) : filter_text(&a, v);
 	if (r == 0 && u.uid[0])
 		event_send(e, &u);
+	if (r == 0 && f->victims)
+		evict_for(e, f, &p);
 	gp_extender_args_release(&a);
 	free(v->why);
 	free(v);

@@ -2,7 +2,7 @@
 // apiserver-double.js — a Kubernetes API server double for gpupool's tests
 // (tests/k8s/test-kube-client.c) and benchmarks: a real HTTP server that
 // speaks the kube-apiserver's REST and watch protocol for what gpupool uses
-// (src/k8s/client.h): Nodes, Pods (with the binding and status
+// (src/k8s/client.h): Nodes, Pods (with the binding, eviction and status
 // subresources) and Events of core/v1, kept in memory.
 //
 //   node apiserver-double.js [--port N] [--token T] [--bookmark-ms N]
@@ -785,6 +785,30 @@ class Double {
 		return [201, JSON.stringify(successStatus(201))];
 	}
 
+	// ---- eviction (policy/v1): a graceful delete, the pod's own grace
+	// unless the Eviction's deleteOptions say another; no disruption
+	// budgets here. ----
+
+	async evict(req, ns, name) {
+		const res = RESOURCES.pods;
+		const body = await readJson(req);
+		const old = this.existing(res, ns, name);
+		const meta = isObject(body.metadata) ? body.metadata : {};
+		if (body.kind !== 'Eviction')
+			throw new ApiError(400, 'BadRequest', `the kind "${body.kind}" is not Eviction`);
+		if (meta.name !== undefined && meta.name !== name)
+			throw new ApiError(400, 'BadRequest', 'the name of the eviction does not match the pod on the URL');
+		const options = isObject(body.deleteOptions) ? body.deleteOptions : {};
+		let grace = options.gracePeriodSeconds;
+		if (grace === undefined || grace === null)
+			grace = old.obj.spec.terminationGracePeriodSeconds;
+		if (!old.obj.spec.nodeName || Number(grace) === 0)
+			this.removeNow(res, old, null);
+		else if (!old.obj.metadata.deletionTimestamp)
+			this.terminate(res, old, Number(grace));
+		return [201, JSON.stringify(successStatus(201))];
+	}
+
 	bound(pod, node, annotations) {
 		const obj = clone(pod);
 		obj.spec.nodeName = node;
@@ -1029,7 +1053,8 @@ function route(pathname) {
 	const sub = p[i + 2] || null;
 	if (name !== null && res.namespaced && !ns)
 		return null;
-	if (sub !== null && !(res.plural === 'pods' && sub === 'binding') && sub !== 'status')
+	if (sub !== null && !(res.plural === 'pods' && (sub === 'binding' || sub === 'eviction')) &&
+	    sub !== 'status')
 		return null;
 	return { res, ns, name, sub };
 }
@@ -1038,6 +1063,7 @@ const ALLOWED = {
 	collection: ['GET', 'POST'],
 	item: ['GET', 'PUT', 'PATCH', 'DELETE'],
 	binding: ['POST'],
+	eviction: ['POST'],
 	status: ['GET', 'PUT', 'PATCH'],
 };
 
@@ -1060,6 +1086,8 @@ Double.prototype.dispatch = async function (req, http_, url) {
 		return this.create(req, res, ns);
 	if (shape === 'binding')
 		return this.bind(req, ns, name);
+	if (shape === 'eviction')
+		return this.evict(req, ns, name);
 	switch (req.method) {
 	case 'GET': return this.read(res, ns, name);
 	case 'PUT': return this.replace(req, res, ns, name, sub);

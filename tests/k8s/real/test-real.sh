@@ -544,6 +544,30 @@ bound after-restart-small-pod-bound default after-small
 check after-restart-small-pod-on-the-l40s '.[0].spec.nodeName == "node-l40s"' \
 	"$tmp/after-small.json"
 
+# (f) Reclaim: namespace borrow (guarantee 10 percent, may borrow 200)
+# fills the two T4s past its guarantee; namespace lend (guarantee 100)
+# asks for half a T4: the newest borrowed pod is evicted through the real
+# Eviction API (as the server's account, by its RBAC), and lend's pod is
+# bound once it is gone. (Grace 0: no kubelet here would confirm a
+# graceful end; test-reclaim.sh has the grace period.)
+for ns in lend borrow; do ns_make "$ns"; done
+expect lender-tenant 0 token -- env GPUPOOL_TOKEN_FILE="$tmp/admin.token" \
+	"$build/gpupool" tenant add lend --mem-guaranteed 16G --compute-guaranteed 100
+expect borrower-tenant 0 token -- env GPUPOOL_TOKEN_FILE="$tmp/admin.token" \
+	"$build/gpupool" tenant add borrow --mem-guaranteed 1G --compute-guaranteed 10 \
+	--mem-borrowable 32G --compute-borrowable 200
+pod_make borrow borrow-1 7 2Gi T4
+bound borrow-1-bound borrow borrow-1
+pod_make borrow borrow-2 7 2Gi T4
+bound borrow-2-bound borrow borrow-2
+pod_make lend lend-1 5 2Gi T4
+waits borrower-evicted-for-the-lender borrow borrow-2 GpupoolReclaimed "pod lend/lend-1"
+bound lender-bound-after-the-eviction lend lend-1
+check lender-on-the-t4s '.[0].spec.nodeName == "node-t4"' "$tmp/lend-1.json"
+kapi GET /api/v1/namespaces/borrow/pods/borrow-1 >"$tmp/borrow-1.now"
+check older-borrower-stays '.[0].metadata.name == "borrow-1" and
+	.[0].metadata.deletionTimestamp == null' "$tmp/borrow-1.now"
+
 stops node-t4-program-stops-cleanly "$node_t4_pid"
 stops node-l40s-program-stops-cleanly "$node_l40s_pid"
 stops server-stops-cleanly-again "$server"

@@ -1,0 +1,218 @@
+/* extender-reclaim.c — reclaim on Kubernetes (extender.h). A pod within
+ * its namespace's guarantee that fits on no node takes capacity back from
+ * the pods of other namespaces that borrow past their guarantees, by the
+ * same rule as on one machine: the server's scheduling pass (sched.h:
+ * only borrowed pods, lowest priority and newest first, only on devices of
+ * models the pod may use, until it fits). The victims are evicted through
+ * the Eviction API, so their terminationGracePeriodSeconds apply (the
+ * checkpoint signal) and their owners make them again, to queue; each gets
+ * an event, and so does the pod that waits. It binds once their slices are
+ * free: pods being evicted hold theirs until their containers are gone,
+ * and count here as already free, so that a retry does not evict more.
+ *
+ * Which of a namespace's placed pods borrow: its oldest up to its
+ * guarantee (memory and compute) are its own, the rest borrowed. A
+ * namespace that is not a tenant is not limited: it never borrows, and
+ * never reclaims. Model quotas still cap placements (filter), but the
+ * reclaim pass weighs the overall quotas only. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "k8s/extender-impl.h"
+#include "k8s/names.h"
+
+#define NOT_LIMITED (UINT64_MAX / 4)   /* a quota no sum reaches */
+
+/* What one reclaim pass works on. */
+struct reclaim {
+	struct gp_sched_tenant *tenant;
+	char (*tenant_ns)[GP_KUBE_NAME_MAX];
+	int tenants;
+	struct gp_sched_task *task;
+	struct kpod **pod;              /* task i's pod; the last task is the one that waits */
+	int tasks;
+	struct gp_sched_outcome *out;
+};
+
+/* The index of namespace ns among the pass's tenants, added when new. */
+static int tenant_index(struct gp_extender *e, struct reclaim *r, const char *ns)
+{
+	struct gp_sched_tenant *t = &r->tenant[r->tenants];
+
+	for (int i = 0; i < r->tenants; i++)
+		if (strcmp(r->tenant_ns[i], ns) == 0)
+			return i;
+	memset(t, 0, sizeof(*t));
+	if (!e->quota || e->quota(e->quota_ctx, ns, t) < 0)
+		*t = (struct gp_sched_tenant){ .mem_guaranteed_mib = NOT_LIMITED,
+					       .compute_guaranteed_pct = NOT_LIMITED };
+	t->id = r->tenants + 1;         /* the pass's own ids */
+	t->model_quota = NULL;          /* (see above) */
+	t->model_quotas = 0;
+	snprintf(r->tenant_ns[r->tenants], GP_KUBE_NAME_MAX, "%s", ns);
+	return r->tenants++;
+}
+
+static int by_bound_at(const void *a, const void *b)
+{
+	const struct kpod *x = *(struct kpod *const *)a, *y = *(struct kpod *const *)b;
+
+	return (x->p.placement.bound_at > y->p.placement.bound_at) -
+	       (x->p.placement.bound_at < y->p.placement.bound_at);
+}
+
+/* The placed pods as running tasks, oldest first: each namespace's own up
+ * to its guarantee, borrowed past it. Pods being evicted are let go (their
+ * capacity counts as free). */
+static int running_add(struct gp_extender *e, struct reclaim *r)
+{
+	uint64_t *mem = calloc((size_t)e->pods.count + 1, sizeof(*mem));
+	uint64_t *compute = calloc((size_t)e->pods.count + 1, sizeof(*compute));
+
+	if (!mem || !compute) {
+		free(mem);
+		free(compute);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < e->pods.cap; i++) {
+		struct kpod *k = e->pods.slot[i].value;
+
+		if (!e->pods.slot[i].key || !k->held || !k->p.units)
+			continue;
+		if (k->p.deleting) {
+			gp_extender_pod_let_go(e, k);
+			continue;
+		}
+		r->pod[r->tasks++] = k;
+	}
+	qsort(r->pod, (size_t)r->tasks, sizeof(*r->pod), by_bound_at);
+	for (int i = 0; i < r->tasks; i++) {
+		struct kpod *k = r->pod[i];
+		int t = tenant_index(e, r, k->p.ns);
+		const struct gp_sched_tenant *q = &r->tenant[t];
+
+		mem[t] += (uint64_t)k->req.dev_mem_mib * k->req.devices;
+		compute[t] += (uint64_t)(k->req.whole ? 1000 : k->req.dev_compute) / 10 *
+			      k->req.devices;
+		r->task[i] = (struct gp_sched_task){
+			.id = i + 1, .tenant = q->id, .priority = k->p.placement.priority,
+			.created = k->p.placement.bound_at, .req = k->req, .running = true,
+			.borrowed = mem[t] > q->mem_guaranteed_mib ||
+				    compute[t] > q->compute_guaranteed_pct,
+			.where = k->where,
+		};
+	}
+	free(mem);
+	free(compute);
+	return 0;
+}
+
+static int64_t now_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The victims the pass preempts for the waiting pod (the last task), in
+ * ret; how many; -EAGAIN when it does not start even so. */
+static int victims_of(struct reclaim *r, int outcomes, struct gp_extender_victim *ret, int max)
+{
+	bool starts = false;
+	int n = 0;
+
+	for (int i = 0; i < outcomes; i++) {
+		const struct gp_sched_outcome *o = &r->out[i];
+
+		if (o->index == r->tasks - 1)
+			starts = o->verdict == GP_SCHED_START;
+		else if (o->verdict == GP_SCHED_PREEMPT && n < max) {
+			const struct kpod *k = r->pod[o->index];
+
+			snprintf(ret[n].ns, sizeof(ret[n].ns), "%s", k->p.ns);
+			snprintf(ret[n].name, sizeof(ret[n].name), "%s", k->p.name);
+			snprintf(ret[n].uid, sizeof(ret[n].uid), "%s", k->p.uid);
+			n++;
+		}
+	}
+	return starts ? n : -EAGAIN;
+}
+
+int gp_extender_reclaim(struct gp_extender *e, struct kpod *waiting, const struct ask *a,
+			struct gp_extender_victim *ret, int max)
+{
+	size_t cap = (size_t)e->pods.count + 2;
+	struct reclaim r = {
+		.tenant = calloc(cap, sizeof(*r.tenant)), .tenant_ns = calloc(cap, sizeof(*r.tenant_ns)),
+		.task = calloc(cap, sizeof(*r.task)), .pod = calloc(cap, sizeof(*r.pod)),
+		.out = calloc(cap, sizeof(*r.out)),
+	};
+	int outcomes = 0, n = -ENOMEM, t;
+
+	if (!r.tenant || !r.tenant_ns || !r.task || !r.pod || !r.out || !e->cluster || !e->policy ||
+	    running_add(e, &r) < 0)
+		goto out;
+	t = tenant_index(e, &r, waiting->p.ns);
+	r.pod[r.tasks] = waiting;
+	r.task[r.tasks] = (struct gp_sched_task){
+		.id = r.tasks + 1, .tenant = r.tenant[t].id, .req = a->req, .created = now_unix_ns(),
+		.priority = waiting->p.priority,
+	};
+	r.tasks++;
+	n = gp_sched_pass(e->cluster, e->policy, r.tenant, r.tenants, r.task, r.tasks, r.out,
+			  &outcomes);
+	if (n == 0)
+		n = victims_of(&r, outcomes, ret, max);
+out:
+	/* The pass committed and released in the cluster: made again from
+	 * the pods at the next verb. */
+	e->dirty = true;
+	free(r.tenant);
+	free(r.tenant_ns);
+	free(r.task);
+	free(r.pod);
+	free(r.out);
+	return n;
+}
+
+void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v, int n,
+		       const char *ns, const char *name, const char *uid)
+{
+	char path[2 * GP_KUBE_NAME_MAX + 64], text[REASON_MAX + GP_KUBE_NAME_MAX];
+	struct gp_kube *api;
+	int slot;
+
+	if (!(api = gp_extender_api_take(e, &slot)))
+		return;
+	for (int i = 0; i < n; i++) {
+		json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1",
+					 "kind", "Eviction", "metadata", "name", v[i].name,
+					 "namespace", v[i].ns);
+		int r;
+
+		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", v[i].ns,
+			 v[i].name);
+		r = body ? gp_kube_post(api, path, body, NULL, NULL) : -ENOMEM;
+		json_decref(body);
+		snprintf(text, sizeof(text), "evicted by gpupool: it runs on capacity its namespace "
+			 "borrowed past its guarantee, and pod %s/%s, within its namespace's "
+			 "guarantee, needs it back", ns, name);
+		if (r == 0)
+			gp_kube_event(api, "Pod", v[i].ns, v[i].name, v[i].uid, "Warning",
+				      "GpupoolReclaimed", text, EVENT_COMPONENT);
+		else
+			fprintf(stderr, "gpupool server: cannot evict pod %s/%s: %s\n", v[i].ns,
+				v[i].name, gp_kube_error(api));
+	}
+	snprintf(text, sizeof(text), "reclaiming its namespace's guarantee: %d pod(s) of namespaces "
+		 "that borrow past theirs evicted; it is placed once they end", n);
+	if (n > 0)
+		gp_kube_event(api, "Pod", ns, name, uid, "Normal", "GpupoolReclaiming", text,
+			      EVENT_COMPONENT);
+	gp_extender_api_give(e, slot);
+}
