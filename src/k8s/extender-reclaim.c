@@ -95,9 +95,10 @@ static int running_add(struct gp_extender *e, struct reclaim *r)
 		int t = tenant_index(e, r, k->p.ns);
 		const struct gp_sched_tenant *q = &r->tenant[t];
 
-		mem[t] += (uint64_t)k->req.dev_mem_mib * k->req.devices;
-		compute[t] += (uint64_t)(k->req.whole ? 1000 : k->req.dev_compute) / 10 *
-			      k->req.devices;
+		/* (as the quota counts them: a whole device's own memory) */
+		mem[t] += k->p.placement.memory_mib * k->p.placement.devices;
+		compute[t] += (uint64_t)(k->req.whole ? 100 : k->p.placement.compute) *
+			      k->p.placement.devices;
 		r->task[i] = (struct gp_sched_task){
 			.id = i + 1, .tenant = q->id, .priority = k->p.placement.priority,
 			.created = k->p.placement.bound_at, .req = k->req, .running = true,
