@@ -45,7 +45,7 @@ static int list(const struct gp_client_command *cmd, int argc, char **argv,
 /* The server's note when it runs no agent; true when it said one. */
 static bool no_agent(json_t *reply, const char *what)
 {
-	if (json_is_true(json_object_get(reply, "agent")))
+	if (json_is_true(json_object_get(reply, "agent")) || json_object_get(reply, "engine"))
 		return false;
 	printf("no %s: %s\n", what, gp_client_text(reply, "note"));
 	return true;
@@ -136,7 +136,8 @@ static void node_ls_usage(FILE *out)
 {
 	fprintf(out, "usage: gpupool node ls [-o json|table]\n"
 		     "\n"
-		     "Lists the nodes: the machine of the server's agent, with its "
+		     "Lists the nodes: the machine of the server's agent (with\n"
+		     "--kubernetes, the cluster's nodes with gpupool devices), with its "
 		     "driver and\n"
 		     "CUDA version, its devices (how many the driver can serve), "
 		     "their memory\n"

@@ -853,6 +853,51 @@ int gp_extender_placement_of(struct gp_extender *e, const char *uid,
 	return r;
 }
 
+static json_t *node_json(const struct gp_extender *e, const struct knode *k)
+{
+	uint64_t memory = 0;
+	int usable = 0, pods = 0;
+	char cuda[16];
+
+	for (unsigned i = 0; i < k->n.devices; i++) {
+		memory += k->n.device[i].memory_mib;
+		usable += k->n.device[i].healthy && k->n.device[i].compatible;
+	}
+	for (size_t i = 0; i < e->pods.cap; i++) {
+		const struct kpod *p = e->pods.slot[i].value;
+
+		pods += e->pods.slot[i].key && p->held && p->p.units &&
+			strcmp(p->p.node, k->n.name) == 0;
+	}
+	snprintf(cuda, sizeof(cuda), "%d.%d", k->n.cuda_version / 1000,
+		 k->n.cuda_version % 1000 / 10);
+	return json_pack("{s:s, s:s, s:s, s:i, s:i, s:I, s:i, s:n, s:b}", "hostname", k->n.name,
+			 "driver_version", k->n.driver, "cuda_version", cuda,
+			 "devices", (int)k->n.devices, "devices_usable", usable,
+			 "memory_total_mib", (json_int_t)memory, "tasks_running", pods, "sampled",
+			 "schedulable", k->n.schedulable);
+}
+
+json_t *gp_extender_nodes_json(struct gp_extender *e)
+{
+	json_t *all = json_array();
+	struct knode **sorted;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	sorted = calloc(e->nodes.count + 1, sizeof(*sorted));
+	for (size_t i = 0; sorted && i < e->nodes.cap; i++)
+		if (e->nodes.slot[i].key && ((struct knode *)e->nodes.slot[i].value)->n.devices)
+			sorted[n++] = e->nodes.slot[i].value;
+	if (sorted)
+		qsort(sorted, n, sizeof(*sorted), by_name);
+	for (size_t i = 0; all && sorted && i < n; i++)
+		json_array_append_new(all, node_json(e, sorted[i]));
+	pthread_mutex_unlock(&e->lock);
+	free(sorted);
+	return all;
+}
+
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret)
 {
 	pthread_mutex_lock(&e->lock);

@@ -134,6 +134,11 @@ int gp_extender_retry(struct gp_extender *e, bool all, const atomic_bool *stop);
 int gp_extender_placement_of(struct gp_extender *e, const char *uid,
 			     struct gp_kube_placement *ret);
 
+/* The nodes with published devices, in name order, for GET /v1/nodes
+ * (kube-server.h says the keys); a new JSON array, NULL when out of
+ * memory. */
+json_t *gp_extender_nodes_json(struct gp_extender *e);
+
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {
 	uint32_t nodes, devices;        /* known nodes with devices, and theirs */

@@ -361,6 +361,13 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 	return 0;
 }
 
+json_t *gp_kube_server_nodes(void *ctx)
+{
+	struct gp_kube_server *s = ctx;
+
+	return gp_extender_nodes_json(s->extender);
+}
+
 struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
 {
 	if (!s)

@@ -334,6 +334,8 @@ static int devices_read(const char *text, struct gp_kube_node *n, char *err, siz
 	json_array_foreach(devs, i, d)
 		if (r == 0 && device_read(d, &n->device[n->devices++]) < 0)
 			r = -EINVAL;
+	copy(n->driver, sizeof(n->driver), str_at(j, "driver"));
+	n->cuda_version = (int)json_integer_value(json_object_get(j, "cuda"));
 	json_decref(j);
 	if (r < 0) {
 		n->devices = 0;

@@ -92,6 +92,8 @@ struct gp_kube_node {
 	char name[GP_KUBE_NAME_MAX];
 	bool schedulable;               /* not cordoned, Ready not False */
 	uint32_t cpu_milli, mem_mib;    /* status.allocatable */
+	char driver[64];                /* as the node program published it */
+	int cuda_version;               /* 12040: 12.4 */
 	unsigned devices;
 	struct gp_kube_device device[GP_NODE_DEVICES_MAX];
 };

@@ -22,6 +22,9 @@ struct gp_api {
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
 	struct gp_loop *loop; /* NULL without the agent */
+	json_t *(*engine_nodes)(void *ctx); /* api.h; NULL: none */
+	void *engine_ctx;
+	const char *engine;
 	char log_dir[PATH_MAX];
 	char admin_token_file[PATH_MAX]; /* rewritten when the admin's token is; "": none
 					  */

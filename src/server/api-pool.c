@@ -1,5 +1,6 @@
 /* api-pool.c — what the pool is made of and what waits for it
- * (docs/api.md): GET /v1/nodes (this machine, as its agent found it),
+ * (docs/api.md): GET /v1/nodes (this machine, as its agent found it; with
+ * --kubernetes, the cluster's nodes as the extender has them),
  * GET /v1/devices (each device: identity, memory, utilization at the
  * last sampling, the driver compatibility check, the tasks on it) and
  * GET /v1/queue (the queued tasks in the scheduler's order, with their
@@ -194,6 +195,13 @@ void gp_api_nodes(void *ctx, const struct gp_http_request *req, struct gp_http_r
 
 	if (!gp_api_caller(api, req, ret, &me))
 		return;
+	if (!m && api->engine_nodes) {
+		json_t *nodes = api->engine_nodes(api->engine_ctx);
+
+		gp_http_json(ret, 200, json_pack("{s:b, s:s, s:o}", "agent", 0, "engine",
+						 api->engine, "nodes", nodes ? nodes : json_array()));
+		return;
+	}
 	if (!m) {
 		gp_http_json(ret, 200, no_agent("nodes"));
 		return;

@@ -1717,6 +1717,9 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 		snprintf(api->metrics_token, sizeof(api->metrics_token), "%s",
 			 o->metrics_token);
 	api->loop = o->loop;
+	api->engine_nodes = o->engine_nodes;
+	api->engine_ctx = o->engine_ctx;
+	api->engine = o->engine;
 	if (o->admin_token_file)
 		snprintf(api->admin_token_file, sizeof(api->admin_token_file), "%s",
 			 o->admin_token_file);

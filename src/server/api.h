@@ -62,6 +62,12 @@ struct gp_api_options {
 	 * (its counts) and the database's backups; NULL: none */
 	struct gp_http *http;
 	struct gp_backup *backup;
+	/* The nodes of a cluster the server drives instead of an agent
+	 * (--kubernetes: k8s/kube-server.h), for GET /v1/nodes: a new JSON
+	 * array, each node with the keys of an agent's node; NULL: none. */
+	json_t *(*engine_nodes)(void *ctx);
+	void *engine_ctx;
+	const char *engine;             /* its name ("kubernetes") */
 };
 
 int gp_api_new(struct gp_store *store, const struct gp_api_options *o,

@@ -1486,6 +1486,11 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 	ao.loop = s->loop;
 	if (o->kube.on && kube_start(o, s) != GP_EXIT_OK)
 		return GP_EXIT_FAIL;
+	if (s->kube) {
+		ao.engine_nodes = gp_kube_server_nodes;
+		ao.engine_ctx = s->kube;
+		ao.engine = "kubernetes";
+	}
 	if (gp_api_new(s->store, &ao, &s->api) < 0)
 		return GP_EXIT_FAIL;
 	if (s->metrics && gp_http_serve(s->metrics, metrics_routes, 1, s) < 0) {

@@ -230,6 +230,10 @@ train_placement=$(jq -r '.metadata.annotations["gpupool.io/placement"]' "$tmp/tr
 train_seal=$(jq -r '.metadata.annotations["gpupool.io/placement-seal"]' "$tmp/train.bound")
 [ "$train_seal" = "$(seal_of "$train_uid" "$train_placement")" ] &&
 	ok placement-sealed-with-the-key || bad placement-sealed-with-the-key "$tmp/train.bound"
+# The cluster in the CLI: its node, with its devices and the pod placed.
+expect node-ls-lists-the-cluster 0 'node-1 +[0-9][0-9.]+ +[0-9]+\.[0-9] +2 +2 +30\.0G +1$' -- \
+	env GPUPOOL_SOCKET="$tmp/server.sock" GPUPOOL_TOKEN_FILE="$tmp/admin.token" \
+	"$gpupool" node ls
 
 # ---- the kubelet: Allocate, then a restart and a lost device ----------------------
 node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu --allocate 3 \

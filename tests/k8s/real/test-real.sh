@@ -477,6 +477,14 @@ check first-placement-sealed "(.[0].metadata.annotations[\"gpupool.io/placement-
 	\"v1:$(cat "$tmp/first.seal")\"" "$tmp/first.json"
 waits first-scheduled-event default first Scheduled "Successfully assigned default/first"
 expect extender-counts-the-bind 0 '"binds": *1[,}]' -- curl -s "$ext/healthz"
+# The cluster in the CLI: the nodes with gpupool devices, the pod counted.
+runs node-ls-lists-the-cluster "$tmp/node-ls.json" -- env GPUPOOL_TOKEN_FILE="$tmp/admin.token" \
+	"$build/gpupool" node ls -o json
+check node-ls-has-the-gpu-nodes '.[0].engine == "kubernetes" and
+	([.[0].nodes[].hostname] == ["node-l40s", "node-t4"]) and
+	(.[0].nodes[] | select(.hostname == "node-t4") | .devices == 2 and .devices_usable == 2 and
+	 .memory_total_mib == 30720) and
+	([.[0].nodes[].tasks_running] | add == 1)' "$tmp/node-ls.json"
 # Nothing below can pass if this pod was not placed.
 stop_if_failed
 
