@@ -40,6 +40,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 . "$here/../lib.sh"
+. "$here/doubles-lib.sh"
 
 gpupool=$build/gpupool
 export GPUPOOL_SIM_DEVICES=t4-16g:2 GPUPOOL_SIM_DIR=$tmp/sim
@@ -49,40 +50,10 @@ mkdir -p "$tmp/plugins" "$tmp/run"
 key=$tmp/placement.key
 head -c 48 /dev/urandom | base64 -w0 >"$key"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# wait_for WHAT SECONDS COMMAND...: COMMAND succeeds within SECONDS (0.1 s
-# steps); the time it took, in ms, in $waited_ms. When it does not, that
-# is a failure (counted: a check after `wait_for ... &&` is never reached).
-wait_for() {
-	what=$1 limit=$2
-	shift 2
-	start=$(date +%s%N)
-	for _ in $(seq $((limit * 10))); do
-		if "$@" >/dev/null 2>&1; then
-			waited_ms=$((($(date +%s%N) - start) / 1000000))
-			return 0
-		fi
-		sleep 0.1
-	done
-	bad "waiting for $what ($limit s)"
-	return 1
-}
-
 # ---- the API server, the node, the extender ----------------------------------
 # A pod deleted stays, marked, until the test says its containers are gone
 # (as a kubelet would, at the end of their grace period).
-node "$here/apiserver-double.js" --port 0 --pod-termination-ms 600000 >"$tmp/double.out" \
-	2>"$tmp/double.err" &
-double=$!
-double_port() {
-	port=$(head -n 1 "$tmp/double.out" | jq -r '.port // empty' 2>/dev/null)
-	[ -n "$port" ] && echo "$port"
-}
-wait_for "the API server double" 10 double_port
-api=http://127.0.0.1:$(double_port)
+double_start --pod-termination-ms 600000
 
 # What kubelet registers for its node.
 curl -s -H 'Content-Type: application/json' -o /dev/null -d \
@@ -219,11 +190,6 @@ check pod-bound-with-its-placement '.[0].spec.nodeName == "node-1" and
 seal_of() {
 	printf 'gpupool placement seal 1\n%s\n%s\n' "$1" "$2" |
 		openssl dgst -sha256 -hmac "$(cat "$key")" -r | cut -c1-64 | sed 's/^/v1:/'
-}
-event_on() {    # event_on NAMESPACE POD REASON TEXT
-	curl -s "$api/api/v1/namespaces/$1/events" | jq -e --arg pod "$2" --arg r "$3" \
-		--arg t "$4" '[.items[] | select(.involvedObject.name == $pod and .reason == $r and
-		(.message | contains($t)))] | length >= 1'
 }
 train_uid=$(jq -r .metadata.uid "$tmp/train.bound")
 train_placement=$(jq -r '.metadata.annotations["gpupool.io/placement"]' "$tmp/train.bound")

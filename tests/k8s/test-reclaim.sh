@@ -19,32 +19,12 @@ fi
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
+. "$here/doubles-lib.sh"
 gpupool=$build/gpupool
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_for() {    # wait_for WHAT SECONDS COMMAND...
-	what=$1 limit=$2
-	shift 2
-	for _ in $(seq $((limit * 10))); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	bad "waiting for $what ($limit s)"
-	return 1
-}
 
 # The double keeps an evicted pod Terminating for 3 s, as a kubelet
 # stopping its container would.
-node "$here/apiserver-double.js" --port 0 --pod-termination-ms 3000 >"$tmp/double.out" \
-	2>"$tmp/double.err" &
-double_port() {
-	port=$(head -n 1 "$tmp/double.out" | jq -r '.port // empty' 2>/dev/null)
-	[ -n "$port" ] && echo "$port"
-}
-wait_for "the API server double" 10 double_port
-api=http://127.0.0.1:$(double_port)
+double_start --pod-termination-ms 3000
 post() { curl -s -H 'Content-Type: application/json' -d @- "$api$1"; }
 
 jq -n '{apiVersion: "v1", kind: "Node", metadata: {name: "node-1", annotations:
@@ -92,11 +72,6 @@ evictions() {
 	curl -s "$api/_double/requests" | jq '[.[] | select(.method == "POST" and
 		(.path | endswith("/eviction")))]' >"$tmp/evictions.json"
 }
-event_on() {    # event_on NAMESPACE POD REASON TEXT
-	curl -s "$api/api/v1/namespaces/$1/events" | jq -e --arg pod "$2" --arg r "$3" \
-		--arg t "$4" '[.items[] | select(.involvedObject.name == $pod and .reason == $r and
-		(.message | contains($t)))] | length >= 1'
-}
 
 pod team-b b1 5
 wait_for "b1 bound" 5 bound team-b b1 && ok borrower-runs-b1
@@ -141,5 +116,5 @@ evictions
 check borrower-evicts-nothing '.[0] | length == 1' "$tmp/evictions.json"
 
 stops server-stops-cleanly $server
-kill %1 2>/dev/null
+kill $double 2>/dev/null
 finish
