@@ -285,13 +285,13 @@ static int node_verdict(struct gp_extender *e, struct filtering *f, const struct
 	return code == FITS ? FITS : miss_reason(v, f->cache, code, f->asks);
 }
 
-/* Why the pod fits nowhere, in u, for its event (the first node's reason,
- * or why no model can serve it). */
+/* Why the pod fits nowhere, in u, for its event: the text of index
+ * `reason` (common_reason's), or, at -1, why no model can serve it. */
 static void refusal_note(const struct filtering *f, const struct gp_extender_args *a,
-			 const struct verdicts *v, size_t first, bool known, struct unschedulable *u)
+			 const struct verdicts *v, int reason, bool known, struct unschedulable *u)
 {
 	snprintf(u->message, sizeof(u->message), "0/%zu nodes fit: %s", a->names,
-		 first == SIZE_MAX ? f->why : v->text[v->why[first]] + strlen("gpupool: "));
+		 reason < 0 ? f->why : v->text[reason] + strlen("gpupool: "));
 	percent_spelled(u->message, sizeof(u->message));
 	if (!known)
 		return;
@@ -300,8 +300,6 @@ static void refusal_note(const struct filtering *f, const struct gp_extender_arg
 	snprintf(u->uid, sizeof(u->uid), "%s", f->p->uid);
 }
 
-/* Filter under the lock: the pod's asks on every named node. Without any
- * ask (no model can serve it), every node with devices fails for `why`. */
 /* A pod of a namespace with quotas that fits nowhere: reclaim, by the
  * first of its asks it may have (extender-reclaim.c). */
 static void reclaim_for(struct gp_extender *e, struct filtering *f, struct kpod *k)
@@ -321,10 +319,30 @@ static void reclaim_for(struct gp_extender *e, struct filtering *f, struct kpod 
 	f->victims = n > 0 ? n : 0;
 }
 
+/* The reason most nodes failed for (of equals, the first in text order),
+ * for the event: the same whatever order kube-scheduler offers them in.
+ * Its index in v->text; -1 when none failed. */
+static int common_reason(const struct gp_extender_args *a, const struct verdicts *v)
+{
+	size_t count[REASONS_MAX] = { 0 };
+	int best = -1;
+
+	for (size_t i = 0; i < a->names; i++)
+		if (v->why[i] != FITS && v->why[i] >= 0)
+			count[v->why[i]]++;
+	for (int r = 0; r < v->texts; r++)
+		if (count[r] && (best < 0 || count[r] > count[best] ||
+				 (count[r] == count[best] && strcmp(v->text[r], v->text[best]) < 0)))
+			best = r;
+	return best;
+}
+
+/* Filter under the lock: the pod's asks on every named node. Without any
+ * ask (no model can serve it), every node with devices fails for `why`. */
 static int filter_locked(struct gp_extender *e, struct filtering *f,
 			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
 {
-	size_t passed = 0, first = SIZE_MAX;
+	size_t passed = 0;
 	struct kpod *known;
 	int r;
 
@@ -341,16 +359,13 @@ static int filter_locked(struct gp_extender *e, struct filtering *f,
 	memset(f->cache, -1, sizeof(f->cache));
 	for (size_t i = 0; i < a->names; i++) {
 		v->why[i] = node_verdict(e, f, gp_strmap_get(&e->nodes, a->name[i]), v);
-		if (v->why[i] == FITS)
-			passed++;
-		else if (first == SIZE_MAX)
-			first = i;
+		passed += v->why[i] == FITS;
 	}
 	e->stats.filters++;
 	if (known)
 		known->refused = passed == 0;
 	if (passed == 0)
-		refusal_note(f, a, v, first, known != NULL, u);
+		refusal_note(f, a, v, common_reason(a, v), known != NULL, u);
 	if (passed == 0 && known && f->use.limited)
 		reclaim_for(e, f, known);
 	return 0;

@@ -288,6 +288,29 @@ static void nodes_clear(struct gp_extender *e)
 	e->dirty = true;
 }
 
+/* The live changes the pods ask for once the pods and the nodes are
+ * listed (asked while the server was not there; whichever list comes
+ * last makes them), decided one at a time under the lock, each sent
+ * without it. */
+static void lives_after_sync(struct gp_extender *e)
+{
+	struct gp_extender_live live;
+	size_t next = 0;
+
+	for (;;) {
+		bool send = false;
+
+		pthread_mutex_lock(&e->lock);
+		for (; next < e->pods.cap && !send; next++)
+			send = e->pods.slot[next].key &&
+			       gp_extender_live_change(e, e->pods.slot[next].value, &live);
+		pthread_mutex_unlock(&e->lock);
+		if (!send)
+			return;
+		gp_extender_live_send(e, &live);
+	}
+}
+
 static void on_nodes_sync(void *ctx, json_t *items)
 {
 	struct gp_extender *e = ctx;
@@ -300,6 +323,7 @@ static void on_nodes_sync(void *ctx, json_t *items)
 		node_put(e, obj);
 	gp_extender_ensure_built(e);    /* what is held reads right at once */
 	pthread_mutex_unlock(&e->lock);
+	lives_after_sync(e);
 }
 
 static void on_node_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
@@ -481,6 +505,7 @@ static void on_pods_sync(void *ctx, json_t *items)
 	 * right after a restart. */
 	gp_extender_ensure_built(e);
 	pthread_mutex_unlock(&e->lock);
+	lives_after_sync(e);
 }
 
 static void on_pod_event(void *ctx, enum gp_kube_event_type type, json_t *obj)

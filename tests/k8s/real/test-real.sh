@@ -537,8 +537,19 @@ check big-2-on-the-freed-device "(.[0].metadata.annotations[\"gpupool.io/placeme
 # annotations, and places new pods around them.
 curl -sf "$ext/healthz" >"$tmp/healthz.before"
 stops server-stops-cleanly "$server"
+# A live change asked while the server is away is admitted when it is back.
+echo '{"metadata": {"annotations": {"gpupool.io/compute": "40"}}}' |
+	kapi PATCH /api/v1/namespaces/default/pods/first - application/merge-patch+json >/dev/null
 server_start
 wait_for "the extender after its restart" 30 "$server" extender_synced
+eventually live-change-asked-while-away-admitted 30 "$tmp/first.json" \
+	'.metadata.annotations["gpupool.io/placement"] | fromjson | .compute == 40' -- \
+	kapi GET /api/v1/namespaces/default/pods/first
+echo '{"metadata": {"annotations": {"gpupool.io/compute": "20"}}}' |
+	kapi PATCH /api/v1/namespaces/default/pods/first - application/merge-patch+json >/dev/null
+eventually live-change-back-admitted 30 "$tmp/first.json" \
+	'.metadata.annotations["gpupool.io/placement"] | fromjson | .compute == 20' -- \
+	kapi GET /api/v1/namespaces/default/pods/first
 pod_make default after-big 1 8Gi L40S
 waits after-restart-big-pod-waits default after-big GpupoolUnschedulable \
 	'no device has 10 percent compute and 8192 MiB free'
