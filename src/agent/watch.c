@@ -15,11 +15,9 @@
  * a violation. The loop's thread never waits on it: it takes the lock
  * only to copy or mark. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/agent-impl.h"
@@ -68,19 +66,23 @@ static int snapshot(struct gp_agent *a, struct gp_verify_task *out)
 	return n;
 }
 
+struct kill_check {
+	struct gp_agent *a;
+	int64_t task;
+};
+
+static bool still_of_task(pid_t pid, const void *ctx)
+{
+	const struct kill_check *c = ctx;
+	int64_t now = 0;
+
+	return gp_agent_task_of(c->a, pid, &now) == 0 ? now == c->task : c->task == 0;
+}
+
 /* Kills pid if it still belongs to `task` (0: to none). */
 static void process_kill(struct gp_agent *a, pid_t pid, int64_t task)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	int64_t now = 0;
-	bool same;
-
-	if (fd < 0)
-		return;
-	same = gp_agent_task_of(a, pid, &now) == 0 ? now == task : task == 0;
-	if (same)
-		syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-	close(fd);
+	gp_proc_kill_if(pid, still_of_task, &(struct kill_check){ a, task });
 }
 
 /* A task's violation: kept (the first one) for the loop, and by policy
@@ -228,15 +230,6 @@ static void files_check(struct gp_agent *a, const struct gp_verify_task *t)
 	}
 }
 
-/* The wait before the next look: verify_ms on average, drawn from half to
- * one and a half of it. */
-static uint64_t next_wait_ns(const struct gp_agent *a, struct gp_rng *rng)
-{
-	uint64_t mean = (uint64_t)a->o.verify_ms * 1000000ULL;
-
-	return mean / 2 + gp_rng_below(rng, mean + 1);
-}
-
 static void *watch_main(void *arg)
 {
 	struct gp_agent *a = arg;
@@ -254,7 +247,8 @@ static void *watch_main(void *arg)
 			device_check(a, w, d, tasks);
 		for (int k = 0; k < tasks; k++)
 			files_check(a, &w->task[k]);
-		gp_futex_wait(&a->watch_gen, gen, next_wait_ns(a, &rng));
+		gp_futex_wait(&a->watch_gen, gen,
+			      gp_rng_around(&rng, (uint64_t)a->o.verify_ms * 1000000ULL));
 	}
 	free(w);
 	return NULL;

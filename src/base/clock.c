@@ -13,6 +13,14 @@ int64_t gp_unix_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t gp_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void gp_unix_ms_text(int64_t ms, char *buf, size_t len)
 {
 	time_t s = (time_t)(ms / 1000);

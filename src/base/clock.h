@@ -14,6 +14,8 @@
 
 /* CLOCK_REALTIME in milliseconds since 1970-01-01 UTC. */
 int64_t gp_unix_ms(void);
+/* ... and in nanoseconds (the Kubernetes placements' times). */
+int64_t gp_unix_ns(void);
 
 /* Unix ms as people read it in a message: "2026-12-01 12:00:01 UTC". */
 void gp_unix_ms_text(int64_t ms, char *buf, size_t len);
@@ -25,6 +27,12 @@ static inline uint64_t gp_monotonic_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A time in nanoseconds (a monotonic deadline, a timeout) as a timespec. */
+static inline struct timespec gp_timespec_of_ns(uint64_t ns)
+{
+	return (struct timespec){ (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
 }
 
 /* Initialises cond so that pthread_cond_timedwait's deadlines are

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 bool gp_proc_hidden(pid_t pid)
@@ -50,4 +51,15 @@ uint64_t gp_proc_start_time(pid_t pid)
 	if (!p || sscanf(p, " %llu", &start) != 1)
 		return 0;
 	return start;
+}
+
+void gp_proc_kill_if(pid_t pid, bool (*still)(pid_t pid, const void *ctx), const void *ctx)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return;
+	if (still(pid, ctx))
+		syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+	close(fd);
 }

@@ -23,6 +23,11 @@ uint64_t gp_proc_start_time(pid_t pid);
  * kill(pid, 0) says EPERM, not ESRCH. Leaves errno as it was. */
 bool gp_proc_hidden(pid_t pid);
 
+/* Kills pid with SIGKILL if still(pid, ctx) says it is still the process
+ * meant (asked after a pidfd pins it, so that a pid reused meanwhile is
+ * never hit): the verifiers' kill, once. */
+void gp_proc_kill_if(pid_t pid, bool (*still)(pid_t pid, const void *ctx), const void *ctx);
+
 /* Is (pid, start_time) still alive? A hidden process (above) is taken to
  * be the one we knew: its start time cannot be read, and taking it for
  * dead would free what it holds in shared state. At worst a pid reused

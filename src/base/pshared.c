@@ -1,6 +1,7 @@
 /* pshared.c — robust process-shared mutexes and futexes (see
  * pshared.h). */
 #include "base/pshared.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -36,8 +37,7 @@ int gp_pshared_mutex_lock(pthread_mutex_t *m)
 
 void gp_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 {
-	struct timespec ts = {(time_t)(timeout_ns / 1000000000ULL),
-			      (long)(timeout_ns % 1000000000ULL)};
+	struct timespec ts = gp_timespec_of_ns(timeout_ns);
 
 	syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, NULL, 0);
 }

@@ -22,6 +22,13 @@ uint64_t gp_rng_next(struct gp_rng *rng);
 /* Uniform integer in [0, bound); bound must be > 0. Unbiased (rejection). */
 uint64_t gp_rng_below(struct gp_rng *rng, uint64_t bound);
 
+/* A wait drawn from mean/2 to 3·mean/2 (uniform): the verifiers' looks,
+ * so that a task cannot time what it does between two of them. */
+static inline uint64_t gp_rng_around(struct gp_rng *rng, uint64_t mean)
+{
+	return mean / 2 + gp_rng_below(rng, mean + 1);
+}
+
 /* Fisher–Yates shuffle of n elements of `size` bytes each (size <= 256). */
 void gp_rng_shuffle(struct gp_rng *rng, void *base, size_t n, size_t size);
 

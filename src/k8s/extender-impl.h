@@ -153,7 +153,7 @@ struct gp_extender_victim {
  * Under the lock. */
 int gp_extender_reclaim(struct gp_extender *e, struct kpod *waiting, const struct ask *a,
 			struct gp_extender_victim *ret, int max);
-/* Evicts them (the Eviction API), with an event on each and on the pod
+/* Evicts them (n > 0; the Eviction API), with an event on each and on the pod
  * that waits (ns/name/uid). Without the lock. */
 void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v, int n,
 		       const char *ns, const char *name, const char *uid);
@@ -181,7 +181,6 @@ void gp_extender_pod_let_go(struct gp_extender *e, struct kpod *k);
 void gp_extender_unreserve(struct gp_extender *e, struct kpod *k);
 void gp_extender_reservation_cancel(struct gp_extender *e, struct kpod *k);
 void gp_extender_reservations_expire(struct gp_extender *e);
-uint64_t gp_extender_mono_ns(void);
 /* Reads a pod: a placement without a valid seal (when the extender has a
  * key) is read as none, and the pod as not placed. */
 int gp_extender_pod_read(const struct gp_extender *e, const json_t *obj, struct gp_kube_pod *ret,

@@ -10,16 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
-
-static int64_t now_unix_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* The placement pod k asks for now: its own, with what its annotations
  * change (compute, isolation; priority held to its tenant's highest). */
@@ -104,7 +97,7 @@ bool gp_extender_live_change(struct gp_extender *e, struct kpod *k, struct gp_ex
 	if (next.compute != k->p.placement.compute &&
 	    !hold_instead(e, k, &next, ret->why, sizeof(ret->why)))
 		return true;
-	next.sealed_at = now_unix_ns();
+	next.sealed_at = gp_unix_ns();
 	k->p.placement = next;
 	ret->placement = next;
 	ret->admitted = true;

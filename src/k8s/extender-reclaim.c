@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
 
@@ -112,14 +113,6 @@ static int running_add(struct gp_extender *e, struct reclaim *r)
 	return 0;
 }
 
-static int64_t now_unix_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The victims the pass preempts for the waiting pod (the last task), in
  * ret; how many; -EAGAIN when it does not start even so. */
 static int victims_of(struct reclaim *r, int outcomes, struct gp_extender_victim *ret, int max)
@@ -161,7 +154,7 @@ int gp_extender_reclaim(struct gp_extender *e, struct kpod *waiting, const struc
 	t = tenant_index(e, &r, waiting->p.ns);
 	r.pod[r.tasks] = waiting;
 	r.task[r.tasks] = (struct gp_sched_task){
-		.id = r.tasks + 1, .tenant = r.tenant[t].id, .req = a->req, .created = now_unix_ns(),
+		.id = r.tasks + 1, .tenant = r.tenant[t].id, .req = a->req, .created = gp_unix_ns(),
 		.priority = waiting->p.priority,
 	};
 	r.tasks++;
@@ -190,6 +183,9 @@ void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v
 
 	if (!(api = gp_extender_api_take(e, &slot)))
 		return;
+	snprintf(text, sizeof(text), "evicted by gpupool: it runs on capacity its namespace "
+		 "borrowed past its guarantee, and pod %s/%s, within its namespace's guarantee, "
+		 "needs it back", ns, name);
 	for (int i = 0; i < n; i++) {
 		json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1",
 					 "kind", "Eviction", "metadata", "name", v[i].name,
@@ -200,9 +196,6 @@ void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v
 			 v[i].name);
 		r = body ? gp_kube_post(api, path, body, NULL, NULL) : -ENOMEM;
 		json_decref(body);
-		snprintf(text, sizeof(text), "evicted by gpupool: it runs on capacity its namespace "
-			 "borrowed past its guarantee, and pod %s/%s, within its namespace's "
-			 "guarantee, needs it back", ns, name);
 		if (r == 0)
 			gp_kube_event(api, "Pod", v[i].ns, v[i].name, v[i].uid, "Warning",
 				      "GpupoolReclaimed", text, EVENT_COMPONENT);
@@ -212,8 +205,7 @@ void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v
 	}
 	snprintf(text, sizeof(text), "reclaiming its namespace's guarantee: %d pod(s) of namespaces "
 		 "that borrow past theirs evicted; it is placed once they end", n);
-	if (n > 0)
-		gp_kube_event(api, "Pod", ns, name, uid, "Normal", "GpupoolReclaiming", text,
-			      EVENT_COMPONENT);
+	gp_kube_event(api, "Pod", ns, name, uid, "Normal", "GpupoolReclaiming", text,
+		      EVENT_COMPONENT);
 	gp_extender_api_give(e, slot);
 }

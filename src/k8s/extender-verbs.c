@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "k8s/args.h"
+#include "base/clock.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
 #include "k8s/reply.h"
@@ -482,7 +483,7 @@ static void reserve(struct gp_extender *e, const struct gp_kube_pod *p, const ch
 	char why[REASON_MAX];
 
 	if (k && !k->held && bind_decide(e, k, node, &pl, why, sizeof(why)) == 0) {
-		k->reserved_ns = gp_extender_mono_ns();
+		k->reserved_ns = gp_monotonic_ns();
 		e->reserved++;
 	}
 }
@@ -556,14 +557,6 @@ int gp_extender_prioritize(struct gp_extender *e, const char *body, size_t len, 
 
 /* ---- bind ------------------------------------------------------------------ */
 
-static int64_t now_unix_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 unsigned gp_extender_priority_granted(const struct use *u, unsigned asked)
 {
 	return u->limited && asked > u->t.priority_max ? u->t.priority_max : asked;
@@ -602,7 +595,7 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 	ret->whole = asks[c.ask].req.whole;
 	ret->priority = gp_extender_priority_granted(&use, k->p.priority);
 	ret->isolation = k->p.isolation;
-	ret->bound_at = now_unix_ns();
+	ret->bound_at = gp_unix_ns();
 	ret->sealed_at = ret->bound_at;
 	gp_extender_unreserve(e, k);
 	gp_extender_pod_let_go(e, k);
@@ -754,7 +747,7 @@ static size_t retry_pick(struct gp_extender *e, bool all, struct retry *ret, siz
 			 bool *ret_more)
 {
 	const uint64_t gap = GP_EXTENDER_RETRY_GAP_S * 1000000000ULL;
-	uint64_t now = gp_extender_mono_ns();
+	uint64_t now = gp_monotonic_ns();
 	size_t n = 0;
 
 	*ret_more = false;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
 
@@ -344,14 +345,6 @@ const struct gp_kube_informer_ops gp_extender_node_ops = {
 	.on_event = on_node_event,
 };
 
-uint64_t gp_extender_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The pod is bound (or gone): its placement is no longer a reservation. */
 void gp_extender_unreserve(struct gp_extender *e, struct kpod *k)
 {
@@ -375,7 +368,7 @@ void gp_extender_reservation_cancel(struct gp_extender *e, struct kpod *k)
 /* Reservations older than RESERVE_TTL_NS go, looked for once a second. */
 void gp_extender_reservations_expire(struct gp_extender *e)
 {
-	uint64_t now = gp_extender_mono_ns();
+	uint64_t now = gp_monotonic_ns();
 
 	if (!e->reserved || now - e->reserve_scan_ns < 1000000000ULL)
 		return;

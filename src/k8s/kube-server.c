@@ -251,7 +251,7 @@ static void *retry_main(void *arg)
 	while (!atomic_load(&s->retry_stopping)) {
 		uint64_t at = gp_monotonic_ns() + RETRY_TICK_MS * 1000000ULL;
 
-		until = (struct timespec){ (time_t)(at / 1000000000ULL), (long)(at % 1000000000ULL) };
+		until = gp_timespec_of_ns(at);
 		pthread_cond_timedwait(&s->retry_wake, &s->retry_lock, &until);
 		if (atomic_load(&s->retry_stopping) || (!started && !synced(s)))
 			continue;

@@ -15,11 +15,9 @@
  * gpupool_node_violations_total on /metrics. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -125,18 +123,13 @@ static int procs_of(struct node *n, struct look *l, unsigned d, int listed)
 	return got;
 }
 
-/* Kills pid if it is still in the cgroup of the pod `uid` ("": of none). */
-static void process_kill(pid_t pid, const char *uid)
+/* Is pid still in the cgroup of the pod uid ("": of none)? */
+static bool still_of_pod(pid_t pid, const void *uid)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	char now[GP_KUBE_UID_MAX] = "";
 
-	if (fd < 0)
-		return;
 	pod_uid_of(pid, now);
-	if (strcmp(now, uid) == 0)
-		syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-	close(fd);
+	return strcmp(now, uid) == 0;
 }
 
 /* Was this violation (its process) told before? Remembers it if not. */
@@ -189,7 +182,7 @@ static void violation_act(struct node *n, const struct look *l, const struct gp_
 		pthread_mutex_unlock(&n->api_lock);
 	}
 	if (n->o.verify == GP_VERIFY_KILL)
-		process_kill(v->pid, p ? p->uid : "");
+		gp_proc_kill_if(v->pid, still_of_pod, p ? p->uid : "");
 }
 
 static void device_check(struct node *n, struct look *l, unsigned d, struct told *told,
@@ -223,14 +216,14 @@ static void *verify_main(void *arg)
 	pthread_mutex_lock(&n->verify_lock);
 	while (l && told && !n->verify_stop) {
 		struct timespec until;
-		uint64_t at = gp_monotonic_ns() + mean / 2 + gp_rng_below(&rng, mean + 1);
+		uint64_t at = gp_monotonic_ns() + gp_rng_around(&rng, mean);
 
 		pthread_mutex_unlock(&n->verify_lock);
 		snapshot(n, l);
 		for (unsigned d = 0; d < n->devices; d++)
 			device_check(n, l, d, told, &next);
 		pthread_mutex_lock(&n->verify_lock);
-		until = (struct timespec){ (time_t)(at / 1000000000ULL), (long)(at % 1000000000ULL) };
+		until = gp_timespec_of_ns(at);
 		while (!n->verify_stop && pthread_cond_timedwait(&n->verify_wake, &n->verify_lock,
 								 &until) == 0)
 			;

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/proc.h"
 #include "base/pshared.h"
 #include "base/shfile.h"
@@ -626,8 +627,7 @@ uint64_t sim_process_mem_max(struct sim *s, int dev, pid_t pid)
 
 static void sleep_until(uint64_t deadline_ns)
 {
-	struct timespec ts = { (time_t)(deadline_ns / 1000000000ULL),
-			       (long)(deadline_ns % 1000000000ULL) };
+	struct timespec ts = gp_timespec_of_ns(deadline_ns);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
