@@ -871,49 +871,51 @@ int gp_extender_placement_of(struct gp_extender *e, const char *uid,
 	return r;
 }
 
-static json_t *node_json(const struct gp_extender *e, const struct knode *k)
+/* Node k as GET /v1/nodes lists it: its devices, the usable ones (healthy
+ * and compatible), their memory, the pods placed there. */
+static void api_node_of(const struct gp_extender *e, const struct knode *k,
+			struct gp_api_node *ret)
 {
-	uint64_t memory = 0;
-	int usable = 0, pods = 0;
-	char cuda[16];
-
+	*ret = (struct gp_api_node){ .cuda_version = k->n.cuda_version, .devices = k->n.devices,
+				     .schedulable = k->n.schedulable };
+	snprintf(ret->hostname, sizeof(ret->hostname), "%s", k->n.name);
+	snprintf(ret->driver_version, sizeof(ret->driver_version), "%s", k->n.driver);
 	for (unsigned i = 0; i < k->n.devices; i++) {
-		memory += k->n.device[i].memory_mib;
-		usable += k->n.device[i].healthy && k->n.device[i].compatible;
+		ret->memory_total_mib += k->n.device[i].memory_mib;
+		ret->devices_usable += k->n.device[i].healthy && k->n.device[i].compatible;
 	}
 	for (size_t i = 0; i < e->pods.cap; i++) {
 		const struct kpod *p = e->pods.slot[i].value;
 
-		pods += e->pods.slot[i].key && p->held && p->p.units &&
-			strcmp(p->p.node, k->n.name) == 0;
+		ret->tasks_running += e->pods.slot[i].key && p->held && p->p.units &&
+				      strcmp(p->p.node, k->n.name) == 0;
 	}
-	snprintf(cuda, sizeof(cuda), "%d.%d", k->n.cuda_version / 1000,
-		 k->n.cuda_version % 1000 / 10);
-	return json_pack("{s:s, s:s, s:s, s:i, s:i, s:I, s:i, s:n, s:b}", "hostname", k->n.name,
-			 "driver_version", k->n.driver, "cuda_version", cuda,
-			 "devices", (int)k->n.devices, "devices_usable", usable,
-			 "memory_total_mib", (json_int_t)memory, "tasks_running", pods, "sampled",
-			 "schedulable", k->n.schedulable);
 }
 
-json_t *gp_extender_nodes_json(struct gp_extender *e)
+int gp_extender_nodes(struct gp_extender *e, struct gp_api_node **ret)
 {
-	json_t *all = json_array();
 	struct knode **sorted;
+	struct gp_api_node *all;
 	size_t n = 0;
 
 	pthread_mutex_lock(&e->lock);
 	sorted = calloc(e->nodes.count + 1, sizeof(*sorted));
-	for (size_t i = 0; sorted && i < e->nodes.cap; i++)
+	all = calloc(e->nodes.count + 1, sizeof(*all));
+	for (size_t i = 0; sorted && all && i < e->nodes.cap; i++)
 		if (e->nodes.slot[i].key && ((struct knode *)e->nodes.slot[i].value)->n.devices)
 			sorted[n++] = e->nodes.slot[i].value;
-	if (sorted)
+	if (sorted && all)
 		qsort(sorted, n, sizeof(*sorted), by_name);
-	for (size_t i = 0; all && sorted && i < n; i++)
-		json_array_append_new(all, node_json(e, sorted[i]));
+	for (size_t i = 0; sorted && all && i < n; i++)
+		api_node_of(e, sorted[i], &all[i]);
 	pthread_mutex_unlock(&e->lock);
 	free(sorted);
-	return all;
+	if (!all || !sorted) {
+		free(all);
+		return -ENOMEM;
+	}
+	*ret = all;
+	return (int)n;
 }
 
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret)

@@ -55,6 +55,7 @@
 #include "k8s/client.h"
 #include "k8s/seal.h"
 #include "k8s/objects.h"
+#include "server/api.h"
 #include "server/sched.h"
 
 struct gp_extender;
@@ -134,10 +135,9 @@ int gp_extender_retry(struct gp_extender *e, bool all, const atomic_bool *stop);
 int gp_extender_placement_of(struct gp_extender *e, const char *uid,
 			     struct gp_kube_placement *ret);
 
-/* The nodes with published devices, in name order, for GET /v1/nodes
- * (kube-server.h says the keys); a new JSON array, NULL when out of
- * memory. */
-json_t *gp_extender_nodes_json(struct gp_extender *e);
+/* The nodes with published devices, in name order, for GET /v1/nodes:
+ * *ret (malloc'd; the caller frees it), how many, or -ENOMEM. */
+int gp_extender_nodes(struct gp_extender *e, struct gp_api_node **ret);
 
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {

@@ -361,11 +361,11 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 	return 0;
 }
 
-json_t *gp_kube_server_nodes(void *ctx)
+int gp_kube_server_nodes(void *ctx, struct gp_api_node **ret)
 {
 	struct gp_kube_server *s = ctx;
 
-	return gp_extender_nodes_json(s->extender);
+	return gp_extender_nodes(s->extender, ret);
 }
 
 struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)

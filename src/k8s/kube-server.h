@@ -22,8 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
+#include "server/api.h"
 #include "server/pool.h"
 
 #define GP_KUBE_EXTENDER_PORT 8787
@@ -53,11 +52,9 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
  * bind failures. NULL when out of memory. */
 char *gp_kube_server_metrics(struct gp_kube_server *s);
 
-/* The cluster's nodes with gpupool devices, as GET /v1/nodes lists an
- * agent's node (hostname, driver_version, cuda_version, devices,
- * devices_usable, memory_total_mib, tasks_running), with schedulable:
- * a new JSON array; NULL when out of memory. ctx is the kube server. */
-json_t *gp_kube_server_nodes(void *ctx);
+/* The cluster's nodes with gpupool devices, for GET /v1/nodes
+ * (api.h's engine_nodes; ctx is the kube server). */
+int gp_kube_server_nodes(void *ctx, struct gp_api_node **ret);
 
 /* Stops serving and the informers. Accepts NULL; returns NULL. */
 struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s);

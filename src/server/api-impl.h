@@ -22,7 +22,7 @@ struct gp_api {
 	struct gp_price price[GP_PRICES_MAX];
 	int prices;
 	struct gp_loop *loop; /* NULL without the agent */
-	json_t *(*engine_nodes)(void *ctx); /* api.h; NULL: none */
+	int (*engine_nodes)(void *ctx, struct gp_api_node **ret); /* api.h; NULL: none */
 	void *engine_ctx;
 	const char *engine;
 	char log_dir[PATH_MAX];

@@ -167,39 +167,63 @@ void gp_api_devices(void *ctx, const struct gp_http_request *req,
 
 /* ---- nodes ---------------------------------------------------------------- */
 
-static json_t *node_json(const struct gp_meter *m, int tasks_running)
+static json_t *node_json(const struct gp_api_node *n)
+{
+	json_t *o = json_pack("{s:s, s:s, s:o, s:i, s:i, s:I, s:i, s:o}", "hostname",
+			      n->hostname, "driver_version", n->driver_version, "cuda_version",
+			      cuda_json(n->cuda_version), "devices", (int)n->devices,
+			      "devices_usable", (int)n->devices_usable, "memory_total_mib",
+			      (json_int_t)n->memory_total_mib, "tasks_running", n->tasks_running,
+			      "sampled", n->sampled_ms ? gp_api_time_json(n->sampled_ms / 1000)
+						       : json_null());
+
+	if (o && n->schedulable >= 0)
+		json_object_set_new(o, "schedulable", json_boolean(n->schedulable));
+	return o;
+}
+
+/* The machine of the server's agent. */
+static void agent_node(const struct gp_meter *m, int tasks_running, struct gp_api_node *ret)
 {
 	const struct gp_agent_node *n = gp_meter_node(m);
-	uint64_t memory = 0;
-	int usable = 0;
 
+	*ret = (struct gp_api_node){ .cuda_version = n->cuda_version, .devices = n->devices,
+				     .tasks_running = tasks_running,
+				     .sampled_ms = gp_meter_last_ms(m), .schedulable = -1 };
+	snprintf(ret->hostname, sizeof(ret->hostname), "%s", n->hostname);
+	snprintf(ret->driver_version, sizeof(ret->driver_version), "%s", n->driver_version);
 	for (unsigned i = 0; i < n->devices; i++) {
-		memory += n->device[i].mem_total_mib;
-		usable += n->device[i].compatible;
+		ret->memory_total_mib += n->device[i].mem_total_mib;
+		ret->devices_usable += n->device[i].compatible;
 	}
-	return json_pack("{s:s, s:s, s:o, s:i, s:i, s:I, s:i, s:o}", "hostname",
-			 n->hostname, "driver_version", n->driver_version, "cuda_version",
-			 cuda_json(n->cuda_version), "devices", (int)n->devices,
-			 "devices_usable", usable, "memory_total_mib", (json_int_t)memory,
-			 "tasks_running", tasks_running, "sampled",
-			 gp_meter_last_ms(m) ? gp_api_time_json(gp_meter_last_ms(m) / 1000)
-					     : json_null());
+}
+
+/* The nodes of the cluster an engine drives, as a JSON array. */
+static json_t *engine_nodes_json(const struct gp_api *api)
+{
+	struct gp_api_node *nodes = NULL;
+	int n = api->engine_nodes(api->engine_ctx, &nodes);
+	json_t *list = json_array();
+
+	for (int i = 0; list && i < n; i++)
+		json_array_append_new(list, node_json(&nodes[i]));
+	free(nodes);
+	return list;
 }
 
 void gp_api_nodes(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	const struct gp_meter *m = gp_loop_meter(api->loop);
+	struct gp_api_node node;
 	struct gp_tenant me;
 	int running;
 
 	if (!gp_api_caller(api, req, ret, &me))
 		return;
 	if (!m && api->engine_nodes) {
-		json_t *nodes = api->engine_nodes(api->engine_ctx);
-
 		gp_http_json(ret, 200, json_pack("{s:b, s:s, s:o}", "agent", 0, "engine",
-						 api->engine, "nodes", nodes ? nodes : json_array()));
+						 api->engine, "nodes", engine_nodes_json(api)));
 		return;
 	}
 	if (!m) {
@@ -211,8 +235,8 @@ void gp_api_nodes(void *ctx, const struct gp_http_request *req, struct gp_http_r
 		gp_api_store_failed(api, ret, running, "counting the running tasks");
 		return;
 	}
-	gp_http_json(ret, 200,
-		     json_pack("{s:b, s:[o]}", "agent", 1, "nodes", node_json(m, running)));
+	agent_node(m, running, &node);
+	gp_http_json(ret, 200, json_pack("{s:b, s:[o]}", "agent", 1, "nodes", node_json(&node)));
 }
 
 /* ---- the queue ------------------------------------------------------------ */

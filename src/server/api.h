@@ -39,6 +39,18 @@
 
 struct gp_api;
 
+/* A node as GET /v1/nodes lists it (api-pool.c writes every one): the
+ * agent's machine, or a node of a cluster an engine drives. */
+struct gp_api_node {
+	char hostname[256], driver_version[96];
+	int cuda_version;               /* 1000 x major + 10 x minor; 0: none */
+	unsigned devices, devices_usable;
+	uint64_t memory_total_mib;
+	int tasks_running;
+	int64_t sampled_ms;             /* the last sampling, unix ms; 0: none */
+	int schedulable;                /* 0 or 1; -1: not said (the agent's machine) */
+};
+
 struct gp_api_options {
 	unsigned queue_max; /* submissions get 503 at this many pending tasks */
 	/* a tenant's get 503 at this many of its own; 0: the default (at
@@ -63,9 +75,10 @@ struct gp_api_options {
 	struct gp_http *http;
 	struct gp_backup *backup;
 	/* The nodes of a cluster the server drives instead of an agent
-	 * (--kubernetes: k8s/kube-server.h), for GET /v1/nodes: a new JSON
-	 * array, each node with the keys of an agent's node; NULL: none. */
-	json_t *(*engine_nodes)(void *ctx);
+	 * (--kubernetes: k8s/kube-server.h), for GET /v1/nodes: fills *ret
+	 * (malloc'd; the caller frees it) and returns how many, or -ENOMEM.
+	 * NULL: none. */
+	int (*engine_nodes)(void *ctx, struct gp_api_node **ret);
 	void *engine_ctx;
 	const char *engine;             /* its name ("kubernetes") */
 };
