@@ -39,7 +39,7 @@ static const char *str_at(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-static const char *annotation(const json_t *obj, const char *key)
+const char *gp_kube_annotation(const json_t *obj, const char *key)
 {
 	return str_at(json_object_get(json_object_get(obj, "metadata"), "annotations"), key);
 }
@@ -159,11 +159,11 @@ static int containers_read(const json_t *spec, struct sums *ret, char *container
 /* The annotations users set (names.h). */
 static int pod_annotations(const json_t *pod, struct gp_kube_pod *p, char *err, size_t len)
 {
-	const char *count = annotation(pod, GP_KUBE_ANN_COUNT);
-	const char *memory = annotation(pod, GP_KUBE_ANN_MEMORY);
-	const char *prio = annotation(pod, GP_KUBE_ANN_PRIORITY);
-	const char *compute = annotation(pod, GP_KUBE_ANN_COMPUTE);
-	const char *iso = annotation(pod, GP_KUBE_ANN_ISOLATION);
+	const char *count = gp_kube_annotation(pod, GP_KUBE_ANN_COUNT);
+	const char *memory = gp_kube_annotation(pod, GP_KUBE_ANN_MEMORY);
+	const char *prio = gp_kube_annotation(pod, GP_KUBE_ANN_PRIORITY);
+	const char *compute = gp_kube_annotation(pod, GP_KUBE_ANN_COMPUTE);
+	const char *iso = gp_kube_annotation(pod, GP_KUBE_ANN_ISOLATION);
 	int64_t milli;
 
 	if (count && !gp_parse_uint(count, 1, GP_NODE_DEVICES_MAX, NULL, &p->count))
@@ -186,7 +186,7 @@ static int pod_annotations(const json_t *pod, struct gp_kube_pod *p, char *err, 
 		return fail(err, len, "annotation %s: \"%s\" is neither hard nor shared",
 			    GP_KUBE_ANN_ISOLATION, iso);
 	p->isolation = iso && strcmp(iso, "shared") == 0 ? GP_KUBE_SHARED : GP_KUBE_HARD;
-	copy(p->models, sizeof(p->models), annotation(pod, GP_KUBE_ANN_MODEL));
+	copy(p->models, sizeof(p->models), gp_kube_annotation(pod, GP_KUBE_ANN_MODEL));
 	return 0;
 }
 
@@ -264,7 +264,7 @@ static bool pod_finished(const json_t *pod)
 int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size_t err_len)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-	const char *placement = annotation(pod, GP_KUBE_ANN_PLACEMENT);
+	const char *placement = gp_kube_annotation(pod, GP_KUBE_ANN_PLACEMENT);
 	struct gp_kube_pod p = { .count = 1 };
 	struct sums sums;
 	int r;
@@ -277,7 +277,7 @@ int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size
 	copy(p.node, sizeof(p.node), str_at(spec, "nodeName"));
 	copy(p.scheduler, sizeof(p.scheduler),
 	     str_at(spec, "schedulerName") ? str_at(spec, "schedulerName") : "default-scheduler");
-	copy(p.task, sizeof(p.task), annotation(pod, GP_KUBE_ANN_TASK));
+	copy(p.task, sizeof(p.task), gp_kube_annotation(pod, GP_KUBE_ANN_TASK));
 	p.finished = pod_finished(pod);
 	p.deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	p.priority = priority_of_class(spec);
@@ -360,7 +360,7 @@ int gp_kube_node_read(const json_t *node, struct gp_kube_node *ret, char *err, s
 {
 	const json_t *meta = json_object_get(node, "metadata"), *status = json_object_get(node, "status");
 	const json_t *alloc = json_object_get(status, "allocatable");
-	const char *devices = annotation(node, GP_KUBE_ANN_DEVICES);
+	const char *devices = gp_kube_annotation(node, GP_KUBE_ANN_DEVICES);
 	struct gp_kube_node n = { 0 };
 	int64_t cpu = 0, mem = 0;
 	int r;

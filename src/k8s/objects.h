@@ -73,6 +73,9 @@ struct gp_kube_pod {
 	char task[96];                  /* gpupool.io/task; "" until allocated */
 };
 
+/* An object's annotation `key`, or NULL (the object's storage). */
+const char *gp_kube_annotation(const json_t *obj, const char *key);
+
 /* Reads a v1 Pod. A pod that does not ask for gpupool.io/gpu is read too
  * (units 0). Bad annotations are -EINVAL, with what is wrong in err. */
 int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size_t err_len);

@@ -10,6 +10,7 @@
 #include <nettle/memops.h>
 
 #include "k8s/names.h"
+#include "k8s/objects.h"
 #include "k8s/seal.h"
 
 #define SEAL_PREFIX "v1:"
@@ -93,17 +94,10 @@ bool gp_seal_verifies(const struct gp_seal_key *k, const char *uid, const char *
 	return memeql_sec(want, seal, GP_SEAL_TEXT_MAX - 1) != 0;
 }
 
-static const char *annotation(const json_t *pod, const char *key)
-{
-	const json_t *meta = json_object_get(pod, "metadata");
-
-	return json_string_value(json_object_get(json_object_get(meta, "annotations"), key));
-}
-
 enum gp_seal_state gp_seal_of_pod(const struct gp_seal_key *k, const json_t *pod)
 {
-	const char *placement = annotation(pod, GP_KUBE_ANN_PLACEMENT);
-	const char *seal = annotation(pod, GP_KUBE_ANN_SEAL);
+	const char *placement = gp_kube_annotation(pod, GP_KUBE_ANN_PLACEMENT);
+	const char *seal = gp_kube_annotation(pod, GP_KUBE_ANN_SEAL);
 	const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"),
 							    "uid"));
 
