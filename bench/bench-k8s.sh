@@ -20,6 +20,12 @@
 #                              each run's in _runs; target: >= 1000
 #   http_roundtrips_per_sec    empty GETs on the same connection (the
 #                              baseline of the machine's HTTP speed, same run)
+#   real, real_pass            with $GPUPOOL_KUBE_BIN: pods bound per second
+#                              by the real kube-scheduler through the
+#                              extender against kube-scheduler alone, at
+#                              the same client QPS (bench/bench-k8s-real.sh
+#                              says how, and its target); without it,
+#                              real_scheduler says it was skipped
 set -eu
 build=$1
 traces=$2
@@ -91,8 +97,15 @@ done
 jq -s 'max_by(.extender_decisions_per_sec) +
 	{extender_decisions_per_sec_runs: map(.extender_decisions_per_sec)}' "$tmp/rates.json" >"$tmp/rate.json"
 
-jq -c -s '.[0] + .[1] + {target_alloc_diff_points: 0.1, target_decisions_per_sec: 1000,
-	pass: ((.[0].alloc_diff_points | if . < 0 then -. else . end) <= 0.1 and .[1].extender_decisions_per_sec >= 1000)}' \
-	"$tmp/replay.json" "$tmp/rate.json" >"$tmp/k8s.json"
+# The real kube-scheduler, when $GPUPOOL_KUBE_BIN names its binaries.
+if ! "$here/bench-k8s-real.sh" "$build" >"$tmp/real.json"; then
+	echo '{"real_scheduler": "failed: the run broke (its logs on stderr)", "real_pass": false}' \
+		>"$tmp/real.json"
+fi
+
+jq -c -s '.[0] + .[1] + .[2] + {target_alloc_diff_points: 0.1, target_decisions_per_sec: 1000,
+	pass: ((.[0].alloc_diff_points | if . < 0 then -. else . end) <= 0.1 and
+		.[1].extender_decisions_per_sec >= 1000 and (.[2].real_pass != false))}' \
+	"$tmp/replay.json" "$tmp/rate.json" "$tmp/real.json" >"$tmp/k8s.json"
 cat "$tmp/k8s.json"
 jq -e .pass "$tmp/k8s.json" >/dev/null

@@ -132,56 +132,13 @@ etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 sched_port=$5 ext_port=$6 metr
 api=https://127.0.0.1:$api_port
 
 # ---- the PKI: a CA, the API server's certificate, the front proxy's,
-# the service accounts' signing key; static tokens --------------------------------
-mkcert() { # NAME SUBJECT CA EXTENSIONS: NAME.crt and NAME.key, signed by CA
-	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-		-keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>>"$logs/pki.log" &&
-		printf '%s\n' "$4" >"$pki/$1.ext" &&
-		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$3.crt" -CAkey "$pki/$3.key" \
-			-CAcreateserial -days 1 -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>>"$logs/pki.log"
-}
-mkca() { # NAME SUBJECT
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-		-keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "$2" 2>>"$logs/pki.log"
-}
-make_pki() {
-	mkca ca /CN=gpupool-test-ca &&
-		mkcert apiserver /CN=kube-apiserver ca "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc
-extendedKeyUsage=serverAuth" &&
-		mkca front-proxy-ca /CN=front-proxy-ca &&
-		mkcert front-proxy-client /CN=front-proxy-client front-proxy-ca \
-			extendedKeyUsage=clientAuth &&
-		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 \
-			-out "$pki/sa.key" 2>>"$logs/pki.log" &&
-		openssl pkey -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>>"$logs/pki.log"
-}
-make_pki || { bad "the PKI (openssl)" "$logs/pki.log"; finish; exit 1; }
-admin_token=$(openssl rand -hex 16)
-printf '%s,admin,admin-uid,"system:masters"\n' "$admin_token" >"$pki/tokens.csv"
-chmod 600 "$pki"/*.key "$pki/tokens.csv"
+# the service accounts' signing key; a static admin token (control-plane.sh) ----
+. "$here/control-plane.sh"
+kube_pki "$pki" "$logs/pki.log" || { bad "the PKI (openssl)" "$logs/pki.log"; finish; exit 1; }
+admin_token=$(cat "$pki/admin.token")
 
 # kubeconfig FILE TOKEN: the API server, its CA, a bearer token.
-kubeconfig() {
-	cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: test
-    cluster:
-      server: $api
-      certificate-authority: $pki/ca.crt
-users:
-  - name: test
-    user:
-      token: $2
-contexts:
-  - name: test
-    context:
-      cluster: test
-      user: test
-current-context: test
-EOF
-}
+kubeconfig() { kube_kubeconfig "$1" "$api" "$pki/ca.crt" "$2"; }
 kubeconfig "$tmp/admin.kubeconfig" "$admin_token"
 kubectl() { "$kbin/kubectl" --kubeconfig "$tmp/admin.kubeconfig" --cache-dir "$tmp/kube-cache" "$@"; }
 
@@ -206,31 +163,12 @@ kapi() {
 }
 
 # ---- etcd, kube-apiserver, kube-controller-manager ----------------------------------
-start etcd etcd --name gpupool-test --data-dir "$etcd_data" \
-	--listen-client-urls "http://127.0.0.1:$etcd_port" \
-	--advertise-client-urls "http://127.0.0.1:$etcd_port" \
-	--listen-peer-urls "http://127.0.0.1:$etcd_peer" \
-	--initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
-	--initial-cluster "gpupool-test=http://127.0.0.1:$etcd_peer"
+start etcd kube_etcd "$etcd_data" "$etcd_port" "$etcd_peer"
 etcd_pid=$last_pid
 etcd_healthy() { curl -sf "http://127.0.0.1:$etcd_port/health" | grep -q '"health":"true"'; }
 wait_for etcd 20 "$etcd_pid" etcd_healthy
 
-start kube-apiserver "$kbin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
-	--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
-	--endpoint-reconciler-type=none \
-	--tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-	--client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
-	--authorization-mode=Node,RBAC \
-	--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-	--service-account-issuer=https://kubernetes.default.svc.cluster.local \
-	--service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
-	--requestheader-client-ca-file="$pki/front-proxy-ca.crt" \
-	--requestheader-allowed-names=front-proxy-client \
-	--requestheader-extra-headers-prefix=X-Remote-Extra- \
-	--requestheader-group-headers=X-Remote-Group --requestheader-username-headers=X-Remote-User \
-	--proxy-client-cert-file="$pki/front-proxy-client.crt" \
-	--proxy-client-key-file="$pki/front-proxy-client.key" --profiling=false --v=1
+start kube-apiserver kube_apiserver "$kbin" "$pki" "$etcd_port" "$api_port" --v=1
 api_pid=$last_pid
 api_ready() { kapi GET /readyz | grep -qx ok; }
 wait_for kube-apiserver 60 "$api_pid" api_ready && ok kube-apiserver-ready
