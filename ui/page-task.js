@@ -62,7 +62,9 @@ async function factsDraw(view, box, t, changed) {
 	fill(box, el('div', { class: 'task-head' }, badge(t.state), el('span', { class: 'reason', text: t.reason }),
 		cancellable(t) ? cancelButton(view, t, changed) : null),
 	el('dl', { class: 'facts' }, [
-		['Tenant', tenantCell(t.tenant)], ['Name', t.name], ['Command', el('code', { text: t.command })],
+		['Tenant', tenantCell(t.tenant)], ['Name', t.name],
+		t.pod_uid ? ['Kubernetes pod', el('code', { text: `${t.name} (UID ${t.pod_uid})` })]
+			: ['Command', el('code', { text: t.command })],
 		['Shape', shape(t)], ['Compute share', el('span', { id: 'task-compute', text: `${t.compute_pct} %` })],
 		['Priority', el('span', { id: 'task-priority', text: String(t.priority) })],
 		['Isolation', t.isolation], ['Kind', t.kind],
@@ -78,6 +80,10 @@ async function factsDraw(view, box, t, changed) {
 function changeSection(view, t, changed) {
 	if (!CHANGEABLE.has(t.state))
 		return el('p', { class: 'hint', text: 'The task has ended: its share and priority can no longer change.' });
+	if (t.pod_uid)
+		return el('p', { class: 'hint', text: 'A Kubernetes pod: change its share or priority on the pod ' +
+			'(kubectl annotate pod NAME gpupool.io/compute=N or gpupool.io/priority=N --overwrite); ' +
+			'the same quota rules apply.' });
 	const result = el('div', { id: 'change-result' });
 	const form = el('form', { class: 'change', id: 'change-form' },
 		field('Compute %', el('input', { name: 'compute', type: 'number', min: 1, max: 100, value: t.compute_pct })),

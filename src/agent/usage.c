@@ -286,6 +286,12 @@ static void used_add(struct gp_usage *u, unsigned d, uint64_t now, unsigned util
 		used_shared(span, util_pct, d, groups, n);
 		return;
 	}
+	/* A sample older than the previous call was there to be read then
+	 * (and moved last_seen): asking from the previous call on loses none,
+	 * and the first sample of a process that started since covers only
+	 * the time since, not the idle time before it. */
+	if (u->last_seen_us[d] < u->last_call_us[d])
+		newest = u->last_seen_us[d] = u->last_call_us[d];
 	count = samples_list(u, d);
 	if (count > 0)
 		qsort(u->sample, (size_t)count, sizeof(*u->sample), by_timestamp);

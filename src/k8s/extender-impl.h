@@ -99,6 +99,9 @@ struct gp_extender {
 	void *io_ctx;
 	const struct gp_seal_key *seal; /* NULL: placements unsealed */
 	struct gp_extender_stats stats;
+	/* Bound pods that ended, for gp_extender_pods: a ring. */
+	struct gp_extender_ended ended[GP_EXTENDER_ENDED_MAX];
+	uint64_t ended_next, ended_read;
 };
 
 /* A namespace's use: overall, and per model quota of its tenant. */

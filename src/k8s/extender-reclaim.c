@@ -174,10 +174,50 @@ out:
 	return n;
 }
 
+/* Evicts one pod through the Eviction API (its own grace period, and
+ * any PodDisruptionBudget), with a Warning event of `reason` saying
+ * `text` on it. */
+static int evict_one(struct gp_kube *api, const struct gp_extender_victim *v, const char *reason,
+		     const char *text)
+{
+	char path[2 * GP_KUBE_NAME_MAX + 64];
+	json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1", "kind",
+				 "Eviction", "metadata", "name", v->name, "namespace", v->ns);
+	int r;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", v->ns, v->name);
+	r = body ? gp_kube_post(api, path, body, NULL, NULL) : -ENOMEM;
+	json_decref(body);
+	if (r == 0)
+		gp_kube_event(api, "Pod", v->ns, v->name, v->uid, "Warning", reason, text,
+			      EVENT_COMPONENT);
+	else
+		fprintf(stderr, "gpupool server: cannot evict pod %s/%s: %s\n", v->ns, v->name,
+			gp_kube_error(api));
+	return r;
+}
+
+int gp_extender_evict_pod(struct gp_extender *e, const char *ns, const char *name,
+			  const char *uid, const char *reason, const char *text)
+{
+	struct gp_extender_victim v;
+	struct gp_kube *api;
+	int slot, r;
+
+	if (!(api = gp_extender_api_take(e, &slot)))
+		return -ENOTCONN;
+	snprintf(v.ns, sizeof(v.ns), "%s", ns);
+	snprintf(v.name, sizeof(v.name), "%s", name);
+	snprintf(v.uid, sizeof(v.uid), "%s", uid);
+	r = evict_one(api, &v, reason, text);
+	gp_extender_api_give(e, slot);
+	return r;
+}
+
 void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v, int n,
 		       const char *ns, const char *name, const char *uid)
 {
-	char path[2 * GP_KUBE_NAME_MAX + 64], text[REASON_MAX + GP_KUBE_NAME_MAX];
+	char text[REASON_MAX + GP_KUBE_NAME_MAX];
 	struct gp_kube *api;
 	int slot;
 
@@ -186,23 +226,8 @@ void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v
 	snprintf(text, sizeof(text), "evicted by gpupool: it runs on capacity its namespace "
 		 "borrowed past its guarantee, and pod %s/%s, within its namespace's guarantee, "
 		 "needs it back", ns, name);
-	for (int i = 0; i < n; i++) {
-		json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1",
-					 "kind", "Eviction", "metadata", "name", v[i].name,
-					 "namespace", v[i].ns);
-		int r;
-
-		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", v[i].ns,
-			 v[i].name);
-		r = body ? gp_kube_post(api, path, body, NULL, NULL) : -ENOMEM;
-		json_decref(body);
-		if (r == 0)
-			gp_kube_event(api, "Pod", v[i].ns, v[i].name, v[i].uid, "Warning",
-				      "GpupoolReclaimed", text, EVENT_COMPONENT);
-		else
-			fprintf(stderr, "gpupool server: cannot evict pod %s/%s: %s\n", v[i].ns,
-				v[i].name, gp_kube_error(api));
-	}
+	for (int i = 0; i < n; i++)
+		evict_one(api, &v[i], "GpupoolReclaimed", text);
 	snprintf(text, sizeof(text), "reclaiming its namespace's guarantee: %d pod(s) of namespaces "
 		 "that borrow past theirs evicted; it is placed once they end", n);
 	gp_kube_event(api, "Pod", ns, name, uid, "Normal", "GpupoolReclaiming", text,

@@ -381,11 +381,25 @@ void gp_extender_reservations_expire(struct gp_extender *e)
 	}
 }
 
-static void pod_drop(struct gp_extender *e, const char *uid)
+/* A bound pod with devices ended (p: as it was last seen; deleted: its
+ * object is gone): told to the server's tasks at their next look. The
+ * oldest is forgotten when they do not look for ENDED_MAX ends. */
+static void ended_note(struct gp_extender *e, const struct gp_kube_pod *p, bool deleted)
+{
+	struct gp_extender_ended *x = &e->ended[e->ended_next++ % GP_EXTENDER_ENDED_MAX];
+
+	*x = (struct gp_extender_ended){ .failed = p->failed, .deleted = deleted || p->deleting,
+					 .at_ms = gp_unix_ms() };
+	snprintf(x->uid, sizeof(x->uid), "%s", p->uid);
+}
+
+static void pod_drop(struct gp_extender *e, const char *uid, const struct gp_kube_pod *last)
 {
 	struct kpod *k = gp_strmap_remove(&e->pods, uid);
 
 	if (k) {
+		if (k->held && !k->reserved_ns && k->p.units && k->p.node[0])
+			ended_note(e, last ? last : &k->p, !last);
 		e->freed |= k->held && !k->reserved_ns && k->p.units;
 		gp_extender_unreserve(e, k);
 		gp_extender_pod_let_go(e, k);
@@ -433,7 +447,7 @@ static bool pod_put(struct gp_extender *e, const json_t *obj, struct gp_extender
 	if (gp_extender_pod_read(e, obj, &p, err, sizeof(err)) < 0 || !p.uid[0])
 		return false;           /* the filter will say what is wrong */
 	if (p.finished) {
-		pod_drop(e, p.uid);
+		pod_drop(e, p.uid, &p);
 		return false;
 	}
 	k = gp_strmap_get(&e->pods, p.uid);
@@ -447,7 +461,7 @@ static bool pod_put(struct gp_extender *e, const json_t *obj, struct gp_extender
 		return false;
 	}
 	if (p.units == 0 && !p.node[0]) {
-		pod_drop(e, p.uid);     /* a host-only pod counts once bound */
+		pod_drop(e, p.uid, &p); /* a host-only pod counts once bound */
 		return false;
 	}
 	if (!p.placed && p.units && e->scheduler[0] && strcmp(p.scheduler, e->scheduler) != 0)
@@ -510,7 +524,7 @@ static void on_pod_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
 
 	pthread_mutex_lock(&e->lock);
 	if (type == GP_KUBE_DELETED && uid)
-		pod_drop(e, uid);
+		pod_drop(e, uid, NULL);
 	else
 		send = pod_put(e, obj, &live);
 	pthread_mutex_unlock(&e->lock);
@@ -916,6 +930,67 @@ int gp_extender_nodes(struct gp_extender *e, struct gp_api_node **ret)
 	}
 	*ret = all;
 	return (int)n;
+}
+
+/* k as a task's pod: its devices' models and memory from its node. */
+static void task_pod_of(const struct gp_extender *e, const struct kpod *k,
+			struct gp_extender_pod *ret)
+{
+	const struct knode *n = gp_strmap_get(&e->nodes, k->p.node);
+
+	ret->p = k->p;
+	snprintf(ret->metrics, sizeof(ret->metrics), "%s", n ? n->n.metrics : "");
+	for (unsigned i = 0; n && i < k->p.placement.devices; i++)
+		for (unsigned j = 0; j < n->n.devices; j++)
+			if (!strcmp(n->n.device[j].uuid, k->p.placement.device[i])) {
+				snprintf(ret->model[i], sizeof(ret->model[i]), "%s",
+					 n->n.device[j].model);
+				ret->device_mib[i] = n->n.device[j].memory_mib;
+			}
+}
+
+static int ended_take(struct gp_extender *e, struct gp_extender_ended **ret, size_t *ret_n)
+{
+	uint64_t from = e->ended_next - e->ended_read > GP_EXTENDER_ENDED_MAX
+				? e->ended_next - GP_EXTENDER_ENDED_MAX
+				: e->ended_read;
+
+	*ret_n = 0;
+	*ret = calloc(e->ended_next - from + 1, sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	for (uint64_t i = from; i < e->ended_next; i++)
+		(*ret)[(*ret_n)++] = e->ended[i % GP_EXTENDER_ENDED_MAX];
+	e->ended_read = e->ended_next;
+	return 0;
+}
+
+int gp_extender_pods(struct gp_extender *e, struct gp_extender_pod **ret, size_t *ret_n,
+		     struct gp_extender_ended **ret_ended, size_t *ret_n_ended)
+{
+	struct gp_extender_pod *all;
+	size_t n = 0;
+	int r = -ENOMEM;
+
+	pthread_mutex_lock(&e->lock);
+	all = calloc(e->pods.count + 1, sizeof(*all));
+	for (size_t i = 0; all && i < e->pods.cap; i++) {
+		const struct kpod *k = e->pods.slot[i].value;
+
+		if (e->pods.slot[i].key && k->held && !k->reserved_ns && k->p.units &&
+		    k->p.placed && k->p.node[0])
+			task_pod_of(e, k, &all[n++]);
+	}
+	if (all)
+		r = ended_take(e, ret_ended, ret_n_ended);
+	pthread_mutex_unlock(&e->lock);
+	if (r < 0) {
+		free(all);
+		return r;
+	}
+	*ret = all;
+	*ret_n = n;
+	return 0;
 }
 
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret)

@@ -139,6 +139,40 @@ int gp_extender_placement_of(struct gp_extender *e, const char *uid,
  * *ret (malloc'd; the caller frees it), how many, or -ENOMEM. */
 int gp_extender_nodes(struct gp_extender *e, struct gp_api_node **ret);
 
+/* A pod as a task of the server (kube-tasks.h): bound, with devices, its
+ * placement sealed; each device's model and own memory, and where its
+ * node's program serves /metrics. */
+struct gp_extender_pod {
+	struct gp_kube_pod p;
+	char metrics[GP_KUBE_ADDRESS_MAX];
+	char model[GP_NODE_DEVICES_MAX][GP_KUBE_NAME_MAX];
+	uint64_t device_mib[GP_NODE_DEVICES_MAX];
+};
+
+/* Such a pod that ended: failed (phase Failed), deleted (its object
+ * deleted or being deleted: by a user, an owner, an eviction), else
+ * succeeded; when the extender saw it (unix ms). */
+#define GP_EXTENDER_ENDED_MAX 1024
+struct gp_extender_ended {
+	char uid[GP_KUBE_UID_MAX];
+	bool failed, deleted;
+	int64_t at_ms;
+};
+
+/* The pods placed and bound now, in *ret (malloc'd; the caller frees it;
+ * how many in *ret_n), and those that ended since the last call, in
+ * *ret_ended (likewise; up to GP_EXTENDER_ENDED_MAX, the oldest lost
+ * beyond). -ENOMEM. */
+int gp_extender_pods(struct gp_extender *e, struct gp_extender_pod **ret, size_t *ret_n,
+		     struct gp_extender_ended **ret_ended, size_t *ret_n_ended);
+
+/* Evicts pod ns/name (uid) through the Eviction API, with its own grace
+ * period, and a Warning event of `reason` saying `text` on it (without
+ * the extender's lock). 0, -ENOTCONN (no API handles: tests), or the API
+ * server's error. */
+int gp_extender_evict_pod(struct gp_extender *e, const char *ns, const char *name,
+			  const char *uid, const char *reason, const char *text);
+
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {
 	uint32_t nodes, devices;        /* known nodes with devices, and theirs */

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "k8s/client.h"
 #include "k8s/extender.h"
+#include "k8s/kube-tasks.h"
 #include "server/http.h"
 
 #define BODY_MAX (64 * 1024 * 1024)     /* a Nodes form with thousands of nodes */
@@ -30,6 +31,7 @@ struct gp_kube_server {
 	bool viewed;
 	struct gp_sched_model_quota model[GP_MODELS_MAX];
 	struct gp_seal_key seal;        /* placements are sealed with it */
+	struct gp_kube_tasks *tasks;    /* pods as tasks; NULL: no store */
 	pthread_t retry_thread;         /* asks kube-scheduler to try pods again */
 	bool retry_started;
 	pthread_mutex_t retry_lock;     /* the wait on retry_wake */
@@ -237,6 +239,11 @@ static bool synced(const struct gp_kube_server *s)
 	return gp_kube_informer_synced(s->nodes) && gp_kube_informer_synced(s->pods);
 }
 
+static bool synced_of(void *ctx)
+{
+	return synced(ctx);
+}
+
 /* Every RETRY_TICK_MS: once the informers have listed, every pending pod
  * of our scheduler (they may have failed while we were not there), then
  * the pods the extender refused, when a placed pod has ended or gone
@@ -319,6 +326,16 @@ static int extender_make(struct gp_kube_server *s, const struct gp_kube_server_o
 	return gp_extender_new(&eo, &s->extender, err, len);
 }
 
+static int tasks_start(struct gp_kube_server *s, const struct gp_kube_server_options *o)
+{
+	struct gp_kube_tasks_options to = { .extender = s->extender, .store = o->store,
+					    .pool = o->pool, .http = o->api_http,
+					    .sample_ms = o->sample_ms, .synced = synced_of,
+					    .synced_ctx = s };
+
+	return gp_kube_tasks_start(&to, &s->tasks);
+}
+
 int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_server **ret,
 			 char *err, size_t err_len)
 {
@@ -351,6 +368,8 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 		r = informers_start(s, err, err_len);
 	if (r == 0)
 		r = retry_start(s, err, err_len);
+	if (r == 0 && o->store && (r = tasks_start(s, o)) < 0)
+		snprintf(err, err_len, "cannot start following the pods as tasks: %s", strerror(-r));
 	if (r == 0 && (r = gp_http_serve(s->http, routes, sizeof(routes) / sizeof(routes[0]), s)) < 0)
 		snprintf(err, err_len, "cannot serve the extender: %s", strerror(-r));
 	if (r < 0) {
@@ -359,6 +378,13 @@ int gp_kube_server_start(const struct gp_kube_server_options *o, struct gp_kube_
 	}
 	*ret = s;
 	return 0;
+}
+
+int gp_kube_server_cancel(void *ctx, const struct gp_task *t, const char *who)
+{
+	struct gp_kube_server *s = ctx;
+
+	return s->tasks ? gp_kube_tasks_cancel(s->tasks, t->pod_uid, who) : -ENOTSUP;
 }
 
 int gp_kube_server_nodes(void *ctx, struct gp_api_node **ret)
@@ -373,6 +399,7 @@ struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s)
 	if (!s)
 		return NULL;
 	retry_stop(s);
+	s->tasks = gp_kube_tasks_stop(s->tasks);
 	s->http = gp_http_stop(s->http);
 	s->nodes = gp_kube_informer_stop(s->nodes);
 	s->pods = gp_kube_informer_stop(s->pods);

@@ -5,6 +5,9 @@
  * namespaces' quotas read from the server's tenants (a namespace is the
  * tenant of the same name).
  *
+ * Pods placed are the server's tasks, metered from the node programs'
+ * figures (kube-tasks.h).
+ *
  * A thread asks kube-scheduler to try again the pods that wait on the
  * extender (gp_extender_retry): every pending one once the informers
  * have listed, then the refused ones whenever a placed pod ends or goes.
@@ -37,6 +40,12 @@ struct gp_kube_server_options {
 	uint64_t tie_seed;
 	struct gp_pool *pool;           /* the tenants; NULL: no quotas */
 	const char *placement_key;      /* seal.h; NULL: GP_SEAL_KEY_PATH_DEFAULT */
+	/* Pods as the server's tasks, metered (kube-tasks.h): the server's
+	 * store, the API front whose lock is the store's, and the sample
+	 * period. NULL store: none (tests of the extender alone). */
+	struct gp_store *store;
+	struct gp_http *api_http;
+	unsigned sample_ms;
 };
 
 struct gp_kube_server;
@@ -55,6 +64,10 @@ char *gp_kube_server_metrics(struct gp_kube_server *s);
 /* The cluster's nodes with gpupool devices, for GET /v1/nodes
  * (api.h's engine_nodes; ctx is the kube server). */
 int gp_kube_server_nodes(void *ctx, struct gp_api_node **ret);
+
+/* A running pod's task cancelled (api.h's engine_cancel; ctx is the kube
+ * server): its pod evicted (kube-tasks.h). */
+int gp_kube_server_cancel(void *ctx, const struct gp_task *t, const char *who);
 
 /* Stops serving and the informers. Accepts NULL; returns NULL. */
 struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s);

@@ -65,5 +65,9 @@
  *               "memoryMiB": 81920, "numa": 0, "nvlink": 0, "split": 10,
  *               "healthy": true, "compatible": true, "reason": ""}, …]} */
 #define GP_KUBE_ANN_DEVICES     "gpupool.io/devices"
+/* On the Node: where the server reads the node program's /metrics (each
+ * pod's device time for metering and bills), "HOST:PORT": the pod's IP
+ * and the --metrics-listen port. */
+#define GP_KUBE_ANN_METRICS     "gpupool.io/metrics"
 
 #endif

@@ -35,6 +35,7 @@
 #include "k8s/objects.h"
 #include "k8s/plugin.h"
 #include "k8s/seal.h"
+#include "k8s/slice-figures.h"
 #include "shim/region.h"
 
 #define GP_NODE_SHIM_IN_CONTAINER "/usr/local/lib/gpupool/libgpushare.so"
@@ -46,6 +47,7 @@ struct node_options {
 	char run_dir[512], shim_host_path[512];
 	char nvml[512];                 /* "": libnvidia-ml.so.1 */
 	char metrics_listen[64];        /* "ADDR:PORT"; "" or "off": none */
+	char metrics_address[GP_KUBE_ADDRESS_MAX]; /* the server reads it there; "": nowhere */
 	unsigned health_ms;
 	gid_t task_group;
 	struct split { char model[64]; unsigned n; } split[16];
@@ -77,6 +79,19 @@ struct node_pod {
 	int dev[GP_NODE_DEVICES_MAX];   /* into node->dev */
 	enum gp_seal_state seal;        /* of its placement as last read */
 	char refused[256];              /* the last live change refused, said once */
+	/* node-meter.c: its id for the sampler (0: never allocated), and
+	 * per device the time its processes used since allocated, and the
+	 * memory they held at the last sampling. */
+	int64_t meter_id;
+	uint64_t used_us[GP_NODE_DEVICES_MAX];
+	uint64_t mem_used_mib[GP_NODE_DEVICES_MAX];
+};
+
+/* A pod's last figures on one device, kept after it went (node-meter.c). */
+#define GP_NODE_GONE_MAX 128
+struct node_gone {
+	struct gp_slice_figure figure;
+	uint64_t until_ns;              /* monotonic; 0: an empty slot */
 };
 
 struct node {
@@ -92,6 +107,9 @@ struct node {
 	struct gp_kube_informer *informer;
 	struct gp_seal_key seal;        /* placements apply only when sealed with it */
 	uint64_t allocations, live_changes, releases, violations;
+	int64_t meter_ids;              /* the last pod's meter id */
+	struct node_gone gone[GP_NODE_GONE_MAX];        /* a ring */
+	unsigned gone_next;
 	/* The verifier's thread (node-verify.c), its own device sampler. */
 	struct gp_verifier *verifier;
 	struct gp_usage *verify_usage;
@@ -108,6 +126,21 @@ extern const struct gp_plugin_ops gp_node_plugin_ops;
 int gp_node_device_of(const struct node *n, const char *uuid);
 /* Frees every pod (at exit). */
 void gp_node_pods_clear(struct node *n);
+
+/* node-meter.c. The pod of process pid, from its cgroup: 0 and its UID,
+ * or -ENOENT. */
+int gp_node_pod_uid_of_pid(pid_t pid, char uid[GP_KUBE_UID_MAX]);
+/* The sampler u maps device processes to pods (u may be NULL). */
+void gp_node_meter_open(struct node *n, struct gp_usage *u);
+/* One sampling of the devices (into ret) and of each allocated pod's use
+ * of them; takes the lock itself. The sampler's error. */
+int gp_node_meter_sample(struct node *n, struct gp_usage *u, struct gp_usage_device *ret);
+/* Under the lock: pod k was allocated now (a new meter id, counts from
+ * 0); k went (its last figures kept for GP_SLICE_KEEP_S); the slice
+ * figures of /metrics. */
+void gp_node_meter_start(struct node *n, struct node_pod *k);
+void gp_node_meter_gone(struct node *n, const struct node_pod *k);
+void gp_node_meter_write(struct node *n, FILE *f);
 
 /* node-verify.c: the verifier's thread, by --verify (off: none). */
 int gp_node_verify_start(struct node *n);

@@ -129,6 +129,7 @@ static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SE
 		}
 	}
 	k->allocated = true;
+	gp_node_meter_start(n, k);
 	n->allocations++;
 	return 0;
 }
@@ -529,8 +530,10 @@ static void pod_drop(struct node *n, const char *uid)
 {
 	struct node_pod *k = gp_strmap_remove(&n->pods, uid);
 
-	if (k)
+	if (k) {
+		gp_node_meter_gone(n, k);
 		task_release(n, k);
+	}
 	free(k);
 }
 
@@ -543,6 +546,7 @@ static void pod_adopt(struct node *n, struct node_pod *k)
 	snprintf(k->task, sizeof(k->task), "%.*s", (int)sizeof(k->task) - 1, k->p.task);
 	limits_wanted(&k->p, &k->applied);
 	k->allocated = true;
+	gp_node_meter_start(n, k);
 }
 
 /* May a running pod's placement become p's? Only for a sealed placement,

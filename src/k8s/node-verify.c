@@ -47,25 +47,6 @@ struct told {
 	uint64_t start;
 };
 
-/* The pod of process pid, from its cgroup: 0 and the UID, or -ENOENT. */
-static int pod_uid_of(pid_t pid, char uid[GP_KUBE_UID_MAX])
-{
-	char path[64], text[8192];
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
-	got = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (got <= 0)
-		return -ENOENT;
-	text[got] = 0;
-	return gp_kube_pod_uid_of_cgroup(text, uid, GP_KUBE_UID_MAX);
-}
-
 static void snapshot(struct node *n, struct look *l)
 {
 	l->pods = 0;
@@ -111,7 +92,7 @@ static int procs_of(struct node *n, struct look *l, unsigned d, int listed)
 
 		if (!start)
 			continue;
-		task = pod_uid_of(p->pid, uid) == 0 ? task_of_uid(l, uid) : 0;
+		task = gp_node_pod_uid_of_pid(p->pid, uid) == 0 ? task_of_uid(l, uid) : 0;
 		l->proc[got++] = (struct gp_verify_proc){
 			.pid = p->pid, .mem_bytes = p->mem_bytes, .mem_max_bytes = p->mem_max_bytes,
 			.util_pct = p->util_pct, .task = task,
@@ -128,7 +109,7 @@ static bool still_of_pod(pid_t pid, const void *uid)
 {
 	char now[GP_KUBE_UID_MAX] = "";
 
-	pod_uid_of(pid, now);
+	gp_node_pod_uid_of_pid(pid, now);
 	return strcmp(now, uid) == 0;
 }
 

@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"usage: gpupool node --kubernetes [--node-name NAME] [--device-plugin-dir DIR]\n"
 		"                    [--resource NAME] [--split MODEL=N]... [--run-dir DIR]\n"
 		"                    [--shim-host-path PATH] [--task-group GID]\n"
-		"                    [--metrics-listen ADDR:PORT|off] [--health-ms N] [--nvml PATH]\n"
+		"                    [--metrics-listen ADDR:PORT|off] [--metrics-address HOST:PORT]\n"
+		"                    [--health-ms N] [--nvml PATH]\n"
 		"                    [--kubeconfig PATH | --kube-api URL [--kube-token-file PATH]]\n"
 		"                    [--placement-key FILE] [--verify kill|alert|off]\n"
 		"                    [--verify-ms N] [--verify-slack-mib N]\n"
@@ -58,6 +59,11 @@ static void usage(FILE *out)
 		"  --metrics-listen ADDR:PORT|off\n"
 		"                        /metrics for Prometheus, on 0.0.0.0 or 127.0.0.1\n"
 		"                        (default %s)\n"
+		"  --metrics-address HOST:PORT\n"
+		"                        where the server reads this /metrics for metering\n"
+		"                        (on the Node, gpupool.io/metrics; default: the\n"
+		"                        listen address on 127.0.0.1, else $POD_IP and its\n"
+		"                        port)\n"
 		"  --health-ms N         how often the devices' health is looked at (default\n"
 		"                        %d)\n"
 		"  --nvml PATH           the NVML library (default libnvidia-ml.so.1)\n"
@@ -91,6 +97,7 @@ static const struct option flags[] = {
 	{ "shim-host-path", required_argument, NULL, 'S' },
 	{ "task-group", required_argument, NULL, 'g' },
 	{ "metrics-listen", required_argument, NULL, 'm' },
+	{ "metrics-address", required_argument, NULL, 'A' },
 	{ "health-ms", required_argument, NULL, 'H' },
 	{ "nvml", required_argument, NULL, 'N' },
 	{ "kubeconfig", required_argument, NULL, 'c' },
@@ -150,6 +157,12 @@ static int option_set(struct node_options *o, int c, const char *v)
 	case 'r': snprintf(o->run_dir, sizeof(o->run_dir), "%s", v); return 0;
 	case 'S': snprintf(o->shim_host_path, sizeof(o->shim_host_path), "%s", v); return 0;
 	case 'm': snprintf(o->metrics_listen, sizeof(o->metrics_listen), "%s", v); return 0;
+	case 'A':
+		if (!gp_kube_address_valid(v))
+			return bad("metrics-address", v, "want HOST:PORT, the address the server "
+				   "reaches this node's /metrics at");
+		snprintf(o->metrics_address, sizeof(o->metrics_address), "%s", v);
+		return 0;
 	case 'N': snprintf(o->nvml, sizeof(o->nvml), "%s", v); return 0;
 	case 'c': o->kube.kubeconfig = v; return 0;
 	case 'a': o->kube.api_url = v; return 0;
@@ -179,6 +192,22 @@ static int option_set(struct node_options *o, int c, const char *v)
 	return -EINVAL;
 }
 
+/* Where the server reads /metrics, unless given: the listen address on
+ * 127.0.0.1; on 0.0.0.0, the pod's IP ($POD_IP, from the downward API). */
+static void metrics_address_default(struct node_options *o)
+{
+	const char *ip = getenv("POD_IP"), *colon = strrchr(o->metrics_listen, ':');
+
+	if (o->metrics_address[0] || !colon)
+		return;
+	if (!strncmp(o->metrics_listen, "127.0.0.1:", 10))
+		snprintf(o->metrics_address, sizeof(o->metrics_address), "%s", o->metrics_listen);
+	else if (ip && *ip)
+		snprintf(o->metrics_address, sizeof(o->metrics_address), "%s%s", ip, colon);
+	if (o->metrics_address[0] && !gp_kube_address_valid(o->metrics_address))
+		o->metrics_address[0] = 0;
+}
+
 static void options_default(struct node_options *o)
 {
 	const char *env = getenv("NODE_NAME");
@@ -198,6 +227,7 @@ static void options_default(struct node_options *o)
 			 "/var/lib/gpupool/lib/libgpushare.so");
 	if (!o->metrics_listen[0])
 		snprintf(o->metrics_listen, sizeof(o->metrics_listen), "%s", METRICS_LISTEN_DEFAULT);
+	metrics_address_default(o);
 	if (!o->health_ms)
 		o->health_ms = HEALTH_MS_DEFAULT;
 	if (!o->verify_ms)
@@ -387,8 +417,10 @@ static int node_publish(struct node *n)
 	}
 	text = gp_kube_devices_text(devs, n->devices, n->found.driver_version, n->found.cuda_version);
 	pthread_mutex_unlock(&n->lock);
-	patch = text ? json_pack("{s:{s:{s:s}}}", "metadata", "annotations", GP_KUBE_ANN_DEVICES,
-				 text) : NULL;
+	patch = text ? json_pack("{s:{s:{s:s, s:s?}}}", "metadata", "annotations",
+				 GP_KUBE_ANN_DEVICES, text, GP_KUBE_ANN_METRICS,
+				 n->o.metrics_address[0] ? n->o.metrics_address : NULL)
+		     : NULL;
 	free(text);
 	if (!patch)
 		return -ENOMEM;
@@ -410,7 +442,7 @@ static bool devices_sample(struct node *n, struct gp_usage *u)
 	struct gp_usage_device s[GP_AGENT_DEVICES_MAX];
 	bool changed = false;
 
-	if (!u || gp_usage_sample(u, s, NULL, 0) < 0)
+	if (!u || gp_node_meter_sample(n, u, s) < 0)
 		return false;
 	pthread_mutex_lock(&n->lock);
 	for (unsigned i = 0; i < n->devices; i++) {
@@ -488,37 +520,7 @@ static void metrics_write(struct node *n, FILE *f)
 	for (unsigned i = 0; i < n->devices; i++)
 		fprintf(f, "gpupool_device_healthy{gpu=\"%u\",UUID=\"%s\",Hostname=\"%s\"} %d\n",
 			n->dev[i].d.index, n->dev[i].d.uuid, n->o.node_name, n->dev[i].healthy);
-	fprintf(f, "# HELP gpupool_slice_memory_limit_bytes A pod's memory slice on a device.\n"
-		   "# TYPE gpupool_slice_memory_limit_bytes gauge\n"
-		   "# HELP gpupool_slice_memory_used_bytes What a pod's processes hold of it.\n"
-		   "# TYPE gpupool_slice_memory_used_bytes gauge\n"
-		   "# HELP gpupool_slice_compute_percent A pod's compute share of a device.\n"
-		   "# TYPE gpupool_slice_compute_percent gauge\n");
-	for (size_t s = 0; s < n->pods.cap; s++) {
-		const struct node_pod *k = n->pods.slot[s].value;
-
-		if (!n->pods.slot[s].key || !k->allocated)
-			continue;
-		for (unsigned i = 0; i < k->devices; i++) {
-			const struct node_device *d = &n->dev[k->dev[i]];
-			struct gp_task_info t[GP_REGION_TASKS];
-			int nt = d->region ? gp_region_tasks(d->region, t, GP_REGION_TASKS) : 0;
-			uint64_t used = 0;
-			char labels[1536];
-
-			for (int j = 0; j < nt && j < GP_REGION_TASKS; j++)
-				if (strcmp(t[j].id, k->task) == 0)
-					used = t[j].mem_used;
-			snprintf(labels, sizeof(labels),
-				 "namespace=\"%s\",pod=\"%s\",container=\"%s\",UUID=\"%s\",Hostname=\"%s\"",
-				 k->p.ns, k->p.name, k->p.container, d->d.uuid, n->o.node_name);
-			fprintf(f, "gpupool_slice_memory_limit_bytes{%s} %" PRIu64 "\n", labels,
-				k->p.placement.whole ? d->d.mem_total_mib << 20 : k->applied.mem_bytes);
-			fprintf(f, "gpupool_slice_memory_used_bytes{%s} %" PRIu64 "\n", labels, used);
-			fprintf(f, "gpupool_slice_compute_percent{%s} %u\n", labels,
-				k->p.placement.whole ? 100 : k->applied.compute);
-		}
-	}
+	gp_node_meter_write(n, f);
 	fprintf(f, "# TYPE gpupool_node_allocations_total counter\n"
 		   "gpupool_node_allocations_total %" PRIu64 "\n"
 		   "# TYPE gpupool_node_live_changes_total counter\n"
@@ -668,6 +670,9 @@ static void run(struct node *n, struct gp_usage *u, sigset_t *stop)
 
 	fprintf(stderr, "gpupool node: %s: %u device(s), resource %s, plugin in %s\n",
 		n->o.node_name, n->devices, n->o.resource, n->o.plugin_dir);
+	if (!n->o.metrics_address[0])
+		fprintf(stderr, "gpupool node: the server cannot read this node's /metrics, so its "
+			"pods are not metered: give --metrics-address HOST:PORT (or $POD_IP)\n");
 	for (;;) {
 		int sig = sigtimedwait(stop, NULL, &wait);
 
@@ -710,6 +715,7 @@ int gp_cmd_node_kubernetes(int argc, char **argv)
 	if (devices_open(n) == 0 && kube_open(n) == 0 && metrics_start(n, &h) == 0) {
 		if (gp_usage_open(n->o.nvml[0] ? n->o.nvml : NULL, &n->found, &u, err, sizeof(err)) < 0)
 			fprintf(stderr, "gpupool node: no health checks: %s\n", err);
+		gp_node_meter_open(n, u);
 		if (informer_start(n) == 0 && plugin_start(n) == 0 && gp_node_verify_start(n) == 0) {
 			run(n, u, &stop);
 			status = GP_EXIT_OK;

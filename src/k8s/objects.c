@@ -39,6 +39,22 @@ static const char *str_at(const json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
+bool gp_kube_address_valid(const char *a)
+{
+	const char *colon = strrchr(a, ':');
+	char *end;
+	long port;
+
+	if (!colon || colon == a || strlen(a) >= GP_KUBE_ADDRESS_MAX)
+		return false;
+	for (const char *c = a; c < colon; c++)
+		if (!isalnum((unsigned char)*c) && !strchr(".-[]:", *c))
+			return false;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return colon[1] && !*end && errno == 0 && port > 0 && port < 65536;
+}
+
 const char *gp_kube_annotation(const json_t *obj, const char *key)
 {
 	return str_at(json_object_get(json_object_get(obj, "metadata"), "annotations"), key);
@@ -279,6 +295,8 @@ int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size
 	     str_at(spec, "schedulerName") ? str_at(spec, "schedulerName") : "default-scheduler");
 	copy(p.task, sizeof(p.task), gp_kube_annotation(pod, GP_KUBE_ANN_TASK));
 	p.finished = pod_finished(pod);
+	p.failed = str_at(json_object_get(pod, "status"), "phase") &&
+		   !strcmp(str_at(json_object_get(pod, "status"), "phase"), "Failed");
 	p.deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	p.priority = priority_of_class(spec);
 	if ((r = containers_read(spec, &sums, p.container, sizeof(p.container), err, err_len)) < 0 ||
@@ -361,6 +379,7 @@ int gp_kube_node_read(const json_t *node, struct gp_kube_node *ret, char *err, s
 	const json_t *meta = json_object_get(node, "metadata"), *status = json_object_get(node, "status");
 	const json_t *alloc = json_object_get(status, "allocatable");
 	const char *devices = gp_kube_annotation(node, GP_KUBE_ANN_DEVICES);
+	const char *metrics = gp_kube_annotation(node, GP_KUBE_ANN_METRICS);
 	struct gp_kube_node n = { 0 };
 	int64_t cpu = 0, mem = 0;
 	int r;
@@ -377,6 +396,9 @@ int gp_kube_node_read(const json_t *node, struct gp_kube_node *ret, char *err, s
 	n.mem_mib = (uint32_t)((double)mem / 1000.0 / MIB);
 	if (devices && (r = devices_read(devices, &n, err, err_len)) < 0)
 		return r;
+	if (metrics && !gp_kube_address_valid(metrics))
+		return fail(err, err_len, "node %s: %s is not HOST:PORT", n.name, GP_KUBE_ANN_METRICS);
+	copy(n.metrics, sizeof(n.metrics), metrics);
 	*ret = n;
 	return 0;
 }

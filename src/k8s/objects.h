@@ -28,6 +28,7 @@
 
 #define GP_KUBE_NAME_MAX 254     /* DNS subdomain (253) + NUL */
 #define GP_KUBE_UID_MAX 64
+#define GP_KUBE_ADDRESS_MAX 128  /* "HOST:PORT" */
 #define GP_KUBE_MODEL_TEXT_MAX 256
 #define GP_KUBE_UUID_MAX GP_NAME_MAX
 
@@ -59,6 +60,7 @@ struct gp_kube_pod {
 	 * of its containers running (a pod being deleted keeps its devices
 	 * while its containers run their grace period). */
 	bool finished;
+	bool failed;                    /* phase Failed */
 	bool deleting;                  /* deletionTimestamp set */
 	uint32_t cpu_milli, mem_mib;    /* host requests */
 	unsigned units;                 /* gpupool.io/gpu, all devices; 0: not ours */
@@ -72,6 +74,10 @@ struct gp_kube_pod {
 	struct gp_kube_placement placement;
 	char task[96];                  /* gpupool.io/task; "" until allocated */
 };
+
+/* Is a the HOST:PORT of an address the server may ask (a host name or
+ * IP address, a port 1..65535)? */
+bool gp_kube_address_valid(const char *a);
 
 /* An object's annotation `key`, or NULL (the object's storage). */
 const char *gp_kube_annotation(const json_t *obj, const char *key);
@@ -97,6 +103,7 @@ struct gp_kube_node {
 	uint32_t cpu_milli, mem_mib;    /* status.allocatable */
 	char driver[64];                /* as the node program published it */
 	int cuda_version;               /* 12040: 12.4 */
+	char metrics[GP_KUBE_ADDRESS_MAX]; /* the node program's /metrics, "HOST:PORT"; "": none */
 	unsigned devices;
 	struct gp_kube_device device[GP_NODE_DEVICES_MAX];
 };

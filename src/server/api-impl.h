@@ -23,6 +23,7 @@ struct gp_api {
 	int prices;
 	struct gp_loop *loop; /* NULL without the agent */
 	int (*engine_nodes)(void *ctx, struct gp_api_node **ret); /* api.h; NULL: none */
+	int (*engine_cancel)(void *ctx, const struct gp_task *t, const char *who);
 	void *engine_ctx;
 	const char *engine;
 	char log_dir[PATH_MAX];
@@ -37,7 +38,7 @@ struct gp_api {
 static inline struct gp_taskops gp_api_taskops(const struct gp_api *api)
 {
 	return (struct gp_taskops){ api->store, api->pool, api->loop, api->queue_max,
-				    api->tenant_queue_max };
+				    api->tenant_queue_max, api->engine_cancel, api->engine_ctx };
 }
 
 /* Fills *me with the caller (by its token); false with 401 in ret. */

@@ -164,6 +164,8 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 					    (json_int_t)t->created, "started_ms",
 					    (json_int_t)t->started, "ended_ms",
 					    (json_int_t)t->ended, "service", (json_int_t)t->service));
+	/* A Kubernetes pod (kind "pod"): its UID; null for the server's own. */
+	json_object_set_new(o, "pod_uid", t->pod_uid[0] ? json_string(t->pod_uid) : json_null());
 	return o;
 }
 
@@ -1526,7 +1528,14 @@ static void task_cancel(void *ctx, const struct gp_http_request *req,
 		return;
 	}
 	r = gp_taskops_cancel(&ops, me.name, &t);
-	if (r == -ENOTSUP)
+	if (r == -ENOTSUP && t.pod_uid[0])
+		gp_http_error(ret, 409,
+			      "task %lld is Kubernetes pod %s, and this server does not drive "
+			      "its cluster (no --kubernetes); delete the pod with kubectl",
+			      (long long)t.id, t.name);
+	else if (r == -EAGAIN)
+		gp_http_error(ret, 503, "too many pods are being evicted at once; try again");
+	else if (r == -ENOTSUP)
 		gp_http_error(ret, 409,
 			      "task %lld is running; stopping a running task needs the "
 			      "agent, and this server runs without --with-agent",
@@ -1586,6 +1595,14 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 	if (is_ended(t.state)) {
 		gp_http_error(ret, 409, "task %lld is %s; there is nothing to change",
 			      (long long)t.id, state_name(t.state));
+		return;
+	}
+	if (t.pod_uid[0]) {
+		gp_http_error(ret, 409,
+			      "task %lld is Kubernetes pod %s: change its share or priority on "
+			      "the pod (kubectl annotate pod NAME gpupool.io/compute=N or "
+			      "gpupool.io/priority=N --overwrite), where the same quota rules apply",
+			      (long long)t.id, t.name);
 		return;
 	}
 	compute = (unsigned)gp_field_uint(body, "compute_pct", t.compute_pct);
@@ -1718,6 +1735,7 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 			 o->metrics_token);
 	api->loop = o->loop;
 	api->engine_nodes = o->engine_nodes;
+	api->engine_cancel = o->engine_cancel;
 	api->engine_ctx = o->engine_ctx;
 	api->engine = o->engine;
 	if (o->admin_token_file)

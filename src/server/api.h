@@ -79,6 +79,10 @@ struct gp_api_options {
 	 * (malloc'd; the caller frees it) and returns how many, or -ENOMEM.
 	 * NULL: none. */
 	int (*engine_nodes)(void *ctx, struct gp_api_node **ret);
+	/* Stops a running task of the engine's (a pod: evicted, with its
+	 * grace period), asked by tenant `who`: 0, or a negative errno.
+	 * NULL: none. */
+	int (*engine_cancel)(void *ctx, const struct gp_task *t, const char *who);
 	void *engine_ctx;
 	const char *engine;             /* its name ("kubernetes") */
 };

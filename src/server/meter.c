@@ -43,12 +43,6 @@ struct window {
 	int64_t watched_since, last_ms;
 };
 
-/* A growable array of records. */
-struct records {
-	struct gp_usage_record *r;
-	int n, cap;
-};
-
 struct gp_meter {
 	struct gp_store *store;
 	struct gp_agent *agent;
@@ -59,7 +53,7 @@ struct gp_meter {
 	struct window window[GP_AGENT_DEVICES_MAX];
 	int64_t last_ms;
 	bool urgent;		/* a task ended or a share changed */
-	struct records unsaved; /* made, not yet in the store */
+	struct gp_meter_records unsaved; /* made, not yet in the store */
 };
 
 int gp_meter_new(struct gp_store *store, struct gp_agent *agent,
@@ -158,7 +152,7 @@ bool gp_meter_due(const struct gp_meter *m, int64_t now_ms)
 
 /* ---- records ------------------------------------------------------------ */
 
-static int records_push(struct records *rs, const struct gp_usage_record *rec)
+static int records_push(struct gp_meter_records *rs, const struct gp_usage_record *rec)
 {
 	if (rs->n == rs->cap) {
 		int cap = rs->cap ? 2 * rs->cap : 64;
@@ -174,9 +168,8 @@ static int records_push(struct records *rs, const struct gp_usage_record *rec)
 	return 0;
 }
 
-/* rec over [from, to) with `used` ms, cut at the month boundaries. */
-static int records_add_cut(struct records *rs, struct gp_usage_record rec, int64_t from,
-			   int64_t to, uint64_t used)
+int gp_meter_records_cut(struct gp_meter_records *rs, struct gp_usage_record rec, int64_t from,
+			 int64_t to, uint64_t used)
 {
 	while (from < to) {
 		int64_t month_from, month_to, end;
@@ -198,9 +191,18 @@ static int records_add_cut(struct records *rs, struct gp_usage_record rec, int64
 	return 0;
 }
 
+int gp_meter_records_save(struct gp_store *s, struct gp_meter_records *rs)
+{
+	int r = gp_store_usage_add(s, rs->r, rs->n);
+
+	if (r == 0 || r == -EINVAL || r == -ENOENT || rs->n > UNSAVED_MAX)
+		rs->n = 0;
+	return r;
+}
+
 /* The records of f's open interval up to `to`; the interval restarts there. */
 static int records_close(struct gp_meter *m, struct followed *f, int64_t to,
-			 struct records *rs)
+			 struct gp_meter_records *rs)
 {
 	const struct gp_agent_node *node = gp_agent_node(m->agent);
 	int64_t span = to - f->since_ms;
@@ -217,7 +219,7 @@ static int records_close(struct gp_meter *m, struct followed *f, int64_t to,
 
 		snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", d->uuid);
 		snprintf(rec.device_model, sizeof(rec.device_model), "%s", d->name);
-		r = records_add_cut(rs, rec, f->since_ms, to,
+		r = gp_meter_records_cut(rs, rec, f->since_ms, to,
 				    used < (uint64_t)span ? used : (uint64_t)span);
 	}
 	memset(f->used_us, 0, sizeof(f->used_us));
@@ -357,7 +359,7 @@ static int groups_build(struct gp_meter *m, struct gp_usage_group **ret, size_t 
 }
 
 /* Closes every interval into records; forgets the tasks that ended. */
-static int records_make(struct gp_meter *m, int64_t now, struct records *rs)
+static int records_make(struct gp_meter *m, int64_t now, struct gp_meter_records *rs)
 {
 	int r = 0;
 
@@ -371,19 +373,6 @@ static int records_make(struct gp_meter *m, int64_t now, struct records *rs)
 			m->task[t] = m->task[--m->tasks];
 		else
 			t++;
-	return r;
-}
-
-/* Writes the records made so far. When the store fails for a while
- * (-EIO: a full disk, a lock) they are kept for the next sampling, up to
- * UNSAVED_MAX; records the store refuses (-EINVAL, -ENOENT) are dropped,
- * as they would be refused again. */
-static int records_save(struct gp_meter *m)
-{
-	int r = gp_store_usage_add(m->store, m->unsaved.r, m->unsaved.n);
-
-	if (r == 0 || r == -EINVAL || r == -ENOENT || m->unsaved.n > UNSAVED_MAX)
-		m->unsaved.n = 0;
 	return r;
 }
 
@@ -414,7 +403,7 @@ int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms)
 	pr->groups = NULL;
 	/* Without a sample the intervals still close: held, nothing used. */
 	r = records_make(m, now_ms, &m->unsaved);
-	return r < 0 ? r : records_save(m);
+	return r < 0 ? r : gp_meter_records_save(m->store, &m->unsaved);
 }
 
 int gp_meter_sample(struct gp_meter *m, int64_t now_ms)

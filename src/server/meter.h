@@ -105,6 +105,24 @@ struct gp_meter_probe {
 int gp_meter_probe(struct gp_meter *m, struct gp_meter_probe *ret);
 int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms);
 
+/* Usage records made, not yet in the store: the meter's, and those of
+ * an engine that meters its own tasks (a cluster's pods). */
+struct gp_meter_records {
+	struct gp_usage_record *r; /* malloc'd; the owner frees it */
+	int n, cap;
+};
+/* Adds rec over [from, to) with `used` ms to rs, cut at the UTC month
+ * boundaries (used pro rata), so that a month's bill is the records that
+ * start in it. -ENOMEM. */
+int gp_meter_records_cut(struct gp_meter_records *rs, struct gp_usage_record rec, int64_t from,
+			 int64_t to, uint64_t used);
+/* Writes rs to the store in one call, under the caller's lock of it.
+ * When the store fails for a while (-EIO: a full disk, a lock) the
+ * records are kept for the next call, up to a million; records it
+ * refuses (-EINVAL, -ENOENT) are dropped, as they would be refused
+ * again. Returns the store's answer. */
+int gp_meter_records_save(struct gp_store *s, struct gp_meter_records *rs);
+
 /* The live numbers. device: NULL past the node's devices. */
 const struct gp_meter_device *gp_meter_device(const struct gp_meter *m, unsigned i);
 int gp_meter_tasks(const struct gp_meter *m);

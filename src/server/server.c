@@ -1126,7 +1126,7 @@ static int task_mark_lost(struct gp_store *s, struct gp_task *t)
 	char object[GP_AUDIT_OBJECT_MAX];
 	int r;
 
-	if (task_still_runs(t)) {
+	if (!t->pod_uid[0] && task_still_runs(t)) {
 		kill(-(pid_t)t->pid, SIGKILL);
 		reason = LOST_STOPPED_REASON;
 	}
@@ -1142,14 +1142,19 @@ static int task_mark_lost(struct gp_store *s, struct gp_task *t)
 
 /* Tasks that were running when the server stopped have nobody watching
  * them now: they are LOST (their processes stopped) until an agent can
- * re-adopt them. */
-static int tasks_mark_lost(struct gp_store *s)
+ * re-adopt them. A cluster's pods run on without us: with --kubernetes
+ * their tasks are taken up again (k8s/kube-tasks.h). */
+static int tasks_mark_lost(struct gp_store *s, bool kubernetes)
 {
 	struct gp_task *running = NULL;
-	int n = 0, r = gp_store_task_list(s, -1, GP_TASK_RUNNING, &running, &n);
+	int n = 0, r = gp_store_task_list(s, -1, GP_TASK_RUNNING, &running, &n), lost = 0;
 
 	for (int i = 0; r == 0 && i < n; i++)
-		r = task_mark_lost(s, &running[i]);
+		if (!kubernetes || !running[i].pod_uid[0]) {
+			r = task_mark_lost(s, &running[i]);
+			lost++;
+		}
+	n = lost;
 	free(running);
 	if (r < 0) {
 		fprintf(stderr,
@@ -1443,6 +1448,8 @@ static int kube_start(const struct gp_server_options *o, struct server *s)
 		.workload_trace = k->workload_trace[0] ? k->workload_trace : NULL,
 		.tie_seed = k->tie_seed ? k->tie_seed : 1, .pool = s->pool,
 		.placement_key = k->placement_key[0] ? k->placement_key : NULL,
+		.store = s->store, .api_http = s->http,
+		.sample_ms = o->loop.sample_ms ? o->loop.sample_ms : GP_LOOP_SAMPLE_MS,
 	};
 
 	snprintf(socket, sizeof(socket), "%s.extender", o->socket);
@@ -1488,6 +1495,7 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 		return GP_EXIT_FAIL;
 	if (s->kube) {
 		ao.engine_nodes = gp_kube_server_nodes;
+		ao.engine_cancel = gp_kube_server_cancel;
 		ao.engine_ctx = s->kube;
 		ao.engine = "kubernetes";
 	}
@@ -1740,7 +1748,7 @@ int gp_cmd_server(int argc, char **argv)
 		gp_store_on_damage(s.store, on_damage, &s);
 	/* With the agent, the loop adopts the tasks that still run. */
 	if (status == GP_EXIT_OK && !o.with_agent)
-		status = tasks_mark_lost(s.store);
+		status = tasks_mark_lost(s.store, o.kube.on);
 	if (status == GP_EXIT_OK && o.with_agent)
 		status = agent_open(&o, &s.agent);
 	if (status == GP_EXIT_OK)

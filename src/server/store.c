@@ -198,6 +198,9 @@ static const char *const migrations[] = {
 	"  removed INTEGER NOT NULL,"
 	"  bytes INTEGER NOT NULL,"
 	"  why TEXT NOT NULL);",
+	/* 12: a task that is a Kubernetes pod (the server's kubernetes
+	 * engine): its UID ("" for the tasks the server runs itself). */
+	"ALTER TABLE tasks ADD COLUMN pod_uid TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -1397,7 +1400,7 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended, workdir, template, memory_restart, service"
+	"started, ended, workdir, template, memory_restart, service, pod_uid"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1429,9 +1432,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	copy_text(st, 22, t->template_name, sizeof(t->template_name));
 	t->restart_on_growth = sqlite3_column_int(st, 23) != 0;
 	t->service = sqlite3_column_int64(st, 24);
+	copy_text(st, 25, t->pod_uid, sizeof(t->pod_uid));
 }
 
-/* Binds every column but id, as parameters 2..25 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..26 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1458,6 +1462,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_text(st, 23, t->template_name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 24, t->restart_on_growth);
 	sqlite3_bind_int64(st, 25, t->service);
+	sqlite3_bind_text(st, 26, t->pod_uid, -1, SQLITE_STATIC);
 }
 
 static bool state_is_valid(int state)
@@ -1472,7 +1477,7 @@ static bool task_strings_fit(const struct gp_task *t)
 	       fits(t->template_name, sizeof(t->template_name)) &&
 	       fits(t->kind, sizeof(t->kind)) && fits(t->model, sizeof(t->model)) &&
 	       fits(t->reason, sizeof(t->reason)) &&
-	       fits(t->placement, sizeof(t->placement));
+	       fits(t->placement, sizeof(t->placement)) && fits(t->pod_uid, sizeof(t->pod_uid));
 }
 
 static bool task_is_valid(const struct gp_task *t)
@@ -1498,7 +1503,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
 		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
-		    "?23, ?24, ?25)",
+		    "?23, ?24, ?25, ?26)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -2203,6 +2208,30 @@ int gp_store_usage_sum(struct gp_store *s, int64_t tenant, int64_t from_ms, int6
 	if (r == 0)
 		*ret = rows;
 	return r;
+}
+
+int gp_store_usage_of_task(struct gp_store *s, int64_t task, const char *device_uuid,
+			   int64_t *ret_used_ms, int64_t *ret_end_ms)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !device_uuid || !ret_used_ms || !ret_end_ms)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT COALESCE(SUM(used_ms), 0), COALESCE(MAX(end_ms), 0) FROM usage "
+		    "WHERE task = ?1 AND device_uuid = ?2",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, task);
+	sqlite3_bind_text(st, 2, device_uuid, -1, SQLITE_STATIC);
+	r = step_row(s, st, "usage_of_task");
+	if (r < 0)
+		return r;
+	*ret_used_ms = sqlite3_column_int64(st, 0);
+	*ret_end_ms = sqlite3_column_int64(st, 1);
+	return 0;
 }
 
 /* ---- alerts ---- */

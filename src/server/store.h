@@ -38,6 +38,7 @@
 #include "base/user.h"
 
 #define GP_STORE_NAME_MAX	    64
+#define GP_STORE_POD_UID_MAX	    64
 #define GP_COMMAND_MAX	    1024
 #define GP_WORKDIR_MAX	    1024
 #define GP_REASON_MAX	    256
@@ -47,7 +48,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 11
+#define GP_STORE_SCHEMA_VERSION 12
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -134,6 +135,7 @@ struct gp_task {
 	int64_t pid;		       /* the task's process group, when running */
 	int exit_code;
 	int64_t created, started, ended; /* unix ms; 0: not yet */
+	char pod_uid[GP_STORE_POD_UID_MAX]; /* a Kubernetes pod's UID; "": the server's own task */
 };
 
 struct gp_audit_entry {
@@ -408,6 +410,10 @@ int gp_store_usage_list(struct gp_store *s, int64_t tenant, int64_t from_ms,
 			struct gp_usage_record **ret, int *ret_n);
 int gp_store_usage_sum(struct gp_store *s, int64_t tenant, int64_t from_ms, int64_t to_ms,
 		       struct gp_usage_sum **ret, int *ret_n);
+/* What task's records on one device add up to: the time used (ms), and
+ * where the last ends (unix ms; 0 and 0 when it has none). */
+int gp_store_usage_of_task(struct gp_store *s, int64_t task, const char *device_uuid,
+			   int64_t *ret_used_ms, int64_t *ret_end_ms);
 
 /* Alerts, deduplicated: alert_raise writes a->created (now) and a->id
  * and sets *ret_new when no alert of a->kind on a->object is active;

@@ -119,7 +119,17 @@ int gp_taskops_cancel(const struct gp_taskops *o, const char *who, struct gp_tas
 	struct gp_task row = *t;
 	int r;
 
-	if (t->state == GP_TASK_RUNNING) {
+	if (t->state == GP_TASK_RUNNING && t->pod_uid[0]) {
+		if (!o->engine_cancel)
+			return -ENOTSUP;
+		r = o->engine_cancel(o->engine_ctx, t, who);
+		if (r < 0)
+			return r;
+		snprintf(detail, sizeof(detail),
+			 "was running as a Kubernetes pod; evicting it (its own grace period)");
+		snprintf(row.reason, sizeof(row.reason), "cancelling (asked by %s): its pod is "
+			 "being evicted", who);
+	} else if (t->state == GP_TASK_RUNNING) {
 		if (!o->loop)
 			return -ENOTSUP;
 		r = gp_loop_cancel(o->loop, t->id, who);

@@ -21,6 +21,9 @@ struct gp_taskops {
 	struct gp_pool *pool;
 	struct gp_loop *loop; /* NULL: a server without the agent */
 	unsigned queue_max, tenant_queue_max; /* the queue's bounds (--queue-max, ...); 0: none */
+	/* Stops a running task of the engine (a Kubernetes pod); api.h's. */
+	int (*engine_cancel)(void *ctx, const struct gp_task *t, const char *who);
+	void *engine_ctx;
 };
 
 /* Room in the queue for one more task of tenant `tenant` (named `name`,

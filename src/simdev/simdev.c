@@ -40,8 +40,9 @@
 #include "base/shfile.h"
 
 #define SIM_MAGIC 0x676f70736d696431ULL
-#define SIM_VERSION 7                   /* 7: the most memory each process held */
+#define SIM_VERSION 8                   /* 8: each device's busy time in all */
 #define RING 8192                       /* quanta kept per device */
+#define SAMPLES_SPAN_NS 5000000000ULL   /* how far back per-process samples reach */
 #define SPEC_MAX 256
 #define GiB (1024ULL * 1024 * 1024)
 #define MiB (1024ULL * 1024)
@@ -87,6 +88,7 @@ struct device {
 	_Atomic uint64_t last_end_ns;   /* when the last quantum ended */
 	_Atomic uint64_t ring_head;
 	_Atomic uint32_t lost;          /* fallen off the bus (simctl lose) */
+	_Atomic uint64_t busy_ns;       /* device time given out since it was made */
 	struct quantum ring[RING];
 };
 
@@ -507,6 +509,11 @@ void sim_device_set_lost(struct sim *s, int dev, bool lost)
 	atomic_store(&s->sh->dev[dev].lost, lost);
 }
 
+uint64_t sim_device_busy_ns(const struct sim *s, int dev)
+{
+	return atomic_load(&s->sh->dev[dev].busy_ns);
+}
+
 /* ---- memory and contexts -------------------------------------------- */
 
 uint64_t sim_mem_total(const struct sim *s, int dev)
@@ -690,6 +697,7 @@ static void quantum_record(struct device *d, uint64_t end_ns, pid_t pid, uint64_
 	d->ring[i].pid = (uint32_t)pid;
 	d->ring[i].ns = (uint32_t)ns;
 	atomic_store(&d->ring[i].end_ns, end_ns);
+	atomic_fetch_add(&d->busy_ns, ns);
 }
 
 /* A quantum handed over by a process we waited for starts where its
@@ -779,6 +787,7 @@ int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
 {
 	struct device *d = &s->sh->dev[dev];
 	uint64_t now = sim_now_ns(), now_us = realtime_us(), head = atomic_load(&d->ring_head);
+	uint64_t window;
 	pid_t seen[SIM_PROCS_MAX];
 	int n = 0, found = 0;
 
@@ -789,7 +798,7 @@ int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
 
 		if (end == 0)
 			continue;
-		if (end + 1000000000ULL < now)
+		if (end + SAMPLES_SPAN_NS < now)
 			break;
 		/* NVML time stamps are wall-clock µs; ours are monotonic. */
 		if (now_us - (now - end) / 1000 <= since_us)
@@ -799,11 +808,20 @@ int sim_device_samples(struct sim *s, int dev, uint64_t since_us,
 		if (!known)
 			seen[found++] = (pid_t)q->pid;
 	}
+	/* Each sample covers the time since the caller's last one (up to
+	 * SAMPLES_SPAN_NS back), as NVML's samples each cover their own
+	 * period: what a caller adds up over its calls is the device time
+	 * given out, even when a busy host makes it call late. Asked for
+	 * every sample (since 0, or older), the last second, as the device's
+	 * own utilization. */
+	window = since_us && now_us > since_us && (now_us - since_us) * 1000 < SAMPLES_SPAN_NS
+			 ? (now_us - since_us) * 1000
+			 : 1000000000ULL;
 	for (int i = 0; i < found; i++) {
 		if (n < max)
 			out[n] = (struct sim_proc_sample){
 				seen[i], now_us,
-				sim_process_utilization(s, dev, seen[i], 0) };
+				sim_process_utilization(s, dev, seen[i], window) };
 		n++;
 	}
 	return n;

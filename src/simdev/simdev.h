@@ -90,6 +90,9 @@ int sim_device_pci_bus(const struct sim *s, int dev);
  * `simctl lose|restore INDEX` sets it (src/simdev/simctl.c). */
 bool sim_device_lost(const struct sim *s, int dev);
 void sim_device_set_lost(struct sim *s, int dev, bool lost);
+/* The device time it has given out since it was made, in all (the sum of
+ * its quanta; `simctl busy INDEX` prints it in µs). */
+uint64_t sim_device_busy_ns(const struct sim *s, int dev);
 
 /* Gives back the memory and contexts of processes that died. */
 void sim_reclaim(struct sim *s);
@@ -136,8 +139,9 @@ unsigned sim_device_utilization(struct sim *s, int dev, uint64_t window_ns);
 unsigned sim_process_utilization(struct sim *s, int dev, pid_t pid, uint64_t window_ns);
 
 /* Per-process samples since `since_us` (CLOCK_REALTIME µs, as NVML's
- * timestamps): one per process that ran on the device in the last second,
- * with its utilization over that second. */
+ * timestamps): one per process that ran on the device since then (in the
+ * last 5 s at most), with its utilization over that time (over the last
+ * second when since_us is 0 or older). */
 struct sim_proc_sample {
 	pid_t pid;
 	uint64_t timestamp_us;

@@ -6,7 +6,7 @@
 // (kubelet-double-go) follows too:
 //
 //   kubelet-double.js --dir DIR --resource NAME --allocate N [--timeout-ms 10000]
-//                     [--scenario full|preferred] [--order listed|interleaved]
+//                     [--scenario full|preferred|allocate] [--order listed|interleaved]
 //
 // One JSON object per line on stdout (events: listening, registered, list,
 // preferred, allocate, prestart, reregistered, list2, waiting-health,
@@ -16,7 +16,8 @@
 //
 // Beyond the contract (this double's own, for test-e2e.sh): --scenario
 // preferred stops after GetPreferredAllocation (registered, list,
-// preferred); --order interleaved offers the available ids a unit of each
+// preferred); --scenario allocate after Allocate (and PreStartContainer),
+// one container started as a kubelet starts it (test-bill.sh); --order interleaved offers the available ids a unit of each
 // device in turn, as the real kubelet's unordered sets may give them,
 // rather than in the plugin's list order.
 'use strict';
@@ -28,7 +29,7 @@ const protoLoader = require('@grpc/proto-loader');
 
 const PROTO = path.join(__dirname, '..', '..', 'src', 'k8s', 'deviceplugin', 'api.proto');
 const USAGE = 'usage: kubelet-double.js --dir DIR --resource NAME --allocate N [--timeout-ms MS] ' +
-  '[--scenario full|preferred] [--order listed|interleaved]';
+  '[--scenario full|preferred|allocate] [--order listed|interleaved]';
 
 function usage(why) {
   process.stderr.write(`kubelet-double: ${why}\n${USAGE}\n`);
@@ -52,7 +53,8 @@ function parseArgs(argv) {
       usage(`--${key === 'allocate' ? 'allocate' : 'timeout-ms'} must be a whole number above 0`);
     o[key] = Number(o[key]);
   }
-  if (!['full', 'preferred'].includes(o.scenario)) usage('--scenario is full or preferred');
+  if (!['full', 'preferred', 'allocate'].includes(o.scenario))
+    usage('--scenario is full, preferred or allocate');
   if (!['listed', 'interleaved'].includes(o.order)) usage('--order is listed or interleaved');
   o.dir = path.resolve(o.dir);
   return o;
@@ -288,6 +290,12 @@ async function scenario() {
   if (info.options.pre_start_required) {
     await unary(info.client, 'PreStartContainer', { devices_ids: ids });
     emit({ event: 'prestart' });
+  }
+  if (opts.scenario === 'allocate') {
+    watch.call.cancel();
+    info.client.close();
+    kubelet.server.forceShutdown();
+    return;
   }
   ({ kubelet, info } = await restart(kubelet, info, watch));
   watch = listAndWatch(info.client);

@@ -307,7 +307,7 @@ if wait_for "the live change" 5 compute_is 60; then
 		bad "live change took $waited_ms ms (bound 1000, slack to 3000)"
 fi
 curl -s "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics.txt"
-expect metrics-per-slice 0 'gpupool_slice_compute_percent\{namespace="default",pod="train",container="main".*\} 60' \
+expect metrics-per-slice 0 'gpupool_slice_compute_percent\{namespace="default",pod="train",uid="[^"]+",container="main".*\} 60' \
 	-- cat "$tmp/metrics.txt"
 expect metrics-per-device 0 'DCGM_FI_DEV_GPU_UTIL\{gpu="0",UUID="GPU-' -- cat "$tmp/metrics.txt"
 expect server-metrics-for-prometheus 0 'gpupool_extender_binds_total 2' -- \

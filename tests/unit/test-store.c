@@ -954,9 +954,12 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
-/* What schema 11 added (task logs removed), taken away again (every
- * older file lacks it). */
-#define SCHEMA_11_DROP "DROP TABLE task_logs_removed; "
+/* What schema 12 added (a task's pod), taken away again (every older
+ * file lacks it). */
+#define SCHEMA_12_DROP "ALTER TABLE tasks DROP COLUMN pod_uid; "
+
+/* What schema 11 added (task logs removed), and after. */
+#define SCHEMA_11_DROP SCHEMA_12_DROP "DROP TABLE task_logs_removed; "
 
 /* What schema 10 added (tenants' priority bounds), and after. */
 #define SCHEMA_10_DROP SCHEMA_11_DROP "ALTER TABLE tenants DROP COLUMN priority_max; "

@@ -1,0 +1,586 @@
+/* kube-tasks.c — pods as the server's tasks, metered (kube-tasks.h).
+ *
+ * Each look: the extender's bound pods and those that ended; the node
+ * programs' slice figures; then, under the store's lock, the open
+ * interval of every followed pod closed into usage records (with the
+ * share it had), and the task rows changed: new pods begun, shares and
+ * priorities followed, ended pods ended. */
+#include "k8s/kube-tasks.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/strmap.h"
+#include "k8s/slice-figures.h"
+#include "server/meter.h"
+
+#define FETCH_MAX (16u << 20)   /* a node's /metrics */
+#define FETCH_TIMEOUT_MS 2000L
+
+/* A pod followed as a task, and its open interval. */
+struct followed {
+	struct gp_task row;
+	char metrics[GP_KUBE_ADDRESS_MAX];      /* its node program's */
+	unsigned devices;
+	char uuid[GP_NODE_DEVICES_MAX][GP_KUBE_UUID_MAX];
+	char model[GP_NODE_DEVICES_MAX][GP_STORE_DEVICE_MAX];
+	uint64_t mem_mib[GP_NODE_DEVICES_MAX];  /* held on each */
+	int64_t since_ms;
+	bool counted[GP_NODE_DEVICES_MAX];      /* counter[] known */
+	bool taken_up;                          /* from before a restart, not resumed yet */
+	uint64_t counter[GP_NODE_DEVICES_MAX];
+	uint64_t used_us[GP_NODE_DEVICES_MAX], mem_peak_mib[GP_NODE_DEVICES_MAX];
+	/* This look: */
+	const struct gp_extender_pod *pod;      /* as the extender has it; NULL: gone */
+	const struct gp_extender_ended *ended;  /* how it ended, when known */
+};
+
+/* A running pod's task cancelled through the API: its pod to evict. */
+struct cancel {
+	char uid[GP_KUBE_UID_MAX];
+	char who[GP_STORE_NAME_MAX];
+};
+
+struct gp_kube_tasks {
+	struct gp_kube_tasks_options o;
+	struct gp_strmap followed;      /* pod UID -> struct followed */
+	struct gp_meter_records unsaved;
+	int64_t admin;                  /* the admin tenant's id; 0: not looked up */
+	bool taken_up;                  /* the running tasks of pods read once */
+	pthread_t thread;
+	pthread_mutex_t lock;           /* stopping, the cancels asked, and its wake */
+	pthread_cond_t wake;
+	bool stopping;
+	struct cancel cancel[GP_KUBE_TASKS_CANCELS_MAX];
+	int cancels;
+};
+
+/* ---- a node's figures ------------------------------------------------------------ */
+
+struct fetched {
+	char *text;
+	size_t len;
+};
+
+static size_t fetch_write(char *data, size_t size, size_t n, void *ctx)
+{
+	struct fetched *f = ctx;
+	size_t add = size * n;
+	char *more;
+
+	if (f->len + add > FETCH_MAX || !(more = realloc(f->text, f->len + add + 1)))
+		return 0;
+	memcpy(more + f->len, data, add);
+	f->text = more;
+	f->len += add;
+	f->text[f->len] = 0;
+	return add;
+}
+
+/* GET http://ADDRESS/metrics: its text (malloc'd), or NULL. */
+static char *fetch(const char *address)
+{
+	struct fetched f = { 0 };
+	char url[GP_KUBE_ADDRESS_MAX + 32];
+	CURL *c = curl_easy_init();
+	long status = 0;
+
+	if (!c)
+		return NULL;
+	snprintf(url, sizeof(url), "http://%s/metrics", address);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, FETCH_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fetch_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
+	if (curl_easy_perform(c) != CURLE_OK ||
+	    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status != 200) {
+		free(f.text);
+		f.text = NULL;
+	}
+	curl_easy_cleanup(c);
+	return f.text;
+}
+
+/* Adds address's figures to all (*n of them). A node that does not
+ * answer adds none: its pods' time is counted when it answers again. */
+static void figures_add(const char *address, struct gp_slice_figure **all, size_t *n)
+{
+	struct gp_slice_figure *got = NULL, *more;
+	char *text = fetch(address);
+	size_t k = 0;
+
+	if (!text || gp_slice_figures_read(text, &got, &k) < 0 || !k) {
+		free(text);
+		free(got);
+		return;
+	}
+	free(text);
+	more = realloc(*all, (*n + k) * sizeof(*more));
+	if (more) {
+		memcpy(more + *n, got, k * sizeof(*got));
+		*all = more;
+		*n += k;
+	}
+	free(got);
+}
+
+/* The figures of every node program that runs a followed pod. */
+static struct gp_slice_figure *figures_read(struct gp_kube_tasks *t, size_t *ret_n)
+{
+	struct gp_strmap asked = { 0 };
+	struct gp_slice_figure *all = NULL;
+
+	*ret_n = 0;
+	for (size_t i = 0; i < t->followed.cap; i++) {
+		const struct followed *f = t->followed.slot[i].value;
+
+		if (!t->followed.slot[i].key || !f->metrics[0] || gp_strmap_get(&asked, f->metrics))
+			continue;
+		if (gp_strmap_put(&asked, f->metrics, (void *)f) < 0)
+			break;
+		figures_add(f->metrics, &all, ret_n);
+	}
+	gp_strmap_release(&asked);
+	return all;
+}
+
+/* f's counters from the figures: the growth of each since the last look. */
+static void counters_take(struct followed *f, const struct gp_slice_figure *all, size_t n)
+{
+	for (unsigned d = 0; d < f->devices; d++)
+		for (size_t i = 0; i < n; i++) {
+			const struct gp_slice_figure *s = &all[i];
+			uint64_t grown;
+
+			if (strcmp(s->uid, f->row.pod_uid) || strcmp(s->uuid, f->uuid[d]))
+				continue;
+			if (f->counted[d])
+				grown = s->used_us >= f->counter[d] ? s->used_us - f->counter[d]
+								    : s->used_us;
+			else
+				grown = s->used_us;
+			f->used_us[d] += grown;
+			f->counter[d] = s->used_us;
+			f->counted[d] = true;
+			if (s->mem_used_bytes >> 20 > f->mem_peak_mib[d])
+				f->mem_peak_mib[d] = s->mem_used_bytes >> 20;
+		}
+}
+
+/* ---- the rows ------------------------------------------------------------------------ */
+
+/* The tenant of namespace ns: the tenant of that name, else the admin. */
+static int64_t tenant_of(struct gp_kube_tasks *t, const char *ns)
+{
+	struct gp_tenant tenant, *all = NULL;
+	int n = 0;
+
+	if (gp_store_tenant_by_name(t->o.store, ns, &tenant) == 0 && !tenant.removed &&
+	    !tenant.admin)
+		return tenant.id;
+	if (!t->admin && gp_store_tenant_list(t->o.store, &all, &n) == 0)
+		for (int i = 0; i < n; i++)
+			if (all[i].admin)
+				t->admin = all[i].id;
+	free(all);
+	return t->admin;
+}
+
+/* "node:GPU-…,GPU-…", as many devices as fit. */
+static void placement_text(const struct gp_kube_placement *p, char *buf, size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "%s:", p->node);
+
+	for (unsigned i = 0; used < len && i < p->devices; i++) {
+		size_t need = strlen(p->device[i]) + (i ? 1 : 0);
+
+		if (used + need >= len)
+			break;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", p->device[i]);
+	}
+}
+
+/* What the row says of the pod's slice and devices, from its placement. */
+static void row_from_pod(struct gp_task *row, const struct gp_extender_pod *pod)
+{
+	const struct gp_kube_placement *pl = &pod->p.placement;
+
+	row->mem_mib = pl->whole ? pod->device_mib[0] : pl->memory_mib;
+	row->compute_pct = pl->whole ? 100 : pl->compute;
+	row->devices = pl->devices;
+	row->whole = row->exclusive = pl->whole;
+	row->hard = pl->isolation == GP_KUBE_HARD;
+	row->priority = pl->priority;
+	placement_text(pl, row->placement, sizeof(row->placement));
+}
+
+/* f's devices as the pod's placement has them now. */
+static void devices_from_pod(struct followed *f, const struct gp_extender_pod *pod)
+{
+	const struct gp_kube_placement *pl = &pod->p.placement;
+
+	f->devices = pl->devices;
+	for (unsigned d = 0; d < pl->devices; d++) {
+		snprintf(f->uuid[d], sizeof(f->uuid[d]), "%s", pl->device[d]);
+		snprintf(f->model[d], sizeof(f->model[d]), "%s", pod->model[d]);
+		f->mem_mib[d] = pl->whole ? pod->device_mib[d] : pl->memory_mib;
+	}
+	snprintf(f->metrics, sizeof(f->metrics), "%s", pod->metrics);
+}
+
+static int row_write(struct gp_kube_tasks *t, struct gp_task *row)
+{
+	int r = gp_store_task_update(t->o.store, row);
+
+	if (r == 0)
+		gp_pool_task_put(t->o.pool, row);
+	else
+		fprintf(stderr, "gpupool server: cannot record task %lld (pod %s) as %s: %s\n",
+			(long long)row->id, row->name,
+			row->state == GP_TASK_RUNNING ? "running" : "ended",
+			gp_store_error(t->o.store));
+	return r;
+}
+
+/* A pod seen bound for the first time: its task begins, RUNNING since it
+ * was bound. */
+static int task_begin(struct gp_kube_tasks *t, const struct gp_extender_pod *pod)
+{
+	struct followed *f = calloc(1, sizeof(*f));
+	struct gp_task *row = f ? &f->row : NULL;
+	int64_t bound_ms = pod->p.placement.bound_at / 1000000;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	row->tenant = tenant_of(t, pod->p.ns);
+	snprintf(row->name, sizeof(row->name), "%.*s/%s", (int)(sizeof(row->name) / 2),
+		 pod->p.ns, pod->p.name);
+	snprintf(row->kind, sizeof(row->kind), "pod");
+	snprintf(row->model, sizeof(row->model), "%.*s", (int)sizeof(row->model) - 1,
+		 pod->p.models);
+	snprintf(row->pod_uid, sizeof(row->pod_uid), "%s", pod->p.uid);
+	row_from_pod(row, pod);
+	if ((r = gp_store_task_add(t->o.store, row)) < 0 ||
+	    (r = gp_pool_task_put(t->o.pool, row)) < 0) {
+		free(f);
+		return r;
+	}
+	row->state = GP_TASK_RUNNING;
+	row->started = bound_ms > 0 && bound_ms <= gp_unix_ms() ? bound_ms : gp_unix_ms();
+	f->since_ms = row->started;
+	devices_from_pod(f, pod);
+	if ((r = row_write(t, row)) < 0 || (r = gp_strmap_put(&t->followed, pod->p.uid, f)) < 0) {
+		free(f);
+		return r;
+	}
+	return 0;
+}
+
+/* The share or priority of f's pod changed live (or, taken up after a
+ * restart, its devices are learnt): the row follows. */
+static void task_follow(struct gp_kube_tasks *t, struct followed *f)
+{
+	struct gp_task was = f->row;
+
+	devices_from_pod(f, f->pod);
+	row_from_pod(&f->row, f->pod);
+	if (was.compute_pct != f->row.compute_pct || was.priority != f->row.priority ||
+	    strcmp(was.placement, f->row.placement) != 0)
+		row_write(t, &f->row);
+}
+
+/* f's pod has ended at end_ms: its row ends, as its pod did. */
+static void task_end(struct gp_kube_tasks *t, struct followed *f, int64_t end_ms)
+{
+	const struct gp_extender_ended *x = f->ended;
+
+	f->row.ended = end_ms;
+	f->row.state = !x ? GP_TASK_CANCELLED
+		       : x->failed ? GP_TASK_FAILED
+		       : x->deleted ? GP_TASK_CANCELLED
+				    : GP_TASK_SUCCEEDED;
+	f->row.exit_code = f->row.state == GP_TASK_FAILED ? 1 : 0;
+	snprintf(f->row.reason, sizeof(f->row.reason), "%s",
+		 !x ? "its pod was gone when the server looked (ended while it was away, or "
+		      "between two looks)"
+		 : x->failed ? "its pod failed (phase Failed)"
+		 : x->deleted ? "its pod was deleted or evicted"
+			      : "its pod succeeded");
+	row_write(t, &f->row);
+}
+
+/* The interval of f since its last record, closed at `to`. */
+static int interval_close(struct gp_kube_tasks *t, struct followed *f, int64_t to)
+{
+	int64_t span = to - f->since_ms;
+	int r = 0;
+
+	for (unsigned d = 0; r == 0 && span > 0 && d < f->devices; d++) {
+		struct gp_usage_record rec = { .task = f->row.id, .tenant = f->row.tenant,
+					       .mem_mib = f->mem_mib[d],
+					       .compute_pct = f->row.compute_pct,
+					       .mem_peak_mib = f->mem_peak_mib[d] };
+		uint64_t used = (f->used_us[d] + 500) / 1000;
+
+		snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", f->uuid[d]);
+		snprintf(rec.device_model, sizeof(rec.device_model), "%s", f->model[d]);
+		r = gp_meter_records_cut(&t->unsaved, rec, f->since_ms, to,
+					 used < (uint64_t)span ? used : (uint64_t)span);
+	}
+	memset(f->used_us, 0, sizeof(f->used_us));
+	memset(f->mem_peak_mib, 0, sizeof(f->mem_peak_mib));
+	if (to > f->since_ms)
+		f->since_ms = to;
+	return r;
+}
+
+/* The RUNNING tasks of pods in the store (a restart): followed again once
+ * their pods are seen (resume). Under the store's lock. */
+static void take_up(struct gp_kube_tasks *t, int64_t now)
+{
+	struct gp_task *all = NULL;
+	int n = 0;
+
+	if (gp_store_task_list(t->o.store, -1, GP_TASK_RUNNING, &all, &n) < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		struct followed *f;
+
+		if (!all[i].pod_uid[0] || !(f = calloc(1, sizeof(*f))))
+			continue;
+		f->row = all[i];
+		f->since_ms = now;      /* until its pod's devices are known (resume) */
+		f->taken_up = true;
+		if (gp_strmap_put(&t->followed, f->row.pod_uid, f) < 0)
+			free(f);
+	}
+	free(all);
+	t->taken_up = true;
+}
+
+/* A task taken up whose pod runs: its devices from the pod, and for each,
+ * its interval from the end of its last record and its counter from what
+ * its records add up to (what the node counted since, while the server
+ * was away, is counted once: none of it twice). Under the store's lock. */
+static void resume(struct gp_kube_tasks *t, struct followed *f)
+{
+	int64_t used_ms, end_ms, since = 0;
+
+	devices_from_pod(f, f->pod);
+	for (unsigned d = 0; d < f->devices; d++)
+		if (gp_store_usage_of_task(t->o.store, f->row.id, f->uuid[d], &used_ms, &end_ms) == 0) {
+			f->counter[d] = (uint64_t)used_ms * 1000;
+			f->counted[d] = true;
+			since = end_ms > since ? end_ms : since;
+		}
+	f->since_ms = since ? since : f->row.started ? f->row.started : f->since_ms;
+	f->taken_up = false;
+}
+
+/* ---- one look ------------------------------------------------------------------------ */
+
+/* Marks each followed pod with what the extender says of it now. */
+static void match(struct gp_kube_tasks *t, const struct gp_extender_pod *pods, size_t n,
+		  const struct gp_extender_ended *ended, size_t n_ended)
+{
+	for (size_t i = 0; i < t->followed.cap; i++) {
+		struct followed *f = t->followed.slot[i].value;
+
+		if (t->followed.slot[i].key)
+			f->pod = NULL, f->ended = NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct followed *f = gp_strmap_get(&t->followed, pods[i].p.uid);
+
+		if (f)
+			f->pod = &pods[i];
+	}
+	for (size_t i = 0; i < n_ended; i++) {
+		struct followed *f = gp_strmap_get(&t->followed, ended[i].uid);
+
+		if (f && !f->pod)
+			f->ended = &ended[i];
+	}
+}
+
+/* Under the store's lock: the intervals closed, then the rows changed;
+ * the pods that ended are forgotten. */
+static void rows_update(struct gp_kube_tasks *t, const struct gp_extender_pod *pods, size_t n,
+			const struct gp_slice_figure *figs, size_t n_figs, int64_t now)
+{
+	struct followed **gone = calloc(t->followed.count + 1, sizeof(*gone));
+	size_t n_gone = 0;
+
+	for (size_t i = 0; gone && i < t->followed.cap; i++) {
+		struct followed *f = t->followed.slot[i].value;
+		int64_t end;
+
+		if (!t->followed.slot[i].key)
+			continue;
+		if (f->taken_up && f->pod)
+			resume(t, f);
+		counters_take(f, figs, n_figs);
+		end = !f->pod && f->ended && f->ended->at_ms < now ? f->ended->at_ms : now;
+		interval_close(t, f, end);
+		if (f->pod) {
+			task_follow(t, f);
+		} else {
+			task_end(t, f, end);
+			gone[n_gone++] = f;
+		}
+	}
+	for (size_t i = 0; i < n_gone; i++)
+		free(gp_strmap_remove(&t->followed, gone[i]->row.pod_uid));
+	free(gone);
+	for (size_t i = 0; i < n; i++)
+		if (!gp_strmap_get(&t->followed, pods[i].p.uid) && task_begin(t, &pods[i]) < 0)
+			fprintf(stderr, "gpupool server: cannot record pod %s/%s as a task: %s\n",
+				pods[i].p.ns, pods[i].p.name, gp_store_error(t->o.store));
+	if (t->unsaved.n && gp_meter_records_save(t->o.store, &t->unsaved) < 0)
+		fprintf(stderr, "gpupool server: the pods' usage is not recorded yet: %s\n",
+			gp_store_error(t->o.store));
+}
+
+/* The pods whose tasks were cancelled since the last look, evicted (a
+ * pod not followed, or gone meanwhile, is left: its task ends anyway). */
+static void evictions(struct gp_kube_tasks *t)
+{
+	struct cancel asked[GP_KUBE_TASKS_CANCELS_MAX];
+	char text[GP_STORE_NAME_MAX + 128];
+	int n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->cancels;
+	memcpy(asked, t->cancel, (size_t)n * sizeof(*asked));
+	t->cancels = 0;
+	pthread_mutex_unlock(&t->lock);
+	for (int i = 0; i < n; i++) {
+		const struct followed *f = gp_strmap_get(&t->followed, asked[i].uid);
+
+		if (!f || !f->pod)
+			continue;
+		snprintf(text, sizeof(text), "evicted by gpupool: its task %lld was cancelled by %s "
+			 "(gpupool task cancel)", (long long)f->row.id, asked[i].who);
+		gp_extender_evict_pod(t->o.extender, f->pod->p.ns, f->pod->p.name, f->row.pod_uid,
+				      "GpupoolCancelled", text);
+	}
+}
+
+int gp_kube_tasks_cancel(struct gp_kube_tasks *t, const char *uid, const char *who)
+{
+	int r = -EAGAIN;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->cancels < GP_KUBE_TASKS_CANCELS_MAX) {
+		struct cancel *c = &t->cancel[t->cancels++];
+
+		snprintf(c->uid, sizeof(c->uid), "%s", uid);
+		snprintf(c->who, sizeof(c->who), "%s", who);
+		pthread_cond_signal(&t->wake);
+		r = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+static void look(struct gp_kube_tasks *t)
+{
+	struct gp_extender_pod *pods = NULL;
+	struct gp_extender_ended *ended = NULL;
+	struct gp_slice_figure *figs;
+	size_t n = 0, n_ended = 0, n_figs = 0;
+
+	if (!t->o.synced(t->o.synced_ctx) ||
+	    gp_extender_pods(t->o.extender, &pods, &n, &ended, &n_ended) < 0)
+		return;
+	if (!t->taken_up) {
+		gp_http_lock(t->o.http);
+		take_up(t, gp_unix_ms());
+		gp_http_unlock(t->o.http);
+	}
+	match(t, pods, n, ended, n_ended);
+	for (size_t i = 0; i < n; i++) {     /* the nodes of pods taken up are read too */
+		struct followed *f = gp_strmap_get(&t->followed, pods[i].p.uid);
+
+		if (f && f->taken_up)
+			snprintf(f->metrics, sizeof(f->metrics), "%s", pods[i].metrics);
+	}
+	evictions(t);
+	figs = figures_read(t, &n_figs);
+	gp_http_lock(t->o.http);
+	rows_update(t, pods, n, figs, n_figs, gp_unix_ms());
+	gp_http_unlock(t->o.http);
+	free(figs);
+	free(pods);
+	free(ended);
+}
+
+/* ---- the thread ---------------------------------------------------------------------- */
+
+static void *tasks_main(void *arg)
+{
+	struct gp_kube_tasks *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	while (!t->stopping) {
+		struct timespec until =
+			gp_timespec_of_ns(gp_monotonic_ns() + (uint64_t)t->o.sample_ms * 1000000ULL);
+
+		if (!t->cancels)
+			pthread_cond_timedwait(&t->wake, &t->lock, &until);
+		pthread_mutex_unlock(&t->lock);
+		look(t);
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int gp_kube_tasks_start(const struct gp_kube_tasks_options *o, struct gp_kube_tasks **ret)
+{
+	struct gp_kube_tasks *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	pthread_mutex_init(&t->lock, NULL);
+	gp_monotonic_cond_init(&t->wake);
+	if ((r = -pthread_create(&t->thread, NULL, tasks_main, t)) < 0) {
+		pthread_mutex_destroy(&t->lock);
+		pthread_cond_destroy(&t->wake);
+		free(t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}
+
+struct gp_kube_tasks *gp_kube_tasks_stop(struct gp_kube_tasks *t)
+{
+	if (!t)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	t->stopping = true;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	look(t);                        /* the usage up to now */
+	for (size_t i = 0; i < t->followed.cap; i++)
+		free(t->followed.slot[i].value);
+	gp_strmap_release(&t->followed);
+	free(t->unsaved.r);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->wake);
+	free(t);
+	return NULL;
+}
