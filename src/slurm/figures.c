@@ -1,4 +1,5 @@
-/* figures.c — a step's GPU figures as text and back (figures.h). */
+/* figures.c — a step's GPU figures on one node as text and back
+ * (figures.h). */
 #include "slurm/figures.h"
 
 #include <math.h>
@@ -7,10 +8,22 @@
 
 #define STEP_MARK "gpupool slurm-"
 
+/* "gpupool slurm-42.0 on node7 (node 2 of 4):", or without a node
+ * "gpupool slurm-42.0:". */
+static size_t header_format(const struct gp_slurm_figure *f, char *buf, size_t len)
+{
+	if (!f)
+		return (size_t)snprintf(buf, len, "gpupool :");
+	if (!f->node[0])
+		return (size_t)snprintf(buf, len, "gpupool %s:", f->step);
+	return (size_t)snprintf(buf, len, "gpupool %s on %s (node %u of %u):", f->step,
+				f->node, f->node_index + 1, f->nodes);
+}
+
 size_t gp_slurm_figures_format(const struct gp_slurm_figure *f, unsigned n, char *buf,
 			       size_t len)
 {
-	size_t used = (size_t)snprintf(buf, len, "gpupool %s:", n ? f[0].step : "");
+	size_t used = header_format(n ? f : NULL, buf, len);
 
 	for (unsigned i = 0; i < n; i++)
 		used += (size_t)snprintf(
@@ -52,24 +65,46 @@ static int device_parse(const char **at, struct gp_slurm_figure *f)
 	return 0;
 }
 
+/* An entry's header at *at (past "gpupool "): its step and node into
+ * head, moving *at past the colon; 0, or -1 where it is not ours. */
+static int header_parse(const char **at, struct gp_slurm_figure *head)
+{
+	unsigned place = 0, nodes = 0;
+	int end = -1;
+
+	if (sscanf(*at, "%95[^: ]%n", head->step, &end) < 1 || end < 0)
+		return -1;
+	*at += end;
+	if (**at == ':') {
+		(*at)++;
+		return 0;
+	}
+	end = -1;
+	if (sscanf(*at, " on %95[^ (:] (node %u of %u):%n", head->node, &place, &nodes,
+		   &end) < 3 ||
+	    end < 0 || place == 0 || place > nodes)
+		return -1;
+	*at += end;
+	head->node_index = place - 1;
+	head->nodes = nodes;
+	return 0;
+}
+
 int gp_slurm_figures_parse(const char *text, struct gp_slurm_figure *out, int max)
 {
 	int n = 0;
 
 	for (const char *at = strstr(text, STEP_MARK); at; at = strstr(at, STEP_MARK)) {
-		char step[GP_SLURM_FIGURE_TEXT];
-		int id_end = -1;
+		struct gp_slurm_figure head = {0};
 
 		at += strlen("gpupool ");
-		if (sscanf(at, "%95[^: ]:%n", step, &id_end) < 1 || id_end < 0)
+		if (header_parse(&at, &head) < 0)
 			continue;
-		at += id_end;
 		for (;;) {
-			struct gp_slurm_figure f = {0};
+			struct gp_slurm_figure f = head;
 
 			if (device_parse(&at, &f) < 0)
 				break;
-			snprintf(f.step, sizeof(f.step), "%s", step);
 			if (n < max)
 				out[n] = f;
 			n++;

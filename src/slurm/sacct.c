@@ -10,8 +10,7 @@
 #include <unistd.h>
 
 #include "base/month.h"
-
-#define FIGURES_MAX 64 /* a job's step-devices read at once */
+#include "slurm/comment.h"
 
 extern char **environ;
 
@@ -86,13 +85,15 @@ static int sum_order(const void *a, const void *b)
 
 /* ---- sacct's answer ------------------------------------------------------- */
 
-/* One line: "ACCOUNT|START|COMMENT". */
+/* One line: "ACCOUNT|START|COMMENT". Every figure counts once: each
+ * step on each node of the job (comment.h), however many. */
 static int line_add(char *line, int64_t from_ms, int64_t to_ms, struct gp_slurm_usage *u)
 {
-	struct gp_slurm_figure f[FIGURES_MAX];
+	struct gp_slurm_figure *f = NULL;
 	char *start = strchr(line, '|'), *comment = start ? strchr(start + 1, '|') : NULL;
 	int64_t start_ms;
-	int n;
+	size_t n = 0;
+	int r;
 
 	if (!comment)
 		return 0;
@@ -101,11 +102,12 @@ static int line_add(char *line, int64_t from_ms, int64_t to_ms, struct gp_slurm_
 	start_ms = strtoll(start, NULL, 10) * 1000;
 	if (start_ms < from_ms || start_ms >= to_ms)
 		return 0;
-	n = gp_slurm_figures_parse(comment, f, FIGURES_MAX);
-	for (int i = 0; i < n && i < FIGURES_MAX; i++)
-		if (gp_slurm_usage_add(u, line, &f[i]) < 0)
-			return -ENOMEM;
-	return 0;
+	r = gp_slurm_figures_read(comment, &f, &n);
+	n = r == 0 ? gp_slurm_figures_unique(f, n) : 0;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = gp_slurm_usage_add(u, line, &f[i]);
+	free(f);
+	return r;
 }
 
 int gp_slurm_usage_read(FILE *in, int64_t from_ms, int64_t to_ms,

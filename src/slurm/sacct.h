@@ -6,8 +6,9 @@
  * The result has the shape of the server's usage sums (server/store.h),
  * so that `gpupool bill --slurm` prints its bill with the server's own
  * arithmetic (server/bill.h): a tenant is a Slurm account, a record is
- * one step on one GPU, and a job's usage counts in the month (UTC) it
- * started.
+ * one step on one GPU of one node (a step across nodes has a record for
+ * each node's GPUs, each counted once), and a job's usage counts in the
+ * month (UTC) it started.
  *
  * Ownership: gp_slurm_usage_free releases what the functions filled in. */
 #ifndef GP_SLURM_SACCT_H

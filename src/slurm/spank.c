@@ -18,14 +18,16 @@
  *     environment libgpushare reads (LD_PRELOAD once, even where the batch
  *     step's already has it; the task id and secret; the run directory).
  *   - slurm_spank_task_exit, in slurmstepd as root, after the step's last
- *     task: its figures on each GPU (figures.h: wall time, share,
- *     used GPU-seconds as the regions charged them, memory) to the
- *     slurmd log and the job's AdminComment (scontrol update, where sacct
- *     shows it and `gpupool bill --slurm` reads it), while the job still
- *     runs.
+ *     task on the node: its figures on each of the node's GPUs
+ *     (figures.h: wall time, share, used GPU-seconds as the regions
+ *     charged them, memory) to the slurmd log and, as the node's own
+ *     entry beside the other nodes' (comment.h), into the job's
+ *     AdminComment (publish.h: where sacct shows it and `gpupool bill
+ *     --slurm` reads it), while the job still runs. A step on several
+ *     nodes runs all of this on each of them.
  *   - slurm_spank_exit, in slurmstepd as root: the step's limits go and
  *     what its processes held is given back; in srun, with --gpu-report,
- *     the step's figures from the AdminComment on stderr.
+ *     the step's figures from the AdminComment on stderr, a line a node.
  *   - slurm_spank_job_epilog, in slurmd as root: the job's figures file
  *     goes.
  * A step without GPUs is left untouched. */
@@ -35,13 +37,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,8 +49,11 @@
 #include <slurm/spank.h>
 
 #include "agent/devices.h"
+#include "base/clock.h"
 #include "shim/region.h"
+#include "slurm/comment.h"
 #include "slurm/figures.h"
+#include "slurm/publish.h"
 #include "slurm/share.h"
 #include "vendor/vendor.h"
 
@@ -59,10 +62,15 @@ SPANK_PLUGIN(gpupool, 1);
 static struct gp_slurm_site site;
 static struct gp_slurm_user user = {.priority = -1, .isolation = -1};
 
-/* The step this slurmstepd runs, once init_post_opt found its GPUs. */
+/* The step this slurmstepd runs (its part on this node), once
+ * init_post_opt found its GPUs. */
 static struct {
 	bool on;
 	uint32_t job;
+	unsigned job_nodes;		 /* the job's nodes (0: not known) */
+	unsigned node_index;		 /* this node's place in the step, from 0 */
+	unsigned nodes;			 /* the step's nodes */
+	char node[GP_SLURM_FIGURE_TEXT]; /* this node's name in Slurm */
 	char id[GP_TASK_ID_MAX];
 	char secret[GP_TASK_SECRET_LEN + 1];
 	struct gp_task_limits limits;
@@ -74,30 +82,6 @@ static struct {
 	char model[GP_AGENT_DEVICES_MAX][GP_DEVICE_TEXT_MAX];
 	struct gp_region *region[GP_AGENT_DEVICES_MAX];
 } step;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* `scontrol update JOB AdminComment=TEXT`, waited for. */
-static void run_scontrol(const char *job, const char *text)
-{
-	char comment[4096 + 16];
-	char *argv[] = {"scontrol", "update", (char *)job, comment, NULL};
-	pid_t pid;
-	int status;
-
-	snprintf(comment, sizeof(comment), "AdminComment=%s", text);
-	if (posix_spawnp(&pid, "scontrol", NULL, NULL, argv, environ) != 0)
-		return;
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
-		slurm_error("gpupool: scontrol update %s AdminComment=… failed", job);
-}
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -187,6 +171,27 @@ static void step_name(spank_t sp, char *buf, size_t len)
 		snprintf(buf, len, "slurm-%" PRIu32 ".interactive", job);
 	else
 		snprintf(buf, len, "slurm-%" PRIu32 ".%" PRIu32, job, id);
+}
+
+/* Where this part of the step is: its job, this node (its name in
+ * Slurm, which slurmstepd puts in its own environment, else the host's)
+ * and its place among the step's nodes, and the job's nodes. */
+static void step_place(spank_t sp)
+{
+	const char *name = getenv("SLURMD_NODENAME");
+	uint32_t index = 0, nodes = 1;
+
+	spank_get_item(sp, S_JOB_ID, &step.job);
+	spank_get_item(sp, S_JOB_NODEID, &index);
+	spank_get_item(sp, S_JOB_NNODES, &nodes);
+	step.node_index = index;
+	step.nodes = nodes > index ? nodes : index + 1;
+	step.job_nodes = env_number(sp, "SLURM_JOB_NUM_NODES");
+	if (name && *name)
+		snprintf(step.node, sizeof(step.node), "%s", name);
+	else if (gethostname(step.node, sizeof(step.node)) < 0 || !step.node[0])
+		snprintf(step.node, sizeof(step.node), "node%u", index);
+	step.node[strcspn(step.node, " (:")] = '\0'; /* as figures.h reads it */
 }
 
 /* The node's NVIDIA device of NVML index `index`, or NULL. */
@@ -361,9 +366,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return -1;
 	}
 	step_name(sp, step.id, sizeof(step.id));
-	spank_get_item(sp, S_JOB_ID, &step.job);
+	step_place(sp);
 	step.limits = limits;
-	step.start_ns = now_ns();
+	step.start_ns = gp_monotonic_ns();
 	if (step_admit(sp, dev, n, &limits) < 0) {
 		step_forget();
 		return -1;
@@ -424,29 +429,96 @@ static uint64_t step_used_ns(unsigned i)
 	return 0;
 }
 
-/* The step's figures, a device each: its time, share, used device time
- * and memory limit (figures.h). */
-static void step_figures(char *buf, size_t len)
+/* The step's figures on this node, a device each: its time, share, used
+ * device time and memory limit (figures.h), into f. */
+static void step_figures(struct gp_slurm_figure *f)
 {
-	struct gp_slurm_figure f[GP_AGENT_DEVICES_MAX];
-	uint64_t wall_ms = (now_ns() - step.start_ns) / 1000000;
+	uint64_t wall_ms = (gp_monotonic_ns() - step.start_ns) / 1000000;
 
 	for (unsigned i = 0; i < step.devices; i++) {
 		f[i] = (struct gp_slurm_figure){
+			.node_index = step.node_index,
+			.nodes = step.nodes,
 			.wall_ms = wall_ms,
 			.compute = step.limits.compute,
 			.used_ms = step_used_ns(i) / 1000000,
 			.mem_mib = step.limits.mem_bytes >> 20,
 		};
 		snprintf(f[i].step, sizeof(f[i].step), "%s", step.id);
+		snprintf(f[i].node, sizeof(f[i].node), "%s", step.node);
 		snprintf(f[i].uuid, sizeof(f[i].uuid), "%s", step.uuid[i]);
 		snprintf(f[i].model, sizeof(f[i].model), "%s", step.model[i]);
 	}
-	gp_slurm_figures_format(f, step.devices, buf, len);
 }
 
-/* The job's figures so far, a step a line, kept by root in the run
- * directory (the job's AdminComment is rewritten whole from it). */
+/* ---- the job in Slurm (publish.h's ops, on libslurm) ----------------------- */
+
+static int job_read(void *ctx, uint32_t job, char **ret_comment, bool *ret_running,
+		    char *err, size_t err_len)
+{
+	job_info_msg_t *info = NULL;
+	uint32_t state;
+	char *comment;
+
+	(void)ctx;
+	if (slurm_load_job(&info, job, SHOW_ALL) != SLURM_SUCCESS || !info ||
+	    info->record_count < 1) {
+		snprintf(err, err_len, "cannot read job %" PRIu32 ": %s", job,
+			 slurm_strerror(slurm_get_errno()));
+		slurm_free_job_info_msg(info);
+		return -EIO;
+	}
+	state = info->job_array[0].job_state;
+	comment = strdup(
+		info->job_array[0].admin_comment ? info->job_array[0].admin_comment : "");
+	slurm_free_job_info_msg(info);
+	if (!comment)
+		return -ENOMEM;
+	*ret_comment = comment;
+	*ret_running =
+		!(state & JOB_COMPLETING) && ((state & JOB_STATE_BASE) == JOB_RUNNING ||
+					      (state & JOB_STATE_BASE) == JOB_SUSPENDED);
+	return 0;
+}
+
+static int job_write(void *ctx, uint32_t job, const char *comment, char *err,
+		     size_t err_len)
+{
+	job_desc_msg_t desc;
+
+	(void)ctx;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = job;
+	desc.admin_comment = (char *)comment;
+	if (slurm_update_job(&desc) == SLURM_SUCCESS)
+		return 0;
+	snprintf(err, err_len, "cannot set job %" PRIu32 "'s AdminComment: %s", job,
+		 slurm_strerror(slurm_get_errno()));
+	return -EIO;
+}
+
+static uint64_t clock_ms(void *ctx)
+{
+	(void)ctx;
+	return gp_monotonic_ns() / 1000000;
+}
+
+static void pause_ms(void *ctx, uint64_t ms)
+{
+	struct timespec ts = gp_timespec_of_ns(ms * 1000000);
+
+	(void)ctx;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static const struct gp_slurm_job_ops slurm_job = {
+	.read = job_read, .write = job_write, .now_ms = clock_ms, .sleep_ms = pause_ms};
+
+/* ---- the step's end: into the job's AdminComment ---------------------------- */
+
+/* This node's entries of the job, and the lock of its writes to the
+ * job's AdminComment (publish.h), kept by root in the run directory. */
 static void job_file(char *buf, size_t len)
 {
 	gp_region_dir(site.run_dir[0] ? site.run_dir : NULL, buf, len);
@@ -454,47 +526,62 @@ static void job_file(char *buf, size_t len)
 		 step.job);
 }
 
-/* Adds the step's figures to the job's AdminComment (scontrol, as root:
- * what sacct shows users where accounting keeps it). */
-static void job_comment(const char *figures)
+/* Adds the step's figures on this node to the job's AdminComment, beside
+ * the other nodes' and steps' (as root: what sacct shows users where
+ * accounting keeps it), and says what went wrong. */
+static void job_comment(const struct gp_slurm_figure *f, unsigned n)
 {
-	char path[PATH_MAX], all[4096] = "", id[32];
-	size_t n = 0;
-	FILE *f;
+	struct gp_slurm_publish p = {
+		.job = step.job, .job_nodes = step.job_nodes, .mine = f, .n = n};
+	struct gp_slurm_published done;
+	char path[PATH_MAX], err[512] = "";
+	int r;
 
 	job_file(path, sizeof(path));
-	f = fopen(path, "a+e");
-	if (!f)
-		return;
-	fprintf(f, "%s\n", figures);
-	rewind(f);
-	n = fread(all, 1, sizeof(all) - 1, f);
-	fclose(f);
-	all[n] = '\0';
-	for (char *nl = strchr(all, '\n'); nl; nl = strchr(nl, '\n'))
-		*nl = nl[1] ? ' ' : '\0';
-	snprintf(id, sizeof(id), "JobId=%" PRIu32, step.job);
-	run_scontrol(id, all);
+	p.job_file = path;
+	r = gp_slurm_publish(&p, &slurm_job, &done, err, sizeof(err));
+	if (r < 0)
+		slurm_error("gpupool: the figures of %s on %s are not in job %" PRIu32
+			    "'s AdminComment: %s",
+			    step.id, step.node, step.job,
+			    r == -ESRCH ? "the job has ended" : err);
+	if (done.turn_timed_out)
+		slurm_info(
+			"gpupool: %s: the figures of node %u of %u were not in job "
+			"%" PRIu32
+			"'s AdminComment after %d ms; node %u (%s) wrote its own without "
+			"waiting longer",
+			step.id, step.node_index, step.nodes, step.job,
+			GP_SLURM_TURN_WAIT_MS, step.node_index + 1, step.node);
+	if (done.slowest_ms >= GP_SLURM_SETTLE_MS)
+		slurm_error(
+			"gpupool: job %" PRIu32 "'s AdminComment was read and written "
+			"%" PRIu64 " ms apart on %s, more than the %d ms other nodes "
+			"wait before they check theirs: one may have lost its figures",
+			step.job, done.slowest_ms, step.node, GP_SLURM_SETTLE_MS);
 }
 
 /* ---- the step's end -------------------------------------------------------- */
 
-/* The step's figures, once: to the slurmd log and the job's AdminComment. */
+/* The step's figures on this node, once: to the slurmd log and the job's
+ * AdminComment. */
 static void step_report(void)
 {
-	char figures[2048];
+	struct gp_slurm_figure f[GP_AGENT_DEVICES_MAX];
+	char line[GP_AGENT_DEVICES_MAX * 512];
 
 	if (step.reported)
 		return;
 	step.reported = true;
-	step_figures(figures, sizeof(figures));
-	slurm_info("%s", figures);
-	job_comment(figures);
+	step_figures(f);
+	gp_slurm_figures_format(f, step.devices, line, sizeof(line));
+	slurm_info("%s", line);
+	job_comment(f, step.devices);
 }
 
-/* slurmstepd, as root, as each task ends: after the last, the step's
- * figures (before the step's end lets the job end, after which its
- * AdminComment cannot change). */
+/* slurmstepd, as root, as each task ends: after the node's last, the
+ * step's figures (before the step's end lets the job end, after which
+ * its AdminComment cannot change). */
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	uint32_t tasks = 0;
@@ -509,40 +596,46 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* srun, --gpu-report: the step's figures, as the job's AdminComment has
- * them (written on the step's node before the step ended), on stderr. */
-#define REPORT_FIGURES_MAX 64 /* a job's step-devices read at once */
+/* Keeps the figures of step, in order; how many are left. */
+static size_t figures_of(struct gp_slurm_figure *f, size_t n, const char *step_id)
+{
+	size_t kept = 0;
 
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(f[i].step, step_id) == 0)
+			f[kept++] = f[i];
+	return kept;
+}
+
+/* srun, --gpu-report: the step's figures, as the job's AdminComment has
+ * them (each node wrote its own before its tasks were reported ended),
+ * on stderr, a line a node. */
 static void report_print(void)
 {
 	/* srun's own environment names its job and step (spank_get_item
 	 * has neither in srun's exit). */
 	const char *job = getenv("SLURM_JOB_ID"), *id = getenv("SLURM_STEP_ID");
-	struct gp_slurm_figure all[REPORT_FIGURES_MAX], mine[GP_AGENT_DEVICES_MAX];
-	char want[GP_SLURM_FIGURE_TEXT], line[8192], cmd[64];
-	unsigned n = 0;
-	FILE *in;
+	struct gp_slurm_figure *all = NULL;
+	char want[GP_SLURM_FIGURE_TEXT], err[256], *comment = NULL, *text = NULL;
+	size_t n = 0;
+	bool running;
 
 	if (!job || !id || strspn(job, "0123456789") != strlen(job))
 		return;
 	snprintf(want, sizeof(want), "slurm-%.20s.%.20s", job, id);
-	snprintf(cmd, sizeof(cmd), "scontrol show job %.20s", job);
-	in = popen(cmd, "re");
-	while (in && fgets(line, sizeof(line), in)) {
-		int got = strstr(line, "AdminComment=")
-				  ? gp_slurm_figures_parse(line, all, REPORT_FIGURES_MAX)
-				  : 0;
-
-		for (int i = 0; i < got && i < REPORT_FIGURES_MAX; i++)
-			if (strcmp(all[i].step, want) == 0 && n < GP_AGENT_DEVICES_MAX)
-				mine[n++] = all[i];
+	if (job_read(NULL, (uint32_t)strtoul(job, NULL, 10), &comment, &running, err,
+		     sizeof(err)) < 0) {
+		slurm_error("gpupool: --gpu-report: %s", err);
+		return;
 	}
-	if (in)
-		pclose(in);
-	if (n) {
-		gp_slurm_figures_format(mine, n, line, sizeof(line));
-		fprintf(stderr, "%s\n", line);
+	if (gp_slurm_figures_read(comment, &all, &n) == 0) {
+		n = figures_of(all, gp_slurm_figures_unique(all, n), want);
+		if (n && gp_slurm_comment_format(all, n, '\n', &text) == 0)
+			fprintf(stderr, "%s\n", text);
 	}
+	free(text);
+	free(all);
+	free(comment);
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)

@@ -7,8 +7,11 @@
 # starts munged, slurmctld and slurmd, and waits until the node is idle.
 # slurm_accounting_start, called first, adds Slurm's accounting: a MariaDB
 # of the test's own (data and socket in $sl/db) and slurmdbd on it.
-# slurm_stop stops them all by their pids (also at exit). Skips (77)
-# where Slurm or root is missing.
+# slurm_nodes_start PLUGSTACK-LINE GPUS SHARDS NODES PRIVATE-DIR... starts
+# NODES nodes on this one machine instead (n1, n2, ...), each slurmd in
+# a mount and UTS namespace of its own (below). slurm_stop stops them all
+# by their pids (also at exit). Skips (77) where Slurm or root is
+# missing.
 for cmd in munged slurmctld slurmd srun sbatch scontrol; do
 	command -v "$cmd" >/dev/null 2>&1 || { echo "SKIP: $cmd is not installed (scripts/install-deps.sh installs Slurm)"; exit 77; }
 done
@@ -17,10 +20,12 @@ done
 sl=$tmp/slurm
 export SLURM_CONF=$sl/slurm.conf
 
-# Four free TCP ports from 20000 + a number of this test's own.
+# Eight free TCP ports from 20000 + a number of this test's own: the
+# controller's, slurmdbd's, MariaDB's, then the nodes' (slurmd_port is
+# the first node's, the next the second's, ...).
 slurm_ports() {
-	base=$((20000 + ($$ % 2000) * 4))
-	ctld_port=$base slurmd_port=$((base + 1)) dbd_port=$((base + 2)) db_port=$((base + 3))
+	base=$((20000 + ($$ % 2000) * 8))
+	ctld_port=$base dbd_port=$((base + 1)) db_port=$((base + 2)) slurmd_port=$((base + 3))
 }
 accounting="AccountingStorageType=accounting_storage/none"
 
@@ -82,10 +87,11 @@ AccountingStoragePort=$dbd_port
 AccountingStoragePass=$sl/munge/munge.socket"
 }
 
-slurm_start() {
-	plug=$1 gpus=$2 shards=$3
-	host=$(hostname -s)
-	slurm_ports
+# slurm_conf GPUS SHARDS NODE-LINES NODES: slurm.conf (the nodes'
+# spool, pid and log files named by node: %n), gres.conf, one device
+# file per simulated GPU, and munged.
+slurm_conf() {
+	gpus=$1 shards=$2 node_lines=$3 nodes=$4
 	mkdir -p "$sl/state" "$sl/spool" "$sl/dev" "$sl/log"
 	munge_start || return 1
 	i=0
@@ -95,7 +101,7 @@ slurm_start() {
 	done
 	cat >"$SLURM_CONF" <<CONF
 ClusterName=gpupool-test
-SlurmctldHost=$host(127.0.0.1)
+SlurmctldHost=$(hostname -s)(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -104,11 +110,11 @@ AuthInfo=socket=$sl/munge/munge.socket
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 StateSaveLocation=$sl/state
-SlurmdSpoolDir=$sl/spool
+SlurmdSpoolDir=$sl/spool/%n
 SlurmctldPidFile=$sl/slurmctld.pid
-SlurmdPidFile=$sl/slurmd.pid
+SlurmdPidFile=$sl/slurmd-%n.pid
 SlurmctldLogFile=$sl/log/slurmctld.log
-SlurmdLogFile=$sl/log/slurmd.log
+SlurmdLogFile=$sl/log/slurmd-%n.log
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -121,22 +127,98 @@ ReturnToService=2
 MailProg=/bin/true
 GresTypes=gpu,shard
 PlugStackConfig=$sl/plugstack.conf
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=4000 Gres=gpu:$gpus,shard:$shards State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+$node_lines
+PartitionName=debug Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 	{
 		echo "Name=gpu File=$sl/dev/nvidia[0-$((gpus - 1))]"
 		echo "Name=shard Count=$shards"
 	} >"$sl/gres.conf"
+}
+
+# slurm_idle N: waits until slurmctld has N nodes, all idle.
+slurm_idle() {
+	for _ in $(seq 150); do
+		[ "$(sinfo -h -N -o %t 2>/dev/null | grep -cx idle)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	bad "the $1 Slurm node(s) are idle" "$sl/log/slurmctld.log"
+	return 1
+}
+
+slurm_start() {
+	plug=$1 gpus=$2 shards=$3
+	host=$(hostname -s)
+	slurm_ports
+	slurm_conf "$gpus" "$shards" "NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=4000 Gres=gpu:$gpus,shard:$shards State=UNKNOWN" "$host" ||
+		return 1
+	mkdir -p "$sl/spool/$host"
 	echo "$plug" >"$sl/plugstack.conf"
 	slurmctld -f "$SLURM_CONF" -i >>"$sl/log/ctld.out" 2>&1
 	slurmd -f "$SLURM_CONF" -N "$host" >>"$sl/log/slurmd.out" 2>&1
-	for _ in $(seq 100); do
-		sinfo -h -o %t 2>/dev/null | grep -qx idle && return 0
-		sleep 0.1
+	slurm_idle 1
+}
+
+# Nodes on one machine. Debian's Slurm is built for several slurmd on
+# one host (scontrol show config: MULTIPLE_SLURMD = Yes): nodes of their
+# own NodeName and Port= on 127.0.0.1, each slurmd started with -N NAME.
+# That alone would give the nodes one filesystem, so one simulated GPU
+# and one run directory of regions between them; each slurmd runs in a
+# mount and UTS namespace of its own instead, and so its steps too, so
+# that each node has what a real node has: its host name (nI), its own
+# copy of each PRIVATE-DIR (the regions' run directory, simdev's state:
+# $sl/nI/PRIVATE-DIR mounted over PRIVATE-DIR) and its own munged (the
+# package's key; its socket mounted over $sl/munge, where slurm.conf
+# names it). node_dir N DIR: node N's copy of DIR.
+node_dir() {
+	echo "$sl/n$1$2"
+}
+
+# node_start N PRIVATE-DIR...: munged and slurmd of node nN.
+node_start() {
+	n=$1
+	shift
+	mkdir -p "$sl/n$n/munge" "$sl/spool/n$n"
+	chown munge:munge "$sl/n$n/munge" && chmod 711 "$sl/n$n/munge" || return 1
+	runuser -u munge -- munged --socket="$sl/n$n/munge/munge.socket" \
+		--pid-file="$sl/n$n/munge/munged.pid" --log-file="$sl/n$n/munge/munged.log" \
+		--seed-file="$sl/n$n/munge/munged.seed" ||
+		{ bad "munged of node n$n starts" "$sl/n$n/munge/munged.log"; return 1; }
+	for d in "$@"; do mkdir -p "$d" "$(node_dir "$n" "$d")"; done
+	unshare --mount --uts --propagation private sh -c '
+		n=$1 sl=$2
+		shift 2
+		hostname "n$n" &&
+		mount --bind "$sl/n$n/munge" "$sl/munge" || exit 1
+		for d in "$@"; do mount --bind "$sl/n$n$d" "$d" || exit 1; done
+		exec slurmd -f "$SLURM_CONF" -N "n$n"' sh "$n" "$sl" "$@" \
+		>>"$sl/log/slurmd-n$n.out" 2>&1 ||
+		{ bad "slurmd of node n$n starts in its namespace" "$sl/log/slurmd-n$n.out"; return 1; }
+}
+
+slurm_nodes_start() {
+	plug=$1 gpus=$2 shards=$3 count=$4
+	shift 4
+	command -v unshare >/dev/null 2>&1 ||
+		{ echo "SKIP: unshare is not installed (util-linux): nodes need namespaces"; exit 77; }
+	unshare --mount --uts true 2>/dev/null ||
+		{ echo "SKIP: cannot make mount and UTS namespaces here (unshare): nodes need them"; exit 77; }
+	slurm_ports
+	lines= i=1
+	while [ "$i" -le "$count" ]; do
+		lines="$lines${lines:+
+}NodeName=n$i NodeHostName=n$i NodeAddr=127.0.0.1 Port=$((slurmd_port + i - 1)) CPUs=$(nproc) RealMemory=4000 Gres=gpu:$gpus,shard:$shards State=UNKNOWN"
+		i=$((i + 1))
 	done
-	bad "the Slurm node is idle" "$sl/log/slurmctld.log"
-	return 1
+	slurm_conf "$gpus" "$shards" "$lines" "n[1-$count]" || return 1
+	echo "$plug" >"$sl/plugstack.conf"
+	slurmctld -f "$SLURM_CONF" -i >>"$sl/log/ctld.out" 2>&1
+	i=1
+	while [ "$i" -le "$count" ]; do
+		node_start "$i" "$@" || return 1
+		i=$((i + 1))
+	done
+	slurm_idle "$count"
 }
 
 # step_start OUT SRUN-OPTIONS GPULOAD-ARGS...: a step in the background
@@ -160,14 +242,23 @@ step_pid() {
 }
 
 slurm_stop() {
-	for f in slurmd slurmctld slurmdbd mariadbd munge/munged; do
-		[ -s "$sl/$f.pid" ] || continue
-		pid=$(cat "$sl/$f.pid")
-		kill "$pid" 2>/dev/null
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null
-		rm -f "$sl/$f.pid"
+	for pidfile in "$sl"/slurmd-*.pid "$sl"/n*/munge/munged.pid; do
+		[ -s "$pidfile" ] || continue
+		pidfile=${pidfile#"$sl/"}
+		slurm_kill "${pidfile%.pid}"
 	done
+	for daemon in slurmctld slurmdbd mariadbd munge/munged; do
+		[ -s "$sl/$daemon.pid" ] && slurm_kill "$daemon"
+	done
+}
+
+# slurm_kill NAME: stops the daemon of $sl/NAME.pid, and removes the file.
+slurm_kill() {
+	pid=$(cat "$sl/$1.pid")
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null
+	rm -f "$sl/$1.pid"
 }
 
 cleanup_hook() {

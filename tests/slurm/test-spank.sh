@@ -188,7 +188,7 @@ used=$(echo "$comment" | sed -n 's/.*used \([0-9.]*\) GPU-s.*/\1/p')
 alloc=$(echo "$comment" | sed -n 's/.*allocated \([0-9.]*\) GPU-s.*/\1/p')
 got=$(jq '.seconds * .busy_fraction' "$tmp/acct.json" 2>/dev/null)
 case $comment in
-"gpupool slurm-$aj.0: GPU-"*" at 50 %, allocated "*) ok "the job's AdminComment has the step's figures ($comment)" ;;
+"gpupool slurm-$aj.0 on $(hostname -s) (node 1 of 1): GPU-"*" at 50 %, allocated "*) ok "the job's AdminComment has the step's figures ($comment)" ;;
 *) bad "the job's AdminComment has the step's figures" "$tmp/acct-job.txt" ;;
 esac
 if [ -n "$used" ] && [ -n "$got" ] && [ -n "$alloc" ] &&
@@ -200,7 +200,7 @@ fi
 
 # --gpu-report: srun prints the step's figures at its end.
 expect "srun --gpu-report prints the step's figures" 0 \
-	'^gpupool slurm-[0-9]+\.0: GPU-[0-9a-f-]+ \(Tesla T4\) [0-9.]+ s at 25 %, allocated [0-9.]+ GPU-s, used [0-9.]+ GPU-s, memory 3840 MiB$' -- \
+	'^gpupool slurm-[0-9]+\.0 on [^ ]+ \(node 1 of 1\): GPU-[0-9a-f-]+ \(Tesla T4\) [0-9.]+ s at 25 %, allocated [0-9.]+ GPU-s, used [0-9.]+ GPU-s, memory 3840 MiB$' -- \
 	srun --gres=shard:4 --gpu-report "$gl" burn --duration 0.5
 
 # The steps' limits leave with them.

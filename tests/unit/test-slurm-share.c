@@ -3,7 +3,7 @@
  * --gpu-* options with their errors, and a step's limits from its shards,
  * its options, the site's bounds and the QOS; a step's figures as text
  * and back (figures.c), and a month's usage from sacct's lines
- * (sacct.c). */
+ * (sacct.c), a step across nodes counted once per node. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -234,6 +234,39 @@ static void a_months_usage_adds_up_per_account_and_model(void **state)
 	assert_null(u.sums);
 }
 
+static void a_step_across_nodes_is_billed_once_for_each_node(void **state)
+{
+	/* Two nodes of one step, alike but for their figures (simulated
+	 * GPUs of one UUID); the second node's entry written twice; a
+	 * second step on the first node. */
+	const char *n1 =
+		"gpupool slurm-5.0 on n1 (node 1 of 2): GPU-t4 (Tesla T4) 2.000 s "
+		"at 25 %, allocated 0.500 GPU-s, used 0.300 GPU-s, memory 3840 MiB";
+	const char *n2 =
+		"gpupool slurm-5.0 on n2 (node 2 of 2): GPU-t4 (Tesla T4) 2.100 s "
+		"at 25 %, allocated 0.525 GPU-s, used 0.400 GPU-s, memory 3840 MiB";
+	const char *s1 =
+		"gpupool slurm-5.1 on n1 (node 1 of 1): GPU-t4 (Tesla T4) 1.000 s "
+		"at 50 %, allocated 0.500 GPU-s, used 0.100 GPU-s, memory 7680 MiB";
+	char lines[2048];
+	FILE *in;
+	struct gp_slurm_usage u = {0};
+	int64_t dec = 1796083200000;
+
+	(void)state;
+	snprintf(lines, sizeof(lines), "physics|1796083300|%s %s %s %s\n", n1, n2, n2,
+		 s1);
+	in = fmemopen(lines, strlen(lines), "r");
+	assert_int_equal(gp_slurm_usage_read(in, dec, dec + 31LL * 86400000, &u), 0);
+	fclose(in);
+	assert_int_equal(u.n, 1);
+	assert_int_equal(u.sums[0].records, 3);
+	assert_int_equal(u.sums[0].duration_ms, 2000 + 2100 + 1000);
+	assert_int_equal(u.sums[0].pct_ms, 25 * 2000 + 25 * 2100 + 50 * 1000);
+	assert_int_equal(u.sums[0].used_ms, 300 + 400 + 100);
+	gp_slurm_usage_free(&u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +276,7 @@ int main(void)
 		cmocka_unit_test(options_qos_and_bounds),
 		cmocka_unit_test(figures_are_written_and_read_back_to_the_millisecond),
 		cmocka_unit_test(a_months_usage_adds_up_per_account_and_model),
+		cmocka_unit_test(a_step_across_nodes_is_billed_once_for_each_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
