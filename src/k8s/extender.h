@@ -24,9 +24,9 @@
  *    schedules the next pod), and given back after 30 s without one, or
  *    when the pod is filtered again;
  *  - bind commits the placement on the node kube-scheduler chose (the held
- *    one, or a new decision there), writes the placement annotation (merge
- *    PATCH) and creates the Binding; on failure it gives the placement
- *    back.
+ *    one, or a new decision there) and creates the Binding, which carries
+ *    the sealed placement annotations (the API server sets them on the pod
+ *    as it binds it: one call); on failure it gives the placement back.
  * A pod that asks for compute and memory as units: the units per device
  * over the device's split (per model) make its compute; memory is the
  * gpu-memory annotation, or the same part of the device's memory. Where
