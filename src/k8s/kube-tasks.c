@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/strmap.h"
 #include "k8s/slice-figures.h"
+#include "server/alerts.h"
 #include "server/meter.h"
 
 #define FETCH_MAX (16u << 20)   /* a node's /metrics */
@@ -36,6 +37,11 @@ struct followed {
 	bool taken_up;                          /* from before a restart, not resumed yet */
 	uint64_t counter[GP_NODE_DEVICES_MAX];
 	uint64_t used_us[GP_NODE_DEVICES_MAX], mem_peak_mib[GP_NODE_DEVICES_MAX];
+	/* The node verifier's count of its violations per device, as last
+	 * read (known: read once; a task taken up learns it without telling). */
+	uint64_t violations[GP_NODE_DEVICES_MAX];
+	bool violations_known[GP_NODE_DEVICES_MAX];
+	bool violations_quiet;
 	/* This look: */
 	const struct gp_extender_pod *pod;      /* as the extender has it; NULL: gone */
 	const struct gp_extender_ended *ended;  /* how it ended, when known */
@@ -51,6 +57,7 @@ struct gp_kube_tasks {
 	struct gp_kube_tasks_options o;
 	struct gp_strmap followed;      /* pod UID -> struct followed */
 	struct gp_meter_records unsaved;
+	struct gp_alerts *alerts;
 	int64_t admin;                  /* the admin tenant's id; 0: not looked up */
 	bool taken_up;                  /* the running tasks of pods read once */
 	pthread_t thread;
@@ -152,8 +159,35 @@ static struct gp_slice_figure *figures_read(struct gp_kube_tasks *t, size_t *ret
 	return all;
 }
 
-/* f's counters from the figures: the growth of each since the last look. */
-static void counters_take(struct followed *f, const struct gp_slice_figure *all, size_t n)
+/* Violations on f's device d newly counted by its node (a count that
+ * went down was restarted): an alert and an audit row each look that
+ * finds some. Under the store's lock. */
+static void violations_take(struct gp_kube_tasks *t, struct followed *f, unsigned d,
+			    const struct gp_slice_figure *s)
+{
+	char text[GP_REASON_MAX], object[GP_AUDIT_OBJECT_MAX];
+	uint64_t fresh = s->violations >= f->violations[d] ? s->violations - f->violations[d]
+							    : s->violations;
+
+	if (!f->violations_known[d] && f->violations_quiet)
+		fresh = 0;
+	f->violations[d] = s->violations;
+	f->violations_known[d] = true;
+	if (!fresh)
+		return;
+	snprintf(text, sizeof(text), "%" PRIu64 " process(es) of pod %.32s/%.48s broke its slice "
+		 "on %.44s (node verifier; kubectl describe pod)", fresh, s->ns, s->pod, f->uuid[d]);
+	snprintf(object, sizeof(object), "task %" PRId64, f->row.id);
+	if (gp_alerts_violation(t->alerts, &f->row, text) < 0 ||
+	    gp_store_audit(t->o.store, "server", "task.violation", object, text) < 0)
+		fprintf(stderr, "gpupool server: cannot record a violation of task %" PRId64
+			": %s\n", f->row.id, gp_store_error(t->o.store));
+}
+
+/* f's counters from the figures: the growth of each since the last look,
+ * and violations told. Under the store's lock. */
+static void counters_take(struct gp_kube_tasks *t, struct followed *f,
+			  const struct gp_slice_figure *all, size_t n)
 {
 	for (unsigned d = 0; d < f->devices; d++)
 		for (size_t i = 0; i < n; i++) {
@@ -172,6 +206,7 @@ static void counters_take(struct followed *f, const struct gp_slice_figure *all,
 			f->counted[d] = true;
 			if (s->mem_used_bytes >> 20 > f->mem_peak_mib[d])
 				f->mem_peak_mib[d] = s->mem_used_bytes >> 20;
+			violations_take(t, f, d, s);
 		}
 }
 
@@ -384,6 +419,7 @@ static void resume(struct gp_kube_tasks *t, struct followed *f)
 		}
 	f->since_ms = since ? since : f->row.started ? f->row.started : f->since_ms;
 	f->taken_up = false;
+	f->violations_quiet = true;     /* told before the restart */
 }
 
 /* ---- one look ------------------------------------------------------------------------ */
@@ -428,7 +464,7 @@ static void rows_update(struct gp_kube_tasks *t, const struct gp_extender_pod *p
 			continue;
 		if (f->taken_up && f->pod)
 			resume(t, f);
-		counters_take(f, figs, n_figs);
+		counters_take(t, f, figs, n_figs);
 		end = !f->pod && f->ended && f->ended->at_ms < now ? f->ended->at_ms : now;
 		interval_close(t, f, end);
 		if (f->pod) {
@@ -553,11 +589,16 @@ int gp_kube_tasks_start(const struct gp_kube_tasks_options *o, struct gp_kube_ta
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	if ((r = gp_alerts_new(o->store, &t->alerts)) < 0) {
+		free(t);
+		return r;
+	}
 	pthread_mutex_init(&t->lock, NULL);
 	gp_monotonic_cond_init(&t->wake);
 	if ((r = -pthread_create(&t->thread, NULL, tasks_main, t)) < 0) {
 		pthread_mutex_destroy(&t->lock);
 		pthread_cond_destroy(&t->wake);
+		gp_alerts_free(t->alerts);
 		free(t);
 		return r;
 	}
@@ -579,6 +620,7 @@ struct gp_kube_tasks *gp_kube_tasks_stop(struct gp_kube_tasks *t)
 		free(t->followed.slot[i].value);
 	gp_strmap_release(&t->followed);
 	free(t->unsaved.r);
+	gp_alerts_free(t->alerts);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->wake);
 	free(t);

@@ -85,6 +85,7 @@ struct node_pod {
 	int64_t meter_id;
 	uint64_t used_us[GP_NODE_DEVICES_MAX];
 	uint64_t mem_used_mib[GP_NODE_DEVICES_MAX];
+	uint64_t violations[GP_NODE_DEVICES_MAX];     /* node-verify.c's, told */
 };
 
 /* A pod's last figures on one device, kept after it went (node-meter.c). */

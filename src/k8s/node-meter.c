@@ -122,6 +122,7 @@ void gp_node_meter_start(struct node *n, struct node_pod *k)
 	k->meter_id = ++n->meter_ids;
 	memset(k->used_us, 0, sizeof(k->used_us));
 	memset(k->mem_used_mib, 0, sizeof(k->mem_used_mib));
+	memset(k->violations, 0, sizeof(k->violations));
 }
 
 /* k's figure on its i-th device. */
@@ -133,6 +134,7 @@ static void figure_of(const struct node *n, const struct node_pod *k, unsigned i
 
 	*ret = (struct gp_slice_figure){
 		.used_us = k->used_us[i], .mem_used_bytes = k->mem_used_mib[i] * MIB,
+		.violations = k->violations[i],
 		.mem_limit_bytes = whole ? d->d.mem_total_mib * MIB : k->applied.mem_bytes,
 		.compute_pct = whole ? 100 : k->applied.compute };
 	snprintf(ret->ns, sizeof(ret->ns), "%s", k->p.ns);

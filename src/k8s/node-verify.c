@@ -143,8 +143,20 @@ static void text_of(const struct gp_violation *v, const struct gp_kube_pod *p, c
 		 at + strlen(task));
 }
 
+/* Counts a violation told: the node's, and its pod's on device d (for
+ * the server's alert: slice-figures.h). Under the lock. */
+static void violation_count(struct node *n, const struct gp_kube_pod *p, unsigned d)
+{
+	struct node_pod *k = p ? gp_strmap_get(&n->pods, p->uid) : NULL;
+
+	n->violations++;
+	for (unsigned i = 0; k && i < k->devices; i++)
+		if ((unsigned)k->dev[i] == d)
+			k->violations[i]++;
+}
+
 static void violation_act(struct node *n, const struct look *l, const struct gp_violation *v,
-			  bool tell)
+			  unsigned d, bool tell)
 {
 	const struct gp_kube_pod *p = v->task ? &l->pod[v->task - 1] : NULL;
 	char text[GP_VIOLATION_TEXT_MAX + 2 * GP_KUBE_NAME_MAX];
@@ -153,7 +165,7 @@ static void violation_act(struct node *n, const struct look *l, const struct gp_
 	if (tell) {
 		fprintf(stderr, "gpupool node: %s\n", text);
 		pthread_mutex_lock(&n->lock);
-		n->violations++;
+		violation_count(n, p, d);
 		pthread_mutex_unlock(&n->lock);
 	}
 	if (tell && p) {
@@ -180,7 +192,7 @@ static void device_check(struct node *n, struct look *l, unsigned d, struct told
 	found = gp_verifier_check(n->verifier, d, n->dev[d].d.uuid, l->task, l->pods, l->proc,
 				  listed, l->found, FOUND_MAX);
 	for (int i = 0; i < found && i < FOUND_MAX; i++)
-		violation_act(n, l, &l->found[i], !told_before(told, next, l->found[i].pid));
+		violation_act(n, l, &l->found[i], d, !told_before(told, next, l->found[i].pid));
 }
 
 static void *verify_main(void *arg)

@@ -11,6 +11,7 @@
 #define MEM_USED "gpupool_slice_memory_used_bytes"
 #define MEM_LIMIT "gpupool_slice_memory_limit_bytes"
 #define COMPUTE "gpupool_slice_compute_percent"
+#define VIOLATIONS "gpupool_slice_violations_total"
 
 void gp_slice_figures_head(FILE *f)
 {
@@ -22,7 +23,10 @@ void gp_slice_figures_head(FILE *f)
 		   "# HELP " MEM_USED " What a pod's processes hold of it.\n"
 		   "# TYPE " MEM_USED " gauge\n"
 		   "# HELP " COMPUTE " A pod's compute share of a device.\n"
-		   "# TYPE " COMPUTE " gauge\n");
+		   "# TYPE " COMPUTE " gauge\n"
+		   "# HELP " VIOLATIONS " A pod's processes the node's verifier found breaking "
+		   "its slice on a device.\n"
+		   "# TYPE " VIOLATIONS " counter\n");
 }
 
 void gp_slice_figure_write(FILE *f, const struct gp_slice_figure *s)
@@ -37,6 +41,7 @@ void gp_slice_figure_write(FILE *f, const struct gp_slice_figure *s)
 	fprintf(f, MEM_LIMIT "{%s} %" PRIu64 "\n", labels, s->mem_limit_bytes);
 	fprintf(f, MEM_USED "{%s} %" PRIu64 "\n", labels, s->mem_used_bytes);
 	fprintf(f, COMPUTE "{%s} %u\n", labels, s->compute_pct);
+	fprintf(f, VIOLATIONS "{%s} %" PRIu64 "\n", labels, s->violations);
 }
 
 /* ---- reading -------------------------------------------------------------------------- */
@@ -107,12 +112,13 @@ static int line_read(struct figures *fs, const char *line, const char *eol)
 {
 	bool used = !strncmp(line, USED "{", sizeof(USED));
 	bool mem = !strncmp(line, MEM_USED "{", sizeof(MEM_USED));
+	bool violations = !strncmp(line, VIOLATIONS "{", sizeof(VIOLATIONS));
 	const char *set = strchr(line, '{'), *close;
 	char uid[GP_KUBE_UID_MAX], uuid[GP_KUBE_UUID_MAX], *end;
 	struct gp_slice_figure *s;
 	double value;
 
-	if ((!used && !mem) || !set || set > eol || !(close = memchr(set, '}', (size_t)(eol - set))))
+	if ((!used && !mem && !violations) || !set || set > eol || !(close = memchr(set, '}', (size_t)(eol - set))))
 		return 0;
 	if (!label_of(set, close, "uid", uid, sizeof(uid)) || !uid[0] ||
 	    !label_of(set, close, "UUID", uuid, sizeof(uuid)) || !uuid[0])
@@ -124,8 +130,10 @@ static int line_read(struct figures *fs, const char *line, const char *eol)
 		return -ENOMEM;
 	if (used)
 		s->used_us = (uint64_t)(value * 1e6 + 0.5);
-	else
+	else if (mem)
 		s->mem_used_bytes = (uint64_t)value;
+	else
+		s->violations = (uint64_t)value;
 	label_of(set, close, "namespace", s->ns, sizeof(s->ns));
 	label_of(set, close, "pod", s->pod, sizeof(s->pod));
 	return 0;

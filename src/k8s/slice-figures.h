@@ -8,6 +8,8 @@
  *       the device time the pod's processes used there since its
  *       container was allocated (a counter);
  *   gpupool_slice_memory_used_bytes{...}  what they hold there now;
+ *   gpupool_slice_violations_total{...}  the processes of the pod the
+ *       node's verifier found breaking its slice there (a counter);
  *   gpupool_slice_memory_limit_bytes{...}, gpupool_slice_compute_percent{...}
  *       the slice (a whole device: all its memory, 100).
  * A pod that ended keeps its lines for GP_SLICE_KEEP_S more seconds, so
@@ -30,6 +32,7 @@ struct gp_slice_figure {
 	uint64_t used_us;               /* device time, since allocated */
 	uint64_t mem_used_bytes, mem_limit_bytes;
 	unsigned compute_pct;
+	uint64_t violations;
 };
 
 /* The HELP and TYPE lines, once before the figures. */
@@ -37,9 +40,9 @@ void gp_slice_figures_head(FILE *f);
 /* One pod's lines on one device. */
 void gp_slice_figure_write(FILE *f, const struct gp_slice_figure *s);
 
-/* The figures in a /metrics text: the used time and memory used (with
- * namespace and pod) of every (uid, UUID) that has a used-seconds or
- * memory-used line (other lines are skipped; a malformed one is skipped,
+/* The figures in a /metrics text: the used time, memory used and
+ * violations (with namespace and pod) of every (uid, UUID) that has a
+ * used-seconds, memory-used or violations line (other lines are skipped; a malformed one is skipped,
  * not fatal; a label value holds no "}"). *ret is
  * malloc'd (the caller frees it), *ret_n how many. -ENOMEM. */
 int gp_slice_figures_read(const char *text, struct gp_slice_figure **ret, size_t *ret_n);

@@ -24,7 +24,8 @@
 #   for another node gets no device and an Event; a sealed placement put
 #   back after a live change is not applied; a live change past the quota
 #   is refused. The node's verifier kills a container process without the
-#   interposer over its slice, and a device process of no pod.
+#   interposer over its slice (an event on the pod, an alert on its task
+#   at the server), and a device process of no pod.
 #
 # usage: test-e2e.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -92,7 +93,7 @@ ext=http://127.0.0.1:$ext_port/extender
 GPUPOOL_SOCKET=$tmp/server.sock "$gpupool" server --kubernetes --kube-api "$api" \
 	--extender-port "$ext_port" --db "$tmp/db.sqlite" --socket "$tmp/server.sock" \
 	--scheduler-name gpupool-scheduler --metrics-listen "127.0.0.1:$server_metrics_port" \
-	--placement-key "$key" >"$tmp/server.log" 2>&1 &
+	--placement-key "$key" --sample-ms 500 >"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
 # retried NAMESPACE NAME: the extender asked kube-scheduler to try the pod
@@ -289,6 +290,13 @@ killed verifier-kills-a-pod-process-without-the-shim $rogue
 killed verifier-kills-a-process-of-no-pod $stranger
 wait_for "the violation's event" 5 event_on default train GpupoolViolation "without the interposer" &&
 	ok violation-event-on-the-pod
+# ... and an alert of the server on the pod's task (from the node's figures).
+violation_alerted() {
+	curl -s --unix-socket "$tmp/server.sock" -H "Authorization: Bearer $(cat "$tmp/admin.token")" \
+		http://gpupool/v1/alerts | jq -e '[.alerts[] | select(.kind == "task.violation" and
+		(.message | contains("of pod default/train broke its slice")))] | length == 1'
+}
+wait_for "the server's violation alert" 5 violation_alerted && ok violation-alerted-on-the-server
 expect violations-counted 0 'gpupool_node_violations_total [2-9]' -- \
 	curl -s "http://127.0.0.1:$metrics_port/metrics"
 

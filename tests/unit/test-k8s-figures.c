@@ -1,6 +1,6 @@
 /* test-k8s-figures.c — a pod's figures per device on /metrics
  * (src/k8s/slice-figures.c): what the node writes the server reads back
- * (used time to the µs, memory), other lines and malformed ones skipped,
+ * (used time to the µs, memory, violations), other lines and malformed ones skipped,
  * escapes in label values, and the address check of gpupool.io/metrics. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,8 @@
 static struct gp_slice_figure figure(const char *uid, const char *uuid, uint64_t used_us)
 {
 	struct gp_slice_figure s = { .used_us = used_us, .mem_used_bytes = 3ULL << 30,
-				     .mem_limit_bytes = 4ULL << 30, .compute_pct = 30 };
+				     .mem_limit_bytes = 4ULL << 30, .compute_pct = 30,
+				     .violations = used_us % 7 };
 
 	snprintf(s.ns, sizeof(s.ns), "team-a");
 	snprintf(s.pod, sizeof(s.pod), "train");
@@ -66,6 +67,7 @@ static void what_is_written_is_read_back(void **state)
 		assert_string_equal(out[i].pod, "train");
 		assert_int_equal(out[i].used_us, in[i].used_us);
 		assert_int_equal(out[i].mem_used_bytes, 3ULL << 30);
+		assert_int_equal(out[i].violations, in[i].violations);
 	}
 	free(out);
 	free(text);
