@@ -108,8 +108,8 @@ struct gp_extender {
 struct use {
 	bool limited;
 	struct gp_sched_tenant t;
-	uint64_t mem, compute;
-	uint64_t model_mem[GP_MODELS_MAX], model_compute[GP_MODELS_MAX];
+	struct gp_quota_use all;                /* against t.quota */
+	struct gp_quota_use model[GP_MODELS_MAX]; /* against t.model_quota[i].quota */
 };
 
 struct choice {

@@ -49,8 +49,8 @@ static int tenant_index(struct gp_extender *e, struct reclaim *r, const char *ns
 			return i;
 	memset(t, 0, sizeof(*t));
 	if (!e->quota || e->quota(e->quota_ctx, ns, t) < 0)
-		*t = (struct gp_sched_tenant){ .mem_guaranteed_mib = NOT_LIMITED,
-					       .compute_guaranteed_pct = NOT_LIMITED };
+		*t = (struct gp_sched_tenant){ .quota = { .mem_guaranteed_mib = NOT_LIMITED,
+							  .compute_guaranteed_pct = NOT_LIMITED } };
 	t->id = r->tenants + 1;         /* the pass's own ids */
 	t->model_quota = NULL;          /* (see above) */
 	t->model_quotas = 0;
@@ -71,12 +71,9 @@ static int by_bound_at(const void *a, const void *b)
  * capacity counts as free). */
 static int running_add(struct gp_extender *e, struct reclaim *r)
 {
-	uint64_t *mem = calloc((size_t)e->pods.count + 1, sizeof(*mem));
-	uint64_t *compute = calloc((size_t)e->pods.count + 1, sizeof(*compute));
+	struct gp_quota_use *held = calloc((size_t)e->pods.count + 1, sizeof(*held));
 
-	if (!mem || !compute) {
-		free(mem);
-		free(compute);
+	if (!held) {
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < e->pods.cap; i++) {
@@ -97,19 +94,18 @@ static int running_add(struct gp_extender *e, struct reclaim *r)
 		const struct gp_sched_tenant *q = &r->tenant[t];
 
 		/* (as the quota counts them: a whole device's own memory) */
-		mem[t] += k->p.placement.memory_mib * k->p.placement.devices;
-		compute[t] += (uint64_t)(k->req.whole ? 100 : k->p.placement.compute) *
-			      k->p.placement.devices;
+		held[t] = gp_quota_sum(held[t], (struct gp_quota_use){
+			k->p.placement.memory_mib * k->p.placement.devices,
+			(uint64_t)(k->req.whole ? 100 : k->p.placement.compute) *
+				k->p.placement.devices });
 		r->task[i] = (struct gp_sched_task){
 			.id = i + 1, .tenant = q->id, .priority = k->p.placement.priority,
 			.created = k->p.placement.bound_at, .req = k->req, .running = true,
-			.borrowed = mem[t] > q->mem_guaranteed_mib ||
-				    compute[t] > q->compute_guaranteed_pct,
+			.borrowed = gp_quota_borrowing(&q->quota, held[t]),
 			.where = k->where,
 		};
 	}
-	free(mem);
-	free(compute);
+	free(held);
 	return 0;
 }
 

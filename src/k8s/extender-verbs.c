@@ -313,8 +313,10 @@ static void reclaim_for(struct gp_extender *e, struct filtering *f, struct kpod 
 	for (int i = 0; i < f->n && n == -EAGAIN; i++) {
 		const struct ask *a = &f->asks[i];
 
-		if (u->mem + a->memory_mib * a->req.devices <= u->t.mem_guaranteed_mib &&
-		    u->compute + (uint64_t)a->compute_pct * a->req.devices <= u->t.compute_guaranteed_pct)
+		struct gp_quota_use need = { a->memory_mib * a->req.devices,
+					     (uint64_t)a->compute_pct * a->req.devices };
+
+		if (gp_quota_within(&u->t.quota, gp_quota_sum(u->all, need), false))
 			n = gp_extender_reclaim(e, k, a, f->victim, GP_EXTENDER_VICTIMS_MAX);
 	}
 	f->victims = n > 0 ? n : 0;

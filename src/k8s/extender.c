@@ -660,12 +660,11 @@ static void use_add(const struct gp_extender *e, struct use *u, const struct gp_
 		uint64_t mem = req->whole ? e->node_at[w->node]->n.device[w->device[i]].memory_mib
 					  : mem_mib;
 
-		u->mem += mem;
-		u->compute += compute_pct;
-		if (q >= 0) {
-			u->model_mem[q] += mem;
-			u->model_compute[q] += compute_pct;
-		}
+		struct gp_quota_use add = { mem, compute_pct };
+
+		u->all = gp_quota_sum(u->all, add);
+		if (q >= 0)
+			u->model[q] = gp_quota_sum(u->model[q], add);
 	}
 }
 
@@ -694,23 +693,20 @@ bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,
 	if (!u->limited)
 		return true;
 	use_add(e, &after, &a->req, w, a->memory_mib, a->compute_pct);
-	if (after.mem > u->t.mem_guaranteed_mib + u->t.mem_borrowable_mib ||
-	    after.compute > u->t.compute_guaranteed_pct + u->t.compute_borrowable_pct) {
+	if (!gp_quota_within(&u->t.quota, after.all, true)) {
 		snprintf(why, len,
 			 "namespace %s is over its gpupool quota: it would use %" PRIu64
 			 " MiB and %" PRIu64 " percent of devices, its quota is %" PRIu64 " MiB and %"
 			 PRIu64 " percent (guaranteed + borrowable); wait for its pods to end or raise "
 			 "the quota",
-			 ns, after.mem, after.compute,
-			 u->t.mem_guaranteed_mib + u->t.mem_borrowable_mib,
-			 u->t.compute_guaranteed_pct + u->t.compute_borrowable_pct);
+			 ns, after.all.mem_mib, after.all.compute_pct,
+			 gp_quota_limit(&u->t.quota).mem_mib, gp_quota_limit(&u->t.quota).compute_pct);
 		return false;
 	}
 	for (int q = 0; q < u->t.model_quotas; q++) {
 		const struct gp_sched_model_quota *mq = &u->t.model_quota[q];
 
-		if (after.model_mem[q] > mq->mem_guaranteed_mib + mq->mem_borrowable_mib ||
-		    after.model_compute[q] > mq->compute_guaranteed_pct + mq->compute_borrowable_pct) {
+		if (!gp_quota_within(&mq->quota, after.model[q], true)) {
 			snprintf(why, len, "namespace %s is over its gpupool quota on %s devices", ns,
 				 mq->name);
 			return false;

@@ -56,7 +56,7 @@
 #include "k8s/seal.h"
 #include "k8s/objects.h"
 #include "server/api.h"
-#include "server/sched.h"
+#include "core/sched.h"
 
 struct gp_extender;
 

@@ -65,10 +65,7 @@ static void model_quotas(struct gp_kube_server *s, const struct gp_tenant *t,
 
 		if (q->tenant != t->id)
 			continue;
-		*m = (struct gp_sched_model_quota){ .mem_guaranteed_mib = q->mem_guaranteed_mib,
-						    .mem_borrowable_mib = q->mem_borrowable_mib,
-						    .compute_guaranteed_pct = q->compute_guaranteed_pct,
-						    .compute_borrowable_pct = q->compute_borrowable_pct };
+		*m = (struct gp_sched_model_quota){ .quota = gp_model_quota_quota(q) };
 		snprintf(m->name, sizeof(m->name), "%s", q->model);
 		ret->model_quotas++;
 	}
@@ -89,14 +86,8 @@ static int quota_of(void *ctx, const char *ns, struct gp_sched_tenant *ret)
 
 			if (t->admin || t->removed || strcmp(t->name, ns) != 0)
 				continue;
-			*ret = (struct gp_sched_tenant){
-				.id = t->id,
-				.mem_guaranteed_mib = t->mem_guaranteed_mib,
-				.mem_borrowable_mib = t->mem_borrowable_mib,
-				.compute_guaranteed_pct = t->compute_guaranteed_pct,
-				.compute_borrowable_pct = t->compute_borrowable_pct,
-				.priority_max = t->priority_max,
-			};
+			*ret = (struct gp_sched_tenant){ .id = t->id, .quota = gp_tenant_quota(t),
+							 .priority_max = t->priority_max };
 			model_quotas(s, t, ret);
 			r = 0;
 			break;

@@ -314,7 +314,7 @@ static double pct_of(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-double gp_quota_use_pct(const struct gp_quota_use *u)
+double gp_quota_held_pct(const struct gp_quota_held *u)
 {
 	double mem = pct_of(u->mem_mib, u->mem_quota_mib),
 	       pct = pct_of(u->pct, u->pct_quota);
@@ -322,11 +322,11 @@ double gp_quota_use_pct(const struct gp_quota_use *u)
 	return mem > pct ? mem : pct;
 }
 
-bool gp_alerts_quota_high(const struct gp_quota_use *u, bool raised)
+bool gp_alerts_quota_high(const struct gp_quota_held *u, bool raised)
 {
 	if (!u->mem_quota_mib && !u->pct_quota)
 		return false; /* no quota: not limited */
-	return above(gp_quota_use_pct(u), raised);
+	return above(gp_quota_held_pct(u), raised);
 }
 
 /* The device's busiest resource: memory in use (NVML), or the memory or
@@ -400,7 +400,7 @@ struct quotas {
 /* quota.high on `object` for tenant t's quota u; `which` names a model
  * quota ("T4 ") or is "" for the overall one. */
 static int quota_cond(const struct gp_alerts *a, const struct gp_tenant *t,
-		      const char *object, const char *which, const struct gp_quota_use *u,
+		      const char *object, const char *which, const struct gp_quota_held *u,
 		      struct conds *now)
 {
 	struct gp_alert al;
@@ -421,11 +421,9 @@ static int quota_cond(const struct gp_alerts *a, const struct gp_tenant *t,
 static int tenant_conds(const struct gp_alerts *a, const struct gp_meter *m,
 			const struct gp_tenant *t, struct conds *now)
 {
-	struct gp_quota_use u = {
-		.mem_quota_mib = t->mem_guaranteed_mib + t->mem_borrowable_mib,
-		.pct_quota =
-			(uint64_t)t->compute_guaranteed_pct + t->compute_borrowable_pct,
-	};
+	struct gp_quota quota = gp_tenant_quota(t);
+	struct gp_quota_held u = { .mem_quota_mib = gp_quota_limit(&quota).mem_mib,
+				   .pct_quota = gp_quota_limit(&quota).compute_pct };
 	char object[GP_AUDIT_OBJECT_MAX];
 
 	gp_meter_tenant_use(m, t->id, &u.mem_mib, &u.pct);
@@ -438,11 +436,9 @@ static int model_conds(const struct gp_alerts *a, const struct gp_meter *m,
 		       const struct quotas *q, int i, struct conds *now)
 {
 	const struct gp_model_quota *mq = &q->model[i];
-	struct gp_quota_use u = {
-		.mem_quota_mib = mq->mem_guaranteed_mib + mq->mem_borrowable_mib,
-		.pct_quota =
-			(uint64_t)mq->compute_guaranteed_pct + mq->compute_borrowable_pct,
-	};
+	struct gp_quota quota = gp_model_quota_quota(mq);
+	struct gp_quota_held u = { .mem_quota_mib = gp_quota_limit(&quota).mem_mib,
+				   .pct_quota = gp_quota_limit(&quota).compute_pct };
 	char object[GP_AUDIT_OBJECT_MAX], which[GP_STORE_NAME_MAX + 1];
 	int k = 0;
 

@@ -71,21 +71,21 @@
 struct gp_alerts;
 
 /* A quota (guaranteed + borrowable) and what is held against it. */
-struct gp_quota_use {
+struct gp_quota_held {
 	uint64_t mem_quota_mib, mem_mib;
 	uint64_t pct_quota, pct; /* compute, in percent of a device */
 };
 
 /* The share of the quota held, in percent: the larger of memory and
  * compute (a part whose quota is 0 counts 0). */
-double gp_quota_use_pct(const struct gp_quota_use *u);
+double gp_quota_held_pct(const struct gp_quota_held *u);
 
 /* The quota.high rule, for a tenant's overall quota or one of its model
  * quotas: true when the alert is to be active (raised, or kept), false
  * when it is to be cleared (or not raised). It holds above
  * GP_ALERT_HIGH_PCT, and, when already `raised`, down to
  * GP_ALERT_CLEAR_PCT. A quota of 0 in both parts is no limit: false. */
-bool gp_alerts_quota_high(const struct gp_quota_use *u, bool raised);
+bool gp_alerts_quota_high(const struct gp_quota_held *u, bool raised);
 
 /* The rules over the store's alerts (those of a previous run are cleared
  * at the first check if their condition no longer holds). */

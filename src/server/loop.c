@@ -23,7 +23,7 @@
 #include "core/workload.h"
 #include "server/alerts.h"
 #include "server/logdir.h"
-#include "server/sched.h"
+#include "core/sched.h"
 #include "server/schedule.h"
 #include "server/service.h"
 #include "shim/region.h"
@@ -806,17 +806,7 @@ static int tick_tenants(struct tick *k)
 		const struct gp_tenant *t = &k->view.tenants[i];
 		struct gp_sched_tenant *s = &k->tenant[k->tenants++];
 
-		*s = (struct gp_sched_tenant){
-			.id = t->id,
-			.mem_guaranteed_mib = t->mem_guaranteed_mib,
-			.mem_borrowable_mib = t->mem_borrowable_mib,
-			.compute_guaranteed_pct = t->compute_guaranteed_pct,
-			.compute_borrowable_pct = t->compute_borrowable_pct,
-		};
-		if (gp_tenant_unlimited(t)) {
-			s->mem_guaranteed_mib = UINT64_MAX / 4;
-			s->compute_guaranteed_pct = UINT64_MAX / 4;
-		}
+		*s = (struct gp_sched_tenant){ .id = t->id, .quota = gp_tenant_quota(t) };
 	}
 	return 0;
 }
@@ -1035,13 +1025,8 @@ static void tenant_model_quotas(const struct gp_agent_node *node, struct tick *k
 
 		if (!models)
 			continue;
-		*q = (struct gp_sched_model_quota){
-			.models = models,
-			.mem_guaranteed_mib = all[i].mem_guaranteed_mib,
-			.mem_borrowable_mib = all[i].mem_borrowable_mib,
-			.compute_guaranteed_pct = all[i].compute_guaranteed_pct,
-			.compute_borrowable_pct = all[i].compute_borrowable_pct,
-		};
+		*q = (struct gp_sched_model_quota){ .models = models,
+						    .quota = gp_model_quota_quota(&all[i]) };
 		snprintf(q->name, sizeof(q->name), "%s", all[i].model);
 		k->quotas++;
 	}

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/hash.h"
-#include "server/sched.h"
+#include "core/sched.h"
 
 #define MAP_MIN 64 /* slots, a power of two */
 

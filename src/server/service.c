@@ -412,6 +412,7 @@ static unsigned quota_replicas(struct gp_services *sv, const struct service *v,
 {
 	uint64_t mem, pct, own_mem = 0, own_pct = 0, qm, qp;
 	struct gp_tenant t;
+	struct gp_quota quota;
 
 	if (gp_pool_tenant_get(sv->ops.pool, v->row.tenant, &t) < 0)
 		return v->row.replicas; /* unknown now: no step out */
@@ -423,8 +424,9 @@ static unsigned quota_replicas(struct gp_services *sv, const struct service *v,
 			own_mem += tasks[j].mem_mib;
 			own_pct += tasks[j].compute_pct;
 		}
-	qm = t.mem_guaranteed_mib + t.mem_borrowable_mib + own_mem;
-	qp = (uint64_t)t.compute_guaranteed_pct + t.compute_borrowable_pct + own_pct;
+	quota = gp_tenant_quota(&t);
+	qm = gp_quota_limit(&quota).mem_mib + own_mem;
+	qp = gp_quota_limit(&quota).compute_pct + own_pct;
 	qm = qm > mem ? qm - mem : 0;
 	qp = qp > pct ? qp - pct : 0;
 	return (unsigned)min_u64(

@@ -2585,6 +2585,5 @@ int gp_store_audited(struct gp_store *s, gp_store_write_fn *write, const void *a
 
 bool gp_tenant_unlimited(const struct gp_tenant *t)
 {
-	return !t->mem_guaranteed_mib && !t->mem_borrowable_mib && !t->compute_guaranteed_pct &&
-	       !t->compute_borrowable_pct;
+	return gp_tenant_quota(t).unlimited;
 }

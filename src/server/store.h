@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "base/user.h"
+#include "core/quota.h"
 
 #define GP_STORE_NAME_MAX	    64
 #define GP_STORE_POD_UID_MAX	    64
@@ -101,6 +102,20 @@ struct gp_model_quota {
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	unsigned compute_guaranteed_pct, compute_borrowable_pct; /* sum over devices */
 };
+
+/* A tenant's overall quota, and a model quota, as the core's rules take
+ * them (core/quota.h: what a quota allows is decided there only). */
+static inline struct gp_quota gp_tenant_quota(const struct gp_tenant *t)
+{
+	return gp_quota_overall(t->mem_guaranteed_mib, t->mem_borrowable_mib,
+				t->compute_guaranteed_pct, t->compute_borrowable_pct);
+}
+
+static inline struct gp_quota gp_model_quota_quota(const struct gp_model_quota *q)
+{
+	return (struct gp_quota){ q->mem_guaranteed_mib, q->mem_borrowable_mib,
+				  q->compute_guaranteed_pct, q->compute_borrowable_pct };
+}
 
 struct gp_template {
 	int64_t id;

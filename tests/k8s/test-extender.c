@@ -51,16 +51,16 @@ static int quota_of(void *ctx, const char *ns, struct gp_sched_tenant *ret)
 
 	if (!t)
 		return -ENOENT;
-	*ret = (struct gp_sched_tenant){ .mem_guaranteed_mib = num(t, "memoryMiB"),
-					 .mem_borrowable_mib = num(t, "borrowMemoryMiB"),
-					 .compute_guaranteed_pct = num(t, "compute"),
-					 .compute_borrowable_pct = num(t, "borrowCompute"),
-					 .model_quota = q->model };
+	*ret = (struct gp_sched_tenant){
+		.quota = gp_quota_overall(num(t, "memoryMiB"), num(t, "borrowMemoryMiB"),
+					  num(t, "compute"), num(t, "borrowCompute")),
+		.model_quota = q->model };
 	json_object_foreach((json_t *)json_object_get(t, "models"), name, m) {
 		struct gp_sched_model_quota *mq = &q->model[ret->model_quotas++];
 
-		*mq = (struct gp_sched_model_quota){ .mem_guaranteed_mib = num(m, "memoryMiB"),
-						     .compute_guaranteed_pct = num(m, "compute") };
+		*mq = (struct gp_sched_model_quota){
+			.quota = { .mem_guaranteed_mib = num(m, "memoryMiB"),
+				   .compute_guaranteed_pct = num(m, "compute") } };
 		snprintf(mq->name, sizeof(mq->name), "%s", name);
 	}
 	return 0;

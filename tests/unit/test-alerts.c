@@ -22,28 +22,28 @@
 #include "server/alerts.h"
 
 /* A quota of 16 GiB and 50 % of a device, of which mem_mib and pct held. */
-static struct gp_quota_use use(uint64_t mem_mib, uint64_t pct)
+static struct gp_quota_held use(uint64_t mem_mib, uint64_t pct)
 {
-	return (struct gp_quota_use){
+	return (struct gp_quota_held){
 		.mem_quota_mib = 16384, .mem_mib = mem_mib, .pct_quota = 50, .pct = pct};
 }
 
 static void test_use_pct(void **state)
 {
-	struct gp_quota_use u = use(4096, 45),
+	struct gp_quota_held u = use(4096, 45),
 			    mem_only = {.mem_quota_mib = 100, .mem_mib = 10, .pct = 1000};
 
 	(void)state;
-	assert_true(gp_quota_use_pct(&u) == 90); /* compute is the larger */
+	assert_true(gp_quota_held_pct(&u) == 90); /* compute is the larger */
 	u = use(16384, 0);
-	assert_true(gp_quota_use_pct(&u) == 100);
+	assert_true(gp_quota_held_pct(&u) == 100);
 	/* A part without a quota counts 0, whatever is held of it. */
-	assert_true(gp_quota_use_pct(&mem_only) == 10);
+	assert_true(gp_quota_held_pct(&mem_only) == 10);
 }
 
 static void test_raised_above_80(void **state)
 {
-	struct gp_quota_use at80 = use(0, 40), above_mem = use(13200, 0),
+	struct gp_quota_held at80 = use(0, 40), above_mem = use(13200, 0),
 			    above_pct = use(0, 41);
 
 	(void)state;
@@ -54,7 +54,7 @@ static void test_raised_above_80(void **state)
 
 static void test_kept_down_to_70(void **state)
 {
-	struct gp_quota_use at75 = use(0, 37), at70 = use(0, 35),
+	struct gp_quota_held at75 = use(0, 37), at70 = use(0, 35),
 			    below70 = use(11468, 34);
 
 	(void)state;
@@ -67,7 +67,7 @@ static void test_kept_down_to_70(void **state)
 
 static void test_no_quota_no_alert(void **state)
 {
-	struct gp_quota_use none = {.mem_mib = 1 << 20, .pct = 800};
+	struct gp_quota_held none = {.mem_mib = 1 << 20, .pct = 800};
 
 	(void)state;
 	assert_false(gp_alerts_quota_high(&none, false));

@@ -18,7 +18,7 @@
 
 #include "base/rng.h"
 #include "server/pool.h"
-#include "server/sched.h"
+#include "core/sched.h"
 
 #define TENANTS 4
 #define BURST	3000

@@ -1,4 +1,4 @@
-/* test-sched.c — the server's scheduling pass (src/server/sched.c) on
+/* test-sched.c — the server's scheduling pass (src/core/sched.c) on
  * hand-made clusters: queue order, quotas (overall and per device model),
  * borrowing, and taking borrowed capacity back by preemption (and not
  * preempting for nothing). */
@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "core/policy.h"
-#include "server/sched.h"
+#include "core/sched.h"
 
 #define MAX_TASKS 16
 
@@ -36,8 +36,8 @@ static struct fixture *fixture_new(int devices)
 	assert_int_equal(gp_policy_new("binpack", &(struct gp_policy_config){ 0 }, &f->policy), 0);
 	for (int i = 0; i < 2; i++)
 		f->tenant[i] = (struct gp_sched_tenant){ .id = i + 1,
-							 .mem_guaranteed_mib = 1 << 20,
-							 .compute_guaranteed_pct = 10000 };
+							 .quota.mem_guaranteed_mib = 1 << 20,
+							 .quota.compute_guaranteed_pct = 10000 };
 	return f;
 }
 
@@ -68,10 +68,10 @@ static struct gp_sched_model_quota model_quota(const char *name, int model, unsi
 					       unsigned pct_borrow)
 {
 	struct gp_sched_model_quota q = { .models = 1ULL << model,
-					  .mem_guaranteed_mib = mem_gib * 1024,
-					  .mem_borrowable_mib = mem_borrow_gib * 1024,
-					  .compute_guaranteed_pct = pct,
-					  .compute_borrowable_pct = pct_borrow };
+					  .quota.mem_guaranteed_mib = mem_gib * 1024,
+					  .quota.mem_borrowable_mib = mem_borrow_gib * 1024,
+					  .quota.compute_guaranteed_pct = pct,
+					  .quota.compute_borrowable_pct = pct_borrow };
 
 	snprintf(q.name, sizeof(q.name), "%s", name);
 	return q;
@@ -145,8 +145,8 @@ static void test_over_quota_waits(void **state)
 	struct gp_sched_task *first, *second;
 
 	(void)state;
-	f->tenant[0].mem_guaranteed_mib = 8 * 1024;
-	f->tenant[0].compute_guaranteed_pct = 100;
+	f->tenant[0].quota.mem_guaranteed_mib = 8 * 1024;
+	f->tenant[0].quota.compute_guaranteed_pct = 100;
 	first = submit(f, 1, 5, 6, 30);
 	second = submit(f, 1, 5, 6, 30);
 	pass(f);
@@ -164,12 +164,12 @@ static void test_borrow_then_reclaim(void **state)
 	struct gp_sched_task *own, *lent1, *lent2, *owner;
 
 	(void)state;
-	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 4096,
-						 .mem_borrowable_mib = 12288,
-						 .compute_guaranteed_pct = 30,
-						 .compute_borrowable_pct = 70 };
-	f->tenant[1] = (struct gp_sched_tenant){ .id = 2, .mem_guaranteed_mib = 12288,
-						 .compute_guaranteed_pct = 70 };
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .quota.mem_guaranteed_mib = 4096,
+						 .quota.mem_borrowable_mib = 12288,
+						 .quota.compute_guaranteed_pct = 30,
+						 .quota.compute_borrowable_pct = 70 };
+	f->tenant[1] = (struct gp_sched_tenant){ .id = 2, .quota.mem_guaranteed_mib = 12288,
+						 .quota.compute_guaranteed_pct = 70 };
 	own = submit(f, 1, 5, 4, 30);
 	lent1 = submit(f, 1, 2, 4, 30);
 	lent2 = submit(f, 1, 5, 4, 30);
@@ -201,10 +201,10 @@ static void test_no_pointless_preemption(void **state)
 	struct gp_sched_task *lent, *owner;
 
 	(void)state;
-	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
-						 .mem_borrowable_mib = 8192,
-						 .compute_guaranteed_pct = 10,
-						 .compute_borrowable_pct = 50 };
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .quota.mem_guaranteed_mib = 1024,
+						 .quota.mem_borrowable_mib = 8192,
+						 .quota.compute_guaranteed_pct = 10,
+						 .quota.compute_borrowable_pct = 50 };
 	lent = submit(f, 1, 5, 4, 50);
 	pass(f);
 	assert_true(outcome_of(f, lent)->borrowed);
@@ -225,12 +225,12 @@ static void test_guaranteed_before_borrowed(void **state)
 	struct gp_sched_task *borrower, *owner;
 
 	(void)state;
-	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
-						 .mem_borrowable_mib = 16384,
-						 .compute_guaranteed_pct = 10,
-						 .compute_borrowable_pct = 90 };
-	f->tenant[1] = (struct gp_sched_tenant){ .id = 2, .mem_guaranteed_mib = 16384,
-						 .compute_guaranteed_pct = 100 };
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .quota.mem_guaranteed_mib = 1024,
+						 .quota.mem_borrowable_mib = 16384,
+						 .quota.compute_guaranteed_pct = 10,
+						 .quota.compute_borrowable_pct = 90 };
+	f->tenant[1] = (struct gp_sched_tenant){ .id = 2, .quota.mem_guaranteed_mib = 16384,
+						 .quota.compute_guaranteed_pct = 100 };
 	borrower = submit(f, 1, 5, 8, 60);      /* older, same priority */
 	owner = submit(f, 2, 5, 8, 60);
 	pass(f);
@@ -329,10 +329,10 @@ static void test_model_quota_reclaim(void **state)
 	struct gp_sched_task *on_t4, *on_a100, *owner;
 
 	(void)state;
-	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
-						 .mem_borrowable_mib = 32768,
-						 .compute_guaranteed_pct = 10,
-						 .compute_borrowable_pct = 200 };
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .quota.mem_guaranteed_mib = 1024,
+						 .quota.mem_borrowable_mib = 32768,
+						 .quota.compute_guaranteed_pct = 10,
+						 .quota.compute_borrowable_pct = 200 };
 	f->tenant[1].model_quota = &q;
 	f->tenant[1].model_quotas = 1;
 	on_t4 = submit(f, 1, 5, 4, 80);
@@ -364,10 +364,10 @@ static void test_model_quota_no_reclaim_past_guarantee(void **state)
 	struct gp_sched_task *lent, *owner;
 
 	(void)state;
-	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 1024,
-						 .mem_borrowable_mib = 32768,
-						 .compute_guaranteed_pct = 10,
-						 .compute_borrowable_pct = 200 };
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .quota.mem_guaranteed_mib = 1024,
+						 .quota.mem_borrowable_mib = 32768,
+						 .quota.compute_guaranteed_pct = 10,
+						 .quota.compute_borrowable_pct = 200 };
 	f->tenant[1].model_quota = &q;
 	f->tenant[1].model_quotas = 1;
 	lent = submit(f, 1, 5, 4, 80);
@@ -466,8 +466,8 @@ static void test_change_over_quota(void **state)
 	struct gp_sched_change c;
 
 	(void)state;
-	f->tenant[0].mem_guaranteed_mib = 16384;
-	f->tenant[0].compute_guaranteed_pct = 100;
+	f->tenant[0].quota.mem_guaranteed_mib = 16384;
+	f->tenant[0].quota.compute_guaranteed_pct = 100;
 	for (int i = 0; i < 5; i++)
 		submit(f, 1, 5, 1, 20);
 	pass(f);
@@ -521,9 +521,9 @@ static void test_change_borrows(void **state)
 	struct gp_sched_change c;
 
 	(void)state;
-	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .mem_guaranteed_mib = 16384,
-						 .compute_guaranteed_pct = 30,
-						 .compute_borrowable_pct = 40 };
+	f->tenant[0] = (struct gp_sched_tenant){ .id = 1, .quota.mem_guaranteed_mib = 16384,
+						 .quota.compute_guaranteed_pct = 30,
+						 .quota.compute_borrowable_pct = 40 };
 	t = submit(f, 1, 5, 1, 30);
 	pass(f);
 	assert_false(t->borrowed);
@@ -620,9 +620,9 @@ static void test_same_requests_after_a_start(void **state)
 	struct gp_sched_task *big1, *borrower, *big2;
 
 	(void)state;
-	f->tenant[0].mem_guaranteed_mib = 8 * 1024;
-	f->tenant[0].mem_borrowable_mib = 4 * 1024;
-	f->tenant[0].compute_guaranteed_pct = 100;
+	f->tenant[0].quota.mem_guaranteed_mib = 8 * 1024;
+	f->tenant[0].quota.mem_borrowable_mib = 4 * 1024;
+	f->tenant[0].quota.compute_guaranteed_pct = 100;
 	big1 = submit(f, 1, 5, 14, 10);
 	borrower = submit(f, 1, 5, 10, 10);
 	big2 = submit(f, 1, 5, 14, 10);
@@ -663,7 +663,7 @@ static void test_pass_long_queue(void **state)
 	(void)state;
 	assert_non_null(t);
 	assert_non_null(out);
-	f->tenant[1].mem_guaranteed_mib = 2048; /* tenant 2: 1 GiB tasks fit twice */
+	f->tenant[1].quota.mem_guaranteed_mib = 2048; /* tenant 2: 1 GiB tasks fit twice */
 	for (int i = 0; i < 4; i++) {
 		t[i] = (struct gp_sched_task){ .id = i + 1, .tenant = 1, .priority = 5,
 					       .created = i, .running = true,

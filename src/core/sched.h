@@ -1,6 +1,8 @@
-/* sched.h — one scheduling pass of the server, on the core's placement
- * engine: which pending tasks start now and where, which running tasks
- * are preempted to make room, and, for every task that waits, why.
+/* sched.h — the scheduling rules, once for every engine: one scheduling
+ * pass on the core's placement engine (the server's loop runs it over
+ * this machine's tasks, the Kubernetes extender over a cluster's pods):
+ * which pending tasks start now and where, which running tasks are
+ * preempted to make room, and, for every task that waits, why.
  *
  * Order: priority (9 first), then age — first among the tasks within
  * their tenant's guarantee, then among those that would borrow. Quotas are per tenant, in memory
@@ -42,13 +44,14 @@
  * tenant asking the same as one decided before in the same round is
  * decided the same way without a placement (the cluster and the
  * tenants' use are as they were, and placement is deterministic). */
-#ifndef GP_SERVER_SCHED_H
-#define GP_SERVER_SCHED_H
+#ifndef GP_CORE_SCHED_H
+#define GP_CORE_SCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/cluster.h"
+#include "core/quota.h"
 
 #define GP_SCHED_REASON_MAX 256
 
@@ -61,14 +64,12 @@
 struct gp_sched_model_quota {
 	char name[GP_SCHED_MODEL_NAME_MAX];     /* for the reasons: "T4" */
 	uint64_t models;
-	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
-	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
+	struct gp_quota quota;
 };
 
 struct gp_sched_tenant {
 	int64_t id;
-	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
-	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
+	struct gp_quota quota;
 	const struct gp_sched_model_quota *model_quota; /* the caller's; NULL: none */
 	int model_quotas;
 	/* The highest priority its tasks get (0-9); an engine whose tasks

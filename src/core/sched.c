@@ -1,6 +1,6 @@
 /* sched.c — one scheduling pass: quotas (overall and per device model),
  * borrowing, reclaim; and a live change under the same rules (sched.h). */
-#include "server/sched.h"
+#include "core/sched.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,13 +9,9 @@
 #include <string.h>
 
 /* What a task counts against its tenant's quota. */
-struct usage {
-	uint64_t mem_mib, compute_pct;
-};
-
-static struct usage task_usage(const struct gp_request *req)
+static struct gp_quota_use task_usage(const struct gp_request *req)
 {
-	return (struct usage){
+	return (struct gp_quota_use){
 		.mem_mib = (uint64_t)req->devices * req->dev_mem_mib,
 		.compute_pct = (uint64_t)req->devices * gp_request_share(req) / 10,
 	};
@@ -29,29 +25,24 @@ static int tenant_index(const struct gp_sched_tenant *tenants, int n, int64_t id
 	return -1;
 }
 
-static bool within(struct usage used, struct usage add, uint64_t mem, uint64_t compute)
-{
-	return used.mem_mib + add.mem_mib <= mem && used.compute_pct + add.compute_pct <= compute;
-}
-
-static void usage_add(struct usage *u, struct usage add)
+static void usage_add(struct gp_quota_use *u, struct gp_quota_use add)
 {
 	u->mem_mib += add.mem_mib;
 	u->compute_pct += add.compute_pct;
 }
 
-static void usage_sub(struct usage *u, struct usage sub)
+static void usage_sub(struct gp_quota_use *u, struct gp_quota_use sub)
 {
 	u->mem_mib -= sub.mem_mib;
 	u->compute_pct -= sub.compute_pct;
 }
 
-/* Within a model quota: its guarantee, or with `borrow` all of it. */
-static bool within_model(struct usage used, struct usage add,
-			 const struct gp_sched_model_quota *q, bool borrow)
+/* Would used + add stay within quota q: its guarantee, or with `borrow`
+ * all of it (core/quota.h)? */
+static bool within(const struct gp_quota *q, struct gp_quota_use used, struct gp_quota_use add,
+		   bool borrow)
 {
-	return within(used, add, q->mem_guaranteed_mib + (borrow ? q->mem_borrowable_mib : 0),
-		      q->compute_guaranteed_pct + (borrow ? q->compute_borrowable_pct : 0));
+	return gp_quota_within(q, gp_quota_sum(used, add), borrow);
 }
 
 int gp_sched_compare(const struct gp_sched_task *a, const struct gp_sched_task *b)
@@ -73,7 +64,7 @@ static int queue_order(const void *pa, const void *pb)
  * have counted against it. */
 struct blocked {
 	int quota;                      /* -1: none */
-	struct usage need;
+	struct gp_quota_use need;
 };
 
 /* How the last tasks that waited were decided, for the next ones that
@@ -101,8 +92,8 @@ struct pass {
 	struct gp_policy *policy;
 	const struct gp_sched_tenant *tenants;
 	int n_tenants;
-	struct usage *used;             /* per tenant */
-	struct usage *model_used;       /* per model quota: from model_base[tenant] */
+	struct gp_quota_use *used;             /* per tenant */
+	struct gp_quota_use *model_used;       /* per model quota: from model_base[tenant] */
 	int *model_base;
 	struct gp_sched_task *tasks;
 	int n_tasks;
@@ -143,9 +134,9 @@ static int model_quota_of(const struct pass *p, int k, int model)
 /* What req at `where` counts against each model quota of tenant k, into
  * add[] (by quota index): each share on a device of a governed model. */
 static void model_need(const struct pass *p, int k, const struct gp_request *req,
-		       const struct gp_placement *where, struct usage *add)
+		       const struct gp_placement *where, struct gp_quota_use *add)
 {
-	struct usage share = task_usage(&(struct gp_request){ .devices = 1,
+	struct gp_quota_use share = task_usage(&(struct gp_request){ .devices = 1,
 							      .whole = req->whole,
 							      .dev_mem_mib = req->dev_mem_mib,
 							      .dev_compute = req->dev_compute });
@@ -164,8 +155,8 @@ static void model_need(const struct pass *p, int k, const struct gp_request *req
 static void model_charge(struct pass *p, int k, const struct gp_request *req,
 			 const struct gp_placement *where, bool back)
 {
-	struct usage add[GP_MODELS_MAX] = { 0 };
-	struct usage *used = &p->model_used[p->model_base[k]];
+	struct gp_quota_use add[GP_MODELS_MAX] = { 0 };
+	struct gp_quota_use *used = &p->model_used[p->model_base[k]];
 
 	model_need(p, k, req, where, add);
 	for (int i = 0; i < p->tenants[k].model_quotas; i++) {
@@ -183,13 +174,13 @@ static bool model_over(const struct pass *p, int k, const struct gp_request *req
 		       const struct gp_placement *where, bool borrow, struct blocked *ret)
 {
 	const struct gp_sched_tenant *q = &p->tenants[k];
-	const struct usage *used = &p->model_used[p->model_base[k]];
-	struct usage add[GP_MODELS_MAX] = { 0 };
+	const struct gp_quota_use *used = &p->model_used[p->model_base[k]];
+	struct gp_quota_use add[GP_MODELS_MAX] = { 0 };
 
 	model_need(p, k, req, where, add);
 	for (int i = 0; i < q->model_quotas; i++)
 		if ((add[i].mem_mib || add[i].compute_pct) &&
-		    !within_model(used[i], add[i], &q->model_quota[i], borrow)) {
+		    !within(&q->model_quota[i].quota, used[i], add[i], borrow)) {
 			*ret = (struct blocked){ i, add[i] };
 			return true;
 		}
@@ -332,7 +323,7 @@ static int place_within(struct pass *p, int k, struct gp_sched_task *t, bool bor
 /* ---- deciding ----------------------------------------------------------- */
 
 static void wait_over_quota(struct pass *p, const struct gp_sched_task *t, int k,
-			    struct usage need)
+			    struct gp_quota_use need)
 {
 	const struct gp_sched_tenant *q = &p->tenants[k];
 	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
@@ -342,10 +333,8 @@ static void wait_over_quota(struct pass *p, const struct gp_sched_task *t, int k
 		 " %% of its %" PRIu64 " MiB and %" PRIu64
 		 " %% (guaranteed + borrowable); this task needs %" PRIu64 " MiB and %" PRIu64
 		 " %%; it starts when the tenant's tasks end",
-		 p->used[k].mem_mib, p->used[k].compute_pct,
-		 q->mem_guaranteed_mib + q->mem_borrowable_mib,
-		 q->compute_guaranteed_pct + q->compute_borrowable_pct, need.mem_mib,
-		 need.compute_pct);
+		 p->used[k].mem_mib, p->used[k].compute_pct, gp_quota_limit(&q->quota).mem_mib,
+		 gp_quota_limit(&q->quota).compute_pct, need.mem_mib, need.compute_pct);
 }
 
 /* t waits for a model quota (b), and found no other device when
@@ -354,7 +343,7 @@ static void wait_over_model_quota(struct pass *p, const struct gp_sched_task *t,
 				  const struct blocked *b, enum gp_nofit nofit)
 {
 	const struct gp_sched_model_quota *q = &p->tenants[k].model_quota[b->quota];
-	const struct usage *used = &p->model_used[p->model_base[k] + b->quota];
+	const struct gp_quota_use *used = &p->model_used[p->model_base[k] + b->quota];
 	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
 	size_t len;
 
@@ -362,10 +351,8 @@ static void wait_over_model_quota(struct pass *p, const struct gp_sched_task *t,
 		 "over the %s quota: the tenant uses %" PRIu64 " MiB and %" PRIu64
 		 " %% of its %" PRIu64 " MiB and %" PRIu64 " %% there; this task needs %" PRIu64
 		 " MiB and %" PRIu64 " %%",
-		 q->name, used->mem_mib, used->compute_pct,
-		 q->mem_guaranteed_mib + q->mem_borrowable_mib,
-		 q->compute_guaranteed_pct + q->compute_borrowable_pct, b->need.mem_mib,
-		 b->need.compute_pct);
+		 q->name, used->mem_mib, used->compute_pct, gp_quota_limit(&q->quota).mem_mib,
+		 gp_quota_limit(&q->quota).compute_pct, b->need.mem_mib, b->need.compute_pct);
 	len = strlen(o->reason);
 	if (nofit != GP_NOFIT_NONE)
 		snprintf(o->reason + len, sizeof(o->reason) - len,
@@ -532,14 +519,13 @@ static void memo_keep(struct pass *p, const struct gp_sched_task *t, int k, bool
 static int decide_now(struct pass *p, struct gp_sched_task *t, int k, bool first_round)
 {
 	const struct gp_sched_tenant *q = &p->tenants[k];
-	struct usage need = task_usage(&t->req);
-	bool guaranteed = within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct);
+	struct gp_quota_use need = task_usage(&t->req);
+	bool guaranteed = within(&q->quota, p->used[k], need, false);
 	int r;
 
 	if (first_round && !guaranteed)
 		return 0;
-	if (!within(p->used[k], need, q->mem_guaranteed_mib + q->mem_borrowable_mib,
-		    q->compute_guaranteed_pct + q->compute_borrowable_pct)) {
+	if (!within(&q->quota, p->used[k], need, true)) {
 		wait_over_quota(p, t, k, need);
 		return 1;
 	}
@@ -700,9 +686,9 @@ static void change_over_quota(const struct pass *p, const struct gp_sched_task *
 			      const struct gp_request *req, struct gp_sched_change *ret)
 {
 	const struct gp_sched_tenant *q = &p->tenants[k];
-	uint64_t mem = q->mem_guaranteed_mib + q->mem_borrowable_mib;
-	uint64_t pct = q->compute_guaranteed_pct + q->compute_borrowable_pct;
-	struct usage used = p->used[k], need = task_usage(req);
+	uint64_t mem = gp_quota_limit(&q->quota).mem_mib;
+	uint64_t pct = gp_quota_limit(&q->quota).compute_pct;
+	struct gp_quota_use used = p->used[k], need = task_usage(req);
 
 	if (used.mem_mib + need.mem_mib > mem)
 		snprintf(ret->reason, sizeof(ret->reason),
@@ -726,8 +712,8 @@ static void change_over_model_quota(const struct pass *p, const struct gp_sched_
 				    struct gp_sched_change *ret)
 {
 	const struct gp_sched_model_quota *q = &p->tenants[k].model_quota[b->quota];
-	const struct usage *used = &p->model_used[p->model_base[k] + b->quota];
-	uint64_t pct = q->compute_guaranteed_pct + q->compute_borrowable_pct;
+	const struct gp_quota_use *used = &p->model_used[p->model_base[k] + b->quota];
+	uint64_t pct = gp_quota_limit(&q->quota).compute_pct;
 	unsigned shares = 0;
 
 	for (int i = 0; i < t->where.devices; i++)
@@ -788,7 +774,7 @@ static int change_decide(struct pass *p, struct gp_sched_task *t, int k,
 			 const struct gp_request *req, struct gp_sched_change *ret)
 {
 	const struct gp_sched_tenant *q = &p->tenants[k];
-	struct usage need = task_usage(req);
+	struct gp_quota_use need = task_usage(req);
 	bool more = gp_request_share(req) > gp_request_share(&t->req);
 	struct blocked b;
 	int r;
@@ -801,8 +787,7 @@ static int change_decide(struct pass *p, struct gp_sched_task *t, int k,
 			 "share may go down, not up");
 		return 0;
 	}
-	if (more && !within(p->used[k], need, q->mem_guaranteed_mib + q->mem_borrowable_mib,
-			    q->compute_guaranteed_pct + q->compute_borrowable_pct)) {
+	if (more && !within(&q->quota, p->used[k], need, true)) {
 		change_over_quota(p, t, k, req, ret);
 		return 0;
 	}
@@ -817,7 +802,7 @@ static int change_decide(struct pass *p, struct gp_sched_task *t, int k,
 		return r;
 	ret->fits = true;
 	ret->borrowed =
-		!within(p->used[k], need, q->mem_guaranteed_mib, q->compute_guaranteed_pct) ||
+		!within(&q->quota, p->used[k], need, false) ||
 		model_over(p, k, req, &t->where, false, &b);
 	snprintf(ret->reason, sizeof(ret->reason), "%s",
 		 ret->borrowed ? "on borrowed quota" : "within the tenant's guarantee");
