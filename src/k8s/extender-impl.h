@@ -49,6 +49,7 @@ struct kpod {
 	bool live_sent;
 	struct gp_kube_placement live_asked;
 	bool refused;                   /* the last filter found no node for it */
+	char reclaimed_for[GP_EXTENDER_FOR_MAX]; /* evicted by reclaim for this pod; "": not */
 	uint64_t retried_ns;            /* when it was last asked to be tried again */
 };
 

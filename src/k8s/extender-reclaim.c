@@ -210,6 +210,19 @@ int gp_extender_evict_pod(struct gp_extender *e, const char *ns, const char *nam
 	return r;
 }
 
+/* Victim v was evicted for pod ns/name: its task ends preempted
+ * (kube-tasks.h). */
+static void reclaimed_mark(struct gp_extender *e, const struct gp_extender_victim *v,
+			   const char *ns, const char *name)
+{
+	struct kpod *k;
+
+	pthread_mutex_lock(&e->lock);
+	if ((k = gp_strmap_get(&e->pods, v->uid)))
+		snprintf(k->reclaimed_for, sizeof(k->reclaimed_for), "%.63s/%.63s", ns, name);
+	pthread_mutex_unlock(&e->lock);
+}
+
 void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v, int n,
 		       const char *ns, const char *name, const char *uid)
 {
@@ -223,7 +236,8 @@ void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v
 		 "borrowed past its guarantee, and pod %s/%s, within its namespace's guarantee, "
 		 "needs it back", ns, name);
 	for (int i = 0; i < n; i++)
-		evict_one(api, &v[i], "GpupoolReclaimed", text);
+		if (evict_one(api, &v[i], "GpupoolReclaimed", text) == 0)
+			reclaimed_mark(e, &v[i], ns, name);
 	snprintf(text, sizeof(text), "reclaiming its namespace's guarantee: %d pod(s) of namespaces "
 		 "that borrow past theirs evicted; it is placed once they end", n);
 	gp_kube_event(api, "Pod", ns, name, uid, "Normal", "GpupoolReclaiming", text,

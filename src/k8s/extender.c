@@ -384,13 +384,15 @@ void gp_extender_reservations_expire(struct gp_extender *e)
 /* A bound pod with devices ended (p: as it was last seen; deleted: its
  * object is gone): told to the server's tasks at their next look. The
  * oldest is forgotten when they do not look for ENDED_MAX ends. */
-static void ended_note(struct gp_extender *e, const struct gp_kube_pod *p, bool deleted)
+static void ended_note(struct gp_extender *e, const struct kpod *k, const struct gp_kube_pod *p,
+		       bool deleted)
 {
 	struct gp_extender_ended *x = &e->ended[e->ended_next++ % GP_EXTENDER_ENDED_MAX];
 
 	*x = (struct gp_extender_ended){ .failed = p->failed, .deleted = deleted || p->deleting,
 					 .at_ms = gp_unix_ms() };
 	snprintf(x->uid, sizeof(x->uid), "%s", p->uid);
+	snprintf(x->reclaimed_for, sizeof(x->reclaimed_for), "%s", k->reclaimed_for);
 }
 
 static void pod_drop(struct gp_extender *e, const char *uid, const struct gp_kube_pod *last)
@@ -398,8 +400,8 @@ static void pod_drop(struct gp_extender *e, const char *uid, const struct gp_kub
 	struct kpod *k = gp_strmap_remove(&e->pods, uid);
 
 	if (k) {
-		if (k->held && !k->reserved_ns && k->p.units && k->p.node[0])
-			ended_note(e, last ? last : &k->p, !last);
+		if (!k->reserved_ns && k->p.units && k->p.placed && k->p.node[0])
+			ended_note(e, k, last ? last : &k->p, !last);
 		e->freed |= k->held && !k->reserved_ns && k->p.units;
 		gp_extender_unreserve(e, k);
 		gp_extender_pod_let_go(e, k);
@@ -973,8 +975,10 @@ int gp_extender_pods(struct gp_extender *e, struct gp_extender_pod **ret, size_t
 	for (size_t i = 0; all && i < e->pods.cap; i++) {
 		const struct kpod *k = e->pods.slot[i].value;
 
-		if (e->pods.slot[i].key && k->held && !k->reserved_ns && k->p.units &&
-		    k->p.placed && k->p.node[0])
+		/* (held or not: a pod being evicted is let go for reclaim's
+		 * reckoning while its containers still run) */
+		if (e->pods.slot[i].key && !k->reserved_ns && k->p.units && k->p.placed &&
+		    k->p.node[0])
 			task_pod_of(e, k, &all[n++]);
 	}
 	if (all)

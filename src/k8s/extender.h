@@ -151,11 +151,14 @@ struct gp_extender_pod {
 
 /* Such a pod that ended: failed (phase Failed), deleted (its object
  * deleted or being deleted: by a user, an owner, an eviction), else
- * succeeded; when the extender saw it (unix ms). */
+ * succeeded; reclaimed_for: evicted by reclaim for that pod
+ * ("NAMESPACE/NAME"); when the extender saw it (unix ms). */
 #define GP_EXTENDER_ENDED_MAX 1024
+#define GP_EXTENDER_FOR_MAX 128
 struct gp_extender_ended {
 	char uid[GP_KUBE_UID_MAX];
 	bool failed, deleted;
+	char reclaimed_for[GP_EXTENDER_FOR_MAX];
 	int64_t at_ms;
 };
 

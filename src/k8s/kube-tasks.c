@@ -337,20 +337,31 @@ static void task_follow(struct gp_kube_tasks *t, struct followed *f)
 static void task_end(struct gp_kube_tasks *t, struct followed *f, int64_t end_ms)
 {
 	const struct gp_extender_ended *x = f->ended;
+	char object[GP_AUDIT_OBJECT_MAX];
 
 	f->row.ended = end_ms;
 	f->row.state = !x ? GP_TASK_CANCELLED
+		       : x->reclaimed_for[0] ? GP_TASK_PREEMPTED
 		       : x->failed ? GP_TASK_FAILED
 		       : x->deleted ? GP_TASK_CANCELLED
 				    : GP_TASK_SUCCEEDED;
 	f->row.exit_code = f->row.state == GP_TASK_FAILED ? 1 : 0;
-	snprintf(f->row.reason, sizeof(f->row.reason), "%s",
-		 !x ? "its pod was gone when the server looked (ended while it was away, or "
-		      "between two looks)"
-		 : x->failed ? "its pod failed (phase Failed)"
-		 : x->deleted ? "its pod was deleted or evicted"
-			      : "its pod succeeded");
-	row_write(t, &f->row);
+	if (x && x->reclaimed_for[0])
+		snprintf(f->row.reason, sizeof(f->row.reason), "its pod was evicted for pod %s, "
+			 "whose namespace needed its guarantee back (reclaim)", x->reclaimed_for);
+	else
+		snprintf(f->row.reason, sizeof(f->row.reason), "%s",
+			 !x ? "its pod was gone when the server looked (ended while it was away, "
+			      "or between two looks)"
+			 : x->failed ? "its pod failed (phase Failed)"
+			 : x->deleted ? "its pod was deleted or evicted"
+				      : "its pod succeeded");
+	if (row_write(t, &f->row) < 0 || f->row.state != GP_TASK_PREEMPTED)
+		return;
+	snprintf(object, sizeof(object), "task %" PRId64, f->row.id);
+	if (gp_store_audit(t->o.store, "server", "task.preempt", object, f->row.reason) < 0)
+		fprintf(stderr, "gpupool server: cannot audit the preemption of task %" PRId64 ": %s\n",
+			f->row.id, gp_store_error(t->o.store));
 }
 
 /* The interval of f since its last record, closed at `to`. */

@@ -7,7 +7,8 @@
 #   on borrowed capacity; team-a (guarantee 100 %) asks for 50 %: its pod
 #   fits nowhere, so the newest borrowed pod, b2, is evicted through the
 #   Eviction API with its own grace period (7 s) and an event, b1 stays;
-#   while b2 ends, a filter evicts no more; once b2 is gone, a1 is bound.
+#   while b2 ends, a filter evicts no more; once b2 is gone, a1 is bound,
+#   and b2's task (pods are the server's tasks) ends preempted, audited.
 #   A pod of team-b past its guarantee evicts nothing.
 #
 # usage: test-reclaim.sh BUILD_DIR   (run from the repository root)
@@ -40,7 +41,7 @@ ext=http://127.0.0.1:$port/extender
 export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/admin.token
 "$gpupool" server --kubernetes --kube-api "$api" --extender-port "$port" --db "$tmp/db.sqlite" \
 	--socket "$tmp/server.sock" --scheduler-name gpupool-scheduler \
-	--placement-key "$tmp/placement.key" >"$tmp/server.log" 2>&1 &
+	--placement-key "$tmp/placement.key" --sample-ms 300 >"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
 expect lender-tenant 0 token -- "$gpupool" tenant add team-a --mem-guaranteed 16G \
@@ -108,6 +109,20 @@ gone() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$api/api/v1/namespaces/tea
 wait_for "b2 gone" 10 gone
 schedule a1
 wait_for "a1 bound" 5 bound team-a a1 && ok lender-bound-once-b2-ended
+# b2's task ended preempted, for a1, and the audit log says so.
+api_get() {
+	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $(cat "$GPUPOOL_TOKEN_FILE")" \
+		"http://gpupool$1"
+}
+preempted() {
+	api_get /v1/tasks | jq -e '[.tasks[] | select(.name == "team-b/b2")] | length == 1 and
+		.[0].state == "preempted" and (.[0].reason | contains("for pod team-a/a1"))'
+}
+wait_for "b2's task to end preempted" 5 preempted && ok reclaimed-pods-task-ends-preempted
+b2_task=$(api_get /v1/tasks | jq '.tasks[] | select(.name == "team-b/b2") | .id')
+api_get /v1/audit >"$tmp/audit.json"
+check reclaim-audited "[.[0].audit[] | select(.action == \"task.preempt\" and
+	.object == \"task $b2_task\" and .who == \"server\")] | length == 1" "$tmp/audit.json"
 
 # A borrower past its guarantee takes nothing back.
 pod team-b b3 5
