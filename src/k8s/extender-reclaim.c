@@ -26,8 +26,6 @@
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
 
-#define NOT_LIMITED (UINT64_MAX / 4)   /* a quota no sum reaches */
-
 /* What one reclaim pass works on. */
 struct reclaim {
 	struct gp_sched_tenant *tenant;
@@ -49,8 +47,7 @@ static int tenant_index(struct gp_extender *e, struct reclaim *r, const char *ns
 			return i;
 	memset(t, 0, sizeof(*t));
 	if (!e->quota || e->quota(e->quota_ctx, ns, t) < 0)
-		*t = (struct gp_sched_tenant){ .quota = { .mem_guaranteed_mib = NOT_LIMITED,
-							  .compute_guaranteed_pct = NOT_LIMITED } };
+		*t = (struct gp_sched_tenant){ .quota = { .unlimited = true } };
 	t->id = r->tenants + 1;         /* the pass's own ids */
 	t->model_quota = NULL;          /* (see above) */
 	t->model_quotas = 0;
