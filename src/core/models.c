@@ -114,3 +114,37 @@ bool gp_model_answers(const char *name, const char *vendor, const char *model)
 	}
 	return false;
 }
+
+/* Is key a vendor's name ("nvidia")? */
+static bool vendor_term(const char *key)
+{
+	for (int v = GP_VENDOR_NVIDIA; v <= GP_VENDOR_OTHER; v++)
+		if (!strcasecmp(key, gp_vendor_name((enum gp_vendor)v)))
+			return true;
+	return false;
+}
+
+size_t gp_model_rank(const char *name, const char *vendor, const char *key)
+{
+	if (!key[0] || !gp_model_answers(name, vendor, key))
+		return 0;
+	return vendor_term(key) ? 1 : strlen(key) + 1;
+}
+
+int gp_model_best(const char *name, const char *vendor, const void *items, size_t size,
+		  size_t offset, int n)
+{
+	size_t best_rank = 0;
+	int best = -1;
+
+	for (int i = 0; i < n; i++) {
+		size_t rank = gp_model_rank(name, vendor,
+					    (const char *)items + (size_t)i * size + offset);
+
+		if (rank > best_rank) {
+			best_rank = rank;
+			best = i;
+		}
+	}
+	return best;
+}

@@ -5,6 +5,7 @@
 #define GP_CORE_MODELS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/resources.h"
 
@@ -25,5 +26,18 @@ const char *gp_vendor_name(enum gp_vendor v);
  * server's loop, of `gpupool sim --history` and of the pod annotation
  * gpupool.io/gpu-model. */
 bool gp_model_answers(const char *name, const char *vendor, const char *model);
+
+/* Of n things each named for a model (a price, a model quota, an
+ * --overcommit or --split option: the name at byte `offset` of each of
+ * the n items of `size` bytes from `items`), the one whose name a device
+ * named `name` (of the vendor named `vendor`; NULL: unknown) answers to,
+ * by gp_model_answers's rule, the longest name when several do (a
+ * vendor's name, "nvidia", below any model's): its index, or -1 for none.
+ * An empty name is nobody's. */
+int gp_model_best(const char *name, const char *vendor, const void *items, size_t size,
+		  size_t offset, int n);
+/* gp_model_best's measure of one name `key`: 0 when the device does not
+ * answer to it, else the larger the better. */
+size_t gp_model_rank(const char *name, const char *vendor, const char *key);
 
 #endif

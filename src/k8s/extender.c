@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "core/models.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
 
@@ -633,18 +634,8 @@ bool gp_extender_node_has_models(const struct gp_extender *e, const struct gp_ku
 
 static int quota_index(const struct use *u, const char *model)
 {
-	int best = -1;
-	size_t best_len = 0;
-
-	for (int q = 0; q < u->t.model_quotas; q++) {
-		const char *name = u->t.model_quota[q].name;
-
-		if (strcasestr(model, name) && strlen(name) > best_len) {
-			best = q;
-			best_len = strlen(name);
-		}
-	}
-	return best;
+	return gp_model_best(model, NULL, u->t.model_quota, sizeof(*u->t.model_quota),
+			     offsetof(struct gp_sched_model_quota, name), u->t.model_quotas);
 }
 
 static const char *device_model(const struct gp_extender *e, const struct gp_placement *w, int i)

@@ -18,6 +18,7 @@
 #include "agent/usage.h"
 #include "base/parse.h"
 #include "cli/commands.h"
+#include "core/models.h"
 #include "k8s/names.h"
 #include "k8s/node-impl.h"
 #include "server/http.h"
@@ -48,7 +49,7 @@ static void usage(FILE *out)
 		"                        the kubelet's folder (default "
 		"/var/lib/kubelet/device-plugins)\n"
 		"  --resource NAME       the extended resource (default %s)\n"
-		"  --split MODEL=N       units of a device whose name contains MODEL, 1 to\n"
+		"  --split MODEL=N       units of a device that answers to MODEL, 1 to\n"
 		"                        1000 (default %d: a unit is a tenth of a device)\n"
 		"  --run-dir DIR         the devices' regions, also mounted into every sliced\n"
 		"                        container (default %s)\n"
@@ -296,15 +297,10 @@ static int numa_of(const char *bus_id)
 
 static unsigned split_of(const struct node_options *o, const char *model)
 {
-	unsigned n = GP_KUBE_SPLIT_DEFAULT;
-	size_t best = 0;
+	int best = gp_model_best(model, NULL, o->split, sizeof(*o->split),
+				 offsetof(struct split, model), o->splits);
 
-	for (int i = 0; i < o->splits; i++)
-		if (strcasestr(model, o->split[i].model) && strlen(o->split[i].model) > best) {
-			best = strlen(o->split[i].model);
-			n = o->split[i].n;
-		}
-	return n;
+	return best < 0 ? GP_KUBE_SPLIT_DEFAULT : o->split[best].n;
 }
 
 /* Is device d in partition mode (MIG)? Its UUID then runs nothing, and

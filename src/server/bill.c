@@ -66,13 +66,10 @@ int gp_price_parse(const char *text, struct gp_price *ret, char *err, size_t err
 const struct gp_price *gp_price_find(const struct gp_price *prices, int n,
 				     const char *name)
 {
-	const struct gp_price *best = NULL;
+	int best = gp_model_best(name, NULL, prices, sizeof(*prices),
+				 offsetof(struct gp_price, model), n);
 
-	for (int i = 0; i < n; i++)
-		if (strcasestr(name, prices[i].model) &&
-		    (!best || strlen(prices[i].model) > strlen(best->model)))
-			best = &prices[i];
-	return best;
+	return best < 0 ? NULL : &prices[best];
 }
 
 /* ---- sums --------------------------------------------------------------- */

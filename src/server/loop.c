@@ -612,21 +612,14 @@ static uint32_t device_mem_max(const struct gp_agent_node *n)
  * model is the longest part of the name, else the one for all, else none. */
 static unsigned overcommit_of(const struct gp_loop_options *o, const char *name)
 {
-	unsigned all = 1000, matched = 0;
-	size_t best = 0;
+	int best = gp_model_best(name, NULL, o->overcommit, sizeof(*o->overcommit),
+				 offsetof(struct gp_overcommit, model), o->overcommits);
+	unsigned all = 1000;
 
-	for (int i = 0; i < o->overcommits; i++) {
-		const struct gp_overcommit *x = &o->overcommit[i];
-		size_t len = strlen(x->model);
-
-		if (len == 0)
-			all = x->permille;
-		else if (len > best && strcasestr(name, x->model)) {
-			best = len;
-			matched = x->permille;
-		}
-	}
-	return best ? matched : all;
+	for (int i = 0; i < o->overcommits; i++)
+		if (!o->overcommit[i].model[0])
+			all = o->overcommit[i].permille;
+	return best >= 0 ? o->overcommit[best].permille : all;
 }
 
 /* This machine as the core's node: its devices, with their models as the

@@ -28,6 +28,7 @@
 #include <sqlite3.h>
 
 #include "base/clock.h"
+#include "core/models.h"
 #include "server/store.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -1287,15 +1288,16 @@ int gp_store_model_quota_list(struct gp_store *s, int64_t tenant,
 int gp_store_model_quota_find(const struct gp_model_quota *all, int n, int64_t tenant,
 			      const char *device_name)
 {
-	size_t best_len = 0;
+	size_t best_rank = 0;
 	int best = -1;
 
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(all[i].model);
+	for (int i = 0; i < n; i++) {   /* the tenant's, by the core's rule */
+		size_t rank = all[i].tenant == tenant
+				      ? gp_model_rank(device_name, NULL, all[i].model)
+				      : 0;
 
-		if (all[i].tenant == tenant && len > best_len &&
-		    strcasestr(device_name, all[i].model)) {
-			best_len = len;
+		if (rank > best_rank) {
+			best_rank = rank;
 			best = i;
 		}
 	}

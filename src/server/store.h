@@ -291,9 +291,10 @@ int gp_store_model_quota_remove(struct gp_store *s, int64_t tenant, const char *
 int gp_store_model_quota_list(struct gp_store *s, int64_t tenant,
 			      struct gp_model_quota **ret, int *ret_n);
 /* Which of the model quotas all[0..n) of `tenant` governs a device named
- * `device_name` (NVML's name): the one whose model is the longest
- * case-insensitive part of the name; its index, or -1 for none. The one
- * matching rule of the scheduler, the alerts and the metrics. */
+ * `device_name` (NVML's name): the one whose model the name answers to
+ * (core/models.h, gp_model_best: "A10" is not an A100), the longest when
+ * several do; its index, or -1 for none. The one matching rule of the
+ * scheduler, the alerts and the metrics. */
 int gp_store_model_quota_find(const struct gp_model_quota *all, int n, int64_t tenant,
 			      const char *device_name);
 

@@ -88,11 +88,34 @@ static void lists_vendors_and_short_names(void **state)
 	check(a, sizeof(a) / sizeof(a[0]));
 }
 
+/* The longest name a device answers to, among things named for models
+ * (prices, model quotas, options): by the same rule. */
+static void the_best_named_thing_is_the_longest_that_answers(void **state)
+{
+	struct named { int value; char model[16]; } all[] = {
+		{ 1, "A10" }, { 2, "A100" }, { 3, "A100-SXM4" }, { 4, "" }, { 5, "nvidia" },
+	};
+
+	(void)state;
+	assert_int_equal(gp_model_best("NVIDIA A100-SXM4-80GB", "nvidia", all, sizeof(all[0]),
+				       offsetof(struct named, model), 5), 2);
+	assert_int_equal(gp_model_best("NVIDIA A100 80GB PCIe", "nvidia", all, sizeof(all[0]),
+				       offsetof(struct named, model), 5), 1);
+	assert_int_equal(gp_model_best("NVIDIA A10", "nvidia", all, sizeof(all[0]),
+				       offsetof(struct named, model), 5), 0);
+	assert_int_equal(gp_model_best("Tesla T4", "nvidia", all, sizeof(all[0]),
+				       offsetof(struct named, model), 5), 4);
+	assert_int_equal(gp_model_best("Tesla T4", NULL, all, sizeof(all[0]),
+				       offsetof(struct named, model), 4), -1);
+	assert_int_equal(gp_model_best("Tesla T4", NULL, NULL, sizeof(all[0]), 0, 0), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(terms_are_names_not_parts),
 		cmocka_unit_test(lists_vendors_and_short_names),
+		cmocka_unit_test(the_best_named_thing_is_the_longest_that_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1444,8 +1444,8 @@ static void test_model_quota_bad_arguments(void **state)
 static void test_model_quota_find(void **state)
 {
 	struct gp_model_quota q[] = {
-		model_quota(1, "A100", 10), model_quota(1, "a100-sxm4-80", 10),
-		model_quota(2, "T4", 10), model_quota(1, "t4", 10),
+		model_quota(1, "A100", 10), model_quota(1, "a100-sxm4-80gb", 10),
+		model_quota(2, "T4", 10), model_quota(1, "t4", 10), model_quota(1, "A10", 10),
 	};
 	int n = (int)(sizeof(q) / sizeof(q[0]));
 
@@ -1454,6 +1454,9 @@ static void test_model_quota_find(void **state)
 	assert_int_equal(gp_store_model_quota_find(q, n, 2, "Tesla T4"), 2);
 	assert_int_equal(gp_store_model_quota_find(q, n, 1, "NVIDIA A100-SXM4-80GB"), 1);
 	assert_int_equal(gp_store_model_quota_find(q, n, 1, "NVIDIA A100-SXM4-40GB"), 0);
+	/* By name, not by letters: A10 is an A10's quota, never an A100's. */
+	assert_int_equal(gp_store_model_quota_find(q, n, 1, "NVIDIA A10"), 4);
+	assert_int_equal(gp_store_model_quota_find(q, n, 1, "NVIDIA A100 80GB PCIe"), 0);
 	assert_int_equal(gp_store_model_quota_find(q, n, 2, "NVIDIA A100-SXM4-40GB"), -1);
 	assert_int_equal(gp_store_model_quota_find(q, n, 3, "Tesla T4"), -1);
 	assert_int_equal(gp_store_model_quota_find(NULL, 0, 1, "Tesla T4"), -1);
