@@ -264,8 +264,10 @@ static void devices_from_pod(struct followed *f, const struct gp_extender_pod *p
 
 	f->devices = pl->devices;
 	for (unsigned d = 0; d < pl->devices; d++) {
-		snprintf(f->uuid[d], sizeof(f->uuid[d]), "%s", pl->device[d]);
-		snprintf(f->model[d], sizeof(f->model[d]), "%s", pod->model[d]);
+		snprintf(f->uuid[d], sizeof(f->uuid[d]), "%.*s", (int)sizeof(f->uuid[d]) - 1,
+			 pl->device[d]);
+		snprintf(f->model[d], sizeof(f->model[d]), "%.*s", (int)sizeof(f->model[d]) - 1,
+			 pod->model[d]);
 		f->mem_mib[d] = pl->whole ? pod->device_mib[d] : pl->memory_mib;
 	}
 	snprintf(f->metrics, sizeof(f->metrics), "%s", pod->metrics);
@@ -291,14 +293,15 @@ static int task_begin(struct gp_kube_tasks *t, const struct gp_extender_pod *pod
 {
 	struct followed *f = calloc(1, sizeof(*f));
 	struct gp_task *row = f ? &f->row : NULL;
+	char full[2 * GP_KUBE_NAME_MAX];
 	int64_t bound_ms = pod->p.placement.bound_at / 1000000;
 	int r;
 
 	if (!f)
 		return -ENOMEM;
 	row->tenant = tenant_of(t, pod->p.ns);
-	snprintf(row->name, sizeof(row->name), "%.*s/%s", (int)(sizeof(row->name) / 2),
-		 pod->p.ns, pod->p.name);
+	snprintf(full, sizeof(full), "%s/%s", pod->p.ns, pod->p.name);
+	snprintf(row->name, sizeof(row->name), "%.*s", (int)sizeof(row->name) - 1, full);
 	snprintf(row->kind, sizeof(row->kind), "pod");
 	snprintf(row->model, sizeof(row->model), "%.*s", (int)sizeof(row->model) - 1,
 		 pod->p.models);

@@ -1,12 +1,13 @@
 /* kube-tasks.h — on a Kubernetes cluster, pods are the server's tasks:
  * every pod the extender placed and bound becomes a task of its
  * namespace's tenant (the admin's when the namespace is no tenant), named
- * "NAMESPACE/POD", with its pod's UID, node and devices, its slice and
- * priority; it is RUNNING while the pod holds its devices, and ends as the
- * pod does (SUCCEEDED, FAILED, or CANCELLED when it was deleted or
- * evicted). So `gpupool task ls`, the API and the console list pods, and
- * their usage lands in the same usage records as the tasks of one
- * machine: `gpupool bill`, `advise` and `sim --history` see a cluster.
+ * "NAMESPACE/POD" (its first 63 characters), with its pod's UID, node and
+ * devices, its slice and priority; it is RUNNING while the pod holds its
+ * devices, and ends as the pod does (SUCCEEDED, FAILED, CANCELLED when it
+ * was deleted or evicted, PREEMPTED when reclaim evicted it). So `gpupool
+ * task ls`, the API and the console list pods, and their usage lands in
+ * the same usage records as the tasks of one machine: `gpupool bill`,
+ * `advise` and `sim --history` see a cluster.
  *
  * Metering: every sample period the server reads the /metrics of each
  * node program that runs a pod's devices (its address is the Node's

@@ -141,7 +141,7 @@ static void figure_of(const struct node *n, const struct node_pod *k, unsigned i
 	snprintf(ret->pod, sizeof(ret->pod), "%s", k->p.name);
 	snprintf(ret->uid, sizeof(ret->uid), "%s", k->p.uid);
 	snprintf(ret->container, sizeof(ret->container), "%s", k->p.container);
-	snprintf(ret->uuid, sizeof(ret->uuid), "%s", d->d.uuid);
+	snprintf(ret->uuid, sizeof(ret->uuid), "%.*s", (int)sizeof(ret->uuid) - 1, d->d.uuid);
 	snprintf(ret->node, sizeof(ret->node), "%s", n->o.node_name);
 }
 
