@@ -370,20 +370,17 @@ static void task_end(struct gp_kube_tasks *t, struct followed *f, int64_t end_ms
 /* The interval of f since its last record, closed at `to`. */
 static int interval_close(struct gp_kube_tasks *t, struct followed *f, int64_t to)
 {
-	int64_t span = to - f->since_ms;
 	int r = 0;
 
-	for (unsigned d = 0; r == 0 && span > 0 && d < f->devices; d++) {
-		struct gp_usage_record rec = { .task = f->row.id, .tenant = f->row.tenant,
-					       .mem_mib = f->mem_mib[d],
-					       .compute_pct = f->row.compute_pct,
-					       .mem_peak_mib = f->mem_peak_mib[d] };
-		uint64_t used = (f->used_us[d] + 500) / 1000;
+	for (unsigned d = 0; r == 0 && d < f->devices; d++) {
+		struct gp_meter_interval iv = { .task = f->row.id, .tenant = f->row.tenant,
+						.device_uuid = f->uuid[d], .device_model = f->model[d],
+						.mem_mib = f->mem_mib[d],
+						.mem_peak_mib = f->mem_peak_mib[d],
+						.compute_pct = f->row.compute_pct,
+						.used_us = f->used_us[d] };
 
-		snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", f->uuid[d]);
-		snprintf(rec.device_model, sizeof(rec.device_model), "%s", f->model[d]);
-		r = gp_meter_records_cut(&t->unsaved, rec, f->since_ms, to,
-					 used < (uint64_t)span ? used : (uint64_t)span);
+		r = gp_meter_interval_close(&t->unsaved, &iv, f->since_ms, to);
 	}
 	memset(f->used_us, 0, sizeof(f->used_us));
 	memset(f->mem_peak_mib, 0, sizeof(f->mem_peak_mib));

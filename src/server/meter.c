@@ -168,8 +168,10 @@ static int records_push(struct gp_meter_records *rs, const struct gp_usage_recor
 	return 0;
 }
 
-int gp_meter_records_cut(struct gp_meter_records *rs, struct gp_usage_record rec, int64_t from,
-			 int64_t to, uint64_t used)
+/* rec over [from, to) with `used` ms, cut at the UTC month boundaries
+ * (used pro rata), so that a month's bill is the records that start in it. */
+static int records_cut(struct gp_meter_records *rs, struct gp_usage_record rec, int64_t from,
+		       int64_t to, uint64_t used)
 {
 	while (from < to) {
 		int64_t month_from, month_to, end;
@@ -200,27 +202,39 @@ int gp_meter_records_save(struct gp_store *s, struct gp_meter_records *rs)
 	return r;
 }
 
+int gp_meter_interval_close(struct gp_meter_records *rs, const struct gp_meter_interval *iv,
+			    int64_t from, int64_t to)
+{
+	struct gp_usage_record rec = { .task = iv->task, .tenant = iv->tenant,
+				       .mem_mib = iv->mem_mib, .compute_pct = iv->compute_pct,
+				       .mem_peak_mib = iv->mem_peak_mib };
+	uint64_t used = (iv->used_us + 500) / 1000;
+
+	if (to <= from)
+		return 0;
+	snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", iv->device_uuid);
+	snprintf(rec.device_model, sizeof(rec.device_model), "%s", iv->device_model);
+	return records_cut(rs, rec, from, to,
+			   used < (uint64_t)(to - from) ? used : (uint64_t)(to - from));
+}
+
 /* The records of f's open interval up to `to`; the interval restarts there. */
 static int records_close(struct gp_meter *m, struct followed *f, int64_t to,
 			 struct gp_meter_records *rs)
 {
 	const struct gp_agent_node *node = gp_agent_node(m->agent);
-	int64_t span = to - f->since_ms;
 	int r = 0;
 
-	for (unsigned i = 0; r == 0 && span > 0 && i < f->pub.devices; i++) {
+	for (unsigned i = 0; r == 0 && i < f->pub.devices; i++) {
 		const struct gp_agent_device *d = &node->device[f->pub.device[i]];
-		struct gp_usage_record rec = {.task = f->pub.id,
-					      .tenant = f->pub.tenant,
-					      .mem_mib = f->pub.mem_mib[i],
-					      .compute_pct = f->pub.compute_pct,
-					      .mem_peak_mib = f->mem_peak_mib[i]};
-		uint64_t used = (f->used_us[i] + 500) / 1000;
+		struct gp_meter_interval iv = { .task = f->pub.id, .tenant = f->pub.tenant,
+						.device_uuid = d->uuid, .device_model = d->name,
+						.mem_mib = f->pub.mem_mib[i],
+						.mem_peak_mib = f->mem_peak_mib[i],
+						.compute_pct = f->pub.compute_pct,
+						.used_us = f->used_us[i] };
 
-		snprintf(rec.device_uuid, sizeof(rec.device_uuid), "%s", d->uuid);
-		snprintf(rec.device_model, sizeof(rec.device_model), "%s", d->name);
-		r = gp_meter_records_cut(rs, rec, f->since_ms, to,
-				    used < (uint64_t)span ? used : (uint64_t)span);
+		r = gp_meter_interval_close(rs, &iv, f->since_ms, to);
 	}
 	memset(f->used_us, 0, sizeof(f->used_us));
 	memset(f->mem_peak_mib, 0, sizeof(f->mem_peak_mib));

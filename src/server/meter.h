@@ -111,11 +111,21 @@ struct gp_meter_records {
 	struct gp_usage_record *r; /* malloc'd; the owner frees it */
 	int n, cap;
 };
-/* Adds rec over [from, to) with `used` ms to rs, cut at the UTC month
- * boundaries (used pro rata), so that a month's bill is the records that
- * start in it. -ENOMEM. */
-int gp_meter_records_cut(struct gp_meter_records *rs, struct gp_usage_record rec, int64_t from,
-			 int64_t to, uint64_t used);
+/* One task's interval on one device: what it held, and used. */
+struct gp_meter_interval {
+	int64_t task, tenant;
+	const char *device_uuid, *device_model;
+	uint64_t mem_mib, mem_peak_mib;
+	unsigned compute_pct;
+	uint64_t used_us;       /* device time its processes used in it */
+};
+/* Adds iv's records over [from, to) to rs (none when to <= from): the
+ * time used in whole ms, never more than the interval, cut at the UTC
+ * month boundaries (used pro rata), so that a month's bill is the records
+ * that start in it. -ENOMEM. */
+int gp_meter_interval_close(struct gp_meter_records *rs, const struct gp_meter_interval *iv,
+			    int64_t from, int64_t to);
+
 /* Writes rs to the store in one call, under the caller's lock of it.
  * When the store fails for a while (-EIO: a full disk, a lock) the
  * records are kept for the next call, up to a million; records it
