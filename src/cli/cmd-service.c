@@ -24,6 +24,9 @@ static void create_usage(FILE *out)
 		"usage: gpupool service create NAME (--template T | --mem SIZE --compute "
 		"PCT)\n"
 		"                              [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       gpupool service create NAME --deployment DEPLOYMENT --mem SIZE "
+		"--compute PCT\n"
+		"                              [OPTIONS]    (a server run with --kubernetes)\n"
 		"\n"
 		"A service: COMMAND kept running as replicas, each a task of the slice\n"
 		"given; a replica that ends is replaced. With autoscaling (the "
@@ -38,6 +41,11 @@ static void create_usage(FILE *out)
 		"figures\n"
 		"(docs/operations.md).\n"
 		"\n"
+		"On Kubernetes the replicas are the pods of a Deployment of your namespace:\n"
+		"a share is changed on each pod, the replicas through the Deployment's\n"
+		"scale (docs/kubernetes.md).\n"
+		"\n"
+		"  --deployment NAME  scale this Deployment of your namespace (no COMMAND)\n"
 		"  --template NAME    the replicas' slice; or --mem SIZE and --compute "
 		"PCT\n"
 		"  --replicas N       to start with (default: --min)\n"
@@ -81,6 +89,7 @@ static int create_option(void *ctx, int c, const char *value)
 	case 't': json_object_set_new(b, "template", json_string(value)); return 0;
 	case 'M': json_object_set_new(b, "model", json_string(value)); return 0;
 	case 'W': json_object_set_new(b, "workdir", json_string(value)); return 0;
+	case 'D': json_object_set_new(b, "deployment", json_string(value)); return 0;
 	case 'A': json_object_set_new(b, "autoscale", json_false()); return 0;
 	case 'm':
 		if (gp_client_mib("service create", "mem", value, false, &mib) < 0)
@@ -118,6 +127,7 @@ static const struct option create_options[] = {
 	{"isolation", required_argument, NULL, 'i'},
 	{"model", required_argument, NULL, 'M'},
 	{"workdir", required_argument, NULL, 'W'},
+	{"deployment", required_argument, NULL, 'D'},
 	{"replicas", required_argument, NULL, 'r'},
 	{"min", required_argument, NULL, 'n'},
 	{"max", required_argument, NULL, 'x'},
@@ -134,7 +144,7 @@ static const struct option create_options[] = {
 };
 
 /* NAME, then the command's words after -- (options may come before or
- * after NAME; the command's own after --). */
+ * after NAME; the command's own after --); with --deployment, NAME alone. */
 static int create_args(json_t *body, int argc, char **argv, int first)
 {
 	json_t *command = json_array();
@@ -143,6 +153,17 @@ static int create_args(json_t *body, int argc, char **argv, int first)
 
 	for (int i = 1; i < argc; i++)
 		dashes = dashes || !strcmp(argv[i], "--");
+	if (json_object_get(body, "deployment")) {
+		json_decref(command);
+		if (first + 1 == argc) {
+			json_object_set_new(body, "name", json_string(argv[first]));
+			return GP_EXIT_OK;
+		}
+		fprintf(stderr, "gpupool service create: with --deployment give NAME alone (the "
+			"Deployment's pods run its own command), as in: gpupool service create "
+			"web --deployment web --mem 4G --compute 20\n");
+		return GP_EXIT_USAGE;
+	}
 	if (first + 1 >= argc || !dashes) {
 		fprintf(stderr,
 			"gpupool service create: give NAME, then -- and the command, "
@@ -172,6 +193,9 @@ static void service_print(json_t *s)
 	       (long long)gp_client_int(s, "replicas"),
 	       (long long)gp_client_int(s, "share_pct"),
 	       json_is_true(json_object_get(spec, "autoscale")) ? "autoscaled" : "fixed");
+	if (*gp_client_text(spec, "deployment"))
+		printf("  replicas: the pods of Kubernetes Deployment %s\n",
+		       gp_client_text(spec, "deployment"));
 	printf("  replicas %lld to %lld; out above %lld %% for %lld s, in below %lld %% "
 	       "for "
 	       "%lld s; share up to %lld %%\n",
@@ -313,7 +337,7 @@ int gp_cmd_service(int argc, char **argv)
 		{"create", service_create, "a service of replicas that scale"},
 		{"ls", service_ls, "list the services"},
 		{"show", service_show, "a service, its replicas and last step"},
-		{"rm", service_rm, "remove a service and cancel its replicas"},
+		{"rm", service_rm, "remove a service and cancel its replicas (a Deployment is left as it is)"},
 	};
 
 	return gp_client_dispatch("service", subs, sizeof(subs) / sizeof(subs[0]), argc,

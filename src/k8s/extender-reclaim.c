@@ -207,6 +207,21 @@ int gp_extender_evict_pod(struct gp_extender *e, const char *ns, const char *nam
 	return r;
 }
 
+int gp_extender_patch(struct gp_extender *e, const char *path, json_t *patch, char *err,
+		      size_t err_len)
+{
+	struct gp_kube *api;
+	int slot, r;
+
+	if (!(api = gp_extender_api_take(e, &slot)))
+		return -ENOTCONN;
+	r = gp_kube_merge_patch(api, path, patch, NULL, NULL);
+	if (r < 0)
+		snprintf(err, err_len, "%s", gp_kube_error(api));
+	gp_extender_api_give(e, slot);
+	return r;
+}
+
 /* Victim v was evicted for pod ns/name: its task ends preempted
  * (kube-tasks.h). */
 static void reclaimed_mark(struct gp_extender *e, const struct gp_extender_victim *v,

@@ -176,6 +176,13 @@ int gp_extender_pods(struct gp_extender *e, struct gp_extender_pod **ret, size_t
 int gp_extender_evict_pod(struct gp_extender *e, const char *ns, const char *name,
 			  const char *uid, const char *reason, const char *text);
 
+/* Sends a JSON merge patch of an object (path: "/api/v1/namespaces/NS/
+ * pods/NAME", ...) with the extender's API handles (without its lock).
+ * 0, -ENOTCONN (no API handles: tests), or the API server's error (its
+ * message in err). */
+int gp_extender_patch(struct gp_extender *e, const char *path, json_t *patch, char *err,
+		      size_t err_len);
+
 /* Numbers for /metrics and tests. */
 struct gp_extender_stats {
 	uint32_t nodes, devices;        /* known nodes with devices, and theirs */

@@ -378,6 +378,20 @@ int gp_kube_server_cancel(void *ctx, const struct gp_task *t, const char *who)
 	return s->tasks ? gp_kube_tasks_cancel(s->tasks, t->pod_uid, who) : -ENOTSUP;
 }
 
+int gp_kube_server_share(void *ctx, const struct gp_task *t, unsigned compute_pct,
+			 unsigned priority, const char *who)
+{
+	struct gp_kube_server *s = ctx;
+
+	return s->tasks ? gp_kube_tasks_share(s->tasks, t->pod_uid, compute_pct, priority, who)
+			: -ENOTSUP;
+}
+
+struct gp_services *gp_kube_server_services(void *ctx)
+{
+	return gp_kube_tasks_services(((struct gp_kube_server *)ctx)->tasks);
+}
+
 int gp_kube_server_nodes(void *ctx, struct gp_api_node **ret)
 {
 	struct gp_kube_server *s = ctx;

@@ -69,6 +69,14 @@ int gp_kube_server_nodes(void *ctx, struct gp_api_node **ret);
  * server): its pod evicted (kube-tasks.h). */
 int gp_kube_server_cancel(void *ctx, const struct gp_task *t, const char *who);
 
+/* A running pod's task given a share and priority (api.h's engine_share):
+ * asked on the pod (kube-tasks.h). */
+int gp_kube_server_share(void *ctx, const struct gp_task *t, unsigned compute_pct,
+			 unsigned priority, const char *who);
+
+/* Services over Deployments (api.h's engine_services). */
+struct gp_services *gp_kube_server_services(void *ctx);
+
 /* Stops serving and the informers. Accepts NULL; returns NULL. */
 struct gp_kube_server *gp_kube_server_stop(struct gp_kube_server *s);
 

@@ -16,57 +16,11 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "base/strmap.h"
+#include "k8s/kube-tasks-impl.h"
 #include "k8s/slice-figures.h"
-#include "server/alerts.h"
-#include "server/meter.h"
 
 #define FETCH_MAX (16u << 20)   /* a node's /metrics */
 #define FETCH_TIMEOUT_MS 2000L
-
-/* A pod followed as a task, and its open interval. */
-struct followed {
-	struct gp_task row;
-	char metrics[GP_KUBE_ADDRESS_MAX];      /* its node program's */
-	unsigned devices;
-	char uuid[GP_NODE_DEVICES_MAX][GP_KUBE_UUID_MAX];
-	char model[GP_NODE_DEVICES_MAX][GP_STORE_DEVICE_MAX];
-	uint64_t mem_mib[GP_NODE_DEVICES_MAX];  /* held on each */
-	int64_t since_ms;
-	bool counted[GP_NODE_DEVICES_MAX];      /* counter[] known */
-	bool taken_up;                          /* from before a restart, not resumed yet */
-	uint64_t counter[GP_NODE_DEVICES_MAX];
-	uint64_t used_us[GP_NODE_DEVICES_MAX], mem_peak_mib[GP_NODE_DEVICES_MAX];
-	/* The node verifier's count of its violations per device, as last
-	 * read (known: read once; a task taken up learns it without telling). */
-	uint64_t violations[GP_NODE_DEVICES_MAX];
-	bool violations_known[GP_NODE_DEVICES_MAX];
-	bool violations_quiet;
-	/* This look: */
-	const struct gp_extender_pod *pod;      /* as the extender has it; NULL: gone */
-	const struct gp_extender_ended *ended;  /* how it ended, when known */
-};
-
-/* A running pod's task cancelled through the API: its pod to evict. */
-struct cancel {
-	char uid[GP_KUBE_UID_MAX];
-	char who[GP_STORE_NAME_MAX];
-};
-
-struct gp_kube_tasks {
-	struct gp_kube_tasks_options o;
-	struct gp_strmap followed;      /* pod UID -> struct followed */
-	struct gp_meter_records unsaved;
-	struct gp_alerts *alerts;
-	int64_t admin;                  /* the admin tenant's id; 0: not looked up */
-	bool taken_up;                  /* the running tasks of pods read once */
-	pthread_t thread;
-	pthread_mutex_t lock;           /* stopping, the cancels asked, and its wake */
-	pthread_cond_t wake;
-	bool stopping;
-	struct cancel cancel[GP_KUBE_TASKS_CANCELS_MAX];
-	int cancels;
-};
 
 /* ---- a node's figures ------------------------------------------------------------ */
 
@@ -204,6 +158,7 @@ static void counters_take(struct gp_kube_tasks *t, struct followed *f,
 			f->used_us[d] += grown;
 			f->counter[d] = s->used_us;
 			f->counted[d] = true;
+			f->read = true;
 			if (s->mem_used_bytes >> 20 > f->mem_peak_mib[d])
 				f->mem_peak_mib[d] = s->mem_used_bytes >> 20;
 			violations_take(t, f, d, s);
@@ -287,6 +242,16 @@ static int row_write(struct gp_kube_tasks *t, struct gp_task *row)
 	return r;
 }
 
+/* The service whose Deployment the pod is a replica of (in the namespace
+ * of its tenant); 0: none. */
+static int64_t service_of(struct gp_kube_tasks *t, const struct gp_task *row,
+			  const struct gp_extender_pod *pod)
+{
+	return pod->p.deployment[0]
+		       ? gp_services_of_deployment(t->services, row->tenant, pod->p.deployment)
+		       : 0;
+}
+
 /* A pod seen bound for the first time: its task begins, RUNNING since it
  * was bound. */
 static int task_begin(struct gp_kube_tasks *t, const struct gp_extender_pod *pod)
@@ -307,6 +272,7 @@ static int task_begin(struct gp_kube_tasks *t, const struct gp_extender_pod *pod
 		 pod->p.models);
 	snprintf(row->pod_uid, sizeof(row->pod_uid), "%s", pod->p.uid);
 	row_from_pod(row, pod);
+	row->service = service_of(t, row, pod);
 	if ((r = gp_store_task_add(t->o.store, row)) < 0 ||
 	    (r = gp_pool_task_put(t->o.pool, row)) < 0) {
 		free(f);
@@ -329,10 +295,13 @@ static void task_follow(struct gp_kube_tasks *t, struct followed *f)
 {
 	struct gp_task was = f->row;
 
+	int64_t service = service_of(t, &f->row, f->pod);
+
 	devices_from_pod(f, f->pod);
 	row_from_pod(&f->row, f->pod);
+	f->row.service = service ? service : f->row.service;
 	if (was.compute_pct != f->row.compute_pct || was.priority != f->row.priority ||
-	    strcmp(was.placement, f->row.placement) != 0)
+	    was.service != f->row.service || strcmp(was.placement, f->row.placement) != 0)
 		row_write(t, &f->row);
 }
 
@@ -367,11 +336,28 @@ static void task_end(struct gp_kube_tasks *t, struct followed *f, int64_t end_ms
 			f->row.id, gp_store_error(t->o.store));
 }
 
+/* What f used of the compute it held from since_ms to `to`, when its
+ * figures were read this look. */
+static void effective_take(struct followed *f, int64_t to)
+{
+	uint64_t used = 0;
+	double held_us = (double)f->devices * f->row.compute_pct / 100.0 *
+			 (double)(to - f->since_ms) * 1000.0;
+
+	for (unsigned d = 0; d < f->devices; d++)
+		used += f->used_us[d];
+	f->sampled = f->read && held_us > 0;
+	if (f->sampled)
+		f->effective = (double)used / held_us;
+	f->read = false;
+}
+
 /* The interval of f since its last record, closed at `to`. */
 static int interval_close(struct gp_kube_tasks *t, struct followed *f, int64_t to)
 {
 	int r = 0;
 
+	effective_take(f, to);
 	for (unsigned d = 0; r == 0 && d < f->devices; d++) {
 		struct gp_meter_interval iv = { .task = f->row.id, .tenant = f->row.tenant,
 						.device_uuid = f->uuid[d], .device_model = f->model[d],
@@ -497,48 +483,6 @@ static void rows_update(struct gp_kube_tasks *t, const struct gp_extender_pod *p
 			gp_store_error(t->o.store));
 }
 
-/* The pods whose tasks were cancelled since the last look, evicted (a
- * pod not followed, or gone meanwhile, is left: its task ends anyway). */
-static void evictions(struct gp_kube_tasks *t)
-{
-	struct cancel asked[GP_KUBE_TASKS_CANCELS_MAX];
-	char text[GP_STORE_NAME_MAX + 128];
-	int n;
-
-	pthread_mutex_lock(&t->lock);
-	n = t->cancels;
-	memcpy(asked, t->cancel, (size_t)n * sizeof(*asked));
-	t->cancels = 0;
-	pthread_mutex_unlock(&t->lock);
-	for (int i = 0; i < n; i++) {
-		const struct followed *f = gp_strmap_get(&t->followed, asked[i].uid);
-
-		if (!f || !f->pod)
-			continue;
-		snprintf(text, sizeof(text), "evicted by gpupool: its task %lld was cancelled by %s "
-			 "(gpupool task cancel)", (long long)f->row.id, asked[i].who);
-		gp_extender_evict_pod(t->o.extender, f->pod->p.ns, f->pod->p.name, f->row.pod_uid,
-				      "GpupoolCancelled", text);
-	}
-}
-
-int gp_kube_tasks_cancel(struct gp_kube_tasks *t, const char *uid, const char *who)
-{
-	int r = -EAGAIN;
-
-	pthread_mutex_lock(&t->lock);
-	if (t->cancels < GP_KUBE_TASKS_CANCELS_MAX) {
-		struct cancel *c = &t->cancel[t->cancels++];
-
-		snprintf(c->uid, sizeof(c->uid), "%s", uid);
-		snprintf(c->who, sizeof(c->who), "%s", who);
-		pthread_cond_signal(&t->wake);
-		r = 0;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return r;
-}
-
 static void look(struct gp_kube_tasks *t)
 {
 	struct gp_extender_pod *pods = NULL;
@@ -561,11 +505,13 @@ static void look(struct gp_kube_tasks *t)
 		if (f && f->taken_up)
 			snprintf(f->metrics, sizeof(f->metrics), "%s", pods[i].metrics);
 	}
-	evictions(t);
+	gp_kube_asks_send(t);
 	figs = figures_read(t, &n_figs);
 	gp_http_lock(t->o.http);
 	rows_update(t, pods, n, figs, n_figs, gp_unix_ms());
+	gp_services_tick(t->services, gp_unix_ms());
 	gp_http_unlock(t->o.http);
+	gp_kube_asks_send(t);   /* what the services asked */
 	free(figs);
 	free(pods);
 	free(ended);
@@ -582,7 +528,7 @@ static void *tasks_main(void *arg)
 		struct timespec until =
 			gp_timespec_of_ns(gp_monotonic_ns() + (uint64_t)t->o.sample_ms * 1000000ULL);
 
-		if (!t->cancels)
+		if (!t->asks)
 			pthread_cond_timedwait(&t->wake, &t->lock, &until);
 		pthread_mutex_unlock(&t->lock);
 		look(t);
@@ -600,7 +546,8 @@ int gp_kube_tasks_start(const struct gp_kube_tasks_options *o, struct gp_kube_ta
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
-	if ((r = gp_alerts_new(o->store, &t->alerts)) < 0) {
+	if ((r = gp_alerts_new(o->store, &t->alerts)) < 0 || (r = gp_kube_services_new(t)) < 0) {
+		gp_alerts_free(t->alerts);
 		free(t);
 		return r;
 	}
@@ -610,6 +557,7 @@ int gp_kube_tasks_start(const struct gp_kube_tasks_options *o, struct gp_kube_ta
 		pthread_mutex_destroy(&t->lock);
 		pthread_cond_destroy(&t->wake);
 		gp_alerts_free(t->alerts);
+		gp_services_free(t->services);
 		free(t);
 		return r;
 	}
@@ -632,6 +580,7 @@ struct gp_kube_tasks *gp_kube_tasks_stop(struct gp_kube_tasks *t)
 	gp_strmap_release(&t->followed);
 	free(t->unsaved.r);
 	gp_alerts_free(t->alerts);
+	gp_services_free(t->services);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->wake);
 	free(t);

@@ -24,6 +24,12 @@
  * counters read against what their records add up to (the time used
  * while the server was away is counted, and none twice); the others end.
  *
+ * Services over Deployments (server/service.h) run here: after each
+ * look, the same controller as on one machine, fed each pod's used over
+ * allocated compute in the interval just closed; what it asks of the
+ * cluster (a pod's share, a Deployment's replicas) is sent by this
+ * thread after the store's lock is let go, as evictions are.
+ *
  * Threads: one of its own; it writes the store under the server's API
  * lock (gp_http_lock), as the loop does on one machine. */
 #ifndef GP_K8S_KUBE_TASKS_H
@@ -56,9 +62,19 @@ int gp_kube_tasks_start(const struct gp_kube_tasks_options *o, struct gp_kube_ta
  * (`gpupool task cancel`): the thread does it at once, through the
  * Eviction API (the pod's own grace period), with an event on the pod;
  * its task ends when its pod does. 0, or -EAGAIN when
- * GP_KUBE_TASKS_CANCELS_MAX wait already (try again). Any thread. */
-#define GP_KUBE_TASKS_CANCELS_MAX 64
+ * GP_KUBE_TASKS_ASKS_MAX asks wait already (try again). Any thread. */
+#define GP_KUBE_TASKS_ASKS_MAX 64
 int gp_kube_tasks_cancel(struct gp_kube_tasks *t, const char *uid, const char *who);
+/* Pod uid's share (and priority) asked by `who` (`gpupool task set`): the
+ * thread writes them on the pod's annotations, as its owner would, and
+ * the extender admits or refuses them (extender-live.c). 0, or -EAGAIN
+ * as above. Any thread. */
+int gp_kube_tasks_share(struct gp_kube_tasks *t, const char *uid, unsigned compute,
+			unsigned priority, const char *who);
+
+/* Its services (service.h: services over Deployments), for the API.
+ * Under the store's lock. */
+struct gp_services *gp_kube_tasks_services(struct gp_kube_tasks *t);
 
 /* Stops it after a last look (its usage so far recorded). Accepts NULL;
  * returns NULL. */

@@ -277,6 +277,27 @@ static bool pod_finished(const json_t *pod)
 	       !statuses_running(json_object_get(status, "ephemeralContainerStatuses"));
 }
 
+/* The Deployment whose ReplicaSet controls the pod (metadata), as the
+ * Deployment controller names its ReplicaSets: DEPLOYMENT-HASH, HASH the
+ * pods' pod-template-hash label. */
+static void deployment_of(const json_t *meta, char *buf, size_t size)
+{
+	const char *hash = str_at(json_object_get(meta, "labels"), "pod-template-hash");
+	const json_t *owner;
+	size_t i;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(meta, "ownerReferences"), i, owner) {
+		const char *name = str_at(owner, "name"), *kind = str_at(owner, "kind");
+		size_t n = name ? strlen(name) : 0, h = hash ? strlen(hash) : 0;
+
+		if (json_is_true(json_object_get(owner, "controller")) && kind &&
+		    !strcmp(kind, "ReplicaSet") && h && n > h + 1 && n - h - 1 < size &&
+		    name[n - h - 1] == '-' && !strcmp(name + n - h, hash))
+			snprintf(buf, size, "%.*s", (int)(n - h - 1), name);
+	}
+}
+
 int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size_t err_len)
 {
 	const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
@@ -298,6 +319,7 @@ int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size
 	p.failed = str_at(json_object_get(pod, "status"), "phase") &&
 		   !strcmp(str_at(json_object_get(pod, "status"), "phase"), "Failed");
 	p.deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+	deployment_of(meta, p.deployment, sizeof(p.deployment));
 	p.priority = priority_of_class(spec);
 	if ((r = containers_read(spec, &sums, p.container, sizeof(p.container), err, err_len)) < 0 ||
 	    (r = pod_annotations(pod, &p, err, err_len)) < 0)

@@ -73,6 +73,10 @@ struct gp_kube_pod {
 	bool placed;
 	struct gp_kube_placement placement;
 	char task[96];                  /* gpupool.io/task; "" until allocated */
+	/* The Deployment it is a replica of (its controller, a ReplicaSet
+	 * named DEPLOYMENT-HASH with HASH its pod-template-hash label); "":
+	 * none. */
+	char deployment[GP_KUBE_NAME_MAX];
 };
 
 /* Is a the HOST:PORT of an address the server may ask (a host name or

@@ -24,6 +24,9 @@ struct gp_api {
 	struct gp_loop *loop; /* NULL without the agent */
 	int (*engine_nodes)(void *ctx, struct gp_api_node **ret); /* api.h; NULL: none */
 	int (*engine_cancel)(void *ctx, const struct gp_task *t, const char *who);
+	int (*engine_share)(void *ctx, const struct gp_task *t, unsigned compute_pct,
+			    unsigned priority, const char *who);
+	struct gp_services *(*engine_services)(void *ctx);
 	void *engine_ctx;
 	const char *engine;
 	char log_dir[PATH_MAX];

@@ -2,7 +2,9 @@
  * schedules (schedule.h): POST/GET/DELETE /v1/services[/NAME] (a tenant
  * its own; the admin anyone's, with ?tenant=) and POST/GET/DELETE
  * /v1/schedules[/NAME] (the admin). Both need the agent (the loop keeps
- * them): without it, 409. */
+ * them), or for services an engine that keeps its own (--kubernetes:
+ * services over Deployments): without, 409. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,8 @@ static const char *const isolations[] = {"hard", "shared", NULL};
 
 static const struct gp_field service_fields[] = {
 	{"name", GP_FIELD_NAME, .required = true},
-	{"command", GP_FIELD_COMMAND, .required = true},
+	{"command", GP_FIELD_COMMAND},
+	{"deployment", GP_FIELD_TEXT, .hi = GP_SERVICE_DEPLOYMENT_MAX - 1},
 	{"template", GP_FIELD_NAME},
 	{"mem_mib", GP_FIELD_UINT, false, 1, 16ULL * 1024 * 1024},
 	{"compute_pct", GP_FIELD_UINT, false, 1, 100},
@@ -46,11 +49,13 @@ static const struct gp_field service_fields[] = {
 	{NULL},
 };
 
-/* The controller; false with 409 without the agent. */
+/* The controller; false with 409 without the agent or an engine's. */
 static bool services_of(struct gp_api *api, struct gp_services **ret_sv,
 			struct gp_http_reply *ret)
 {
-	*ret_sv = gp_loop_services(api->loop);
+	*ret_sv = api->loop ? gp_loop_services(api->loop)
+		: api->engine_services ? api->engine_services(api->engine_ctx)
+				       : NULL;
 	if (*ret_sv)
 		return true;
 	gp_http_error(
@@ -86,6 +91,53 @@ static struct gp_scale_policy policy_of(json_t *body, unsigned share_pct)
 	return p;
 }
 
+/* A Kubernetes object's name (a DNS-1123 subdomain)? */
+static bool is_kube_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < GP_SERVICE_DEPLOYMENT_MAX &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n &&
+	       isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[n - 1]);
+}
+
+/* What the replicas are: a command run as tasks of the agent, or on
+ * Kubernetes a Deployment's pods; false with 400 in ret. */
+static bool replicas_of(struct gp_api *api, json_t *body, struct gp_service_spec *s,
+			struct gp_http_reply *ret)
+{
+	bool kubernetes = !api->loop && api->engine_services;
+
+	snprintf(s->deployment, sizeof(s->deployment), "%s",
+		 gp_field_string(body, "deployment", ""));
+	if (gp_field_has(body, "command") == gp_field_has(body, "deployment")) {
+		gp_http_error(ret, 400,
+			      "give \"command\" (replicas run as tasks of the server's agent) or "
+			      "\"deployment\" (a Kubernetes Deployment's pods), one of the two");
+		return false;
+	}
+	if (s->deployment[0] && !kubernetes) {
+		gp_http_error(ret, 400,
+			      "field \"deployment\": this server drives no Kubernetes cluster; a "
+			      "service over a Deployment needs `gpupool server --kubernetes`");
+		return false;
+	}
+	if (!s->deployment[0] && kubernetes) {
+		gp_http_error(ret, 400,
+			      "field \"command\": on Kubernetes a service scales a Deployment of "
+			      "your namespace; give \"deployment\" instead");
+		return false;
+	}
+	if (s->deployment[0] && !is_kube_name(s->deployment)) {
+		gp_http_error(ret, 400,
+			      "field \"deployment\": \"%s\" is no Kubernetes object name "
+			      "(lower-case letters, digits, '-' and '.')",
+			      s->deployment);
+		return false;
+	}
+	return true;
+}
+
 /* The spec and the replicas to start with; false with 400 in ret. */
 static bool spec_of(struct gp_api *api, json_t *body, const struct gp_tenant *me,
 		    struct gp_service_spec *s, unsigned *ret_replicas,
@@ -94,10 +146,14 @@ static bool spec_of(struct gp_api *api, json_t *body, const struct gp_tenant *me
 	char why[GP_REASON_MAX];
 
 	*s = (struct gp_service_spec){0};
-	if (!gp_api_task_from_body(api, body, me, &s->task, ret) ||
+	if (!replicas_of(api, body, s, ret) ||
+	    !gp_api_task_from_body(api, body, me, &s->task, ret) ||
 	    !gp_api_task_could_fit(api, &s->task, ret))
 		return false;
 	snprintf(s->task.kind, sizeof(s->task.kind), "inference");
+	if (s->deployment[0] && !gp_field_has(body, "name"))
+		snprintf(s->task.name, sizeof(s->task.name), "%.*s",
+			 (int)sizeof(s->task.name) - 1, s->deployment);
 	s->policy = policy_of(body, s->task.compute_pct);
 	s->autoscale =
 		gp_field_has(body, "autoscale") ? gp_field_bool(body, "autoscale") : true;
@@ -142,6 +198,11 @@ void gp_api_service_create(void *ctx, const struct gp_http_request *req,
 			"you have a service named \"%s\"; remove it first or choose "
 			"another name",
 			gp_field_string(body, "name", ""));
+	else if (r == -EBUSY)
+		gp_http_error(ret, 409,
+			      "Deployment \"%s\" is scaled by another of your services already; "
+			      "remove that one first",
+			      spec.deployment);
 	else if (r == -EDQUOT)
 		gp_http_error(ret, 409,
 			      "you have %d services, the most a tenant may have; remove one "

@@ -1572,6 +1572,42 @@ static bool share_change_fits(struct gp_api *api, const struct gp_task *t, unsig
 	return r == 0;
 }
 
+/* Running task t is a Kubernetes pod: its change is asked of the pod (its
+ * annotations, as its owner would write them), and the extender admits it
+ * by the namespace's quota and its devices' room, or says why not in an
+ * Event on the pod; 202 and the task as it is until then. */
+static void pod_change_ask(struct gp_api *api, const struct gp_tenant *me,
+			   const struct gp_task *t, unsigned compute, unsigned priority,
+			   struct gp_http_reply *ret)
+{
+	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	int r;
+
+	if (!api->engine_share || t->state != GP_TASK_RUNNING) {
+		gp_http_error(ret, 409,
+			      "task %lld is Kubernetes pod %s, not running: annotate the pod "
+			      "instead (kubectl annotate pod NAME gpupool.io/compute=N --overwrite)",
+			      (long long)t->id, t->name);
+		return;
+	}
+	snprintf(object, sizeof(object), "task %lld", (long long)t->id);
+	snprintf(detail, sizeof(detail),
+		 "asked of pod %s: compute_pct %u -> %u, priority %u -> %u; the extender "
+		 "admits it by the namespace's quota (an Event on the pod says when not)",
+		 t->name, t->compute_pct, compute, t->priority, priority);
+	if ((r = gp_store_audit(api->store, me->name, "task.set", object, detail)) < 0) {
+		store_failed(api, ret, r, "auditing the change");
+		return;
+	}
+	r = api->engine_share(api->engine_ctx, t, compute, priority, me->name);
+	if (r < 0)
+		gp_http_error(ret, 503,
+			      "the change of pod %s could not be asked now (%s); try again",
+			      t->name, strerror(-r));
+	else
+		task_reply(api, me, ret, 202, t);
+}
+
 static void task_set(void *ctx, const struct gp_http_request *req,
 		     struct gp_http_reply *ret)
 {
@@ -1597,18 +1633,14 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 			      (long long)t.id, state_name(t.state));
 		return;
 	}
-	if (t.pod_uid[0]) {
-		gp_http_error(ret, 409,
-			      "task %lld is Kubernetes pod %s: change its share or priority on "
-			      "the pod (kubectl annotate pod NAME gpupool.io/compute=N or "
-			      "gpupool.io/priority=N --overwrite), where the same quota rules apply",
-			      (long long)t.id, t.name);
-		return;
-	}
 	compute = (unsigned)gp_field_uint(body, "compute_pct", t.compute_pct);
 	priority = (unsigned)gp_field_uint(body, "priority", t.priority);
 	if (priority != t.priority && !priority_allowed(&me, priority, ret))
 		return;
+	if (t.pod_uid[0]) {
+		pod_change_ask(api, &me, &t, compute, priority, ret);
+		return;
+	}
 	if (!share_change_fits(api, &t, compute, &borrowed, ret))
 		return;
 	r = gp_taskops_change(&ops, me.name, &t, compute, priority,
@@ -1736,6 +1768,8 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 	api->loop = o->loop;
 	api->engine_nodes = o->engine_nodes;
 	api->engine_cancel = o->engine_cancel;
+	api->engine_share = o->engine_share;
+	api->engine_services = o->engine_services;
 	api->engine_ctx = o->engine_ctx;
 	api->engine = o->engine;
 	if (o->admin_token_file)

@@ -38,6 +38,7 @@
 #define GP_API_ADMIN_NAME	 "admin" /* the admin tenant's name */
 
 struct gp_api;
+struct gp_services;
 
 /* A node as GET /v1/nodes lists it (api-pool.c writes every one): the
  * agent's machine, or a node of a cluster an engine drives. */
@@ -83,6 +84,14 @@ struct gp_api_options {
 	 * grace period), asked by tenant `who`: 0, or a negative errno.
 	 * NULL: none. */
 	int (*engine_cancel)(void *ctx, const struct gp_task *t, const char *who);
+	/* Asks the engine to give a running task of its own a share and a
+	 * priority (a pod: on its annotations, admitted or refused by the
+	 * extender as its owner's change would be), for `who`: 0, or a
+	 * negative errno. NULL: none. */
+	int (*engine_share)(void *ctx, const struct gp_task *t, unsigned compute_pct,
+			    unsigned priority, const char *who);
+	/* The engine's services (service.h: Deployments scaled); NULL: none. */
+	struct gp_services *(*engine_services)(void *ctx);
 	void *engine_ctx;
 	const char *engine;             /* its name ("kubernetes") */
 };

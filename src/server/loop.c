@@ -2295,8 +2295,11 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 		r = gp_meter_new(store, agent, &mo, &l->meter);
 	if (r == 0)
 		r = gp_alerts_new(store, &l->alerts);
-	if (r == 0)
-		r = gp_services_new(&ops, l->meter, &l->services);
+	if (r == 0) {
+		struct gp_service_engine here = gp_service_engine_of_meter(l->meter);
+
+		r = gp_services_new(&ops, &here, &l->services);
+	}
 	if (r == 0)
 		r = gp_schedules_new(&ops, &l->schedules);
 	if (r == 0 && l->o.log_dir)

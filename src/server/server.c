@@ -1496,6 +1496,8 @@ static int serve(const struct gp_server_options *o, struct server *s, sigset_t *
 	if (s->kube) {
 		ao.engine_nodes = gp_kube_server_nodes;
 		ao.engine_cancel = gp_kube_server_cancel;
+		ao.engine_share = gp_kube_server_share;
+		ao.engine_services = gp_kube_server_services;
 		ao.engine_ctx = s->kube;
 		ao.engine = "kubernetes";
 	}

@@ -24,7 +24,7 @@ struct service {
 
 struct gp_services {
 	struct gp_taskops ops;
-	const struct gp_meter *meter;
+	struct gp_service_engine engine;
 	struct service *v;
 	int n, cap;
 };
@@ -37,13 +37,13 @@ json_t *gp_service_spec_json(const struct gp_service_spec *s)
 	const struct gp_scale_policy *p = &s->policy;
 
 	return json_pack(
-		"{s:{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:I, s:s}, s:b, "
+		"{s:{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:I, s:s}, s:b, s:s, "
 		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"task", "name", t->name, "command", t->command, "workdir", t->workdir,
 		"template", t->template_name, "mem_mib", (json_int_t)t->mem_mib,
 		"compute_pct", (json_int_t)t->compute_pct, "hard", t->hard, "model",
 		t->model, "priority", (json_int_t)t->priority, "kind", t->kind,
-		"autoscale", s->autoscale, "policy", "min_replicas",
+		"autoscale", s->autoscale, "deployment", s->deployment, "policy", "min_replicas",
 		(json_int_t)p->min_replicas, "max_replicas", (json_int_t)p->max_replicas,
 		"out_pct", (json_int_t)p->out_pct, "in_pct", (json_int_t)p->in_pct,
 		"margin_pct", (json_int_t)p->margin_pct, "out_window_s",
@@ -84,6 +84,7 @@ int gp_service_spec_parse(const char *text, struct gp_service_spec *ret)
 	s.task.priority = uint_of(t, "priority");
 	s.task.devices = 1;
 	s.autoscale = json_is_true(json_object_get(root, "autoscale"));
+	text_of(root, "deployment", s.deployment, sizeof(s.deployment));
 	s.policy = (struct gp_scale_policy){
 		.min_replicas = uint_of(p, "min_replicas"),
 		.max_replicas = uint_of(p, "max_replicas"),
@@ -97,10 +98,51 @@ int gp_service_spec_parse(const char *text, struct gp_service_spec *ret)
 		.share_min_pct = uint_of(p, "share_min_pct"),
 		.share_max_pct = uint_of(p, "share_max_pct"),
 	};
-	if (!s.task.command[0] || gp_scale_policy_check(&s.policy, err, sizeof(err)) < 0)
+	if ((!s.task.command[0] && !s.deployment[0]) ||
+	    gp_scale_policy_check(&s.policy, err, sizeof(err)) < 0)
 		return -EINVAL;
 	*ret = s;
 	return 0;
+}
+
+/* ---- the engine of one machine -------------------------------------------- */
+
+static bool meter_effective(void *ctx, int64_t task, double *ret)
+{
+	const struct gp_meter_task *mt = gp_meter_task_of(ctx, task);
+
+	if (!mt || !mt->sampled)
+		return false;
+	*ret = mt->effective;
+	return true;
+}
+
+static unsigned meter_grow_room(void *ctx, int64_t task)
+{
+	const struct gp_meter_task *mt = gp_meter_task_of(ctx, task);
+	unsigned room = 100;
+
+	for (unsigned d = 0; mt && d < mt->devices; d++) {
+		const struct gp_meter_device *dev = gp_meter_device(ctx, mt->device[d]);
+		unsigned free_pct = dev && dev->alloc_pct < 100 ? 100 - dev->alloc_pct : 0;
+
+		room = free_pct < room ? free_pct : room;
+	}
+	return room;
+}
+
+static void meter_tenant_use(void *ctx, int64_t tenant, uint64_t *ret_mem_mib,
+			     uint64_t *ret_pct)
+{
+	gp_meter_tenant_use(ctx, tenant, ret_mem_mib, ret_pct);
+}
+
+struct gp_service_engine gp_service_engine_of_meter(const struct gp_meter *m)
+{
+	return (struct gp_service_engine){.effective = meter_effective,
+					  .grow_room = meter_grow_room,
+					  .tenant_use = meter_tenant_use,
+					  .ctx = (void *)m};
 }
 
 /* ---- the controller's list ------------------------------------------------- */
@@ -132,7 +174,7 @@ static int service_put(struct gp_services *sv, const struct gp_service_row *row)
 	return 0;
 }
 
-int gp_services_new(const struct gp_taskops *ops, const struct gp_meter *meter,
+int gp_services_new(const struct gp_taskops *ops, const struct gp_service_engine *engine,
 		    struct gp_services **ret)
 {
 	struct gp_services *sv = calloc(1, sizeof(*sv));
@@ -142,10 +184,13 @@ int gp_services_new(const struct gp_taskops *ops, const struct gp_meter *meter,
 	if (!sv)
 		return -ENOMEM;
 	sv->ops = *ops;
-	sv->meter = meter;
+	sv->engine = *engine;
 	r = gp_store_service_list(ops->store, -1, &rows, &n);
 	for (int i = 0; r == 0 && i < n; i++)
 		r = service_put(sv, &rows[i]);
+	for (int i = sv->n - 1; r == 0 && i >= 0; i--)  /* another engine's */
+		if (!sv->v[i].spec.deployment[0] != !engine->scale)
+			sv->v[i] = sv->v[--sv->n];
 	free(rows);
 	if (r < 0) {
 		gp_services_free(sv);
@@ -161,6 +206,16 @@ struct gp_services *gp_services_free(struct gp_services *sv)
 		free(sv->v);
 	free(sv);
 	return NULL;
+}
+
+int64_t gp_services_of_deployment(const struct gp_services *sv, int64_t tenant,
+				  const char *deployment)
+{
+	for (int i = 0; sv && i < sv->n; i++)
+		if (sv->v[i].row.tenant == tenant &&
+		    !strcmp(sv->v[i].spec.deployment, deployment))
+			return sv->v[i].row.id;
+	return 0;
 }
 
 static struct service *service_named(struct gp_services *sv, int64_t tenant,
@@ -213,6 +268,8 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 		own += sv->v[i].row.tenant == tenant;
 	if (own >= GP_SERVICES_PER_TENANT)
 		return -EDQUOT;
+	if (spec->deployment[0] && gp_services_of_deployment(sv, tenant, spec->deployment))
+		return -EBUSY;
 	j = gp_service_spec_json(spec);
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
@@ -226,10 +283,10 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 		return r;
 	object_of(&row, object, sizeof(object));
 	snprintf(detail, sizeof(detail),
-		 "%u replica(s) of %llu MiB, %u %% (%u to %u; autoscale %s, out %u %%/%u "
-		 "s, "
-		 "in %u %%/%u s, share up to %u %%)",
-		 replicas, (unsigned long long)spec->task.mem_mib, spec->task.compute_pct,
+		 "%u replica(s)%s%s of %llu MiB, %u %% (%u to %u; autoscale %s, out %u %%/%u "
+		 "s, in %u %%/%u s, share up to %u %%)",
+		 replicas, spec->deployment[0] ? " of Deployment " : "", spec->deployment,
+		 (unsigned long long)spec->task.mem_mib, spec->task.compute_pct,
 		 spec->policy.min_replicas, spec->policy.max_replicas,
 		 spec->autoscale ? "on" : "off", spec->policy.out_pct,
 		 spec->policy.out_window_s, spec->policy.in_pct, spec->policy.in_window_s,
@@ -240,7 +297,10 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 		r = service_put(sv, &row);
 	if (r < 0)
 		return r;
-	replicas_keep(sv, &sv->v[sv->n - 1], NULL, 0);
+	if (spec->deployment[0])
+		sv->engine.scale(sv->engine.ctx, tenant, spec->deployment, replicas);
+	else
+		replicas_keep(sv, &sv->v[sv->n - 1], NULL, 0);
 	if (ret)
 		*ret = row;
 	return 0;
@@ -272,10 +332,13 @@ int gp_services_remove(struct gp_services *sv, const char *who, int64_t tenant,
 		return -ENOENT;
 	object_of(&v->row, object, sizeof(object));
 	r = gp_store_audited(sv->ops.store, write_remove, &v->row, who, "service.remove",
-			     object, "its replicas are cancelled");
+			     object,
+			     v->spec.deployment[0]
+				     ? "its Deployment is left as it is, no longer scaled"
+				     : "its replicas are cancelled");
 	if (r < 0)
 		return r;
-	n = gp_pool_service_tasks(sv->ops.pool, v->row.id, tasks,
+	n = v->spec.deployment[0] ? 0 : gp_pool_service_tasks(sv->ops.pool, v->row.id, tasks,
 				  GP_SERVICE_REPLICAS_MAX);
 	for (int i = 0; i < n; i++)
 		if (!tasks[i].cancel_by[0])
@@ -360,42 +423,32 @@ static void replicas_keep(struct gp_services *sv, struct service *v,
 
 /* What the running replicas used of their shares, on average; false
  * when none was sampled. */
-static bool util_of(const struct gp_meter *m, const struct gp_pool_task *tasks, int n,
-		    double *ret)
+static bool util_of(const struct gp_service_engine *e, const struct gp_pool_task *tasks,
+		    int n, double *ret)
 {
-	double sum = 0;
+	double sum = 0, one;
 	int k = 0;
 
-	for (int i = 0; i < n; i++) {
-		const struct gp_meter_task *mt = gp_meter_task_of(m, tasks[i].id);
-
-		if (mt && mt->sampled && !tasks[i].cancel_by[0]) {
-			sum += mt->effective;
+	for (int i = 0; i < n; i++)
+		if (!tasks[i].cancel_by[0] && e->effective(e->ctx, tasks[i].id, &one)) {
+			sum += one;
 			k++;
 		}
-	}
 	if (k)
 		*ret = sum / k;
 	return k > 0;
 }
 
 /* How far every running replica's share may grow on its devices. */
-static unsigned grow_room(const struct gp_meter *m, const struct gp_pool_task *tasks,
-			  int n)
+static unsigned grow_room(const struct gp_service_engine *e,
+			  const struct gp_pool_task *tasks, int n)
 {
 	unsigned room = 100;
 
 	for (int i = 0; i < n; i++) {
-		const struct gp_meter_task *mt = gp_meter_task_of(m, tasks[i].id);
+		unsigned free_pct = e->grow_room(e->ctx, tasks[i].id);
 
-		for (unsigned d = 0; mt && d < mt->devices; d++) {
-			const struct gp_meter_device *dev =
-				gp_meter_device(m, mt->device[d]);
-			unsigned free_pct =
-				dev && dev->alloc_pct < 100 ? 100 - dev->alloc_pct : 0;
-
-			room = free_pct < room ? free_pct : room;
-		}
+		room = free_pct < room ? free_pct : room;
 	}
 	return room;
 }
@@ -418,7 +471,7 @@ static unsigned quota_replicas(struct gp_services *sv, const struct service *v,
 		return v->row.replicas; /* unknown now: no step out */
 	if (gp_tenant_unlimited(&t))
 		return UINT_MAX;
-	gp_meter_tenant_use(sv->meter, t.id, &mem, &pct);
+	sv->engine.tenant_use(sv->engine.ctx, t.id, &mem, &pct);
 	for (int j = 0; j < n; j++)
 		if (tasks[j].state == GP_TASK_RUNNING) {
 			own_mem += tasks[j].mem_mib;
@@ -451,7 +504,9 @@ static void shares_set(struct gp_services *sv, const struct service *v,
 		if (tasks[i].cancel_by[0] || tasks[i].compute_pct == share_pct)
 			continue;
 		gp_pool_task_row(&tasks[i], &t);
-		if (gp_taskops_share_check(&sv->ops, &t, share_pct, &borrowed, why,
+		if (v->spec.deployment[0])
+			sv->engine.share(sv->engine.ctx, &t, share_pct);
+		else if (gp_taskops_share_check(&sv->ops, &t, share_pct, &borrowed, why,
 					   sizeof(why)) == 0)
 			gp_taskops_change(&sv->ops, who, &t, share_pct, t.priority,
 					  reason, borrowed);
@@ -480,6 +535,9 @@ static void scale_take(struct gp_services *sv, struct service *v,
 	v->row = row;
 	if (d->step == GP_SCALE_GROW || d->step == GP_SCALE_SHRINK)
 		shares_set(sv, v, tasks, n, row.share_pct, d->reason);
+	else if (v->spec.deployment[0])
+		sv->engine.scale(sv->engine.ctx, v->row.tenant, v->spec.deployment,
+				 row.replicas);
 }
 
 static void scale(struct gp_services *sv, struct service *v,
@@ -489,13 +547,13 @@ static void scale(struct gp_services *sv, struct service *v,
 	struct gp_scale_view view;
 	double util;
 
-	if (!util_of(sv->meter, tasks, n, &util))
+	if (!util_of(&sv->engine, tasks, n, &util))
 		return;
 	view = (struct gp_scale_view){
 		.util = util,
 		.replicas = v->row.replicas,
 		.share_pct = v->row.share_pct,
-		.grow_room_pct = grow_room(sv->meter, tasks, n),
+		.grow_room_pct = grow_room(&sv->engine, tasks, n),
 		.quota_replicas = quota_replicas(sv, v, tasks, n),
 	};
 	v->util = util;
@@ -521,7 +579,11 @@ void gp_services_tick(struct gp_services *sv, int64_t now_ms)
 			scale(sv, v, tasks, n, now_ms);
 		n = gp_pool_service_tasks(sv->ops.pool, v->row.id, tasks,
 					  GP_SERVICE_REPLICAS_MAX);
-		replicas_keep(sv, v, tasks, n);
+		if (v->spec.deployment[0]) /* its pods that started at another share */
+			shares_set(sv, v, tasks, n, v->row.share_pct,
+				   "the service's share for its replicas");
+		else
+			replicas_keep(sv, v, tasks, n);
 	}
 }
 
@@ -535,7 +597,8 @@ static json_t *replicas_json(struct gp_services *sv, const struct service *v)
 	json_t *list = json_array();
 
 	for (int i = 0; i < n; i++) {
-		const struct gp_meter_task *mt = gp_meter_task_of(sv->meter, tasks[i].id);
+		double effective;
+		bool sampled = sv->engine.effective(sv->engine.ctx, tasks[i].id, &effective);
 
 		json_array_append_new(
 			list, json_pack("{s:I, s:s, s:I, s:o, s:b}", "id",
@@ -544,8 +607,7 @@ static json_t *replicas_json(struct gp_services *sv, const struct service *v)
 									  : "queued",
 					"compute_pct", (json_int_t)tasks[i].compute_pct,
 					"effective",
-					mt && mt->sampled ? json_real(mt->effective)
-							  : json_null(),
+					sampled ? json_real(effective) : json_null(),
 					"cancelling", tasks[i].cancel_by[0] != '\0'));
 	}
 	return list;

@@ -29,8 +29,22 @@
  * The autoscaler's streaks are memory only: a server that restarts
  * starts them over (the replicas and share stay as written).
  *
+ * The engine (struct gp_service_engine) is where the replicas run and
+ * what it measures of them: on this machine the agent's tasks and the
+ * server's meter (gp_service_engine_of_meter); on a Kubernetes cluster
+ * (a spec naming a `deployment`) the pods of that Deployment in the
+ * namespace named as the tenant, metered from the nodes' figures
+ * (k8s/kube-tasks.h). There the Deployment keeps its replicas: a step
+ * out or in sets its `replicas` through the scale subresource (the
+ * service owns that number, as a HorizontalPodAutoscaler would), and a
+ * share is changed on each pod, as its owner would by annotation, so
+ * the extender admits it by the same quota rules; a pod that starts at
+ * another share is brought to the service's. The same autoscaler, the
+ * same audit rows.
+ *
  * Ownership: gp_services_new returns a controller the caller frees with
- * gp_services_free; it keeps the store, pool and meter by reference. */
+ * gp_services_free; it keeps the store, pool and the engine's context by
+ * reference. */
 #ifndef GP_SERVER_SERVICE_H
 #define GP_SERVER_SERVICE_H
 
@@ -43,6 +57,7 @@
 
 #define GP_SERVICE_REPLICAS_MAX 64
 #define GP_SERVICES_PER_TENANT	32 /* live services a tenant may have: each costs every sampling */
+#define GP_SERVICE_DEPLOYMENT_MAX 128
 
 /* What a service runs: the replicas' task (as POST /v1/tasks would make
  * it), and how it scales. */
@@ -50,12 +65,38 @@ struct gp_service_spec {
 	struct gp_task task; /* name, command, workdir, template, slice, priority */
 	struct gp_scale_policy policy;
 	bool autoscale; /* false: replicas stay as set */
+	/* "": replicas are tasks of this server's agent; else the name of a
+	 * Kubernetes Deployment in the tenant's namespace */
+	char deployment[GP_SERVICE_DEPLOYMENT_MAX];
 };
+
+/* What the controller needs of the engine that runs the replicas. */
+struct gp_service_engine {
+	/* Task's used over allocated compute in the last sampling; false
+	 * when it was not sampled. */
+	bool (*effective)(void *ctx, int64_t task, double *ret);
+	/* How far task's share could grow on its devices, in percent of a
+	 * card (the least free on any of them). */
+	unsigned (*grow_room)(void *ctx, int64_t task);
+	/* What tenant's running tasks hold, summed over their devices. */
+	void (*tenant_use)(void *ctx, int64_t tenant, uint64_t *ret_mem_mib, uint64_t *ret_pct);
+	/* A Deployment's replicas and a pod's share are asked of the cluster
+	 * (NULL on one machine, where replicas are the server's tasks): 0,
+	 * or a negative errno when it could not be asked. */
+	int (*scale)(void *ctx, int64_t tenant, const char *deployment, unsigned replicas);
+	int (*share)(void *ctx, const struct gp_task *replica, unsigned share_pct);
+	void *ctx;
+};
+
+/* The engine of one machine: the agent's tasks, as meter m measures them. */
+struct gp_service_engine gp_service_engine_of_meter(const struct gp_meter *m);
 
 struct gp_services;
 
-/* Loads the live services from ops->store. -ENOMEM or the store's error. */
-int gp_services_new(const struct gp_taskops *ops, const struct gp_meter *meter,
+/* Loads the live services from ops->store, those of engine's kind (a
+ * Deployment's when engine->scale is set, else the others). -ENOMEM or
+ * the store's error. */
+int gp_services_new(const struct gp_taskops *ops, const struct gp_service_engine *engine,
 		    struct gp_services **ret);
 struct gp_services *gp_services_free(struct gp_services *sv); /* NULL is fine */
 
@@ -74,6 +115,11 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
  * cancels its replicas. -ENOENT: no such live service. */
 int gp_services_remove(struct gp_services *sv, const char *who, int64_t tenant,
 		       const char *name);
+
+/* The live service of tenant whose replicas are Deployment `deployment`'s
+ * pods: its id, or 0. */
+int64_t gp_services_of_deployment(const struct gp_services *sv, int64_t tenant,
+				  const char *deployment);
 
 /* One sampling's work (above), at now_ms. */
 void gp_services_tick(struct gp_services *sv, int64_t now_ms);

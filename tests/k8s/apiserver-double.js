@@ -3,7 +3,9 @@
 // (tests/k8s/test-kube-client.c) and benchmarks: a real HTTP server that
 // speaks the kube-apiserver's REST and watch protocol for what gpupool uses
 // (src/k8s/client.h): Nodes, Pods (with the binding, eviction and status
-// subresources) and Events of core/v1, kept in memory.
+// subresources) and Events of core/v1, and Deployments of apps/v1 (with the
+// status and scale subresources, and a minimal Deployment controller), kept
+// in memory.
 //
 //   node apiserver-double.js [--port N] [--token T] [--bookmark-ms N]
 //                            [--pod-termination-ms N]
@@ -30,7 +32,28 @@
 // server's gets 504 (ResourceVersionTooLarge); objects entering or
 // leaving a watch's selector are ADDED or DELETED for it. Every error is
 // a v1 Status. Simplified: namespaces need not exist, no admission, no
-// validation beyond names and a pod's containers.
+// validation beyond names, a pod's containers and a deployment's spec.
+//
+// Deployments (apps/v1): /apis/apps/v1/[namespaces/NS/]deployments[/NAME
+// [/status|/scale]] as the other resources; metadata.generation 1, +1 when
+// the spec changes; spec.replicas defaults to 1; 422 without
+// spec.selector.matchLabels, with template labels not matching it, no
+// template containers, replicas below 0, or a changed selector. .../scale:
+// an autoscaling/v1 Scale ({metadata: {name, namespace, uid,
+// resourceVersion, creationTimestamp}, spec: {replicas}, status: {replicas,
+// selector: "k=v,..."}}) read, or written by PUT or merge patch (only the
+// deployment's spec.replicas changes; the answer is the new Scale). After
+// every change of a deployment or of a pod it owns, a minimal controller
+// (a ReplicaSet's, without ReplicaSet objects) keeps its live pods (not
+// being deleted, not Succeeded/Failed: those are replaced) at
+// spec.replicas: new ones from its template, DEPLOY-HASH-xxxxx (HASH: 10
+// characters of the template's hash) labelled pod-template-hash=HASH and
+// controlled by ReplicaSet DEPLOY-HASH (its uid stable per deployment and
+// HASH); the newest (creationTimestamp, then name) deleted first, an older
+// template's all at once (as Recreate); then status {observedGeneration,
+// replicas}. Its pods are created and deleted as by a client's POST and
+// DELETE (watchers see them, /_double/requests does not); a deleted
+// deployment's pods are deleted (as by garbage collection).
 //
 // Test controls (not Kubernetes; never need the token):
 //   POST /_double/compact        history up to now expires (older
@@ -122,15 +145,26 @@ function successStatus(code, details) {
 	return s;
 }
 
+// "deployments.apps" for a resource of a group, "pods" for core's (as the
+// real server names them in messages).
+function qualified(res) {
+	return res.group ? `${res.plural}.${res.group}` : res.plural;
+}
+
+// A Status's details about an object.
+function details(res, name) {
+	return res.group ? { name, group: res.group, kind: res.plural } : { name, kind: res.plural };
+}
+
 function notFound(res, name) {
-	return new ApiError(404, 'NotFound', `${res.plural} "${name}" not found`,
-		{ name, kind: res.plural });
+	return new ApiError(404, 'NotFound', `${qualified(res)} "${name}" not found`,
+		details(res, name));
 }
 
 function conflict(res, name, why) {
 	return new ApiError(409, 'Conflict',
-		`Operation cannot be fulfilled on ${res.plural} "${name}": ${why}`,
-		{ name, kind: res.plural });
+		`Operation cannot be fulfilled on ${qualified(res)} "${name}": ${why}`,
+		details(res, name));
 }
 
 const STALE = 'the object has been modified; please apply your changes to the latest ' +
@@ -140,19 +174,21 @@ const STALE = 'the object has been modified; please apply your changes to the la
 
 // What the double serves: plural → how its objects look. `fields` are the
 // field selectors the real server supports for it (besides metadata.name
-// and metadata.namespace).
+// and metadata.namespace); `group` its API group (none: core).
 const RESOURCES = {
-	nodes: { plural: 'nodes', kind: 'Node', namespaced: false,
+	nodes: { plural: 'nodes', kind: 'Node', apiVersion: 'v1', namespaced: false,
 		fields: ['spec.unschedulable'] },
-	pods: { plural: 'pods', kind: 'Pod', namespaced: true,
+	pods: { plural: 'pods', kind: 'Pod', apiVersion: 'v1', namespaced: true,
 		fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName',
 			'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase',
 			'status.podIP', 'status.nominatedNodeName'] },
-	events: { plural: 'events', kind: 'Event', namespaced: true,
+	events: { plural: 'events', kind: 'Event', apiVersion: 'v1', namespaced: true,
 		fields: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name',
 			'involvedObject.uid', 'involvedObject.apiVersion',
 			'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason',
 			'reportingComponent', 'source', 'type'] },
+	deployments: { plural: 'deployments', kind: 'Deployment', group: 'apps',
+		apiVersion: 'apps/v1', namespaced: true, fields: [] },
 };
 
 // One version of an object: the object (never changed once stored) and
@@ -211,6 +247,23 @@ function mergePatch(target, patch) {
 			out[k] = mergePatch(out[k], v);
 	}
 	return out;
+}
+
+// JSON with the keys of objects sorted: one text for equal values.
+function canonicalJson(v) {
+	if (Array.isArray(v))
+		return `[${v.map(canonicalJson).join(',')}]`;
+	if (!isObject(v))
+		return JSON.stringify(v);
+	return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`)
+		.join(',')}}`;
+}
+
+// Bytes as Kubernetes' "safe" characters (no vowels, no 0, 1, 3), one each.
+const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
+
+function safeEncode(bytes) {
+	return [...bytes].map((b) => SAFE[b % SAFE.length]).join('');
 }
 
 // ---- selectors ------------------------------------------------------------------
@@ -369,6 +422,7 @@ class Store {
 		this.objects = {};
 		this.sorted = {};
 		this.watchers = {};
+		this.onCommit = null;
 		for (const plural of Object.keys(RESOURCES)) {
 			this.objects[plural] = new Map();
 			this.sorted[plural] = null;
@@ -396,6 +450,8 @@ class Store {
 		const change = new Change(rv, res, type, version, prev || null);
 		this.remember(change);
 		this.notify(change);
+		if (this.onCommit)
+			this.onCommit(change);
 		return version;
 	}
 
@@ -517,6 +573,15 @@ async function readJson(req) {
 	return parseJson(await readBody(req));
 }
 
+// A merge patch's body (other patch types get 415).
+async function readMergePatch(req) {
+	if (mediaType(req) !== 'application/merge-patch+json')
+		throw new ApiError(415, 'UnsupportedMediaType',
+			`the body of the request was in an unknown format "${mediaType(req)}" - accepted ` +
+			'media types include: application/merge-patch+json');
+	return parseJson(await readBody(req));
+}
+
 function parseJson(text) {
 	try {
 		const v = JSON.parse(text);
@@ -545,8 +610,10 @@ function sendError(res, e) {
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function invalid(res, name, field, why) {
-	return new ApiError(422, 'Invalid', `${res.kind} "${name}" is invalid: ${field}: ${why}`,
-		{ name, kind: res.kind, causes: [{ reason: 'FieldValueInvalid', message: why, field }] });
+	const kind = res.group ? `${res.kind}.${res.group}` : res.kind;
+	return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${field}: ${why}`,
+		{ ...details(res, name), kind: res.kind,
+			causes: [{ reason: 'FieldValueInvalid', message: why, field }] });
 }
 
 function checkName(res, name) {
@@ -560,9 +627,9 @@ function checkKind(res, body) {
 	if (body.kind !== undefined && body.kind !== res.kind)
 		throw new ApiError(400, 'BadRequest',
 			`the kind "${body.kind}" does not match the resource ${res.plural} (kind ${res.kind})`);
-	if (body.apiVersion !== undefined && body.apiVersion !== 'v1')
-		throw new ApiError(400, 'BadRequest',
-			`the apiVersion "${body.apiVersion}" is not v1 (core/v1 ${res.kind})`);
+	if (body.apiVersion !== undefined && body.apiVersion !== res.apiVersion)
+		throw new ApiError(400, 'BadRequest', `the apiVersion "${body.apiVersion}" is not ` +
+			`${res.apiVersion} (${res.group || 'core'}/v1 ${res.kind})`);
 }
 
 function checkNamespace(res, ns, meta) {
@@ -575,6 +642,47 @@ function checkPod(name, obj) {
 	const containers = obj.spec && obj.spec.containers;
 	if (!Array.isArray(containers) || containers.length === 0)
 		throw invalid(RESOURCES.pods, name, 'spec.containers', 'Required value');
+}
+
+// spec.replicas (of a Deployment or a Scale): a whole number (400 else,
+// as a failed decode), at least 0 (422 else).
+function checkReplicas(res, name, r) {
+	if (!Number.isInteger(r))
+		throw new ApiError(400, 'BadRequest', `spec.replicas: ${JSON.stringify(r)} is not an integer`);
+	if (r < 0)
+		throw invalid(res, name, 'spec.replicas', `Invalid value: ${r}: must be greater than or ` +
+			'equal to 0');
+}
+
+const DEPLOYMENT_DEFAULTS = { replicas: 1, revisionHistoryLimit: 10, progressDeadlineSeconds: 600,
+	strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } } };
+
+// A deployment's defaults, checks and metadata.generation (1 on create, +1
+// when the spec changes); was: its version before, null on create (the
+// status is then dropped: it is the controller's).
+function prepareDeployment(name, obj, was) {
+	const res = RESOURCES.deployments;
+	const spec = obj.spec = { ...DEPLOYMENT_DEFAULTS, ...(isObject(obj.spec) ? obj.spec : {}) };
+	if (spec.replicas === null)
+		spec.replicas = 1;
+	checkReplicas(res, name, spec.replicas);
+	const sel = isObject(spec.selector) ? spec.selector.matchLabels : null;
+	const t = isObject(spec.template) ? spec.template : {};
+	const labels = isObject(t.metadata) && isObject(t.metadata.labels) ? t.metadata.labels : {};
+	if (!isObject(sel) || Object.keys(sel).length === 0)
+		throw invalid(res, name, 'spec.selector', 'Required value');
+	if (Object.entries(sel).some(([k, v]) => labels[k] !== v))
+		throw invalid(res, name, 'spec.template.metadata.labels', `Invalid value: ` +
+			`${JSON.stringify(labels)}: \`selector\` does not match template \`labels\``);
+	if (!isObject(t.spec) || !Array.isArray(t.spec.containers) || t.spec.containers.length === 0)
+		throw invalid(res, name, 'spec.template.spec.containers', 'Required value');
+	if (was && canonicalJson(spec.selector) !== canonicalJson(was.spec.selector))
+		throw invalid(res, name, 'spec.selector', `Invalid value: ${JSON.stringify(spec.selector)}: ` +
+			'field is immutable');
+	obj.metadata.generation = was === null ? 1 :
+		was.metadata.generation + (canonicalJson(spec) === canonicalJson(was.spec) ? 0 : 1);
+	if (was === null)
+		delete obj.status;
 }
 
 // DeleteOptions.preconditions: {uid, resourceVersion}, each optional.
@@ -616,34 +724,44 @@ class Double {
 		this.store = new Store(options);
 		this.requests = [];
 		this.faults = [];
+		this.pending = new Map();
+		this.reconciling = false;
+		this.store.onCommit = (change) => this.changed(change);
 	}
 
 	// ---- create, read, update, delete ----
 
 	async create(req, res, ns) {
-		const body = await readJson(req);
+		return [201, this.insert(res, ns, await readJson(req)).json()];
+	}
+
+	// A new object (a client's POST, or a pod of the Deployment
+	// controller) checked, filled and stored: its version.
+	insert(res, ns, body) {
 		checkKind(res, body);
 		const meta = isObject(body.metadata) ? body.metadata : {};
 		checkNamespace(res, ns, meta);
 		let name = meta.name;
 		if (!name && meta.generateName)
-			name = meta.generateName + crypto.randomBytes(3).toString('hex').slice(0, 5);
+			name = meta.generateName + safeEncode(crypto.randomBytes(5));
 		if (!name)
 			throw invalid(res, '', 'metadata.name', 'Required value: name or generateName is required');
 		checkName(res, name);
 		if (this.store.get(res, keyOf(res, ns, name)))
-			throw new ApiError(409, 'AlreadyExists', `${res.plural} "${name}" already exists`,
-				{ name, kind: res.plural });
+			throw new ApiError(409, 'AlreadyExists', `${qualified(res)} "${name}" already exists`,
+				details(res, name));
 		const obj = clone(body);
 		obj.kind = res.kind;
-		obj.apiVersion = 'v1';
+		obj.apiVersion = res.apiVersion;
 		obj.metadata = { ...meta, name, uid: crypto.randomUUID(), creationTimestamp: now() };
 		delete obj.metadata.resourceVersion;
 		if (res.namespaced)
 			obj.metadata.namespace = ns;
 		if (res.plural === 'pods')
 			this.preparePod(name, obj);
-		return [201, this.store.commit(res, 'ADDED', obj).json()];
+		if (res.plural === 'deployments')
+			prepareDeployment(name, obj, null);
+		return this.store.commit(res, 'ADDED', obj);
 	}
 
 	preparePod(name, obj) {
@@ -673,16 +791,12 @@ class Double {
 			throw new ApiError(400, 'BadRequest',
 				`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
 		checkNamespace(res, ns, meta);
-		return this.update(res, old, { ...body, kind: res.kind, apiVersion: 'v1' }, sub);
+		return this.update(res, old, { ...body, kind: res.kind, apiVersion: res.apiVersion }, sub);
 	}
 
 	async patch(req, res, ns, name, sub) {
 		const old = this.existing(res, ns, name);
-		if (mediaType(req) !== 'application/merge-patch+json')
-			throw new ApiError(415, 'UnsupportedMediaType',
-				`the body of the request was in an unknown format "${mediaType(req)}" - accepted ` +
-				'media types include: application/merge-patch+json');
-		const patch = parseJson(await readBody(req));
+		const patch = await readMergePatch(req);
 		return this.update(res, old, mergePatch(old.obj, patch), sub);
 	}
 
@@ -710,6 +824,8 @@ class Double {
 			obj.metadata.namespace = was.metadata.namespace;
 		if (res.plural === 'pods')
 			checkPod(was.metadata.name, obj);
+		if (res.plural === 'deployments')
+			prepareDeployment(was.metadata.name, obj, was);
 		if (JSON.stringify(obj) === old.json())
 			return [200, old.json()];
 		return [200, this.store.commit(res, 'MODIFIED', obj, old).json()];
@@ -723,9 +839,16 @@ class Double {
 		let grace = query.get('gracePeriodSeconds');
 		if (grace === null)
 			grace = options.gracePeriodSeconds;
+		return this.removeObject(res, old, grace);
+	}
+
+	// A delete (a client's, or the Deployment controller's): a bound pod
+	// gracefully, `grace` seconds (undefined or null: its own), the rest
+	// at once.
+	removeObject(res, old, grace) {
 		if (res.plural !== 'pods')
 			return this.removeNow(res, old, successStatus(200,
-				{ name, kind: res.plural, uid: old.obj.metadata.uid }));
+				{ ...details(res, old.obj.metadata.name), uid: old.obj.metadata.uid }));
 		const pod = old.obj;
 		if (grace === undefined || grace === null)
 			grace = pod.spec.terminationGracePeriodSeconds;
@@ -821,6 +944,31 @@ class Double {
 		return obj;
 	}
 
+	// ---- the scale subresource of deployments: an autoscaling/v1 Scale
+	// read, or written (a PUT or merge patch: spec.replicas only) ----
+
+	async scale(req, ns, name) {
+		const res = RESOURCES.deployments, old = this.existing(res, ns, name);
+		if (req.method === 'GET')
+			return [200, JSON.stringify(scaleOf(old.obj))];
+		const next = req.method === 'PUT' ? await readJson(req) :
+			mergePatch(scaleOf(old.obj), await readMergePatch(req));
+		const meta = isObject(next.metadata) ? next.metadata : {};
+		const spec = isObject(next.spec) ? next.spec : {};
+		if (next.kind !== undefined && next.kind !== 'Scale')
+			throw new ApiError(400, 'BadRequest', `the kind "${next.kind}" is not Scale`);
+		if (meta.name !== undefined && meta.name !== name)
+			throw new ApiError(400, 'BadRequest',
+				`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+		const replicas = spec.replicas === undefined ? 0 : spec.replicas;
+		checkReplicas({ kind: 'Scale', group: 'autoscaling' }, name, replicas);
+		const d = clone(old.obj);
+		d.spec.replicas = replicas;
+		d.metadata.resourceVersion = meta.resourceVersion;
+		const [, json] = this.update(res, old, d, null);
+		return [200, JSON.stringify(scaleOf(JSON.parse(json)))];
+	}
+
 	// ---- lists ----
 
 	list(res, ns, query) {
@@ -847,7 +995,7 @@ class Double {
 			if (sel.empty && !ns)
 				meta.remainingItemCount = keys.length - i;
 		}
-		return [200, `{"kind":"${res.kind}List","apiVersion":"v1","metadata":` +
+		return [200, `{"kind":"${res.kind}List","apiVersion":"${res.apiVersion}","metadata":` +
 			`${JSON.stringify(meta)},"items":[${items.join(',')}]}`];
 	}
 
@@ -970,7 +1118,8 @@ class Watch {
 	}
 
 	bookmark() {
-		this.write(`{"type":"BOOKMARK","object":{"kind":"${this.res.kind}","apiVersion":"v1",` +
+		this.write(`{"type":"BOOKMARK","object":{"kind":"${this.res.kind}",` +
+			`"apiVersion":"${this.res.apiVersion}",` +
 			`"metadata":{"resourceVersion":"${this.store.rv}"}}}\n`);
 	}
 
@@ -1034,27 +1183,147 @@ Double.prototype.replayCurrent = function (res, w) {
 			w.write(`{"type":"ADDED","object":${v.json()}}\n`);
 };
 
+// ---- Deployments: their Scale and their controller ----
+
+function scaleOf(d) {
+	const m = d.metadata, sel = d.spec.selector.matchLabels;
+	return { kind: 'Scale', apiVersion: 'autoscaling/v1',
+		metadata: { name: m.name, namespace: m.namespace, uid: m.uid,
+			resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp },
+		spec: { replicas: d.spec.replicas },
+		status: { replicas: (d.status && d.status.replicas) || 0,
+			selector: Object.keys(sel).sort().map((k) => `${k}=${sel[k]}`).join(',') } };
+}
+
+// The pod-template-hash of a template: 10 safe characters of its sha256.
+function templateHash(template) {
+	return safeEncode(crypto.createHash('sha256').update(canonicalJson(template)).digest()
+		.subarray(0, 10));
+}
+
+// The uid of a deployment's (implied) ReplicaSet for a hash: stable.
+function rsUid(d, hash) {
+	const h = crypto.createHash('sha256').update(`${d.metadata.uid}/${hash}`).digest('hex');
+	return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+// A new pod of d's template for its ReplicaSet DEPLOY-HASH, controlled by it.
+function podFor(d, hash) {
+	const t = d.spec.template, meta = isObject(t.metadata) ? t.metadata : {};
+	const rs = `${d.metadata.name}-${hash}`;
+	const metadata = { generateName: `${rs}-`, labels: { ...meta.labels, 'pod-template-hash': hash },
+		ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs, uid: rsUid(d, hash),
+			controller: true, blockOwnerDeletion: true }] };
+	if (isObject(meta.annotations))
+		metadata.annotations = clone(meta.annotations);
+	return { metadata, spec: clone(t.spec) };
+}
+
+// The ownerReference of a pod's controller, or {}.
+function controllerRef(pod) {
+	const refs = pod.metadata.ownerReferences;
+	return (Array.isArray(refs) && refs.find((r) => isObject(r) && r.controller === true)) || {};
+}
+
+function podHash(pod) {
+	return (pod.metadata.labels || {})['pod-template-hash'] || '';
+}
+
+// Whether pod is deployment d's (d's ReplicaSet for its hash controls it).
+function ownedBy(d, pod) {
+	return pod.metadata.namespace === d.metadata.namespace &&
+		controllerRef(pod).uid === rsUid(d, podHash(pod));
+}
+
+// Neither being deleted nor ended: what a ReplicaSet counts.
+function live(pod) {
+	const phase = pod.status && pod.status.phase;
+	return !pod.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+// The deployment controlling pod, or null.
+Double.prototype.ownerOf = function (pod) {
+	const rs = controllerRef(pod).name, hash = podHash(pod), res = RESOURCES.deployments;
+	if (typeof rs !== 'string' || !rs.endsWith(`-${hash}`))
+		return null;
+	const v = this.store.get(res, keyOf(res, pod.metadata.namespace, rs.slice(0, -hash.length - 1)));
+	return v && ownedBy(v.obj, pod) ? v.obj : null;
+};
+
+// After every change (the store's hook): a deployment changed, or whose
+// pod did, is reconciled; what that changes queues it again, until
+// nothing does. A failure is the controller's, not the request's: logged.
+Double.prototype.changed = function (change) {
+	const obj = change.version.obj;
+	const d = change.res === RESOURCES.deployments ? obj :
+		change.res === RESOURCES.pods ? this.ownerOf(obj) : null;
+	if (d === null)
+		return;
+	this.pending.set(d.metadata.uid, d);
+	if (this.reconciling)
+		return;
+	this.reconciling = true;
+	for (const [uid, next] of this.pending) {
+		this.pending.delete(uid);
+		try {
+			this.reconcile(next);
+		} catch (e) {
+			process.stderr.write(`apiserver-double: deployment ${next.metadata.name}: ${e.message}\n`);
+		}
+	}
+	this.reconciling = false;
+};
+
+// Keeps deployment d's live pods at spec.replicas of its template: those
+// of another template deleted, missing ones made, the newest extra ones
+// deleted (the newest first); then its status. d gone (its last
+// version): all its pods deleted.
+Double.prototype.reconcile = function (d) {
+	const res = RESOURCES.deployments, pods = RESOURCES.pods, ns = d.metadata.namespace;
+	const v = this.store.get(res, keyOf(res, ns, d.metadata.name));
+	const current = v && v.obj.metadata.uid === d.metadata.uid ? v : null;
+	const hash = current && templateHash(current.obj.spec.template);
+	const owned = () => [...this.store.objects.pods.values()].filter((p) => ownedBy(d, p.obj));
+	for (const p of owned())
+		if (!p.obj.metadata.deletionTimestamp && (!current || (live(p.obj) && podHash(p.obj) !== hash)))
+			this.removeObject(pods, p, null);
+	if (!current)
+		return;
+	const want = current.obj.spec.replicas;
+	const age = (p) => `${p.obj.metadata.creationTimestamp} ${p.obj.metadata.name}`;
+	const mine = owned().filter((p) => live(p.obj)).sort((a, b) => (age(a) < age(b) ? -1 : 1));
+	for (let n = mine.length; n < want; n++)
+		this.insert(pods, ns, podFor(current.obj, hash));
+	for (const p of mine.slice(want).reverse())
+		this.removeObject(pods, p, null);
+	const count = owned().filter((p) => live(p.obj)).length;
+	const status = { observedGeneration: current.obj.metadata.generation, replicas: count || undefined };
+	this.update(res, current, { ...clone(current.obj), status }, 'status');
+};
+
 // ---- routing --------------------------------------------------------------------
 
-// /api/v1/... → {res, ns, name, sub} or null.
+// /api/v1/... and /apis/apps/v1/... → {res, ns, name, sub} or null.
 function route(pathname) {
 	const p = pathname.split('/').filter((s) => s !== '');
-	if (p[0] !== 'api' || p[1] !== 'v1')
+	const base = p[0] === 'api' ? 2 : p[0] === 'apis' ? 3 : 0;
+	if (base === 0 || p[base - 1] !== 'v1')
 		return null;
-	let i = 2, ns = '';
-	if (p[i] === 'namespaces' && p.length >= 5) {
+	let i = base, ns = '';
+	if (p[i] === 'namespaces' && p.length >= i + 3) {
 		ns = decodeURIComponent(p[i + 1]);
 		i += 2;
 	}
 	const res = RESOURCES[p[i]];
-	if (!res || (ns && !res.namespaced) || p.length > i + 3)
+	if (!res || res.apiVersion !== p.slice(1, base).join('/') || (ns && !res.namespaced) ||
+	    p.length > i + 3)
 		return null;
 	const name = p[i + 1] === undefined ? null : decodeURIComponent(p[i + 1]);
 	const sub = p[i + 2] || null;
 	if (name !== null && res.namespaced && !ns)
 		return null;
 	if (sub !== null && !(res.plural === 'pods' && (sub === 'binding' || sub === 'eviction')) &&
-	    sub !== 'status')
+	    !(res.plural === 'deployments' && sub === 'scale') && sub !== 'status')
 		return null;
 	return { res, ns, name, sub };
 }
@@ -1065,6 +1334,7 @@ const ALLOWED = {
 	binding: ['POST'],
 	eviction: ['POST'],
 	status: ['GET', 'PUT', 'PATCH'],
+	scale: ['GET', 'PUT', 'PATCH'],
 };
 
 Double.prototype.dispatch = async function (req, http_, url) {
@@ -1088,6 +1358,8 @@ Double.prototype.dispatch = async function (req, http_, url) {
 		return this.bind(req, ns, name);
 	if (shape === 'eviction')
 		return this.evict(req, ns, name);
+	if (shape === 'scale')
+		return this.scale(req, ns, name);
 	switch (req.method) {
 	case 'GET': return this.read(res, ns, name);
 	case 'PUT': return this.replace(req, res, ns, name, sub);

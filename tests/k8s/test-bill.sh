@@ -14,8 +14,8 @@
 #   and used GPU-hours within 5 % of the device time the simulated device
 #   gave each burner (its own count). A server restart takes the running
 #   pod's task up again, counting its time once. `gpupool task cancel` of
-#   a pod's task evicts the pod (an event on it); `task set` says to
-#   annotate the pod instead.
+#   a pod's task evicts the pod (an event on it); `task set` asks it of the
+#   pod (its annotation), and the task follows once the extender admits it.
 #
 # usage: test-bill.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -70,65 +70,28 @@ expect tenant-team-a 0 token -- "$gpupool" tenant add team-a --mem-guaranteed 16
 	--compute-guaranteed 100
 
 # pod NAMESPACE NAME UNITS: a pod of the gpupool scheduler with 4 GiB,
-# scheduled as kube-scheduler would, then allocated by the kubelet double
-# (its answer in $tmp/NAME.alloc).
+# placed (doubles-lib.sh: place_pod).
 pod() {
 	jq -n --arg ns "$1" --arg name "$2" --arg units "$3" '{apiVersion: "v1", kind: "Pod",
 		metadata: {name: $name, namespace: $ns, annotations: {"gpupool.io/gpu-memory": "4Gi"}},
 		spec: {schedulerName: "gpupool-scheduler", containers: [{name: "main",
 		image: "pytorch", resources: {limits: {"gpupool.io/gpu": $units}}}]}}' |
-		post "/api/v1/namespaces/$1/pods" >"$tmp/$2.json"
-	jq '{Pod: ., NodeNames: ["node-1"]}' "$tmp/$2.json" >"$tmp/$2.args"
-	curl -s -d @"$tmp/$2.args" "$ext/filter" >/dev/null
-	curl -s -d @"$tmp/$2.args" "$ext/prioritize" >/dev/null
-	jq '{PodName: .metadata.name, PodNamespace: .metadata.namespace, PodUID: .metadata.uid,
-		Node: "node-1"}' "$tmp/$2.json" | curl -s -d @- "$ext/bind" >"$tmp/$2.bind"
-	node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu \
-		--allocate "$3" --scenario allocate >"$tmp/$2.kubelet" 2>"$tmp/$2.kubelet.err"
-	jq -c 'select(.event == "allocate")' "$tmp/$2.kubelet" >"$tmp/$2.alloc"
-	uid=$(jq -r .metadata.uid "$tmp/$2.json")
-	cgroup_make "$uid"
+		post "/api/v1/namespaces/$1/pods" >/dev/null
+	place_pod "$1" "$2" "$3"
 }
-# The pod's cgroup, named as kubelet names it (a cgroup v2 hierarchy that
-# takes a new folder, v1's pids otherwise): the node counts a device
-# process for the pod whose cgroup it is in.
-cgroups=
-cgroup_make() {
-	for base in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/pids; do
-		if mkdir -p "$base/gpupool-bill-$$/pod$1" 2>/dev/null &&
-			[ -f "$base/gpupool-bill-$$/pod$1/cgroup.procs" ]; then
-			cgroups="$cgroups $base/gpupool-bill-$$/pod$1"
-			return 0
-		fi
-		rmdir "$base/gpupool-bill-$$/pod$1" "$base/gpupool-bill-$$" 2>/dev/null
-	done
-	bad "no cgroup hierarchy takes a folder for pod $1"
-}
-cleanup_hook() {
-	for c in $cgroups; do
-		for pid in $(cat "$c/cgroup.procs" 2>/dev/null); do kill -9 "$pid"; done
-	done
-	sleep 0.2
-	for c in $cgroups; do rmdir "$c" "$(dirname "$c")" 2>/dev/null; done
-	return 0
-}
+cleanup_hook() { cgroups_remove; }
 # burn NAME UID SECONDS: gpuload burn in the pod's container; its figures
 # in $tmp/NAME.burn, and the device time the simulated device gave out
 # meanwhile (the pods run one at a time) in $tmp/NAME.busy, in µs.
 burn() {
-	cg=$(echo "$cgroups" | tr ' ' '\n' | grep "pod$2\$")
 	before=$("$build/simdev/simctl" busy 0)
-	sh -c 'echo $$ >"$0" && exec "$@"' "$cg/cgroup.procs" "$here/run-container.sh" \
+	in_cgroup "$2" "$here/run-container.sh" \
 		"$tmp/$1.alloc" "$build/simdev" -- "$build/gpuload" burn --duration "$3" --json \
 		>"$tmp/$1.burn" 2>"$tmp/$1.burn.err"
 	echo $(($("$build/simdev/simctl" busy 0) - before)) >"$tmp/$1.busy"
 	# NVML's per-process samples cover the last second: the node has
 	# counted all of it a second after the burner ended.
 	sleep 1.5
-}
-task_of() {     # task_of NAME: the task named so, as GET /v1/tasks lists it
-	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $(cat "$GPUPOOL_TOKEN_FILE")" \
-		"http://gpupool/v1/tasks" | jq --arg n "$1" '[.tasks[] | select(.name == $n)]'
 }
 running() { task_of "$1" | jq -e 'length == 1 and .[0].state == "running"'; }
 ended_as() { task_of "$1" | jq -e --arg s "$2" 'length == 1 and .[0].state == $s'; }
@@ -202,8 +165,14 @@ check records-name-the-pods-card "[.[0].usage[] | .device] | unique == [\"$uuid\
 pod team-a c1 2
 wait_for "c1's task" 5 running team-a/c1
 c1_id=$(task_of team-a/c1 | jq '.[0].id')
-expect task-set-on-a-pod-says-to-annotate-it 1 'kubectl annotate pod' -- \
-	"$gpupool" task set "$c1_id" --compute 50
+runs task-set-on-a-pod-is-accepted "$tmp/c1.set" -- "$gpupool" task set "$c1_id" --compute 50
+annotated() {
+	curl -s "$api/api/v1/namespaces/team-a/pods/c1" |
+		jq -e '.metadata.annotations["gpupool.io/compute"] == "50"'
+}
+wait_for "c1's annotation" 5 annotated && ok task-set-asks-it-on-the-pods-annotation
+share_of_c1_is_50() { task_of team-a/c1 | jq -e '.[0].compute_pct == 50'; }
+wait_for "c1's task at 50 %" 5 share_of_c1_is_50 && ok the-extender-admits-it-and-the-task-follows
 expect task-cancel-on-a-pod-accepted 0 'cancelling' -- "$gpupool" task cancel "$c1_id"
 evicted() {
 	curl -s "$api/_double/requests" | jq -e '[.[] | select(.method == "POST" and

@@ -110,10 +110,6 @@ wait_for "b2 gone" 10 gone
 schedule a1
 wait_for "a1 bound" 5 bound team-a a1 && ok lender-bound-once-b2-ended
 # b2's task ended preempted, for a1, and the audit log says so.
-api_get() {
-	curl -s --unix-socket "$GPUPOOL_SOCKET" -H "Authorization: Bearer $(cat "$GPUPOOL_TOKEN_FILE")" \
-		"http://gpupool$1"
-}
 preempted() {
 	api_get /v1/tasks | jq -e '[.tasks[] | select(.name == "team-b/b2")] | length == 1 and
 		.[0].state == "preempted" and (.[0].reason | contains("for pod team-a/a1"))'

@@ -128,6 +128,8 @@ expect "min above max is refused, saying so" 1 'min' -- \
 	as "$web" service create bad --template t4-30 --min 3 --max 2 -- "$gl" serve
 expect "a second service of the same name is refused" 1 'front' -- \
 	as "$web" service create front --template t4-30 -- "$gl" serve
+expect "a Deployment's service needs a server on Kubernetes, saying so" 1 'server --kubernetes' -- \
+	as "$web" service create kube --template t4-30 --deployment web
 runs "the service is removed" "$tmp/rm.out" -- as "$web" service rm front
 eventually "... and its replicas are cancelled" 20 "$tmp/tasks.json" \
 	'[.tasks[] | select(.state == "running" or .state == "pending")] | length == 0' -- \

@@ -173,6 +173,46 @@ static void a_pod_being_deleted_finishes_when_its_containers_do(void **state)
 	}
 }
 
+/* A Deployment's pod: its controller a ReplicaSet named DEPLOYMENT-HASH,
+ * HASH its pod-template-hash label; anything else is no Deployment's. */
+static void a_pod_knows_its_deployment(void **state)
+{
+	static const struct {
+		const char *meta, *deployment;
+	} cases[] = {
+		{ "\"labels\": {\"pod-template-hash\": \"5d8f7\"}, \"ownerReferences\": [{\"kind\":"
+		  " \"ReplicaSet\", \"name\": \"web-v2-5d8f7\", \"controller\": true}]", "web-v2" },
+		{ "\"labels\": {\"pod-template-hash\": \"5d8f7\"}, \"ownerReferences\": [{\"kind\":"
+		  " \"ReplicaSet\", \"name\": \"web-v2-5d8f7\"}]", "" },          /* no controller */
+		{ "\"labels\": {\"pod-template-hash\": \"5d8f7\"}, \"ownerReferences\": [{\"kind\":"
+		  " \"ReplicaSet\", \"name\": \"web-v2-aaaaa\", \"controller\": true}]", "" },
+		{ "\"ownerReferences\": [{\"kind\": \"ReplicaSet\", \"name\": \"web-5d8f7\","
+		  " \"controller\": true}]", "" },                                  /* no hash label */
+		{ "\"labels\": {\"pod-template-hash\": \"5d8f7\"}, \"ownerReferences\": [{\"kind\":"
+		  " \"Job\", \"name\": \"web-5d8f7\", \"controller\": true}]", "" },
+		{ "\"labels\": {\"pod-template-hash\": \"5d8f7\"}, \"ownerReferences\": [{\"kind\":"
+		  " \"ReplicaSet\", \"name\": \"-5d8f7\", \"controller\": true}]", "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[1024], err[256];
+		struct gp_kube_pod p;
+		json_t *j;
+
+		snprintf(text, sizeof(text),
+			 "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\", %s}, \"spec\": "
+			 "{\"containers\": [{\"name\": \"m\"}]}}", cases[i].meta);
+		j = json_loads(text, 0, NULL);
+		assert_non_null(j);
+		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), 0);
+		if (strcmp(p.deployment, cases[i].deployment))
+			fail_msg("case %zu: deployment \"%s\", want \"%s\"", i, p.deployment,
+				 cases[i].deployment);
+		json_decref(j);
+	}
+}
+
 static void a_node_publishes_its_devices(void **state)
 {
 	struct gp_kube_device d[2] = {
@@ -322,6 +362,7 @@ int main(void)
 		cmocka_unit_test(gpu_model_names_match_as_names),
 		cmocka_unit_test(bad_annotations_say_what_is_wrong),
 		cmocka_unit_test(a_pod_being_deleted_finishes_when_its_containers_do),
+		cmocka_unit_test(a_pod_knows_its_deployment),
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),
