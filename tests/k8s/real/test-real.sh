@@ -17,7 +17,9 @@
 #   placement; a model no node has, and a namespace over its gpupool
 #   quota, leave pods Pending with the reason in Events; a deleted pod's
 #   slice goes to the pod that waited for it; after the server restarts,
-#   the placements are rebuilt and new pods are placed around them.
+#   the placements are rebuilt and new pods are placed around them;
+#   reclaim evicts a borrower for a lender; a service scales a Deployment
+#   through its scale subresource, and `task set` of its pod is sealed.
 #
 # usage: test-real.sh BUILD_DIR   (from the repository root; skips, exit
 # 77, when GPUPOOL_KUBE_BIN is not set)
@@ -177,7 +179,7 @@ stop_if_failed
 start kube-controller-manager "$kbin/kube-controller-manager" \
 	--kubeconfig="$tmp/admin.kubeconfig" --bind-address=127.0.0.1 --secure-port="$kcm_port" \
 	--leader-elect=false \
-	--controllers=serviceaccount,serviceaccount-token,namespace,garbagecollector,root-ca-cert-publisher,resourcequota,podgc \
+	--controllers=serviceaccount,serviceaccount-token,namespace,garbagecollector,root-ca-cert-publisher,resourcequota,podgc,deployment,replicaset \
 	--root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" --v=1
 
 # ---- the manifests: a server-side dry run, then for real -------------------------------
@@ -524,6 +526,46 @@ check lender-on-the-t4s '.[0].spec.nodeName == "node-t4"' "$tmp/lend-1.json"
 kapi GET /api/v1/namespaces/borrow/pods/borrow-1 >"$tmp/borrow-1.now"
 check older-borrower-stays '.[0].metadata.name == "borrow-1" and
 	.[0].metadata.deletionTimestamp == null' "$tmp/borrow-1.now"
+
+# (g) A service over a Deployment: the server sets its replicas through
+# the real scale subresource (as its account, by its RBAC), the real
+# Deployment and ReplicaSet controllers make the pods, kube-scheduler binds
+# them through the extender, and each is a task of the service; `gpupool
+# task set` of one asks it on the pod, and the extender seals it anew.
+ns_make web
+runs web-tenant "$tmp/web-tenant.json" -- env GPUPOOL_TOKEN_FILE="$tmp/admin.token" \
+	"$build/gpupool" tenant add web --mem-guaranteed 8G --compute-guaranteed 100 -o json
+as_web() {
+	GPUPOOL_TOKEN=$(jq -r .token "$tmp/web-tenant.json") GPUPOOL_TOKEN_FILE= \
+		"$build/gpupool" "$@"
+}
+jq -n '{apiVersion: "apps/v1", kind: "Deployment", metadata: {name: "web", namespace: "web"},
+	spec: {replicas: 1, selector: {matchLabels: {app: "web"}}, template: {
+	metadata: {labels: {app: "web"}, annotations: {"gpupool.io/gpu-memory": "1Gi",
+		"gpupool.io/gpu-model": "T4"}},
+	spec: {schedulerName: "gpupool-scheduler", terminationGracePeriodSeconds: 0,
+		automountServiceAccountToken: false,
+		containers: [{name: "main", image: "registry.invalid/none:1",
+			resources: {requests: {cpu: "100m", memory: "64Mi"},
+				limits: {"gpupool.io/gpu": "1"}}}]}}}}' >"$tmp/web.deploy.json"
+kapi POST /apis/apps/v1/namespaces/web/deployments "$tmp/web.deploy.json" >/dev/null ||
+	bad "Deployment web/web not created"
+runs service-over-the-deployment "$tmp/web-service.json" -- as_web service create web \
+	--deployment web --mem 1G --compute 10 --replicas 2 --max 3 --no-autoscale -o json
+eventually deployment-scaled-to-2-through-scale 30 "$tmp/web.scale" '.spec.replicas == 2' -- \
+	kapi GET /apis/apps/v1/namespaces/web/deployments/web/scale
+eventually its-pods-bound-and-tasks-of-the-service 60 "$tmp/web-show.json" \
+	'[.replica_tasks[] | select(.state == "running")] | length == 2' -- \
+	as_web service show web -o json
+kapi GET "/api/v1/namespaces/web/pods?labelSelector=app%3Dweb" >"$tmp/web-pods.json"
+check web-pods-on-the-t4s '[.[0].items[] | select(.spec.nodeName == "node-t4")] | length == 2' \
+	"$tmp/web-pods.json"
+web_task=$(jq '.replica_tasks[0].id' "$tmp/web-show.json")
+runs task-set-on-a-pod-asked "$tmp/web-set.out" -- as_web task set "$web_task" --compute 30
+web_pod=$(as_web task show "$web_task" -o json | jq -r '.name | split("/")[1]')
+eventually task-set-sealed-on-the-pod 30 "$tmp/web-pod.json" \
+	'.metadata.annotations["gpupool.io/placement"] | fromjson | .compute == 30' -- \
+	kapi GET "/api/v1/namespaces/web/pods/$web_pod"
 
 stops node-t4-program-stops-cleanly "$node_t4_pid"
 stops node-l40s-program-stops-cleanly "$node_l40s_pid"
