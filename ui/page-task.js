@@ -80,10 +80,6 @@ async function factsDraw(view, box, t, changed) {
 function changeSection(view, t, changed) {
 	if (!CHANGEABLE.has(t.state))
 		return el('p', { class: 'hint', text: 'The task has ended: its share and priority can no longer change.' });
-	if (t.pod_uid)
-		return el('p', { class: 'hint', text: 'A Kubernetes pod: change its share or priority on the pod ' +
-			'(kubectl annotate pod NAME gpupool.io/compute=N or gpupool.io/priority=N --overwrite); ' +
-			'the same quota rules apply.' });
 	const result = el('div', { id: 'change-result' });
 	const form = el('form', { class: 'change', id: 'change-form' },
 		field('Compute %', el('input', { name: 'compute', type: 'number', min: 1, max: 100, value: t.compute_pct })),
@@ -97,8 +93,12 @@ function changeSection(view, t, changed) {
 		change(view, t.id, form, result).then(changed).catch(view.error);
 	});
 	return el('section', {}, el('h2', { text: 'Live change' }),
-		el('p', { class: 'hint', text: 'A running task\'s new share is checked against its devices and its ' +
-			'tenant\'s quotas at once, and reaches its processes within a scheduling tick.' }),
+		el('p', { class: 'hint', text: t.pod_uid
+			? 'A Kubernetes pod: the change is asked on the pod (its gpupool.io/compute and ' +
+			  'gpupool.io/priority annotations); the scheduler extender admits it by its devices\' room ' +
+			  'and its namespace\'s quota, or says why not in an Event on the pod.'
+			: 'A running task\'s new share is checked against its devices and its ' +
+			  'tenant\'s quotas at once, and reaches its processes within a scheduling tick.' }),
 		form, result);
 }
 
@@ -117,6 +117,14 @@ async function change(view, id, form, result) {
 		body.reason = f.reason.value.trim();
 	const after = await api('PATCH', `/v1/tasks/${id}`, body);
 
+	if (before.pod_uid) {
+		view.notice(`task ${id}: asked of pod ${before.name}` +
+			('compute_pct' in body ? `, compute ${body.compute_pct} %` : '') +
+			('priority' in body ? `, priority ${body.priority}` : '') +
+			'; the extender admits it or says why not in an Event on the pod');
+		fill(result, el('h3', { text: 'The audit entry it made' }), await changeAudit(view, id));
+		return;
+	}
 	const what = [];
 
 	if ('compute_pct' in body)

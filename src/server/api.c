@@ -1590,7 +1590,7 @@ static void pod_change_ask(struct gp_api *api, const struct gp_tenant *me,
 			      (long long)t->id, t->name);
 		return;
 	}
-	snprintf(object, sizeof(object), "task %lld", (long long)t->id);
+	snprintf(object, sizeof(object), "%lld", (long long)t->id); /* as taskops' task.set */
 	snprintf(detail, sizeof(detail),
 		 "asked of pod %s: compute_pct %u -> %u, priority %u -> %u; the extender "
 		 "admits it by the namespace's quota (an Event on the pod says when not)",

@@ -17,7 +17,10 @@
 #   burner gone, the shares shrink back to 20 %, then the replicas to 1 (the
 #   newest pod deleted, its task ended). Each step is a service.scale audit
 #   row. A service without a Deployment, a Deployment named twice and a
-#   Deployment on a server of one machine are refused, saying why.
+#   bad Deployment name are refused, saying why. Before the service, the
+#   web console (headless Chromium, when it is installed) lists the pod
+#   with its slice and changes its share live: asked on the pod, admitted
+#   by the extender, the share shown follows.
 #
 # usage: test-service.sh BUILD_DIR   (run from the repository root, as
 # root: the container's mounts need a mount namespace)
@@ -51,11 +54,12 @@ LD_LIBRARY_PATH=$build/simdev "$gpupool" node --kubernetes --node-name node-1 --
 	--shim-host-path "$build/libgpushare.so" --metrics-listen "127.0.0.1:$(free_port)" \
 	--health-ms 200 --placement-key "$tmp/placement.key" >"$tmp/node.log" 2>&1 &
 node_pid=$!
-ext_port=$(free_port)
+ext_port=$(free_port) console_port=$(free_port)
 ext=http://127.0.0.1:$ext_port/extender
 "$gpupool" server --kubernetes --kube-api "$api" --extender-port "$ext_port" \
 	--db "$tmp/db.sqlite" --socket "$tmp/server.sock" --scheduler-name gpupool-scheduler \
-	--placement-key "$tmp/placement.key" --sample-ms 300 >"$tmp/server.log" 2>&1 &
+	--placement-key "$tmp/placement.key" --sample-ms 300 --tcp "$console_port" \
+	--ui-dir "$here/../../ui" >"$tmp/server.log" 2>&1 &
 server=$!
 wait_for "the extender" 10 curl -sf "$ext/healthz"
 runs tenant-team-a "$tmp/team-a.json" -- "$gpupool" tenant add team-a --mem-guaranteed 16G \
@@ -84,7 +88,31 @@ place_pending() {
 wait_for "web's first pod" 10 place_pending
 web1=$pending web1_uid=$uid
 running() { task_of "team-a/$1" | jq -e 'length == 1 and .[0].state == "running"'; }
+annotation_of() {
+	curl -s "$api/api/v1/namespaces/team-a/pods/$1" |
+		jq -e --arg p "$2" '.metadata.annotations["gpupool.io/compute"] == $p'
+}
 wait_for "web's pod as a task" 10 running "$web1" && ok deployment-pod-is-a-task
+
+# ---- the pod in the console: listed, and changed live (tests/console/pods.mjs) -----------
+console=$here/../console
+if [ -x /usr/bin/chromium ] && [ -d "$console/node_modules/puppeteer-core" ]; then
+	mkdir -p "$tmp/shots"
+	jq -n --arg url "http://127.0.0.1:$console_port" --arg admin "$(cat "$GPUPOOL_TOKEN_FILE")" \
+		--argjson task "$(task_of "team-a/$web1" | jq '.[0].id')" --arg pod "team-a/$web1" \
+		--arg uid "$web1_uid" --arg tmp "$tmp" '{url: $url, admin: $admin, task: $task,
+		podName: $pod, podUid: $uid, chromium: "/usr/bin/chromium", shots: ($tmp + "/shots"),
+		downloads: $tmp, counts: ($tmp + "/counts")}' >"$tmp/console.json"
+	node "$console/pods.mjs" "$tmp/console.json" >"$tmp/console.out" 2>&1
+	cat "$tmp/console.out"
+	read -r browser_pass browser_fail <"$tmp/counts" 2>/dev/null || browser_fail=1 browser_pass=0
+	pass=$((pass + browser_pass)) fail=$((fail + browser_fail))
+	annotation_of "$web1" 30 >/dev/null && ok the-consoles-change-is-on-the-pods-annotation ||
+		bad the-consoles-change-is-on-the-pods-annotation
+else
+	echo "(the console part skipped: it needs /usr/bin/chromium and tests/console/node_modules;" \
+		"scripts/install-deps.sh installs them)"
+fi
 
 # ---- what is refused ---------------------------------------------------------------------
 expect service-with-a-command-refused-on-kubernetes 1 'give "deployment" instead' -- \
@@ -113,10 +141,6 @@ in_cgroup "$web1_uid" "$here/run-container.sh" "$alloc" "$build/simdev" -- \
 	"$build/gpuload" burn --duration 120 --json >"$tmp/burn.json" 2>"$tmp/burn.err" &
 burner=$!
 share_of() { task_of "team-a/$1" | jq -e --argjson p "$2" '.[0].compute_pct == $p'; }
-annotation_of() {
-	curl -s "$api/api/v1/namespaces/team-a/pods/$1" |
-		jq -e --arg p "$2" '.metadata.annotations["gpupool.io/compute"] == $p'
-}
 wait_for "the pod's share grown to 40 %" 30 share_of "$web1" 40 &&
 	ok busy-service-grows-its-pods-share-first
 annotation_of "$web1" 40 >/dev/null && ok the-share-was-asked-on-the-pods-annotation ||
