@@ -6,7 +6,7 @@
 #ifndef GP_CLI_COMMANDS_H
 #define GP_CLI_COMMANDS_H
 
-enum { GP_EXIT_OK = 0, GP_EXIT_FAIL = 1, GP_EXIT_USAGE = 2 };
+#include "base/exit.h"
 
 int gp_cmd_sim(int argc, char **argv);
 /* `gpupool sim --history`: the pool's own tasks replayed (cmd-sim-history.c). */

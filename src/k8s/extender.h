@@ -55,7 +55,7 @@
 #include "k8s/client.h"
 #include "k8s/seal.h"
 #include "k8s/objects.h"
-#include "server/api.h"
+#include "server/control-plane.h"
 #include "core/sched.h"
 
 struct gp_extender;

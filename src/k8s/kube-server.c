@@ -10,10 +10,10 @@
 #include <strings.h>
 
 #include "base/clock.h"
+#include "base/http.h"
 #include "k8s/client.h"
 #include "k8s/extender.h"
 #include "k8s/kube-tasks.h"
-#include "server/http.h"
 
 #define BODY_MAX (64 * 1024 * 1024)     /* a Nodes form with thousands of nodes */
 #define RETRY_TICK_MS 500               /* how often pods to try again are looked for */

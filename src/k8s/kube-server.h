@@ -25,8 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/api.h"
-#include "server/pool.h"
+#include "server/control-plane.h"
 
 #define GP_KUBE_EXTENDER_PORT 8787
 

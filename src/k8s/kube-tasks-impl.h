@@ -10,9 +10,7 @@
 #include "base/strmap.h"
 #include "k8s/kube-tasks.h"
 #include "k8s/objects.h"
-#include "server/alerts.h"
-#include "server/meter.h"
-#include "server/service.h"
+#include "server/control-plane.h"
 
 /* A pod followed as a task, and its open interval. */
 struct followed {

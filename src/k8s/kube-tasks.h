@@ -37,10 +37,9 @@
 
 #include <stdbool.h>
 
+#include "base/http.h"
 #include "k8s/extender.h"
-#include "server/http.h"
-#include "server/pool.h"
-#include "server/store.h"
+#include "server/control-plane.h"
 
 struct gp_kube_tasks_options {
 	struct gp_extender *extender;

@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "agent/usage.h"
+#include "base/exit.h"
+#include "base/http.h"
 #include "base/parse.h"
-#include "cli/commands.h"
 #include "core/models.h"
 #include "k8s/names.h"
 #include "k8s/node-impl.h"
-#include "server/http.h"
 #include "vendor/vendor.h"
 
 #define HEALTH_MS_DEFAULT 500

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/http.h"
 #include "server/api-impl.h"
-#include "server/http.h"
 
 #define UI_FILE_MAX   (8u << 20) /* bytes; Chart.js is about 200 KiB */
 #define UI_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"

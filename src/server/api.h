@@ -25,8 +25,8 @@
 
 #include <stddef.h>
 
+#include "base/http.h"
 #include "server/bill.h"
-#include "server/http.h"
 #include "server/loop.h"
 #include "server/store.h"
 

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "server/http.h"
+#include "base/http.h"
 
 /* What a name may be made of: tenants, templates, tasks. */
 #define GP_FIELD_NAME_CHARS                                                              \

@@ -79,7 +79,7 @@
 #define GP_SERVER_LOOP_H
 
 #include "agent/agent.h"
-#include "server/http.h"
+#include "base/http.h"
 #include "server/meter.h"
 #include "server/metrics.h"
 #include "server/pool.h"

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/http.h"
 #include "base/parse.h"
 #include "base/uidrange.h"
 #include "base/user.h"
@@ -42,7 +43,6 @@
 #include "server/backup.h"
 #include "server/bill.h"
 #include "server/config.h"
-#include "server/http.h"
 #include "server/logdir.h"
 #include "server/loop.h"
 #include "server/server-db.h"

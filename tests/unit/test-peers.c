@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "server/peers.h"
+#include "base/peers.h"
 
 #define TCP 1
 

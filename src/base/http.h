@@ -1,5 +1,7 @@
-/* http.h — the server's HTTP front: libmicrohttpd listening on a Unix
- * socket (mode 0600) and optionally on TCP 127.0.0.1:PORT, a request
+/* http.h — the HTTP front every program serves with (the server's API,
+ * the scheduler extender, the node program's /metrics): libmicrohttpd
+ * listening on a Unix socket (mode 0600) and optionally on TCP
+ * 127.0.0.1:PORT, a request
  * body read into memory up to a cap, and a small route table that maps a
  * method and a path pattern to a handler.
  *
@@ -31,8 +33,8 @@
  *
  * Ownership: the caller keeps the routes and the context alive until
  * gp_http_stop returns; a handler's reply body belongs to the reply. */
-#ifndef GP_SERVER_HTTP_H
-#define GP_SERVER_HTTP_H
+#ifndef GP_BASE_HTTP_H
+#define GP_BASE_HTTP_H
 
 #include <jansson.h>
 #include <pthread.h>

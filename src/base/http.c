@@ -1,4 +1,4 @@
-/* http.c — the server's HTTP front on libmicrohttpd (see http.h).
+/* http.c — the HTTP front on libmicrohttpd (see http.h).
  *
  * Each listener is one MHD daemon with its own polling thread; a mutex
  * makes the handlers take turns, so the layers below see one caller at a
@@ -29,8 +29,8 @@
  * refused without its body is refused at once and the connection
  * closed (refused_early: 503, 421, 429, 415); after a handler, what it
  * found of the token is noted against the client (token_note). */
-#include "server/http.h"
-#include "server/peers.h"
+#include "base/http.h"
+#include "base/peers.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -3,7 +3,7 @@
  * connection's, bounded by the listeners' limits, and those remembered
  * for their unknown tokens), so a search costs microseconds, less than
  * the accept it goes with. */
-#include "server/peers.h"
+#include "base/peers.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* peers.h — what the server's HTTP front (http.c) remembers of each
+/* peers.h — what the HTTP front (http.c) remembers of each
  * client, and the rules it applies to them: the connections a client
  * holds, the unknown tokens it sent and the wait they earn, whether it
  * presented a good token lately, and which client gives up a connection
@@ -22,8 +22,8 @@
  * Ownership: the table owns its entries; a struct gp_peer * stays valid
  * while its client has a connection counted in it (open or over), and
  * until the next gp_peers_get otherwise. */
-#ifndef GP_SERVER_PEERS_H
-#define GP_SERVER_PEERS_H
+#ifndef GP_BASE_PEERS_H
+#define GP_BASE_PEERS_H
 
 #include <stdbool.h>
 #include <stdint.h>
