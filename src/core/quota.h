@@ -38,5 +38,11 @@ bool gp_quota_within(const struct gp_quota *q, struct gp_quota_use use, bool bor
 /* Does `use` go past the guarantee (in memory or compute): is it
  * borrowing? */
 bool gp_quota_borrowing(const struct gp_quota *q, struct gp_quota_use use);
+/* How many more asks of `each` the whole quota holds beside `held`: the
+ * fewest its memory and its compute leave room for (0 when held is past
+ * the quota already); UINT_MAX for an unlimited quota, and for a part of
+ * nothing asked (a service's replicas against its tenant's quota). */
+unsigned gp_quota_room(const struct gp_quota *q, struct gp_quota_use held,
+		       struct gp_quota_use each);
 
 #endif

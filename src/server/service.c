@@ -453,39 +453,29 @@ static unsigned grow_room(const struct gp_service_engine *e,
 	return room;
 }
 
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
 /* The most replicas the tenant's overall quota holds, at the service's
- * share: what the quota leaves beside the tenant's other running tasks. */
+ * share: what the quota leaves beside the tenant's other running tasks
+ * (the core's rule). */
 static unsigned quota_replicas(struct gp_services *sv, const struct service *v,
 			       const struct gp_pool_task *tasks, int n)
 {
-	uint64_t mem, pct, own_mem = 0, own_pct = 0, qm, qp;
+	struct gp_quota_use held = {0}, own = {0};
 	struct gp_tenant t;
 	struct gp_quota quota;
 
 	if (gp_pool_tenant_get(sv->ops.pool, v->row.tenant, &t) < 0)
 		return v->row.replicas; /* unknown now: no step out */
-	if (gp_tenant_unlimited(&t))
-		return UINT_MAX;
-	sv->engine.tenant_use(sv->engine.ctx, t.id, &mem, &pct);
+	sv->engine.tenant_use(sv->engine.ctx, t.id, &held.mem_mib, &held.compute_pct);
 	for (int j = 0; j < n; j++)
-		if (tasks[j].state == GP_TASK_RUNNING) {
-			own_mem += tasks[j].mem_mib;
-			own_pct += tasks[j].compute_pct;
-		}
+		if (tasks[j].state == GP_TASK_RUNNING)
+			own = gp_quota_sum(own, (struct gp_quota_use){tasks[j].mem_mib,
+								     tasks[j].compute_pct});
+	held.mem_mib = held.mem_mib > own.mem_mib ? held.mem_mib - own.mem_mib : 0;
+	held.compute_pct = held.compute_pct > own.compute_pct ? held.compute_pct - own.compute_pct
+							      : 0;
 	quota = gp_tenant_quota(&t);
-	qm = gp_quota_limit(&quota).mem_mib + own_mem;
-	qp = gp_quota_limit(&quota).compute_pct + own_pct;
-	qm = qm > mem ? qm - mem : 0;
-	qp = qp > pct ? qp - pct : 0;
-	return (unsigned)min_u64(
-		min_u64(v->spec.task.mem_mib ? qm / v->spec.task.mem_mib : UINT_MAX,
-			v->row.share_pct ? qp / v->row.share_pct : UINT_MAX),
-		UINT_MAX);
+	return gp_quota_room(&quota, held,
+			     (struct gp_quota_use){v->spec.task.mem_mib, v->row.share_pct});
 }
 
 /* Every replica's share to share_pct: live for the running (when the

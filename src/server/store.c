@@ -2584,8 +2584,3 @@ int gp_store_audited(struct gp_store *s, gp_store_write_fn *write, const void *a
 		gp_store_rollback(s);
 	return r;
 }
-
-bool gp_tenant_unlimited(const struct gp_tenant *t)
-{
-	return gp_tenant_quota(t).unlimited;
-}

@@ -89,9 +89,6 @@ struct gp_tenant {
 
 #define GP_TENANT_PRIORITY_MAX_DEFAULT 5
 
-/* A tenant with no overall quota at all (the admin, say) is not limited
- * by one: the scheduler's rule, and the autoscaler's ceiling's. */
-bool gp_tenant_unlimited(const struct gp_tenant *t);
 
 /* A tenant's quota on the devices of one model, on top of its overall
  * quota: `model` is a case-insensitive part of the devices' NVML names

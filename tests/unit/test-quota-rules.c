@@ -1,7 +1,9 @@
 /* test-quota-rules.c — what a quota allows (src/core/quota.c): within the
  * guarantee, borrowing up to guaranteed + borrowable, over it; a tenant's
  * overall quota of nothing is no limit, a model quota of nothing allows
- * nothing. */
+ * nothing; the room left for more asks of one size (a service's
+ * replicas). */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,11 +53,32 @@ static void overall_nothing_is_no_limit_model_nothing_is_nothing(void **state)
 	assert_false(gp_quota_within(&memory_only, use(0, 1), true));
 }
 
+/* The room a quota leaves for more asks of one size: the fewest memory or
+ * compute hold, none past the quota, no limit where there is none. */
+static void room_for_more_of_one_size(void **state)
+{
+	struct gp_quota q = gp_quota_overall(8192, 8192, 100, 50);
+	struct gp_quota none = gp_quota_overall(0, 0, 0, 0);
+
+	(void)state;
+	assert_int_equal(gp_quota_room(&q, (struct gp_quota_use){0, 0},
+				       (struct gp_quota_use){4096, 20}), 4);  /* memory: 16 GiB / 4 */
+	assert_int_equal(gp_quota_room(&q, (struct gp_quota_use){4096, 40},
+				       (struct gp_quota_use){2048, 30}), 3);  /* compute: 110 / 30 */
+	assert_int_equal(gp_quota_room(&q, (struct gp_quota_use){20000, 0},
+				       (struct gp_quota_use){1024, 10}), 0);  /* past it already */
+	assert_int_equal(gp_quota_room(&q, (struct gp_quota_use){0, 0},
+				       (struct gp_quota_use){0, 0}), UINT_MAX);
+	assert_int_equal(gp_quota_room(&none, (struct gp_quota_use){1u << 30, 900},
+				       (struct gp_quota_use){4096, 50}), UINT_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(guarantee_then_borrowing_then_over),
 		cmocka_unit_test(overall_nothing_is_no_limit_model_nothing_is_nothing),
+		cmocka_unit_test(room_for_more_of_one_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
