@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/bytes.h"
 #include "base/parse.h"
 #include "base/text.h"
 #include "cli/commands.h"
@@ -263,25 +264,6 @@ static int token_resolve(const struct gp_client_flags *f, const char *cmd, char 
 
 /* ---- requests --------------------------------------------------------- */
 
-struct buffer {
-	char *data;
-	size_t len;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t n, void *userdata)
-{
-	struct buffer *b = userdata;
-	char *grown = realloc(b->data, b->len + size * n + 1);
-
-	if (!grown)
-		return 0;
-	memcpy(grown + b->len, ptr, size * n);
-	b->len += size * n;
-	grown[b->len] = '\0';
-	b->data = grown;
-	return size * n;
-}
-
 static struct curl_slist *headers_make(const char *token)
 {
 	char auth[TOKEN_MAX + 32];
@@ -338,7 +320,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *userdata)
  * parameters when it is CURLE_OK; want (NULL: none) gets a header. */
 static CURLcode perform(const char *where, const char *token, const char *method,
 			const char *path, const char *body, long *ret_status,
-			struct buffer *ret_body, struct header_want *want)
+			struct gp_bytes *ret_body, struct header_want *want)
 {
 	CURL *curl = curl_easy_init();
 	struct curl_slist *headers = headers_make(token);
@@ -353,7 +335,7 @@ static CURLcode perform(const char *where, const char *token, const char *method
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)TIMEOUT_S);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, gp_bytes_curl_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, ret_body);
 	if (body)
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
@@ -422,7 +404,7 @@ int gp_client_call(const struct gp_client_flags *f, const char *cmd, const char 
 		   json_t **ret_reply)
 {
 	char where[PATH_MAX], token[TOKEN_MAX], *text;
-	struct buffer got = {0};
+	struct gp_bytes got = {0};
 	long status = 0;
 	CURLcode rc;
 	int exit_status = token_resolve(f, cmd, token, sizeof(token));
@@ -442,7 +424,7 @@ int gp_client_call(const struct gp_client_flags *f, const char *cmd, const char 
 		*ret_http = status;
 	exit_status = rc == CURLE_OK ? answer(cmd, status, got.data, quiet, ret_reply)
 				     : unreachable(cmd, where, rc, quiet);
-	free(got.data);
+	gp_bytes_free(&got);
 	return exit_status;
 }
 
@@ -458,7 +440,7 @@ int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const c
 {
 	char where[PATH_MAX], token[TOKEN_MAX], value[sizeof(ret->header)] = "";
 	struct header_want want = {header, value, sizeof(value)};
-	struct buffer got = {0};
+	struct gp_bytes got = {0};
 	json_t *reply;
 	long status = 0;
 	CURLcode rc;
@@ -473,7 +455,7 @@ int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const c
 		exit_status = rc == CURLE_OK ? refused(cmd, status, reply, false)
 					     : unreachable(cmd, where, rc, false);
 		json_decref(reply);
-		free(got.data);
+		gp_bytes_free(&got);
 		return exit_status;
 	}
 	*ret = (struct gp_client_text){.data = got.data ? got.data : strdup(""),

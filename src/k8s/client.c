@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/bytes.h"
+
 #define CONNECT_TIMEOUT_MS 5000L
 #define REQUEST_TIMEOUT_MS 30000L
 #define WATCH_SLACK_S 30L       /* past timeoutSeconds, a watch is cut anyway */
@@ -30,16 +32,11 @@
 #define USER_AGENT "gpupool/0.1"
 
 /* A growing buffer of bytes, kept NUL-terminated. */
-struct buf {
-	char *data;
-	size_t len, cap;
-};
-
 struct gp_kube {
 	const struct gp_kube_config *config;  /* borrowed */
 	CURL *curl;
 	CURLM *multi;
-	struct buf body;                      /* the answer being read */
+	struct gp_bytes body;                 /* the answer being read (up to BODY_MAX) */
 	gp_kube_sink_fn sink;                 /* a stream's receiver, or NULL */
 	void *sink_ctx;
 	const atomic_bool *stop;              /* borrowed, or NULL */
@@ -58,28 +55,6 @@ struct request {
 };
 
 /* ---- buffers and errors ------------------------------------------------------- */
-
-static int buf_add(struct buf *b, const char *data, size_t len)
-{
-	size_t cap = b->cap ? b->cap : 4096;
-	char *p;
-
-	if (b->len + len + 1 > BODY_MAX)
-		return -EFBIG;
-	while (cap < b->len + len + 1)
-		cap *= 2;
-	if (cap != b->cap) {
-		p = realloc(b->data, cap);
-		if (!p)
-			return -ENOMEM;
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-	return 0;
-}
 
 static __attribute__((format(printf, 3, 4))) int fail(struct gp_kube *k, int r, const char *fmt, ...)
 {
@@ -180,6 +155,7 @@ int gp_kube_new(const struct gp_kube_config *c, struct gp_kube **ret)
 	if (!k)
 		return -ENOMEM;
 	k->config = c;
+	k->body.max = BODY_MAX;
 	k->curl = curl_easy_init();
 	k->multi = curl_multi_init();
 	if (!k->curl || !k->multi) {
@@ -198,7 +174,7 @@ struct gp_kube *gp_kube_free(struct gp_kube *k)
 		curl_easy_cleanup(k->curl);
 	if (k->multi)
 		curl_multi_cleanup(k->multi);
-	free(k->body.data);
+	gp_bytes_free(&k->body);
 	free(k);
 	return NULL;
 }
@@ -240,7 +216,7 @@ static size_t on_data(char *data, size_t size, size_t n, void *ctx)
 
 	if (k->sink && response_code(k) == 200)
 		return k->sink(k->sink_ctx, data, len) ? len : 0;
-	return buf_add(&k->body, data, len) == 0 ? len : 0;
+	return gp_bytes_add(&k->body, data, len) == 0 ? len : 0;
 }
 
 /* The end of a stream's headers: it is open when the status is 200. */
@@ -435,7 +411,7 @@ static int perform(struct gp_kube *k, const struct request *r, long *ret_status)
 	int e;
 
 	k->error[0] = k->curl_error[0] = '\0';
-	k->body.len = 0;
+	gp_bytes_clear(&k->body);
 	if ((e = make_headers(k, r, &headers)) < 0 || (e = set_options(k, r, headers)) < 0) {
 		curl_slist_free_all(headers);
 		return e;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "base/clock.h"
 #include "k8s/kube-tasks-impl.h"
 #include "k8s/slice-figures.h"
@@ -24,30 +25,10 @@
 
 /* ---- a node's figures ------------------------------------------------------------ */
 
-struct fetched {
-	char *text;
-	size_t len;
-};
-
-static size_t fetch_write(char *data, size_t size, size_t n, void *ctx)
-{
-	struct fetched *f = ctx;
-	size_t add = size * n;
-	char *more;
-
-	if (f->len + add > FETCH_MAX || !(more = realloc(f->text, f->len + add + 1)))
-		return 0;
-	memcpy(more + f->len, data, add);
-	f->text = more;
-	f->len += add;
-	f->text[f->len] = 0;
-	return add;
-}
-
 /* GET http://ADDRESS/metrics: its text (malloc'd), or NULL. */
 static char *fetch(const char *address)
 {
-	struct fetched f = { 0 };
+	struct gp_bytes got = { .max = FETCH_MAX };
 	char url[GP_KUBE_ADDRESS_MAX + 32];
 	CURL *c = curl_easy_init();
 	long status = 0;
@@ -59,15 +40,13 @@ static char *fetch(const char *address)
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, FETCH_TIMEOUT_MS);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fetch_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, gp_bytes_curl_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &got);
 	if (curl_easy_perform(c) != CURLE_OK ||
-	    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status != 200) {
-		free(f.text);
-		f.text = NULL;
-	}
+	    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status != 200)
+		gp_bytes_free(&got);
 	curl_easy_cleanup(c);
-	return f.text;
+	return got.data;
 }
 
 /* Adds address's figures to all (*n of them). A node that does not
