@@ -895,6 +895,31 @@ static void api_node_of(const struct gp_extender *e, const struct knode *k,
 	}
 }
 
+int gp_extender_node_addresses(struct gp_extender *e, struct gp_extender_node_address **ret,
+			       size_t *ret_n)
+{
+	struct gp_extender_node_address *all;
+	size_t n = 0;
+
+	pthread_mutex_lock(&e->lock);
+	all = calloc(e->nodes.count + 1, sizeof(*all));
+	for (size_t i = 0; all && i < e->nodes.cap; i++) {
+		const struct knode *k = e->nodes.slot[i].value;
+
+		if (!e->nodes.slot[i].key || !k->n.devices || !k->n.metrics[0])
+			continue;
+		snprintf(all[n].node, sizeof(all[n].node), "%s", k->n.name);
+		snprintf(all[n].metrics, sizeof(all[n].metrics), "%s", k->n.metrics);
+		n++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!all)
+		return -ENOMEM;
+	*ret = all;
+	*ret_n = n;
+	return 0;
+}
+
 int gp_extender_nodes(struct gp_extender *e, struct gp_api_node **ret)
 {
 	struct knode **sorted;

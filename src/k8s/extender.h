@@ -139,6 +139,16 @@ int gp_extender_placement_of(struct gp_extender *e, const char *uid,
  * *ret (malloc'd; the caller frees it), how many, or -ENOMEM. */
 int gp_extender_nodes(struct gp_extender *e, struct gp_api_node **ret);
 
+/* Where each node with devices serves its figures (its program's
+ * gpupool.io/metrics), for the server's reads (kube-tasks.h): *ret
+ * (malloc'd; the caller frees it), how many in *ret_n. -ENOMEM. */
+struct gp_extender_node_address {
+	char node[GP_KUBE_NAME_MAX];
+	char metrics[GP_KUBE_ADDRESS_MAX];
+};
+int gp_extender_node_addresses(struct gp_extender *e, struct gp_extender_node_address **ret,
+			       size_t *ret_n);
+
 /* A pod as a task of the server (kube-tasks.h): bound, with devices, its
  * placement sealed; each device's model and own memory, and where its
  * node's program serves /metrics. */

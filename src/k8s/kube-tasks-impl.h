@@ -59,6 +59,8 @@ struct ask {
 struct gp_kube_tasks {
 	struct gp_kube_tasks_options o;
 	struct gp_strmap followed;      /* pod UID -> struct followed */
+	struct gp_strmap nodes_seen;    /* a node's address -> its no-pod violations
+					 * (uint64_t, malloc'd) as last read */
 	struct gp_meter_records unsaved;
 	struct gp_alerts *alerts;
 	struct gp_services *services;   /* Deployments scaled (service.h) */

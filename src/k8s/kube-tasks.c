@@ -51,45 +51,112 @@ static char *fetch(const char *address)
 
 /* Adds address's figures to all (*n of them). A node that does not
  * answer adds none: its pods' time is counted when it answers again. */
-static void figures_add(const char *address, struct gp_slice_figure **all, size_t *n)
+/* What one look read of the nodes: every pod's figures, and each node's
+ * count of violations by processes of no pod. */
+struct node_count {
+	char node[GP_KUBE_NAME_MAX], address[GP_KUBE_ADDRESS_MAX];
+	uint64_t no_pod;
+};
+struct read_figures {
+	struct gp_slice_figure *fig;
+	size_t n_fig;
+	struct node_count *node;
+	size_t n_node, cap_node;
+};
+
+/* Node `node` (its name; "" when only its address is known) at address. */
+static void figures_add(struct read_figures *rf, const char *node, const char *address)
 {
 	struct gp_slice_figure *got = NULL, *more;
+	struct node_count c = {0};
 	char *text = fetch(address);
 	size_t k = 0;
 
+	if (text && gp_node_violations_read(text, &c.no_pod) &&
+	    (rf->n_node < rf->cap_node)) {
+		snprintf(c.node, sizeof(c.node), "%s", node[0] ? node : address);
+		snprintf(c.address, sizeof(c.address), "%s", address);
+		rf->node[rf->n_node++] = c;
+	}
 	if (!text || gp_slice_figures_read(text, &got, &k) < 0 || !k) {
 		free(text);
 		free(got);
 		return;
 	}
 	free(text);
-	more = realloc(*all, (*n + k) * sizeof(*more));
+	more = realloc(rf->fig, (rf->n_fig + k) * sizeof(*more));
 	if (more) {
-		memcpy(more + *n, got, k * sizeof(*got));
-		*all = more;
-		*n += k;
+		memcpy(more + rf->n_fig, got, k * sizeof(*got));
+		rf->fig = more;
+		rf->n_fig += k;
 	}
 	free(got);
 }
 
-/* The figures of every node program that runs a followed pod. */
-static struct gp_slice_figure *figures_read(struct gp_kube_tasks *t, size_t *ret_n)
+/* The figures of every node with devices, and of any other that runs a
+ * followed pod (each read once). */
+static void figures_read(struct gp_kube_tasks *t, struct read_figures *rf)
 {
+	struct gp_extender_node_address *nodes = NULL;
 	struct gp_strmap asked = { 0 };
-	struct gp_slice_figure *all = NULL;
+	size_t n_nodes = 0;
 
-	*ret_n = 0;
+	*rf = (struct read_figures){0};
+	if (gp_extender_node_addresses(t->o.extender, &nodes, &n_nodes) < 0)
+		n_nodes = 0;
+	rf->cap_node = n_nodes + t->followed.count;
+	rf->node = calloc(rf->cap_node + 1, sizeof(*rf->node));
+	for (size_t i = 0; i < n_nodes; i++)
+		if (!gp_strmap_get(&asked, nodes[i].metrics) &&
+		    gp_strmap_put(&asked, nodes[i].metrics, &nodes[i]) == 0)
+			figures_add(rf, nodes[i].node, nodes[i].metrics);
 	for (size_t i = 0; i < t->followed.cap; i++) {
 		const struct followed *f = t->followed.slot[i].value;
 
-		if (!t->followed.slot[i].key || !f->metrics[0] || gp_strmap_get(&asked, f->metrics))
+		if (!t->followed.slot[i].key || !f->metrics[0] || gp_strmap_get(&asked, f->metrics) ||
+		    gp_strmap_put(&asked, f->metrics, (void *)f) < 0)
 			continue;
-		if (gp_strmap_put(&asked, f->metrics, (void *)f) < 0)
-			break;
-		figures_add(f->metrics, &all, ret_n);
+		figures_add(rf, "", f->metrics);
 	}
 	gp_strmap_release(&asked);
-	return all;
+	free(nodes);
+	if (!rf->node)
+		rf->cap_node = 0;
+}
+
+/* Violations by processes of no pod newly counted by a node (a count that
+ * went down was restarted; a node read the first time is learnt without
+ * telling: it told them itself, in Events on its Node): a node.violation
+ * alert and audit row, as on one machine. Under the store's lock. */
+static void node_violations_take(struct gp_kube_tasks *t, const struct read_figures *rf)
+{
+	for (size_t i = 0; i < rf->n_node; i++) {
+		const struct node_count *c = &rf->node[i];
+		uint64_t *seen = gp_strmap_get(&t->nodes_seen, c->address), added;
+		char text[GP_KUBE_NAME_MAX + 160], object[GP_AUDIT_OBJECT_MAX];
+
+		if (!seen) {
+			if ((seen = malloc(sizeof(*seen))) &&
+			    gp_strmap_put(&t->nodes_seen, c->address, seen) < 0) {
+				free(seen);
+				continue;
+			}
+			if (seen)
+				*seen = c->no_pod;
+			continue;
+		}
+		added = c->no_pod >= *seen ? c->no_pod - *seen : c->no_pod;
+		*seen = c->no_pod;
+		if (!added)
+			continue;
+		snprintf(text, sizeof(text), "node %.200s: %" PRIu64 " device process(es) of no pod "
+			 "(its verifier's; kubectl describe node says which)", c->node, added);
+		snprintf(object, sizeof(object), "node %.*s", (int)sizeof(object) - 6, c->node);
+		if (gp_alerts_violation(t->alerts, NULL, text) < 0 ||
+		    gp_store_audit(t->o.store, "server", "node.violation", object, text) < 0)
+			fprintf(stderr, "gpupool server: cannot record a violation on node %s: %s\n",
+				c->node, gp_store_error(t->o.store));
+	}
 }
 
 /* Violations on f's device d newly counted by its node (a count that
@@ -466,8 +533,8 @@ static void look(struct gp_kube_tasks *t)
 {
 	struct gp_extender_pod *pods = NULL;
 	struct gp_extender_ended *ended = NULL;
-	struct gp_slice_figure *figs;
-	size_t n = 0, n_ended = 0, n_figs = 0;
+	struct read_figures rf;
+	size_t n = 0, n_ended = 0;
 
 	if (!t->o.synced(t->o.synced_ctx) ||
 	    gp_extender_pods(t->o.extender, &pods, &n, &ended, &n_ended) < 0)
@@ -485,13 +552,15 @@ static void look(struct gp_kube_tasks *t)
 			snprintf(f->metrics, sizeof(f->metrics), "%s", pods[i].metrics);
 	}
 	gp_kube_asks_send(t);
-	figs = figures_read(t, &n_figs);
+	figures_read(t, &rf);
 	gp_http_lock(t->o.http);
-	rows_update(t, pods, n, figs, n_figs, gp_unix_ms());
+	rows_update(t, pods, n, rf.fig, rf.n_fig, gp_unix_ms());
+	node_violations_take(t, &rf);
 	gp_services_tick(t->services, gp_unix_ms());
 	gp_http_unlock(t->o.http);
 	gp_kube_asks_send(t);   /* what the services asked */
-	free(figs);
+	free(rf.fig);
+	free(rf.node);
 	free(pods);
 	free(ended);
 }
@@ -557,6 +626,9 @@ struct gp_kube_tasks *gp_kube_tasks_stop(struct gp_kube_tasks *t)
 	for (size_t i = 0; i < t->followed.cap; i++)
 		free(t->followed.slot[i].value);
 	gp_strmap_release(&t->followed);
+	for (size_t i = 0; i < t->nodes_seen.cap; i++)
+		free(t->nodes_seen.slot[i].value);
+	gp_strmap_release(&t->nodes_seen);
 	free(t->unsaved.r);
 	gp_alerts_free(t->alerts);
 	gp_services_free(t->services);

@@ -108,6 +108,7 @@ struct node {
 	struct gp_kube_informer *informer;
 	struct gp_seal_key seal;        /* placements apply only when sealed with it */
 	uint64_t allocations, live_changes, releases, violations;
+	uint64_t violations_no_pod;     /* of them, by processes of no pod */
 	int64_t meter_ids;              /* the last pod's meter id */
 	struct node_gone gone[GP_NODE_GONE_MAX];        /* a ring */
 	unsigned gone_next;

@@ -11,8 +11,10 @@
  * own interposer has. By policy (--verify kill|alert|off) the process is
  * killed, through a pidfd after checking it is still the pod's; each
  * violation is told once (by pid and start time): a Warning event
- * GpupoolViolation on its pod, a line in the log, and
- * gpupool_node_violations_total on /metrics. */
+ * GpupoolViolation on its pod (on the Node, for a process of no pod), a
+ * line in the log, and gpupool_node_violations_total on /metrics (and
+ * those of no pod apart, which the server reads for an alert:
+ * slice-figures.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -150,6 +152,7 @@ static void violation_count(struct node *n, const struct gp_kube_pod *p, unsigne
 	struct node_pod *k = p ? gp_strmap_get(&n->pods, p->uid) : NULL;
 
 	n->violations++;
+	n->violations_no_pod += !p;
 	for (unsigned i = 0; k && i < k->devices; i++)
 		if ((unsigned)k->dev[i] == d)
 			k->violations[i]++;
@@ -168,10 +171,14 @@ static void violation_act(struct node *n, const struct look *l, const struct gp_
 		violation_count(n, p, d);
 		pthread_mutex_unlock(&n->lock);
 	}
-	if (tell && p) {
+	if (tell) {
 		pthread_mutex_lock(&n->api_lock);
-		gp_kube_event(n->api, "Pod", p->ns, p->name, p->uid, "Warning", "GpupoolViolation",
-			      text, EVENT_COMPONENT);
+		if (p)
+			gp_kube_event(n->api, "Pod", p->ns, p->name, p->uid, "Warning",
+				      "GpupoolViolation", text, EVENT_COMPONENT);
+		else
+			gp_kube_event(n->api, "Node", NULL, n->o.node_name, n->o.node_name,
+				      "Warning", "GpupoolViolation", text, EVENT_COMPONENT);
 		pthread_mutex_unlock(&n->api_lock);
 	}
 	if (n->o.verify == GP_VERIFY_KILL)

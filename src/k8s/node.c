@@ -526,6 +526,7 @@ static void metrics_write(struct node *n, FILE *f)
 		   "# TYPE gpupool_node_violations_total counter\n"
 		   "gpupool_node_violations_total %" PRIu64 "\n",
 		n->allocations, n->live_changes, n->violations);
+	gp_node_violations_write(f, n->violations_no_pod);
 }
 
 static void metrics(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)

@@ -158,3 +158,29 @@ int gp_slice_figures_read(const char *text, struct gp_slice_figure **ret, size_t
 	*ret_n = fs.n;
 	return 0;
 }
+
+#define NO_POD_METRIC "gpupool_node_violations_no_pod_total"
+
+void gp_node_violations_write(FILE *f, uint64_t no_pod)
+{
+	fprintf(f, "# HELP " NO_POD_METRIC " Device processes of no pod the node's verifier "
+		   "found.\n# TYPE " NO_POD_METRIC " counter\n" NO_POD_METRIC " %" PRIu64 "\n",
+		no_pod);
+}
+
+bool gp_node_violations_read(const char *text, uint64_t *ret)
+{
+	for (const char *at = text; at && (at = strstr(at, NO_POD_METRIC " ")); at++) {
+		char *end;
+		unsigned long long v;
+
+		if (at != text && at[-1] != '\n')
+			continue;       /* inside a HELP or TYPE line */
+		v = strtoull(at + strlen(NO_POD_METRIC " "), &end, 10);
+		if (end != at + strlen(NO_POD_METRIC " ") && (*end == '\n' || !*end)) {
+			*ret = v;
+			return true;
+		}
+	}
+	return false;
+}

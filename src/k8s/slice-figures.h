@@ -13,7 +13,11 @@
  *   gpupool_slice_memory_limit_bytes{...}, gpupool_slice_compute_percent{...}
  *       the slice (a whole device: all its memory, 100).
  * A pod that ended keeps its lines for GP_SLICE_KEEP_S more seconds, so
- * that the server reads its last figures. Pure: no I/O. */
+ * that the server reads its last figures. Per node:
+ *   gpupool_node_violations_no_pod_total  the device processes of no pod
+ *       its verifier found (a counter): someone using a card outside
+ *       Kubernetes, or a pod's process that left its cgroup's sight.
+ * Pure: no I/O. */
 #ifndef GP_K8S_SLICE_FIGURES_H
 #define GP_K8S_SLICE_FIGURES_H
 
@@ -46,5 +50,11 @@ void gp_slice_figure_write(FILE *f, const struct gp_slice_figure *s);
  * not fatal; a label value holds no "}"). *ret is
  * malloc'd (the caller frees it), *ret_n how many. -ENOMEM. */
 int gp_slice_figures_read(const char *text, struct gp_slice_figure **ret, size_t *ret_n);
+
+/* The node's count of violations by processes of no pod: written (with
+ * its HELP and TYPE), and read back from a /metrics text (false: no such
+ * line). */
+void gp_node_violations_write(FILE *f, uint64_t no_pod);
+bool gp_node_violations_read(const char *text, uint64_t *ret);
 
 #endif

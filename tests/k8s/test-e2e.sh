@@ -270,7 +270,8 @@ check held-to-30-percent '.[0].busy_fraction >= 0.1 and .[0].busy_fraction <= 0.
 # ---- the node's verifier ------------------------------------------------------------
 # A process of the pod that drops the interposer and takes 6 GiB of its
 # 4 GiB slice, and a process of no pod on the device: both killed, the
-# pod's with an event on it. (The honest containers above ran beside the
+# pod's with an event on it, the other's on the Node; each an alert and
+# an audit row of the server. (The honest containers above ran beside the
 # verifier untouched.)
 in_pod env -u LD_PRELOAD CUDA_VISIBLE_DEVICES="$uuid" LD_LIBRARY_PATH="$build/simdev" \
 	"$build/gpuload" alloc --mib 6144 --hold 30 --json >"$tmp/rogue.json" 2>&1 &
@@ -297,6 +298,21 @@ violation_alerted() {
 		(.message | contains("of pod default/train broke its slice")))] | length == 1'
 }
 wait_for "the server's violation alert" 5 violation_alerted && ok violation-alerted-on-the-server
+# The process of no pod: an event on the Node, and the server's alert and
+# audit row for the node (from the node's count on /metrics).
+wait_for "the no-pod violation's event" 5 event_on default node-1 GpupoolViolation "" &&
+	ok no-pod-violation-event-on-the-node
+node_violation_alerted() {
+	curl -s --unix-socket "$tmp/server.sock" -H "Authorization: Bearer $(cat "$tmp/admin.token")" \
+		"http://gpupool/v1/$1" | jq -e "$2"
+}
+wait_for "the server's no-pod violation alert" 5 node_violation_alerted alerts \
+	'[.alerts[] | select(.kind == "task.violation" or .kind == "node.violation") |
+	  select(.message | contains("node node-1: 1 device process(es) of no pod"))] | length == 1' &&
+	ok no-pod-violation-alerted-on-the-server
+wait_for "the no-pod violation's audit row" 5 node_violation_alerted "audit?limit=200" \
+	'[.audit[] | select(.action == "node.violation" and .object == "node node-1")] | length == 1' &&
+	ok no-pod-violation-audited
 expect violations-counted 0 'gpupool_node_violations_total [2-9]' -- \
 	curl -s "http://127.0.0.1:$metrics_port/metrics"
 
