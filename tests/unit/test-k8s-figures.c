@@ -1,7 +1,8 @@
 /* test-k8s-figures.c — a pod's figures per device on /metrics
  * (src/k8s/slice-figures.c): what the node writes the server reads back
  * (used time to the µs, memory, violations), other lines and malformed ones skipped,
- * escapes in label values, and the address check of gpupool.io/metrics. */
+ * escapes in label values, the address check of gpupool.io/metrics, and
+ * the node's count of violations by processes of no pod. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -119,12 +120,34 @@ static void metrics_addresses_are_host_and_port(void **state)
 	assert_false(gp_kube_address_valid("user@host:80"));
 }
 
+/* The node's count of violations by processes of no pod: written, read
+ * back; its HELP line or another metric of a longer name is not it. */
+static void no_pod_violations_are_read_back(void **state)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	uint64_t v = 0;
+
+	(void)state;
+	assert_non_null(f);
+	fputs("gpupool_node_violations_no_pod_total_x 9\n", f);
+	gp_node_violations_write(f, 3);
+	fclose(f);
+	assert_true(gp_node_violations_read(text, &v));
+	assert_int_equal(v, 3);
+	free(text);
+	assert_false(gp_node_violations_read("# HELP gpupool_node_violations_no_pod_total x\n", &v));
+	assert_false(gp_node_violations_read("gpupool_node_violations_no_pod_total abc\n", &v));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(what_is_written_is_read_back),
 		cmocka_unit_test(other_and_malformed_lines_are_skipped),
 		cmocka_unit_test(metrics_addresses_are_host_and_port),
+		cmocka_unit_test(no_pod_violations_are_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
