@@ -13,9 +13,12 @@
  * Which of a namespace's placed pods borrow: its oldest up to its
  * guarantee (memory and compute) are its own, the rest borrowed. A
  * namespace that is not a tenant is not limited: it never borrows, and
- * never reclaims. Model quotas still cap placements (filter), but the
- * reclaim pass weighs the overall quotas only. */
+ * never reclaims. Model quotas count as on one machine: a pod past its
+ * namespace's guarantee on its devices' model borrows too, and the pass
+ * weighs each namespace's model quotas (over the models of the cluster
+ * their names match, core/models.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +26,20 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "core/models.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
+
+/* A namespace's model quotas, kept for the pass (the quota callback's
+ * are its own, until its next call). */
+struct model_quotas {
+	struct gp_sched_model_quota q[GP_MODELS_MAX];
+};
 
 /* What one reclaim pass works on. */
 struct reclaim {
 	struct gp_sched_tenant *tenant;
+	struct model_quotas **model;    /* tenant i's; NULL: none */
 	char (*tenant_ns)[GP_KUBE_NAME_MAX];
 	int tenants;
 	struct gp_sched_task *task;
@@ -36,6 +47,33 @@ struct reclaim {
 	int tasks;
 	struct gp_sched_outcome *out;
 };
+
+/* Tenant t's model quotas, copied for the pass, each with the set of the
+ * cluster's models it governs (a model to the quota whose name matches it
+ * best); without memory for them, none. */
+static void model_quotas_keep(struct gp_extender *e, struct reclaim *r, struct gp_sched_tenant *t)
+{
+	struct model_quotas *m = t->model_quotas ? malloc(sizeof(*m)) : NULL;
+
+	if (m) {
+		memcpy(m->q, t->model_quota, (size_t)t->model_quotas * sizeof(*m->q));
+		for (int q = 0; q < t->model_quotas; q++)
+			m->q[q].models = 0;
+		for (int id = 0; id < GP_MODELS_MAX; id++) {
+			const char *name = gp_cluster_model_name(e->cluster, id);
+			int q = name ? gp_model_best(name, NULL, m->q, sizeof(*m->q),
+						     offsetof(struct gp_sched_model_quota, name),
+						     t->model_quotas)
+				     : -1;
+
+			if (q >= 0)
+				m->q[q].models |= 1ULL << id;
+		}
+	}
+	r->model[r->tenants] = m;
+	t->model_quota = m ? m->q : NULL;
+	t->model_quotas = m ? t->model_quotas : 0;
+}
 
 /* The index of namespace ns among the pass's tenants, added when new. */
 static int tenant_index(struct gp_extender *e, struct reclaim *r, const char *ns)
@@ -49,10 +87,31 @@ static int tenant_index(struct gp_extender *e, struct reclaim *r, const char *ns
 	if (!e->quota || e->quota(e->quota_ctx, ns, t) < 0)
 		*t = (struct gp_sched_tenant){ .quota = { .unlimited = true } };
 	t->id = r->tenants + 1;         /* the pass's own ids */
-	t->model_quota = NULL;          /* (see above) */
-	t->model_quotas = 0;
+	model_quotas_keep(e, r, t);
 	snprintf(r->tenant_ns[r->tenants], GP_KUBE_NAME_MAX, "%s", ns);
 	return r->tenants++;
+}
+
+/* Whether pod k, on top of what its namespace's pods before it hold on
+ * each model quota's devices (model_held, one per quota of tenant t),
+ * borrows past one of those guarantees; adds what it holds. */
+static bool model_borrowing(struct gp_extender *e, const struct gp_sched_tenant *t,
+			    const struct kpod *k, struct gp_quota_use *model_held)
+{
+	bool borrowing = false;
+
+	for (int i = 0; i < k->where.devices; i++) {
+		int id = gp_cluster_device_model(e->cluster, k->where.node, k->where.device[i]);
+
+		for (int q = 0; id >= 0 && q < t->model_quotas; q++)
+			if (t->model_quota[q].models >> id & 1)
+				model_held[q] = gp_quota_sum(model_held[q], (struct gp_quota_use){
+					k->p.placement.memory_mib,
+					k->req.whole ? 100 : k->p.placement.compute });
+	}
+	for (int q = 0; q < t->model_quotas; q++)
+		borrowing = borrowing || gp_quota_borrowing(&t->model_quota[q].quota, model_held[q]);
+	return borrowing;
 }
 
 static int by_bound_at(const void *a, const void *b)
@@ -69,8 +128,12 @@ static int by_bound_at(const void *a, const void *b)
 static int running_add(struct gp_extender *e, struct reclaim *r)
 {
 	struct gp_quota_use *held = calloc((size_t)e->pods.count + 1, sizeof(*held));
+	struct gp_quota_use (*model_held)[GP_MODELS_MAX] =
+		calloc((size_t)e->pods.count + 1, sizeof(*model_held));
 
-	if (!held) {
+	if (!held || !model_held) {
+		free(held);
+		free(model_held);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < e->pods.cap; i++) {
@@ -98,11 +161,14 @@ static int running_add(struct gp_extender *e, struct reclaim *r)
 		r->task[i] = (struct gp_sched_task){
 			.id = i + 1, .tenant = q->id, .priority = k->p.placement.priority,
 			.created = k->p.placement.bound_at, .req = k->req, .running = true,
-			.borrowed = gp_quota_borrowing(&q->quota, held[t]),
+			/* (|: the model quotas count the pod either way) */
+			.borrowed = gp_quota_borrowing(&q->quota, held[t]) |
+				    model_borrowing(e, q, k, model_held[t]),
 			.where = k->where,
 		};
 	}
 	free(held);
+	free(model_held);
 	return 0;
 }
 
@@ -136,12 +202,14 @@ int gp_extender_reclaim(struct gp_extender *e, struct kpod *waiting, const struc
 	size_t cap = (size_t)e->pods.count + 2;
 	struct reclaim r = {
 		.tenant = calloc(cap, sizeof(*r.tenant)), .tenant_ns = calloc(cap, sizeof(*r.tenant_ns)),
+		.model = calloc(cap, sizeof(*r.model)),
 		.task = calloc(cap, sizeof(*r.task)), .pod = calloc(cap, sizeof(*r.pod)),
 		.out = calloc(cap, sizeof(*r.out)),
 	};
 	int outcomes = 0, n = -ENOMEM, t;
 
-	if (!r.tenant || !r.tenant_ns || !r.task || !r.pod || !r.out || !e->cluster || !e->policy ||
+	if (!r.tenant || !r.model || !r.tenant_ns || !r.task || !r.pod || !r.out || !e->cluster ||
+	    !e->policy ||
 	    running_add(e, &r) < 0)
 		goto out;
 	t = tenant_index(e, &r, waiting->p.ns);
@@ -159,6 +227,9 @@ out:
 	/* The pass committed and released in the cluster: made again from
 	 * the pods at the next verb. */
 	e->dirty = true;
+	for (int i = 0; r.model && i < r.tenants; i++)
+		free(r.model[i]);
+	free(r.model);
 	free(r.tenant);
 	free(r.tenant_ns);
 	free(r.task);

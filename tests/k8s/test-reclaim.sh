@@ -9,7 +9,9 @@
 #   Eviction API with its own grace period (7 s) and an event, b1 stays;
 #   while b2 ends, a filter evicts no more; once b2 is gone, a1 is bound,
 #   and b2's task (pods are the server's tasks) ends preempted, audited.
-#   A pod of team-b past its guarantee evicts nothing.
+#   A pod of team-b past its guarantee evicts nothing. Model quotas
+#   count: team-c, within its overall guarantee but past its T4 quota's,
+#   borrows on node-2's T4, and team-a takes its newest pod back there.
 #
 # usage: test-reclaim.sh BUILD_DIR   (run from the repository root)
 set -u
@@ -28,12 +30,16 @@ gpupool=$build/gpupool
 double_start --pod-termination-ms 3000
 post() { curl -s -H 'Content-Type: application/json' -d @- "$api$1"; }
 
-jq -n '{apiVersion: "v1", kind: "Node", metadata: {name: "node-1", annotations:
-	{"gpupool.io/devices": ({version: 1, driver: "550", cuda: 12040, devices: [{uuid:
-	"GPU-10000000-0000-0000-0000-000000000000", model: "Tesla T4", memoryMiB: 15360, numa: 0,
-	nvlink: 0, split: 10, healthy: true, compatible: true, reason: ""}]} | tojson)}},
+# node_make NAME N: a Node with one Tesla T4, as its node program publishes it.
+node_make() {
+	jq -n --arg name "$1" --arg uuid "GPU-$20000000-0000-0000-0000-000000000000" '{apiVersion:
+	"v1", kind: "Node", metadata: {name: $name, annotations: {"gpupool.io/devices": ({version:
+	1, driver: "550", cuda: 12040, devices: [{uuid: $uuid, model: "Tesla T4", memoryMiB: 15360,
+	numa: 0, nvlink: 0, split: 10, healthy: true, compatible: true, reason: ""}]} | tojson)}},
 	status: {allocatable: {cpu: "16", memory: "64Gi", pods: "110", "gpupool.io/gpu": "10"},
 	conditions: [{type: "Ready", status: "True"}]}}' | post /api/v1/nodes >/dev/null
+}
+node_make node-1 1
 
 head -c 48 /dev/urandom | base64 -w0 >"$tmp/placement.key"
 port=$(free_port)
@@ -60,15 +66,17 @@ pod() {
 		{"gpupool.io/gpu": $units}}}]}}' | post "/api/v1/namespaces/$1/pods" >"$tmp/$2.json"
 	schedule "$2"
 }
-schedule() {
-	jq '{Pod: ., NodeNames: ["node-1"]}' "$tmp/$1.json" >"$tmp/$1.args"
+schedule() {       # onto $node (node-1 unless set)
+	jq --arg n "${node:-node-1}" '{Pod: ., NodeNames: [$n]}' "$tmp/$1.json" >"$tmp/$1.args"
 	curl -s -d @"$tmp/$1.args" "$ext/filter" >"$tmp/$1.filter"
 	jq -e '.NodeNames | length == 1' "$tmp/$1.filter" >/dev/null || return 0
 	curl -s -d @"$tmp/$1.args" "$ext/prioritize" >/dev/null
-	jq '{PodName: .metadata.name, PodNamespace: .metadata.namespace, PodUID: .metadata.uid,
-		Node: "node-1"}' "$tmp/$1.json" | curl -s -d @- "$ext/bind" >"$tmp/$1.bind"
+	jq --arg n "${node:-node-1}" '{PodName: .metadata.name, PodNamespace: .metadata.namespace,
+		PodUID: .metadata.uid, Node: $n}' "$tmp/$1.json" | curl -s -d @- "$ext/bind" >"$tmp/$1.bind"
 }
-bound() { curl -s "$api/api/v1/namespaces/$1/pods/$2" | jq -e '.spec.nodeName == "node-1"'; }
+bound() {
+	curl -s "$api/api/v1/namespaces/$1/pods/$2" | jq -e --arg n "${node:-node-1}" '.spec.nodeName == $n'
+}
 evictions() {
 	curl -s "$api/_double/requests" | jq '[.[] | select(.method == "POST" and
 		(.path | endswith("/eviction")))]' >"$tmp/evictions.json"
@@ -125,6 +133,30 @@ pod team-b b3 5
 check borrower-waits '.[0].NodeNames == []' "$tmp/b3.filter"
 evictions
 check borrower-evicts-nothing '.[0] | length == 1' "$tmp/evictions.json"
+
+# Model quotas count: team-c is well within its overall guarantee, but its
+# T4 quota guarantees 10 % only, so its pods on node-2's T4 borrow there;
+# team-a, within its guarantee, takes the newest of them back.
+node_make node-2 2
+node=node-2
+expect model-quota-tenant 0 token -- "$gpupool" tenant add team-c --mem-guaranteed 64G \
+	--compute-guaranteed 400
+expect its-t4-quota 0 'T4' -- "$gpupool" tenant quota team-c T4 --mem-guaranteed 1G \
+	--compute-guaranteed 10 --mem-borrowable 16G --compute-borrowable 100
+pod team-c c1 5
+wait_for "c1 bound" 5 bound team-c c1
+sleep 0.1       # c2 is the newer
+pod team-c c2 5
+wait_for "c2 bound" 5 bound team-c c2 && ok t4-borrower-runs-c1-and-c2
+pod team-a a2 5
+check lender-waits-for-the-t4 '.[0].NodeNames == []' "$tmp/a2.filter"
+evictions
+check the-newest-t4-borrower-evicted '[.[0][] | select(.path |
+	endswith("/namespaces/team-c/pods/c2/eviction"))] | length == 1' "$tmp/evictions.json"
+c2_gone() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$api/api/v1/namespaces/team-c/pods/c2")" = 404 ]; }
+wait_for "c2 gone" 10 c2_gone
+schedule a2
+wait_for "a2 bound" 5 bound team-a a2 && ok lender-bound-on-the-t4-once-c2-ended
 
 stops server-stops-cleanly $server
 kill $double 2>/dev/null
