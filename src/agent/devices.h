@@ -40,6 +40,9 @@ struct gp_agent_device {
 	 * of software slices. */
 	unsigned partition_set;
 	uint8_t partition_held;
+	/* Its NVLink (HCCS, xGMI) island on this node, from its backend:
+	 * devices joined by such links share one; 0: none (PCIe only). */
+	uint8_t nvlink;
 };
 
 struct gp_agent_node {

@@ -112,6 +112,28 @@ typedef enum nvmlEnableState_enum {
 	NVML_FEATURE_ENABLED = 1,
 } nvmlEnableState_t;
 
+/* What two GPUs can do peer to peer (nvmlDeviceGetP2PStatus): the index of
+ * the capability asked, and the answer (OK: they can; over NVLINK, they
+ * are joined by NVLink, directly or through NVSwitch). */
+typedef enum nvmlGpuP2PCapsIndex_enum {
+	NVML_P2P_CAPS_INDEX_READ = 0,
+	NVML_P2P_CAPS_INDEX_WRITE = 1,
+	NVML_P2P_CAPS_INDEX_NVLINK = 2,
+	NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+	NVML_P2P_CAPS_INDEX_PROP = 4,
+	NVML_P2P_CAPS_INDEX_UNKNOWN = 5,
+} nvmlGpuP2PCapsIndex_t;
+
+typedef enum nvmlGpuP2PStatus_enum {
+	NVML_P2P_STATUS_OK = 0,
+	NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+	NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+	NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+	NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+	NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+	NVML_P2P_STATUS_UNKNOWN = 6,
+} nvmlGpuP2PStatus_t;
+
 /* A process's statistics over its lifetime, kept by the driver while the
  * device's accounting mode is on (nvmlDeviceGetAccountingStats). */
 typedef struct nvmlAccountingStats_st {
@@ -231,6 +253,8 @@ nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount);
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
 nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device);
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+				    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t *p2pStatus);
 nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device);
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index);
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);

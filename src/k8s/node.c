@@ -405,6 +405,7 @@ static int node_publish(struct node *n)
 		const struct node_device *d = &n->dev[i];
 
 		devs[i] = (struct gp_kube_device){ .memory_mib = d->d.mem_total_mib, .numa = d->numa,
+						   .nvlink = d->d.nvlink,
 						   .split = d->split, .healthy = d->healthy,
 						   .compatible = d->d.compatible };
 		snprintf(devs[i].uuid, sizeof(devs[i].uuid), "%.*s", (int)sizeof(devs[i].uuid) - 1, d->d.uuid);

@@ -126,6 +126,7 @@ static json_t *device_json(const struct gp_meter *m, unsigned i, const struct gp
 			      health(dev, d, sampled));
 
 	json_object_set_new(o, "partition_set", set ? json_string(set->model) : json_null());
+	json_object_set_new(o, "nvlink_island", dev->nvlink ? json_integer(dev->nvlink) : json_null());
 	device_live(o, d, sampled);
 	device_tasks(o, me, run, dev->uuid);
 	return o;

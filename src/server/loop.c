@@ -642,6 +642,7 @@ static void node_spec_of(const struct gp_loop_options *o, const struct gp_agent_
 					      .max_tasks = GP_REGION_TASKS,
 					      .healthy = n->device[i].compatible,
 					      .partitions = (uint8_t)n->device[i].partition_set,
+					      .nvlink = n->device[i].nvlink,
 					      .part_held = idle ? 0 : n->device[i].partition_held };
 		snprintf(d->uuid, sizeof(d->uuid), "%.*s", (int)sizeof(d->uuid) - 1,
 			 n->device[i].uuid);

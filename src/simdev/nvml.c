@@ -609,6 +609,29 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 	return string_copy(name, length, sim_device_model(s, dev)->name);
 }
 
+/* Peer to peer between two cards: over NVLink when they are of one NVLink
+ * island (sim_device_link_island: an SXM board's cards); the other
+ * capabilities are not simulated. */
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+				    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t *p2pStatus)
+{
+	struct sim *s;
+	int dev1, dev2, island;
+	nvmlReturn_t r;
+
+	RESOLVE_DEVICE(device1, s, dev1);
+	if ((r = device_resolve(device2, &s, &dev2)) != NVML_SUCCESS)
+		return r;
+	if (!p2pStatus || p2pIndex >= NVML_P2P_CAPS_INDEX_UNKNOWN)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	island = sim_device_link_island(s, dev1);
+	*p2pStatus = p2pIndex == NVML_P2P_CAPS_INDEX_NVLINK && dev1 != dev2 && island >= 0 &&
+			     island == sim_device_link_island(s, dev2)
+			     ? NVML_P2P_STATUS_OK
+			     : NVML_P2P_STATUS_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
 	struct sim *s;

@@ -49,24 +49,26 @@
 
 /* key, name, memory, compute units (SMs, AICores, CUs, MLU cores, Xe
  * cores), compute capability (NVIDIA), clock, vendor, partition profiles
- * (NULL: none; "mig": NVML's MIG profiles of the model, nvml.c). */
+ * (NULL: none; "mig": NVML's MIG profiles of the model, nvml.c), NVLink
+ * island size (the SXM boards: 8 through NVSwitch; 0: PCIe cards; only
+ * NVML reports it). */
 static const struct sim_model catalogue[] = {
-	{ "a100-80g", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000, "nvidia", NULL },
-	{ "a100-80g-mig", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000, "nvidia", "mig" },
-	{ "a100-40g", "NVIDIA A100-SXM4-40GB", 40 * GiB, 108, 8, 0, 1410000, "nvidia", NULL },
-	{ "h100-80g", "NVIDIA H100 80GB HBM3", 80 * GiB, 132, 9, 0, 1980000, "nvidia", NULL },
-	{ "h200-141g", "NVIDIA H200", 143771 * MiB, 132, 9, 0, 1980000, "nvidia", NULL },
-	{ "l40s-48g", "NVIDIA L40S", 46068 * MiB, 142, 8, 9, 2520000, "nvidia", NULL },
-	{ "a10-24g", "NVIDIA A10", 23028 * MiB, 72, 8, 6, 1695000, "nvidia", NULL },
-	{ "v100-32g", "Tesla V100-SXM2-32GB", 32 * GiB, 80, 7, 0, 1530000, "nvidia", NULL },
-	{ "t4-16g", "Tesla T4", 15360 * MiB, 40, 7, 5, 1590000, "nvidia", NULL },
-	{ "ascend-910b-64g", "Ascend910B2", 64 * GiB, 24, 0, 0, 1800000, "ascend", "vnpu" },
-	{ "ascend-310p-24g", "Ascend310P3", 24 * GiB, 8, 0, 0, 1080000, "ascend", "vnpu" },
-	{ "mi300x-192g", "AMD Instinct MI300X", 192 * GiB, 304, 9, 4, 2100000, "amd", NULL },
-	{ "dcu-k100-64g", "Hygon DCU K100_AI", 64 * GiB, 120, 9, 2, 1500000, "hygon", NULL },
-	{ "mlu370-48g", "MLU370-X8", 48 * GiB, 16, 0, 0, 1300000, "cambricon", NULL },
-	{ "max1550-128g", "Intel(R) Data Center GPU Max 1550", 128 * GiB, 128, 0, 0, 1600000, "intel", NULL },
-	{ NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL },
+	{ "a100-80g", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000, "nvidia", NULL, 8 },
+	{ "a100-80g-mig", "NVIDIA A100-SXM4-80GB", 80 * GiB, 108, 8, 0, 1410000, "nvidia", "mig", 8 },
+	{ "a100-40g", "NVIDIA A100-SXM4-40GB", 40 * GiB, 108, 8, 0, 1410000, "nvidia", NULL, 8 },
+	{ "h100-80g", "NVIDIA H100 80GB HBM3", 80 * GiB, 132, 9, 0, 1980000, "nvidia", NULL, 8 },
+	{ "h200-141g", "NVIDIA H200", 143771 * MiB, 132, 9, 0, 1980000, "nvidia", NULL, 8 },
+	{ "l40s-48g", "NVIDIA L40S", 46068 * MiB, 142, 8, 9, 2520000, "nvidia", NULL, 0 },
+	{ "a10-24g", "NVIDIA A10", 23028 * MiB, 72, 8, 6, 1695000, "nvidia", NULL, 0 },
+	{ "v100-32g", "Tesla V100-SXM2-32GB", 32 * GiB, 80, 7, 0, 1530000, "nvidia", NULL, 8 },
+	{ "t4-16g", "Tesla T4", 15360 * MiB, 40, 7, 5, 1590000, "nvidia", NULL, 0 },
+	{ "ascend-910b-64g", "Ascend910B2", 64 * GiB, 24, 0, 0, 1800000, "ascend", "vnpu", 0 },
+	{ "ascend-310p-24g", "Ascend310P3", 24 * GiB, 8, 0, 0, 1080000, "ascend", "vnpu", 0 },
+	{ "mi300x-192g", "AMD Instinct MI300X", 192 * GiB, 304, 9, 4, 2100000, "amd", NULL, 0 },
+	{ "dcu-k100-64g", "Hygon DCU K100_AI", 64 * GiB, 120, 9, 2, 1500000, "hygon", NULL, 0 },
+	{ "mlu370-48g", "MLU370-X8", 48 * GiB, 16, 0, 0, 1300000, "cambricon", NULL, 0 },
+	{ "max1550-128g", "Intel(R) Data Center GPU Max 1550", 128 * GiB, 128, 0, 0, 1600000, "intel", NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 0 },
 };
 
 struct quantum {
@@ -497,6 +499,20 @@ int sim_device_card(const struct sim *s, int dev)
 int sim_device_pci_bus(const struct sim *s, int dev)
 {
 	return 0x10 + sim_device_card(s, dev);
+}
+
+int sim_device_link_island(const struct sim *s, int dev)
+{
+	int model, rank = 0;
+
+	if (dev < 0 || dev >= SIM_DEVICES_MAX || (uint32_t)dev >= s->sh->devices)
+		return -1;
+	model = s->sh->dev[dev].model;
+	if (catalogue[model].link_group <= 0)
+		return -1;
+	for (int i = 0; i < dev; i++)
+		rank += s->sh->dev[i].model == model;
+	return model * SIM_DEVICES_MAX + rank / catalogue[model].link_group;
 }
 
 bool sim_device_lost(const struct sim *s, int dev)

@@ -60,6 +60,9 @@ struct sim_model {
 	int clock_khz;
 	const char *vendor;     /* "nvidia", "ascend", "amd", "hygon", "cambricon", "intel" */
 	const char *partitions; /* NULL: none; else the kind of hardware partitions ("mig", "vnpu") */
+	/* Devices per NVLink island on a board of this model (an HGX board's
+	 * 8, joined through NVSwitch); 0: PCIe only. */
+	int link_group;
 };
 
 /* The catalogue, terminated by an entry with key NULL. */
@@ -84,6 +87,9 @@ const char *sim_device_uuid(const struct sim *s, int dev);
 void sim_device_uuid_bytes(const struct sim *s, int dev, unsigned char out[16]);
 /* PCI bus of the device (0x10 + index), for the PCI ids NVML reports. */
 int sim_device_pci_bus(const struct sim *s, int dev);
+/* The NVLink island of card dev: its model's cards in the order listed,
+ * link_group at a time, share one; -1: none (a model without NVLink). */
+int sim_device_link_island(const struct sim *s, int dev);
 
 /* A lost device has fallen off the bus: NVML answers GPU_IS_LOST for it
  * (a health check sees it), as a real driver does after an Xid 79.

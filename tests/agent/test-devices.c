@@ -1,7 +1,8 @@
 /* test-devices.c — the agent's view of the node (src/agent/devices.c):
  * the compatibility table on its own, then discovery through simdev's
  * NVML in this process (the test runs with GPUPOOL_SIM_DEVICES set to two
- * A100-80G and two T4 and LD_LIBRARY_PATH at build/simdev), and a clear
+ * A100-80G and two T4 and LD_LIBRARY_PATH at build/simdev), with the
+ * NVLink island NVML's peer-to-peer status makes of the A100s, and a clear
  * error when no NVML library can be loaded. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +62,11 @@ static void test_discover_simdev(void **state)
 	assert_int_equal(node.device[0].mem_total_mib, 80 * 1024);
 	assert_non_null(strstr(node.device[3].name, "T4"));
 	assert_int_equal(node.device[3].mem_total_mib, 15360);
+	/* The two A100s (SXM: NVLink) are one island; the T4s (PCIe) none. */
+	assert_int_not_equal(node.device[0].nvlink, 0);
+	assert_int_equal(node.device[1].nvlink, node.device[0].nvlink);
+	assert_int_equal(node.device[2].nvlink, 0);
+	assert_int_equal(node.device[3].nvlink, 0);
 }
 
 static void test_no_library(void **state)

@@ -113,6 +113,9 @@ struct nvml {
 	/* accounting (NULL where NVML lacks it): the most each process held */
 	nvmlReturn_t (*accounting)(nvmlDevice_t, unsigned, nvmlAccountingStats_t *);
 	nvmlReturn_t (*accounting_on)(nvmlDevice_t, nvmlEnableState_t);
+	/* NULL: a driver without it (every card then is an island of one) */
+	nvmlReturn_t (*p2p)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t,
+			    nvmlGpuP2PStatus_t *);
 	/* MIG devices (NULL in an NVML without MIG) */
 	nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t *);
 	nvmlReturn_t (*gi_id)(nvmlDevice_t, unsigned *);
@@ -174,6 +177,8 @@ static int nvml_load(struct nvml *n, const char *library, char *err, size_t err_
 		n->lib, "nvmlDeviceGetAccountingStats");
 	n->accounting_on = (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t))dlsym(
 		n->lib, "nvmlDeviceSetAccountingMode");
+	n->p2p = (nvmlReturn_t(*)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t,
+				  nvmlGpuP2PStatus_t *))dlsym(n->lib, "nvmlDeviceGetP2PStatus");
 	return 0;
 }
 
@@ -196,11 +201,48 @@ static nvmlReturn_t device_read(struct nvml *n, unsigned index, struct gp_agent_
 	return NVML_SUCCESS;
 }
 
+/* Are NVIDIA cards a and b (NVML's indexes) joined by NVLink? */
+static bool nvlinked(struct nvml *n, unsigned a, unsigned b)
+{
+	nvmlGpuP2PStatus_t status = NVML_P2P_STATUS_UNKNOWN;
+	nvmlDevice_t ha, hb;
+
+	return n->p2p && n->by_index(a, &ha) == NVML_SUCCESS &&
+	       n->by_index(b, &hb) == NVML_SUCCESS &&
+	       n->p2p(ha, hb, NVML_P2P_CAPS_INDEX_NVLINK, &status) == NVML_SUCCESS &&
+	       status == NVML_P2P_STATUS_OK;
+}
+
+/* The NVLink islands of node's cards device[first..]: cards joined by
+ * NVLink, directly or through others (or NVSwitch), share one, named by
+ * 1 + the node index of its first card; a card joined to none has 0. */
+static void islands_find(struct nvml *n, struct gp_agent_node *node, unsigned first)
+{
+	for (unsigned i = first; i < node->devices; i++)
+		for (unsigned j = first; j < i; j++) {
+			struct gp_agent_device *a = &node->device[j], *b = &node->device[i];
+
+			if (!nvlinked(n, a->local, b->local))
+				continue;
+			if (!a->nvlink)
+				a->nvlink = (uint8_t)(a->index + 1);
+			if (!b->nvlink)
+				b->nvlink = a->nvlink;
+			else if (b->nvlink != a->nvlink) {      /* two islands are one */
+				uint8_t gone = b->nvlink;
+
+				for (unsigned k = first; k < node->devices; k++)
+					if (node->device[k].nvlink == gone)
+						node->device[k].nvlink = a->nvlink;
+			}
+		}
+}
+
 static int discover(const char *library, struct gp_agent_node *node, char *err, size_t err_len)
 {
 	struct nvml n;
 	nvmlReturn_t r;
-	unsigned count = 0;
+	unsigned count = 0, first;
 	int ret;
 
 	library = library_of(library);
@@ -214,6 +256,7 @@ static int discover(const char *library, struct gp_agent_node *node, char *err, 
 	if ((r = n.driver_version(node->driver_version, sizeof(node->driver_version))) ||
 	    (r = n.cuda_version(&node->cuda_version)) || (r = n.count(&count)))
 		goto fail;
+	first = node->devices;
 	for (unsigned i = 0; i < count && node->devices < GP_AGENT_DEVICES_MAX; i++) {
 		struct gp_agent_device *d = &node->device[node->devices];
 
@@ -227,6 +270,7 @@ static int discover(const char *library, struct gp_agent_node *node, char *err, 
 						      sizeof(d->reason));
 		node->devices++;
 	}
+	islands_find(&n, node, first);
 	n.shutdown();
 	return 0;
 fail:
