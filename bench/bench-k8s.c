@@ -1,6 +1,7 @@
 /* bench-k8s.c — the client side of bench/bench-k8s.sh (make bench): the
  * scheduler extender of `gpupool server --kubernetes` driven over HTTP as
- * kube-scheduler drives it (filter, prioritize, the best score, bind),
+ * kube-scheduler drives it (filter, the one node it answers, bind; or
+ * prioritize and the best score, should filter answer several),
  * against the API server double (tests/k8s/apiserver-double.js), beside
  * `gpupool sim`'s own replay of the same pods (the baseline). Each mode
  * prints one JSON object on one line; the script merges them.
@@ -15,7 +16,7 @@
  *       extender_alloc_pct_at_100 beside sim_alloc_pct_at_100
  *   bench-k8s rate --api URL --extender URL --nodes N --pods N
  *       N nodes of 8 devices, then N pods of a few shapes: decisions
- *       (filter + prioritize + bind of one pod) per second, and empty
+ *       (filter + bind of one pod) per second, and empty
  *       round trips per second on the same connection (the baseline) */
 #include <curl/curl.h>
 #include <errno.h>
@@ -274,9 +275,20 @@ static bool best_host(const char *reply, char *host, size_t len)
 	return best >= 0;
 }
 
-/* filter, prioritize and the best score (first of equals), as
- * kube-scheduler's scheduling cycle: the bind request for the pod into
- * bind (len bytes), or false when no node fits. */
+/* The one name of a NodeNames array's text, into host; false when it has
+ * none or several (node names hold no comma). */
+static bool only_name(const char *names, size_t len, char *host, size_t host_len)
+{
+	if (len < 4 || memchr(names, ',', len) || len - 4 >= host_len)
+		return false;
+	snprintf(host, host_len, "%.*s", (int)(len - 4), names + 2);
+	return true;
+}
+
+/* filter, then, as kube-scheduler's scheduling cycle: the one node it
+ * answers (kube-scheduler takes a single feasible node without scoring),
+ * else prioritize and the best score (first of equals). The bind request
+ * for the pod into bind (len bytes), or false when no node fits. */
 static bool decide(struct sched *s, json_t *pod, const char *text, char *bind, size_t len)
 {
 	json_t *meta = json_object_get(pod, "metadata");
@@ -291,6 +303,8 @@ static bool decide(struct sched *s, json_t *pod, const char *text, char *bind, s
 	names = reply ? array_in(reply, "\"NodeNames\"", &names_len) : NULL;
 	if (!names || names_len <= 2)
 		goto out;
+	if (only_name(names, names_len, host, sizeof(host)))
+		goto chosen;
 	free(args);
 	args = NULL;
 	if (asprintf(&args, "{\"Pod\":%s,\"NodeNames\":%.*s}", pod_text, (int)names_len, names) < 0)
@@ -298,6 +312,7 @@ static bool decide(struct sched *s, json_t *pod, const char *text, char *bind, s
 	reply = ext_post(s, "prioritize", args);
 	if (!reply || !best_host(reply, host, sizeof(host)))
 		goto out;
+chosen:
 	snprintf(bind, len,
 		 "{\"PodName\":\"%s\",\"PodNamespace\":\"%s\",\"PodUID\":\"%s\",\"Node\":\"%s\"}",
 		 json_string_value(json_object_get(meta, "name")),

@@ -7,13 +7,14 @@
 # usage: bench-k8s.sh BUILD_DIR TRACES_DIR
 #   extender_alloc_pct_at_100  the openb default trace (SEED, default 1) in
 #                              the openb protocol's order, every pod through
-#                              filter, prioritize (the best score) and bind,
-#                              every trace node a Node of the double
+#                              filter and bind on the one node it answers
+#                              (as kube-scheduler binds a single feasible
+#                              node), every trace node a Node of the double
 #   sim_alloc_pct_at_100       `gpupool sim`'s default policy on the same
 #                              pods in the same order (the baseline, in the
 #                              same run); target: |difference| <= 0.1 points
 #   extender_decisions_per_sec NODES (1000) nodes of 8 devices, then PODS
-#                              (2000) pods: filter + prioritize + bind each,
+#                              (2000) pods: filter + bind each,
 #                              binds sent while the next pod is decided (as
 #                              kube-scheduler's binding cycle runs beside
 #                              its scheduling cycle); the best of RUNS (3),

@@ -1,8 +1,8 @@
 /* args.h — kube-scheduler's ExtenderArgs, read fast: {"Pod": {...},
  * "NodeNames": [...]} or {"Pod": {...}, "Nodes": {"items": [...]}}.
  *
- * A filter or prioritize call names every node kube-scheduler kept (1,000s
- * of them) and comes once per pod, so its node names are scanned in place
+ * A filter call names every node kube-scheduler kept (1,000s of them) and
+ * comes once per pod, so its node names are scanned in place
  * into C strings (one copy of the body, no allocation per name); the Pod
  * and a Nodes list are parsed with jansson. Everything else in the object
  * is skipped, as Go's decoder skips unknown fields.

@@ -1,7 +1,7 @@
 /* extender-impl.h — what the extender's two files share; internal to
  * src/k8s/extender*.c. extender.c keeps the state (the cluster rebuilt
  * from the Nodes, every pod's placement held in it, the informers'
- * callbacks, the holds prioritize makes for the binds to come) and the
+ * callbacks, the holds filter makes for the binds to come) and the
  * decisions (what a pod asks of the core, quotas, one node or the whole
  * cluster); extender-verbs.c answers kube-scheduler (filter, prioritize,
  * bind) and writes its replies. Everything runs under e->lock but the
@@ -28,7 +28,7 @@
 /* Without a workload trace, the target is made again from the pods
  * placed every this many binds. */
 #define RETARGET_BINDS 512
-/* A placement chosen by prioritize is held for the bind that follows
+/* A placement chosen by filter is held for the bind that follows
  * (kube-scheduler binds while it schedules the next pod); one that no bind
  * claims in this long is given back. */
 #define RESERVE_TTL_NS (30ULL * 1000000000ULL)
@@ -43,7 +43,7 @@ struct kpod {
 	bool held;                      /* its placement is committed */
 	struct gp_request req;          /* what it holds, when held */
 	struct gp_placement where;
-	uint64_t reserved_ns;           /* held by prioritize, not bound yet; 0: not */
+	uint64_t reserved_ns;           /* held by filter, not bound yet; 0: not */
 	/* The last live change asked (extender-live.c), admitted or said
 	 * refused: not asked again until the annotations ask another. */
 	bool live_sent;
@@ -91,7 +91,7 @@ struct gp_extender {
 	unsigned binds_since_target;
 	struct model_info model[GP_MODELS_MAX];
 	int models;
-	unsigned reserved;              /* pods held by prioritize, not bound yet */
+	unsigned reserved;              /* pods held by filter, not bound yet */
 	/* Pods to ask kube-scheduler to try again (gp_extender_retry): a
 	 * placed pod has ended or gone since; every pending one (start-up). */
 	bool freed, retry_all;
@@ -180,7 +180,7 @@ int gp_extender_retarget(struct gp_extender *e);
 /* Commits a pod's placement (false: it no longer fits there), gives it back. */
 bool gp_extender_pod_hold(struct gp_extender *e, struct kpod *k);
 void gp_extender_pod_let_go(struct gp_extender *e, struct kpod *k);
-/* Holds prioritize makes: no longer one (bound or gone); given back; the
+/* Holds filter makes: no longer one (bound or gone); given back; the
  * old ones given back, looked for once a second. */
 void gp_extender_unreserve(struct gp_extender *e, struct kpod *k);
 void gp_extender_reservation_cancel(struct gp_extender *e, struct kpod *k);

@@ -1,6 +1,7 @@
 /* extender-verbs.c — the extender's answers to kube-scheduler (see
- * extender.h): the replies written as text, filter, prioritize (and the
- * hold it makes for the bind), bind; and what it asks of kube-scheduler,
+ * extender.h): the replies written as text, filter (the one node it
+ * answers, and the hold it makes there for the bind), prioritize (for
+ * configurations that still call it), bind; and what it asks of kube-scheduler,
  * to try again the pods that wait on it; extender-impl.h says what they
  * use of the state. */
 #include <errno.h>
@@ -79,8 +80,12 @@ static void put_string(struct gp_reply *r, const char *text)
  * few reasons). */
 #define REASONS_MAX 32
 
+/* A node the filter leaves out without a reason: the pod is placed on
+ * another offered node, which it answers alone. */
+#define PASSED_OVER (-3)
+
 struct verdicts {
-	int *why;                       /* per node: FITS, or a reason's index */
+	int *why;                       /* per node: FITS, PASSED_OVER, or a reason's index */
 	char text[REASONS_MAX][REASON_MAX];
 	int texts;
 	bool unresolvable;              /* the pod itself is wrong: no node will do */
@@ -110,8 +115,8 @@ static void put_reasons(struct gp_reply *f, const struct gp_extender_args *a,
 	const char *sep = "{";
 
 	for (size_t i = 0; these && i < a->names; i++) {
-		if (v->why[i] == FITS)
-			continue;
+		if (v->why[i] < 0)
+			continue;       /* passed, or passed over */
 		gp_reply_put(f, sep);
 		gp_reply_string(f, a->name[i], a->name_len[i]);
 		gp_reply_raw(f, ":", 1);
@@ -340,8 +345,114 @@ static int common_reason(const struct gp_extender_args *a, const struct verdicts
 	return best;
 }
 
-/* Filter under the lock: the pod's asks on every named node. Without any
- * ask (no model can serve it), every node with devices fails for `why`. */
+/* ---- the one node filter answers ------------------------------------------------ */
+
+static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
+		       struct gp_kube_placement *ret, char *why, size_t len);
+
+/* The index of node `name` among those offered, or SIZE_MAX. */
+static size_t offered_at(const struct gp_extender_args *a, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < a->names; i++)
+		if (a->name_len[i] == len && memcmp(a->name[i], name, len) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+/* The offered node the bounded search picks, or SIZE_MAX. */
+static size_t offered(struct gp_extender *e, const struct gp_extender_args *a,
+		      const struct choice *any)
+{
+	return any->placed ? offered_at(a, e->node_at[any->d.where.node]->n.name) : SIZE_MAX;
+}
+
+/* Holds pod k's placement on node for its bind: kube-scheduler binds
+ * while it schedules the next pod, whose filter must see it taken. false
+ * when it cannot go there (the namespace's quota, say). */
+static bool reserve(struct gp_extender *e, struct kpod *k, const char *node)
+{
+	struct gp_kube_placement pl;
+	char why[REASON_MAX];
+
+	if (!k || k->held || bind_decide(e, k, node, &pl, why, sizeof(why)) < 0)
+		return false;
+	k->reserved_ns = gp_monotonic_ns();
+	e->reserved++;
+	return true;
+}
+
+/* Node `at` is the answer: every other node is passed over, its reason
+ * (where one was found) kept out of the answer too, since kube-scheduler
+ * reads reasons only when no node passes. */
+static void answer_one(struct verdicts *v, size_t names, size_t at)
+{
+	for (size_t i = 0; i < names; i++)
+		v->why[i] = i == at ? FITS : PASSED_OVER;
+}
+
+/* A pod that asks for devices can be held for its bind: one the filter
+ * may answer with a single node. */
+static bool choosable(const struct filtering *f, const struct kpod *k)
+{
+	return k && !k->held && f->p->units > 0 && f->n > 0;
+}
+
+/* The node the core chooses over the whole cluster (gp_place's bounded
+ * search, the decision `gpupool sim` measures), when kube-scheduler
+ * offered it, held there and answered alone: kube-scheduler, left one
+ * feasible node, neither scores the nodes nor calls prioritize, and the
+ * answer names one node, not a thousand. false when it was not offered
+ * (kube-scheduler's own filters left it out) or cannot be held there
+ * (the namespace's quota): then every node is looked at. */
+static bool filter_chosen(struct gp_extender *e, struct filtering *f,
+			  const struct gp_extender_args *a, struct kpod *k, struct verdicts *v)
+{
+	struct choice any;
+	size_t at;
+
+	if (!choosable(f, k))
+		return false;
+	gp_extender_decide_any(e, f->asks, f->n, &any);
+	at = offered(e, a, &any);
+	if (at == SIZE_MAX || !reserve(e, k, a->name[at]))
+		return false;
+	answer_one(v, a->names, at);
+	return true;
+}
+
+/* Of the nodes that passed, the one the policy scores best (the first of
+ * equals), held and answered alone; when none can be held, every node
+ * that passed is answered. */
+static void filter_best_passed(struct gp_extender *e, struct filtering *f,
+			       const struct gp_extender_args *a, struct kpod *k, struct verdicts *v)
+{
+	struct choice c, top = { .placed = false };
+	size_t best = SIZE_MAX;
+	char why[REASON_MAX];
+
+	if (!choosable(f, k))
+		return;
+	for (size_t i = 0; i < a->names; i++) {
+		if (v->why[i] != FITS)
+			continue;
+		gp_extender_decide_on(e, f->asks, f->n, gp_strmap_get(&e->nodes, a->name[i]), &c,
+				      why, sizeof(why));
+		if (c.placed && (!top.placed || c.d.score > top.d.score)) {
+			top = c;
+			best = i;
+		}
+	}
+	if (best != SIZE_MAX && reserve(e, k, a->name[best]))
+		answer_one(v, a->names, best);
+}
+
+/* Filter under the lock. A pod that asks for devices gets one node, its
+ * placement held there for the bind (filter_chosen, else the best of
+ * those that pass); one that fits nowhere, the reason for every node.
+ * Without any ask (no model can serve it), every node with devices fails
+ * for `why`. */
 static int filter_locked(struct gp_extender *e, struct filtering *f,
 			 const struct gp_extender_args *a, struct verdicts *v, struct unschedulable *u)
 {
@@ -359,17 +470,24 @@ static int filter_locked(struct gp_extender *e, struct filtering *f,
 	f->use.limited = false;         /* quotas are of devices */
 	if (f->p->units)
 		gp_extender_use_of(e, f->p->ns, &f->use);
+	e->stats.filters++;
+	if (known)
+		known->refused = false;
+	if (filter_chosen(e, f, a, known, v))
+		return 0;
 	memset(f->cache, -1, sizeof(f->cache));
 	for (size_t i = 0; i < a->names; i++) {
 		v->why[i] = node_verdict(e, f, gp_strmap_get(&e->nodes, a->name[i]), v);
 		passed += v->why[i] == FITS;
 	}
-	e->stats.filters++;
+	if (passed > 0) {
+		filter_best_passed(e, f, a, known, v);
+		return 0;
+	}
 	if (known)
-		known->refused = passed == 0;
-	if (passed == 0)
-		refusal_note(f, a, v, common_reason(a, v), known != NULL, u);
-	if (passed == 0 && known && f->use.limited)
+		known->refused = true;
+	refusal_note(f, a, v, common_reason(a, v), known != NULL, u);
+	if (known && f->use.limited)
 		reclaim_for(e, f, known);
 	return 0;
 }
@@ -426,19 +544,6 @@ int gp_extender_filter(struct gp_extender *e, const char *body, size_t len, char
 	return *ret ? r : -ENOMEM;
 }
 
-/* The offered node the bounded search picks, or SIZE_MAX. */
-static size_t offered(struct gp_extender *e, const struct gp_extender_args *a,
-		      const struct choice *any)
-{
-	const char *chosen = any->placed ? e->node_at[any->d.where.node]->n.name : NULL;
-	size_t len = chosen ? strlen(chosen) : 0;
-
-	for (size_t i = 0; chosen && i < a->names; i++)
-		if (a->name_len[i] == len && memcmp(a->name[i], chosen, len) == 0)
-			return i;
-	return SIZE_MAX;
-}
-
 /* Every offered node scored exactly: the best 10, the others 0..9. */
 static void scores_exact(struct gp_extender *e, const struct ask *asks, int n_asks,
 			 const struct gp_extender_args *a, int *out)
@@ -469,30 +574,17 @@ static void scores_exact(struct gp_extender *e, const struct ask *asks, int n_as
 	free(on);
 }
 
-/* Scores 0..10. The node the bounded search picks (the decision `gpupool
- * sim` measures) gets 10 when it is offered, the others 0; when it is not
- * (kube-scheduler's own filters left it out), every offered node is
- * scored: the best 10, the others 0..9. */
-static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
-		       struct gp_kube_placement *ret, char *why, size_t len);
-
-/* Holds the pod's placement on the node it scored 10, for its bind: the
- * next pod's filter, which kube-scheduler may send first, sees it taken. */
-static void reserve(struct gp_extender *e, const struct gp_kube_pod *p, const char *node)
-{
-	struct kpod *k = pod_known(e, p);
-	struct gp_kube_placement pl;
-	char why[REASON_MAX];
-
-	if (k && !k->held && bind_decide(e, k, node, &pl, why, sizeof(why)) == 0) {
-		k->reserved_ns = gp_monotonic_ns();
-		e->reserved++;
-	}
-}
-
+/* Scores 0..10, for configurations that still call prioritize (filter
+ * answers one node, which kube-scheduler then takes without scoring).
+ * The node filter held the pod on gets 10, the others 0; without a hold,
+ * the node the bounded search picks (the decision `gpupool sim` measures)
+ * gets 10 when it is offered, the others 0, and when it is not
+ * (kube-scheduler's own filters left it out) every offered node is
+ * scored: the best 10, the others 0..9. The node of 10 is held. */
 static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p,
 			      const struct gp_extender_args *a, int *score)
 {
+	struct kpod *k = gp_strmap_get(&e->pods, p->uid);
 	struct ask asks[GP_MODELS_MAX];
 	struct choice any;
 	char why[REASON_MAX];
@@ -501,6 +593,10 @@ static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p
 
 	if (gp_extender_ensure_built(e) < 0)
 		return;
+	if (k && k->reserved_ns && k->held && (chosen = offered_at(a, k->p.node)) != SIZE_MAX) {
+		score[chosen] = 10;     /* filter held it there */
+		return;
+	}
 	n_asks = gp_extender_pod_asks(e, p, asks, why, sizeof(why));
 	gp_extender_decide_any(e, asks, n_asks, &any);
 	chosen = offered(e, a, &any);
@@ -510,7 +606,7 @@ static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p
 		scores_exact(e, asks, n_asks, a, score);
 	for (size_t i = 0; i < a->names; i++)
 		if (score[i] == 10)
-			reserve(e, p, a->name[i]);
+			reserve(e, pod_known(e, p), a->name[i]);
 }
 
 /* [{"Host": "name", "Score": n}, ...] */
@@ -634,7 +730,7 @@ static int bind_write(struct gp_extender *e, const struct gp_kube_pod *p,
 
 static int bind_args(struct gp_extender *e, const json_t *args, char **ret);
 
-/* Is pod k held on node by prioritize? Its placement in *ret then. */
+/* Is pod k held on node by filter (or prioritize)? Its placement in *ret then. */
 static bool reserved_on(const struct kpod *k, const char *node, struct gp_kube_placement *ret)
 {
 	if (!k->reserved_ns || !k->held || strcmp(k->p.node, node) != 0)
@@ -692,7 +788,7 @@ static int bind_args(struct gp_extender *e, const json_t *args, char **ret)
 	if (r == 0 && !k)
 		snprintf(why, sizeof(why), "pod %s/%s (uid %s) was not seen by the filter", ns, name, uid);
 	else if (r == 0 && reserved_on(k, node, &pl))
-		r = 0;                  /* prioritize held it there */
+		r = 0;                  /* filter held it there */
 	else if (r == 0)
 		r = bind_decide(e, k, node, &pl, why, sizeof(why));
 	if (k)

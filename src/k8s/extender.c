@@ -2,7 +2,7 @@
  * extender.h; extender-verbs.c answers the verbs, extender-impl.h says
  * what the two share), in this order: the cluster rebuilt from the Nodes
  * and every pod's placement held in it; the informers' callbacks (and the
- * holds prioritize makes for the binds to come); what a pod asks of the
+ * holds filter makes for the binds to come); what a pod asks of the
  * core (one request per group of models that give a share the same
  * compute and memory); quotas; decisions on one node or the whole
  * cluster; the extender's life. */

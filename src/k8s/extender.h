@@ -13,16 +13,21 @@
  *
  * Decisions are the core's, with the configured policy (default: gpupool's
  * own, against a target workload made of the pods seen, or of a trace):
- *  - filter keeps the nodes where the pod fits (gp_place_on) and within
- *    its namespace's quota; the others go to FailedNodes with the reason
- *    `kubectl describe pod` shows;
- *  - prioritize gives 10 to the node gp_place would choose (the bounded
- *    search `gpupool sim` measures) when it is offered, the others 0; when
- *    kube-scheduler's own filters left it out, every offered node is
- *    scored, the best 10 and the others 0..9. The pod's placement on the
- *    node of 10 is held for its bind (kube-scheduler binds while it
- *    schedules the next pod), and given back after 30 s without one, or
- *    when the pod is filtered again;
+ *  - filter answers one node for a pod that asks for devices: the node
+ *    gp_place would choose (the bounded search `gpupool sim` measures)
+ *    when kube-scheduler offered it, else the offered node where the pod
+ *    fits (gp_place_on) within its namespace's quota that the policy
+ *    scores best. Left one feasible node, kube-scheduler takes it without
+ *    scoring nodes or calling prioritize. The pod's placement there is
+ *    held for its bind (kube-scheduler binds while it schedules the next
+ *    pod), and given back after 30 s without one, or when the pod is
+ *    filtered again. A pod that fits nowhere gets every node in
+ *    FailedNodes with the reason `kubectl describe pod` shows; a pod
+ *    without units, every node where its CPU and memory fit;
+ *  - prioritize, for configurations that still name it: 10 to the node
+ *    filter held the pod on, the others 0; without a hold, 10 to the node
+ *    gp_place would choose when it is offered, else every offered node
+ *    scored, the best 10 and the others 0..9 (the node of 10 held);
  *  - bind commits the placement on the node kube-scheduler chose (the held
  *    one, or a new decision there) and creates the Binding, which carries
  *    the sealed placement annotations (the API server sets them on the pod
@@ -197,7 +202,7 @@ int gp_extender_patch(struct gp_extender *e, const char *path, json_t *patch, ch
 struct gp_extender_stats {
 	uint32_t nodes, devices;        /* known nodes with devices, and theirs */
 	uint32_t pods_placed;           /* held: bound, or reserved for a bind */
-	uint32_t pods_reserved;         /* held by prioritize for a bind to come */
+	uint32_t pods_reserved;         /* held by filter for a bind to come */
 	uint64_t filters, binds, bind_failures, rebuilds;
 	uint64_t live_changes;          /* admitted and sealed anew */
 };

@@ -13,8 +13,9 @@
  * have listed, then the refused ones whenever a placed pod ends or goes.
  *
  * Routes (kube-scheduler's KubeSchedulerConfiguration: urlPrefix
- * http://127.0.0.1:PORT/extender, filterVerb filter, prioritizeVerb
- * prioritize, bindVerb bind): POST /extender/filter, /extender/prioritize,
+ * http://127.0.0.1:PORT/extender, filterVerb filter, bindVerb bind; and
+ * prioritizeVerb prioritize for configurations that still name it): POST
+ * /extender/filter, /extender/prioritize,
  * /extender/bind; GET /extender/healthz answers 200 once both informers
  * have listed (503 before, for the readiness probe).
  *

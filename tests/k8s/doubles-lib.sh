@@ -46,8 +46,8 @@ event_on() {
 }
 
 # place_pod NAMESPACE NAME UNITS: pod NAME, made already, scheduled onto
-# node-1 as kube-scheduler would (the extender's filter, prioritize and
-# bind, at $ext), then allocated UNITS by the kubelet double on the device
+# node-1 as kube-scheduler would (the extender's filter, which answers the
+# node and holds the placement there, then bind, at $ext), then allocated UNITS by the kubelet double on the device
 # plugin in $tmp/plugins (its answer in $tmp/NAME.alloc), and given the
 # cgroup a kubelet would make for it (cgroup_make); the pod as it was
 # before in $tmp/NAME.json, its UID in $uid.
@@ -55,7 +55,6 @@ place_pod() {
 	curl -s "$api/api/v1/namespaces/$1/pods/$2" >"$tmp/$2.json"
 	jq '{Pod: ., NodeNames: ["node-1"]}' "$tmp/$2.json" >"$tmp/$2.args"
 	curl -s -d @"$tmp/$2.args" "$ext/filter" >/dev/null
-	curl -s -d @"$tmp/$2.args" "$ext/prioritize" >/dev/null
 	jq '{PodName: .metadata.name, PodNamespace: .metadata.namespace, PodUID: .metadata.uid,
 		Node: "node-1"}' "$tmp/$2.json" | curl -s -d @- "$ext/bind" >"$tmp/$2.bind"
 	node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu \

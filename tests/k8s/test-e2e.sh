@@ -2,7 +2,8 @@
 # test-e2e.sh — gpupool on Kubernetes end to end, with every real part that
 # can run here: the API server double (apiserver-double.js, the real REST
 # and watch protocol), `gpupool server --kubernetes` (the extender, called
-# in kube-scheduler's order: filter, prioritize, bind), `gpupool node
+# in kube-scheduler's order: filter, then bind on the one node filter
+# answers; prioritize too, for configurations that still name it), `gpupool node
 # --kubernetes` on simdev's devices, the grpc-js kubelet double (kubelet's
 # call order), and a real process started as a container runtime would,
 # with exactly the environment and mounts Allocate returned.
@@ -10,7 +11,8 @@
 #   GetPreferredAllocation before the node program has seen the pod's bind
 #   prefers the placed device's units (it lists the node's pods again), and
 #   for a request no pod waits for, the units of one device;
-#   a pod asking for 3 units (30 %) and 4 GiB → filter → prioritize → bind
+#   a pod asking for 3 units (30 %) and 4 GiB → filter → prioritize (as an
+#   older configuration calls it) → bind
 #   → placement annotation → Allocate → the process is held to 4 GiB and
 #   about 30 %; a live annotation change reaches its region within 1 s; a
 #   lost device is pushed to the kubelet as unhealthy; an over-quota pod
@@ -119,13 +121,16 @@ pod_make() {
 			"$api/api/v1/namespaces/$1/pods" >"$tmp/$2.json"
 }
 
-# schedule NAME: filter, prioritize, bind, as kube-scheduler calls them;
-# the answers in $tmp/NAME.{filter,prioritize,bind}.
+# schedule NAME [prioritize]: filter, then bind, as kube-scheduler calls
+# them (it binds the one node filter answers without scoring); with
+# `prioritize`, prioritize between them, as a configuration that still
+# names it calls it; the answers in $tmp/NAME.{filter,prioritize,bind}.
 schedule() {
 	jq --argjson names '["node-1"]' '{Pod: ., NodeNames: $names}' "$tmp/$1.json" >"$tmp/$1.args"
 	curl -s -d @"$tmp/$1.args" "$ext/filter" >"$tmp/$1.filter"
 	jq -e '.NodeNames | length == 1' "$tmp/$1.filter" >/dev/null || return 0
-	curl -s -d @"$tmp/$1.args" "$ext/prioritize" >"$tmp/$1.prioritize"
+	[ "${2:-}" != prioritize ] ||
+		curl -s -d @"$tmp/$1.args" "$ext/prioritize" >"$tmp/$1.prioritize"
 	jq '{PodName: .metadata.name, PodNamespace: .metadata.namespace, PodUID: .metadata.uid,
 		Node: "node-1"}' "$tmp/$1.json" >"$tmp/$1.bindargs"
 	curl -s -d @"$tmp/$1.bindargs" "$ext/bind" >"$tmp/$1.bind"
@@ -176,9 +181,10 @@ node_watch_fails 0
 curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/default/pods/early"
 
 pod_make default train 3 4Gi
-schedule train
+schedule train prioritize
 check filter-keeps-the-node '.[0].NodeNames == ["node-1"] and .[0].Error == ""' "$tmp/train.filter"
-check prioritize-scores-it '.[0] == [{"Host": "node-1", "Score": 10}]' "$tmp/train.prioritize"
+check prioritize-scores-the-held-node '.[0] == [{"Host": "node-1", "Score": 10}]' \
+	"$tmp/train.prioritize"
 check bind-succeeds '.[0].Error == ""' "$tmp/train.bind"
 curl -s "$api/api/v1/namespaces/default/pods/train" >"$tmp/train.bound"
 check pod-bound-with-its-placement '.[0].spec.nodeName == "node-1" and

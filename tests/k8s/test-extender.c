@@ -449,6 +449,10 @@ static int reasons_run(void)
 		{ "free", "\"gpupool.io/gpu-model\": \"A100\"", "\"3\"", "1", "1Gi" },
 		{ "free", "", "\"30\"", "1", "1Gi" },
 		{ "free", "\"gpupool.io/gpu-memory\": \"100Gi\"", "\"3\"", "1", "1Gi" },
+		/* fits nowhere, for a reason per node (filter names one node
+		 * alone, with no reasons, for a pod that fits somewhere) */
+		{ "free", "\"gpupool.io/gpu-memory\": \"100Gi\", \"gpupool.io/gpu-model\": \"A100\"",
+		  "\"3\"", "1", "1Gi" },
 		{ "free", "", "\"3\"", "100", "1Gi" },
 		{ "free", "", "\"3\"", "1", "1Ti" },
 		{ "free", "\"gpupool.io/gpu-count\": \"2\"", "\"20\"", "1", "1Gi" },

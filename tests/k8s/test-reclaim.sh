@@ -56,8 +56,9 @@ expect borrower-tenant 0 token -- "$gpupool" tenant add team-b --mem-guaranteed 
 	--compute-guaranteed 10 --mem-borrowable 16G --compute-borrowable 100
 
 # pod NAMESPACE NAME UNITS: a pod of the gpupool scheduler with 4 GiB and a
-# grace period of 7 s; then filter, prioritize and bind, as kube-scheduler
-# calls them (the answers in $tmp/NAME.*).
+# grace period of 7 s; then filter and bind, as kube-scheduler calls them
+# (filter answers one node, bound without scoring; the answers in
+# $tmp/NAME.*).
 pod() {
 	jq -n --arg ns "$1" --arg name "$2" --arg units "$3" '{apiVersion: "v1", kind: "Pod",
 		metadata: {name: $name, namespace: $ns, annotations: {"gpupool.io/gpu-memory": "4Gi"}},
@@ -70,7 +71,6 @@ schedule() {       # onto $node (node-1 unless set)
 	jq --arg n "${node:-node-1}" '{Pod: ., NodeNames: [$n]}' "$tmp/$1.json" >"$tmp/$1.args"
 	curl -s -d @"$tmp/$1.args" "$ext/filter" >"$tmp/$1.filter"
 	jq -e '.NodeNames | length == 1' "$tmp/$1.filter" >/dev/null || return 0
-	curl -s -d @"$tmp/$1.args" "$ext/prioritize" >/dev/null
 	jq --arg n "${node:-node-1}" '{PodName: .metadata.name, PodNamespace: .metadata.namespace,
 		PodUID: .metadata.uid, Node: $n}' "$tmp/$1.json" | curl -s -d @- "$ext/bind" >"$tmp/$1.bind"
 }

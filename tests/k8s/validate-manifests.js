@@ -76,8 +76,10 @@ const IMAGE_KEYS = ['name', 'newName', 'newTag', 'digest', 'tagSuffix'];
 const EXTENDER_KEYS = ['urlPrefix', 'filterVerb', 'preemptVerb', 'prioritizeVerb', 'weight',
   'bindVerb', 'enableHTTPS', 'tlsConfig', 'httpTimeout', 'nodeCacheCapable',
   'managedResources', 'ignorable'];
+// The filter answers one node, held for its bind: no prioritize (kube-scheduler
+// takes a single feasible node without scoring), so no weight either.
 const EXTENDER_WANT = {
-  filterVerb: 'filter', prioritizeVerb: 'prioritize', bindVerb: 'bind', weight: 10,
+  filterVerb: 'filter', bindVerb: 'bind',
   nodeCacheCapable: true, enableHTTPS: false, httpTimeout: '30s',
   managedResources: [{ name: RESOURCE, ignoredByScheduler: false }], ignorable: false,
 };
@@ -605,6 +607,10 @@ function checkExtender(shown, where, ext) {
   for (const [key, want] of Object.entries(EXTENDER_WANT))
     if (!same(ext[key], want))
       problem(shown, where, `${key} is ${JSON.stringify(ext[key])}, want ${JSON.stringify(want)}`);
+  for (const key of ['prioritizeVerb', 'weight'])
+    if (key in ext)
+      problem(shown, where, `${key} is set: the filter answers the one node it holds, so ` +
+        'nothing is left to prioritize');
   if (typeof ext.httpTimeout === 'string' && !DURATION.test(ext.httpTimeout))
     problem(shown, where, `httpTimeout ${ext.httpTimeout} is not a duration (30s, 1m)`);
   let url = null;
