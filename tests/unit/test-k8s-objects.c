@@ -129,6 +129,23 @@ static void bad_annotations_say_what_is_wrong(void **state)
 
 /* A pod is finished when its containers are gone, not when its deletion
  * starts: while they run their grace period, its devices are theirs. */
+/* The pod whose JSON text the format makes, read; it must read. */
+static __attribute__((format(printf, 2, 3))) void pod_read_of(struct gp_kube_pod *ret,
+							      const char *fmt, ...)
+{
+	char text[1024], err[256];
+	va_list ap;
+	json_t *j;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	j = json_loads(text, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(gp_kube_pod_read(j, ret, err, sizeof(err)), 0);
+	json_decref(j);
+}
+
 static void a_pod_being_deleted_finishes_when_its_containers_do(void **state)
 {
 	static const struct {
@@ -155,21 +172,15 @@ static void a_pod_being_deleted_finishes_when_its_containers_do(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char text[1024], err[256];
 		struct gp_kube_pod p;
-		json_t *j;
 
-		snprintf(text, sizeof(text),
-			 "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\"%s}, \"spec\": {\"containers\":"
-			 " [{\"name\": \"m\", \"resources\": {\"limits\": {\"gpupool.io/gpu\": \"3\"}}}]},"
-			 " \"status\": %s}", cases[i].meta, cases[i].status);
-		j = json_loads(text, 0, NULL);
-		assert_non_null(j);
-		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), 0);
+		pod_read_of(&p, "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\"%s}, \"spec\": "
+			    "{\"containers\": [{\"name\": \"m\", \"resources\": {\"limits\": "
+			    "{\"gpupool.io/gpu\": \"3\"}}}]}, \"status\": %s}", cases[i].meta,
+			    cases[i].status);
 		if (p.finished != cases[i].finished || p.deleting != cases[i].deleting)
 			fail_msg("case %zu: finished %d deleting %d, want %d %d", i, p.finished,
 				 p.deleting, cases[i].finished, cases[i].deleting);
-		json_decref(j);
 	}
 }
 
@@ -196,20 +207,13 @@ static void a_pod_knows_its_deployment(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char text[1024], err[256];
 		struct gp_kube_pod p;
-		json_t *j;
 
-		snprintf(text, sizeof(text),
-			 "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\", %s}, \"spec\": "
-			 "{\"containers\": [{\"name\": \"m\"}]}}", cases[i].meta);
-		j = json_loads(text, 0, NULL);
-		assert_non_null(j);
-		assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), 0);
+		pod_read_of(&p, "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\", %s}, \"spec\": "
+			    "{\"containers\": [{\"name\": \"m\"}]}}", cases[i].meta);
 		if (strcmp(p.deployment, cases[i].deployment))
 			fail_msg("case %zu: deployment \"%s\", want \"%s\"", i, p.deployment,
 				 cases[i].deployment);
-		json_decref(j);
 	}
 }
 
