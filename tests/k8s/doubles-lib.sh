@@ -106,3 +106,27 @@ api_get() {
 task_of() {
 	api_get /v1/tasks | jq --arg n "$1" '[.tasks[] | select(.name == $n)]'
 }
+
+# one_t4_node [DOUBLE_OPTIONS...]: what the metered tests (test-bill.sh,
+# test-service.sh) run on: the API server double (with those options),
+# the Node node-1 as a kubelet registers it, and `gpupool node
+# --kubernetes` there on one simulated T4 (its pid in $node_pid, its
+# /metrics on 127.0.0.1:$metrics_port), with the placement key in
+# $tmp/placement.key the server is to use too; the server's socket and
+# admin token exported for the CLI.
+one_t4_node() {
+	export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR=$tmp/sim
+	export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/admin.token
+	mkdir -p "$tmp/plugins" "$tmp/run"
+	head -c 48 /dev/urandom | base64 -w0 >"$tmp/placement.key"
+	double_start "$@"
+	jq -n '{apiVersion: "v1", kind: "Node", metadata: {name: "node-1"}, status: {allocatable:
+		{cpu: "16", memory: "64Gi"}, conditions: [{type: "Ready", status: "True"}]}}' |
+		curl -s -H 'Content-Type: application/json' -d @- "$api/api/v1/nodes" >/dev/null
+	metrics_port=$(free_port)
+	LD_LIBRARY_PATH=$build/simdev "$build/gpupool" node --kubernetes --node-name node-1 \
+		--kube-api "$api" --device-plugin-dir "$tmp/plugins" --run-dir "$tmp/run" \
+		--shim-host-path "$build/libgpushare.so" --metrics-listen "127.0.0.1:$metrics_port" \
+		--health-ms 200 --placement-key "$tmp/placement.key" >"$tmp/node.log" 2>&1 &
+	node_pid=$!
+}

@@ -38,22 +38,10 @@ fi
 . "$here/../lib.sh"
 . "$here/doubles-lib.sh"
 gpupool=$build/gpupool
-export GPUPOOL_SIM_DEVICES=t4-16g:1 GPUPOOL_SIM_DIR=$tmp/sim
-export GPUPOOL_SOCKET=$tmp/server.sock GPUPOOL_TOKEN_FILE=$tmp/admin.token
-mkdir -p "$tmp/plugins" "$tmp/run"
-head -c 48 /dev/urandom | base64 -w0 >"$tmp/placement.key"
 post() { curl -s -H 'Content-Type: application/json' -d @- "$api$1"; }
 cleanup_hook() { cgroups_remove; }
 
-double_start
-jq -n '{apiVersion: "v1", kind: "Node", metadata: {name: "node-1"}, status: {allocatable:
-	{cpu: "16", memory: "64Gi"}, conditions: [{type: "Ready", status: "True"}]}}' |
-	post /api/v1/nodes >/dev/null
-LD_LIBRARY_PATH=$build/simdev "$gpupool" node --kubernetes --node-name node-1 --kube-api "$api" \
-	--device-plugin-dir "$tmp/plugins" --run-dir "$tmp/run" \
-	--shim-host-path "$build/libgpushare.so" --metrics-listen "127.0.0.1:$(free_port)" \
-	--health-ms 200 --placement-key "$tmp/placement.key" >"$tmp/node.log" 2>&1 &
-node_pid=$!
+one_t4_node
 ext_port=$(free_port) console_port=$(free_port)
 ext=http://127.0.0.1:$ext_port/extender
 "$gpupool" server --kubernetes --kube-api "$api" --extender-port "$ext_port" \
