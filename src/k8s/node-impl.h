@@ -73,6 +73,10 @@ struct node_device {
 struct node_pod {
 	struct gp_kube_pod p;
 	bool allocated;                 /* its task is admitted on its devices */
+	/* Its GPU containers the kubelet has allocated so far (in order: one
+	 * Allocate each); all of them join its one task, with its secret. */
+	unsigned containers_allocated;
+	char secret[GP_TASK_SECRET_LEN + 1];
 	char task[GP_TASK_ID_MAX];
 	struct gp_task_limits applied;  /* what its devices' tables hold */
 	unsigned devices;

@@ -97,9 +97,9 @@ static int pod_devices(struct node *n, struct node_pod *k)
 
 /* Admits the pod's task on each of its devices with a new secret (a whole
  * device has no interposer: nothing to admit). */
-static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SECRET_LEN + 1],
-		      char *err, size_t len)
+static int task_admit(struct node *n, struct node_pod *k, char *err, size_t len)
 {
+	char *secret = k->secret;
 	/* A container's user is not known here: the task's file is the
 	 * node's, writable by the task group (docs/kubernetes.md). */
 	struct gp_task_owner owner = { (uid_t)-1, n->o.task_group };
@@ -139,6 +139,7 @@ static int task_admit(struct node *n, struct node_pod *k, char secret[GP_TASK_SE
  * are given back. */
 static void task_release(struct node *n, struct node_pod *k)
 {
+	explicit_bzero(k->secret, sizeof(k->secret));
 	if (!k->allocated)
 		return;
 	for (unsigned i = 0; !k->p.placement.whole && i < k->devices; i++) {
@@ -155,9 +156,18 @@ static void task_release(struct node *n, struct node_pod *k)
 
 /* ---- Allocate ---------------------------------------------------------------------- */
 
-/* The pod the extender placed here that waits for its container: units
- * asked as many as the kubelet allocates, not allocated yet nor being
- * deleted, the earliest bound. */
+/* The units pod k's next GPU container asks for; 0: it has none left to
+ * allocate. */
+static unsigned next_container_units(const struct node_pod *k)
+{
+	return k->containers_allocated < k->p.gpu_containers
+		       ? k->p.container_units[k->containers_allocated]
+		       : 0;
+}
+
+/* The pod the extender placed here that waits for a container: its next
+ * GPU container asks for as many units as the kubelet allocates, it is
+ * not being deleted, the earliest bound. */
 static struct node_pod *pod_waiting(struct node *n, size_t units)
 {
 	struct node_pod *best = NULL;
@@ -165,8 +175,9 @@ static struct node_pod *pod_waiting(struct node *n, size_t units)
 	for (size_t i = 0; i < n->pods.cap; i++) {
 		struct node_pod *k = n->pods.slot[i].value;
 
-		if (!n->pods.slot[i].key || k->allocated || k->p.deleting || !k->p.placed ||
-		    k->p.units != units || strcmp(k->p.placement.node, n->o.node_name) != 0)
+		if (!n->pods.slot[i].key || k->p.deleting || !k->p.placed ||
+		    next_container_units(k) != units ||
+		    strcmp(k->p.placement.node, n->o.node_name) != 0)
 			continue;
 		if (!best || k->p.placement.bound_at < best->p.placement.bound_at)
 			best = k;
@@ -318,7 +329,7 @@ static void allocate_refused(struct node *n, size_t n_ids, char *err, size_t err
 	for (size_t i = 0; i < n->pods.cap && !found; i++) {
 		const struct node_pod *k = n->pods.slot[i].value;
 
-		if (!n->pods.slot[i].key || k->allocated || k->p.finished || k->p.units != n_ids)
+		if (!n->pods.slot[i].key || k->p.finished || next_container_units(k) != n_ids)
 			continue;
 		if (k->seal != GP_SEAL_VALID)
 			snprintf(err, err_len, "pod %s/%s gets no device: %s", k->p.ns, k->p.name,
@@ -343,19 +354,27 @@ static void allocate_refused(struct node *n, size_t n_ids, char *err, size_t err
 		 n->o.resource);
 }
 
+/* A GPU container of a pod that waits: the first admits the pod's task
+ * on its devices; each joins it (the same task, secret and limits: the
+ * pod's slice is shared by its GPU containers). */
 static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_plugin_response *r,
 		    char *err, size_t err_len)
 {
 	struct node *n = ctx;
-	char secret[GP_TASK_SECRET_LEN + 1], task[GP_TASK_ID_MAX] = "";
+	char task[GP_TASK_ID_MAX] = "";
 	struct gp_kube_pod annotated;
 	struct node_pod *k;
+	bool first = false;
 	int rc = -ENOENT;
 
 	(void)ids;
 	k = pod_waiting_listed(n, n_ids);
-	if (k && (rc = task_admit(n, k, secret, err, err_len)) == 0)
-		rc = response_fill(n, k, secret, r);
+	if (k) {
+		first = !k->allocated;
+		rc = first ? task_admit(n, k, err, err_len) : 0;
+	}
+	if (rc == 0 && (rc = response_fill(n, k, k->secret, r)) == 0)
+		k->containers_allocated++;
 	if (k) {
 		annotated = k->p;
 		snprintf(task, sizeof(task), "%s", k->task);
@@ -363,9 +382,8 @@ static int allocate(void *ctx, const char *const *ids, size_t n_ids, struct gp_p
 	pthread_mutex_unlock(&n->lock);
 	if (!k)
 		allocate_refused(n, n_ids, err, err_len);
-	if (rc == 0)
+	if (rc == 0 && first)
 		pod_annotate(n, &annotated, GP_KUBE_ANN_TASK, task);
-	explicit_bzero(secret, sizeof(secret));
 	return rc;
 }
 
@@ -458,7 +476,7 @@ static int preferred(void *ctx, const char *const *available, size_t n_available
 	k = pod_waiting_listed(n, size);
 	for (unsigned d = 0; k && d < k->p.placement.devices && got < size; d++) {
 		size_t uuid_len = strlen(k->p.placement.device[d]);
-		size_t want = got + k->p.units / k->p.count;
+		size_t want = got + next_container_units(k) / k->p.count;
 
 		for (size_t i = 0; i < n_available && got < size && got < want; i++)
 			if (strncmp(available[i], k->p.placement.device[d], uuid_len) == 0 &&
@@ -546,6 +564,7 @@ static void pod_adopt(struct node *n, struct node_pod *k)
 	snprintf(k->task, sizeof(k->task), "%.*s", (int)sizeof(k->task) - 1, k->p.task);
 	limits_wanted(&k->p, &k->applied);
 	k->allocated = true;
+	k->containers_allocated = k->p.gpu_containers;  /* (its secret is not ours now) */
 	gp_node_meter_start(n, k);
 }
 

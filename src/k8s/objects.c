@@ -143,8 +143,23 @@ static int container_read(const json_t *c, struct sums *ret, char *err, size_t l
 	return 0;
 }
 
-static int containers_read(const json_t *spec, struct sums *ret, char *container,
-			   size_t container_len, char *err, size_t len)
+/* Container c asks for `milli_units`: the pod's list of them. */
+static int gpu_container_add(struct gp_kube_pod *p, const json_t *c, int64_t milli_units,
+			     char *err, size_t len)
+{
+	if (milli_units % 1000)
+		return fail(err, len, "%s: a whole number of units, please", GP_KUBE_RESOURCE);
+	if (p->gpu_containers == GP_KUBE_GPU_CONTAINERS_MAX)
+		return fail(err, len, "%s: at most %d containers of a pod may ask for it",
+			    GP_KUBE_RESOURCE, GP_KUBE_GPU_CONTAINERS_MAX);
+	if (!p->container[0])
+		copy(p->container, sizeof(p->container), str_at(c, "name"));
+	p->container_units[p->gpu_containers++] = (unsigned)(milli_units / 1000);
+	return 0;
+}
+
+static int containers_read(const json_t *spec, struct sums *ret, struct gp_kube_pod *p,
+			   char *err, size_t len)
 {
 	struct sums sum = { 0 }, init = { 0 }, one;
 	size_t i;
@@ -152,10 +167,9 @@ static int containers_read(const json_t *spec, struct sums *ret, char *container
 	int r;
 
 	json_array_foreach(json_object_get(spec, "containers"), i, c) {
-		if ((r = container_read(c, &one, err, len)) < 0)
+		if ((r = container_read(c, &one, err, len)) < 0 ||
+		    (one.units && (r = gpu_container_add(p, c, one.units, err, len)) < 0))
 			return r;
-		if (one.units && !*container)
-			copy(container, container_len, str_at(c, "name"));
 		sum.cpu += one.cpu;
 		sum.mem += one.mem;
 		sum.units += one.units;
@@ -321,18 +335,19 @@ int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size
 	p.deleting = json_object_get(meta, "deletionTimestamp") != NULL;
 	deployment_of(meta, p.deployment, sizeof(p.deployment));
 	p.priority = priority_of_class(spec);
-	if ((r = containers_read(spec, &sums, p.container, sizeof(p.container), err, err_len)) < 0 ||
+	if ((r = containers_read(spec, &sums, &p, err, err_len)) < 0 ||
 	    (r = pod_annotations(pod, &p, err, err_len)) < 0)
 		return r;
-	if (sums.units % 1000)
-		return fail(err, err_len, "%s: a whole number of units, please", GP_KUBE_RESOURCE);
 	p.cpu_milli = (uint32_t)(sums.cpu > UINT32_MAX ? UINT32_MAX : sums.cpu);
 	p.mem_mib = (uint32_t)ceil((double)sums.mem / 1000.0 / MIB);
 	p.units = (unsigned)(sums.units / 1000);
-	if (p.units && p.units % p.count)
-		return fail(err, err_len,
-			    "%s: %u units cannot be split evenly over %s=%u devices (ask for a "
-			    "multiple of it)", GP_KUBE_RESOURCE, p.units, GP_KUBE_ANN_COUNT, p.count);
+	for (unsigned c = 0; c < p.gpu_containers; c++)
+		if (p.container_units[c] % p.count)
+			return fail(err, err_len,
+				    "%s: %u units cannot be split evenly over %s=%u devices (ask "
+				    "for a multiple of it%s)", GP_KUBE_RESOURCE,
+				    p.container_units[c], GP_KUBE_ANN_COUNT, p.count,
+				    p.gpu_containers > 1 ? " in each container" : "");
 	if (placement && (r = placement_read(placement, &p.placement, err, err_len)) < 0)
 		return r;
 	p.placed = placement != NULL;

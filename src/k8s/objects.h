@@ -28,6 +28,7 @@
 
 #define GP_KUBE_NAME_MAX 254     /* DNS subdomain (253) + NUL */
 #define GP_KUBE_UID_MAX 64
+#define GP_KUBE_GPU_CONTAINERS_MAX 8    /* containers of one pod that ask for units */
 #define GP_KUBE_ADDRESS_MAX 128  /* "HOST:PORT" */
 #define GP_KUBE_MODEL_TEXT_MAX 256
 #define GP_KUBE_UUID_MAX GP_NAME_MAX
@@ -56,6 +57,11 @@ struct gp_kube_pod {
 	char node[GP_KUBE_NAME_MAX];    /* spec.nodeName; "" until bound */
 	char scheduler[GP_KUBE_NAME_MAX];
 	char container[GP_KUBE_NAME_MAX];       /* the first that asks for units */
+	/* Its containers that ask for units, in their order (the kubelet
+	 * allocates them so), and how many each: they share the pod's slice
+	 * (units, all of them), as one task. */
+	unsigned gpu_containers;
+	unsigned container_units[GP_KUBE_GPU_CONTAINERS_MAX];
 	/* Its containers are gone: Succeeded, Failed, or deleted with none
 	 * of its containers running (a pod being deleted keeps its devices
 	 * while its containers run their grace period). */

@@ -16,6 +16,8 @@
 #   pod's task up again, counting its time once. `gpupool task cancel` of
 #   a pod's task evicts the pod (an event on it); `task set` asks it of the
 #   pod (its annotation), and the task follows once the extender admits it.
+#   A pod of two GPU containers (3 and 2 units) is one task of 50 %: both
+#   containers' Allocate answers join it.
 #
 # usage: test-bill.sh BUILD_DIR   (run from the repository root, as root:
 # the container's mounts need a mount namespace)
@@ -147,6 +149,29 @@ for p in a1:team-a:0.3 l1:admin:0.5; do
 done
 check records-name-the-pods-card "[.[0].usage[] | .device] | unique == [\"$uuid\"]" \
 	"$tmp/usage.json"
+
+# ---- a pod of two GPU containers: they share its slice, as one task ---------------------
+jq -n '{apiVersion: "v1", kind: "Pod", metadata: {name: "m1", namespace: "team-a",
+	annotations: {"gpupool.io/gpu-memory": "2Gi"}}, spec: {schedulerName: "gpupool-scheduler",
+	containers: [{name: "main", image: "pytorch", resources: {limits: {"gpupool.io/gpu": "3"}}},
+	{name: "sidecar", image: "busybox"},
+	{name: "tokenizer", image: "pytorch", resources: {limits: {"gpupool.io/gpu": "2"}}}]}}' |
+	post /api/v1/namespaces/team-a/pods >/dev/null
+place_pod team-a m1 3           # its first GPU container: 3 units
+node "$here/kubelet-double.js" --dir "$tmp/plugins" --resource gpupool.io/gpu --allocate 2 \
+	--scenario allocate 2>/dev/null | jq -c 'select(.event == "allocate")' >"$tmp/m1-2.alloc"
+check both-gpu-containers-join-one-task '(.[0].envs.GPUPOOL_TASK_ID | length > 0) and
+	.[0].envs.GPUPOOL_TASK_ID == .[1].envs.GPUPOOL_TASK_ID and
+	.[0].envs.GPUPOOL_TASK_SECRET == .[1].envs.GPUPOOL_TASK_SECRET and
+	.[0].envs.GPUPOOL_COMPUTE == "50" and .[1].envs.GPUPOOL_COMPUTE == "50"' \
+	"$tmp/m1.alloc" "$tmp/m1-2.alloc"
+m1_task=$(jq -r .envs.GPUPOOL_TASK_ID "$tmp/m1.alloc")
+"$gpupool" region ls --dir "$tmp/run" --json >"$tmp/m1.region"
+check the-pods-one-task-holds-its-whole-slice "[.. | objects | select(.id? == \"$m1_task\")] |
+	length == 1 and .[0].compute == 50" "$tmp/m1.region"
+curl -s -X DELETE -o /dev/null "$api/api/v1/namespaces/team-a/pods/m1?gracePeriodSeconds=0"
+ended_as_soon() { task_of team-a/m1 | jq -e '.[0].state != "running"'; }
+wait_for "m1's task to end" 5 ended_as_soon
 
 # ---- a pod's task cancelled: its pod evicted ------------------------------------------
 pod team-a c1 2

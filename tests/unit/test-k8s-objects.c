@@ -184,6 +184,35 @@ static void a_pod_being_deleted_finishes_when_its_containers_do(void **state)
 	}
 }
 
+/* A pod's GPU containers, in order, with their units: their sum is the
+ * pod's; each must split evenly over the pod's devices. */
+static void gpu_containers_in_order(void **state)
+{
+	struct gp_kube_pod p;
+	char err[256];
+	json_t *j;
+
+	(void)state;
+	pod_read_of(&p, "{\"metadata\": {\"name\": \"p\", \"uid\": \"u\"}, \"spec\": "
+		    "{\"containers\": [{\"name\": \"a\", \"resources\": {\"limits\": "
+		    "{\"gpupool.io/gpu\": \"3\"}}}, {\"name\": \"b\"}, {\"name\": \"c\", "
+		    "\"resources\": {\"limits\": {\"gpupool.io/gpu\": \"2\"}}}]}}");
+	assert_int_equal(p.units, 5);
+	assert_int_equal(p.gpu_containers, 2);
+	assert_int_equal(p.container_units[0], 3);
+	assert_int_equal(p.container_units[1], 2);
+	assert_string_equal(p.container, "a");
+	j = json_loads("{\"metadata\": {\"name\": \"p\", \"uid\": \"u\", \"annotations\": "
+		       "{\"gpupool.io/gpu-count\": \"2\"}}, \"spec\": {\"containers\": "
+		       "[{\"name\": \"a\", \"resources\": {\"limits\": {\"gpupool.io/gpu\": \"3\"}}}, "
+		       "{\"name\": \"c\", \"resources\": {\"limits\": {\"gpupool.io/gpu\": \"3\"}}}]}}",
+		       0, NULL);
+	assert_non_null(j);
+	assert_int_equal(gp_kube_pod_read(j, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "in each container"));
+	json_decref(j);
+}
+
 /* A Deployment's pod: its controller a ReplicaSet named DEPLOYMENT-HASH,
  * HASH its pod-template-hash label; anything else is no Deployment's. */
 static void a_pod_knows_its_deployment(void **state)
@@ -367,6 +396,7 @@ int main(void)
 		cmocka_unit_test(bad_annotations_say_what_is_wrong),
 		cmocka_unit_test(a_pod_being_deleted_finishes_when_its_containers_do),
 		cmocka_unit_test(a_pod_knows_its_deployment),
+		cmocka_unit_test(gpu_containers_in_order),
 		cmocka_unit_test(a_node_publishes_its_devices),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),
