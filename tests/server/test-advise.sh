@@ -46,8 +46,11 @@ check "t4-half's two runs: held 4 GiB and 50 %, peak at least the 1 GiB allocate
 	 .mem_peak_mib >= 1024 and .mem_peak_mib < 2048" "$tmp/advice.json"
 check "its memory: the peak + 15 %, rounded up to 256 MiB" \
 	"$tpl | .mem_proposed_mib == ((.mem_peak_mib * 1.15 / 256 | ceil) * 256)" "$tmp/advice.json"
+# (Poisson arrivals at 100/s sampled every 0.3 s: a high percentile of
+# about 20 % on average reaches past 30 % on a loaded host; it stays well
+# below the 50 % held.)
 check "its compute: the 95th percentile of the share used (about 20 %), rounded up" \
-	"$tpl | .compute_percentile_pct >= 12 and .compute_percentile_pct <= 30 and
+	"$tpl | .compute_percentile_pct >= 12 and .compute_percentile_pct <= 40 and
 	 .compute_proposed_pct == (.compute_percentile_pct - 1e-9 | ceil) and
 	 .compute_median_pct <= .compute_percentile_pct and
 	 .compute_percentile_pct <= .compute_max_pct" "$tmp/advice.json"
