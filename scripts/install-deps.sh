@@ -17,12 +17,15 @@ TOOLS="meson:meson ninja:ninja-build pkg-config:pkg-config cc:gcc jq:jq curl:cur
 	protoc-gen-go-grpc:protoc-gen-go-grpc node:nodejs npm:npm go:golang-go unshare:util-linux
 	slurmctld:slurmctld slurmd:slurmd srun:slurm-client sacct:slurm-client munged:munge
 	slurmdbd:slurmdbd mariadbd:mariadb-server prometheus:prometheus promtool:prometheus
-	chromium:chromium etcd:etcd-server yq:yq openssl:openssl"
-# Development packages, checked by name with dpkg.
+	chromium:chromium etcd:etcd-server yq:yq openssl:openssl
+	containerd:containerd runc:runc"
+# Packages checked by name with dpkg: the development packages, and
+# busybox-static (the image test-kubelet.sh makes needs busybox linked
+# statically, which a busybox command alone does not promise).
 LIBS="libcmocka-dev libcsv-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev nettle-dev
 	libcurl4-openssl-dev libyaml-dev libgrpc-dev libprotobuf-c-dev
 	golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev
-	libslurm-dev libjs-chart.js"
+	libslurm-dev libjs-chart.js busybox-static"
 
 missing=""
 for pair in $TOOLS; do

@@ -9,9 +9,10 @@
 # arguments of deploy/kubernetes/server.yaml, and kube-scheduler with the
 # KubeSchedulerConfiguration of deploy/kubernetes/scheduler-config.yaml
 # (only its extender's port, its kubeconfig and the leader election's
-# timings changed). No kubelet runs, so no pod starts: what is checked is
-# where the real kube-scheduler binds pods through the extender, the
-# placement annotation, and the Events that say why a pod waits.
+# timings changed). No kubelet runs, so no pod starts (test-kubelet.sh
+# runs one): what is checked is where the real kube-scheduler binds pods
+# through the extender, the placement annotation, and the Events that
+# say why a pod waits.
 #
 #   a pod of gpupool-scheduler is bound to a node with devices, with its
 #   placement; a model no node has, and a namespace over its gpupool
@@ -59,150 +60,30 @@ trap 'exit 143' TERM
 
 deploy=$root/deploy/kubernetes
 logs=$tmp/logs pki=$tmp/pki
-mkdir -p "$logs" "$pki" "$tmp/kube-cache"
+mkdir -p "$logs" "$pki"
 # etcd syncs every write: on tmpfs where there is one, as nothing here
 # needs to survive the test.
 etcd_data=$(mktemp -d -p /dev/shm gpupool-etcd.XXXXXX 2>/dev/null) || etcd_data=$tmp/etcd
 daemons=
+# The daemons and the rest shared with test-kubelet.sh: start, wait_for,
+# kapi, cluster_up, server_start, scheduler_up, bound, waits, ...
+. "$here/control-plane.sh"
 
-# The daemons, newest first, end with the test: SIGTERM, then SIGKILL for
-# any still there after 10 s. A failed run shows the end of every log.
+# The daemons end with the test; a failed run shows the end of every log.
 cleanup_hook() {
-	for pid in $daemons; do kill "$pid" 2>/dev/null; done
-	for _ in $(seq 100); do
-		alive=
-		for pid in $daemons; do kill -0 "$pid" 2>/dev/null && alive=yes; done
-		[ -z "$alive" ] && break
-		sleep 0.1
-	done
-	for pid in $daemons; do kill -9 "$pid" 2>/dev/null; done
-	if [ "$status" -ne 0 ] || [ "$fail" -ne 0 ]; then
-		for f in "$logs"/*.log; do
-			[ -f "$f" ] || continue
-			echo "---- the end of $(basename "$f")"
-			tail -n 25 "$f"
-		done
-	fi
+	daemons_stop
+	if [ "$status" -ne 0 ] || [ "$fail" -ne 0 ]; then logs_show; fi
 	case $etcd_data in /dev/shm/gpupool-etcd.*) rm -rf "$etcd_data" ;; esac
 }
 
-# start NAME COMMAND...: COMMAND in the background, its output in
-# $logs/NAME.log, its pid first in $daemons (stopped at the end).
-start() {
-	start_name=$1
-	shift
-	"$@" >"$logs/$start_name.log" 2>&1 &
-	last_pid=$!
-	daemons="$last_pid $daemons"
-}
-
-# wait_for WHAT SECONDS PID COMMAND...: COMMAND succeeds within SECONDS,
-# tried every 0.2 s, while the daemon PID (- for none) runs; a failure
-# (FAIL line) and status 1 otherwise.
-wait_for() {
-	what=$1 limit=$2 pid=$3
-	shift 3
-	for _ in $(seq $((limit * 5))); do
-		"$@" >/dev/null 2>&1 && return 0
-		if [ "$pid" != - ] && ! kill -0 "$pid" 2>/dev/null; then
-			bad "waiting for $what: the program it needs ended"
-			return 1
-		fi
-		sleep 0.2
-	done
-	bad "waiting for $what ($limit s)"
-	return 1
-}
-
-# stop_if_failed: a part that the rest needs failed: end the test now
-# rather than wait for what cannot come.
-stop_if_failed() {
-	[ "$fail" -eq 0 ] && return 0
-	finish
-	exit 1
-}
-
-# Free loopback ports, held together while the kernel picks them, so that
-# no two are the same (split into the positional parameters).
 # shellcheck disable=SC2046
-set -- $(python3 -c 'import socket
-socks = [socket.socket() for _ in range(7)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))')
+set -- $(kube_ports 7)
 etcd_port=$1 etcd_peer=$2 api_port=$3 kcm_port=$4 sched_port=$5 ext_port=$6 metrics_port=$7
-api=https://127.0.0.1:$api_port
 
-# ---- the PKI: a CA, the API server's certificate, the front proxy's,
-# the service accounts' signing key; a static admin token (control-plane.sh) ----
-. "$here/control-plane.sh"
-kube_pki "$pki" "$logs/pki.log" || { bad "the PKI (openssl)" "$logs/pki.log"; finish; exit 1; }
-admin_token=$(cat "$pki/admin.token")
-
-# kubeconfig FILE TOKEN: the API server, its CA, a bearer token.
-kubeconfig() { kube_kubeconfig "$1" "$api" "$pki/ca.crt" "$2"; }
-kubeconfig "$tmp/admin.kubeconfig" "$admin_token"
-kubectl() { "$kbin/kubectl" --kubeconfig "$tmp/admin.kubeconfig" --cache-dir "$tmp/kube-cache" "$@"; }
-
-# kapi METHOD PATH [FILE [CONTENT-TYPE]]: the API server's answer as admin
-# (FILE the body, - for stdin); fails, saying so on stderr, unless 2xx.
-kapi() {
-	kapi_method=$1 kapi_path=$2
-	if [ $# -ge 3 ]; then
-		set -- -H "Content-Type: ${4:-application/json}" --data-binary "@$3"
-	else
-		set --
-	fi
-	rm -f "$tmp/kapi.body"
-	kapi_code=$(curl -sS -o "$tmp/kapi.body" -w '%{http_code}' --cacert "$pki/ca.crt" \
-		-H "Authorization: Bearer $admin_token" -H 'Accept: application/json' \
-		-X "$kapi_method" "$@" "$api$kapi_path")
-	# with the newline the API server leaves out (for the failures' listings)
-	[ -s "$tmp/kapi.body" ] && { cat "$tmp/kapi.body"; echo; }
-	case $kapi_code in 2??) return 0 ;; esac
-	echo "HTTP $kapi_code from $kapi_method $kapi_path" >&2
-	return 1
-}
-
-# ---- etcd, kube-apiserver, kube-controller-manager ----------------------------------
-start etcd kube_etcd "$etcd_data" "$etcd_port" "$etcd_peer"
-etcd_pid=$last_pid
-etcd_healthy() { curl -sf "http://127.0.0.1:$etcd_port/health" | grep -q '"health":"true"'; }
-wait_for etcd 20 "$etcd_pid" etcd_healthy
-
-start kube-apiserver kube_apiserver "$kbin" "$pki" "$etcd_port" "$api_port" --v=1
-api_pid=$last_pid
-api_ready() { kapi GET /readyz | grep -qx ok; }
-wait_for kube-apiserver 60 "$api_pid" api_ready && ok kube-apiserver-ready
-stop_if_failed
-
-start kube-controller-manager "$kbin/kube-controller-manager" \
-	--kubeconfig="$tmp/admin.kubeconfig" --bind-address=127.0.0.1 --secure-port="$kcm_port" \
-	--leader-elect=false \
-	--controllers=serviceaccount,serviceaccount-token,namespace,garbagecollector,root-ca-cert-publisher,resourcequota,podgc,deployment,replicaset \
-	--root-ca-file="$pki/ca.crt" --service-account-private-key-file="$pki/sa.key" --v=1
-
-# ---- the manifests: a server-side dry run, then for real -------------------------------
-# The namespace first: a dry run creates nothing, so the namespaced objects
-# would otherwise find no namespace. No controller here makes the
-# Deployment's or the DaemonSet's pods, nor binds the volume's claim.
-runs namespace-applied "$tmp/apply-ns.out" -- kubectl apply --validate=strict \
-	-f "$deploy/namespace.yaml"
-runs manifests-pass-a-server-side-dry-run "$tmp/dry-run.out" -- kubectl apply \
-	--dry-run=server --validate=strict -k "$deploy"
-runs manifests-applied "$tmp/apply.out" -- kubectl apply --validate=strict -k "$deploy"
-# The placement key, made as docs/kubernetes.md says, and read back as the
-# Secret's volume gives it to the server and the node programs.
-runs placement-key-secret-made "$tmp/secret.out" -- kubectl -n gpupool-system create secret \
-	generic gpupool-placement-key --from-literal=key="$(head -c 48 /dev/urandom | base64 -w0)"
-kubectl -n gpupool-system get secret gpupool-placement-key -o jsonpath='{.data.key}' |
-	base64 -d >"$tmp/placement.key"
-for sa in gpupool-server gpupool-node; do
-	runs "token-of-$sa" "$tmp/$sa.token" -- kubectl -n gpupool-system create token "$sa" \
-		--duration=1h
-	kubeconfig "$tmp/$sa.kubeconfig" "$(cat "$tmp/$sa.token")"
-done
-stop_if_failed
+# ---- the control plane: etcd, kube-apiserver, kube-controller-manager; the manifests ----
+cluster_pki
+cluster_up serviceaccount,serviceaccount-token,namespace,garbagecollector,root-ca-cert-publisher,resourcequota,podgc,deployment,replicaset
+cluster_manifests
 
 # ---- the Nodes, as a kubelet registers them ------------------------------------------
 # node_make NAME [LABEL=VALUE]: the Node, then its status (capacity,
@@ -286,74 +167,16 @@ done
 stop_if_failed
 
 # ---- gpupool server --kubernetes, as gpupool-server, with server.yaml's arguments -------
-# The arguments of the manifest's server container, with the database,
-# the metrics and the extender on this test's paths and ports; the port
-# the scheduler's configuration names must be the manifest's.
-yq -r '.spec.template.spec.containers[] | select(.name == "server") | .args[]' \
-	"$deploy/server.yaml" >"$tmp/server.args"
-yq -r '.data["config.yaml"]' "$deploy/scheduler-config.yaml" >"$tmp/scheduler-shipped.yaml"
-yq . "$tmp/scheduler-shipped.yaml" >"$tmp/scheduler-shipped.json"
-shipped_port=$(jq -Rr 'select(. == "--extender-port") | input' "$tmp/server.args")
-check extender-port-agrees '.[0].extenders | length == 1 and (.[0].urlPrefix |
-	test("^http://127\\.0\\.0\\.1:'"$shipped_port"'/"))' "$tmp/scheduler-shipped.json"
-jq -Rr --arg db "$tmp/gpupool.db" --arg ext "$ext_port" --arg metrics "127.0.0.1:$metrics_port" \
-	'[., inputs] | . as $a | range(length) as $i | if $i > 0 and $a[$i - 1] == "--db" then $db
-	elif $i > 0 and $a[$i - 1] == "--extender-port" then $ext
-	elif $i > 0 and $a[$i - 1] == "--metrics-listen" then $metrics else $a[$i] end' \
-	"$tmp/server.args" >"$tmp/server.args.here"
-export GPUPOOL_SOCKET="$tmp/server.sock" GPUPOOL_DB="$tmp/gpupool.db"
-# server_start: the server with those arguments, its pid in $server.
-server_start() {
-	set --
-	while IFS= read -r a; do set -- "$@" "$a"; done <"$tmp/server.args.here"
-	start gpupool-server "$build/gpupool" "$@" --socket "$tmp/server.sock" \
-		--kubeconfig "$tmp/gpupool-server.kubeconfig" --placement-key "$tmp/placement.key"
-	server=$last_pid
-	ext=http://127.0.0.1:$ext_port/extender
-}
-# extender_synced: the extender has listed the cluster, and knows its two
-# nodes with devices (its healthz in $tmp/healthz).
-extender_synced() {
-	curl -sf -o "$tmp/healthz" "$ext/healthz" && jq -e '.synced and .nodes == 2 and
-		.devices == 3' "$tmp/healthz"
-}
+server_prepare
 server_start
-wait_for "the extender to list the cluster" 30 "$server" extender_synced && ok extender-ready
+wait_for "the extender to list the cluster" 30 "$server" extender_synced 2 3 && ok extender-ready
 
 # ---- kube-scheduler, with scheduler-config.yaml ------------------------------------------
-# The shipped configuration changed only where it must be here: the
-# extender's port, the kubeconfig (the pod's is in-cluster), and the
-# leader election's timings (a busy machine must not lose the lease).
-yq -y --arg port "$ext_port" --arg kc "$tmp/gpupool-server.kubeconfig" '
-	.extenders |= map(.urlPrefix |= sub(":[0-9]+/"; ":" + $port + "/")) |
-	.clientConnection.kubeconfig = $kc |
-	.leaderElection += {leaseDuration: "60s", renewDeadline: "50s", retryPeriod: "2s"}' \
-	"$tmp/scheduler-shipped.yaml" >"$tmp/scheduler.yaml"
-start kube-scheduler "$kbin/kube-scheduler" --config="$tmp/scheduler.yaml" \
-	--authentication-kubeconfig="$tmp/gpupool-server.kubeconfig" \
-	--authorization-kubeconfig="$tmp/gpupool-server.kubeconfig" \
-	--bind-address=127.0.0.1 --secure-port="$sched_port" --v=2
-sched_pid=$last_pid
-lease_held() {
-	kapi GET /apis/coordination.k8s.io/v1/namespaces/gpupool-system/leases/gpupool-scheduler |
-		jq -e '.spec.holderIdentity | length > 0'
-}
-wait_for "kube-scheduler's lease" 60 "$sched_pid" lease_held && ok scheduler-holds-its-lease
-expect scheduler-healthz 0 '^ok$' -- curl -sk "https://127.0.0.1:$sched_port/healthz"
-stop_if_failed
+scheduler_up
 
 # ---- pods --------------------------------------------------------------------------
-# No pod is admitted in a namespace before its service account "default"
-# is there (kube-controller-manager makes it).
 wait_for "the service account default/default" 30 - \
 	kapi GET /api/v1/namespaces/default/serviceaccounts/default
-# ns_make NAME: a namespace, with its service account.
-ns_make() {
-	jq -n --arg n "$1" '{apiVersion: "v1", kind: "Namespace", metadata: {name: $n}}' |
-		kapi POST /api/v1/namespaces - >/dev/null
-	wait_for "the service account of namespace $1" 30 - \
-		kapi GET "/api/v1/namespaces/$1/serviceaccounts/default"
-}
 # pod_make NAMESPACE NAME UNITS MEMORY [MODEL]: a pod of gpupool-scheduler
 # asking for UNITS of gpupool.io/gpu and MEMORY of device memory (of a
 # MODEL); deleted at once when deleted (no kubelet would confirm it).
@@ -369,24 +192,6 @@ pod_make() {
 					limits: {"gpupool.io/gpu": $units}}}]}}' >"$tmp/$2.pod.json"
 	kapi POST "/api/v1/namespaces/$1/pods" "$tmp/$2.pod.json" >"$tmp/$2.json" 2>"$tmp/$2.err" ||
 		bad "pod $1/$2 not created" "$tmp/$2.err" "$tmp/$2.json"
-}
-# bound NAME NAMESPACE POD: the pod is bound within 30 s; it in $tmp/POD.json.
-bound() {
-	eventually "$1" 30 "$tmp/$3.json" '.spec.nodeName != null' -- \
-		kapi GET "/api/v1/namespaces/$2/pods/$3"
-}
-# waits NAME NAMESPACE POD REASON TEXT: within 30 s an Event of REASON on
-# the pod has TEXT in its message (the pod's Events in $tmp/POD.events).
-waits() {
-	eventually "$1" 30 "$tmp/$3.events" "any(.items[]; .reason == \"$4\" and
-		(.message | contains($(printf '%s' "$5" | jq -Rs .))))" -- \
-		kapi GET "/api/v1/namespaces/$2/events?fieldSelector=involvedObject.name=$3"
-}
-# pending NAME NAMESPACE POD: the pod is not bound (now).
-pending() {
-	kapi GET "/api/v1/namespaces/$2/pods/$3" >"$tmp/$3.json"
-	check "$1" '.[0].kind == "Pod" and .[0].spec.nodeName == null and
-		.[0].status.phase == "Pending"' "$tmp/$3.json"
 }
 # placed_well NAME POD: its placement annotation names the node it is
 # bound to and devices that node published.
@@ -481,7 +286,7 @@ stops server-stops-cleanly "$server"
 echo '{"metadata": {"annotations": {"gpupool.io/compute": "40"}}}' |
 	kapi PATCH /api/v1/namespaces/default/pods/first - application/merge-patch+json >/dev/null
 server_start
-wait_for "the extender after its restart" 30 "$server" extender_synced
+wait_for "the extender after its restart" 30 "$server" extender_synced 2 3
 eventually live-change-asked-while-away-admitted 30 "$tmp/first.json" \
 	'.metadata.annotations["gpupool.io/placement"] | fromjson | .compute == 40' -- \
 	kapi GET /api/v1/namespaces/default/pods/first
