@@ -51,6 +51,7 @@ struct kpod {
 	bool refused;                   /* the last filter found no node for it */
 	char reclaimed_for[GP_EXTENDER_FOR_MAX]; /* evicted by reclaim for this pod; "": not */
 	uint64_t retried_ns;            /* when it was last asked to be tried again */
+	bool woken;                     /* held by its group's plan: to be tried again */
 };
 
 /* What the devices of one model offer a share (the first device seen). */
@@ -162,7 +163,26 @@ int gp_extender_reclaim(struct gp_extender *e, struct kpod *waiting, const struc
 void gp_extender_evict(struct gp_extender *e, const struct gp_extender_victim *v, int n,
 		       const char *ns, const char *name, const char *uid);
 
+/* ---- extender-gang.c ---------------------------------------------------- */
+
+enum gp_gang {
+	GANG_NONE,                      /* placed alone */
+	GANG_HELD,                      /* its group placed: answer the node held for it */
+	GANG_INCOMPLETE,                /* its group is not all there (why) */
+	GANG_NO_ROOM,                   /* not all of its group fit now (why) */
+};
+/* What pod k's group decides for its filter; may place every member of
+ * the group that waits (extender-gang.c says how). Under the lock. */
+enum gp_gang gp_extender_gang(struct gp_extender *e, struct kpod *k, char *why, size_t len);
+/* Gives back the holds of k's group that wait for their binds. */
+void gp_extender_gang_let_go(struct gp_extender *e, struct kpod *k);
+
 /* ---- extender-verbs.c --------------------------------------------------- */
+
+/* Holds pod k's placement on node for its bind (false, with why, when it
+ * cannot go there: the namespace's quota, say). */
+bool gp_extender_reserve(struct gp_extender *e, struct kpod *k, const char *node, char *why,
+			 size_t len);
 
 /* An API handle for one call at a time (NULL: the extender has none),
  * given back with gp_extender_api_give. */

@@ -88,7 +88,9 @@ struct verdicts {
 	int *why;                       /* per node: FITS, PASSED_OVER, or a reason's index */
 	char text[REASONS_MAX][REASON_MAX];
 	int texts;
-	bool unresolvable;              /* the pod itself is wrong: no node will do */
+	/* No node will do, nor would preemption help: the pod itself is
+	 * wrong, or its group is not all there. */
+	bool unresolvable;
 };
 
 /* The index of a reason's text, added when new (the last slot takes
@@ -369,14 +371,13 @@ static size_t offered(struct gp_extender *e, const struct gp_extender_args *a,
 }
 
 /* Holds pod k's placement on node for its bind: kube-scheduler binds
- * while it schedules the next pod, whose filter must see it taken. false
- * when it cannot go there (the namespace's quota, say). */
-static bool reserve(struct gp_extender *e, struct kpod *k, const char *node)
+ * while it schedules the next pod, whose filter must see it taken. */
+bool gp_extender_reserve(struct gp_extender *e, struct kpod *k, const char *node, char *why,
+			 size_t len)
 {
 	struct gp_kube_placement pl;
-	char why[REASON_MAX];
 
-	if (!k || k->held || bind_decide(e, k, node, &pl, why, sizeof(why)) < 0)
+	if (!k || k->held || bind_decide(e, k, node, &pl, why, len) < 0)
 		return false;
 	k->reserved_ns = gp_monotonic_ns();
 	e->reserved++;
@@ -409,6 +410,7 @@ static bool choosable(const struct filtering *f, const struct kpod *k)
 static bool filter_chosen(struct gp_extender *e, struct filtering *f,
 			  const struct gp_extender_args *a, struct kpod *k, struct verdicts *v)
 {
+	char why[REASON_MAX];
 	struct choice any;
 	size_t at;
 
@@ -416,7 +418,7 @@ static bool filter_chosen(struct gp_extender *e, struct filtering *f,
 		return false;
 	gp_extender_decide_any(e, f->asks, f->n, &any);
 	at = offered(e, a, &any);
-	if (at == SIZE_MAX || !reserve(e, k, a->name[at]))
+	if (at == SIZE_MAX || !gp_extender_reserve(e, k, a->name[at], why, sizeof(why)))
 		return false;
 	answer_one(v, a->names, at);
 	return true;
@@ -444,8 +446,43 @@ static void filter_best_passed(struct gp_extender *e, struct filtering *f,
 			best = i;
 		}
 	}
-	if (best != SIZE_MAX && reserve(e, k, a->name[best]))
+	if (best != SIZE_MAX && gp_extender_reserve(e, k, a->name[best], why, sizeof(why)))
 		answer_one(v, a->names, best);
+}
+
+/* A member of a pod group (extender-gang.c): the node its group's plan
+ * held for it, when kube-scheduler offered that node; else every node
+ * fails for the group's reason (and a plan whose node was left out by
+ * kube-scheduler's own filters is given back, to be made again). false:
+ * not a member. */
+static bool gang_answered(struct gp_extender *e, struct filtering *f,
+			  const struct gp_extender_args *a, struct kpod *k, struct verdicts *v,
+			  struct unschedulable *u)
+{
+	char why[REASON_MAX];
+	enum gp_gang g = gp_extender_gang(e, k, why, sizeof(why));
+	size_t at = SIZE_MAX;
+	int reason;
+
+	if (g == GANG_NONE)
+		return false;
+	if (g == GANG_HELD && (at = offered_at(a, k->p.node)) != SIZE_MAX) {
+		answer_one(v, a->names, at);
+		return true;
+	}
+	if (g == GANG_HELD) {
+		snprintf(why, sizeof(why), "pod group %.63s: kube-scheduler's own filters left out "
+			 "node %.63s, where the group placed this pod; it is placed again", k->p.group,
+			 k->p.node);
+		gp_extender_gang_let_go(e, k);
+	}
+	reason = reason_index(v, why);
+	for (size_t i = 0; i < a->names; i++)
+		v->why[i] = reason;
+	v->unresolvable = g == GANG_INCOMPLETE;
+	k->refused = true;
+	refusal_note(f, a, v, reason, true, u);
+	return true;
 }
 
 /* Filter under the lock. A pod that asks for devices gets one node, its
@@ -464,7 +501,7 @@ static int filter_locked(struct gp_extender *e, struct filtering *f,
 		return r;
 	gp_extender_reservations_expire(e);
 	known = pod_known(e, f->p);     /* for the bind that may follow */
-	if (known)
+	if (known && !known->p.group[0])
 		gp_extender_reservation_cancel(e, known);   /* scheduled again: what it held goes */
 	f->n = gp_extender_pod_asks(e, f->p, f->asks, f->why, sizeof(f->why));
 	f->use.limited = false;         /* quotas are of devices */
@@ -473,7 +510,7 @@ static int filter_locked(struct gp_extender *e, struct filtering *f,
 	e->stats.filters++;
 	if (known)
 		known->refused = false;
-	if (filter_chosen(e, f, a, known, v))
+	if (gang_answered(e, f, a, known, v, u) || filter_chosen(e, f, a, known, v))
 		return 0;
 	memset(f->cache, -1, sizeof(f->cache));
 	for (size_t i = 0; i < a->names; i++) {
@@ -606,7 +643,7 @@ static void prioritize_locked(struct gp_extender *e, const struct gp_kube_pod *p
 		scores_exact(e, asks, n_asks, a, score);
 	for (size_t i = 0; i < a->names; i++)
 		if (score[i] == 10)
-			reserve(e, pod_known(e, p), a->name[i]);
+			gp_extender_reserve(e, pod_known(e, p), a->name[i], why, sizeof(why));
 }
 
 /* [{"Host": "name", "Score": n}, ...] */
@@ -832,6 +869,8 @@ static bool retry_wanted(const struct gp_extender *e, const struct kpod *k, bool
 {
 	const struct gp_kube_pod *p = &k->p;
 
+	if (k->woken && k->reserved_ns)
+		return true;            /* its group placed it: its filter answers the node */
 	if (!p->units || p->placed || p->node[0] || p->deleting || p->finished || k->held ||
 	    k->reserved_ns || (e->scheduler[0] && strcmp(p->scheduler, e->scheduler) != 0))
 		return false;
@@ -863,6 +902,7 @@ static size_t retry_pick(struct gp_extender *e, bool all, struct retry *ret, siz
 		snprintf(ret[n].uid, sizeof(ret[n].uid), "%s", k->p.uid);
 		k->retried_ns = now;
 		k->refused = false;
+		k->woken = false;
 		n++;
 	}
 	return n;

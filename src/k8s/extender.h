@@ -205,6 +205,7 @@ struct gp_extender_stats {
 	uint32_t pods_reserved;         /* held by filter for a bind to come */
 	uint64_t filters, binds, bind_failures, rebuilds;
 	uint64_t live_changes;          /* admitted and sealed anew */
+	uint64_t gangs_placed;          /* pod groups placed, all members at once */
 };
 void gp_extender_stats(struct gp_extender *e, struct gp_extender_stats *ret);
 

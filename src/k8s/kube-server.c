@@ -163,10 +163,14 @@ char *gp_kube_server_metrics(struct gp_kube_server *s)
 		     "gpupool_extender_filters_total %llu\n"
 		     "# TYPE gpupool_extender_binds_total counter\ngpupool_extender_binds_total %llu\n"
 		     "# TYPE gpupool_extender_bind_failures_total counter\n"
-		     "gpupool_extender_bind_failures_total %llu\n",
+		     "gpupool_extender_bind_failures_total %llu\n"
+		     "# HELP gpupool_extender_gangs_placed_total Pod groups placed, every member "
+		     "at once.\n"
+		     "# TYPE gpupool_extender_gangs_placed_total counter\n"
+		     "gpupool_extender_gangs_placed_total %llu\n",
 		     synced, st.nodes, st.devices, st.pods_placed, st.pods_reserved,
 		     (unsigned long long)st.filters, (unsigned long long)st.binds,
-		     (unsigned long long)st.bind_failures) < 0)
+		     (unsigned long long)st.bind_failures, (unsigned long long)st.gangs_placed) < 0)
 		return NULL;
 	return text;
 }

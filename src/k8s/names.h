@@ -34,6 +34,13 @@
 #define GP_KUBE_ANN_COMPUTE     "gpupool.io/compute"
 /* hard (default: the share is a cap) or shared (idle time may be borrowed). */
 #define GP_KUBE_ANN_ISOLATION   "gpupool.io/isolation"
+/* A gang across nodes: pods of one namespace with the same group name are
+ * placed all together or not at all, once `pod-group-size` of them (2 to
+ * GP_KUBE_GROUP_MAX) exist; until then each waits, saying how many do.
+ * Both annotations or neither. */
+#define GP_KUBE_ANN_GROUP       "gpupool.io/pod-group"
+#define GP_KUBE_ANN_GROUP_SIZE  "gpupool.io/pod-group-size"
+#define GP_KUBE_GROUP_MAX       256
 
 /* ---- set by the extender at bind (before the Binding) ------------------
  * {"node": "n1", "devices": ["GPU-…", …], "memoryMiB": 4096,

@@ -186,6 +186,31 @@ static int containers_read(const json_t *spec, struct sums *ret, struct gp_kube_
 	return 0;
 }
 
+/* A gang's annotations (names.h): both or neither; a name a label value
+ * could be (1 to 63 of [A-Za-z0-9._-]), a size from 2. */
+static int pod_group(const json_t *pod, struct gp_kube_pod *p, char *err, size_t len)
+{
+	const char *name = gp_kube_annotation(pod, GP_KUBE_ANN_GROUP);
+	const char *size = gp_kube_annotation(pod, GP_KUBE_ANN_GROUP_SIZE);
+	size_t n = name ? strlen(name) : 0;
+
+	if (!name && !size)
+		return 0;
+	if (!name || !size)
+		return fail(err, len, "annotation %s: needed with %s (a gang has a name and a size)",
+			    name ? GP_KUBE_ANN_GROUP_SIZE : GP_KUBE_ANN_GROUP,
+			    name ? GP_KUBE_ANN_GROUP : GP_KUBE_ANN_GROUP_SIZE);
+	if (n == 0 || n > 63 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					      "0123456789._-") != n)
+		return fail(err, len, "annotation %s: \"%.80s\" is not a group name (1 to 63 letters, "
+			    "digits, '.', '_' or '-')", GP_KUBE_ANN_GROUP, name);
+	if (!gp_parse_uint(size, 2, GP_KUBE_GROUP_MAX, NULL, &p->group_size))
+		return fail(err, len, "annotation %s: \"%.40s\" is not a number of pods from 2 to %d",
+			    GP_KUBE_ANN_GROUP_SIZE, size, GP_KUBE_GROUP_MAX);
+	copy(p->group, sizeof(p->group), name);
+	return 0;
+}
+
 /* The annotations users set (names.h). */
 static int pod_annotations(const json_t *pod, struct gp_kube_pod *p, char *err, size_t len)
 {
@@ -217,7 +242,7 @@ static int pod_annotations(const json_t *pod, struct gp_kube_pod *p, char *err, 
 			    GP_KUBE_ANN_ISOLATION, iso);
 	p->isolation = iso && strcmp(iso, "shared") == 0 ? GP_KUBE_SHARED : GP_KUBE_HARD;
 	copy(p->models, sizeof(p->models), gp_kube_annotation(pod, GP_KUBE_ANN_MODEL));
-	return 0;
+	return pod_group(pod, p, err, len);
 }
 
 /* Priority without the annotation: a PriorityClass value 1..9 as it is,

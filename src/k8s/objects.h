@@ -76,6 +76,8 @@ struct gp_kube_pod {
 	unsigned priority;              /* 0..9 */
 	unsigned compute;               /* compute annotation, percent; 0: from units */
 	enum gp_kube_isolation isolation;
+	char group[GP_KUBE_NAME_MAX];   /* pod-group; "": placed alone */
+	unsigned group_size;            /* pod-group-size; 0 without a group */
 	bool placed;
 	struct gp_kube_placement placement;
 	char task[96];                  /* gpupool.io/task; "" until allocated */

@@ -69,7 +69,7 @@ static int quota_of(void *ctx, const char *ns, struct gp_sched_tenant *ret)
 static int step_names(const char *dir, char ***ret, int *ret_n)
 {
 	struct dirent **list;
-	int n = scandir(dir, &list, NULL, alphasort), k = 0;
+	int n = scandir(dir, &list, NULL, versionsort), k = 0;
 	char **names;
 
 	if (n < 0)

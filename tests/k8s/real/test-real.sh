@@ -20,7 +20,9 @@
 #   slice goes to the pod that waited for it; after the server restarts,
 #   the placements are rebuilt and new pods are placed around them;
 #   reclaim evicts a borrower for a lender; a service scales a Deployment
-#   through its scale subresource, and `task set` of its pod is sealed.
+#   through its scale subresource, and `task set` of its pod is sealed; a
+#   pod group across both nodes is bound all together once complete, and
+#   one that cannot all fit waits, saying why.
 #
 # usage: test-real.sh BUILD_DIR   (from the repository root; skips, exit
 # 77, when GPUPOOL_KUBE_BIN is not set)
@@ -177,14 +179,16 @@ scheduler_up
 # ---- pods --------------------------------------------------------------------------
 wait_for "the service account default/default" 30 - \
 	kapi GET /api/v1/namespaces/default/serviceaccounts/default
-# pod_make NAMESPACE NAME UNITS MEMORY [MODEL]: a pod of gpupool-scheduler
-# asking for UNITS of gpupool.io/gpu and MEMORY of device memory (of a
-# MODEL); deleted at once when deleted (no kubelet would confirm it).
+# pod_make NAMESPACE NAME UNITS MEMORY [MODEL [ANNOTATIONS]]: a pod of
+# gpupool-scheduler asking for UNITS of gpupool.io/gpu and MEMORY of
+# device memory (of a MODEL; "": any), with more ANNOTATIONS (a JSON
+# object); deleted at once when deleted (no kubelet would confirm it).
 pod_make() {
-	jq -n --arg ns "$1" --arg name "$2" --arg units "$3" --arg mem "$4" --arg model "${5:-}" '{
+	jq -n --arg ns "$1" --arg name "$2" --arg units "$3" --arg mem "$4" --arg model "${5:-}" \
+		--argjson more "${6:-{\}}" '{
 		apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns,
 		annotations: ({"gpupool.io/gpu-memory": $mem} + if $model == "" then {} else
-			{"gpupool.io/gpu-model": $model} end)},
+			{"gpupool.io/gpu-model": $model} end + $more)},
 		spec: {schedulerName: "gpupool-scheduler", terminationGracePeriodSeconds: 0,
 			automountServiceAccountToken: false, restartPolicy: "Never",
 			containers: [{name: "main", image: "registry.invalid/none:1",
@@ -371,6 +375,31 @@ web_pod=$(as_web task show "$web_task" -o json | jq -r '.name | split("/")[1]')
 eventually task-set-sealed-on-the-pod 30 "$tmp/web-pod.json" \
 	'.metadata.annotations["gpupool.io/placement"] | fromjson | .compute == 30' -- \
 	kapi GET "/api/v1/namespaces/web/pods/$web_pod"
+
+# (h) A gang across nodes (pod group "pair" of 2, one pod on the L40S,
+# one on a T4): the first waits, saying so, until the second exists;
+# then both are bound, the first asked to be tried again by the server.
+# A group of 2 that cannot all fit (40 GiB each on the one L40S) leaves
+# both pending, saying why (that it holds nothing meanwhile is checked by
+# the extender's golden case 10-gang-all-or-none).
+pair='{"gpupool.io/pod-group": "pair", "gpupool.io/pod-group-size": "2"}'
+pod_make default gang-l40s 1 1Gi L40S "$pair"
+waits gang-first-waits-for-its-group default gang-l40s GpupoolUnschedulable \
+	'pod group pair: 1 of its 2 pods exist'
+pending gang-first-not-bound-alone default gang-l40s
+pod_make default gang-t4 1 1Gi T4 "$pair"
+bound gang-second-bound default gang-t4
+bound gang-first-bound-once-its-group-exists default gang-l40s
+check gang-across-both-nodes '.[0].spec.nodeName == "node-l40s" and .[1].spec.nodeName == "node-t4"' \
+	"$tmp/gang-l40s.json" "$tmp/gang-t4.json"
+placed_well gang-first-placement-names-its-node gang-l40s
+huge='{"gpupool.io/pod-group": "huge", "gpupool.io/pod-group-size": "2"}'
+pod_make default huge-0 1 40Gi L40S "$huge"
+pod_make default huge-1 1 40Gi L40S "$huge"
+waits gang-too-big-waits-with-why default huge-1 GpupoolUnschedulable \
+	'fits nowhere with the others'
+pending gang-too-big-first-pending default huge-0
+pending gang-too-big-second-pending default huge-1
 
 stops node-t4-program-stops-cleanly "$node_t4_pid"
 stops node-l40s-program-stops-cleanly "$node_l40s_pid"
