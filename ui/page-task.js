@@ -68,6 +68,8 @@ async function factsDraw(view, box, t, changed) {
 		['Shape', shape(t)], ['Compute share', el('span', { id: 'task-compute', text: `${t.compute_pct} %` })],
 		['Priority', el('span', { id: 'task-priority', text: String(t.priority) })],
 		['Isolation', t.isolation], ['Kind', t.kind],
+		['Runtime', el('span', { id: 'task-runtime', text: t.runtime || 'any (from before runtimes)' })],
+		['Model', t.model || 'any'],
 		['Devices', placed(t.placement, indexes)], ['Placement', t.placement || '-'],
 		['Process group', t.pid ? String(t.pid) : '-'], ['Exit code', t.ended ? String(t.exit_code) : '-'],
 		['Submitted', when(t.created)], ['Started', when(t.started)], ['Ended', when(t.ended)],

@@ -60,7 +60,8 @@ static void create_usage(FILE *out)
 		"  --step PCT         a share grows by at most this (default 30)\n"
 		"  --share-max PCT    the most a replica's share grows to (default:\n"
 		"                     twice the slice's, at most 100)\n"
-		"  --priority N, --isolation hard|shared, --model M, --workdir DIR\n"
+		"  --priority N, --isolation hard|shared, --model M, --runtime R,\n"
+		"  --workdir DIR\n"
 		"                     as for submit\n"
 		"  -o json|table      the server's JSON, or text (default)\n");
 }
@@ -88,6 +89,7 @@ static int create_option(void *ctx, int c, const char *value)
 	switch (c) {
 	case 't': json_object_set_new(b, "template", json_string(value)); return 0;
 	case 'M': json_object_set_new(b, "model", json_string(value)); return 0;
+	case 'R': json_object_set_new(b, "runtime", json_string(value)); return 0;
 	case 'W': json_object_set_new(b, "workdir", json_string(value)); return 0;
 	case 'D': json_object_set_new(b, "deployment", json_string(value)); return 0;
 	case 'A': json_object_set_new(b, "autoscale", json_false()); return 0;
@@ -126,6 +128,7 @@ static const struct option create_options[] = {
 	{"priority", required_argument, NULL, 'p'},
 	{"isolation", required_argument, NULL, 'i'},
 	{"model", required_argument, NULL, 'M'},
+	{"runtime", required_argument, NULL, 'R'},
 	{"workdir", required_argument, NULL, 'W'},
 	{"deployment", required_argument, NULL, 'D'},
 	{"replicas", required_argument, NULL, 'r'},

@@ -116,6 +116,12 @@ static void submit_usage(FILE *out)
 		"  --model M          only devices that answer to M: part of a model's name\n"
 		"                     (A100), a vendor (nvidia, ascend, amd, hygon, cambricon,\n"
 		"                     intel), or several of these joined by | or ,\n"
+		"  --runtime R        what the program is built for: cuda, acl (Ascend),\n"
+		"                     hip (AMD, Hygon), cnrt (Cambricon) or ze (Intel); it\n"
+		"                     runs only on cards of R (default: what --model's cards\n"
+		"                     run, else cuda where the pool has NVIDIA cards)\n"
+		"  --await-cards      (admin) queue it though no card of the pool answers\n"
+		"                     to --model: for cards to come (else refused)\n"
 		"  --workdir DIR      where it runs (default: this directory)\n"
 		"  --on-memory-growth alert|restart\n"
 		"                     a task whose memory rises at every sampling: a\n"
@@ -206,6 +212,8 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'n': json_object_set_new(o->body, "name", json_string(value)); return 0;
 	case 't': json_object_set_new(o->body, "template", json_string(value)); return 0;
 	case 'M': json_object_set_new(o->body, "model", json_string(value)); return 0;
+	case 'R': json_object_set_new(o->body, "runtime", json_string(value)); return 0;
+	case 'A': json_object_set_new(o->body, "await_cards", json_true()); return 0;
 	case 'W': return set_workdir(o, value);
 	case 'e': return set_env(o, value);
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
@@ -243,6 +251,8 @@ static const struct option submit_options[] = {
 	{"priority", required_argument, NULL, 'p'},
 	{"kind", required_argument, NULL, 'k'},
 	{"model", required_argument, NULL, 'M'},
+	{"runtime", required_argument, NULL, 'R'},
+	{"await-cards", no_argument, NULL, 'A'},
 	{"workdir", required_argument, NULL, 'W'},
 	{"env", required_argument, NULL, 'e'},
 	{"quiet", no_argument, NULL, 'q'},

@@ -106,8 +106,10 @@ void gp_api_model_quota_remove(void *ctx, const struct gp_http_request *req,
 bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
 			   struct gp_task *t, struct gp_http_reply *ret);
 /* With the agent, false with 400 for a task this machine could never
- * hold (more devices than it has, more memory than its largest one). */
-bool gp_api_task_could_fit(struct gp_api *api, const struct gp_task *t,
+ * hold (more devices than it has, more memory than its largest one, a
+ * runtime or model none of its cards has: unless await_cards), its
+ * runtime settled (server/runtime.h) when it can. */
+bool gp_api_task_could_fit(struct gp_api *api, struct gp_task *t, bool await_cards,
 			   struct gp_http_reply *ret);
 /* api-service.c: services and schedules. */
 void gp_api_service_create(void *ctx, const struct gp_http_request *req,

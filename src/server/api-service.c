@@ -33,6 +33,7 @@ static const struct gp_field service_fields[] = {
 	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
 	{"priority", GP_FIELD_UINT, false, 0, 9},
 	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
+	{"runtime", GP_FIELD_TEXT, .hi = GP_STORE_RUNTIME_MAX - 1},
 	{"workdir", GP_FIELD_TEXT, .hi = GP_WORKDIR_MAX - 1},
 	{"replicas", GP_FIELD_UINT, false, 1, GP_SERVICE_REPLICAS_MAX},
 	{"min_replicas", GP_FIELD_UINT, false, 1, GP_SERVICE_REPLICAS_MAX},
@@ -148,7 +149,7 @@ static bool spec_of(struct gp_api *api, json_t *body, const struct gp_tenant *me
 	*s = (struct gp_service_spec){0};
 	if (!replicas_of(api, body, s, ret) ||
 	    !gp_api_task_from_body(api, body, me, &s->task, ret) ||
-	    !gp_api_task_could_fit(api, &s->task, ret))
+	    !gp_api_task_could_fit(api, &s->task, false, ret))
 		return false;
 	snprintf(s->task.kind, sizeof(s->task.kind), "inference");
 	if (s->deployment[0] && !gp_field_has(body, "name"))

@@ -149,6 +149,7 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 			      "priority", (json_int_t)t->priority);
 
 	json_object_set_new(o, "workdir", json_string(t->workdir));
+	json_object_set_new(o, "runtime", json_string(t->runtime));
 	json_object_set_new(o, "template", json_string(t->template_name));
 	json_object_set_new(o, "on_memory_growth",
 			    json_string(memory_policies[t->restart_on_growth ? 1 : 0]));
@@ -231,9 +232,11 @@ static const struct gp_field task_fields[] = {
 	{"priority", GP_FIELD_UINT, false, 0, 9},
 	{"kind", GP_FIELD_CHOICE, .choices = kinds},
 	{"model", GP_FIELD_TEXT, .hi = GP_STORE_NAME_MAX - 1},
+	{"runtime", GP_FIELD_TEXT, .hi = GP_STORE_RUNTIME_MAX - 1},
 	{"workdir", GP_FIELD_TEXT, .hi = GP_WORKDIR_MAX - 1},
 	{"env", GP_FIELD_ENV},
 	{"on_memory_growth", GP_FIELD_CHOICE, .choices = memory_policies},
+	{"await_cards", GP_FIELD_BOOL},
 	{NULL},
 };
 
@@ -1259,6 +1262,7 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	copy(t->kind, sizeof(t->kind), gp_field_string(body, "kind", "batch"));
 	if (gp_field_has(body, "model")) /* over the template's models */
 		copy(t->model, sizeof(t->model), gp_field_string(body, "model", ""));
+	copy(t->runtime, sizeof(t->runtime), gp_field_string(body, "runtime", ""));
 	copy(t->workdir, sizeof(t->workdir), gp_field_string(body, "workdir", ""));
 	if (t->workdir[0] && t->workdir[0] != '/') {
 		gp_http_error(ret, 400,
@@ -1284,9 +1288,10 @@ static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
 }
 
 /* With the agent, a task this machine could never hold (more devices
- * than it has, more memory than its largest device) is refused now, with
- * the most it could ask for; without it, the fields' static bounds hold. */
-bool gp_api_task_could_fit(struct gp_api *api, const struct gp_task *t,
+ * than it has, more memory than its largest device, a runtime or model
+ * none of its cards has) is refused now, with the most it could ask for
+ * or the cards it has; without it, the fields' static bounds hold. */
+bool gp_api_task_could_fit(struct gp_api *api, struct gp_task *t, bool await_cards,
 			   struct gp_http_reply *ret)
 {
 	const char *field = "devices";
@@ -1295,12 +1300,23 @@ bool gp_api_task_could_fit(struct gp_api *api, const struct gp_task *t,
 
 	if (!api->loop)
 		return true;
-	r = gp_loop_task_could_fit(api->loop, t, &field, why, sizeof(why));
+	r = gp_loop_task_could_fit(api->loop, t, await_cards, &field, why, sizeof(why));
 	if (r == -E2BIG)
 		gp_http_error(ret, 400, "field \"%s\": %s", field, why);
 	else if (r < 0)
 		gp_http_error(ret, 500, "checking the task against the pool: %s", strerror(-r));
 	return r == 0;
+}
+
+/* "await_cards": queuing a task for cards the pool has none of yet is
+ * the admin's choice (403 otherwise): a tenant's would wait forever. */
+static bool await_allowed(json_t *body, const struct gp_tenant *me, struct gp_http_reply *ret)
+{
+	if (!gp_field_bool(body, "await_cards") || me->admin)
+		return true;
+	gp_http_error(ret, 403, "field \"await_cards\": only the admin may queue a task for cards "
+				"the pool does not have");
+	return false;
 }
 
 static void task_submit(void *ctx, const struct gp_http_request *req,
@@ -1317,7 +1333,8 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 
 	if (!caller(api, req, ret, &me) ||
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
-	    !gp_api_task_from_body(api, body, &me, &t, ret) || !gp_api_task_could_fit(api, &t, ret) ||
+	    !gp_api_task_from_body(api, body, &me, &t, ret) || !await_allowed(body, &me, ret) ||
+	    !gp_api_task_could_fit(api, &t, gp_field_bool(body, "await_cards"), ret) ||
 	    !queue_has_room(api, &me, ret))
 		return;
 	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {

@@ -1,6 +1,7 @@
 /* loop.c — the scheduling loop over the pool, the store, the core and the
  * agent (loop.h). */
 #include "server/loop.h"
+#include "server/runtime.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -2040,8 +2041,8 @@ static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c
 		snprintf(why, len, "no node of this pool could hold it, even idle");
 }
 
-int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const char **ret_field,
-			   char *why, size_t len)
+int gp_loop_task_could_fit(struct gp_loop *l, struct gp_task *t, bool await_cards,
+			   const char **ret_field, char *why, size_t len)
 {
 	const struct gp_agent_node *node;
 	struct gp_cluster *c = NULL;
@@ -2053,13 +2054,14 @@ int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const cha
 	if (!l || !t || !ret_field || !why)
 		return -EINVAL;
 	node = gp_agent_node(l->agent);
+	if ((r = gp_runtime_settle(node, t, await_cards, ret_field, why, len)) < 0)
+		return r;
 	r = cluster_build(&l->o, node, true, &c, NULL);
 	if (r < 0)
 		return r;
-	/* A model this machine lacks: the task waits, saying so. */
 	if (request_of(node, c, t, &req, why, len) < 0) {
 		gp_cluster_free(c);
-		return 0;
+		return 0;       /* a model of no usable card: settled above */
 	}
 	/* The core's own answer, on this node with every device idle. */
 	r = t->devices > GP_NODE_DEVICES_MAX ? -EINVAL : gp_policy_new("bestfit", NULL, &p);

@@ -185,12 +185,14 @@ int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned com
 			bool *ret_borrowed, char *why, size_t len);
 
 /* Could this machine hold task t (not yet stored) at all, every device
- * idle? 0 when it could, or when it asks for a model the machine lacks
- * (it waits, saying so); else -E2BIG with why ("this pool's largest node
- * has 4 devices; ask for at most 4"), naming the field in *ret_field
- * ("devices", "mem_mib"). Reads nothing that changes: any thread. */
-int gp_loop_task_could_fit(struct gp_loop *l, const struct gp_task *t, const char **ret_field,
-			   char *why, size_t len);
+ * idle? Its runtime is settled first (server/runtime.h: t->runtime, and
+ * its model when it names none). 0 when it could; else -E2BIG with why
+ * ("this pool's largest node has 4 devices; ask for at most 4", "no card
+ * of this pool answers to \"H100\" …"), naming the field in *ret_field
+ * ("devices", "mem_mib", "model", "runtime"); await_cards as
+ * gp_runtime_settle's. Reads nothing that changes: any thread. */
+int gp_loop_task_could_fit(struct gp_loop *l, struct gp_task *t, bool await_cards,
+			   const char **ret_field, char *why, size_t len);
 
 /* The live numbers, for the API's handlers (which hold the store's
  * lock, under which the loop changes them); NULL for l NULL. */

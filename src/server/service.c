@@ -37,12 +37,12 @@ json_t *gp_service_spec_json(const struct gp_service_spec *s)
 	const struct gp_scale_policy *p = &s->policy;
 
 	return json_pack(
-		"{s:{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:I, s:s}, s:b, s:s, "
+		"{s:{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:s, s:s, s:I, s:s}, s:b, s:s, "
 		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"task", "name", t->name, "command", t->command, "workdir", t->workdir,
 		"template", t->template_name, "mem_mib", (json_int_t)t->mem_mib,
 		"compute_pct", (json_int_t)t->compute_pct, "hard", t->hard, "model",
-		t->model, "priority", (json_int_t)t->priority, "kind", t->kind,
+		t->model, "runtime", t->runtime, "priority", (json_int_t)t->priority, "kind", t->kind,
 		"autoscale", s->autoscale, "deployment", s->deployment, "policy", "min_replicas",
 		(json_int_t)p->min_replicas, "max_replicas", (json_int_t)p->max_replicas,
 		"out_pct", (json_int_t)p->out_pct, "in_pct", (json_int_t)p->in_pct,
@@ -77,6 +77,7 @@ int gp_service_spec_parse(const char *text, struct gp_service_spec *ret)
 	text_of(t, "workdir", s.task.workdir, sizeof(s.task.workdir));
 	text_of(t, "template", s.task.template_name, sizeof(s.task.template_name));
 	text_of(t, "model", s.task.model, sizeof(s.task.model));
+	text_of(t, "runtime", s.task.runtime, sizeof(s.task.runtime));
 	text_of(t, "kind", s.task.kind, sizeof(s.task.kind));
 	s.task.mem_mib = (uint64_t)json_integer_value(json_object_get(t, "mem_mib"));
 	s.task.compute_pct = uint_of(t, "compute_pct");

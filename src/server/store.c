@@ -202,6 +202,9 @@ static const char *const migrations[] = {
 	/* 12: a task that is a Kubernetes pod (the server's kubernetes
 	 * engine): its UID ("" for the tasks the server runs itself). */
 	"ALTER TABLE tasks ADD COLUMN pod_uid TEXT NOT NULL DEFAULT '';",
+	/* 13: the runtime a task's program is built for (server/runtime.h);
+	 * "" for the tasks from before. */
+	"ALTER TABLE tasks ADD COLUMN runtime TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -1402,7 +1405,7 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended, workdir, template, memory_restart, service, pod_uid"
+	"started, ended, workdir, template, memory_restart, service, pod_uid, runtime"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1435,9 +1438,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	t->restart_on_growth = sqlite3_column_int(st, 23) != 0;
 	t->service = sqlite3_column_int64(st, 24);
 	copy_text(st, 25, t->pod_uid, sizeof(t->pod_uid));
+	copy_text(st, 26, t->runtime, sizeof(t->runtime));
 }
 
-/* Binds every column but id, as parameters 2..26 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..27 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1465,6 +1469,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_int(st, 24, t->restart_on_growth);
 	sqlite3_bind_int64(st, 25, t->service);
 	sqlite3_bind_text(st, 26, t->pod_uid, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 27, t->runtime, -1, SQLITE_STATIC);
 }
 
 static bool state_is_valid(int state)
@@ -1479,7 +1484,8 @@ static bool task_strings_fit(const struct gp_task *t)
 	       fits(t->template_name, sizeof(t->template_name)) &&
 	       fits(t->kind, sizeof(t->kind)) && fits(t->model, sizeof(t->model)) &&
 	       fits(t->reason, sizeof(t->reason)) &&
-	       fits(t->placement, sizeof(t->placement)) && fits(t->pod_uid, sizeof(t->pod_uid));
+	       fits(t->placement, sizeof(t->placement)) && fits(t->pod_uid, sizeof(t->pod_uid)) &&
+	       fits(t->runtime, sizeof(t->runtime));
 }
 
 static bool task_is_valid(const struct gp_task *t)
@@ -1505,7 +1511,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
 		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
-		    "?23, ?24, ?25, ?26)",
+		    "?23, ?24, ?25, ?26, ?27)",
 		    &st);
 	if (r < 0)
 		return r;

@@ -39,6 +39,7 @@
 #include "core/quota.h"
 
 #define GP_STORE_NAME_MAX	    64
+#define GP_STORE_RUNTIME_MAX	    16
 #define GP_STORE_POD_UID_MAX	    64
 #define GP_COMMAND_MAX	    1024
 #define GP_WORKDIR_MAX	    1024
@@ -49,7 +50,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 12
+#define GP_STORE_SCHEMA_VERSION 13
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -141,6 +142,9 @@ struct gp_task {
 	unsigned priority;	 /* 0-9 */
 	char kind[16];		 /* "inference", "training", "batch", ... */
 	char model[GP_STORE_NAME_MAX]; /* device model constraint; empty: any */
+	/* The runtime its program is built for ("cuda", "acl", …: server/
+	 * runtime.h), settled at submit; "": a task from before they were. */
+	char runtime[GP_STORE_RUNTIME_MAX];
 	enum gp_task_state state;
 	char reason[GP_REASON_MAX];    /* why pending, why failed */
 	char placement[GP_REASON_MAX]; /* "node0:GPU-uuid,..." when running */

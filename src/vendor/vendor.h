@@ -86,6 +86,10 @@ struct gp_vendor_ops {
 	const char *library;            /* the management library's default soname */
 	const char *library_env;        /* the variable naming another ("GPUPOOL_NVML_LIBRARY") */
 	const char *runtime;            /* what the interposer wraps, for messages and docs */
+	/* The runtime a program is built for, as a task names it to run on
+	 * this vendor's cards (`submit --runtime`): "cuda", "acl", "hip",
+	 * "cnrt", "ze"; vendors may share one (AMD's and Hygon's run HIP). */
+	const char *runtime_name;
 	/* The variables a task's runtime reads to see its devices, NULL
 	 * terminated: each is set to the task's devices of this vendor, by
 	 * UUID when visible_by_uuid (CUDA takes "GPU-…"), else by their
@@ -142,5 +146,11 @@ extern const struct gp_vendor_ops *const gp_vendors[];
 
 /* The vendor of this name, or NULL. */
 const struct gp_vendor_ops *gp_vendor_find(const char *name);
+
+/* The vendors whose cards run `runtime`, as a model term list ("amd|hygon"),
+ * in buf; how many (0: no vendor runs it). */
+int gp_vendor_runtime_vendors(const char *runtime, char *buf, size_t len);
+/* Every runtime a task may name, "cuda, acl, hip, …", in buf. */
+void gp_vendor_runtime_names(char *buf, size_t len);
 
 #endif

@@ -145,6 +145,8 @@ async function failedTaskLog(page) {
 	check('a task\'s page shows its log', await until(page,
 		() => /loss went NaN at step 7/.test(document.getElementById('task-log').innerText), 6000),
 	await textOf(page, '#task-log'));
+	check('... and the runtime its model implies (T4: cuda)', await textOf(page, '#task-runtime') === 'cuda',
+		await textOf(page, '#task-runtime'));
 }
 
 // The burner has run long enough to fill a few 10 s buckets (the

@@ -58,7 +58,7 @@ alpha_task=$(as "$alpha" submit -q --name alpha-serve --template infer-2g -- sle
 beta_task=$(as "$beta" submit -q --name beta-train --mem 6G --compute 45 --model T4 -- sleep 300)
 failed_task=$(as "$beta" submit -q --name beta-fails --mem 1G --compute 5 --model T4 -- \
 	sh -c 'echo "loss went NaN at step 7"; exit 3')
-stuck_task=$("$gp" submit -q --name waits --mem 1G --compute 10 --model H100 -- true)
+stuck_task=$("$gp" submit -q --name waits --mem 1G --compute 10 --model H100 --await-cards -- true)
 wait_for "alpha's task runs" 10 "$alpha_task" '.state == "running"'
 wait_for "beta's task runs" 10 "$beta_task" '.state == "running"'
 wait_for "beta's other task fails" 10 "$failed_task" '.state == "failed"'

@@ -36,7 +36,7 @@ grow=$("$gp" submit -q --name leaky --mem 4G --compute 10 --model A100 -- sh -c 
 	"for i in 1 2 3 4 5 6 7 8 9 10 11 12; do $gl alloc --mib 100 --hold 6 >/dev/null & pids=\"\$pids \$!\"; sleep 0.25; done
 	 for p in \$pids; do wait \$p || exit 1; done")
 near=$(as "$small" submit -q --name near --mem 3584M --compute 10 --model A100 -- sleep 8)
-stuck=$("$gp" submit -q --name stuck --mem 1G --compute 10 --model H100 -- true)
+stuck=$("$gp" submit -q --name stuck --mem 1G --compute 10 --model H100 --await-cards -- true)
 
 # The alerts come within a few samplings; wait for the last of them.
 for _ in $(seq 60); do

@@ -200,7 +200,7 @@ check "queue: tenant, shape, wait and reason of each" \
 as "$alice" queue -o json >"$tmp/alice-queue.json"
 check "queue: a tenant sees its own tasks at their place in the whole queue" \
 	"[.[0].queue[] | .position] == [2, 3] and .[0].length == 3" "$tmp/alice-queue.json"
-expect "queue: a table" 0 "^1 +$old +bob +old +pending +7 +1G x 10% " -- "$gp" queue
+expect "queue: a table" 0 "^1 +$old +bob +old +pending +7 +1G x 10%, nvidia " -- "$gp" queue
 expect "queue: a tenant is told it sees its own" 0 '3 queued in all; you see your own' -- \
 	as "$alice" queue
 

@@ -954,9 +954,12 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
-/* What schema 12 added (a task's pod), taken away again (every older
- * file lacks it). */
-#define SCHEMA_12_DROP "ALTER TABLE tasks DROP COLUMN pod_uid; "
+/* What schema 13 added (a task's runtime), taken away again (every
+ * older file lacks it). */
+#define SCHEMA_13_DROP "ALTER TABLE tasks DROP COLUMN runtime; "
+
+/* What schema 12 added (a task's pod), and after. */
+#define SCHEMA_12_DROP SCHEMA_13_DROP "ALTER TABLE tasks DROP COLUMN pod_uid; "
 
 /* What schema 11 added (task logs removed), and after. */
 #define SCHEMA_11_DROP SCHEMA_12_DROP "DROP TABLE task_logs_removed; "
@@ -1221,6 +1224,26 @@ static void test_migrates_from_schema_8(void **state)
 	free(rules);
 	assert_int_equal(gp_store_schedule_remove(f->s, "night"), 0);
 	assert_int_equal(gp_store_schedule_remove(f->s, "night"), -ENOENT);
+}
+
+/* A file at schema 12: its tasks get no runtime (""), a new task keeps
+ * the one it is stored with. */
+static void test_migrates_from_schema_12(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task t, got;
+	int64_t tenant_id, old_id;
+
+	tenant_id = add_tenant(f->s, "old");
+	old_id = add_task(f->s, tenant_id, "old-task");
+	reopen_from_older(f, SCHEMA_13_DROP "PRAGMA user_version = 12");
+	assert_int_equal(gp_store_task_get(f->s, old_id, &got), 0);
+	assert_string_equal(got.runtime, "");
+	t = task(tenant_id, "new-task");
+	snprintf(t.runtime, sizeof(t.runtime), "acl");
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
+	assert_string_equal(got.runtime, "acl");
 }
 
 /* A file at schema 10 gains the table of removed logs; a removal is kept
@@ -2050,6 +2073,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_8, setup_store,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_10,
+						setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_12,
 						setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_7, setup_store,
 						teardown),

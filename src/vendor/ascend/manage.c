@@ -317,6 +317,7 @@ const struct gp_vendor_ops gp_vendor_ascend = {
 	.library = "libdcmi.so",
 	.library_env = "GPUPOOL_DCMI_LIBRARY",
 	.runtime = "Ascend ACL (libascendcl.so)",
+	.runtime_name = "acl",
 	.visible_env = { "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES", NULL },
 	.isolation = GP_VENDOR_SLICES,
 	.discover = discover,

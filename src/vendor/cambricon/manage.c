@@ -324,6 +324,7 @@ const struct gp_vendor_ops gp_vendor_cambricon = {
 	.library = "libcndev.so",
 	.library_env = "GPUPOOL_CNDEV_LIBRARY",
 	.runtime = "CNRT 6 (libcnrt.so) and CNDrv (libcndrv.so)",
+	.runtime_name = "cnrt",
 	.visible_env = { "MLU_VISIBLE_DEVICES", NULL },
 	.visible_by_uuid = false,
 	.isolation = GP_VENDOR_SLICES,

@@ -387,6 +387,7 @@ const struct gp_vendor_ops gp_vendor_amd = {
 	.library = "librocm_smi64.so.7",
 	.library_env = "GPUPOOL_ROCM_SMI_LIBRARY",
 	.runtime = "HIP runtime (libamdhip64.so.6)",
+	.runtime_name = "hip",
 	/* ROCr's variable, by UUID: it hides the other devices from the
 	 * whole stack (HIP_VISIBLE_DEVICES indexes what it leaves, so the
 	 * two are not set together; an empty HIP_VISIBLE_DEVICES would show
@@ -407,6 +408,7 @@ const struct gp_vendor_ops gp_vendor_hygon = {
 	.library = "librocm_smi64.so.2",
 	.library_env = "GPUPOOL_HYGON_SMI_LIBRARY",
 	.runtime = "HIP runtime of Hygon's DTK (libamdhip64.so.6)",
+	.runtime_name = "hip",
 	.visible_env = { "HIP_VISIBLE_DEVICES", NULL },
 	.visible_by_uuid = false,
 	.isolation = GP_VENDOR_SLICES,

@@ -406,6 +406,7 @@ const struct gp_vendor_ops gp_vendor_intel = {
 	.library = GP_ZE_LOADER,
 	.library_env = "GPUPOOL_ZE_LIBRARY",
 	.runtime = "Level Zero (libze_loader.so.1)",
+	.runtime_name = "ze",
 	.visible_env = { "ZE_AFFINITY_MASK", NULL },
 	.isolation = GP_VENDOR_SLICES,
 	.discover = discover,

@@ -445,6 +445,7 @@ const struct gp_vendor_ops gp_vendor_nvidia = {
 	.library = "libnvidia-ml.so.1",
 	.library_env = "GPUPOOL_NVML_LIBRARY",
 	.runtime = "CUDA driver API (libcuda.so.1)",
+	.runtime_name = "cuda",
 	.visible_env = { "CUDA_VISIBLE_DEVICES", NULL },
 	.visible_by_uuid = true,
 	.isolation = GP_VENDOR_SLICES | GP_VENDOR_PARTITIONS,
