@@ -16,7 +16,6 @@
 #include "cli/commands.h"
 #include "cli/yaml.h"
 #include "server/server.h"
-#include "shim/region.h"
 
 #define OPTIONS_MAX 40
 #define TOKEN_MAX   256
@@ -162,13 +161,14 @@ int gp_client_mib(const char *cmd, const char *flag, const char *text, bool zero
 {
 	uint64_t bytes;
 
-	if (gp_parse_size(text, &bytes) == 0 &&
+	if (gp_parse_size_in(text, GP_MiB, &bytes) == 0 &&
 	    (bytes >= MiB || (zero_ok && bytes == 0))) {
 		*ret = (bytes + MiB - 1) / MiB;
 		return 0;
 	}
-	fprintf(stderr, "gpupool %s: --%s \"%s\" must be a size like 4G or 512M%s\n", cmd,
-		flag, text, zero_ok ? " (or 0)" : ", at least 1M");
+	fprintf(stderr,
+		"gpupool %s: --%s \"%s\" must be a size like 4G, 4GB, 512M or 4096 (MiB)%s\n",
+		cmd, flag, text, zero_ok ? " (or 0)" : ", at least 1M");
 	return -EINVAL;
 }
 

@@ -25,10 +25,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/parse.h"
 #include "base/text.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "shim/region.h"
 
 #define TAIL_MAX       10000000
 #define BYTES_MAX      (16ULL * 1024 * 1024)

@@ -90,8 +90,8 @@ static int parse_value(struct region_options *o, int c, const char *value)
 
 	switch (c) {
 	case 'm':
-		if (gp_parse_size(value, &bytes) < 0) {
-			fprintf(stderr, "gpupool region %s: --mem \"%s\" is not a size like 4G, 512M or 1073741824\n",
+		if (gp_parse_size_in(value, GP_MiB, &bytes) < 0) {
+			fprintf(stderr, "gpupool region %s: --mem \"%s\" is not a size like 4G, 4GB, 512M or 4096 (MiB)\n",
 				o->sub, value);
 			return -EINVAL;
 		}
