@@ -16,6 +16,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/task-end.h"
 #include "agent/taskenv.h"
 #include "core/resources.h"
 
@@ -43,6 +44,7 @@ struct task_options {
 	json_t *body;
 	const char *wrap; /* submit --wrap: the command line; NULL: none */
 	bool quiet;	  /* submit -q: only the id */
+	bool wait;	  /* submit --wait: until the task ends */
 };
 
 static void options_init(struct task_options *o, const char *cmd)
@@ -128,6 +130,12 @@ static void submit_usage(FILE *out)
 		"                     (GPUPOOL_*, LD_PRELOAD, *_VISIBLE_DEVICES,\n"
 		"                     HOME, USER, ...) are refused; LD_LIBRARY_PATH\n"
 		"                     is appended after the server's\n"
+		"  --wait             then wait until the task ends, and exit with its\n"
+		"                     status: its exit code (128+N: killed by signal N),\n"
+		"                     124 when it was cancelled, 125 when it could not\n"
+		"                     start (or was lost); a line on stderr says how it\n"
+		"                     ended (not with -q). Ctrl-C stops the wait, not\n"
+		"                     the task; exit 1 when the server is gone for 10 s\n"
 		"  -q, --quiet        print only the task id\n"
 		"  -o json|table      the server's JSON, or text (default)\n"
 		"  --socket PATH      the server (default: $GPUPOOL_SOCKET, else the "
@@ -211,6 +219,7 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
 	case 'x': json_object_set_new(o->body, "exclusive", json_true()); return 0;
 	case 'q': o->quiet = true; return 0;
+	case 'B': o->wait = true; return 0;
 	case 'r': o->wrap = value; return 0;
 	case 'm':
 		if (gp_client_mib(o->cmd, "mem", value, false, &mib) < 0)
@@ -248,6 +257,7 @@ static const struct option submit_options[] = {
 	{"quiet", no_argument, NULL, 'q'},
 	{"wrap", required_argument, NULL, 'r'},
 	{"on-memory-growth", required_argument, NULL, 'G'},
+	{"wait", no_argument, NULL, 'B'},
 	{0},
 };
 
@@ -364,6 +374,19 @@ static void submit_print(const struct task_options *o, json_t *task)
 		       gp_client_text(task, "reason"));
 }
 
+/* --wait: until the task ends; its exit status (cli/task-end.h). */
+static int submit_wait(const struct gp_client_flags *f, const struct task_options *o,
+		       long long id)
+{
+	json_t *task = NULL;
+	int status = gp_task_end_wait(f, o->cmd, id, &task);
+
+	if (task && !o->quiet)
+		gp_task_end_say(o->cmd, task, status);
+	json_decref(task);
+	return status;
+}
+
 int gp_cmd_submit(int argc, char **argv)
 {
 	static const struct gp_client_command cmd = {
@@ -393,7 +416,10 @@ int gp_cmd_submit(int argc, char **argv)
 			gp_client_print_json(reply);
 		else
 			submit_print(&o, reply);
+		fflush(stdout);
 	}
+	if (!r && status == GP_EXIT_OK && o.wait)
+		status = submit_wait(&f, &o, gp_client_int(reply, "id"));
 	json_decref(reply);
 	json_decref(o.body);
 	return status;
