@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "base/bytes.h"
+#include "base/closest.h"
 #include "base/parse.h"
 #include "base/text.h"
 #include "cli/commands.h"
@@ -141,6 +142,63 @@ int gp_client_parse_bare(const struct gp_client_command *cmd, void *ctx, int arg
 		return GP_EXIT_USAGE;
 	}
 	return GP_CLIENT_GO;
+}
+
+/* ---- options before the command's name ---------------------------- */
+
+/* The common option arg names, when it is one that may come before a
+ * command's name (not --help): its entry, and *ret_inline when its value
+ * is in arg itself (--socket=PATH, -ojson). NULL when it is none. */
+static const struct option *common_named(const char *arg, bool *ret_inline)
+{
+	bool short_o = !strncmp(arg, "-o", 2) && arg[2] != '-';
+
+	*ret_inline = false;
+	if (!short_o && strncmp(arg, "--", 2))
+		return NULL;
+	for (size_t i = 0; i < sizeof(common_options) / sizeof(common_options[0]); i++) {
+		const struct option *o = &common_options[i];
+		size_t len = strlen(o->name);
+
+		if (short_o && o->val == 'o') {
+			*ret_inline = arg[2] != '\0';
+			return o;
+		}
+		if (short_o || o->val == 'h' || strncmp(arg + 2, o->name, len))
+			continue;
+		if (arg[2 + len] == '\0' ||
+		    (arg[2 + len] == '=' && o->has_arg == required_argument)) {
+			*ret_inline = arg[2 + len] == '=';
+			return o;
+		}
+	}
+	return NULL;
+}
+
+int gp_client_hoist(const char *name, int argc, char **argv)
+{
+	int k = 1;
+	char *word;
+
+	while (k < argc) {
+		bool inline_value;
+		const struct option *o = common_named(argv[k], &inline_value);
+
+		if (!o)
+			break;
+		if (o->has_arg == required_argument && !inline_value && k + 1 >= argc) {
+			fprintf(stderr, "gpupool%s%s: missing value for \"%s\"\n", *name ? " " : "",
+				name, argv[k]);
+			return -EINVAL;
+		}
+		k += 1 + (o->has_arg == required_argument && !inline_value);
+	}
+	if (k >= argc)
+		return k > 1 ? -ENOENT : 0;
+	word = argv[k];
+	memmove(&argv[2], &argv[1], (size_t)(k - 1) * sizeof(*argv));
+	argv[1] = word;
+	return k - 1;
 }
 
 /* ---- values ----------------------------------------------------------- */
@@ -475,10 +533,31 @@ static void dispatch_usage(FILE *out, const char *name, const struct gp_client_s
 	fprintf(out, "\n`gpupool %s SUBCOMMAND --help` describes each.\n", name);
 }
 
+/* Says that argv[1] is no subcommand of name, with the one it is
+ * likely a slip of. */
+static int dispatch_unknown(const char *name, const struct gp_client_sub *subs, size_t n,
+			    const char *word)
+{
+	const char *names[64], *like;
+	size_t m = n < 64 ? n : 64;
+
+	for (size_t i = 0; i < m; i++)
+		names[i] = subs[i].name;
+	like = word[0] == '-' ? NULL : gp_closest_find(word, names, m);
+	fprintf(stderr, "gpupool %s: unknown %s \"%s\"%s%s%s (gpupool %s --help lists them)\n",
+		name, word[0] == '-' ? "option" : "subcommand", word,
+		like ? "; did you mean \"" : "", like ? like : "", like ? "\"?" : "", name);
+	return GP_EXIT_USAGE;
+}
+
 int gp_client_dispatch(const char *name, const struct gp_client_sub *subs, size_t n,
 		       int argc, char **argv)
 {
-	if (argc < 2) {
+	int r = gp_client_hoist(name, argc, argv);
+
+	if (r == -EINVAL)
+		return GP_EXIT_USAGE;
+	if (argc < 2 || r == -ENOENT) {
 		fprintf(stderr, "gpupool %s: needs a subcommand\n", name);
 		dispatch_usage(stderr, name, subs, n);
 		return GP_EXIT_USAGE;
@@ -490,10 +569,7 @@ int gp_client_dispatch(const char *name, const struct gp_client_sub *subs, size_
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(argv[1], subs[i].name))
 			return subs[i].run(argc - 1, argv + 1);
-	fprintf(stderr,
-		"gpupool %s: unknown subcommand \"%s\" (gpupool %s --help lists them)\n",
-		name, argv[1], name);
-	return GP_EXIT_USAGE;
+	return dispatch_unknown(name, subs, n, argv[1]);
 }
 
 /* ---- output ----------------------------------------------------------- */
