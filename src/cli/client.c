@@ -15,12 +15,14 @@
 #include "base/parse.h"
 #include "base/text.h"
 #include "cli/commands.h"
+#include "cli/words.h"
 #include "cli/yaml.h"
 #include "server/server.h"
 
 #define OPTIONS_MAX 40
 #define TOKEN_MAX   256
 #define TIMEOUT_S   60
+#define WORDS_MAX   2048 /* a server's message, in the CLI's words */
 #define MiB	    (1024ULL * 1024)
 
 enum {
@@ -409,15 +411,19 @@ static CURLcode perform(const char *where, const char *token, const char *method
 	return rc;
 }
 
-/* Says why a request failed (unless quiet); returns the exit status 1. */
+/* Says why a request failed (unless quiet), in the CLI's words
+ * (cli/words.h); returns the exit status 1. */
 static int refused(const char *cmd, long status, json_t *reply, bool quiet)
 {
 	json_t *error = json_object_get(reply, "error");
+	char words[WORDS_MAX];
 
 	if (quiet)
 		return GP_EXIT_FAIL;
 	if (json_is_string(error))
-		fprintf(stderr, "gpupool %s: %s\n", cmd, gp_client_safe(json_string_value(error)));
+		fprintf(stderr, "gpupool %s: %s\n", cmd,
+			gp_client_safe(gp_words_cli(cmd, json_string_value(error), words,
+						    sizeof(words))));
 	else
 		fprintf(stderr, "gpupool %s: the server answered HTTP %ld\n", cmd,
 			status);
