@@ -31,8 +31,8 @@ size_t gp_closest_distance(const char *a, const char *b)
 			size_t cost = a[i - 1] != b[j - 1];
 
 			row[j] = min3(last[j] + 1, row[j - 1] + 1, last[j - 1] + cost);
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    before[j - 2] + 1 < row[j])
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && before[j - 2] + 1 < row[j])
 				row[j] = before[j - 2] + 1;
 		}
 		before = last;

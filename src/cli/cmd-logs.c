@@ -63,7 +63,7 @@ static void logs_usage(FILE *out)
 		"of ended tasks: logs then says when and why.\n"
 		"\n"
 		"  --tail N       only the last N lines, 1..%d\n"
-		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4M (default\n"
+		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4MB, or bytes (default\n"
 		"                 1M, at most 16M)\n"
 		"  -f, --follow   then print what the task appends, until it ends or\n"
 		"                 Ctrl-C; a task that has not run yet is waited for. The\n"

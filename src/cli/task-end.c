@@ -9,8 +9,8 @@
 
 #include "cli/commands.h"
 
-#define POLL_MS 500
-#define GONE_MS 10000 /* how long a server may be out of reach (restarting) */
+#define POLL_MS	 500
+#define GONE_MS	 10000 /* how long a server may be out of reach (restarting) */
 #define PATH_LEN 64
 
 bool gp_task_end_is(json_t *task)
@@ -31,8 +31,8 @@ int gp_task_end_status(json_t *task)
 
 	if (!strcmp(state, "cancelled"))
 		return GP_EXIT_TASK_CANCELLED;
-	if (!strcmp(state, "lost") || (!strcmp(state, "failed") && code == 0) || code < 0 ||
-	    code > 255)
+	if (!strcmp(state, "lost") || (!strcmp(state, "failed") && code == 0) ||
+	    code < 0 || code > 255)
 		return GP_EXIT_TASK_NOT_RUN;
 	return (int)code;
 }

@@ -21,10 +21,18 @@ static void test_distance(void **state)
 		const char *a, *b;
 		size_t d;
 	} cases[] = {
-		{"", "", 0},	     {"submit", "submit", 0}, {"", "abc", 3},
-		{"abc", "", 3},	     {"sumbit", "submit", 1}, {"submt", "submit", 1},
-		{"submitt", "submit", 1}, {"sabmit", "submit", 1}, {"ca", "abc", 3},
-		{"kitten", "sitting", 3}, {"tsak", "task", 1},	{"logs", "sgol", 3},
+		{"", "", 0},
+		{"submit", "submit", 0},
+		{"", "abc", 3},
+		{"abc", "", 3},
+		{"sumbit", "submit", 1},
+		{"submt", "submit", 1},
+		{"submitt", "submit", 1},
+		{"sabmit", "submit", 1},
+		{"ca", "abc", 3},
+		{"kitten", "sitting", 3},
+		{"tsak", "task", 1},
+		{"logs", "sgol", 3},
 	};
 	char long_word[GP_CLOSEST_LEN_MAX + 2];
 
@@ -40,18 +48,18 @@ static void test_distance(void **state)
 
 static void test_find(void **state)
 {
-	static const char *const names[] = {"sim",	"submit", "run",   "task",
+	static const char *const names[] = {"sim",	"submit", "run",    "task",
 					    "logs",	"queue",  "server", "service",
 					    "template", "tenant", NULL,	    "top"};
 	static const struct {
 		const char *word, *want;
 	} cases[] = {
-		{"sumbit", "submit"},  {"tsak", "task"},    {"lgos", "logs"},
-		{"templat", "template"}, {"queu", "queue"},  {"servce", "service"},
-		{"temp", "template"},  {"serv", NULL},	    /* two start with it */
-		{"frobnicate", NULL},  {"xy", NULL},	    {"tpo", "top"},
-		{"sin", "sim"},	       {"submit", NULL},    /* known: no slip */
-		{"tenatn", "tenant"},  {"zzzzzzz", NULL},
+		{"sumbit", "submit"},	 {"tsak", "task"},  {"lgos", "logs"},
+		{"templat", "template"}, {"queu", "queue"}, {"servce", "service"},
+		{"temp", "template"},	 {"serv", NULL}, /* two start with it */
+		{"frobnicate", NULL},	 {"xy", NULL},	    {"tpo", "top"},
+		{"sin", "sim"},		 {"submit", NULL}, /* known: no slip */
+		{"tenatn", "tenant"},	 {"zzzzzzz", NULL},
 	};
 
 	(void)state;

@@ -13,9 +13,9 @@
 
 #include "base/parse.h"
 
-#define KiB 1024ULL
-#define MiB (1024 * KiB)
-#define GiB (1024 * MiB)
+#define KiB  1024ULL
+#define MiB  (1024 * KiB)
+#define GiB  (1024 * MiB)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 struct good {
@@ -26,15 +26,32 @@ struct good {
 static void test_sizes_in_bytes(void **state)
 {
 	static const struct good good[] = {
-		{"0", 0}, {"1", 1}, {"007", 7}, {"1073741824", GiB},
-		{"512K", 512 * KiB}, {"4096M", 4 * GiB}, {"4G", 4 * GiB},
-		{"1T", 1024 * GiB}, {"3k", 3 * KiB}, {"2m", 2 * MiB},
-		{"4g", 4 * GiB}, {"1t", 1024 * GiB}, {"1KiB", KiB},
-		{"1MiB", MiB}, {"16GiB", 16 * GiB}, {"2TiB", 2048 * GiB},
+		{"0", 0},
+		{"1", 1},
+		{"007", 7},
+		{"1073741824", GiB},
+		{"512K", 512 * KiB},
+		{"4096M", 4 * GiB},
+		{"4G", 4 * GiB},
+		{"1T", 1024 * GiB},
+		{"3k", 3 * KiB},
+		{"2m", 2 * MiB},
+		{"4g", 4 * GiB},
+		{"1t", 1024 * GiB},
+		{"1KiB", KiB},
+		{"1MiB", MiB},
+		{"16GiB", 16 * GiB},
+		{"2TiB", 2048 * GiB},
 		/* G and GB are GiB, as Slurm and nvidia-smi count them. */
-		{"4GB", 4 * GiB}, {"4gb", 4 * GiB}, {"4Gb", 4 * GiB}, {"4gib", 4 * GiB},
-		{"512MB", 512 * MiB}, {"512MiB", 512 * MiB}, {"8KB", 8 * KiB},
-		{"1TB", 1024 * GiB}, {"4GIB", 4 * GiB},
+		{"4GB", 4 * GiB},
+		{"4gb", 4 * GiB},
+		{"4Gb", 4 * GiB},
+		{"4gib", 4 * GiB},
+		{"512MB", 512 * MiB},
+		{"512MiB", 512 * MiB},
+		{"8KB", 8 * KiB},
+		{"1TB", 1024 * GiB},
+		{"4GIB", 4 * GiB},
 		{"18446744073709551615", UINT64_MAX},
 		{"16777215T", 16777215ULL << 40},
 	};
@@ -52,9 +69,15 @@ static void test_sizes_in_bytes(void **state)
 static void test_sizes_in_mib(void **state)
 {
 	static const struct good good[] = {
-		{"4096", 4 * GiB}, {"1", MiB}, {"0", 0}, {"4G", 4 * GiB},
-		{"4GB", 4 * GiB}, {"4GiB", 4 * GiB}, {"512M", 512 * MiB},
-		{"512MiB", 512 * MiB}, {"2048K", 2 * MiB},
+		{"4096", 4 * GiB},
+		{"1", MiB},
+		{"0", 0},
+		{"4G", 4 * GiB},
+		{"4GB", 4 * GiB},
+		{"4GiB", 4 * GiB},
+		{"512M", 512 * MiB},
+		{"512MiB", 512 * MiB},
+		{"2048K", 2 * MiB},
 		{"17592186044415", 17592186044415ULL * MiB},
 	};
 	uint64_t bytes;
@@ -73,9 +96,30 @@ static void test_sizes_in_mib(void **state)
 static void test_sizes_refused(void **state)
 {
 	static const char *const bad[] = {
-		"", "-1", "+1", " 1", "1 ", "G", "GB", "4Gi", "4B", "4iB", "4GBB", "4GiBs",
-		"1.5G", "0x10", "4 G", "4 GB", "4P", "4PB", "18446744073709551616",
-		"99999999999999999999", "16777216T", "17179869184G", "4GG", "4G B",
+		"",
+		"-1",
+		"+1",
+		" 1",
+		"1 ",
+		"G",
+		"GB",
+		"4Gi",
+		"4B",
+		"4iB",
+		"4GBB",
+		"4GiBs",
+		"1.5G",
+		"0x10",
+		"4 G",
+		"4 GB",
+		"4P",
+		"4PB",
+		"18446744073709551616",
+		"99999999999999999999",
+		"16777216T",
+		"17179869184G",
+		"4GG",
+		"4G B",
 	};
 	uint64_t bytes;
 
