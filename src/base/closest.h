@@ -23,7 +23,8 @@ size_t gp_closest_distance(const char *a, const char *b);
  * it is at most a third of word's length away (at least 1, at most 2),
  * the first of those nearest winning a tie; else the only one that starts
  * with word, when word has 3 characters or more. NULL when there is
- * none, or word is one of names. NULL entries of names are skipped. */
+ * none, or word is one of names. NULL entries of names are skipped.
+ * What it returns is one of names' own pointers. */
 const char *gp_closest_find(const char *word, const char *const *names, size_t n);
 
 #endif
