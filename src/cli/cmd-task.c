@@ -256,9 +256,9 @@ static const struct option submit_options[] = {
 	{"workdir", required_argument, NULL, 'W'},
 	{"env", required_argument, NULL, 'e'},
 	{"quiet", no_argument, NULL, 'q'},
+	{"wait", no_argument, NULL, 'B'}, /* submit --wait (cli/task-end.h) */
 	{"wrap", required_argument, NULL, 'r'},
 	{"on-memory-growth", required_argument, NULL, 'G'},
-	{"wait", no_argument, NULL, 'B'},
 	{0},
 };
 
