@@ -11,16 +11,18 @@
 #include <strings.h>
 
 #include "base/bytes.h"
+#include "base/closest.h"
 #include "base/parse.h"
 #include "base/text.h"
 #include "cli/commands.h"
+#include "cli/words.h"
 #include "cli/yaml.h"
 #include "server/server.h"
-#include "shim/region.h"
 
 #define OPTIONS_MAX 40
 #define TOKEN_MAX   256
 #define TIMEOUT_S   60
+#define WORDS_MAX   2048 /* a server's message, in the CLI's words */
 #define MiB	    (1024ULL * 1024)
 
 enum {
@@ -144,6 +146,63 @@ int gp_client_parse_bare(const struct gp_client_command *cmd, void *ctx, int arg
 	return GP_CLIENT_GO;
 }
 
+/* ---- options before the command's name ---------------------------- */
+
+/* The common option arg names, when it is one that may come before a
+ * command's name (not --help): its entry, and *ret_inline when its value
+ * is in arg itself (--socket=PATH, -ojson). NULL when it is none. */
+static const struct option *common_named(const char *arg, bool *ret_inline)
+{
+	bool short_o = !strncmp(arg, "-o", 2) && arg[2] != '-';
+
+	*ret_inline = false;
+	if (!short_o && strncmp(arg, "--", 2))
+		return NULL;
+	for (size_t i = 0; i < sizeof(common_options) / sizeof(common_options[0]); i++) {
+		const struct option *o = &common_options[i];
+		size_t len = strlen(o->name);
+
+		if (short_o && o->val == 'o') {
+			*ret_inline = arg[2] != '\0';
+			return o;
+		}
+		if (short_o || o->val == 'h' || strncmp(arg + 2, o->name, len))
+			continue;
+		if (arg[2 + len] == '\0' ||
+		    (arg[2 + len] == '=' && o->has_arg == required_argument)) {
+			*ret_inline = arg[2 + len] == '=';
+			return o;
+		}
+	}
+	return NULL;
+}
+
+int gp_client_hoist(const char *name, int argc, char **argv)
+{
+	int k = 1;
+	char *word;
+
+	while (k < argc) {
+		bool inline_value;
+		const struct option *o = common_named(argv[k], &inline_value);
+
+		if (!o)
+			break;
+		if (o->has_arg == required_argument && !inline_value && k + 1 >= argc) {
+			fprintf(stderr, "gpupool%s%s: missing value for \"%s\"\n", *name ? " " : "",
+				name, argv[k]);
+			return -EINVAL;
+		}
+		k += 1 + (o->has_arg == required_argument && !inline_value);
+	}
+	if (k >= argc)
+		return k > 1 ? -ENOENT : 0;
+	word = argv[k];
+	memmove(&argv[2], &argv[1], (size_t)(k - 1) * sizeof(*argv));
+	argv[1] = word;
+	return k - 1;
+}
+
 /* ---- values ----------------------------------------------------------- */
 
 
@@ -162,13 +221,14 @@ int gp_client_mib(const char *cmd, const char *flag, const char *text, bool zero
 {
 	uint64_t bytes;
 
-	if (gp_parse_size(text, &bytes) == 0 &&
+	if (gp_parse_size_in(text, GP_MiB, &bytes) == 0 &&
 	    (bytes >= MiB || (zero_ok && bytes == 0))) {
 		*ret = (bytes + MiB - 1) / MiB;
 		return 0;
 	}
-	fprintf(stderr, "gpupool %s: --%s \"%s\" must be a size like 4G or 512M%s\n", cmd,
-		flag, text, zero_ok ? " (or 0)" : ", at least 1M");
+	fprintf(stderr,
+		"gpupool %s: --%s \"%s\" must be a size like 4G, 4GB, 512M or 4096 (MiB)%s\n",
+		cmd, flag, text, zero_ok ? " (or 0)" : ", at least 1M");
 	return -EINVAL;
 }
 
@@ -351,15 +411,19 @@ static CURLcode perform(const char *where, const char *token, const char *method
 	return rc;
 }
 
-/* Says why a request failed (unless quiet); returns the exit status 1. */
+/* Says why a request failed (unless quiet), in the CLI's words
+ * (cli/words.h); returns the exit status 1. */
 static int refused(const char *cmd, long status, json_t *reply, bool quiet)
 {
 	json_t *error = json_object_get(reply, "error");
+	char words[WORDS_MAX];
 
 	if (quiet)
 		return GP_EXIT_FAIL;
 	if (json_is_string(error))
-		fprintf(stderr, "gpupool %s: %s\n", cmd, gp_client_safe(json_string_value(error)));
+		fprintf(stderr, "gpupool %s: %s\n", cmd,
+			gp_client_safe(gp_words_cli(cmd, json_string_value(error), words,
+						    sizeof(words))));
 	else
 		fprintf(stderr, "gpupool %s: the server answered HTTP %ld\n", cmd,
 			status);
@@ -475,10 +539,31 @@ static void dispatch_usage(FILE *out, const char *name, const struct gp_client_s
 	fprintf(out, "\n`gpupool %s SUBCOMMAND --help` describes each.\n", name);
 }
 
+/* Says that argv[1] is no subcommand of name, with the one it is
+ * likely a slip of. */
+static int dispatch_unknown(const char *name, const struct gp_client_sub *subs, size_t n,
+			    const char *word)
+{
+	const char *names[64], *like;
+	size_t m = n < 64 ? n : 64;
+
+	for (size_t i = 0; i < m; i++)
+		names[i] = subs[i].name;
+	like = word[0] == '-' ? NULL : gp_closest_find(word, names, m);
+	fprintf(stderr, "gpupool %s: unknown %s \"%s\"%s%s%s (gpupool %s --help lists them)\n",
+		name, word[0] == '-' ? "option" : "subcommand", word,
+		like ? "; did you mean \"" : "", like ? like : "", like ? "\"?" : "", name);
+	return GP_EXIT_USAGE;
+}
+
 int gp_client_dispatch(const char *name, const struct gp_client_sub *subs, size_t n,
 		       int argc, char **argv)
 {
-	if (argc < 2) {
+	int r = gp_client_hoist(name, argc, argv);
+
+	if (r == -EINVAL)
+		return GP_EXIT_USAGE;
+	if (argc < 2 || r == -ENOENT) {
 		fprintf(stderr, "gpupool %s: needs a subcommand\n", name);
 		dispatch_usage(stderr, name, subs, n);
 		return GP_EXIT_USAGE;
@@ -490,10 +575,7 @@ int gp_client_dispatch(const char *name, const struct gp_client_sub *subs, size_
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(argv[1], subs[i].name))
 			return subs[i].run(argc - 1, argv + 1);
-	fprintf(stderr,
-		"gpupool %s: unknown subcommand \"%s\" (gpupool %s --help lists them)\n",
-		name, argv[1], name);
-	return GP_EXIT_USAGE;
+	return dispatch_unknown(name, subs, n, argv[1]);
 }
 
 /* ---- output ----------------------------------------------------------- */

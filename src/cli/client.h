@@ -85,7 +85,18 @@ struct gp_client_text {
 int gp_client_get_text(const struct gp_client_flags *f, const char *cmd, const char *path,
 		       const char *header, struct gp_client_text *ret);
 
-/* A subcommand, and the dispatch of `gpupool NAME SUB ...` to it. */
+/* The common flags (not --help) are global: they may come before a
+ * command's name too (`gpupool -o json task ls`, `gpupool task --socket S
+ * ls`). gp_client_hoist moves those found at argv[1..] before the first
+ * word that is not one of them to just after that word, which becomes
+ * argv[1], so that the command parses them as its own. Returns how many
+ * it moved (0: none), -ENOENT when nothing follows them (argv as it
+ * was), or -EINVAL when the last wants a value that is not there (the
+ * message out, naming "gpupool NAME"; name "" for the gpupool command). */
+int gp_client_hoist(const char *name, int argc, char **argv);
+
+/* A subcommand, and the dispatch of `gpupool NAME SUB ...` to it (after
+ * gp_client_hoist; an unknown one is one line, with "did you mean"). */
 struct gp_client_sub {
 	const char *name;
 	int (*run)(int argc, char **argv); /* argv[0] is the subcommand */

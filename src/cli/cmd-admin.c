@@ -131,6 +131,9 @@ static int no_option(void *ctx, int c, const char *value)
 /* ---- tenants ---------------------------------------------------------- */
 
 /* What --user means, for the usage texts of `tenant add` and `tenant set`. */
+/* What a SIZE is, in the tenants' helps (base/parse.h). */
+#define SIZE_HELP                                                                          \
+	"  (a SIZE: 4G, 4GB, 4GiB, 512M, or MiB as a number, 4096; G and GB are GiB)\n"
 #define USER_HELP                                                                        \
 	"  --user SPEC                the Unix user its tasks run as, on the\n"          \
 	"                             server's machine: NAME, NAME:GROUP or\n"           \
@@ -161,6 +164,7 @@ static void tenant_add_usage(FILE *out)
 		"0)\n"
 		"  --mem-borrowable SIZE      more it may borrow while others do not use "
 		"it\n"
+		SIZE_HELP
 		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
 		"device\n"
 		"  --compute-borrowable PCT   more it may borrow\n" PRIORITY_MAX_HELP);
@@ -259,6 +263,7 @@ static void tenant_set_usage(FILE *out)
 		"  --mem-guaranteed SIZE      memory the tenant is sure to get\n"
 		"  --mem-borrowable SIZE      more it may borrow while others do not use "
 		"it\n"
+		SIZE_HELP
 		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
 		"device\n"
 		"  --compute-borrowable PCT   more it may borrow\n" PRIORITY_MAX_HELP
@@ -373,6 +378,7 @@ static void tenant_quota_usage(FILE *out)
 		"\n"
 		"  --mem-guaranteed SIZE      memory on those devices it is sure to get\n"
 		"  --mem-borrowable SIZE      more it may borrow there (default 0)\n"
+		SIZE_HELP
 		"  --compute-guaranteed PCT   compute there, in %% of a device\n"
 		"  --compute-borrowable PCT   more it may borrow there (default 0)\n"
 		"  --remove                   remove the quota of that model\n");
@@ -701,7 +707,8 @@ static void template_add_usage(FILE *out)
 		"Adds a named slice shape (admin only), for `gpupool submit --template "
 		"NAME`.\n"
 		"\n"
-		"  --mem SIZE        memory per device: 4G, 512M\n"
+		"  --mem SIZE        memory per device: 4G, 4GB, 512M, or MiB as a number\n"
+		"                    (4096); G and GB are GiB\n"
 		"  --compute PCT     share of the device, 1..100\n"
 		"  --models LIST     comma list of device models it is for: parts of\n"
 		"                    their names or vendors (default: any)\n"

@@ -12,7 +12,9 @@
  * the dropped bytes, so rotations do not matter); when the cap dropped
  * bytes before they could be read, a note says how many. Once the state
  * says the task ended, the read after it got the whole log, and the
- * command exits 0. A task that has not run yet is waited for.
+ * command exits with the task's status, as `submit --wait` does
+ * (cli/task-end.h: its exit code, 124 cancelled, 125 not run). A task
+ * that has not run yet is waited for.
  *
  * The bytes are the task's own, terminal escapes included: a log is
  * printed raw by design (a program's colours, its progress bars), unlike
@@ -25,10 +27,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/parse.h"
 #include "base/text.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "shim/region.h"
+#include "cli/task-end.h"
 
 #define TAIL_MAX       10000000
 #define BYTES_MAX      (16ULL * 1024 * 1024)
@@ -60,10 +63,14 @@ static void logs_usage(FILE *out)
 		"of ended tasks: logs then says when and why.\n"
 		"\n"
 		"  --tail N       only the last N lines, 1..%d\n"
-		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4M (default\n"
+		"  --bytes SIZE   read at most the last SIZE of the log: 64K, 4MB, or bytes (default\n"
 		"                 1M, at most 16M)\n"
-		"  -f, --follow   then print what the task appends, until it ends (exit\n"
-		"                 0) or Ctrl-C; a task that has not run yet is waited for\n"
+		"  -f, --follow   then print what the task appends, until it ends or\n"
+		"                 Ctrl-C; a task that has not run yet is waited for. The\n"
+		"                 exit status is then the task's, as submit --wait's:\n"
+		"                 its exit code (128+N: killed by signal N), 124 when it\n"
+		"                 was cancelled, 125 when it could not start (or was\n"
+		"                 lost)\n"
 		"  --escape       show control characters (terminal escapes) as \\x1b and\n"
 		"                 the like, line breaks kept; without it the output is\n"
 		"                 the task's bytes as they are\n",
@@ -256,27 +263,6 @@ static int logs_next(const struct gp_client_flags *f, long long id,
 	return GP_EXIT_OK;
 }
 
-/* Has task id run (it has a log), has it ended? An exit status. */
-static int task_phase(const struct gp_client_flags *f, long long id, bool *ret_started,
-		      bool *ret_ended)
-{
-	static const char *const ended[] = {"succeeded", "failed", "cancelled", "lost"};
-	char path[PATH_LEN];
-	json_t *reply;
-	int status;
-
-	snprintf(path, sizeof(path), "/v1/tasks/%lld", id);
-	status = gp_client_request(f, "logs", "GET", path, NULL, &reply);
-	if (status != GP_EXIT_OK)
-		return status;
-	*ret_started = json_is_string(json_object_get(reply, "started"));
-	*ret_ended = false;
-	for (size_t i = 0; i < sizeof(ended) / sizeof(ended[0]); i++)
-		*ret_ended |= !strcmp(gp_client_str(reply, "state"), ended[i]);
-	json_decref(reply);
-	return GP_EXIT_OK;
-}
-
 static void nap_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
@@ -285,24 +271,33 @@ static void nap_ms(long ms)
 }
 
 /* -f: the end of the log once there is one, then what is appended,
- * until the task ended. An exit status. */
+ * until the task ended; then the task's exit status (cli/task-end.h). */
 static int logs_follow(const struct gp_client_flags *f, long long id,
 		       const struct logs_options *o)
 {
 	unsigned long long offset = 0;
 	bool started, ended, more, shown = false;
+	json_t *task = NULL;
 	int status;
 
 	for (;;) {
-		status = task_phase(f, id, &started, &ended);
-		if (status == GP_EXIT_OK && !shown && (started || ended)) {
+		status = gp_task_end_get(f, "logs", id, &task);
+		if (status != GP_EXIT_OK)
+			return status;
+		started = json_is_string(json_object_get(task, "started"));
+		ended = gp_task_end_is(task);
+		if (!shown && (started || ended)) {
 			status = logs_first(f, id, o, &offset);
 			shown = true;
-		} else if (status == GP_EXIT_OK && shown) {
+		} else if (shown) {
 			do
 				status = logs_next(f, id, o, &offset, &more);
 			while (status == GP_EXIT_OK && more);
 		}
+		if (status == GP_EXIT_OK && ended)
+			status = gp_task_end_status(task);
+		json_decref(task);
+		task = NULL;
 		if (status != GP_EXIT_OK || ended)
 			return status;
 		nap_ms(FOLLOW_MS);

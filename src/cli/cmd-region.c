@@ -71,7 +71,8 @@ static void region_usage(FILE *out)
 		"  --dir DIR        where the regions are (default: $GPUPOOL_RUN_DIR, else\n"
 		"                   /run/gpupool when writable, else /tmp/gpupool-UID)\n"
 		"  --json           one JSON object\n"
-		"  --mem SIZE       memory limit: 4G, 512M, 1073741824; 0 = the whole device\n"
+		"  --mem SIZE       memory limit: 4G, 4GB, 512M, or MiB as a number (4096);\n"
+		"                   0 = the whole device\n"
 		"  --compute PCT    share of the device, 1..100\n"
 		"  --priority N     0..9, higher first\n"
 		"  --isolation I    hard (the share is a cap) or shared (idle time may be\n"
@@ -90,8 +91,8 @@ static int parse_value(struct region_options *o, int c, const char *value)
 
 	switch (c) {
 	case 'm':
-		if (gp_parse_size(value, &bytes) < 0) {
-			fprintf(stderr, "gpupool region %s: --mem \"%s\" is not a size like 4G, 512M or 1073741824\n",
+		if (gp_parse_size_in(value, GP_MiB, &bytes) < 0) {
+			fprintf(stderr, "gpupool region %s: --mem \"%s\" is not a size like 4G, 4GB, 512M or 4096 (MiB)\n",
 				o->sub, value);
 			return -EINVAL;
 		}

@@ -170,21 +170,16 @@ static int card_mem_add(struct hist_options *o, const char *value)
 /* MEM: MiB, or a size with its unit; "" keeps it (0). */
 static bool slice_mem(const char *text, uint32_t *ret)
 {
-	unsigned mib;
 	uint64_t bytes;
 
 	if (!*text) {
 		*ret = 0;
 		return true;
 	}
-	if (gp_parse_uint(text, 1, 16777216, NULL, &mib)) {
-		*ret = mib;
-		return true;
-	}
-	if (gp_parse_size(text, &bytes) < 0 || bytes < 1024 * 1024 ||
-	    bytes / (1024 * 1024) > 16777216)
+	if (gp_parse_size_in(text, GP_MiB, &bytes) < 0 || bytes < GP_MiB ||
+	    bytes / GP_MiB > 16777216)
 		return false;
-	*ret = (uint32_t)((bytes + 1024 * 1024 - 1) / (1024 * 1024));
+	*ret = (uint32_t)((bytes + GP_MiB - 1) / GP_MiB);
 	return true;
 }
 

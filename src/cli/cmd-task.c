@@ -16,6 +16,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/task-end.h"
 #include "agent/taskenv.h"
 #include "core/resources.h"
 
@@ -43,6 +44,7 @@ struct task_options {
 	json_t *body;
 	const char *wrap; /* submit --wrap: the command line; NULL: none */
 	bool quiet;	  /* submit -q: only the id */
+	bool wait;	  /* submit --wait: until the task ends */
 };
 
 static void options_init(struct task_options *o, const char *cmd)
@@ -101,8 +103,9 @@ static void submit_usage(FILE *out)
 		"                     redirections, variables), instead of -- COMMAND\n"
 		"  --name NAME        the task's name (default: the program's name)\n"
 		"  --template NAME    the slice of a template (`gpupool template ls`)\n"
-		"  --mem SIZE         memory per device: 4G, 512M (with --compute; over\n"
-		"                     the template's)\n"
+		"  --mem SIZE         memory per device: 4G, 4GB, 4GiB, 512M, or MiB as a\n"
+		"                     number (4096), as Slurm (G and GB are GiB); with\n"
+		"                     --compute; over the template's\n"
 		"  --compute PCT      share of each device, 1..100\n"
 		"  --devices N        how many devices, 1..%d (default 1)\n"
 		"  --whole            whole devices, all on one node (refused with\n"
@@ -134,6 +137,12 @@ static void submit_usage(FILE *out)
 		"                     (GPUPOOL_*, LD_PRELOAD, *_VISIBLE_DEVICES,\n"
 		"                     HOME, USER, ...) are refused; LD_LIBRARY_PATH\n"
 		"                     is appended after the server's\n"
+		"  --wait             then wait until the task ends, and exit with its\n"
+		"                     status: its exit code (128+N: killed by signal N),\n"
+		"                     124 when it was cancelled, 125 when it could not\n"
+		"                     start (or was lost); a line on stderr says how it\n"
+		"                     ended (not with -q). Ctrl-C stops the wait, not\n"
+		"                     the task; exit 1 when the server is gone for 10 s\n"
 		"  -q, --quiet        print only the task id\n"
 		"  -o json|table      the server's JSON, or text (default)\n"
 		"  --socket PATH      the server (default: $GPUPOOL_SOCKET, else the "
@@ -219,6 +228,7 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
 	case 'x': json_object_set_new(o->body, "exclusive", json_true()); return 0;
 	case 'q': o->quiet = true; return 0;
+	case 'B': o->wait = true; return 0;
 	case 'r': o->wrap = value; return 0;
 	case 'm':
 		if (gp_client_mib(o->cmd, "mem", value, false, &mib) < 0)
@@ -256,6 +266,7 @@ static const struct option submit_options[] = {
 	{"workdir", required_argument, NULL, 'W'},
 	{"env", required_argument, NULL, 'e'},
 	{"quiet", no_argument, NULL, 'q'},
+	{"wait", no_argument, NULL, 'B'}, /* submit --wait (cli/task-end.h) */
 	{"wrap", required_argument, NULL, 'r'},
 	{"on-memory-growth", required_argument, NULL, 'G'},
 	{0},
@@ -374,6 +385,19 @@ static void submit_print(const struct task_options *o, json_t *task)
 		       gp_client_text(task, "reason"));
 }
 
+/* --wait: until the task ends; its exit status (cli/task-end.h). */
+static int submit_wait(const struct gp_client_flags *f, const struct task_options *o,
+		       long long id)
+{
+	json_t *task = NULL;
+	int status = gp_task_end_wait(f, o->cmd, id, &task);
+
+	if (task && !o->quiet)
+		gp_task_end_say(o->cmd, task, status);
+	json_decref(task);
+	return status;
+}
+
 int gp_cmd_submit(int argc, char **argv)
 {
 	static const struct gp_client_command cmd = {
@@ -403,7 +427,10 @@ int gp_cmd_submit(int argc, char **argv)
 			gp_client_print_json(reply);
 		else
 			submit_print(&o, reply);
+		fflush(stdout);
 	}
+	if (!r && status == GP_EXIT_OK && o.wait)
+		status = submit_wait(&f, &o, gp_client_int(reply, "id"));
 	json_decref(reply);
 	json_decref(o.body);
 	return status;

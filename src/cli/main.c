@@ -1,7 +1,14 @@
-/* main.c — the gpupool command: dispatches to a subcommand. */
+/* main.c — the gpupool command: dispatches to a subcommand. The common
+ * options of the server's clients (--socket, --token, --token-file,
+ * -o/--output, --json) may come before the command's name; they are
+ * moved after it (cli/client.h: gp_client_hoist). An unknown command is
+ * one line that names the command it is likely a slip of. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/closest.h"
+#include "cli/client.h"
 #include "cli/cmd-region.h"
 #include "cli/commands.h"
 #include "core/policy.h"
@@ -43,7 +50,41 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (commands[i].summary)        /* aliases have none */
 			fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n`gpupool COMMAND --help` describes each command.\n");
+	fprintf(out,
+		"\n`gpupool COMMAND --help` (or `gpupool help COMMAND`) describes each "
+		"command.\n"
+		"--socket, --token, --token-file and -o may come before COMMAND too.\n");
+}
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* Says that word is no command, with the one it is likely a slip of. */
+static int unknown(const char *word)
+{
+	const char *names[N_COMMANDS], *like;
+
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	like = word[0] == '-' ? NULL : gp_closest_find(word, names, N_COMMANDS);
+	fprintf(stderr, "gpupool: unknown %s \"%s\"%s%s%s (gpupool help lists the commands)\n",
+		word[0] == '-' ? "option" : "command", word, like ? "; did you mean \"" : "",
+		like ? like : "", like ? "\"?" : "");
+	return GP_EXIT_USAGE;
+}
+
+/* `gpupool help [COMMAND]`: the list, or the command's --help. */
+static int help(int argc, char **argv)
+{
+	char flag[] = "--help", *again[] = {argv[1], flag, NULL};
+
+	if (argc < 2) {
+		usage(stdout);
+		return GP_EXIT_OK;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(2, again);
+	return unknown(argv[1]);
 }
 
 int gp_cmd_policies(int argc, char **argv)
@@ -57,23 +98,26 @@ int gp_cmd_policies(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
+	int r = gp_client_hoist("", argc, argv);
+
+	if (r == -EINVAL)
+		return GP_EXIT_USAGE;
+	if (argc < 2 || r == -ENOENT) {
+		if (r == -ENOENT)
+			fprintf(stderr, "gpupool: no command after the options\n\n");
 		usage(stderr);
 		return GP_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return GP_EXIT_OK;
-	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return help(1, argv + 1);
+	if (!strcmp(argv[1], "help"))
+		return help(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("gpupool %s\n", GP_VERSION);
 		return GP_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "gpupool: unknown command \"%s\"\n\n", argv[1]);
-	usage(stderr);
-	return GP_EXIT_USAGE;
+	return unknown(argv[1]);
 }

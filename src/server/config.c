@@ -20,7 +20,6 @@
 #include "core/policy.h"
 #include "server/backup.h"
 #include "server/meter.h"
-#include "shim/region.h"
 
 enum key_kind { KEY_PATH, KEY_UINT, KEY_BOOL, KEY_CHOICE, KEY_SIZE, KEY_SPACE, KEY_PRICES,
 		KEY_OVERCOMMIT, KEY_POLICY, KEY_LISTEN, KEY_HOSTS, KEY_UID_BASE, KEY_TASK_MEMORY,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 #include "base/proc.h"
 
 /* An unsigned number in [lo, hi] from variable `name`, or def when unset. */

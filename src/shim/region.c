@@ -1166,39 +1166,3 @@ int gp_task_secret_new(char ret[GP_TASK_SECRET_LEN + 1])
 	explicit_bzero(bytes, sizeof(bytes));
 	return 0;
 }
-
-/* ---- sizes ------------------------------------------------------------------ */
-
-int gp_parse_size(const char *text, uint64_t *ret_bytes)
-{
-	static const struct { const char *suffix; unsigned shift; } units[] = {
-		{ "", 0 },
-		{ "K", 10 }, { "k", 10 }, { "KiB", 10 },
-		{ "M", 20 }, { "m", 20 }, { "MiB", 20 },
-		{ "G", 30 }, { "g", 30 }, { "GiB", 30 },
-		{ "T", 40 }, { "t", 40 }, { "TiB", 40 },
-	};
-	uint64_t n = 0;
-	const char *p = text;
-
-	if (!text || !ret_bytes)
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned digit = (unsigned)(*p - '0');
-
-		if (n > (UINT64_MAX - digit) / 10)
-			return -EINVAL;
-		n = n * 10 + digit;
-	}
-	if (p == text)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(p, units[i].suffix) != 0)
-			continue;
-		if (n > UINT64_MAX >> units[i].shift)
-			return -EINVAL;
-		*ret_bytes = n << units[i].shift;
-		return 0;
-	}
-	return -EINVAL;
-}

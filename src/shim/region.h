@@ -263,8 +263,4 @@ int gp_task_secret_new(char ret[GP_TASK_SECRET_LEN + 1]);
  * an even number of them? */
 bool gp_task_secret_is_valid(const char *secret);
 
-/* Parses "4G", "4096M", "512K", "1073741824" (bytes) into bytes; -EINVAL
- * for anything else (negative, empty, bad suffix, overflow). */
-int gp_parse_size(const char *text, uint64_t *ret_bytes);
-
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parse.h"
+
 /* An unsigned number from lo to hi, the whole text. */
 static bool number_in(const char *text, unsigned lo, unsigned hi, unsigned *ret)
 {

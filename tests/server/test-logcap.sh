@@ -58,7 +58,7 @@ follower=$!
 sleep 3
 "$gp" task cancel "$ever" >/dev/null
 wait_for "... is cancelled" 10 "$ever" '.state == "cancelled"'
-exited "logs -f ends when the task ends" "$follower"
+exited "logs -f ends when the task ends, with 124: it was cancelled" "$follower" 124
 size=$(cat "$logs/task-$ever.log" "$logs/task-$ever.log.1" | wc -c)
 [ "$size" -le 4194304 ] && ok "at most 4M of it on disk ($size bytes)" || bad "at most 4M on disk ($size)"
 # What the follower printed: runs of consecutive numbers, never one twice.

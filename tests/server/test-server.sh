@@ -115,7 +115,7 @@ expect other-show-cli 1 "task $a1 belongs to another tenant" -- as "$bob" task s
 expect other-cancel-cli 1 "task $a1 belongs to another tenant" -- as "$bob" task cancel "$a1"
 # A priority is the admin's to grant: past the tenant's bound, refused with
 # the bound named; the default is the bound when that is lower.
-expect priority-over-bound 1 'field "priority": 6 is above 5, the highest priority tenant "bob" may give its tasks; ask the admin to raise it \(gpupool tenant set bob --priority-max N\)' -- \
+expect priority-over-bound 1 '--priority: 6 is above 5, the highest priority tenant "bob" may give its tasks; ask the admin to raise it \(gpupool tenant set bob --priority-max N\)' -- \
 	as "$bob" submit --mem 1G --compute 10 --priority 6 -- sleep 60
 api priority-over-bound-403 403 'the highest priority tenant' "$bob" POST /v1/tasks \
 	-d '{"command": "true", "mem_mib": 1024, "compute_pct": 10, "priority": 9}'
@@ -172,7 +172,7 @@ api queue-full-503 503 'queue full' "$alice" POST /v1/tasks \
 	-d '{"command": "true", "mem_mib": 1024, "compute_pct": 10}'
 
 # ---- changing and cancelling -----------------------------------------------
-expect task-set-over-bound 1 'field "priority": 9 is above 8' -- \
+expect task-set-over-bound 1 '--priority: 9 is above 8' -- \
 	as "$alice" task set "$a1" --priority 9
 expect task-set 0 "task $a1: compute 40%, priority 3" -- \
 	as "$alice" task set "$a1" --compute 40 --priority 3 --reason "make room for inference"

@@ -37,13 +37,13 @@ vision=$("$gp" tenant add vision --user "$user" 2>"$out")
 expect "tenant add --user NAME:GROUP" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add nlp --user "$user:$group"
 expect "tenant add --user UID:GID" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add ids --user 4242:4343
 expect "tenant add --user auto" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add plain --user auto
-expect "root is refused" 1 'field "user": user "root" is uid 0; tasks never run as root: map the tenant to an unprivileged user' -- \
+expect "root is refused" 1 '--user: user "root" is uid 0; tasks never run as root: map the tenant to an unprivileged user' -- \
 	"$gp" tenant add r1 --user root
 expect "uid 0 is refused" 1 'tasks never run as root' -- "$gp" tenant add r2 --user 0:100
 expect "gid 0 is refused" 1 'gid 0 .*tasks never run as root' -- "$gp" tenant add r3 --user 100:0
 expect "the root group is refused" 1 'gid 0 \(the root group\); tasks never run as root' -- \
 	"$gp" tenant add r4 --user "$user:$root_group"
-expect "an unknown user is refused" 1 'field "user": no user "gp-no-such-user" on this machine' -- \
+expect "an unknown user is refused" 1 '--user: no user "gp-no-such-user" on this machine' -- \
 	"$gp" tenant add r5 --user gp-no-such-user
 expect "an unknown group is refused" 1 "no group \"gp-no-such-group\" on this machine" -- \
 	"$gp" tenant add r6 --user "$user:gp-no-such-group"

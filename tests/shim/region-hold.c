@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parse.h"
 #include "shim/region.h"
 
 static int size_arg(const char *what, const char *text, uint64_t *ret)

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -46,7 +47,6 @@
 #include "server/meter.h"
 #include "agent/taskenv.h"
 #include "shim/config.h"
-#include "shim/region.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -323,31 +323,31 @@ static size_t err_prepare(struct fuzz *f, char *err)
 
 /* ---- gp_parse_size ------------------------------------------------------- */
 
-/* What gp_parse_size should say, worked out another way. */
+/* What gp_parse_size should say, worked out another way: the unit
+ * lowercased, looked up among every spelling (K, KB, KiB in any case). */
 static bool size_oracle(const char *s, uint64_t *ret)
 {
-	static const char *const long_units[] = {"KiB", "MiB", "GiB", "TiB"};
-	static const char short_units[] = "KkMmGgTt";
+	static const char *const units[] = {"",	  "k", "kb", "kib", "m", "mb", "mib",
+					    "g", "gb", "gib", "t",  "tb", "tib"};
 	unsigned __int128 n = 0;
 	const char *p = s;
+	char unit[8];
 	unsigned shift = 0;
+	size_t i = 0;
 
 	for (; *p >= '0' && *p <= '9'; p++)
 		if ((n = n * 10 + (unsigned)(*p - '0')) > UINT64_MAX)
 			return false;
-	if (p == s)
+	if (p == s || strlen(p) >= sizeof(unit))
 		return false;
-	if (*p && p[1] == '\0' && strchr(short_units, *p))
-		shift = 10 * (unsigned)(1 + (strchr(short_units, *p) - short_units) / 2);
-	else if (*p) {
-		size_t i = 0;
-
-		while (i < N(long_units) && strcmp(p, long_units[i]))
-			i++;
-		if (i == N(long_units))
-			return false;
-		shift = 10 * (unsigned)(i + 1);
-	}
+	for (i = 0; p[i]; i++)
+		unit[i] = (char)tolower((unsigned char)p[i]);
+	unit[i] = '\0';
+	for (i = 0; i < N(units) && strcmp(unit, units[i]); i++)
+		;
+	if (i == N(units))
+		return false;
+	shift = 10 * (unsigned)((i + 2) / 3);
 	if ((n << shift) > UINT64_MAX)
 		return false;
 	*ret = (uint64_t)(n << shift);
@@ -357,11 +357,12 @@ static bool size_oracle(const char *s, uint64_t *ret)
 static const char *const size_corpus[] = {
 	"4G", "4096M", "512K", "1073741824", "1KiB", "16TiB", "0", "1t", "2g", "3m", "4k",
 	"16777215T", "16777216T", "18446744073709551615", "18446744073709551616", "8MiB", "-1G",
-	"", "G", " 4G", "4G ", "4 G", "4GB", "4Gi",
+	"", "G", " 4G", "4G ", "4 G", "4GB", "4Gi", "512mb", "4gib", "4GiBs", "4B",
 };
 
 static const char *const size_tokens[] = {
 	"K", "k", "KiB", "M", "m", "MiB", "G", "g", "GiB", "T", "t", "TiB", "B", "Ki", "P",
+	"KB", "mb", "Gb", "iB", "ib", "GIB", "tB",
 	"17179869184", "18014398509481984", "16777216",
 };
 

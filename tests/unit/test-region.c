@@ -1307,40 +1307,6 @@ static void managed_table_is_read_only_for_tasks(void **state)
 	gp_region_close(r);
 }
 
-/* ---- sizes ----------------------------------------------------------- */
-
-static void sizes_parse(void **state)
-{
-	static const struct { const char *text; uint64_t bytes; } good[] = {
-		{ "0", 0 }, { "1", 1 }, { "007", 7 }, { "1073741824", GiB },
-		{ "512K", 512 * 1024 }, { "4096M", 4 * GiB }, { "4G", 4 * GiB },
-		{ "1T", 1024 * GiB }, { "3k", 3 * 1024 }, { "2m", 2 * MiB },
-		{ "4g", 4 * GiB }, { "1t", 1024 * GiB }, { "1KiB", 1024 },
-		{ "1MiB", MiB }, { "16GiB", 16 * GiB }, { "2TiB", 2048 * GiB },
-		{ "18446744073709551615", UINT64_MAX },
-		{ "16777215T", 16777215ULL << 40 },
-	};
-	static const char *const bad[] = {
-		"", "-1", "+1", " 1", "1 ", "G", "4GB", "4gib", "4Gi", "4B", "1.5G",
-		"0x10", "4 G", "18446744073709551616", "99999999999999999999",
-		"16777216T", "17179869184G", "4GG",
-	};
-	uint64_t bytes;
-	(void)state;
-
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		bytes = 42;
-		assert_int_equal(gp_parse_size(good[i].text, &bytes), 0);
-		assert_int_equal(bytes, good[i].bytes);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		bytes = 42;
-		assert_int_equal(gp_parse_size(bad[i], &bytes), -EINVAL);
-		assert_int_equal(bytes, 42);
-	}
-	assert_int_equal(gp_parse_size(NULL, &bytes), -EINVAL);
-}
-
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -1369,7 +1335,6 @@ int main(void)
 		TEST(managed_damaged_file_harms_no_other_task),
 		TEST(managed_readers_never_see_half_an_update),
 		TEST(managed_table_is_read_only_for_tasks),
-		cmocka_unit_test(sizes_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
