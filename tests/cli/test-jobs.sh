@@ -141,7 +141,7 @@ expect "gpupool help COMMAND" 0 '^usage: gpupool submit' -- "$gp" help submit
 
 # ---- the server's errors in the CLI's words ------------------------------------------
 expect "--mem past the largest device: the flag, not the API's field" 1 \
-	'^gpupool submit: --mem: this pool.s largest device has [0-9]+ MiB' -- \
+	'^gpupool submit: --mem: this pool.s largest device (of model "nvidia" )?has [0-9]+ MiB' -- \
 	"$gp" submit --mem 200G --compute 10 -- true
 cp "$tmp/out" "$tmp/mem.err"
 expect "... mem_mib nowhere" 1 '^0$' -- grep -c mem_mib "$tmp/mem.err"
@@ -152,7 +152,7 @@ expect "a tenant's name: its argument" 1 "^gpupool tenant add: the tenant's name
 	"$gp" tenant add 'no spaces'
 
 # ---- a server that goes away while a task is waited for ------------------------------
-"$gp" submit --wait --mem 1G --compute 1 --model no-such-model -- true \
+"$gp" submit --wait --mem 1G --compute 1 --model no-such-model --await-cards -- true \
 	>"$tmp/gone.out" 2>"$tmp/gone.err" &
 waiter=$!
 eventually "a task no device answers waits" 10 "$tmp/gone.json" \
