@@ -137,7 +137,9 @@ int gp_alerts_task_failed(struct gp_alerts *a, const struct gp_task *t, const ch
 	bool fresh;
 
 	snprintf(object, sizeof(object), "task %" PRId64, t->id);
-	al = alert_make(GP_ALERT_CRITICAL, "task.failed", object, t->tenant);
+	/* A warning: a failed task is its tenant's to look at, not an
+	 * operator's emergency (a verifier's kill is task.violation's). */
+	al = alert_make(GP_ALERT_WARNING, "task.failed", object, t->tenant);
 	snprintf(al.message, sizeof(al.message), "task %" PRId64 " (%s) failed: %s",
 		 t->id, t->name, why);
 	return gp_store_alert_raise(a->store, &al, &fresh);

@@ -599,15 +599,6 @@ static void events_record(struct gp_loop *l, const struct events *ev)
 
 /* ---- the cluster of this machine ---------------------------------------- */
 
-static uint32_t device_mem_max(const struct gp_agent_node *n)
-{
-	uint32_t max = 0;
-
-	for (unsigned i = 0; i < n->devices; i++)
-		if (n->device[i].mem_total_mib > max)
-			max = (uint32_t)n->device[i].mem_total_mib;
-	return max;
-}
 
 /* The overcommit of a device named `name` (permille): the option whose
  * model is the longest part of the name, else the one for all, else none. */
@@ -696,6 +687,20 @@ static bool model_matches(const struct gp_agent_device *d, const char *model)
 	return gp_model_answers(d->name, d->vendor ? d->vendor->name : NULL, model);
 }
 
+/* The memory of the largest device that answers to `model` ("": any):
+ * what a whole device is charged to its tenant's quota, the card it
+ * would get at most (a whole T4 is not charged as the node's A100). */
+static uint32_t device_mem_max(const struct gp_agent_node *n, const char *model)
+{
+	uint32_t max = 0;
+
+	for (unsigned i = 0; i < n->devices; i++)
+		if (n->device[i].mem_total_mib > max &&
+		    (!model[0] || model_matches(&n->device[i], model)))
+			max = (uint32_t)n->device[i].mem_total_mib;
+	return max;
+}
+
 /* The model ids of this machine's devices that answer to `model`. */
 static uint64_t models_of(const struct gp_agent_node *n, struct gp_cluster *c, const char *model)
 {
@@ -716,7 +721,7 @@ static int request_with(const struct gp_agent_node *n, const struct shape *t, ui
 				    .models = models };
 	if (t->whole) {
 		req->whole = true;
-		req->dev_mem_mib = device_mem_max(n);  /* what its quota is charged */
+		req->dev_mem_mib = device_mem_max(n, t->model); /* what its quota is charged */
 	} else {
 		req->dev_mem_mib = (uint32_t)t->mem_mib;
 		req->dev_compute = t->compute_pct * 10;

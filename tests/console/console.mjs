@@ -213,7 +213,8 @@ async function alertsPage(page) {
 	const levels = await until(page, () => ['critical', 'warning', 'info'].every((l) =>
 		Number(document.querySelector(`.tile[data-level="${l}"] .tile-number`).innerText) > 0), 10000);
 
-	check('alerts at all three levels: beta\'s failed task, its quota, idle cards', levels, await textOf(page, '#alerts'));
+	check('alerts at all three levels: a process of no task (critical), beta\'s failed task and quota, idle cards',
+		levels, await textOf(page, '#alerts'));
 	check('the audit log has the live change', /task\.set/.test(await textOf(page, '#audit')));
 	await shot(page, 'alerts');
 	const failed = `#alert-table tr[data-kind="task.failed"] button.ack`;

@@ -59,6 +59,10 @@ beta_task=$(as "$beta" submit -q --name beta-train --mem 6G --compute 45 --model
 failed_task=$(as "$beta" submit -q --name beta-fails --mem 1G --compute 5 --model T4 -- \
 	sh -c 'echo "loss went NaN at step 7"; exit 3')
 stuck_task=$("$gp" submit -q --name waits --mem 1G --compute 10 --model H100 --await-cards -- true)
+# A process on a card that belongs to no task (run here, outside the
+# server): the verifier's critical alert, which the alerts page shows.
+"$gl" alloc --mib 256 --hold 120 >/dev/null 2>&1 &
+stray=$!
 wait_for "alpha's task runs" 10 "$alpha_task" '.state == "running"'
 wait_for "beta's task runs" 10 "$beta_task" '.state == "running"'
 wait_for "beta's other task fails" 10 "$failed_task" '.state == "failed"'
@@ -122,4 +126,5 @@ n=$(find "$shots" -name '*.png' | wc -l)
 [ "$n" -ge 10 ] && ok "$n screenshots in $shots" || bad "screenshots in $shots: $n, want 10 or more"
 
 "$gp" task cancel "$beta_task" "$stuck_task" >/dev/null 2>&1
+kill "$stray" 2>/dev/null
 finish

@@ -87,11 +87,11 @@ check "scheduler ticks: a summary with quantiles" \
 	"$(value 'gpupool_scheduler_tick_seconds\{quantile="0.99"\}') >= $(value 'gpupool_scheduler_tick_seconds\{quantile="0.5"\}') and $(value gpupool_scheduler_tick_seconds_count) > 10" /dev/null
 echo "    tick p50 $(value 'gpupool_scheduler_tick_seconds\{quantile="0.5"\}') s, p99 $(value 'gpupool_scheduler_tick_seconds\{quantile="0.99"\}') s over $(value gpupool_scheduler_tick_seconds_count) ticks"
 check "the alert counts are in the metrics" \
-	"$(value 'gpupool_alerts_active\{level="critical"\}') >= 1" /dev/null
+	"$(value 'gpupool_alerts_active\{level="warning"\}') >= 1" /dev/null
 
 # ---- alerts -------------------------------------------------------------------
-check "a failed task raises a critical alert" \
-	".[0].alerts | any(.level == \"critical\" and .kind == \"task.failed\" and .object == \"task $failed\" and (.message | test(\"code 3\")))" \
+check "a failed task raises a warning (its tenant's to look at, not an emergency)" \
+	".[0].alerts | any(.level == \"warning\" and .kind == \"task.failed\" and .object == \"task $failed\" and (.message | test(\"code 3\")))" \
 	"$tmp/alerts.json"
 check "memory that only grows raises a warning" \
 	".[0].alerts | any(.level == \"warning\" and .kind == \"task.memory-grows\" and .object == \"task $grow\")" \

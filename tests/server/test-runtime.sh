@@ -6,8 +6,9 @@
 # replicas; --runtime acl and hip go to the Ascend and AMD cards; a model
 # implies its runtime; a runtime or model the pool has no card of, or a
 # runtime the model's cards do not run, is refused at submit with the
-# reason (the admin may queue for cards to come, a tenant may not); `sim
-# --history` replays the runtimes as they ran.
+# reason (the admin may queue for cards to come, a tenant may not); a
+# whole card is charged as the card it asks for, not the pool's largest;
+# `sim --history` replays the runtimes as they ran.
 # usage: test-runtime.sh GPUPOOL
 set -u
 gp=$1
@@ -93,6 +94,13 @@ wait_for "it waits, saying why" 20 "$await_id" '.state == "pending" and (.reason
 for id in $cuda_ids $fifth $acl_ids $hip_ids; do
 	wait_for "task $id succeeds" 60 "$id" '.state == "succeeded"'
 done
+# A whole T4 counts as a T4 (15 GiB here), not as the pool's largest card
+# (the A100's 80 GiB): within a 16 GiB quota it runs.
+runs "tenant t4team (16 GiB) is added" "$tmp/t4team.json" -- "$gp" tenant add t4team \
+	--mem-guaranteed 16G --compute-guaranteed 100 -o json
+whole=$(as "$(jq -r .token "$tmp/t4team.json")" submit -q --whole --model T4 -- sleep 1)
+wait_for "a whole T4 within a 16 GiB quota runs, charged as a T4" 30 "$whole" \
+	'.state == "running" or .state == "succeeded"'
 runs "a service that names no runtime" "$tmp/svc.json" -- as "$lab" service create web \
 	--mem 2G --compute 10 --replicas 3 --no-autoscale -o json -- sleep 600
 eventually "its three replicas run" 30 "$tmp/svc-show.json" \
