@@ -609,11 +609,42 @@ static void cache_put(struct node_class *k, uint32_t id, int64_t score,
 	k->cache_used++;
 }
 
-/* Device positions that can take a share of req, or -1 when too few. */
+/* A gang's devices are of one model (a job's workers run in lock step:
+ * the slowest card sets the pace, and their memory must agree): of the
+ * models with enough fitting devices, the one with the fewest, leaving
+ * the larger groups whole; 0 when none has enough. */
+static uint32_t one_model_fit(const struct gp_node_state *s, const struct gp_request *req,
+			      uint32_t fit)
+{
+	uint32_t best = 0;
+	int best_count = GP_NODE_DEVICES_MAX + 1;
+
+	if (req->devices < 2)
+		return fit;
+	for (int i = 0; i < s->devices; i++) {
+		uint32_t members = 0;
+		int count;
+
+		if (!(fit >> i & 1))
+			continue;
+		for (int j = 0; j < s->devices; j++)
+			if ((fit >> j & 1) && s->dev[j].model == s->dev[i].model)
+				members |= 1u << j;
+		count = __builtin_popcount(members);
+		if (count >= req->devices && count < best_count) {
+			best = members;
+			best_count = count;
+		}
+	}
+	return best;
+}
+
+/* Device positions that can take a share of req (a gang's of one model),
+ * or -1 when too few. */
 static int64_t device_fit(const struct gp_node_state *s,
 			  const struct gp_request *req)
 {
-	uint32_t fit = gp_state_fit_mask(s, req);
+	uint32_t fit = one_model_fit(s, req, gp_state_fit_mask(s, req));
 
 	return __builtin_popcount(fit) >= req->devices ? (int64_t)fit : -1;
 }

@@ -250,6 +250,31 @@ static void gang_prefers_tightest_nvlink_island(void **state)
 		assert_int_equal(island[where.device[i]], 2);
 }
 
+static void gang_is_one_model(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(64, 512, 4, f->a100);
+	struct gp_request two = whole(1, 2);
+	struct gp_placement where;
+	struct gp_decision d;
+
+	s.device[1].model = (uint8_t)f->t4;     /* A100, T4, A100, T4 */
+	s.device[3].model = (uint8_t)f->t4;
+	add_node(f->c, s);
+	two.models = (1ull << f->a100) | (1ull << f->t4);
+	place(f->c, f->p, two, &where);
+	assert_int_equal(s.device[where.device[0]].model, s.device[where.device[1]].model);
+	gp_cluster_release(f->c, &two, &where);
+	/* One card of each model left: two devices there would mix them. */
+	put(f->c, whole(1, 1), 0, 0);
+	put(f->c, whole(1, 1), 0, 1);
+	assert_int_equal(gp_place(f->c, f->p, &two, &d), 0);
+	assert_false(d.placed);
+	/* One device alone still goes. */
+	two.devices = 1;
+	place(f->c, f->p, two, NULL);
+}
+
 static void gang_keeps_to_one_numa_node(void **state)
 {
 	struct fixture *f = *state;
@@ -562,6 +587,7 @@ int main(void)
 		TEST(models_and_labels_filter),
 		TEST(reasons_name_the_constraint),
 		TEST(gang_prefers_tightest_nvlink_island),
+		TEST(gang_is_one_model),
 		TEST(gang_keeps_to_one_numa_node),
 		TEST(bad_placements_are_refused),
 		TEST(ties_go_to_the_first_node),
