@@ -79,8 +79,8 @@ for _ in $(seq 100); do "$gp" task ls >/dev/null 2>&1 && break; sleep 0.1; done
 "$gp" task ls >/dev/null 2>&1 || fail "the server did not start" "$tmp/server.log"
 
 token() { jq -r .token; }
-serve_token=$("$gp" tenant add inference -o json | token)
-train_token=$("$gp" tenant add training -o json | token)
+serve_token=$("$gp" tenant add inference --unlimited -o json | token)
+train_token=$("$gp" tenant add training --unlimited -o json | token)
 "$gp" template add svc-chat --mem 4G --compute 50 --models T4 >/dev/null
 "$gp" template add svc-embed --mem 4G --compute 40 --models T4 >/dev/null
 "$gp" template add train-40g --mem 40G --compute 50 --models A100 >/dev/null

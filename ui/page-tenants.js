@@ -14,8 +14,9 @@ export async function render(view) {
 
 	add(view.main, el('h1', { text: 'Tenants and quotas' }),
 		el('p', { class: 'hint', text: 'Each bar: what the running tasks hold, up to the guarantee (the mark), ' +
-			'then borrowed (lighter) up to guaranteed + borrowable; past that in red. A tenant with no ' +
-			'quota at all is not limited.' }), data);
+			'then borrowed (lighter) up to guaranteed + borrowable; past that in red. An unlimited tenant ' +
+			'has no limit and nothing guaranteed: all it holds is borrowed, and taken back for a tenant ' +
+			'within its guarantee.' }), data);
 	await refresh(view, data);
 	view.every(REFRESH_MS, () => refresh(view, data).catch(view.error));
 }
@@ -57,8 +58,8 @@ function quotaRows(title, q, use, tenant, model = '') {
 
 function quotaRow(label, used, guaranteed, borrowable, unit, tenant) {
 	const limited = guaranteed + borrowable > 0;
-	const inGuarantee = limited ? Math.min(used, guaranteed) : used;
-	const borrowed = limited ? Math.max(0, Math.min(used - guaranteed, borrowable)) : 0;
+	const inGuarantee = limited ? Math.min(used, guaranteed) : 0;
+	const borrowed = limited ? Math.max(0, Math.min(used - guaranteed, borrowable)) : used;
 	const over = limited ? Math.max(0, used - guaranteed - borrowable) : 0;
 	const colour = tenantColour(tenant);
 	const bar = splitBar(limited ? guaranteed + borrowable : Math.max(used, 1), [
@@ -74,5 +75,5 @@ function quotaRow(label, used, guaranteed, borrowable, unit, tenant) {
 		el('span', { class: 'bar-caption quota-caption', text: limited
 			? `${unit(used)} used of ${unit(guaranteed)} guaranteed + ${unit(borrowable)} borrowable` +
 				(borrowed > 0 ? ` (borrowing ${unit(borrowed)})` : '')
-			: `${unit(used)} used; no quota: not limited` }));
+			: `${unit(used)} used, all borrowed; unlimited: no limit, nothing guaranteed` }));
 }

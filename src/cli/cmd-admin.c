@@ -150,24 +150,27 @@ static int no_option(void *ctx, int c, const char *value)
 static void tenant_add_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpupool tenant add NAME [--user SPEC|auto] [--mem-guaranteed "
-		"SIZE]\n"
-		"                          [--mem-borrowable SIZE] [--compute-guaranteed "
-		"PCT]\n"
-		"                          [--compute-borrowable PCT] [--priority-max N]\n"
+		"usage: gpupool tenant add NAME --mem-guaranteed SIZE --compute-guaranteed PCT\n"
+		"                          [--mem-borrowable SIZE] [--compute-borrowable PCT]\n"
+		"                          [--user SPEC|auto] [--priority-max N]\n"
+		"       gpupool tenant add NAME --unlimited [--user SPEC|auto] [--priority-max N]\n"
 		"\n"
 		"Adds a tenant (admin only) and prints its token, which is shown only "
 		"this\n"
 		"once. Quotas sum over devices: 200 %% of compute is two whole devices.\n"
+		"A tenant has a quota, or --unlimited: no limit, and nothing guaranteed\n"
+		"(all it holds is borrowed, and taken back for a tenant within its\n"
+		"guarantee).\n"
 		"\n" USER_HELP
-		"  --mem-guaranteed SIZE      memory the tenant is sure to get (default "
-		"0)\n"
+		"  --mem-guaranteed SIZE      memory the tenant is sure to get\n"
 		"  --mem-borrowable SIZE      more it may borrow while others do not use "
 		"it\n"
 		SIZE_HELP
 		"  --compute-guaranteed PCT   compute it is sure to get, in %% of a "
 		"device\n"
-		"  --compute-borrowable PCT   more it may borrow\n" PRIORITY_MAX_HELP);
+		"  --compute-borrowable PCT   more it may borrow\n"
+		"  --unlimited                no quota at all (instead of the four above)\n"
+		PRIORITY_MAX_HELP);
 }
 
 /* --user SPEC: "auto" is the API's "" (the server checks the rest). */
@@ -199,6 +202,7 @@ static int tenant_add_option(void *ctx, int c, const char *value)
 		return set_uint(o, "compute-borrowable", "compute_borrowable_pct", value,
 				0, TENANT_PCT_MAX);
 	case 'p': return set_uint(o, "priority-max", "priority_max", value, 0, 9);
+	case 'U': json_object_set_new(o->body, "unlimited", json_true()); return 0;
 	}
 	return -EINVAL;
 }
@@ -220,6 +224,7 @@ static int tenant_add(int argc, char **argv)
 		{"compute-guaranteed", required_argument, NULL, 'c'},
 		{"compute-borrowable", required_argument, NULL, 'C'},
 		{"priority-max", required_argument, NULL, 'p'},
+		{"unlimited", no_argument, NULL, 'U'},
 		{0},
 	};
 	static const struct gp_client_command cmd = {
@@ -543,11 +548,15 @@ static void tenant_row(json_t *t)
 	snprintf(compute, sizeof(compute), "%lld+%lld%%",
 		 (long long)gp_client_int(t, "compute_guaranteed_pct"),
 		 (long long)gp_client_int(t, "compute_borrowable_pct"));
+	if (json_is_true(json_object_get(t, "unlimited"))) {
+		snprintf(mem, sizeof(mem), "unlimited");
+		snprintf(compute, sizeof(compute), "unlimited");
+	}
 	printf("%-6lld %-16s %-5s %-16s %-15s %-15s %-8lld %s\n",
 	       (long long)gp_client_int(t, "id"), gp_client_text(t, "name"),
 	       json_is_true(json_object_get(t, "admin")) ? "yes" : "no", user_shown(t),
-	       no_mem ? "-" : mem, compute, (long long)gp_client_int(t, "priority_max"),
-	       gp_client_text(t, "created"));
+	       no_mem && !json_is_true(json_object_get(t, "unlimited")) ? "-" : mem, compute,
+	       (long long)gp_client_int(t, "priority_max"), gp_client_text(t, "created"));
 	model_quota_rows(json_object_get(t, "model_quotas"));
 }
 

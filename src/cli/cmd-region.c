@@ -10,7 +10,11 @@
  * On a managed device (one with a limits table, device-UUID.limits, kept
  * by gpupool server's agent) the limits shown are the table's, and `set`
  * writes the table, which only its owner can: anyone else is refused
- * with exit 1 and pointed to `gpupool task set`. */
+ * with exit 1 and pointed to `gpupool task set`. Its owner too is
+ * refused without --force for a server's task (task-N), since the
+ * server's books would not follow; with --force the table is written and
+ * the server is told (a live change of the task's compute, audited with
+ * who forced it). */
 #include "cli/cmd-region.h"
 
 #include <dirent.h>
@@ -21,9 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/parse.h"
 #include "base/text.h"
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "shim/region.h"
 
@@ -43,6 +49,7 @@ struct region_options {
 	unsigned set;                   /* SET_* flags given */
 	const char *mem_text;
 	struct gp_task_limits limits;   /* the values given */
+	bool force;                     /* set: write a managed device's table anyway */
 	const char *arg[2];             /* UUID, TASK */
 };
 
@@ -62,11 +69,14 @@ static void region_usage(FILE *out)
 		"       gpupool region show UUID [--dir DIR] [--json]\n"
 		"       gpupool region set UUID TASK [--mem SIZE] [--compute PCT]\n"
 		"                          [--priority N] [--isolation hard|shared] [--dir DIR]\n"
+		"                          [--force]\n"
 		"\n"
 		"Shows and changes the limits of the tasks sharing each device, as the\n"
 		"processes of those tasks see them (changes apply while they run).\n"
 		"Where gpupool server keeps a device's limits (device-UUID.limits), only\n"
-		"the server changes them: use `gpupool task set` there.\n"
+		"the server changes them: use `gpupool task set` there. Its owner may\n"
+		"--force a change (an emergency): the table is written, and the server\n"
+		"is told, so that its books follow (a task-N's compute; audited).\n"
 		"\n"
 		"  --dir DIR        where the regions are (default: $GPUPOOL_RUN_DIR, else\n"
 		"                   /run/gpupool when writable, else /tmp/gpupool-UID)\n"
@@ -143,6 +153,7 @@ static int parse_args(int argc, char **argv, struct region_options *o, int want)
 		{ "compute", required_argument, NULL, 'c' },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "isolation", required_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -154,6 +165,11 @@ static int parse_args(int argc, char **argv, struct region_options *o, int want)
 		switch (c) {
 		case 'd': o->dir = optarg; break;
 		case 'h': region_usage(stdout); return 1;
+		case 'f':
+			if (!is_set)
+				goto not_here;
+			o->force = true;
+			break;
 		case 'j':
 			if (is_set)
 				goto not_here;
@@ -194,6 +210,74 @@ static int kept_by_server(const struct region_options *o)
 		PREFIX "%s" LIMITS_SUFFIX " is not writable by you); change them with"
 		" `gpupool task set`\n", o->arg[1], o->arg[0], o->arg[0]);
 	return GP_EXIT_FAIL;
+}
+
+/* Is `id` the region id of a gpupool server's task ("task-N"; N in
+ * *ret_id)? (A Slurm step's or a pod's are kept by no server's books.) */
+static bool servers_task(const char *id, long long *ret_id)
+{
+	long long n;
+	int end = 0;
+
+	if (sscanf(id, "task-%lld%n", &n, &end) != 1 || id[end] || n <= 0)
+		return false;
+	if (ret_id)
+		*ret_id = n;
+	return true;
+}
+
+/* Can the caller write the managed device's limits table? (Who cannot
+ * is refused by the table itself: kept_by_server.) */
+static bool table_writable(const struct region_options *o)
+{
+	char path[PATH_MAX + 128];
+
+	snprintf(path, sizeof(path), "%s/" PREFIX "%s" LIMITS_SUFFIX, o->dir_buf, o->arg[0]);
+	return access(path, W_OK) == 0;
+}
+
+/* `set` on a server's task of a managed device without --force. */
+static int not_behind_servers_back(const struct region_options *o)
+{
+	fprintf(stderr, "gpupool region set: the limits on %s are gpupool server's, whose books "
+		"would not follow a change made here (it would go on counting %s at its old "
+		"share); change it with `gpupool task set`, or give --force to write the table "
+		"anyway (the server is then told)\n", o->arg[0], o->arg[1]);
+	return GP_EXIT_FAIL;
+}
+
+/* After a forced change of a managed device: the server's books follow
+ * through the live change of a server's task ("task-N"), audited with
+ * who forced it. An exit status: 1 when the server could not be told. */
+static int server_told(const struct region_options *o, const struct gp_task_limits *l)
+{
+	struct gp_client_flags f = { 0 };
+	long long id;
+	char path[64], reason[128];
+	json_t *body, *reply = NULL;
+	int status;
+
+	if (!servers_task(o->arg[1], &id) || !(o->set & (SET_COMPUTE | SET_PRIORITY))) {
+		fprintf(stderr, "gpupool region set: forced; the server's books keep %s's old %s: "
+			"tell it with `gpupool task set`\n", o->arg[1],
+			o->set & SET_MEM ? "memory" : "limits");
+		return GP_EXIT_OK;
+	}
+	snprintf(path, sizeof(path), "/v1/tasks/%lld", id);
+	snprintf(reason, sizeof(reason), "forced with gpupool region set --force by uid %u",
+		 (unsigned)getuid());
+	body = json_pack("{s:s}", "reason", reason);
+	if (o->set & SET_COMPUTE)
+		json_object_set_new(body, "compute_pct", json_integer(l->compute));
+	if (o->set & SET_PRIORITY)
+		json_object_set_new(body, "priority", json_integer(l->priority));
+	status = gp_client_request(&f, "region set", "PATCH", path, body, &reply);
+	if (status != GP_EXIT_OK)
+		fprintf(stderr, "gpupool region set: forced, but the server was not told: its books "
+			"keep task %lld's old share\n", id);
+	json_decref(reply);
+	json_decref(body);
+	return status;
 }
 
 /* Opens an existing region, or says why not; returns an exit status. */
@@ -493,6 +577,8 @@ static int set_in(const struct region_options *o, struct gp_region *r, struct de
 		return GP_EXIT_USAGE;
 	}
 	t = task_by_id(v, id);
+	if (t && v->managed && servers_task(id, NULL) && !o->force && table_writable(o))
+		return not_behind_servers_back(o);
 	err = -ENOENT;
 	if (t) {
 		l = limits_merge(o, t->limits);
@@ -512,7 +598,7 @@ static int set_in(const struct region_options *o, struct gp_region *r, struct de
 	printf("%s %s: memory %llu MiB%s, compute %u%%, priority %u, %s\n", uuid, id,
 	       (unsigned long long)((l.mem_bytes ? l.mem_bytes : v->total) / MiB),
 	       l.mem_bytes ? "" : " (all)", l.compute, l.priority, isolation_name(l.isolation));
-	return GP_EXIT_OK;
+	return v->managed && servers_task(id, NULL) ? server_told(o, &l) : GP_EXIT_OK;
 }
 
 static int region_set(const struct region_options *o)

@@ -29,8 +29,9 @@ bool gp_quota_within(const struct gp_quota *q, struct gp_quota_use use, bool bor
 					  : (struct gp_quota_use){ q->mem_guaranteed_mib,
 								   q->compute_guaranteed_pct };
 
-	return q->unlimited ||
-	       (use.mem_mib <= most.mem_mib && use.compute_pct <= most.compute_pct);
+	if (q->unlimited)       /* no limit, and nothing guaranteed */
+		return borrow || (use.mem_mib == 0 && use.compute_pct == 0);
+	return use.mem_mib <= most.mem_mib && use.compute_pct <= most.compute_pct;
 }
 
 bool gp_quota_borrowing(const struct gp_quota *q, struct gp_quota_use use)

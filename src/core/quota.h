@@ -15,7 +15,9 @@
 struct gp_quota {
 	uint64_t mem_guaranteed_mib, mem_borrowable_mib;
 	uint64_t compute_guaranteed_pct, compute_borrowable_pct;
-	bool unlimited;         /* no limit: every use is within its guarantee */
+	/* No limit, and nothing guaranteed: every use is borrowed, taken
+	 * back like anyone's borrowing; it never takes back another's. */
+	bool unlimited;
 };
 
 /* What is held, or asked for: memory and compute, summed over devices. */
@@ -24,8 +26,9 @@ struct gp_quota_use {
 };
 
 /* A tenant's overall quota from its parts: one of nothing at all (the
- * admin's, say) is no limit. (A model quota of nothing is a limit of
- * nothing: its fields, unlimited false.) */
+ * admin's, or a tenant made --unlimited) is no limit and no guarantee.
+ * (A model quota of nothing is a limit of nothing: its fields, unlimited
+ * false.) */
 struct gp_quota gp_quota_overall(uint64_t mem_guaranteed_mib, uint64_t mem_borrowable_mib,
 				 uint64_t compute_guaranteed_pct, uint64_t compute_borrowable_pct);
 /* The whole quota: guaranteed + borrowable. */
@@ -33,7 +36,7 @@ struct gp_quota_use gp_quota_limit(const struct gp_quota *q);
 /* a + b. */
 struct gp_quota_use gp_quota_sum(struct gp_quota_use a, struct gp_quota_use b);
 /* Does `use` stay within the guarantee, or, with `borrow`, within the
- * whole quota? (Always, for an unlimited quota.) */
+ * whole quota? (An unlimited quota: any use with `borrow`, none without.) */
 bool gp_quota_within(const struct gp_quota *q, struct gp_quota_use use, bool borrow);
 /* Does `use` go past the guarantee (in memory or compute): is it
  * borrowing? */

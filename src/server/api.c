@@ -103,10 +103,19 @@ static json_t *time_json(int64_t unix_s)
 	return json_string(text);
 }
 
+/* A tenant of no quota at all: no limit, and nothing guaranteed
+ * (core/quota.h). */
+static bool tenant_unlimited(const struct gp_tenant *t)
+{
+	return !t->mem_guaranteed_mib && !t->mem_borrowable_mib && !t->compute_guaranteed_pct &&
+	       !t->compute_borrowable_pct;
+}
+
 static json_t *tenant_json(const struct gp_tenant *t)
 {
-	return json_pack("{s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:o}", "id",
-			 (json_int_t)t->id, "name", t->name, "admin", t->admin,
+	return json_pack("{s:I, s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:o}", "id",
+			 (json_int_t)t->id, "name", t->name, "admin", t->admin, "unlimited",
+			 tenant_unlimited(t),
 			 "mem_guaranteed_mib", (json_int_t)t->mem_guaranteed_mib,
 			 "mem_borrowable_mib", (json_int_t)t->mem_borrowable_mib,
 			 "compute_guaranteed_pct", (json_int_t)t->compute_guaranteed_pct,
@@ -194,6 +203,7 @@ static json_t *audit_json(const struct gp_audit_entry *e)
 
 static const struct gp_field tenant_fields[] = {
 	{"name", GP_FIELD_NAME, .required = true},
+	{"unlimited", GP_FIELD_BOOL},
 	TENANT_SETTABLE_FIELDS,
 	{NULL},
 };
@@ -398,6 +408,28 @@ static void name_taken(struct gp_api *api, struct gp_http_reply *ret, const char
 		gp_http_error(ret, 409, "tenant \"%s\" exists; pick another name", name);
 }
 
+/* A tenant's quota is given, or "unlimited": true says it has none (no
+ * limit, nothing guaranteed): never unlimited by accident. */
+static bool quota_explicit(json_t *body, struct gp_http_reply *ret)
+{
+	bool quota = false, unlimited = gp_field_bool(body, "unlimited");
+
+	for (int i = 0; i < 4; i++)
+		quota |= gp_field_has(body, quota_names[i]);
+	if (quota != unlimited)
+		return true;
+	if (quota)
+		gp_http_error(ret, 400, "field \"unlimited\": true cannot go with a quota; give one "
+					"or the other");
+	else
+		gp_http_error(ret, 400, "a tenant needs a quota: give \"mem_guaranteed_mib\" and "
+					"\"compute_guaranteed_pct\" (what it is sure to get; with "
+					"\"mem_borrowable_mib\" and \"compute_borrowable_pct\", what "
+					"it may borrow), or \"unlimited\": true for no limit and "
+					"nothing guaranteed (all it holds may be taken back)");
+	return false;
+}
+
 static void tenant_add(void *ctx, const struct gp_http_request *req,
 		       struct gp_http_reply *ret)
 {
@@ -411,7 +443,7 @@ static void tenant_add(void *ctx, const struct gp_http_request *req,
 	if (!caller_admin(api, req, ret, &me, "add tenants") ||
 	    !gp_fields_parse(req, tenant_fields, ret, &body) ||
 	    !name_not_reserved(gp_field_string(body, "name", ""), ret) ||
-	    !user_from_body(body, &t, ret))
+	    !quota_explicit(body, ret) || !user_from_body(body, &t, ret))
 		return;
 	copy(t.name, sizeof(t.name), gp_field_string(body, "name", ""));
 	t.mem_guaranteed_mib = gp_field_uint(body, "mem_guaranteed_mib", 0);

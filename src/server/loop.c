@@ -2025,7 +2025,9 @@ static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c
 	uint64_t mem;
 	unsigned n = usable_devices(node, c, req->models, &mem);
 
-	if (t->model[0])
+	if (t->model[0] && gp_runtime_is_default_model(t))
+		snprintf(model, sizeof(model), " for %s", t->runtime);
+	else if (t->model[0])
 		snprintf(model, sizeof(model), " of model \"%s\"", t->model);
 	*ret_field = "devices";
 	if (!n)

@@ -151,3 +151,11 @@ int gp_runtime_settle(const struct gp_agent_node *n, struct gp_task *t, bool awa
 	gp_vendor_runtime_vendors(t->runtime, t->model, sizeof(t->model));
 	return 0;
 }
+
+bool gp_runtime_is_default_model(const struct gp_task *t)
+{
+	char vendors[LIST_MAX];
+
+	return t->runtime[0] && gp_vendor_runtime_vendors(t->runtime, vendors, sizeof(vendors)) &&
+	       strcmp(vendors, t->model) == 0;
+}

@@ -141,7 +141,7 @@ expect "gpupool help COMMAND" 0 '^usage: gpupool submit' -- "$gp" help submit
 
 # ---- the server's errors in the CLI's words ------------------------------------------
 expect "--mem past the largest device: the flag, not the API's field" 1 \
-	'^gpupool submit: --mem: this pool.s largest device (of model "nvidia" )?has [0-9]+ MiB' -- \
+	'^gpupool submit: --mem: this pool.s largest device (for cuda )?has [0-9]+ MiB' -- \
 	"$gp" submit --mem 200G --compute 10 -- true
 cp "$tmp/out" "$tmp/mem.err"
 expect "... mem_mib nowhere" 1 '^0$' -- grep -c mem_mib "$tmp/mem.err"

@@ -154,8 +154,11 @@ expect_json managed-json '.managed and .tasks[0].managed and .tasks[0].compute =
 	.tasks[0].processes == 0 and .tasks[0].generation == 1' -- "$gp" region show "$C" --dir "$m" --json
 expect_json standalone-json '.managed == false and .tasks[0].managed == false' -- \
 	"$gp" region show "$B" --dir "$dir" --json
-expect managed-set-owner 0 "$C task-7: memory 2048 MiB, compute 40%" -- \
+expect managed-set-owner-refused 1 "books would not follow.*give --force" -- \
 	"$gp" region set "$C" task-7 --compute 40 --dir "$m"
+# (no server here to tell: the change is made, and that it was not told said)
+expect managed-set-owner-forced 1 "forced, but the server was not told" -- \
+	env GPUPOOL_SOCKET="$tmp/no-server.sock" "$gp" region set "$C" task-7 --compute 40 --dir "$m" --force
 expect managed-set-unknown 1 "no task \"task-8\" on device $C" -- \
 	"$gp" region set "$C" task-8 --compute 40 --dir "$m"
 

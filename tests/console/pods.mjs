@@ -23,10 +23,14 @@ async function podListed(page) {
 
 async function podChanged(page) {
 	await go(page, `#/tasks/${cfg.task}`, '#change-form');
-	const facts = await textOf(page, '.facts');
+	// (its facts come after the devices are read: wait for them)
+	const shown = await until(page, (uid) => {
+		const facts = document.querySelector('.facts')?.innerText || '';
 
-	check('the task page says it is a Kubernetes pod, with its UID',
-		facts.includes('Kubernetes pod') && facts.includes(cfg.podUid), facts);
+		return facts.includes('Kubernetes pod') && facts.includes(uid);
+	}, 8000, cfg.podUid);
+
+	check('the task page says it is a Kubernetes pod, with its UID', shown, await textOf(page, '.facts'));
 	await page.$eval('#change-form input[name=compute]', (e) => { e.value = '30'; });
 	await page.type('#change-form input[name=reason]', 'console test: a pod');
 	await page.click('#change-button');

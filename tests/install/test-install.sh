@@ -211,7 +211,7 @@ wait_end() {
 		sleep 0.1
 	done
 }
-token=$("$gp" tenant add installer 2>"$tmp/tenant.err")
+token=$("$gp" tenant add installer --unlimited 2>"$tmp/tenant.err")
 tenant_id=$("$gp" tenant ls -o json 2>/dev/null |
 	jq -r '.tenants[] | select(.name == "installer") | .id')
 as_tenant() { GPUPOOL_TOKEN=$token GPUPOOL_TOKEN_FILE='' "$gp" "$@"; }

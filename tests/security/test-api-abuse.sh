@@ -248,7 +248,7 @@ stop
 if [ "$uids" = yes ]; then
 	start many
 	api "a tenant of another uid is added" 201 '"token"' unix "$admin" POST /v1/tenants \
-		-d '{"name": "neighbour"}'
+		-d '{"name": "neighbour", "unlimited": true}'
 	neighbour=$(jq -r .token "$tmp/body")
 	"$slow" --port "$port" --connections 640 --addresses 64 --every 5 --duration 14 \
 		--reconnect --uid 65534 --lives "$tmp/many.lives" >"$tmp/many.json" 2>"$tmp/many.err" &
@@ -341,9 +341,9 @@ api "once its connections are closed, the client is answered again" 200 '"ok":tr
 
 # ---- a queue bound per tenant (--queue-max 10, --tenant-queue-max 3) ----------------------
 task='{"command": "true", "mem_mib": 1, "compute_pct": 1}'
-api "the admin adds vision" 201 '"token"' unix "$admin" POST /v1/tenants -d '{"name": "vision"}'
+api "the admin adds vision" 201 '"token"' unix "$admin" POST /v1/tenants -d '{"name": "vision", "unlimited": true}'
 vision=$(jq -r .token "$tmp/body")
-api "and nlp" 201 '"token"' unix "$admin" POST /v1/tenants -d '{"name": "nlp"}'
+api "and nlp" 201 '"token"' unix "$admin" POST /v1/tenants -d '{"name": "nlp", "unlimited": true}'
 nlp=$(jq -r .token "$tmp/body")
 for i in 1 2 3; do
 	api "vision queues task $i of its 3" 201 '"state":"pending"' tcp "$vision" POST /v1/tasks -d "$task"
@@ -460,7 +460,7 @@ api "... on the Unix socket too" 415 'must be JSON' unix "$admin" PATCH /v1/tena
 	-H 'Content-Type: text/plain' -d '{"compute_guaranteed_pct": 10}'
 api "application/json with a charset, in any case, is JSON" 201 '"name":"x4"' \
 	tcp "$admin" POST /v1/tenants -H 'Content-Type: Application/JSON; charset=utf-8' \
-	-d '{"name": "x4"}'
+	-d '{"name": "x4", "unlimited": true}'
 api "a POST without a body needs no Content-Type" 200 '"token"' \
 	tcp "$admin" POST /v1/tenants/x4/token -H 'Content-Type:'
 curl -s --unix-socket "$sock" -H "Authorization: Bearer $admin" http://gpupool/v1/tenants >"$out"

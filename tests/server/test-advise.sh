@@ -17,7 +17,7 @@ server_start --sample-ms 300 || { finish; exit 1; }
 
 runs "the admin adds template t4-half (4 GiB, 50 %)" "$tmp/tpl.out" -- \
 	"$gp" template add t4-half --mem 4G --compute 50 --models T4
-runs "tenant vision is added" "$tmp/vision.json" -- "$gp" tenant add vision -o json
+runs "tenant vision is added" "$tmp/vision.json" -- "$gp" tenant add vision --unlimited -o json
 vision=$(jq -r .token "$tmp/vision.json")
 # 1 GiB held for 4 s by one process while another serves 100 requests/s
 # of 2 ms kernels (20 % of the device).

@@ -88,7 +88,7 @@ start
 admin=$(cat "$tmp/state/admin.token")
 for name in vision nlp; do
 	curl -s --unix-socket "$sock" -H "Authorization: Bearer $admin" \
-		-H 'Content-Type: application/json' -d "{\"name\": \"$name\"}" \
+		-H 'Content-Type: application/json' -d "{\"name\": \"$name\", \"unlimited\": true}" \
 		http://gpupool/v1/tenants >"$tmp/$name.json"
 done
 vision=$(jq -r .token "$tmp/vision.json")

@@ -14,7 +14,7 @@ export GPUPOOL_SIM_DEVICES=a100-80g:1
 . "$(dirname "$0")/agent-lib.sh"
 server_start --sample-ms 400 --grow-samples 2 || { finish; exit 1; }
 
-runs "tenant vision is added" "$tmp/vision.json" -- "$gp" tenant add vision -o json
+runs "tenant vision is added" "$tmp/vision.json" -- "$gp" tenant add vision --unlimited -o json
 vision=$(jq -r .token "$tmp/vision.json")
 grow='for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do "$0" alloc --mib 128 --hold 120 >/dev/null 2>&1 & sleep 0.2; done; wait'
 restart=$(as "$vision" submit -q --name leaky --mem 2G --compute 20 --on-memory-growth restart \

@@ -86,6 +86,16 @@ check "the lender's task started once the victim had stopped, not beside it" \
 	 [\"task.requeue\", \"task.start\"]" "$tmp/audit.json"
 
 # ---- a live change reaches the region ---------------------------------------------
+# (The admin is unlimited, so nothing it asks for is guaranteed: it takes
+# no capacity back. One borrowed task stays, the others go.)
+kept=
+for v in $victims; do
+	if [ -z "$kept" ] && "$gp" task show "$v" -o json | jq -e '.state == "running"' >/dev/null; then
+		kept=$v
+	else
+		"$gp" task cancel "$v" >/dev/null
+	fi
+done
 live=$("$gp" submit -q --mem 1G --compute 20 -- "$gl" burn --duration 20)
 wait_for "the burner runs" 5 "$live" '.state == "running"'
 # Its process joins the device's region when it first touches the driver.
@@ -101,4 +111,19 @@ done
 eventually "a share change is in the region within 1 s" 1 "$tmp/region.json" \
 	".devices[0].tasks[] | select(.id == \"task-$live\") | .compute == 30" -- \
 	"$gp" region ls --dir "$run" --json
+
+# ---- the server's limits are not changed behind its back -----------------------------
+uuid=$(jq -r .devices[0].uuid "$tmp/region.json")
+expect "region set on a server's task is refused without --force, saying why" 1 \
+	"books would not follow.*gpupool task set.*--force" -- \
+	"$gp" region set "$uuid" "task-$live" --compute 10 --dir "$run"
+"$gp" task show "$live" -o json >"$tmp/live.json"
+check "... and the server still counts its share" '.[0].compute_pct == 30' "$tmp/live.json"
+runs "with --force the table is written and the server told" "$tmp/forced.out" -- \
+	"$gp" region set "$uuid" "task-$live" --compute 10 --dir "$run" --force
+wait_for "the server's books follow" 5 "$live" '.compute_pct == 10'
+"$gp" audit --limit 1000 -o json >"$tmp/audit.json"
+check "an audit row says who forced it" '.[0].audit | any(.action == "task.set" and
+	(.object | test("(^| )'"$live"'$")) and (.detail | test("forced with gpupool region set --force by uid")))' \
+	"$tmp/audit.json"
 finish

@@ -33,8 +33,8 @@ as() {
 	GPUPOOL_TOKEN=$token "$gp" "$@"
 }
 
-alice=$("$gp" tenant add alice 2>"$out")
-bob=$("$gp" tenant add bob 2>>"$out")
+alice=$("$gp" tenant add alice --unlimited 2>"$out")
+bob=$("$gp" tenant add bob --unlimited 2>>"$out")
 [ -n "$alice" ] && [ -n "$bob" ] && ok "two tenants" || bad "two tenants" "$out"
 "$gp" template add small --mem 1G --compute 10 >/dev/null
 
@@ -161,7 +161,7 @@ expect "task ls --state bogus" 2 '--state "bogus" must be one of' -- as "$bob" t
 expect "task ls --tenant, by the admin" 0 "^${c1:-x} +alice " -- "$gp" task ls --tenant alice
 
 # ---- removing tenants and templates, rotating tokens ------------------------------------------
-carol=$("$gp" tenant add carol 2>/dev/null)
+carol=$("$gp" tenant add carol --unlimited 2>/dev/null)
 q1=$(as "$carol" submit -q --mem 1G --compute 10 -- sleep 1)
 q2=$(as "$carol" submit -q --mem 1G --compute 10 -- sleep 1)
 sqlite3 -cmd '.timeout 5000' "$db" "UPDATE tasks SET state = 1, started = 1 WHERE id = ${q2:-0}"
@@ -179,7 +179,7 @@ api "its token is dead" 401 'unknown token' "$carol" GET /v1/tasks
 check "tenant ls no longer shows it" '.[0].tenants | map(.name) | index("carol") == null' "$out"
 "$gp" task ls -o json --tenant carol >"$out"
 check "its tasks are kept, under its name" ".[0].tasks | map(.id) == [${q1:-0}, ${q2:-0}] and all(.tenant == \"carol\")" "$out"
-expect "its name is not given again" 1 'tenant "carol" was removed .*pick another name' -- "$gp" tenant add carol
+expect "its name is not given again" 1 'tenant "carol" was removed .*pick another name' -- "$gp" tenant add carol --unlimited
 expect "tenant rm again" 1 'tenant "carol" was removed' -- "$gp" tenant rm carol
 expect "tenant set of a removed tenant" 1 'tenant "carol" was removed' -- "$gp" tenant set carol --user auto
 expect "tenant rm of nobody" 1 'no tenant "nobody"' -- "$gp" tenant rm nobody
@@ -189,7 +189,7 @@ expect "template rm by a tenant" 1 'only the admin may remove templates' -- as "
 expect "template rm" 0 'template "small" removed' -- "$gp" template rm small
 expect "the template is gone" 1 'no template "small"' -- "$gp" template show small
 expect "template rm again" 1 'no template "small"' -- "$gp" template rm small
-"$gp" tenant add dave >/dev/null 2>&1
+"$gp" tenant add dave --unlimited >/dev/null 2>&1
 dave=$("$gp" tenant token dave 2>"$out")
 as "${dave:-none}" tenant ls -o json >"$out" 2>&1
 check "tenant token: the new one works" '.[0].tenants | map(.name) == ["dave"]' "$out"

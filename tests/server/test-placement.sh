@@ -72,7 +72,7 @@ wait_for "another 30 % task runs" 5 "$x" '.state == "running"'
 for n in 1 2 3 4 5 6; do "$gp" submit -q --mem 1G --compute 70 -- true >/dev/null; done
 sleep 3
 expect "the target is made again from the pool's tasks, and said" 0 \
-	"policy fgd: target workload of the last 86400 s of tasks: 2 shapes: 1 x 70 % \\(75 %\\), 1 x 30 % \\(25 %\\)" -- \
+	"policy fgd: target workload of the last 86400 s of tasks: 2 shapes: 1 x 70 % (of Tesla T4 )?\\(75 %\\), 1 x 30 % (of Tesla T4 )?\\(25 %\\)" -- \
 	cat "$tmp/server.log"
 y=$("$gp" submit -q --mem 1G --compute 30 -- sleep 60)
 wait_for "a third 30 % task runs" 5 "$y" '.state == "running"'

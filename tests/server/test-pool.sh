@@ -21,8 +21,8 @@ logs=$tmp/state/logs
 
 server_start --grace-ms 1500 --sample-ms 300
 
-alice=$("$gp" tenant add alice --priority-max 7 2>/dev/null)
-bob=$("$gp" tenant add bob --priority-max 7 2>/dev/null)
+alice=$("$gp" tenant add alice --unlimited --priority-max 7 2>/dev/null)
+bob=$("$gp" tenant add bob --unlimited --priority-max 7 2>/dev/null)
 
 # ---- the node and its devices -----------------------------------------------
 as "$bob" node ls -o json >"$tmp/nodes.json"

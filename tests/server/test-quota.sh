@@ -13,7 +13,7 @@ gp=$1
 export GPUPOOL_SIM_DEVICES=a100-80g:2,t4-16g:2
 . "$(dirname "$0")/agent-lib.sh"
 server_start --sample-ms 300
-vision=$("$gp" tenant add vision 2>/dev/null)
+vision=$("$gp" tenant add vision --unlimited 2>/dev/null)
 
 expect "a quota without its guaranteed parts is refused, naming the flags" 2 \
 	"--compute-guaranteed are required" -- "$gp" tenant quota vision T4 --mem-guaranteed 8G

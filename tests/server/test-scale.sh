@@ -81,7 +81,7 @@ settled() {
 # ---- thousands queued that cannot run --------------------------------------------
 hold=$("$gp" submit -q --whole -- sleep 600)
 wait_for "one T4 is held whole" 10 "$hold" '.state == "running" and .pid > 0'
-many=$("$gp" tenant add many -o json | jq -r .token)
+many=$("$gp" tenant add many --unlimited -o json | jq -r .token)
 "$client" submit --url http://localhost/v1/tasks --socket "$tmp/server.sock" --token "$many" \
 	--count "$queued" --connections 4 --method POST \
 	--body '{"name": "pair", "command": "true", "whole": true, "devices": 2}' >"$tmp/fill.json"

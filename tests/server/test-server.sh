@@ -58,8 +58,8 @@ alice=$(as "$admin" tenant add alice --mem-guaranteed 16G --compute-guaranteed 2
 	--priority-max 8 2>"$out")
 bob=$(as "$admin" tenant add bob --mem-guaranteed 8G --compute-borrowable 100 2>>"$out")
 if echo "$alice$bob" | grep -Eq '^[0-9a-f]{128}$'; then ok tenant-tokens; else bad tenant-tokens "$out"; fi
-expect tenant-taken 1 'tenant "alice" exists' -- as "$admin" tenant add alice
-expect tenant-not-admin 1 'only the admin may add tenants' -- as "$alice" tenant add carol
+expect tenant-taken 1 'tenant "alice" exists' -- as "$admin" tenant add alice --unlimited
+expect tenant-not-admin 1 'only the admin may add tenants' -- as "$alice" tenant add carol --unlimited
 expect template-add 0 'template "t4-half" added' -- \
 	as "$admin" template add t4-half --mem 8G --compute 50 --models t4
 expect template-ls 0 't4-half +8G +50% hard +t4' -- as "$bob" template ls

@@ -22,7 +22,7 @@ expect "with no task yet there is nothing to replay, and it says what to do" 1 \
 
 runs "the admin adds template half (4 GiB, 60 %, T4)" "$tmp/tpl.out" -- \
 	"$gp" template add half --mem 4G --compute 60 --models T4
-runs "tenant vision is added" "$tmp/vision.json" -- "$gp" tenant add vision -o json
+runs "tenant vision is added" "$tmp/vision.json" -- "$gp" tenant add vision --unlimited -o json
 vision=$(jq -r .token "$tmp/vision.json")
 # 1 GiB held for 3 s by one process while another serves 100 requests/s of
 # 2 ms kernels (20 % of the device).

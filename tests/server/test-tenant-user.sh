@@ -32,25 +32,25 @@ root_group=$(getent group 0 | cut -d: -f1)
 echo "# with user $user (uid $uid), group $group (gid $gid)"
 
 # ---- tenants and their users -------------------------------------------------
-vision=$("$gp" tenant add vision --user "$user" 2>"$out")
+vision=$("$gp" tenant add vision --unlimited --user "$user" 2>"$out")
 [ -n "$vision" ] && ok "tenant add --user NAME" || bad "tenant add --user NAME" "$out"
-expect "tenant add --user NAME:GROUP" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add nlp --user "$user:$group"
-expect "tenant add --user UID:GID" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add ids --user 4242:4343
-expect "tenant add --user auto" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add plain --user auto
+expect "tenant add --user NAME:GROUP" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add nlp --unlimited --user "$user:$group"
+expect "tenant add --user UID:GID" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add ids --unlimited --user 4242:4343
+expect "tenant add --user auto" 0 '^[0-9a-f]{32,}$' -- "$gp" tenant add plain --unlimited --user auto
 expect "root is refused" 1 '--user: user "root" is uid 0; tasks never run as root: map the tenant to an unprivileged user' -- \
-	"$gp" tenant add r1 --user root
-expect "uid 0 is refused" 1 'tasks never run as root' -- "$gp" tenant add r2 --user 0:100
-expect "gid 0 is refused" 1 'gid 0 .*tasks never run as root' -- "$gp" tenant add r3 --user 100:0
+	"$gp" tenant add r1 --unlimited --user root
+expect "uid 0 is refused" 1 'tasks never run as root' -- "$gp" tenant add r2 --unlimited --user 0:100
+expect "gid 0 is refused" 1 'gid 0 .*tasks never run as root' -- "$gp" tenant add r3 --unlimited --user 100:0
 expect "the root group is refused" 1 'gid 0 \(the root group\); tasks never run as root' -- \
-	"$gp" tenant add r4 --user "$user:$root_group"
+	"$gp" tenant add r4 --unlimited --user "$user:$root_group"
 expect "an unknown user is refused" 1 '--user: no user "gp-no-such-user" on this machine' -- \
-	"$gp" tenant add r5 --user gp-no-such-user
+	"$gp" tenant add r5 --unlimited --user gp-no-such-user
 expect "an unknown group is refused" 1 "no group \"gp-no-such-group\" on this machine" -- \
-	"$gp" tenant add r6 --user "$user:gp-no-such-group"
+	"$gp" tenant add r6 --unlimited --user "$user:gp-no-such-group"
 expect "a malformed spec is refused" 1 'give NAME:GROUP \(two names\) or UID:GID \(two numbers\), not one of each' -- \
-	"$gp" tenant add r7 --user "$user:1000"
+	"$gp" tenant add r7 --unlimited --user "$user:1000"
 expect "an empty --user is refused by the CLI" 2 '--user needs NAME, NAME:GROUP, UID:GID or auto' -- \
-	"$gp" tenant add r8 --user ""
+	"$gp" tenant add r8 --unlimited --user ""
 "$gp" tenant ls -o json >"$out"
 check "no refused tenant was made" '[.[0].tenants[].name] == ["admin", "vision", "nlp", "ids", "plain"]' "$out"
 check "GET /v1/tenants shows the users" "[.[0].tenants[] | .user] ==
@@ -58,7 +58,7 @@ check "GET /v1/tenants shows the users" "[.[0].tenants[] | .user] ==
 expect "tenant ls shows the user, auto for automatic" 0 "^[0-9]+ +nlp +no +$user:$group " -- "$gp" tenant ls
 expect "tenant ls: auto" 0 '^[0-9]+ +plain +no +auto ' -- "$gp" tenant ls
 api "POST /v1/tenants with a user" 201 "\"user\":\"$user\"" "$admin" POST /v1/tenants \
-	-d "{\"name\": \"posted\", \"user\": \"$user\"}"
+	-d "{\"name\": \"posted\", \"unlimited\": true, \"user\": \"$user\"}"
 api "POST /v1/tenants: a user that is not a string" 400 'field \\"user\\" must be a string of at most 63 bytes' \
 	"$admin" POST /v1/tenants -d '{"name": "p2", "user": 1000}'
 

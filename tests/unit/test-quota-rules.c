@@ -37,7 +37,7 @@ static void guarantee_then_borrowing_then_over(void **state)
 	assert_int_equal(gp_quota_sum(use(1, 2), use(3, 4)).compute_pct, 6);
 }
 
-static void overall_nothing_is_no_limit_model_nothing_is_nothing(void **state)
+static void overall_nothing_is_no_limit_no_guarantee_model_nothing_is_nothing(void **state)
 {
 	struct gp_quota admin = gp_quota_overall(0, 0, 0, 0);
 	struct gp_quota model = { 0 };
@@ -45,8 +45,11 @@ static void overall_nothing_is_no_limit_model_nothing_is_nothing(void **state)
 
 	(void)state;
 	assert_true(admin.unlimited);
-	assert_true(gp_quota_within(&admin, use(UINT64_MAX / 2, UINT64_MAX / 2), false));
-	assert_false(gp_quota_borrowing(&admin, use(1 << 30, 1000)));
+	/* No limit, nothing guaranteed: all it holds is borrowed. */
+	assert_true(gp_quota_within(&admin, use(UINT64_MAX / 2, UINT64_MAX / 2), true));
+	assert_false(gp_quota_within(&admin, use(1, 0), false));
+	assert_true(gp_quota_within(&admin, use(0, 0), false));
+	assert_true(gp_quota_borrowing(&admin, use(1 << 30, 1000)));
 	assert_false(gp_quota_within(&model, use(1, 0), true));
 	assert_true(gp_quota_within(&model, use(0, 0), true));
 	assert_false(memory_only.unlimited);                   /* a part set is a limit */
@@ -77,7 +80,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(guarantee_then_borrowing_then_over),
-		cmocka_unit_test(overall_nothing_is_no_limit_model_nothing_is_nothing),
+		cmocka_unit_test(overall_nothing_is_no_limit_no_guarantee_model_nothing_is_nothing),
 		cmocka_unit_test(room_for_more_of_one_size),
 	};
 
