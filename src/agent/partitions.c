@@ -404,6 +404,8 @@ static int part_make(struct gp_parts *p, const struct gp_parts_ask *a, unsigned 
 	return r;
 }
 
+static bool parts_sweep(struct gp_parts *p, bool force);
+
 int gp_parts_make(struct gp_parts *p, const struct gp_parts_ask *a, char *err, size_t err_len)
 {
 	unsigned on = 0;
@@ -423,6 +425,7 @@ int gp_parts_make(struct gp_parts *p, const struct gp_parts_ask *a, char *err, s
 		snprintf(err, err_len, "\"%.80s\" cannot own a partition", a->owner);
 		return -EINVAL;
 	}
+	parts_sweep(p, true);   /* an ended one may still hold the units asked for */
 	for (unsigned i = 0; i < a->devices && r == 0; i++)
 		r = part_make(p, a, i, err, err_len);
 	if (r < 0)
