@@ -17,7 +17,8 @@
 #   meanwhile. Across a node program restart a running pod keeps its
 #   instance and the instance of a pod gone meanwhile is destroyed. A
 #   whole card is a 7g.80gb. A card cut by hand before the node program
-#   starts is offered as its instances, each a device of slices.
+#   starts is offered as its instances, each a device of slices. A pod of
+#   two devices on two cards in MIG mode gets an instance on each.
 #
 # usage: test-mig.sh BUILD_DIR MIG-PROBE   (run from the repository root,
 # as root: the containers' mounts need a mount namespace)
@@ -65,7 +66,7 @@ jq -n '{apiVersion: "v1", kind: "Node", metadata: {name: "node-1"}, status: {all
 	curl -s -H 'Content-Type: application/json' -d @- -o /dev/null "$api/api/v1/nodes"
 node_start() {
 	"$gpupool" node --kubernetes --node-name node-1 --kube-api "$api" \
-		--device-plugin-dir "$tmp/plugins" --run-dir "$tmp/run" \
+		--device-plugin-dir "$tmp/plugins" --run-dir "${run:-$tmp/run}" \
 		--shim-host-path "$build/libgpushare.so" --metrics-listen off --health-ms 200 \
 		--placement-key "$tmp/placement.key" >>"$tmp/node.log" 2>&1 &
 	node_pid=$!
@@ -258,6 +259,38 @@ check "its container sees the instance, held to 16 GiB by the interposer" \
 	".[0].envs.CUDA_VISIBLE_DEVICES == \"$h3\" and .[0].envs.GPUPOOL_MEM_LIMIT == \"16384M\"" \
 	"$tmp/slice.alloc"
 parts_are "the instances made by hand are left as they are" '[[5,0],[9,4]]' 1
+pod_end slice
+stops "the node program stops" $node_pid
+
+# ---- a pod of two devices on two cards in MIG mode ----------------------------------
+# A node of two simulated A100s in MIG mode (a fresh simulation and run
+# folder): gpupool.io/gpu-count 2 with 3 units each gets a 3g.40gb on each
+# card, both in its containers' CUDA_VISIBLE_DEVICES, both destroyed at its end.
+export GPUPOOL_SIM_DEVICES=a100-80g-mig:2 GPUPOOL_SIM_DIR=$tmp/sim2
+run=$tmp/run2
+mkdir -p "$run"
+node_start
+wait_for "the two cards published" 10 devices 'length == 2 and all(.partitionSet == "A100-MIG")'
+wait_for "the extender to see them" 10 sh -c "curl -s '$ext/healthz' | jq -e '.devices == 2'"
+jq -n '{apiVersion: "v1", kind: "Pod", metadata: {name: "pair", namespace: "default",
+	annotations: {"gpupool.io/gpu-count": "2"}}, spec: {schedulerName: "gpupool-scheduler",
+	containers: [{name: "main", image: "pytorch", resources: {limits: {"gpupool.io/gpu": "6"}}}]}}' |
+	curl -s -H 'Content-Type: application/json' -d @- -o /dev/null \
+		"$api/api/v1/namespaces/default/pods"
+place_pod default pair 6
+[ "$(placed pair | grep -c '@4$')" -eq 2 ] && ok "a pod of two devices placed at slice 4 of each card" ||
+	bad "a pod of two devices placed at slice 4 of each card: $(placed pair)" "$tmp/pair.bind"
+both_parts() {
+	for card in 0 1; do "$probe" partitions $card; done | jq -cs 'map(map([.profile_id, .start]))'
+}
+eventually "a 3g.40gb made on each card" 5 "$tmp/pair-parts.json" '. == [[[9,4]],[[9,4]]]' -- \
+	both_parts
+pair_visible=$(for card in 0 1; do "$probe" partitions $card | jq -r '.[0].uuid'; done |
+	paste -sd, -)
+check "its containers see both instances" ".[0].envs.CUDA_VISIBLE_DEVICES == \"$pair_visible\"" \
+	"$tmp/pair.alloc"
+pod_end pair
+eventually "both destroyed at its end" 5 "$tmp/pair-parts.json" '. == [[],[]]' -- both_parts
 
 stops "the node program stops" $node_pid
 stops "the server stops" $server
