@@ -20,6 +20,7 @@
 #include "agent/cgroup.h"
 #include "agent/launcher.h"
 #include "agent/logpump.h"
+#include "agent/partitions.h"
 #include "agent/verifier.h"
 #include "base/uidrange.h"
 #include "shim/region.h"
@@ -47,42 +48,6 @@ struct running {
 /* A task's id in the regions and the limits tables: "task-ID". */
 void gp_agent_task_name(int64_t id, char *buf, size_t len);
 
-/* Hardware partitions (partitions.c). */
-#define GP_AGENT_PROFILES_MAX 16
-#define GP_AGENT_PARTS_MAX    (GP_AGENT_DEVICES_MAX * 8)
-#define GP_AGENT_VENDORS_MAX  8
-
-/* A card in partition mode: its vendor's handle (NULL: not in that mode)
- * and profiles. */
-struct gp_agent_card {
-	void *h;
-	struct gp_partition_profile profile[GP_AGENT_PROFILES_MAX];
-	int profiles;
-};
-
-/* A partition on one of the cards. */
-struct gp_agent_part {
-	int64_t task;                   /* its task; 0: ended, being destroyed; -1: made
-					 * by hand, not the agent's */
-	unsigned device;                /* its card, as the node numbers it */
-	char uuid[GP_DEVICE_TEXT_MAX];
-	uint8_t units;                  /* of its card, a bit each */
-	struct gp_region *region;       /* its task's limits: the agent's, while it runs */
-	uint64_t retry_ms;              /* ended: when to try destroying it again */
-};
-
-struct gp_agent_parts {
-	struct {
-		const struct gp_vendor_ops *ops;
-		void *h;
-	} vendor[GP_AGENT_VENDORS_MAX]; /* each opened once */
-	unsigned vendors;
-	struct gp_agent_card card[GP_AGENT_DEVICES_MAX];
-	struct gp_agent_part part[GP_AGENT_PARTS_MAX];
-	int n;
-	uint64_t refresh_ms;            /* when to look for partitions made by hand */
-};
-
 /* A process of no task that the verifier found. */
 struct stranger {
 	pid_t pid;
@@ -109,7 +74,7 @@ struct gp_agent {
 	struct gp_region *region[GP_AGENT_DEVICES_MAX]; /* opened at start */
 	struct gp_usage *usage;         /* the loop's sampler */
 	struct gp_logpump *logs;        /* the tasks' output into their logs */
-	struct gp_agent_parts parts;    /* the loop's thread's only */
+	struct gp_parts parts;          /* the loop's thread's only (partitions.h) */
 	time_t began;                   /* when gp_agent_new made it */
 
 	pthread_mutex_t lock;           /* the task table and the strangers */
@@ -158,24 +123,21 @@ int gp_task_identity_make(struct gp_agent *a, const struct gp_agent_task *t,
 			  struct gp_task_identity *ret, char *err, size_t err_len);
 void gp_task_identity_release(struct gp_task_identity *id);
 
-/* partitions.c: the cards in partition mode and the partitions of the
- * tasks on them. gp_parts_open reads each card's profiles (setting its
- * partition_set, or saying why it is not used) and what a previous agent
- * made (the ledger in RUN_DIR/tasks). gp_parts_make makes task t's
- * partitions (1), or none when its cards are not in partition mode (0);
- * on failure says why and leaves none. gp_parts_end destroys a task's
- * (now, or at a later gp_parts_retry while its driver holds them);
- * gp_parts_adopted, those of tasks a previous agent left that no
- * adoption took (the loop's thread, which alone changes the task
- * table). */
-int gp_parts_open(struct gp_agent *a, char *err, size_t err_len);
-void gp_parts_close(struct gp_agent *a);
-bool gp_parts_card(const struct gp_agent *a, unsigned device);
-int gp_parts_make(struct gp_agent *a, const struct gp_agent_task *t, char *err, size_t err_len);
-const struct gp_agent_part *gp_parts_of(const struct gp_agent *a, int64_t task, unsigned device);
-void gp_parts_end(struct gp_agent *a, int64_t task);
-void gp_parts_retry(struct gp_agent *a);
-void gp_parts_adopted(struct gp_agent *a);
+/* agent.c over partitions.h: the cards in partition mode and the
+ * partitions of the tasks on them, each task's owned by its id in
+ * decimal. gp_agent_parts_open reads them (and what a previous agent
+ * made: the ledger RUN_DIR/tasks/partitions); gp_agent_parts_make makes
+ * task t's (1), or none when its cards are not in partition mode (0);
+ * gp_agent_part_of is task's partition on device d, or NULL;
+ * gp_agent_parts_end destroys a task's; gp_agent_parts_adopted, those of
+ * tasks a previous agent left that no adoption took (the loop's thread,
+ * which alone changes the task table). */
+int gp_agent_parts_open(struct gp_agent *a, char *err, size_t err_len);
+int gp_agent_parts_make(struct gp_agent *a, const struct gp_agent_task *t, char *err,
+			size_t err_len);
+const struct gp_part *gp_agent_part_of(const struct gp_agent *a, int64_t task, unsigned d);
+void gp_agent_parts_end(struct gp_agent *a, int64_t task);
+void gp_agent_parts_adopted(struct gp_agent *a);
 
 /* watch.c: the verifier's thread. */
 int gp_agent_watch_start(struct gp_agent *a, char *err, size_t err_len);

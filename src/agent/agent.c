@@ -276,7 +276,7 @@ int gp_agent_new(const struct gp_agent_options *o, struct gp_agent **ret, char *
 	if (r == 0)
 		r = tasks_dir_make(a, err, err_len);
 	if (r == 0)         /* before the rest: a card cut by hand becomes its partitions */
-		r = gp_parts_open(a, err, err_len);
+		r = gp_agent_parts_open(a, err, err_len);
 	if (r == 0)
 		r = gp_usage_open(o->nvml_library, &a->node, &a->usage, err, err_len);
 	if (r == 0) {
@@ -306,7 +306,7 @@ void gp_agent_free(struct gp_agent *a)
 	if (!a)
 		return;
 	gp_agent_watch_stop(a);
-	gp_parts_close(a);
+	gp_parts_release(&a->parts);
 	for (int i = 0; i < GP_AGENT_DEVICES_MAX; i++)
 		if (a->region[i])
 			gp_region_close(a->region[i]);
@@ -400,12 +400,75 @@ void gp_agent_task_name(int64_t id, char *buf, size_t len)
 	snprintf(buf, len, "task-%" PRId64, id);
 }
 
+/* ---- the tasks' partitions (partitions.h), each owned by its task's id ------------ */
+
+static void part_owner(int64_t task, char owner[GP_PARTS_OWNER_MAX])
+{
+	snprintf(owner, GP_PARTS_OWNER_MAX, "%" PRId64, task);
+}
+
+int gp_agent_parts_open(struct gp_agent *a, char *err, size_t err_len)
+{
+	char ledger[PATH_MAX];
+
+	if ((size_t)snprintf(ledger, sizeof(ledger), "%s/tasks/partitions", a->run_dir) >=
+	    sizeof(ledger)) {
+		snprintf(err, err_len, "run directory %s: name too long", a->run_dir);
+		return -ENAMETOOLONG;
+	}
+	return gp_parts_init(&a->parts, &a->node, a->o.nvml_library, a->run_dir, ledger, err,
+			     err_len);
+}
+
+int gp_agent_parts_make(struct gp_agent *a, const struct gp_agent_task *t, char *err,
+			size_t err_len)
+{
+	char owner[GP_PARTS_OWNER_MAX];
+	struct gp_parts_ask ask = { .owner = owner, .devices = t->devices, .whole = t->whole,
+				    .mem_mib = t->mem_mib, .compute_pct = t->compute_pct };
+
+	part_owner(t->id, owner);
+	for (unsigned i = 0; i < t->devices && i < GP_AGENT_DEVICES_MAX; i++) {
+		ask.device[i] = t->device[i];
+		ask.part_start[i] = t->part_start[i];
+	}
+	return gp_parts_make(&a->parts, &ask, err, err_len);
+}
+
+const struct gp_part *gp_agent_part_of(const struct gp_agent *a, int64_t task, unsigned d)
+{
+	char owner[GP_PARTS_OWNER_MAX];
+
+	part_owner(task, owner);
+	return gp_parts_of(&a->parts, owner, d);
+}
+
+void gp_agent_parts_end(struct gp_agent *a, int64_t task)
+{
+	char owner[GP_PARTS_OWNER_MAX];
+
+	part_owner(task, owner);
+	gp_parts_end(&a->parts, owner);
+}
+
+static bool task_alive(void *ctx, const char *owner)
+{
+	int64_t task = strtoll(owner, NULL, 10);
+
+	return task > 0 && gp_agent_running(ctx, task);
+}
+
+void gp_agent_parts_adopted(struct gp_agent *a)
+{
+	gp_parts_keep_only(&a->parts, task_alive, a);
+}
+
 /* Where task `task`'s limits on device d are: its partition's region on a
  * card in partition mode (NULL when a previous agent's could not be
  * opened), else the device's. */
 static struct gp_region *task_region(const struct gp_agent *a, int64_t task, unsigned d)
 {
-	const struct gp_agent_part *x = gp_parts_of(a, task, d);
+	const struct gp_part *x = gp_agent_part_of(a, task, d);
 
 	return x ? x->region : a->region[d];
 }
@@ -541,7 +604,7 @@ static struct gp_agent_task run_spec(const struct gp_agent *a, const struct gp_a
 {
 	struct gp_agent_task run = *t;
 
-	run.whole = t->whole || (t->devices && gp_parts_of(a, t->id, t->device[0]));
+	run.whole = t->whole || (t->devices && gp_agent_part_of(a, t->id, t->device[0]));
 	return run;
 }
 
@@ -562,7 +625,7 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 			snprintf(err, err_len, "no device %u here", t->device[i]);
 			return -EINVAL;
 		}
-	e = not_again(gp_parts_make(a, t, err, err_len));
+	e = not_again(gp_agent_parts_make(a, t, err, err_len));
 	if (e < 0)
 		return e;
 	run = run_spec(a, t);
@@ -574,7 +637,7 @@ int gp_agent_start(struct gp_agent *a, const struct gp_agent_task *t, pid_t *ret
 	gp_task_identity_release(&id);
 	if (e < 0) {
 		regions_forget(a, &run);
-		gp_parts_end(a, t->id);
+		gp_agent_parts_end(a, t->id);
 		return e;
 	}
 	pthread_mutex_lock(&a->lock);
@@ -844,7 +907,7 @@ void gp_agent_adopted(struct gp_agent *a)
 				gp_region_task_forget(a->region[d], info[i].id);
 	}
 	pthread_mutex_unlock(&a->lock);
-	gp_parts_adopted(a);
+	gp_agent_parts_adopted(a);
 }
 
 /* ---- stopping and reaping ------------------------------------------------------ */
@@ -1010,7 +1073,7 @@ static int table_poll(struct gp_agent *a, struct ended *out)
 		failure_text(a, r, code, out[n].failure, sizeof(out[n].failure));
 		n++;
 		regions_forget(a, &r->spec);
-		gp_parts_end(a, r->spec.id);
+		gp_agent_parts_end(a, r->spec.id);
 		task_files_remove(a, r->spec.id);
 		a->task[i] = a->task[--a->tasks];
 	}
@@ -1064,7 +1127,7 @@ void gp_agent_poll(struct gp_agent *a, const struct gp_agent_events *ev)
 	n_told = violations_take(a, told, GP_AGENT_TASKS_MAX + GP_AGENT_STRANGERS);
 	n_ended = table_poll(a, ended);
 	pthread_mutex_unlock(&a->lock);
-	gp_parts_retry(a);
+	gp_parts_retry(&a->parts);
 	for (int i = 0; ev->violation && i < n_told; i++)
 		ev->violation(ev->ctx, told[i].task, told[i].text);
 	for (int i = 0; i < n_ended; i++) {

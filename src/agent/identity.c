@@ -194,7 +194,7 @@ static void env_devices(struct gp_agent *a, const struct gp_agent_task *t, struc
 			here |= a->node.device[i].vendor == ops;
 		for (unsigned i = 0; i < t->devices && used < sizeof(list); i++) {
 			const struct gp_agent_device *d = &a->node.device[t->device[i]];
-			const struct gp_agent_part *part = gp_parts_of(a, t->id, t->device[i]);
+			const struct gp_part *part = gp_agent_part_of(a, t->id, t->device[i]);
 
 			if (d->vendor != ops)
 				continue;

@@ -1,33 +1,12 @@
-/* partitions.c — the hardware partitions of this node's cards (NVIDIA MIG
- * instances: vendor.h's partition ops), as the agent makes and keeps them
- * (agent-impl.h's gp_parts_*).
+/* partitions.c — the hardware partitions of a node's cards, made and
+ * destroyed for their owners (partitions.h): the agent's tasks and the
+ * node program's pods.
  *
- * At start the agent asks each card's vendor for its profiles: a card that
- * offers some is in partition mode and is scheduled as the core's
- * partition set of those profiles (core/partition.h); a card whose
- * profiles match no set is not cut by gpupool, and says why. A task placed on such
- * a card gets a partition of its own when it starts: the profile its
- * share needs (a whole card: the largest), at the start the core chose.
- * The task sees it as its device (its UUID in the vendor's visibility
- * variable), with a managed region of its own where its limits are whole:
- * the hardware holds its size. When the task ends the partition is
- * destroyed — again at each poll while the driver still holds it, its
- * units counted as taken meanwhile (partition_held), so that the
- * scheduler does not place a task there.
- *
- * A card whose partitions were all made by hand before the agent started
- * is used as it was cut (static use): each partition is a device of its
- * own in the card's place, shared by software slices like any other.
- *
- * What the agent made is in a ledger, RUN_DIR/tasks/partitions (a line a
- * partition: card UUID, partition UUID, task, units), rewritten whole at
- * each change: a later agent gives an adopted task its partitions back
- * and destroys those of tasks that are gone. Partitions the agent did not
- * make (made by hand, at any time: the agent looks every REFRESH_MS) are
- * left alone; their units count as taken.
- *
- * Threads: the loop's only (start, poll, adoption); the verifier's never
- * looks here. */
+ * In this order: the cards (their profiles, a card cut by hand used as
+ * cut), the ledger, the partitions made by hand followed, an owner's
+ * partitions made and destroyed. */
+#include "agent/partitions.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,52 +14,55 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent-impl.h"
+#include "base/clock.h"
 #include "core/partition.h"
-#include "vendor/vendor.h"
+#include "shim/region.h"
 
-#define RETRY_MS   500
-#define REFRESH_MS 2000 /* between two looks for partitions made by hand */
+#define ENDED_OWNER "0" /* in the ledger: ended, not destroyed yet */
+
+static uint64_t now_ms(void)
+{
+	return gp_monotonic_ns() / 1000000u;
+}
 
 /* ---- the cards ---------------------------------------------------------------- */
 
 /* The vendor handle of device d's vendor, opened once for all its cards. */
-static void *vendor_handle(struct gp_agent *a, unsigned d, char *err, size_t err_len)
+static void *vendor_handle(struct gp_parts *p, unsigned d, const char *nvml, char *err,
+			   size_t err_len)
 {
-	struct gp_agent_parts *p = &a->parts;
-	const struct gp_vendor_ops *v = a->node.device[d].vendor;
-	const char *library = strcmp(v->name, "nvidia") == 0 ? a->o.nvml_library : NULL;
+	const struct gp_vendor_ops *v = p->node->device[d].vendor;
+	const char *library = strcmp(v->name, "nvidia") == 0 ? nvml : NULL;
 
 	for (unsigned i = 0; i < p->vendors; i++)
 		if (p->vendor[i].ops == v)
 			return p->vendor[i].h;
-	if (p->vendors == GP_AGENT_VENDORS_MAX ||
+	if (p->vendors == GP_PARTS_VENDORS_MAX ||
 	    v->open(library, &p->vendor[p->vendors].h, err, err_len) < 0)
 		return NULL;
 	p->vendor[p->vendors].ops = v;
 	return p->vendor[p->vendors++].h;
 }
 
-/* Asks card d for its profiles; sets its partition set, or says why it
- * cannot be used. */
-static int card_read(struct gp_agent *a, unsigned d, char *err, size_t err_len)
+/* Asks card d for its profiles; sets its partition set. */
+static int card_read(struct gp_parts *p, unsigned d, const char *nvml, char *err,
+		     size_t err_len)
 {
-	struct gp_agent_device *dev = &a->node.device[d];
-	struct gp_agent_card *c = &a->parts.card[d];
-	const char *names[GP_PART_PROFILES_MAX * 2];
+	struct gp_agent_device *dev = &p->node->device[d];
+	struct gp_parts_card *c = &p->card[d];
+	const char *names[GP_PARTS_PROFILES_MAX];
 	unsigned units = 0;
 	int n;
 
-	c->h = vendor_handle(a, d, err, err_len);
+	c->h = vendor_handle(p, d, nvml, err, err_len);
 	if (!c->h)
 		return -EIO;
-	n = dev->vendor->profiles(c->h, dev->local, c->profile, GP_AGENT_PROFILES_MAX,
-				  &units);
+	n = dev->vendor->profiles(c->h, dev->local, c->profile, GP_PARTS_PROFILES_MAX, &units);
 	if (n <= 0) {
 		c->h = NULL; /* not in partition mode */
 		return 0;
 	}
-	c->profiles = n < GP_AGENT_PROFILES_MAX ? n : GP_AGENT_PROFILES_MAX;
+	c->profiles = n < GP_PARTS_PROFILES_MAX ? n : GP_PARTS_PROFILES_MAX;
 	for (int i = 0; i < c->profiles; i++)
 		names[i] = c->profile[i].name;
 	dev->partition_set = gp_part_set_of_profiles(names, c->profiles);
@@ -89,23 +71,21 @@ static int card_read(struct gp_agent *a, unsigned d, char *err, size_t err_len)
 
 /* A card in partition mode whose profiles are no set of the core's (one
  * gpupool cannot cut) is not used, and says why. */
-static void card_refuse_unknown(struct gp_agent *a, unsigned d)
+static void card_refuse_unknown(struct gp_parts *p, unsigned d)
 {
-	struct gp_agent_device *dev = &a->node.device[d];
-	const struct gp_agent_card *c = &a->parts.card[d];
+	struct gp_agent_device *dev = &p->node->device[d];
 
 	if (dev->partition_set || !dev->compatible)
 		return;
 	dev->compatible = false;
 	snprintf(dev->reason, sizeof(dev->reason),
-		 "in partition mode, profiles (%.20s, …) of no set gpupool knows: cut it "
-		 "by "
+		 "in partition mode, profiles (%.20s, …) of no set gpupool knows: cut it by "
 		 "hand (its partitions are then devices) or turn partition mode off",
-		 c->profile[0].name);
+		 p->card[d].profile[0].name);
 }
 
 /* Card d's profile of this name, or NULL. */
-static const struct gp_partition_profile *profile_named(const struct gp_agent_card *c,
+static const struct gp_partition_profile *profile_named(const struct gp_parts_card *c,
 							const char *name)
 {
 	for (int i = 0; i < c->profiles; i++)
@@ -114,7 +94,7 @@ static const struct gp_partition_profile *profile_named(const struct gp_agent_ca
 	return NULL;
 }
 
-static const struct gp_partition_profile *profile_id(const struct gp_agent_card *c,
+static const struct gp_partition_profile *profile_id(const struct gp_parts_card *c,
 						     unsigned id)
 {
 	for (int i = 0; i < c->profiles; i++)
@@ -123,78 +103,69 @@ static const struct gp_partition_profile *profile_id(const struct gp_agent_card 
 	return NULL;
 }
 
-static uint8_t units_of(const struct gp_partition_profile *p, unsigned start)
+static uint8_t units_of(const struct gp_partition_profile *prof, unsigned start)
 {
-	return p ? (uint8_t)(((1u << p->units) - 1) << start) : 0;
+	return prof ? (uint8_t)(((1u << prof->units) - 1) << start) : 0;
 }
 
 /* ---- the ledger ------------------------------------------------------------------ */
 
-static void ledger_path(const struct gp_agent *a, char *buf, size_t len)
+/* Writes what was made (a new file, renamed over the old); sets each
+ * card's held units: the partitions of no owner. */
+static void ledger_write(struct gp_parts *p)
 {
-	if ((size_t)snprintf(buf, len, "%s/tasks/partitions", a->run_dir) >= len)
-		buf[0] = '\0';
-}
-
-/* Writes what the agent made (a new file, renamed over the old); sets
- * each card's held units. */
-static void ledger_write(struct gp_agent *a)
-{
-	struct gp_agent_parts *p = &a->parts;
-	char path[PATH_MAX], temp[PATH_MAX + 8];
+	char temp[PATH_MAX + 8];
 	FILE *out;
 
-	for (unsigned d = 0; d < a->node.devices; d++)
-		a->node.device[d].partition_held = 0;
+	for (unsigned d = 0; d < p->node->devices; d++)
+		p->node->device[d].partition_held = 0;
 	for (int i = 0; i < p->n; i++)
-		if (p->part[i].task <= 0)
-			a->node.device[p->part[i].device].partition_held |=
-				p->part[i].units;
-	ledger_path(a, path, sizeof(path));
-	snprintf(temp, sizeof(temp), "%s.new", path);
+		if (p->part[i].state != GP_PART_OWNED)
+			p->node->device[p->part[i].device].partition_held |= p->part[i].units;
+	snprintf(temp, sizeof(temp), "%s.new", p->ledger);
 	out = fopen(temp, "we");
 	if (!out)
 		return; /* kept in memory; the next change tries again */
 	for (int i = 0; i < p->n; i++)
-		if (p->part[i].task >= 0)
-			fprintf(out, "%s %s %" PRId64 " %u\n",
-				a->node.device[p->part[i].device].uuid, p->part[i].uuid,
-				p->part[i].task, p->part[i].units);
+		if (p->part[i].state != GP_PART_BY_HAND)
+			fprintf(out, "%s %s %s %u\n", p->node->device[p->part[i].device].uuid,
+				p->part[i].uuid,
+				p->part[i].state == GP_PART_OWNED ? p->part[i].owner : ENDED_OWNER,
+				p->part[i].units);
 	if (fclose(out) == 0)
-		rename(temp, path);
+		rename(temp, p->ledger);
 }
 
-/* The ledger's line for partition `uuid` of card d, if any: its task
- * (0: ended, not destroyed yet), else -1. */
-static int64_t ledger_task(const struct gp_agent *a, unsigned d, const char *uuid)
+/* The ledger's line for partition `uuid` of card d, if any: its owner in
+ * ret (GP_PARTS_OWNER_MAX; ENDED_OWNER: ended), and true. */
+static bool ledger_owner(const struct gp_parts *p, unsigned d, const char *uuid, char *ret)
 {
-	char path[PATH_MAX], card[GP_DEVICE_TEXT_MAX], part[GP_DEVICE_TEXT_MAX];
-	int64_t task, found = -1;
+	char card[GP_DEVICE_TEXT_MAX], part[GP_DEVICE_TEXT_MAX], owner[GP_PARTS_OWNER_MAX];
 	unsigned units;
-	FILE *in;
+	bool found = false;
+	FILE *in = fopen(p->ledger, "re");
 
-	ledger_path(a, path, sizeof(path));
-	in = fopen(path, "re");
-	while (in && found < 0 &&
-	       fscanf(in, "%95s %95s %" SCNd64 " %u", card, part, &task, &units) == 4)
-		if (strcmp(card, a->node.device[d].uuid) == 0 && strcmp(part, uuid) == 0)
-			found = task;
+	while (in && !found && fscanf(in, "%95s %95s %63s %u", card, part, owner, &units) == 4)
+		if (strcmp(card, p->node->device[d].uuid) == 0 && strcmp(part, uuid) == 0) {
+			snprintf(ret, GP_PARTS_OWNER_MAX, "%s", owner);
+			found = true;
+		}
 	if (in)
 		fclose(in);
 	return found;
 }
 
-static struct gp_agent_part *part_add(struct gp_agent *a)
+static struct gp_part *part_add(struct gp_parts *p)
 {
-	struct gp_agent_parts *p = &a->parts;
-
-	if (p->n == GP_AGENT_PARTS_MAX)
+	if (p->n == GP_PARTS_MAX)
 		return NULL;
-	p->part[p->n] = (struct gp_agent_part){0};
+	p->part[p->n] = (struct gp_part){ 0 };
 	return &p->part[p->n++];
 }
 
-/* Is partition `uuid` of card d in the list? */
+/* ---- partitions made by hand -------------------------------------------------------- */
+
+/* Is partition `uuid` in the list? */
 static bool listed(const struct gp_partition *list, int n, const char *uuid)
 {
 	for (int i = 0; i < n; i++)
@@ -203,24 +174,52 @@ static bool listed(const struct gp_partition *list, int n, const char *uuid)
 	return false;
 }
 
-/* Follows the partitions made or destroyed by hand on card d since the
- * last look (what the agent made is its own to follow): did any change?
- * `ledger`: at start, when a partition may be one the ledger says a
- * previous agent made (then its region is opened again). */
-static bool card_refresh(struct gp_agent *a, unsigned d, bool ledger)
+static bool known(const struct gp_parts *p, unsigned d, const char *uuid)
 {
-	struct gp_agent_parts *p = &a->parts;
-	const struct gp_agent_device *dev = &a->node.device[d];
+	for (int k = 0; k < p->n; k++)
+		if (p->part[k].device == d && strcmp(p->part[k].uuid, uuid) == 0)
+			return true;
+	return false;
+}
+
+/* Partition x of card d, found listed: made by hand, or (`ledger`, at
+ * start) made by a previous program for an owner (its region opened
+ * again) or ended. */
+static void part_found(struct gp_parts *p, unsigned d, const struct gp_partition *listed_as,
+		       struct gp_part *x, bool ledger)
+{
+	const struct gp_partition_profile *prof = profile_id(&p->card[d], listed_as->profile_id);
+	char owner[GP_PARTS_OWNER_MAX];
+
+	x->state = GP_PART_BY_HAND;
+	if (ledger && ledger_owner(p, d, listed_as->uuid, owner)) {
+		x->state = strcmp(owner, ENDED_OWNER) == 0 ? GP_PART_ENDED : GP_PART_OWNED;
+		snprintf(x->owner, sizeof(x->owner), "%s", x->state == GP_PART_OWNED ? owner : "");
+	}
+	x->device = d;
+	x->units = units_of(prof, listed_as->start);
+	x->mem_mib = prof ? prof->mem_mib : 0;
+	snprintf(x->uuid, sizeof(x->uuid), "%.*s", (int)sizeof(x->uuid) - 1, listed_as->uuid);
+	if (x->state == GP_PART_OWNED && prof &&
+	    gp_region_open(p->run_dir, x->uuid, prof->mem_mib << 20, &x->region) < 0)
+		x->region = NULL;
+}
+
+/* Follows the partitions made or destroyed by hand on card d since the
+ * last look (what was made for owners is followed as it changes): did
+ * any change? */
+static bool card_refresh(struct gp_parts *p, unsigned d, bool ledger)
+{
+	const struct gp_agent_device *dev = &p->node->device[d];
 	struct gp_partition list[GP_PART_UNITS_MAX];
-	int n = dev->vendor->partitions(p->card[d].h, dev->local, list,
-					GP_PART_UNITS_MAX);
+	int n = dev->vendor->partitions(p->card[d].h, dev->local, list, GP_PART_UNITS_MAX);
 	bool changed = false;
 
 	if (n < 0)
 		return false;
 	n = n < GP_PART_UNITS_MAX ? n : GP_PART_UNITS_MAX;
 	for (int i = 0; i < p->n;)
-		if (p->part[i].device == d && p->part[i].task < 0 &&
+		if (p->part[i].device == d && p->part[i].state == GP_PART_BY_HAND &&
 		    !listed(list, n, p->part[i].uuid)) {
 			p->part[i] = p->part[--p->n];
 			changed = true;
@@ -228,45 +227,29 @@ static bool card_refresh(struct gp_agent *a, unsigned d, bool ledger)
 			i++;
 		}
 	for (int i = 0; i < n; i++) {
-		const struct gp_partition_profile *prof =
-			profile_id(&p->card[d], list[i].profile_id);
-		bool known = false;
-		struct gp_agent_part *x;
+		struct gp_part *x;
 
-		for (int k = 0; k < p->n && !known; k++)
-			known = p->part[k].device == d &&
-				strcmp(p->part[k].uuid, list[i].uuid) == 0;
-		if (known || !(x = part_add(a)))
+		if (known(p, d, list[i].uuid) || !(x = part_add(p)))
 			continue;
-		x->task = ledger ? ledger_task(a, d, list[i].uuid) : -1;
-		x->device = d;
-		x->units = units_of(prof, list[i].start);
-		snprintf(x->uuid, sizeof(x->uuid), "%.*s", (int)sizeof(x->uuid) - 1,
-			 list[i].uuid);
-		if (x->task > 0 && prof &&
-		    gp_region_open(a->run_dir, x->uuid, prof->mem_mib << 20, &x->region) <
-			    0)
-			x->region = NULL;
+		part_found(p, d, &list[i], x, ledger);
 		changed = true;
 	}
 	return changed;
 }
 
 /* Partition x of card d as a device of its own, in *ret. */
-static void part_device(const struct gp_agent *a, unsigned d,
-			const struct gp_partition *x, struct gp_agent_device *ret)
+static void part_device(const struct gp_parts *p, unsigned d, const struct gp_partition *x,
+			struct gp_agent_device *ret)
 {
-	const struct gp_agent_device *card = &a->node.device[d];
-	const struct gp_partition_profile *prof =
-		profile_id(&a->parts.card[d], x->profile_id);
+	const struct gp_agent_device *card = &p->node->device[d];
+	const struct gp_partition_profile *prof = profile_id(&p->card[d], x->profile_id);
 
 	*ret = *card;
 	ret->local = GP_VENDOR_PART_LOCAL(card->local, x->id);
 	ret->partition_set = 0;
 	ret->partition_held = 0;
 	ret->mem_total_mib = prof ? prof->mem_mib : 0;
-	snprintf(ret->uuid, sizeof(ret->uuid), "%.*s", (int)sizeof(ret->uuid) - 1,
-		 x->uuid);
+	snprintf(ret->uuid, sizeof(ret->uuid), "%.*s", (int)sizeof(ret->uuid) - 1, x->uuid);
 	snprintf(ret->name, sizeof(ret->name), "%.*s MIG %s", 48, card->name,
 		 prof ? prof->name : "?");
 }
@@ -275,203 +258,210 @@ static void part_device(const struct gp_agent *a, unsigned d,
  * was cut, each partition a device of its own (of software slices, the
  * interposer's, within the partition's fixed size) in the card's place.
  * Is card d one? Then it is replaced. */
-static bool card_static(struct gp_agent *a, unsigned d)
+static bool card_static(struct gp_parts *p, unsigned d)
 {
-	const struct gp_agent_device *dev = &a->node.device[d];
+	struct gp_agent_node *node = p->node;
+	const struct gp_agent_device *dev = &node->device[d];
 	struct gp_partition list[GP_PART_UNITS_MAX];
 	struct gp_agent_device part[GP_PART_UNITS_MAX];
-	int n = dev->vendor->partitions(a->parts.card[d].h, dev->local, list,
-					GP_PART_UNITS_MAX);
+	char owner[GP_PARTS_OWNER_MAX];
+	int n = dev->vendor->partitions(p->card[d].h, dev->local, list, GP_PART_UNITS_MAX);
 
-	if (n <= 0 || n > GP_PART_UNITS_MAX ||
-	    a->node.devices + (unsigned)n - 1 > GP_AGENT_DEVICES_MAX)
+	if (n <= 0 || n > GP_PART_UNITS_MAX || node->devices + (unsigned)n - 1 > GP_AGENT_DEVICES_MAX)
 		return false;
 	for (int i = 0; i < n; i++)
-		if (ledger_task(a, d, list[i].uuid) >= 0)
-			return false; /* the agent's: the card is cut by gpupool */
+		if (ledger_owner(p, d, list[i].uuid, owner))
+			return false; /* made by gpupool: the card is cut by gpupool */
 	for (int i = 0; i < n; i++)
-		part_device(a, d, &list[i], &part[i]);
-	a->parts.card[d].h = NULL;
+		part_device(p, d, &list[i], &part[i]);
+	p->card[d].h = NULL;
 	for (int i = 0; i < n; i++) {
-		unsigned at = i == 0 ? d : a->node.devices++;
+		unsigned at = i == 0 ? d : node->devices++;
 
-		a->node.device[at] = part[i];
-		a->node.device[at].index = at;
+		node->device[at] = part[i];
+		node->device[at].index = at;
 	}
 	return true;
 }
 
-int gp_parts_open(struct gp_agent *a, char *err, size_t err_len)
+int gp_parts_init(struct gp_parts *p, struct gp_agent_node *node, const char *nvml,
+		  const char *run_dir, const char *ledger, char *err, size_t err_len)
 {
-	for (unsigned d = 0, cards = a->node.devices; d < cards; d++) {
-		const struct gp_agent_device *dev = &a->node.device[d];
+	*p = (struct gp_parts){ .node = node };
+	if ((size_t)snprintf(p->run_dir, sizeof(p->run_dir), "%s", run_dir) >= sizeof(p->run_dir) ||
+	    (size_t)snprintf(p->ledger, sizeof(p->ledger), "%s", ledger) >= sizeof(p->ledger)) {
+		snprintf(err, err_len, "the partitions' ledger %s: name too long", ledger);
+		return -ENAMETOOLONG;
+	}
+	for (unsigned d = 0, cards = node->devices; d < cards; d++) {
 		int r;
 
-		if (!dev->vendor->profiles)
+		if (!node->device[d].vendor->profiles)
 			continue;
-		r = card_read(a, d, err, err_len);
-		if (r < 0)
+		r = card_read(p, d, nvml, err, err_len);
+		if (r < 0) {
+			gp_parts_release(p);
 			return r;
-		if (a->parts.card[d].h && !card_static(a, d)) {
-			card_refuse_unknown(a, d);
-			card_refresh(a, d, true);
+		}
+		if (p->card[d].h && !card_static(p, d)) {
+			card_refuse_unknown(p, d);
+			card_refresh(p, d, true);
 		}
 	}
-	ledger_write(a);
+	ledger_write(p);
 	return 0;
 }
 
-void gp_parts_close(struct gp_agent *a)
+void gp_parts_release(struct gp_parts *p)
 {
-	struct gp_agent_parts *p = &a->parts;
-
 	for (int i = 0; i < p->n; i++)
 		if (p->part[i].region)
 			gp_region_close(p->part[i].region);
 	for (unsigned i = 0; i < p->vendors; i++)
 		p->vendor[i].ops->close(p->vendor[i].h);
-	*p = (struct gp_agent_parts){0};
+	p->n = 0;
+	p->vendors = 0;
+	memset(p->card, 0, sizeof(p->card));
 }
 
-/* ---- a task's partitions ------------------------------------------------------------
- */
+/* ---- an owner's partitions ------------------------------------------------------------ */
 
-bool gp_parts_card(const struct gp_agent *a, unsigned d)
+bool gp_parts_card(const struct gp_parts *p, unsigned d)
 {
-	return d < a->node.devices && a->parts.card[d].h &&
-	       a->node.device[d].partition_set;
+	return p->node && d < p->node->devices && p->card[d].h && p->node->device[d].partition_set;
 }
 
-const struct gp_agent_part *gp_parts_of(const struct gp_agent *a, int64_t task,
-					unsigned d)
+const struct gp_part *gp_parts_of(const struct gp_parts *p, const char *owner, unsigned d)
 {
-	for (int i = 0; i < a->parts.n; i++)
-		if (a->parts.part[i].task == task && a->parts.part[i].device == d)
-			return &a->parts.part[i];
+	for (int i = 0; i < p->n; i++)
+		if (p->part[i].state == GP_PART_OWNED && p->part[i].device == d &&
+		    strcmp(p->part[i].owner, owner) == 0)
+			return &p->part[i];
 	return NULL;
 }
 
-/* The vendor's profile and the start for task t on its i-th device. */
-static int placement_of(const struct gp_agent *a, const struct gp_agent_task *t,
-			unsigned i, const struct gp_partition_profile **ret,
-			unsigned *ret_start, char *err, size_t err_len)
+/* The vendor's profile and the start for the ask's i-th device. */
+static int placement_of(const struct gp_parts *p, const struct gp_parts_ask *a, unsigned i,
+			const struct gp_partition_profile **ret, unsigned *ret_start, char *err,
+			size_t err_len)
 {
-	unsigned d = t->device[i];
-	const struct gp_part_set *set = gp_part_set(a->node.device[d].partition_set);
-	int k = t->whole ? set->profiles - 1
-			 : gp_part_profile_for(a->node.device[d].partition_set,
-					       (uint32_t)t->mem_mib,
-					       (uint16_t)(t->compute_pct * 10));
+	unsigned d = a->device[i];
+	const struct gp_agent_device *dev = &p->node->device[d];
+	const struct gp_part_set *set = gp_part_set(dev->partition_set);
+	int k = a->whole ? set->profiles - 1
+			 : gp_part_profile_for(dev->partition_set, (uint32_t)a->mem_mib,
+					       (uint16_t)(a->compute_pct * 10));
 
 	if (k < 0) {
-		snprintf(err, err_len,
-			 "no partition of %s holds %" PRIu64 " MiB and %u %% of it",
-			 a->node.device[d].uuid, t->mem_mib, t->compute_pct);
+		snprintf(err, err_len, "no partition of %s holds %" PRIu64 " MiB and %u %% of it",
+			 dev->uuid, a->mem_mib, a->compute_pct);
 		return -EINVAL;
 	}
-	*ret = profile_named(&a->parts.card[d], set->profile[k].name);
+	*ret = profile_named(&p->card[d], set->profile[k].name);
 	if (!*ret) {
-		snprintf(err, err_len, "%s has no profile %s now", a->node.device[d].uuid,
-			 set->profile[k].name);
+		snprintf(err, err_len, "%s has no profile %s now", dev->uuid, set->profile[k].name);
 		return -ENODEV;
 	}
-	*ret_start = t->whole || !t->part_start[i] ? 0 : t->part_start[i] - 1u;
+	*ret_start = a->whole || !a->part_start[i] ? 0 : a->part_start[i] - 1u;
 	return 0;
 }
 
-/* Makes the partition of task t on its i-th device, with its region. */
-static int part_make(struct gp_agent *a, const struct gp_agent_task *t, unsigned i,
-		     char *err, size_t err_len)
+/* Makes the partition of the ask's i-th device, with its region. */
+static int part_make(struct gp_parts *p, const struct gp_parts_ask *a, unsigned i, char *err,
+		     size_t err_len)
 {
-	unsigned d = t->device[i], start;
-	const struct gp_agent_device *dev = &a->node.device[d];
+	unsigned d = a->device[i], start;
+	const struct gp_agent_device *dev = &p->node->device[d];
 	const struct gp_partition_profile *prof;
 	struct gp_partition made;
-	struct gp_agent_part *x;
-	int r = placement_of(a, t, i, &prof, &start, err, err_len);
+	struct gp_part *x;
+	int r = placement_of(p, a, i, &prof, &start, err, err_len);
 
 	if (r < 0)
 		return r;
-	x = part_add(a);
+	x = part_add(p);
 	if (!x) {
-		snprintf(err, err_len, "this agent keeps %d partitions already",
-			 GP_AGENT_PARTS_MAX);
+		snprintf(err, err_len, "%d partitions are kept already", GP_PARTS_MAX);
 		return -ENOSPC;
 	}
-	r = dev->vendor->partition_create(a->parts.card[d].h, dev->local, prof->id, start,
-					  &made, err, err_len);
+	r = dev->vendor->partition_create(p->card[d].h, dev->local, prof->id, start, &made, err,
+					  err_len);
 	if (r < 0) {
-		a->parts.n--;
+		p->n--;
 		return r;
 	}
-	*x = (struct gp_agent_part){
-		.task = t->id, .device = d, .units = units_of(prof, start)};
+	*x = (struct gp_part){ .state = GP_PART_OWNED, .device = d, .units = units_of(prof, start),
+			       .mem_mib = prof->mem_mib };
+	snprintf(x->owner, sizeof(x->owner), "%s", a->owner);
 	snprintf(x->uuid, sizeof(x->uuid), "%.*s", (int)sizeof(x->uuid) - 1, made.uuid);
-	ledger_write(a); /* before anything can fail: a later agent destroys it */
-	r = gp_region_prepare(a->run_dir, x->uuid, prof->mem_mib << 20);
+	ledger_write(p); /* before anything can fail: a later program destroys it */
+	r = gp_region_prepare(p->run_dir, x->uuid, prof->mem_mib << 20);
 	if (r == 0)
-		r = gp_region_open(a->run_dir, x->uuid, prof->mem_mib << 20, &x->region);
+		r = gp_region_open(p->run_dir, x->uuid, prof->mem_mib << 20, &x->region);
 	if (r < 0)
-		snprintf(err, err_len,
-			 "cannot prepare the region of partition %s in %s: %s", x->uuid,
-			 a->run_dir, strerror(-r));
+		snprintf(err, err_len, "cannot prepare the region of partition %s in %s: %s",
+			 x->uuid, p->run_dir, strerror(-r));
 	return r;
 }
 
-int gp_parts_make(struct gp_agent *a, const struct gp_agent_task *t, char *err,
-		  size_t err_len)
+static bool parts_sweep(struct gp_parts *p, bool force);
+
+int gp_parts_make(struct gp_parts *p, const struct gp_parts_ask *a, char *err, size_t err_len)
 {
 	unsigned on = 0;
 	int r = 0;
 
-	for (unsigned i = 0; i < t->devices; i++)
-		on += gp_parts_card(a, t->device[i]);
+	for (unsigned i = 0; i < a->devices; i++)
+		on += gp_parts_card(p, a->device[i]);
 	if (on == 0)
 		return 0;
-	if (on < t->devices) {
-		snprintf(err, err_len,
-			 "its devices mix cards in partition mode with others; "
-			 "ask for one model (--model)");
+	if (on < a->devices) {
+		snprintf(err, err_len, "its devices mix cards in partition mode with others; "
+			 "ask for one model");
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < t->devices && r == 0; i++)
-		r = part_make(a, t, i, err, err_len);
+	if (!a->owner[0] || strcmp(a->owner, ENDED_OWNER) == 0 || strpbrk(a->owner, " \t\n") ||
+	    strlen(a->owner) >= GP_PARTS_OWNER_MAX) {
+		snprintf(err, err_len, "\"%.80s\" cannot own a partition", a->owner);
+		return -EINVAL;
+	}
+	parts_sweep(p, true);   /* an ended one may still hold the units asked for */
+	for (unsigned i = 0; i < a->devices && r == 0; i++)
+		r = part_make(p, a, i, err, err_len);
 	if (r < 0)
-		gp_parts_end(a, t->id);
+		gp_parts_end(p, a->owner);
 	return r < 0 ? r : 1;
 }
 
 /* Destroys partition x; false while its driver holds it. */
-static bool part_destroy(struct gp_agent *a, struct gp_agent_part *x)
+static bool part_destroy(struct gp_parts *p, struct gp_part *x)
 {
-	const struct gp_agent_device *dev = &a->node.device[x->device];
+	const struct gp_agent_device *dev = &p->node->device[x->device];
 	char why[256];
-	int r = dev->vendor->partition_destroy(a->parts.card[x->device].h, dev->local,
-					       x->uuid, why, sizeof(why));
+	int r = dev->vendor->partition_destroy(p->card[x->device].h, dev->local, x->uuid, why,
+					       sizeof(why));
 
 	if (r == -EBUSY) {
-		x->retry_ms = gp_agent_now_ms() + RETRY_MS;
+		x->retry_ms = now_ms() + GP_PARTS_RETRY_MS;
 		return false;
 	}
 	if (r < 0 && r != -ENOENT)
-		fprintf(stderr, "gpupool: partition %s not destroyed: %s\n", x->uuid,
-			why);
+		fprintf(stderr, "gpupool: partition %s not destroyed: %s\n", x->uuid, why);
 	return true;
 }
 
-/* Takes out the entries of ended tasks that are destroyed now (or whose
- * retry is due and succeeds). */
-static void parts_sweep(struct gp_agent *a, bool force)
+/* Takes out the ended partitions that are destroyed now (or whose retry
+ * is due and succeeds): did any go? */
+static bool parts_sweep(struct gp_parts *p, bool force)
 {
-	struct gp_agent_parts *p = &a->parts;
-	uint64_t now = gp_agent_now_ms();
+	uint64_t now = now_ms();
 	bool changed = false;
 
 	for (int i = 0; i < p->n;) {
-		struct gp_agent_part *x = &p->part[i];
+		struct gp_part *x = &p->part[i];
 
-		if (x->task != 0 || (!force && now < x->retry_ms) ||
-		    !part_destroy(a, x)) {
+		if (x->state != GP_PART_ENDED || (!force && now < x->retry_ms) ||
+		    !part_destroy(p, x)) {
 			i++;
 			continue;
 		}
@@ -479,60 +469,59 @@ static void parts_sweep(struct gp_agent *a, bool force)
 		changed = true;
 	}
 	if (changed)
-		ledger_write(a);
+		ledger_write(p);
+	return changed;
 }
 
-void gp_parts_end(struct gp_agent *a, int64_t task)
+void gp_parts_end(struct gp_parts *p, const char *owner)
 {
-	struct gp_agent_parts *p = &a->parts;
 	bool any = false;
 
 	for (int i = 0; i < p->n; i++) {
-		struct gp_agent_part *x = &p->part[i];
+		struct gp_part *x = &p->part[i];
 
-		if (x->task != task)
+		if (x->state != GP_PART_OWNED || strcmp(x->owner, owner) != 0)
 			continue;
 		if (x->region)
 			gp_region_close(x->region);
 		x->region = NULL;
-		gp_region_remove(a->run_dir, x->uuid);
-		x->task = 0;
+		gp_region_remove(p->run_dir, x->uuid);
+		x->state = GP_PART_ENDED;
+		x->owner[0] = '\0';
 		any = true;
 	}
 	if (!any)
 		return;
-	ledger_write(a);
-	parts_sweep(a, true);
+	ledger_write(p);
+	parts_sweep(p, true);
 }
 
-void gp_parts_retry(struct gp_agent *a)
+bool gp_parts_retry(struct gp_parts *p)
 {
-	uint64_t now = gp_agent_now_ms();
-	bool changed = false;
+	uint64_t now = now_ms();
+	bool changed = parts_sweep(p, false), refreshed = false;
 
-	parts_sweep(a, false);
-	if (now < a->parts.refresh_ms)
-		return;
-	a->parts.refresh_ms = now + REFRESH_MS;
-	for (unsigned d = 0; d < a->node.devices; d++)
-		if (a->parts.card[d].h)
-			changed |= card_refresh(a, d, false);
-	if (changed)
-		ledger_write(a);
+	if (now < p->refresh_ms)
+		return changed;
+	p->refresh_ms = now + GP_PARTS_REFRESH_MS;
+	for (unsigned d = 0; p->node && d < p->node->devices; d++)
+		if (p->card[d].h)
+			refreshed |= card_refresh(p, d, false);
+	if (refreshed)
+		ledger_write(p);
+	return changed || refreshed;
 }
 
-void gp_parts_adopted(struct gp_agent *a)
+void gp_parts_keep_only(struct gp_parts *p, bool (*alive)(void *ctx, const char *owner),
+			void *ctx)
 {
-	int64_t gone[GP_AGENT_PARTS_MAX];
+	char gone[GP_PARTS_MAX][GP_PARTS_OWNER_MAX];
 	int n = 0;
 
-	for (int i = 0; i < a->parts.n; i++) {
-		int64_t task = a->parts.part[i].task;
-
-		if (task > 0 && !gp_agent_running(a, task))
-			gone[n++] = task;
-	}
+	for (int i = 0; i < p->n; i++)
+		if (p->part[i].state == GP_PART_OWNED && !alive(ctx, p->part[i].owner))
+			snprintf(gone[n++], GP_PARTS_OWNER_MAX, "%s", p->part[i].owner);
 	for (int i = 0; i < n; i++)
-		gp_parts_end(a, gone[i]);
-	parts_sweep(a, true);
+		gp_parts_end(p, gone[i]);
+	parts_sweep(p, true);
 }

@@ -58,6 +58,7 @@ struct kpod {
 struct model_info {
 	unsigned split;
 	uint64_t memory_mib;
+	unsigned partition_set;         /* of a card of the model in MIG mode; 0: none seen */
 };
 
 /* One request a pod makes: of the models that give a share the same
@@ -66,6 +67,8 @@ struct ask {
 	struct gp_request req;
 	unsigned compute_pct;
 	uint64_t memory_mib;            /* per device; 0 for a whole one: the device's own */
+	unsigned partition_set;         /* a model's cards in MIG mode (core/partition.h): the
+					 * reasons name the profile; 0: none */
 };
 
 struct gp_extender {

@@ -5,7 +5,8 @@
  * a placement — room on its devices in the cluster, its namespace's
  * quota, its tenant's highest priority — it is written as the pod's
  * placement again, sealed anew; refused, it is said in an Event on the
- * pod, once per reason. */
+ * pod, once per reason. A pod on a hardware partition (MIG) keeps its
+ * compute: the partition's size is fixed. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -71,6 +72,15 @@ static bool may_ask(const struct kpod *k)
 	       k->p.priority != pl->priority;
 }
 
+/* Is held pod k on a card in partition mode (MIG)? */
+static bool on_partition(const struct gp_extender *e, const struct kpod *k)
+{
+	for (int i = 0; i < k->where.devices; i++)
+		if (e->specs[k->where.node].device[k->where.device[i]].partitions)
+			return true;
+	return false;
+}
+
 bool gp_extender_live_change(struct gp_extender *e, struct kpod *k, struct gp_extender_live *ret)
 {
 	struct gp_kube_placement next;
@@ -92,6 +102,13 @@ bool gp_extender_live_change(struct gp_extender *e, struct kpod *k, struct gp_ex
 	k->live_sent = true;
 	if (next.whole && next.compute != k->p.placement.compute) {
 		snprintf(ret->why, sizeof(ret->why), "a whole device has no share to change");
+		return true;
+	}
+	if (next.compute != k->p.placement.compute && on_partition(e, k)) {
+		snprintf(ret->why, sizeof(ret->why), "%s=%u refused: the pod runs on a hardware "
+			 "partition (MIG instance), whose size is fixed; it keeps %u percent (make "
+			 "the pod again to change it)", GP_KUBE_ANN_COMPUTE, next.compute,
+			 k->p.placement.compute);
 		return true;
 	}
 	if (next.compute != k->p.placement.compute &&

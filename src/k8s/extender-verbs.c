@@ -721,9 +721,11 @@ static int bind_decide(struct gp_extender *e, struct kpod *k, const char *node,
 		return -ENOSPC;
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->node, sizeof(ret->node), "%s", node);
-	for (int i = 0; i < c.d.where.devices; i++)
+	for (int i = 0; i < c.d.where.devices; i++) {
+		ret->part_start[ret->devices] = asks[c.ask].req.whole ? 0 : c.d.where.part_start[i];
 		snprintf(ret->device[ret->devices++], GP_KUBE_UUID_MAX, "%s",
 			 kn->n.device[c.d.where.device[i]].uuid);
+	}
 	ret->memory_mib = asks[c.ask].req.whole ? gp_extender_whole_memory(e, &c.d.where)
 						: asks[c.ask].memory_mib;
 	ret->compute = asks[c.ask].compute_pct;

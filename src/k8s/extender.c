@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "core/models.h"
+#include "core/partition.h"
 #include "k8s/extender-impl.h"
 #include "k8s/names.h"
 
@@ -43,9 +44,11 @@ static int node_spec(struct gp_extender *e, const struct gp_kube_node *n, struct
 		if (id < 0)
 			return id;
 		if (id >= e->models) {
-			e->model[id] = (struct model_info){ d->split, d->memory_mib };
+			e->model[id] = (struct model_info){ d->split, d->memory_mib, 0 };
 			e->models = id + 1;
 		}
+		if (gp_part_set_of_model(d->partition_set))
+			e->model[id].partition_set = gp_part_set_of_model(d->partition_set);
 		snprintf(s->uuid, sizeof(s->uuid), "%s", d->uuid);
 		s->model = (uint8_t)id;
 		s->numa = (uint8_t)(d->numa < 0 ? 0 : d->numa);
@@ -54,6 +57,12 @@ static int node_spec(struct gp_extender *e, const struct gp_kube_node *n, struct
 		s->overcommit = 1000;
 		s->max_tasks = 0;       /* every slice takes a unit: split caps them */
 		s->healthy = d->healthy && d->compatible;
+		/* A card in partition mode: placed by the core's partition
+		 * rules, its partitions' starts chosen here (node program
+		 * makes them); a set name the extender does not know was
+		 * refused when the Node was read. */
+		s->partitions = (uint8_t)gp_part_set_of_model(d->partition_set);
+		s->part_held = s->partitions ? d->partition_held : 0;
 	}
 	return 0;
 }
@@ -76,6 +85,7 @@ static int placement_where(struct gp_extender *e, const struct gp_kube_placement
 			d++;
 		if (d == k->n.devices)
 			return -ENOENT;
+		ret->part_start[ret->devices] = pl->part_start[i];
 		ret->device[ret->devices++] = (uint8_t)d;
 	}
 	return 0;
@@ -586,6 +596,8 @@ int gp_extender_pod_asks(const struct gp_extender *e, const struct gp_kube_pod *
 		if (g == n)
 			ret[n++] = a;
 		ret[g].req.models |= 1ull << m;
+		if (mi->partition_set)
+			ret[g].partition_set = mi->partition_set;
 	}
 	return n;
 }
@@ -712,6 +724,25 @@ bool gp_extender_quota_allows(const struct gp_extender *e, const struct use *u,
 
 
 /* Why ask a does not fit on a node, for `kubectl describe pod`. */
+/* What a miss on a card in MIG mode adds: the profile the share takes
+ * there, and that it has no free start (or that no profile holds it). */
+static void partition_text(const struct ask *a, char *why, size_t len)
+{
+	const struct gp_part_set *set = gp_part_set(a->partition_set);
+	int k = gp_part_profile_for(a->partition_set, (uint32_t)a->memory_mib,
+				    (uint16_t)a->req.dev_compute);
+	size_t used = strlen(why);
+
+	if (used >= len)
+		return;
+	if (k < 0)
+		snprintf(why + used, len - used, "; on a card in MIG mode (%s) no profile holds it",
+			 set->model);
+	else
+		snprintf(why + used, len - used, "; on a card in MIG mode it takes a %s, which has "
+			 "no free start there", set->profile[k].name);
+}
+
 void gp_extender_nofit_text(enum gp_nofit r, const struct ask *a, char *why, size_t len)
 {
 	if (r == GP_NOFIT_CPU || r == GP_NOFIT_MEMORY)
@@ -729,6 +760,8 @@ void gp_extender_nofit_text(enum gp_nofit r, const struct ask *a, char *why, siz
 		snprintf(why, len, "fewer than %u devices have %u percent compute and %" PRIu64
 			 " MiB free",
 			 a->req.devices, a->compute_pct, a->memory_mib);
+	if (r == GP_NOFIT_DEVICES && !a->req.whole && gp_part_set(a->partition_set))
+		partition_text(a, why, len);
 }
 
 

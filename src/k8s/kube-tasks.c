@@ -230,17 +230,24 @@ static int64_t tenant_of(struct gp_kube_tasks *t, const char *ns)
 	return t->admin;
 }
 
-/* "node:GPU-…,GPU-…", as many devices as fit. */
+/* "node:GPU-…,GPU-…", as many devices as fit; a MIG partition's card
+ * with "@" its start, as the server's placements are ("GPU-…@4"). */
 static void placement_text(const struct gp_kube_placement *p, char *buf, size_t len)
 {
 	size_t used = (size_t)snprintf(buf, len, "%s:", p->node);
 
 	for (unsigned i = 0; used < len && i < p->devices; i++) {
-		size_t need = strlen(p->device[i]) + (i ? 1 : 0);
+		char dev[GP_KUBE_UUID_MAX + 4];
+		size_t need;
 
+		snprintf(dev, sizeof(dev), "%s", p->device[i]);
+		if (p->part_start[i])
+			snprintf(dev + strlen(dev), sizeof(dev) - strlen(dev), "@%u",
+				 p->part_start[i] - 1u);
+		need = strlen(dev) + (i ? 1 : 0);
 		if (used + need >= len)
 			break;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", p->device[i]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", dev);
 	}
 }
 

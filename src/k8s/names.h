@@ -48,7 +48,9 @@
  *  "boundAt": 1764633600123456789, "sealedAt": 1764633600123456789}
  * with its seal beside it; memoryMiB is per device (for a whole device,
  * the device's own); written again, sealed anew, by a live change the
- * server admits. */
+ * server admits. A device that is a card in MIG mode is "GPU-…@START":
+ * the first memory slice of the MIG instance the node program makes for
+ * the pod (the core's choice). */
 #define GP_KUBE_ANN_PLACEMENT   "gpupool.io/placement"
 /* The placement's seal (k8s/seal.h): "v1:" and an HMAC-SHA256 in hex over
  * the pod's UID and the placement's text; the node program applies only a
@@ -70,7 +72,10 @@
  * {"version": 1, "driver": "580.65.06", "cuda": 12080,
  *  "devices": [{"uuid": "GPU-…", "model": "NVIDIA A100-SXM4-80GB",
  *               "memoryMiB": 81920, "numa": 0, "nvlink": 0, "split": 10,
- *               "healthy": true, "compatible": true, "reason": ""}, …]} */
+ *               "healthy": true, "compatible": true, "reason": ""}, …]}
+ * and, for a card in MIG mode, "partitionSet": "A100-MIG" (the core's set
+ * its pods are placed by) and "partitionHeld": 0 (its memory slices taken
+ * by instances of no pod, a bit each). */
 #define GP_KUBE_ANN_DEVICES     "gpupool.io/devices"
 /* On the Node: where the server reads the node program's /metrics (each
  * pod's device time for metering and bills), "HOST:PORT": the pod's IP

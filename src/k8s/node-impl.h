@@ -13,6 +13,12 @@
  * and mounts (its devices' files, the limits table read-only); a changed compute, priority or isolation annotation is
  * written into the regions at once (when the devices can take it); a pod
  * that ends or goes has its task forgotten and its slots given back.
+ * A pod placed on a card in partition mode (MIG) gets a partition of its
+ * own at its first Allocate (agent/partitions.h: the profile its share
+ * needs, at the start the extender chose), sees it as its device, and
+ * has it destroyed when it ends or goes; the ledger gives a pod that
+ * outlives this program its partitions back, and destroys those of pods
+ * gone meanwhile.
  * node-verify.c: the verifier over the devices' processes, mapped to pods
  * by their cgroups.
  *
@@ -28,6 +34,7 @@
 
 #include "agent/agent.h"
 #include "agent/devices.h"
+#include "agent/partitions.h"
 #include "agent/usage.h"
 #include "agent/verifier.h"
 #include "base/strmap.h"
@@ -79,6 +86,11 @@ struct node_pod {
 	char secret[GP_TASK_SECRET_LEN + 1];
 	char task[GP_TASK_ID_MAX];
 	struct gp_task_limits applied;  /* what its devices' tables hold */
+	/* On cards in partition mode (MIG): a partition of its own on each
+	 * of its devices, owned by its UID (node->parts), its limits whole
+	 * in the partition's region; made at its first Allocate, destroyed
+	 * when it ends or goes. */
+	bool on_parts;
 	unsigned devices;
 	int dev[GP_NODE_DEVICES_MAX];   /* into node->dev */
 	enum gp_seal_state seal;        /* of its placement as last read */
@@ -111,6 +123,10 @@ struct node {
 	struct gp_plugin *plugin;
 	struct gp_kube_informer *informer;
 	struct gp_seal_key seal;        /* placements apply only when sealed with it */
+	/* The cards in partition mode and the pods' partitions on them
+	 * (agent/partitions.h; the ledger RUN_DIR/partitions), over `found`;
+	 * their partition_held copied into dev[] by the main thread. */
+	struct gp_parts parts;
 	uint64_t allocations, live_changes, releases, violations;
 	uint64_t violations_no_pod;     /* of them, by processes of no pod */
 	int64_t meter_ids;              /* the last pod's meter id */

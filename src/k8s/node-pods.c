@@ -95,8 +95,56 @@ static int pod_devices(struct node *n, struct node_pod *k)
 	return 0;
 }
 
+/* Pod k's i-th device as its containers see it: its partition on a card
+ * in partition mode, else the device itself. */
+static const char *pod_uuid(const struct node *n, const struct node_pod *k, unsigned i)
+{
+	const struct gp_part *x = k->on_parts ? gp_parts_of(&n->parts, k->p.uid, k->dev[i]) : NULL;
+
+	return x ? x->uuid : n->dev[k->dev[i]].d.uuid;
+}
+
+static struct gp_region *pod_region(const struct node *n, const struct node_pod *k, unsigned i)
+{
+	const struct gp_part *x = k->on_parts ? gp_parts_of(&n->parts, k->p.uid, k->dev[i]) : NULL;
+
+	return k->on_parts ? (x ? x->region : NULL) : n->dev[k->dev[i]].region;
+}
+
+/* Does the pod have an interposer (a slice, or a partition whose region
+ * holds its limits whole), rather than whole devices of its own? */
+static bool pod_sliced(const struct node_pod *k)
+{
+	return !k->p.placement.whole || k->on_parts;
+}
+
+/* On cards in partition mode (MIG), the pod's partitions, owned by its
+ * UID (agent/partitions.h: the profile its share needs, a whole card the
+ * largest, at the starts its placement names), and its limits there:
+ * the whole partition (the hardware holds its size). */
+static int parts_make(struct node *n, struct node_pod *k, char *err, size_t len)
+{
+	const struct gp_kube_placement *pl = &k->p.placement;
+	struct gp_parts_ask ask = { .owner = k->p.uid, .devices = k->devices, .whole = pl->whole,
+				    .mem_mib = pl->memory_mib, .compute_pct = pl->compute };
+	int r;
+
+	for (unsigned i = 0; i < k->devices; i++) {
+		ask.device[i] = (unsigned)k->dev[i];
+		ask.part_start[i] = pl->part_start[i];
+	}
+	r = gp_parts_make(&n->parts, &ask, err, len);
+	k->on_parts = r > 0;
+	if (k->on_parts)
+		k->applied = (struct gp_task_limits){ .mem_bytes = 0, .compute = 100,
+						      .priority = k->applied.priority,
+						      .isolation = k->applied.isolation };
+	return r < 0 ? r : 0;
+}
+
 /* Admits the pod's task on each of its devices with a new secret (a whole
- * device has no interposer: nothing to admit). */
+ * device has no interposer: nothing to admit); on cards in partition mode
+ * its partitions are made first, and it is admitted in theirs. */
 static int task_admit(struct node *n, struct node_pod *k, char *err, size_t len)
 {
 	char *secret = k->secret;
@@ -116,15 +164,19 @@ static int task_admit(struct node *n, struct node_pod *k, char *err, size_t len)
 		snprintf(err, len, "cannot make a task secret: %s", strerror(-r));
 		return r;
 	}
-	for (unsigned i = 0; !k->p.placement.whole && i < k->devices; i++) {
-		struct gp_region *g = n->dev[k->dev[i]].region;
+	if ((r = parts_make(n, k, err, len)) < 0)
+		return r;
+	for (unsigned i = 0; pod_sliced(k) && i < k->devices; i++) {
+		struct gp_region *g = pod_region(n, k, i);
 
 		if (!g || (r = gp_region_task_admit(g, k->task, secret, &k->applied,
 						     &owner)) < 0) {
 			snprintf(err, len, "cannot admit task %s on %s: %s", k->task,
-				 n->dev[k->dev[i]].d.uuid, g ? strerror(-r) : "device not usable");
+				 pod_uuid(n, k, i), g ? strerror(-r) : "device not usable");
 			while (i-- > 0)         /* all devices or none */
-				gp_region_task_forget(n->dev[k->dev[i]].region, k->task);
+				gp_region_task_forget(pod_region(n, k, i), k->task);
+			gp_parts_end(&n->parts, k->p.uid);
+			k->on_parts = false;
 			return g ? r : -ENODEV;
 		}
 	}
@@ -136,20 +188,24 @@ static int task_admit(struct node *n, struct node_pod *k, char *err, size_t len)
 
 /* The pod ended or went: its task is forgotten on its devices, so that
  * what still runs of it is refused, and the slots of its dead processes
- * are given back. */
+ * are given back; its partitions are destroyed (again later while their
+ * driver holds them: partitions.h). */
 static void task_release(struct node *n, struct node_pod *k)
 {
 	explicit_bzero(k->secret, sizeof(k->secret));
 	if (!k->allocated)
 		return;
-	for (unsigned i = 0; !k->p.placement.whole && i < k->devices; i++) {
-		struct gp_region *g = n->dev[k->dev[i]].region;
+	for (unsigned i = 0; pod_sliced(k) && i < k->devices; i++) {
+		struct gp_region *g = pod_region(n, k, i);
 
 		if (g) {
 			gp_region_task_forget(g, k->task);
 			gp_region_reclaim(g);
 		}
 	}
+	if (k->on_parts)
+		gp_parts_end(&n->parts, k->p.uid);
+	k->on_parts = false;
 	k->allocated = false;
 	n->releases++;
 }
@@ -233,7 +289,7 @@ static struct node_pod *pod_waiting_listed(struct node *n, size_t units)
 static int device_mounts(struct node *n, const struct node_pod *k, unsigned i,
 			 struct gp_plugin_response *r)
 {
-	const char *uuid = n->dev[k->dev[i]].d.uuid, *in = GP_NODE_RUN_DIR_IN_CONTAINER;
+	const char *uuid = pod_uuid(n, k, i), *in = GP_NODE_RUN_DIR_IN_CONTAINER;
 	char host[PATH_MAX], limits[200], tasks_in[200], mine_in[200], tasks[PATH_MAX],
 		mine[PATH_MAX];
 	int err = 0;
@@ -241,7 +297,7 @@ static int device_mounts(struct node *n, const struct node_pod *k, unsigned i,
 	if (snprintf(host, sizeof(host), "%s/device-%s.limits", n->o.run_dir, uuid) >=
 		    (int)sizeof(host) ||
 	    gp_region_tasks_dir(n->o.run_dir, uuid, tasks, sizeof(tasks)) < 0 ||
-	    gp_region_task_path(n->dev[k->dev[i]].region, k->task, mine, sizeof(mine)) < 0 ||
+	    gp_region_task_path(pod_region(n, k, i), k->task, mine, sizeof(mine)) < 0 ||
 	    snprintf(limits, sizeof(limits), "%s/device-%s.limits", in, uuid) >=
 		    (int)sizeof(limits) ||
 	    snprintf(tasks_in, sizeof(tasks_in), "%s/device-%s.tasks", in, uuid) >=
@@ -274,7 +330,7 @@ static int visible_fill(struct node *n, const struct node_pod *k, struct gp_plug
 				continue;
 			used += ops->visible_by_uuid
 					? (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-							   used ? "," : "", d->uuid)
+							   used ? "," : "", pod_uuid(n, k, i))
 					: (size_t)snprintf(list + used, sizeof(list) - used, "%s%u",
 							   used ? "," : "", d->local);
 		}
@@ -286,6 +342,21 @@ static int visible_fill(struct node *n, const struct node_pod *k, struct gp_plug
 			err |= gp_plugin_response_env(r, "NVIDIA_VISIBLE_DEVICES", list);
 	}
 	return err;
+}
+
+/* The memory of the pod's slice per device: its partition's own on a
+ * card in partition mode (the least of them), else its placement's. */
+static uint64_t pod_mem_mib(const struct node *n, const struct node_pod *k)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (unsigned i = 0; k->on_parts && i < k->devices; i++) {
+		const struct gp_part *x = gp_parts_of(&n->parts, k->p.uid, k->dev[i]);
+
+		if (x && x->mem_mib < least)
+			least = x->mem_mib;
+	}
+	return least != UINT64_MAX ? least : k->p.placement.memory_mib;
 }
 
 static int response_fill(struct node *n, const struct node_pod *k, const char *secret,
@@ -302,12 +373,12 @@ static int response_fill(struct node *n, const struct node_pod *k, const char *s
 		if (access(dev, F_OK) == 0)
 			err |= gp_plugin_response_device(r, dev, dev, "rw");
 	}
-	if (k->p.placement.whole)
+	if (!pod_sliced(k))
 		return err ? -ENOMEM : 0;       /* the whole card: no interposer */
 	err |= gp_plugin_response_env(r, "GPUPOOL_TASK_SECRET", secret);
 	err |= gp_plugin_response_env(r, "GPUPOOL_RUN_DIR", GP_NODE_RUN_DIR_IN_CONTAINER);
 	err |= gp_plugin_response_env(r, "LD_PRELOAD", GP_NODE_SHIM_IN_CONTAINER);
-	snprintf(num, sizeof(num), "%" PRIu64 "M", k->p.placement.memory_mib);
+	snprintf(num, sizeof(num), "%" PRIu64 "M", pod_mem_mib(n, k));
 	err |= gp_plugin_response_env(r, "GPUPOOL_MEM_LIMIT", num);
 	snprintf(num, sizeof(num), "%u", k->applied.compute);
 	err |= gp_plugin_response_env(r, "GPUPOOL_COMPUTE", num);
@@ -523,6 +594,8 @@ static void live_change(struct node *n, struct node_pod *k, char *ret_refused, s
 	struct gp_task_limits want;
 
 	limits_wanted(&k->p, &want);
+	if (k->on_parts)        /* its partition's size is fixed (the extender says so) */
+		return;
 	if (k->p.placement.whole || memcmp(&want, &k->applied, sizeof(want)) == 0)
 		return;
 	for (unsigned i = 0; i < k->devices; i++) {
@@ -563,6 +636,11 @@ static void pod_adopt(struct node *n, struct node_pod *k)
 		return;
 	snprintf(k->task, sizeof(k->task), "%.*s", (int)sizeof(k->task) - 1, k->p.task);
 	limits_wanted(&k->p, &k->applied);
+	k->on_parts = k->devices && gp_parts_of(&n->parts, k->p.uid, (unsigned)k->dev[0]);
+	if (k->on_parts) {
+		k->applied.mem_bytes = 0;
+		k->applied.compute = 100;
+	}
 	k->allocated = true;
 	k->containers_allocated = k->p.gpu_containers;  /* (its secret is not ours now) */
 	gp_node_meter_start(n, k);
@@ -585,6 +663,7 @@ static bool placement_follows(const struct node_pod *k, const struct gp_kube_pod
 			 next->sealed_at, now->sealed_at);
 	else if (strcmp(next->node, now->node) != 0 || next->devices != now->devices ||
 		 memcmp(next->device, now->device, sizeof(now->device)) != 0 ||
+		 memcmp(next->part_start, now->part_start, sizeof(now->part_start)) != 0 ||
 		 next->whole != now->whole)
 		snprintf(ret_refused, len, "its placement names other devices; a running pod "
 			 "keeps its devices");
@@ -669,7 +748,18 @@ static void on_event(void *ctx, enum gp_kube_event_type type, json_t *obj)
 		pod_event(n, &p, "Warning", "GpupoolChangeRefused", refused);
 }
 
-/* A new list: pods gone meanwhile are released; the others updated. */
+/* Does pod `uid` of this node hold partitions? (Under the lock.) */
+static bool pod_on_parts(void *ctx, const char *uid)
+{
+	const struct node *n = ctx;
+	const struct node_pod *k = gp_strmap_get(&n->pods, uid);
+
+	return k && k->allocated && k->on_parts;
+}
+
+/* A new list: pods gone meanwhile are released, with their partitions
+ * (those a previous node program made for pods gone since too); the
+ * others updated. */
 static void on_sync(void *ctx, json_t *items)
 {
 	struct node *n = ctx;
@@ -694,6 +784,7 @@ static void on_sync(void *ctx, json_t *items)
 			s = (size_t)-1;         /* the table moved: look again from the start */
 		}
 	}
+	gp_parts_keep_only(&n->parts, pod_on_parts, n);
 	pthread_mutex_unlock(&n->lock);
 	gp_strmap_release(&seen);
 }

@@ -59,7 +59,10 @@ static void snapshot(struct node *n, struct look *l)
 
 		if (!n->pods.slot[i].key || !k->allocated)
 			continue;
-		*t = (struct gp_verify_task){ .id = l->pods + 1, .sliced = !k->p.placement.whole,
+		/* On a MIG instance the hardware holds the pod's size: no
+		 * slice to check (its processes are still its own). */
+		*t = (struct gp_verify_task){ .id = l->pods + 1,
+					      .sliced = !k->p.placement.whole && !k->on_parts,
 					      .mem_mib = k->p.placement.memory_mib,
 					      .devices = k->devices };
 		for (unsigned d = 0; d < k->devices; d++)

@@ -20,6 +20,7 @@
 #include "base/http.h"
 #include "base/parse.h"
 #include "core/models.h"
+#include "core/partition.h"
 #include "k8s/names.h"
 #include "k8s/node-impl.h"
 #include "vendor/vendor.h"
@@ -303,23 +304,20 @@ static unsigned split_of(const struct node_options *o, const char *model)
 	return best < 0 ? GP_KUBE_SPLIT_DEFAULT : o->split[best].n;
 }
 
-/* Is device d in partition mode (MIG)? Its UUID then runs nothing, and
- * this node side makes no partitions: it is not offered. */
-static bool partitioned(const struct gp_agent_device *d, const char *nvml)
+/* The cards in partition mode (MIG), over the devices found: a card cut
+ * by hand becomes its partitions, a card of no known set is not usable,
+ * and what a previous node program made for pods is in the ledger. */
+static int parts_open(struct node *n)
 {
-	struct gp_partition_profile profile[1];
-	unsigned units = 0;
-	char err[256];
-	void *h;
-	int n;
+	char err[512], ledger[600];
+	int r;
 
-	if (!d->vendor->profiles ||
-	    d->vendor->open(strcmp(d->vendor->name, "nvidia") == 0 ? nvml : NULL, &h, err,
-			    sizeof(err)) < 0)
-		return false;
-	n = d->vendor->profiles(h, d->local, profile, 1, &units);
-	d->vendor->close(h);
-	return n > 0;
+	snprintf(ledger, sizeof(ledger), "%s/partitions", n->o.run_dir);
+	r = gp_parts_init(&n->parts, &n->found, n->o.nvml[0] ? n->o.nvml : NULL, n->o.run_dir,
+			  ledger, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "gpupool node: cannot read the cards in MIG mode: %s\n", err);
+	return r;
 }
 
 /* Finds the devices and makes each usable one's region managed. */
@@ -332,19 +330,14 @@ static int devices_open(struct node *n)
 		fprintf(stderr, "gpupool node: no devices: %s\n", err);
 		return r;
 	}
+	if ((r = parts_open(n)) < 0)
+		return r;
 	for (unsigned i = 0; i < n->found.devices; i++) {
 		struct node_device *d = &n->dev[n->devices++];
 
 		d->d = n->found.device[i];
 		d->numa = numa_of(d->d.pci_bus_id);
 		d->split = split_of(&n->o, d->d.name);
-		if (d->d.compatible && partitioned(&d->d, n->o.nvml[0] ? n->o.nvml : NULL)) {
-			d->d.compatible = false;
-			snprintf(d->d.reason, sizeof(d->d.reason),
-				 "in MIG mode: gpupool node on Kubernetes makes no MIG instances "
-				 "(gpupool server does); turn MIG off (nvidia-smi -i %u -mig 0)",
-				 d->d.local);
-		}
 		d->healthy = d->d.compatible;
 		if (!d->d.compatible) {
 			fprintf(stderr, "gpupool node: %s (%s) not usable: %s\n", d->d.uuid, d->d.name,
@@ -367,6 +360,25 @@ static void devices_close(struct node *n)
 {
 	for (unsigned i = 0; i < n->devices; i++)
 		gp_region_close(n->dev[i].region);
+	gp_parts_release(&n->parts);
+}
+
+/* The pods' partitions destroyed again while their driver held them,
+ * and those made by hand followed: true when the units taken by
+ * partitions of no pod changed on a card (the Node says them). */
+static bool parts_follow(struct node *n)
+{
+	bool changed = false;
+
+	pthread_mutex_lock(&n->lock);
+	gp_parts_retry(&n->parts);
+	for (unsigned i = 0; i < n->devices && i < n->found.devices; i++)
+		if (n->dev[i].d.partition_held != n->found.device[i].partition_held) {
+			n->dev[i].d.partition_held = n->found.device[i].partition_held;
+			changed = true;
+		}
+	pthread_mutex_unlock(&n->lock);
+	return changed;
 }
 
 /* What the kubelet sees: `split` units per device, healthy when the
@@ -411,6 +423,11 @@ static int node_publish(struct node *n)
 		snprintf(devs[i].uuid, sizeof(devs[i].uuid), "%.*s", (int)sizeof(devs[i].uuid) - 1, d->d.uuid);
 		snprintf(devs[i].model, sizeof(devs[i].model), "%s", d->d.name);
 		snprintf(devs[i].reason, sizeof(devs[i].reason), "%s", d->d.reason);
+		if (gp_part_set(d->d.partition_set)) {
+			snprintf(devs[i].partition_set, sizeof(devs[i].partition_set), "%s",
+				 gp_part_set(d->d.partition_set)->model);
+			devs[i].partition_held = d->d.partition_held;
+		}
 	}
 	text = gp_kube_devices_text(devs, n->devices, n->found.driver_version, n->found.cuda_version);
 	pthread_mutex_unlock(&n->lock);
@@ -680,6 +697,8 @@ static void run(struct node *n, struct gp_usage *u, sigset_t *stop)
 			plugin_update(n);
 			published = false;
 		}
+		if (parts_follow(n))
+			published = false;
 		if (!published)
 			published = node_publish(n) == 0;
 		kubelet_state_log(n, &said);

@@ -13,6 +13,7 @@
 
 #include "base/parse.h"
 #include "core/models.h"
+#include "core/partition.h"
 #include "k8s/names.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -254,6 +255,26 @@ static unsigned priority_of_class(const json_t *spec)
 	return v == 0 ? 5 : v < 0 ? 0 : v > 9 ? 9 : (unsigned)v;
 }
 
+/* One device of a placement: "UUID", or "UUID@START" on a card in
+ * partition mode (START one unit, 0 to 7). */
+static int placed_device_read(const char *text, struct gp_kube_placement *ret, char *err,
+			      size_t len)
+{
+	const char *at = text ? strchr(text, '@') : NULL;
+	size_t uuid_len = at ? (size_t)(at - text) : text ? strlen(text) : 0;
+	unsigned i = ret->devices;
+
+	if (!text || uuid_len == 0 || uuid_len >= GP_KUBE_UUID_MAX ||
+	    (at && !(at[1] >= '0' && at[1] < '0' + GP_PART_UNITS_MAX && !at[2])))
+		return fail(err, len, "annotation %s: device \"%.80s\" is not UUID or UUID@START "
+			    "(START 0 to %d)", GP_KUBE_ANN_PLACEMENT, text ? text : "",
+			    GP_PART_UNITS_MAX - 1);
+	snprintf(ret->device[i], GP_KUBE_UUID_MAX, "%.*s", (int)uuid_len, text);
+	ret->part_start[i] = at ? (uint8_t)(at[1] - '0' + 1) : 0;
+	ret->devices++;
+	return 0;
+}
+
 static int placement_read(const char *text, struct gp_kube_placement *ret, char *err, size_t len)
 {
 	json_t *j = json_loads(text, 0, NULL), *dev;
@@ -269,7 +290,10 @@ static int placement_read(const char *text, struct gp_kube_placement *ret, char 
 	}
 	copy(ret->node, sizeof(ret->node), str_at(j, "node"));
 	json_array_foreach(devs, i, dev)
-		copy(ret->device[ret->devices++], GP_KUBE_UUID_MAX, json_string_value(dev));
+		if (r == 0)
+			r = placed_device_read(json_string_value(dev), ret, err, len);
+	if (r < 0)
+		goto out;
 	ret->memory_mib = (uint64_t)json_integer_value(json_object_get(j, "memoryMiB"));
 	ret->compute = (unsigned)json_integer_value(json_object_get(j, "compute"));
 	ret->whole = json_is_true(json_object_get(j, "whole"));
@@ -382,7 +406,26 @@ int gp_kube_pod_read(const json_t *pod, struct gp_kube_pod *ret, char *err, size
 
 /* ---- nodes --------------------------------------------------------------- */
 
-static int device_read(const json_t *d, struct gp_kube_device *ret)
+/* A device's partitionSet (a set of the core's, by name) and
+ * partitionHeld (units, a bit each), both absent on a card of slices. */
+static int partition_read(const json_t *d, struct gp_kube_device *ret, char *why, size_t len)
+{
+	const json_t *set = json_object_get(d, "partitionSet"), *held = json_object_get(d, "partitionHeld");
+
+	if (set && !json_is_null(set) &&
+	    (!json_is_string(set) || !gp_part_set_of_model(json_string_value(set))))
+		return fail(why, len, ": device %.80s: partitionSet is no partition set gpupool "
+			    "knows (A100-MIG, A100-40G-MIG, ...)", ret->uuid);
+	if (held && (!json_is_integer(held) || json_integer_value(held) < 0 ||
+		     json_integer_value(held) > 255 || !json_is_string(set)))
+		return fail(why, len, ": device %.80s: partitionHeld wants units 0 to 255 and a "
+			    "partitionSet", ret->uuid);
+	copy(ret->partition_set, sizeof(ret->partition_set), json_string_value(set));
+	ret->partition_held = (uint8_t)json_integer_value(held);
+	return 0;
+}
+
+static int device_read(const json_t *d, struct gp_kube_device *ret, char *why, size_t len)
 {
 	const json_t *split = json_object_get(d, "split");
 
@@ -399,11 +442,14 @@ static int device_read(const json_t *d, struct gp_kube_device *ret)
 	ret->healthy = !json_is_false(json_object_get(d, "healthy"));
 	ret->compatible = !json_is_false(json_object_get(d, "compatible"));
 	copy(ret->reason, sizeof(ret->reason), str_at(d, "reason"));
-	return ret->split >= 1 && ret->split <= 1000 ? 0 : -EINVAL;
+	if (ret->split < 1 || ret->split > 1000)
+		return -EINVAL;
+	return partition_read(d, ret, why, len);
 }
 
 static int devices_read(const char *text, struct gp_kube_node *n, char *err, size_t len)
 {
+	char why[200] = "";
 	json_t *j = json_loads(text, 0, NULL), *d;
 	const json_t *devs = json_object_get(j, "devices");
 	size_t i;
@@ -412,15 +458,15 @@ static int devices_read(const char *text, struct gp_kube_node *n, char *err, siz
 	if (!json_is_array(devs) || json_array_size(devs) > GP_NODE_DEVICES_MAX)
 		r = -EINVAL;
 	json_array_foreach(devs, i, d)
-		if (r == 0 && device_read(d, &n->device[n->devices++]) < 0)
+		if (r == 0 && device_read(d, &n->device[n->devices++], why, sizeof(why)) < 0)
 			r = -EINVAL;
 	copy(n->driver, sizeof(n->driver), str_at(j, "driver"));
 	n->cuda_version = (int)json_integer_value(json_object_get(j, "cuda"));
 	json_decref(j);
 	if (r < 0) {
 		n->devices = 0;
-		return fail(err, len, "node %s: annotation %s is not what gpupool node writes",
-			    n->name, GP_KUBE_ANN_DEVICES);
+		return fail(err, len, "node %s: annotation %s is not what gpupool node writes%s",
+			    n->name, GP_KUBE_ANN_DEVICES, why);
 	}
 	return 0;
 }
@@ -473,13 +519,20 @@ char *gp_kube_devices_text(const struct gp_kube_device *d, unsigned n, const cha
 	json_t *all = json_array(), *doc;
 	char *text;
 
-	for (unsigned i = 0; i < n; i++)
-		json_array_append_new(all, json_pack("{s:s, s:s, s:I, s:i, s:i, s:i, s:b, s:b, s:s}",
-						     "uuid", d[i].uuid, "model", d[i].model,
-						     "memoryMiB", (json_int_t)d[i].memory_mib,
-						     "numa", d[i].numa, "nvlink", d[i].nvlink,
-						     "split", (int)d[i].split, "healthy", d[i].healthy,
-						     "compatible", d[i].compatible, "reason", d[i].reason));
+	for (unsigned i = 0; i < n; i++) {
+		json_t *dev = json_pack("{s:s, s:s, s:I, s:i, s:i, s:i, s:b, s:b, s:s}",
+					"uuid", d[i].uuid, "model", d[i].model,
+					"memoryMiB", (json_int_t)d[i].memory_mib,
+					"numa", d[i].numa, "nvlink", d[i].nvlink,
+					"split", (int)d[i].split, "healthy", d[i].healthy,
+					"compatible", d[i].compatible, "reason", d[i].reason);
+
+		if (dev && d[i].partition_set[0]) {
+			json_object_set_new(dev, "partitionSet", json_string(d[i].partition_set));
+			json_object_set_new(dev, "partitionHeld", json_integer(d[i].partition_held));
+		}
+		json_array_append_new(all, dev);
+	}
 	doc = json_pack("{s:i, s:s, s:i, s:o}", "version", 1, "driver", driver ? driver : "",
 			"cuda", cuda_version, "devices", all);
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -518,8 +571,15 @@ char *gp_kube_placement_text(const struct gp_kube_placement *p)
 	json_t *devs = json_array(), *doc;
 	char *text;
 
-	for (unsigned i = 0; i < p->devices; i++)
-		json_array_append_new(devs, json_string(p->device[i]));
+	for (unsigned i = 0; i < p->devices; i++) {
+		char dev[GP_KUBE_UUID_MAX + 4];
+
+		snprintf(dev, sizeof(dev), "%s", p->device[i]);
+		if (p->part_start[i])
+			snprintf(dev + strlen(dev), sizeof(dev) - strlen(dev), "@%u",
+				 p->part_start[i] - 1u);
+		json_array_append_new(devs, json_string(dev));
+	}
 	doc = json_pack("{s:s, s:o, s:I, s:i, s:b, s:i, s:s, s:I, s:I}", "node", p->node,
 			"devices", devs, "memoryMiB", (json_int_t)p->memory_mib,
 			"compute", (int)p->compute, "whole", p->whole, "priority", (int)p->priority,

@@ -43,6 +43,11 @@ struct gp_kube_placement {
 	char node[GP_KUBE_NAME_MAX];
 	unsigned devices;
 	char device[GP_NODE_DEVICES_MAX][GP_KUBE_UUID_MAX];   /* UUIDs */
+	/* On a card in partition mode (MIG): its partition's first unit
+	 * + 1, as the core chose it (0: none; a whole card gets its largest
+	 * profile). Written "UUID@START" in the annotation, as the server's
+	 * placements are. */
+	uint8_t part_start[GP_NODE_DEVICES_MAX];
 	uint64_t memory_mib;            /* per device */
 	unsigned compute;               /* percent per device */
 	bool whole;
@@ -107,6 +112,12 @@ struct gp_kube_device {
 	unsigned split;
 	bool healthy, compatible;
 	char reason[160];               /* why not compatible; "" when it is */
+	/* In partition mode (MIG): the core's partition set its pods are
+	 * placed by ("A100-MIG": core/partition.h), and the units taken by
+	 * partitions of no pod (made by hand, or being destroyed), a bit
+	 * each. "": a card of software slices. */
+	char partition_set[32];
+	uint8_t partition_held;
 };
 
 struct gp_kube_node {

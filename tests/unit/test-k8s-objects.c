@@ -280,6 +280,91 @@ static void a_node_publishes_its_devices(void **state)
 	free(text);
 }
 
+/* A card in MIG mode: its partition set and held units go out and come
+ * back; a set gpupool does not know, or held units without a set, are
+ * refused, saying which device and field. */
+static void a_node_publishes_its_mig_cards(void **state)
+{
+	struct gp_kube_device d[2] = {
+		{ "GPU-1", "NVIDIA A100-SXM4-80GB", 81920, 0, 0, 10, true, true, "", "A100-MIG", 0x0f },
+		{ "GPU-2", "Tesla T4", 15360, 0, 0, 10, true, true, "", "", 0 },
+	};
+	static const char *const bad[] = {
+		"[{\"uuid\": \"GPU-9\", \"model\": \"m\", \"memoryMiB\": 1, "
+		"\"partitionSet\": \"Z100-MIG\"}]",
+		"[{\"uuid\": \"GPU-9\", \"model\": \"m\", \"memoryMiB\": 1, \"partitionHeld\": 3}]",
+		"[{\"uuid\": \"GPU-9\", \"model\": \"m\", \"memoryMiB\": 1, "
+		"\"partitionSet\": \"A100-MIG\", \"partitionHeld\": 256}]",
+	};
+	char *text = gp_kube_devices_text(d, 2, "580.65.06", 12080), err[256], doc[512];
+	json_t *node = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "n1", "annotations",
+				 "gpupool.io/devices", text);
+	struct gp_kube_node n;
+
+	(void)state;
+	assert_non_null(strstr(text, "\"partitionSet\":\"A100-MIG\""));
+	assert_int_equal(gp_kube_node_read(node, &n, err, sizeof(err)), 0);
+	assert_string_equal(n.device[0].partition_set, "A100-MIG");
+	assert_int_equal(n.device[0].partition_held, 0x0f);
+	assert_string_equal(n.device[1].partition_set, "");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(doc, sizeof(doc), "{\"devices\": %s}", bad[i]);
+		json_object_set_new(json_object_get(json_object_get(node, "metadata"), "annotations"),
+				    "gpupool.io/devices", json_string(doc));
+		assert_int_equal(gp_kube_node_read(node, &n, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "GPU-9"));
+		assert_non_null(strstr(err, "partition"));
+	}
+	json_decref(node);
+	free(text);
+}
+
+/* The pod whose placement annotation is this text, read: 0 or the error. */
+static int pod_placed(const char *placement, struct gp_kube_pod *ret, char *err, size_t len)
+{
+	json_t *ann = json_pack("{s:s}", "gpupool.io/placement", placement), *j;
+	char *text = json_dumps(ann, 0);
+	int r;
+
+	j = pod(text, "[{\"name\": \"m\"}]");
+	r = gp_kube_pod_read(j, ret, err, len);
+	json_decref(j);
+	json_decref(ann);
+	free(text);
+	return r;
+}
+
+/* A placement on a card in MIG mode names its partition's start,
+ * "UUID@START", written and read back; a start past the card is refused. */
+static void a_placement_names_a_partition_start(void **state)
+{
+	static const char *const bad[] = { "GPU-1@8", "GPU-1@", "@4", "GPU-1@44" };
+	struct gp_kube_placement pl = { .node = "n1", .devices = 2,
+					.device = { "GPU-1", "GPU-2" }, .part_start = { 5, 0 },
+					.memory_mib = 24576, .compute = 30 };
+	char *text = gp_kube_placement_text(&pl), err[256];
+	struct gp_kube_pod p;
+
+	(void)state;
+	assert_non_null(strstr(text, "[\"GPU-1@4\",\"GPU-2\"]"));
+	assert_int_equal(pod_placed(text, &p, err, sizeof(err)), 0);
+	free(text);
+	assert_int_equal(p.placement.devices, 2);
+	assert_string_equal(p.placement.device[0], "GPU-1");
+	assert_int_equal(p.placement.part_start[0], 5);
+	assert_int_equal(p.placement.part_start[1], 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *one = json_pack("{s:s, s:[s]}", "node", "n1", "devices", bad[i]);
+
+		text = json_dumps(one, 0);
+		err[0] = 0;
+		assert_int_equal(pod_placed(text, &p, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "UUID@START"));
+		free(text);
+		json_decref(one);
+	}
+}
+
 static void extender_args_in_both_forms(void **state)
 {
 	static const char names[] =
@@ -398,6 +483,8 @@ int main(void)
 		cmocka_unit_test(a_pod_knows_its_deployment),
 		cmocka_unit_test(gpu_containers_in_order),
 		cmocka_unit_test(a_node_publishes_its_devices),
+		cmocka_unit_test(a_node_publishes_its_mig_cards),
+		cmocka_unit_test(a_placement_names_a_partition_start),
 		cmocka_unit_test(extender_args_in_both_forms),
 		cmocka_unit_test(malformed_args_are_refused),
 		cmocka_unit_test(a_pod_is_found_by_its_cgroup),
