@@ -47,7 +47,7 @@ submit() {
 
 # ---- 1. priorities ---------------------------------------------------------------
 expect "a priority above the tenant's bound is refused, naming it" 1 \
-	'"priority": 9 is above 5, the highest priority tenant "mallory" may give its tasks' -- \
+	'("priority"|--priority): 9 is above 5, the highest priority tenant "mallory" may give its tasks' -- \
 	as "$mallory" submit --mem 1G --compute 50 --isolation shared --priority 9 -- true
 as "$admin" tenant set mallory --priority-max 9 >/dev/null
 hard=$(submit "$alice" --mem 1G --compute 50 -- "$gl" burn --duration 10 --json)
