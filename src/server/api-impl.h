@@ -111,6 +111,9 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
  * runtime settled (server/runtime.h) when it can. */
 bool gp_api_task_could_fit(struct gp_api *api, struct gp_task *t, bool await_cards,
 			   struct gp_http_reply *ret);
+/* False with 400 for a task its tenant's whole quota could never hold. */
+bool gp_api_task_quota_could_hold(const struct gp_tenant *me, const struct gp_task *t,
+				  struct gp_http_reply *ret);
 /* api-service.c: services and schedules. */
 void gp_api_service_create(void *ctx, const struct gp_http_request *req,
 			   struct gp_http_reply *ret);

@@ -149,7 +149,8 @@ static bool spec_of(struct gp_api *api, json_t *body, const struct gp_tenant *me
 	*s = (struct gp_service_spec){0};
 	if (!replicas_of(api, body, s, ret) ||
 	    !gp_api_task_from_body(api, body, me, &s->task, ret) ||
-	    !gp_api_task_could_fit(api, &s->task, false, ret))
+	    !gp_api_task_could_fit(api, &s->task, false, ret) ||
+	    !gp_api_task_quota_could_hold(me, &s->task, ret))
 		return false;
 	snprintf(s->task.kind, sizeof(s->task.kind), "inference");
 	if (s->deployment[0] && !gp_field_has(body, "name"))

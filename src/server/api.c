@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/user.h"
+#include "core/quota.h"
 #include "core/resources.h"
 #include "server/api-impl.h"
 #include "server/fields.h"
@@ -1340,6 +1341,34 @@ bool gp_api_task_could_fit(struct gp_api *api, struct gp_task *t, bool await_car
 	return r == 0;
 }
 
+/* A task its tenant's whole quota (guaranteed + borrowable) could never
+ * hold, however idle the pool, is refused now rather than queued for
+ * good: 400 naming the field and the quota. (A whole device's memory is
+ * the card's, known at placement: only its compute is counted here.) */
+bool gp_api_task_quota_could_hold(const struct gp_tenant *me, const struct gp_task *t,
+				  struct gp_http_reply *ret)
+{
+	struct gp_quota q = gp_quota_overall(me->mem_guaranteed_mib, me->mem_borrowable_mib,
+					     me->compute_guaranteed_pct, me->compute_borrowable_pct);
+	unsigned devices = t->devices ? t->devices : 1;
+	struct gp_quota_use need = { t->whole ? 0 : t->mem_mib * devices,
+				     (uint64_t)(t->whole ? 100 : t->compute_pct) * devices };
+	struct gp_quota_use most = gp_quota_limit(&q);
+
+	if (gp_quota_within(&q, need, true))
+		return true;
+	gp_http_error(ret, 400,
+		      "field \"%s\": tenant \"%s\" has a quota of %llu MiB and %llu %% in all "
+		      "(guaranteed + borrowable); this task needs %llu MiB and %llu %%, so it "
+		      "could never start: ask for less, or ask the admin to raise the quota "
+		      "(gpupool tenant set %s)",
+		      need.mem_mib > most.mem_mib ? "mem_mib" : "compute_pct", me->name,
+		      (unsigned long long)most.mem_mib, (unsigned long long)most.compute_pct,
+		      (unsigned long long)need.mem_mib, (unsigned long long)need.compute_pct,
+		      me->name);
+	return false;
+}
+
 /* "await_cards": queuing a task for cards the pool has none of yet is
  * the admin's choice (403 otherwise): a tenant's would wait forever. */
 static bool await_allowed(json_t *body, const struct gp_tenant *me, struct gp_http_reply *ret)
@@ -1367,7 +1396,7 @@ static void task_submit(void *ctx, const struct gp_http_request *req,
 	    !gp_fields_parse(req, task_fields, ret, &body) ||
 	    !gp_api_task_from_body(api, body, &me, &t, ret) || !await_allowed(body, &me, ret) ||
 	    !gp_api_task_could_fit(api, &t, gp_field_bool(body, "await_cards"), ret) ||
-	    !queue_has_room(api, &me, ret))
+	    !gp_api_task_quota_could_hold(&me, &t, ret) || !queue_has_room(api, &me, ret))
 		return;
 	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
 		gp_http_error(ret, 500, "storing the task: out of memory");

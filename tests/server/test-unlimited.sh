@@ -2,7 +2,8 @@
 # test-unlimited.sh — quotas are explicit, and an unlimited tenant has
 # nothing guaranteed (core/quota.h), on one simulated T4: `tenant add`
 # without a quota is refused unless --unlimited (and both together are
-# refused); while a tenant's borrowed tasks fill the card, the admin's
+# refused); a task its tenant's whole quota could never hold is refused
+# at submit; while a tenant's borrowed tasks fill the card, the admin's
 # short task waits rather than preempting them (the admin lends nothing,
 # so it has no guarantee to take back); a tenant within its guarantee
 # does take its room back; and the admin's running task, itself
@@ -32,6 +33,13 @@ check "GET /v1/tenants says who is unlimited" \
 # ---- the admin's short task does not preempt borrowers -------------------------------
 web=$("$gp" tenant add web --mem-guaranteed 1G --compute-guaranteed 10 --mem-borrowable 15G \
 	--compute-borrowable 90 -o json | jq -r .token)
+# (and a task its whole quota could never hold is refused, not queued for good)
+tiny=$("$gp" tenant add tiny --mem-guaranteed 2G --compute-guaranteed 20 -o json | jq -r .token)
+expect "more memory than a tenant's whole quota is refused at submit, naming it" 1 \
+	'--mem: tenant "tiny" has a quota of 2048 MiB and 20 % in all .*could never start' -- \
+	as "$tiny" submit --mem 4G --compute 10 -- true
+expect "... and more compute" 1 '--compute: tenant "tiny" has a quota .* needs 1024 MiB and 50 %' -- \
+	as "$tiny" submit --mem 1G --compute 50 -- true
 replicas=""
 for _ in 1 2 3; do
 	replicas="$replicas $(as "$web" submit -q --mem 2G --compute 30 -- sleep 600)"
