@@ -64,8 +64,10 @@ runs "... and its T4 quota" "$tmp/quota.out" -- "$gp" tenant quota vision T4 \
 burn=$(as "$vision" submit -q --name burner --mem 1G --compute 30 --model T4 -- "$gl" burn --duration 120)
 probe=$(as "$vision" submit -q --name prober --mem 512M --compute 40 --model A100 -- \
 	"$gl" latency --kernel-us 2000 --interval-ms 10 --duration 120)
-stuck=$("$gp" submit -q --name stuck --mem 1G --compute 10 --model H100 -- true)
-stuck2=$(as "$vision" submit -q --name stuck-too --mem 1G --compute 10 --model H100 -- true)
+# Two that wait: the admin's for a card to come, vision's over its quota
+# (its two tasks hold all of its 70 %).
+stuck=$("$gp" submit -q --name stuck --mem 1G --compute 10 --model H100 --await-cards -- true)
+stuck2=$(as "$vision" submit -q --name stuck-too --mem 1G --compute 10 -- true)
 
 # status: GET /v1/status as the admin into $tmp/status.json.
 status() {
