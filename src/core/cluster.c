@@ -609,6 +609,12 @@ static void cache_put(struct node_class *k, uint32_t id, int64_t score,
 	k->cache_used++;
 }
 
+/* A device's model as a group (model ids start at 0; group 0 is none). */
+static uint8_t model_group(const struct gp_dev_state *d)
+{
+	return (uint8_t)(d->model + 1);
+}
+
 /* A gang's devices are of one model (a job's workers run in lock step:
  * the slowest card sets the pace, and their memory must agree): of the
  * models with enough fitting devices, the one with the fewest, leaving
@@ -616,27 +622,7 @@ static void cache_put(struct node_class *k, uint32_t id, int64_t score,
 static uint32_t one_model_fit(const struct gp_node_state *s, const struct gp_request *req,
 			      uint32_t fit)
 {
-	uint32_t best = 0;
-	int best_count = GP_NODE_DEVICES_MAX + 1;
-
-	if (req->devices < 2)
-		return fit;
-	for (int i = 0; i < s->devices; i++) {
-		uint32_t members = 0;
-		int count;
-
-		if (!(fit >> i & 1))
-			continue;
-		for (int j = 0; j < s->devices; j++)
-			if ((fit >> j & 1) && s->dev[j].model == s->dev[i].model)
-				members |= 1u << j;
-		count = __builtin_popcount(members);
-		if (count >= req->devices && count < best_count) {
-			best = members;
-			best_count = count;
-		}
-	}
-	return best;
+	return req->devices < 2 ? fit : gp_state_tightest_group(s, fit, req->devices, model_group);
 }
 
 /* Device positions that can take a share of req (a gang's of one model),

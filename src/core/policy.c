@@ -107,33 +107,6 @@ void gp_pick_random(struct gp_policy *p, const struct gp_node_state *s,
 	*ret_mask = first_k(order, req->devices);
 }
 
-/* The fitting devices of the smallest group (by `group_of`) that holds all
- * req->devices of a gang, or 0 when no group does. Group 0 means none. */
-static uint32_t tightest_group(const struct gp_node_state *s,
-			       const struct gp_request *req, uint32_t fit,
-			       uint8_t (*group_of)(const struct gp_dev_state *))
-{
-	uint32_t best = 0;
-	int best_count = GP_NODE_DEVICES_MAX + 1;
-
-	for (int i = 0; i < s->devices; i++) {
-		uint8_t group = group_of(&s->dev[i]);
-		uint32_t members = 0;
-
-		if (!group || !(fit >> i & 1))
-			continue;
-		for (int j = 0; j < s->devices; j++)
-			if (group_of(&s->dev[j]) == group && (fit >> j & 1))
-				members |= 1u << j;
-		int count = __builtin_popcount(members);
-		if (count >= req->devices && count < best_count) {
-			best = members;
-			best_count = count;
-		}
-	}
-	return best;
-}
-
 static uint8_t nvlink_of(const struct gp_dev_state *d)
 {
 	return d->nvlink;
@@ -154,9 +127,9 @@ static uint32_t gang_fit(const struct gp_node_state *s,
 
 	if (!req->whole || req->devices < 2)
 		return fit;
-	group = tightest_group(s, req, fit, nvlink_of);
+	group = gp_state_tightest_group(s, fit, req->devices, nvlink_of);
 	if (!group)
-		group = tightest_group(s, req, fit, numa_of);
+		group = gp_state_tightest_group(s, fit, req->devices, numa_of);
 	return group ? group : fit;
 }
 

@@ -177,3 +177,28 @@ void gp_state_sort(struct gp_node_state *s, uint8_t *perm)
 			perm[j] = p;
 	}
 }
+
+uint32_t gp_state_tightest_group(const struct gp_node_state *s, uint32_t fit, int devices,
+				 uint8_t (*group_of)(const struct gp_dev_state *))
+{
+	uint32_t best = 0;
+	int best_count = GP_NODE_DEVICES_MAX + 1;
+
+	for (int i = 0; i < s->devices; i++) {
+		uint8_t group = group_of(&s->dev[i]);
+		uint32_t members = 0;
+		int count;
+
+		if (!group || !(fit >> i & 1))
+			continue;
+		for (int j = 0; j < s->devices; j++)
+			if (group_of(&s->dev[j]) == group && (fit >> j & 1))
+				members |= 1u << j;
+		count = __builtin_popcount(members);
+		if (count >= devices && count < best_count) {
+			best = members;
+			best_count = count;
+		}
+	}
+	return best;
+}

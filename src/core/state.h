@@ -153,6 +153,12 @@ void gp_dev_take(struct gp_dev_state *d, const struct gp_request *req);
  * returns the start taken, or -1 on a card of slices. */
 int gp_dev_take_at(struct gp_dev_state *d, const struct gp_request *req, int start);
 
+/* Of the devices in `fit`, those of the smallest group (by group_of; 0:
+ * in none) that holds `devices` of them, or 0 when no group does: where a
+ * gang keeps to one NVLink island, NUMA node or model. */
+uint32_t gp_state_tightest_group(const struct gp_node_state *s, uint32_t fit, int devices,
+				 uint8_t (*group_of)(const struct gp_dev_state *));
+
 /* Undoes gp_dev_take_at (start -1 on a partitioned card: the partition of
  * that profile that starts last); false when the device does not hold
  * such a share. */

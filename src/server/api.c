@@ -104,19 +104,11 @@ static json_t *time_json(int64_t unix_s)
 	return json_string(text);
 }
 
-/* A tenant of no quota at all: no limit, and nothing guaranteed
- * (core/quota.h). */
-static bool tenant_unlimited(const struct gp_tenant *t)
-{
-	return !t->mem_guaranteed_mib && !t->mem_borrowable_mib && !t->compute_guaranteed_pct &&
-	       !t->compute_borrowable_pct;
-}
-
 static json_t *tenant_json(const struct gp_tenant *t)
 {
 	return json_pack("{s:I, s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:o}", "id",
 			 (json_int_t)t->id, "name", t->name, "admin", t->admin, "unlimited",
-			 tenant_unlimited(t),
+			 gp_tenant_quota(t).unlimited,
 			 "mem_guaranteed_mib", (json_int_t)t->mem_guaranteed_mib,
 			 "mem_borrowable_mib", (json_int_t)t->mem_borrowable_mib,
 			 "compute_guaranteed_pct", (json_int_t)t->compute_guaranteed_pct,
@@ -1348,8 +1340,7 @@ bool gp_api_task_could_fit(struct gp_api *api, struct gp_task *t, bool await_car
 bool gp_api_task_quota_could_hold(const struct gp_tenant *me, const struct gp_task *t,
 				  struct gp_http_reply *ret)
 {
-	struct gp_quota q = gp_quota_overall(me->mem_guaranteed_mib, me->mem_borrowable_mib,
-					     me->compute_guaranteed_pct, me->compute_borrowable_pct);
+	struct gp_quota q = gp_tenant_quota(me);
 	unsigned devices = t->devices ? t->devices : 1;
 	struct gp_quota_use need = { t->whole ? 0 : t->mem_mib * devices,
 				     (uint64_t)(t->whole ? 100 : t->compute_pct) * devices };
