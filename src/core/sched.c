@@ -201,29 +201,49 @@ static bool holds_model(const struct pass *p, const struct gp_sched_task *t, uin
 	return !models;
 }
 
-/* The running borrowed task of another tenant to preempt first for
- * `for_tenant`, among those holding a device of `models` (0: any):
- * lowest priority, then newest. NULL when none. */
-static struct gp_sched_task *reclaim_victim(struct pass *p, int64_t for_tenant, uint64_t models)
+/* May running task v make room for t (tenant k)? A reclaim: t is within
+ * its tenant's guarantee and v borrows another tenant's. Or, where t's
+ * tenant preempts by priority, v has a lower priority and is not
+ * guarded: a borrowing t takes only borrowed work (what it takes would
+ * otherwise take its guarantee back from t, and so on), and nobody takes
+ * a hard slice within its tenant's guarantee. */
+static bool may_preempt(const struct pass *p, int k, const struct gp_sched_task *t,
+			bool guaranteed, const struct gp_sched_task *v)
+{
+	if (!v->running || v->misfit)
+		return false;
+	if (guaranteed && v->borrowed && v->tenant != t->tenant)
+		return true;
+	if (!p->tenants[k].priority_preemption || v->priority >= t->priority)
+		return false;
+	return v->borrowed || (guaranteed && !v->hard);
+}
+
+/* The running task to preempt first for t (tenant k), among those
+ * holding a device of `models` (0: any): lowest priority, then newest
+ * (the least work lost). NULL when none. */
+static struct gp_sched_task *victim_for(struct pass *p, int k, const struct gp_sched_task *t,
+					bool guaranteed, uint64_t models)
 {
 	struct gp_sched_task *victim = NULL;
 
 	for (int i = 0; i < p->n_running; i++) {
-		struct gp_sched_task *t = p->running[i];
+		struct gp_sched_task *v = p->running[i];
 
-		if (!t->running || !t->borrowed || t->misfit || t->tenant == for_tenant ||
-		    !holds_model(p, t, models))
+		if (!may_preempt(p, k, t, guaranteed, v) || !holds_model(p, v, models))
 			continue;
-		if (!victim || t->priority < victim->priority ||
-		    (t->priority == victim->priority && t->created > victim->created))
-			victim = t;
+		if (!victim || v->priority < victim->priority ||
+		    (v->priority == victim->priority && v->created > victim->created))
+			victim = v;
 	}
 	return victim;
 }
 
 /* Records the preemption of victim t (already released from the
- * cluster) for for_task, and gives its tenant's quotas back. */
-static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_sched_task *for_task)
+ * cluster) for for_task (within its guarantee or not), and gives its
+ * tenant's quotas back. */
+static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_sched_task *for_task,
+		      bool guaranteed)
 {
 	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_PREEMPT);
 	int k = tenant_index(p->tenants, p->n_tenants, t->tenant);
@@ -232,10 +252,16 @@ static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_s
 
 	usage_sub(&p->used[k], task_usage(&t->req));
 	model_charge(p, k, &t->req, &t->where, true);
-	snprintf(o->reason, sizeof(o->reason),
-		 "preempted: it ran on borrowed quota, and task %" PRId64
-		 " of the lending tenant needs its guarantee back",
-		 for_task->id);
+	if (guaranteed && t->borrowed && t->tenant != for_task->tenant)
+		snprintf(o->reason, sizeof(o->reason),
+			 "preempted: it ran on borrowed quota, and task %" PRId64
+			 " of the lending tenant needs its guarantee back",
+			 for_task->id);
+	else
+		snprintf(o->reason, sizeof(o->reason),
+			 "preempted: task %" PRId64 " of priority %u needs its capacity, and "
+			 "the pool preempts lower priorities (this task has %u)",
+			 for_task->id, for_task->priority, t->priority);
 }
 
 /* Puts the n victims released for a placement that is not taken back. */
@@ -247,20 +273,48 @@ static void victims_restore(struct pass *p, int n)
 	}
 }
 
-static void victims_preempt(struct pass *p, int n, const struct gp_sched_task *for_task)
+static void victims_preempt(struct pass *p, int n, const struct gp_sched_task *for_task,
+			    bool guaranteed)
 {
 	for (int i = 0; i < n; i++)
-		preempted(p, p->released[i], for_task);
+		preempted(p, p->released[i], for_task, guaranteed);
 }
 
-/* Places req (t's request on the models it may use now); with `reclaim`,
- * when it fits nowhere, releases borrowed victims one at a time until it
- * fits. Returns 1 when placed (decision in *d), the victims released for
- * it in p->released[0..*ret_n) (the caller preempts or restores them); 0
- * when not (*d says why), or gp_place's error (-EINVAL: a request the
- * core cannot place anywhere, *d not made), every victim restored. */
-static int place(struct pass *p, struct gp_sched_task *t, const struct gp_request *req,
-		 bool reclaim, struct gp_decision *d, int *ret_n)
+/* req fits once the n victims in p->released are gone: puts back each
+ * one it still fits without (the first ones released were tried first,
+ * and may not be where it went), so as few are preempted as free enough.
+ * Returns how many stay released; *d is req's placement without them. */
+static int victims_fewest(struct pass *p, const struct gp_request *req, int n,
+			  struct gp_decision *d)
+{
+	int kept = 0;
+
+	for (int i = 0; i < n - 1; i++) {
+		struct gp_sched_task *v = p->released[i];
+		struct gp_decision without;
+
+		gp_cluster_commit(p->c, &v->req, &v->where);
+		if (gp_place(p->c, p->policy, req, &without) == 0 && without.placed) {
+			v->running = true;
+			continue;
+		}
+		gp_cluster_release(p->c, &v->req, &v->where);
+		p->released[kept++] = v;
+	}
+	p->released[kept++] = p->released[n - 1];
+	gp_place(p->c, p->policy, req, d);
+	return kept;
+}
+
+/* Places req (t's request on the models it may use now, t of tenant k);
+ * when it fits nowhere, releases the victims may_preempt allows, one at a
+ * time, until it fits. Returns 1 when placed (decision in *d), the fewest
+ * victims released for it in p->released[0..*ret_n) (the caller preempts
+ * or restores them); 0 when not (*d says why), or gp_place's error
+ * (-EINVAL: a request the core cannot place anywhere, *d not made),
+ * every victim restored. */
+static int place(struct pass *p, int k, struct gp_sched_task *t, const struct gp_request *req,
+		 bool guaranteed, struct gp_decision *d, int *ret_n)
 {
 	struct gp_sched_task *victim;
 	int n = 0, r;
@@ -269,15 +323,13 @@ static int place(struct pass *p, struct gp_sched_task *t, const struct gp_reques
 	r = gp_place(p->c, p->policy, req, d);
 	if (r < 0 || d->placed)
 		return r < 0 ? r : 1;
-	if (!reclaim)
-		return 0;
-	while ((victim = reclaim_victim(p, t->tenant, req->models))) {
+	while ((victim = victim_for(p, k, t, guaranteed, req->models))) {
 		gp_cluster_release(p->c, &victim->req, &victim->where);
 		victim->running = false;
 		p->released[n++] = victim;
 		r = gp_place(p->c, p->policy, req, d);
 		if (r == 0 && d->placed) {
-			*ret_n = n;
+			*ret_n = victims_fewest(p, req, n, d);
 			return 1;
 		}
 		if (r < 0)
@@ -291,19 +343,20 @@ static int place(struct pass *p, struct gp_sched_task *t, const struct gp_reques
  * `borrow` all of them. A placement that would take a model quota past
  * that is tried again without the quota's models, until one keeps within
  * every quota or no model is left; the first quota that was in the way
- * in *ret_blocked. Reclaim as place(), victims preempted once placed.
- * Returns 1 placed, 0 not (*d says why), or place()'s error. */
+ * in *ret_blocked. Victims as place() finds them (a borrowing t as a
+ * borrower), preempted once placed. Returns 1 placed, 0 not (*d says
+ * why), or place()'s error. */
 static int place_within(struct pass *p, int k, struct gp_sched_task *t, bool borrow,
-			bool reclaim, struct gp_decision *d, struct blocked *ret_blocked)
+			struct gp_decision *d, struct blocked *ret_blocked)
 {
 	struct gp_request req = t->req;
 	struct blocked over;
 	int n, r;
 
 	ret_blocked->quota = -1;
-	while ((r = place(p, t, &req, reclaim, d, &n)) == 1) {
+	while ((r = place(p, k, t, &req, !borrow, d, &n)) == 1) {
 		if (!model_over(p, k, &req, &d->where, borrow, &over)) {
-			victims_preempt(p, n, t);
+			victims_preempt(p, n, t, !borrow);
 			return 1;
 		}
 		victims_restore(p, n);
@@ -416,7 +469,7 @@ static int decide_guaranteed(struct pass *p, struct gp_sched_task *t, int k)
 {
 	struct gp_decision d;
 	struct blocked b;
-	int r = place_within(p, k, t, false, true, &d, &b);
+	int r = place_within(p, k, t, false, &d, &b);
 
 	if (r < 0)
 		return r;
@@ -438,7 +491,7 @@ static int decide_borrowing(struct pass *p, struct gp_sched_task *t, int k, bool
 {
 	struct gp_decision d;
 	struct blocked b;
-	int r = place_within(p, k, t, true, false, &d, &b);
+	int r = place_within(p, k, t, true, &d, &b);
 
 	if (r < 0)
 		return r;

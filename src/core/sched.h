@@ -26,6 +26,12 @@
  * is for a task within all its guarantees, and preempts only borrowed
  * tasks that hold a device of a model the task may go to.
  *
+ * Preemptive mode (a tenant's priority_preemption): a task that fits
+ * nowhere may also preempt running work of a lower priority, as
+ * gp_sched_tenant says. Victims, for a reclaim or for priority, go
+ * lowest priority and newest first, and only as many as free enough:
+ * each one released is put back when the task fits without it.
+ *
  * A request the core cannot place anywhere (more devices than a node may
  * have) waits with a reason that says so.
  *
@@ -75,6 +81,12 @@ struct gp_sched_tenant {
 	/* The highest priority its tasks get (0-9); an engine whose tasks
 	 * say their own priority (a pod's annotation) holds them to it. */
 	unsigned priority_max;
+	/* Preemptive mode: its tasks may preempt running work of a lower
+	 * priority (any tenant's, its own included) when they fit nowhere.
+	 * Within its guarantee a task may take any such work but a hard
+	 * slice within its own tenant's guarantee; past it, only borrowed
+	 * work. Off, priority only orders the queue. */
+	bool priority_preemption;
 };
 
 struct gp_sched_task {
@@ -84,6 +96,8 @@ struct gp_sched_task {
 	struct gp_request req;
 	bool running;
 	bool borrowed;                  /* running past its tenant's guarantee */
+	bool hard;                      /* a hard slice (never preempted for priority
+					 * while within its tenant's guarantee) */
 	/* Running, but its request does not fit where it runs (a device is
 	 * gone, or it holds more than its devices have): its tenant's quotas
 	 * are charged all of it, the caller commits to the cluster what fits,

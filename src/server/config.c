@@ -36,6 +36,7 @@ struct key {
 const char *const gp_config_verify_names[] = {"kill", "alert", "off", NULL};
 const char *const gp_config_db_check_names[] = {"quick", "full", NULL};
 const char *const gp_config_proc_names[] = {"private", "shared", NULL};
+const char *const gp_config_preemption_names[] = {"off", "priority", NULL};
 
 #define AT(member) offsetof(struct gp_server_options, member)
 
@@ -89,6 +90,7 @@ static const struct key keys[] = {
 	{"util_window", KEY_UINT, AT(loop.util_window_s), 1, GP_CONFIG_UTIL_WINDOW_LIMIT},
 	{"grow_samples", KEY_UINT, AT(loop.grow_samples), 1, GP_METER_GROW_MAX},
 	{"policy", KEY_POLICY, 0, 0, 0},
+	{"preemption", KEY_CHOICE, AT(loop.preemption), 0, 0, gp_config_preemption_names},
 	{"workload_window", KEY_UINT, AT(loop.workload_window_s), GP_CONFIG_WORKLOAD_WINDOW_MIN,
 	 GP_CONFIG_WORKLOAD_WINDOW_LIMIT},
 	{"workload_refresh", KEY_UINT, AT(loop.workload_refresh_s), 1,

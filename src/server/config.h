@@ -10,7 +10,7 @@
  * log_total_max, log_free_min, grace_ms, cgroup, task_uid_base, task_groups,
  * task_env, task_memory_max, task_pids_max, task_tmp_max, task_proc, verify, verify_ms,
  * verify_slack_mib, sample_ms, util_window, grow_samples, policy,
- * workload_window, workload_refresh), plus `prices` (a mapping MODEL:
+ * preemption, workload_window, workload_refresh), plus `prices` (a mapping MODEL:
  * PRICE) and `overcommit` (a mapping MODEL: RATIO, "*" or `all` for every
  * device). The server loads it into its options before
  * it reads its flags, so that a flag overrides the file; a price or an
@@ -165,6 +165,9 @@ bool gp_config_choice(const char *const *names, const char *value, unsigned *ret
 
 /* task_proc: a task's own /proc (hidepid), or the machine's. */
 extern const char *const gp_config_proc_names[];
+
+/* preemption: off, or priority (gp_loop_options.preemption). */
+extern const char *const gp_config_preemption_names[];
 
 /* The verifier's policies, in enum gp_verify_policy's order. */
 extern const char *const gp_config_verify_names[];

@@ -547,10 +547,12 @@ static void task_ended(struct gp_loop *l, const struct event *e)
 	} else if (preempted) {
 		t.state = GP_TASK_PREEMPTED;
 		t.placement[0] = '\0';
-		snprintf(t.reason, sizeof(t.reason), "%s",
-			 pt.restart_why[0]
-				 ? pt.restart_why
-				 : "preempted to give a tenant its guarantee back; queued again");
+		/* Its reason says why already (task_preempt wrote it), unless it
+		 * was restarted. */
+		if (pt.restart_why[0] || strncmp(t.reason, "preempted", 9) != 0)
+			snprintf(t.reason, sizeof(t.reason), "%s",
+				 pt.restart_why[0] ? pt.restart_why
+						   : "preempted to make room; queued again");
 	} else {
 		t.state = e->code == 0 ? GP_TASK_SUCCEEDED : GP_TASK_FAILED;
 		t.ended = now;
@@ -797,7 +799,7 @@ static bool placement_read(const struct gp_agent_node *n, const char *text,
 
 /* The tenants as the pass wants them. A tenant with no quota at all (the
  * admin, say) is not limited. */
-static int tick_tenants(struct tick *k)
+static int tick_tenants(const struct gp_loop *l, struct tick *k)
 {
 	k->tenant = calloc((size_t)k->view.n_tenants + 1, sizeof(*k->tenant));
 	if (!k->tenant)
@@ -806,7 +808,9 @@ static int tick_tenants(struct tick *k)
 		const struct gp_tenant *t = &k->view.tenants[i];
 		struct gp_sched_tenant *s = &k->tenant[k->tenants++];
 
-		*s = (struct gp_sched_tenant){ .id = t->id, .quota = gp_tenant_quota(t) };
+		*s = (struct gp_sched_tenant){ .id = t->id, .quota = gp_tenant_quota(t),
+					       .priority_preemption =
+						       l->o.preemption == GP_LOOP_PREEMPT_PRIORITY };
 	}
 	return 0;
 }
@@ -928,7 +932,7 @@ static void prepare_running(struct gp_loop *l, struct tick *k, const struct gp_p
 		return;
 	*s = (struct gp_sched_task){ .id = t->id, .tenant = t->tenant, .priority = t->priority,
 				     .created = t->created, .running = true,
-				     .borrowed = t->borrowed };
+				     .borrowed = t->borrowed, .hard = t->hard };
 	/* Its model is where it runs: a model this machine lacks is no
 	 * reason to leave it out. */
 	memcpy(row.model, t->model, sizeof(row.model));
@@ -985,7 +989,7 @@ static int tick_prepare(struct gp_loop *l, struct tick *k)
 	k->placed = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->placed));
 	k->misfit = malloc(((size_t)k->view.n_running + 1) * sizeof(*k->misfit));
 	if (!k->sched || !k->seen || !k->out || !k->reason || !k->placed || !k->misfit ||
-	    tick_tenants(k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), false, &k->cluster, NULL) < 0)
+	    tick_tenants(l, k) < 0 || cluster_build(&l->o, gp_agent_node(l->agent), false, &k->cluster, NULL) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < k->view.n_running; i++)
 		prepare_running(l, k, &k->view.running[i]);

@@ -115,6 +115,12 @@ struct gp_overcommit {
 #define GP_LOOP_WORKLOAD_REFRESH_S 600
 #define GP_LOOP_WORKLOAD_TASKS     10000
 
+/* Preemptive mode, in gp_config_preemption_names' order: with PRIORITY a
+ * task that fits nowhere may preempt running work of a lower priority,
+ * as the core's gp_sched_tenant.priority_preemption says; OFF, priority
+ * only orders the queue (a guarantee is taken back either way). */
+enum gp_loop_preemption { GP_LOOP_PREEMPT_OFF, GP_LOOP_PREEMPT_PRIORITY };
+
 struct gp_loop_options {
 	struct gp_overcommit overcommit[GP_LOOP_OVERCOMMITS_MAX];
 	int overcommits;        /* the longest matching model wins, then "" */
@@ -124,6 +130,7 @@ struct gp_loop_options {
 	char policy[GP_LOOP_POLICY_MAX]; /* a policy of the core; "": GP_LOOP_POLICY */
 	unsigned workload_window_s;      /* 0: GP_LOOP_WORKLOAD_WINDOW_S */
 	unsigned workload_refresh_s;     /* 0: GP_LOOP_WORKLOAD_REFRESH_S */
+	unsigned preemption;    /* enum gp_loop_preemption */
 	/* The queue's bounds, for the replicas services submit (taskops.h);
 	 * 0: none. */
 	unsigned queue_max, tenant_queue_max;

@@ -249,7 +249,7 @@ static void server_usage(FILE *out)
 		"                       [--verify-slack-mib N]]\n"
 		"                      [--price MODEL=PRICE]... [--overcommit [MODEL=]RATIO]...\n"
 		"                      [--policy NAME] [--workload-window SECONDS]\n"
-		"                      [--workload-refresh SECONDS]\n"
+		"                      [--workload-refresh SECONDS] [--preemption off|priority]\n"
 		"                      [--kubernetes [--extender-port PORT] [--kubeconfig PATH |\n"
 		"                       --kube-api URL [--kube-token-file PATH]]\n"
 		"                       [--scheduler-name NAME] [--workload-trace FILE]\n"
@@ -406,6 +406,11 @@ static void server_usage(FILE *out)
 		"                   submitted in the last SECONDS (default %d)\n"
 		"  --workload-refresh SECONDS\n"
 		"                   ... made again every SECONDS (default %d)\n"
+		"  --preemption off|priority\n"
+		"                   priority: a queued task that fits nowhere preempts\n"
+		"                   running work of a lower priority (never a hard slice\n"
+		"                   within its tenant's guarantee); off (the default):\n"
+		"                   priority only orders the queue\n"
 		"  --sample-ms N    usage sampling period, for metering, metrics and\n"
 		"                   alerts (default %d)\n"
 		"  --util-window SECONDS\n"
@@ -509,11 +514,18 @@ static int parse_overcommit(struct gp_server_options *o, const char *value)
 	return r;
 }
 
-/* --policy NAME, --workload-window, --workload-refresh. */
+/* --policy NAME, --workload-window, --workload-refresh, --preemption. */
 static int parse_scheduling(struct gp_server_options *o, int c, const char *value)
 {
 	char list[256];
 
+	if (c == 1103) {
+		if (gp_config_choice(gp_config_preemption_names, value, &o->loop.preemption))
+			return 0;
+		fprintf(stderr, "gpupool server: --preemption \"%s\" must be off or priority\n",
+			value);
+		return -EINVAL;
+	}
 	if (c == 1101)
 		return parse_range("workload-window", value, GP_CONFIG_WORKLOAD_WINDOW_MIN,
 				   GP_CONFIG_WORKLOAD_WINDOW_LIMIT, &o->loop.workload_window_s);
@@ -740,7 +752,7 @@ static int parse_value(struct gp_server_options *o, int c, const char *value)
 		return parse_kube(&o->kube, c, value);
 	if (c >= 1000 && c <= 1010)
 		return parse_isolation(o, c, value);
-	if (c >= 1100 && c <= 1102)
+	if (c >= 1100 && c <= 1103)
 		return parse_scheduling(o, c, value);
 	switch (c) {
 	case 'P':
@@ -851,6 +863,7 @@ static const struct option server_flags[] = {
 	{"policy", required_argument, NULL, 1100},
 	{"workload-window", required_argument, NULL, 1101},
 	{"workload-refresh", required_argument, NULL, 1102},
+	{"preemption", required_argument, NULL, 1103},
 	{"price", required_argument, NULL, 'P'},
 	{"overcommit", required_argument, NULL, 'O'},
 	{"config", required_argument, NULL, 'C'},
@@ -1627,6 +1640,7 @@ static void policy_show(const struct gp_server_options *o)
 {
 	const char *name = o->loop.policy[0] ? o->loop.policy : GP_LOOP_POLICY;
 
+	printf("  preemption %s\n", gp_config_preemption_names[o->loop.preemption]);
 	printf("  policy     %s", name);
 	if (gp_policy_takes_target(name))
 		printf(", against the shapes of the tasks of the last %u s, made again every "

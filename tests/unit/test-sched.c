@@ -1,7 +1,7 @@
 /* test-sched.c — the server's scheduling pass (src/core/sched.c) on
  * hand-made clusters: queue order, quotas (overall and per device model),
- * borrowing, and taking borrowed capacity back by preemption (and not
- * preempting for nothing). */
+ * borrowing, taking borrowed capacity back by preemption (and not
+ * preempting for nothing), and preemptive mode's priorities. */
 #include "helpers.h"
 
 #include <errno.h>
@@ -698,6 +698,109 @@ static void test_pass_long_queue(void **state)
 	fixture_free(f);
 }
 
+/* Preemptive mode: tenant 2's priority-7 task takes the device from
+ * tenant 1's priority-2 one, both within their guarantees; off, it
+ * waits. */
+static void priority_preemption(bool on)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *low, *high;
+
+	f->tenant[1].priority_preemption = on;
+	low = submit(f, 1, 2, 4, 80);
+	pass(f);
+	assert_int_equal(verdict(f, low), GP_SCHED_START);
+	high = submit(f, 2, 7, 4, 50);
+	pass(f);
+	if (!on) {
+		assert_int_equal(verdict(f, high), GP_SCHED_WAIT);
+		assert_null(outcome_of(f, low));
+		fixture_free(f);
+		return;
+	}
+	assert_int_equal(verdict(f, high), GP_SCHED_START);
+	assert_int_equal(verdict(f, low), GP_SCHED_PREEMPT);
+	assert_non_null(strstr(outcome_of(f, low)->reason, "priority 7"));
+	fixture_free(f);
+}
+
+static void test_priority_preemption(void **state)
+{
+	(void)state;
+	priority_preemption(false);
+	priority_preemption(true);
+}
+
+/* Nobody preempts for priority a hard slice within its tenant's
+ * guarantee, nor work of the same or a higher priority. */
+static void test_priority_spares_hard_and_higher(void **state)
+{
+	struct fixture *f = fixture_new(2);
+	struct gp_sched_task *hard, *equal, *high;
+
+	(void)state;
+	f->tenant[1].priority_preemption = true;
+	hard = submit(f, 1, 0, 4, 80);
+	hard->hard = true;
+	equal = submit(f, 1, 7, 4, 80);
+	pass(f);
+	assert_int_equal(verdict(f, hard), GP_SCHED_START);
+	assert_int_equal(verdict(f, equal), GP_SCHED_START);
+	high = submit(f, 2, 7, 4, 50);
+	pass(f);
+	assert_int_equal(verdict(f, high), GP_SCHED_WAIT);
+	assert_int_equal(f->n_out, 1);
+	fixture_free(f);
+}
+
+/* A task past its guarantee borrows: it may take borrowed work of a
+ * lower priority, never work within another tenant's guarantee (which
+ * would take its guarantee back from it at once). */
+static void test_priority_borrower_takes_only_borrowed(void **state)
+{
+	struct fixture *f = fixture_new(1);
+	struct gp_sched_task *owned, *borrower;
+
+	(void)state;
+	f->tenant[1] = (struct gp_sched_tenant){ .id = 2, .quota.mem_borrowable_mib = 16384,
+						 .quota.compute_borrowable_pct = 100,
+						 .priority_preemption = true };
+	owned = submit(f, 1, 0, 4, 80);
+	pass(f);
+	assert_false(outcome_of(f, owned)->borrowed);
+	borrower = submit(f, 2, 9, 4, 50);
+	pass(f);
+	assert_int_equal(verdict(f, borrower), GP_SCHED_WAIT);
+	assert_null(outcome_of(f, owned));
+	fixture_free(f);
+}
+
+/* Victims go lowest priority first, but only those that free enough
+ * stay preempted: the priority-0 task released first is on the device
+ * that cannot hold the newcomer anyway (a priority-9 one holds it). */
+static void test_priority_fewest_victims(void **state)
+{
+	struct fixture *f = fixture_new(2);
+	struct gp_sched_task *x, *h, *y, *p;
+
+	(void)state;
+	f->tenant[1].priority_preemption = true;
+	x = submit(f, 1, 0, 4, 20);
+	h = submit(f, 1, 9, 10, 20);
+	y = submit(f, 1, 1, 14, 20);
+	pass(f);
+	assert_int_equal(x->where.device[0], h->where.device[0]);
+	assert_int_not_equal(x->where.device[0], y->where.device[0]);
+	p = submit(f, 2, 5, 10, 10);
+	pass(f);
+	assert_int_equal(verdict(f, p), GP_SCHED_START);
+	assert_int_equal(verdict(f, y), GP_SCHED_PREEMPT);
+	assert_null(outcome_of(f, x));
+	assert_true(x->running);
+	assert_int_equal(f->n_out, 2);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -705,6 +808,10 @@ int main(void)
 		cmocka_unit_test(test_over_quota_waits),
 		cmocka_unit_test(test_borrow_then_reclaim),
 		cmocka_unit_test(test_no_pointless_preemption),
+		cmocka_unit_test(test_priority_preemption),
+		cmocka_unit_test(test_priority_spares_hard_and_higher),
+		cmocka_unit_test(test_priority_borrower_takes_only_borrowed),
+		cmocka_unit_test(test_priority_fewest_victims),
 		cmocka_unit_test(test_guaranteed_before_borrowed),
 		cmocka_unit_test(test_model_quota_other_model),
 		cmocka_unit_test(test_model_quota_borrowed),
