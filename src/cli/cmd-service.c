@@ -190,10 +190,12 @@ static void service_print(json_t *s)
 	       *policy = json_object_get(spec, "policy");
 	json_t *tasks = json_object_get(s, "replica_tasks"), *t;
 	json_t *util = json_object_get(s, "utilization");
+	unsigned running = 0;
 	size_t i;
 
-	printf("service %s: %lld replica(s) of %lld %%, %s\n", gp_client_text(s, "name"),
-	       (long long)gp_client_int(s, "replicas"),
+	json_array_foreach(tasks, i, t) running += !strcmp(gp_client_text(t, "state"), "running");
+	printf("service %s: %lld replica(s) wanted, %u running, of %lld %%, %s\n",
+	       gp_client_text(s, "name"), (long long)gp_client_int(s, "replicas"), running,
 	       (long long)gp_client_int(s, "share_pct"),
 	       json_is_true(json_object_get(spec, "autoscale")) ? "autoscaled" : "fixed");
 	if (*gp_client_text(spec, "deployment"))
@@ -214,6 +216,8 @@ static void service_print(json_t *s)
 		       json_number_value(util) * 100);
 	if (*gp_client_text(s, "last_decision"))
 		printf("  last step: %s\n", gp_client_text(s, "last_decision"));
+	if (*gp_client_text(s, "crash_loop"))
+		printf("  %s\n", gp_client_text(s, "crash_loop"));
 	json_array_foreach(tasks, i, t) printf(
 		"  task %lld: %s, %lld %%%s\n", (long long)gp_client_int(t, "id"),
 		gp_client_text(t, "state"), (long long)gp_client_int(t, "compute_pct"),

@@ -239,7 +239,7 @@ int gp_kube_services_new(struct gp_kube_tasks *t)
 					 .share = pod_share,
 					 .ctx = t};
 
-	return gp_services_new(&ops, &pods, &t->services);
+	return gp_services_new(&ops, &pods, t->alerts, &t->services);
 }
 
 struct gp_services *gp_kube_tasks_services(struct gp_kube_tasks *t)

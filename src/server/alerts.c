@@ -48,7 +48,7 @@ bool gp_alerts_is_event(const char *kind)
 {
 	static const char *const events[] = {"task.failed", "task.violation",
 					     "task.log-capped", "task.log-lost",
-					     "store.unwritable"};
+					     "store.unwritable", "service.crash-loop"};
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
 		if (!strcmp(kind, events[i]))
@@ -171,6 +171,29 @@ int gp_alerts_store_unwritable(struct gp_alerts *a, const char *message)
 
 	snprintf(al.message, sizeof(al.message), "%s", message);
 	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+/* ---- services ------------------------------------------------------------ */
+
+int gp_alerts_service_crash_loop(struct gp_alerts *a, int64_t tenant, const char *service,
+				 const char *message)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+	struct gp_alert al;
+	bool fresh;
+
+	snprintf(object, sizeof(object), "service %s", service);
+	al = alert_make(GP_ALERT_CRITICAL, "service.crash-loop", object, tenant);
+	snprintf(al.message, sizeof(al.message), "service %s is %s", service, message);
+	return gp_store_alert_raise(a->store, &al, &fresh);
+}
+
+int gp_alerts_service_recovered(struct gp_alerts *a, const char *service)
+{
+	char object[GP_AUDIT_OBJECT_MAX];
+
+	snprintf(object, sizeof(object), "service %s", service);
+	return gp_store_alert_clear(a->store, "service.crash-loop", object);
 }
 
 /* ---- the loop's condition ----------------------------------------------- */

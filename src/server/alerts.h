@@ -3,8 +3,13 @@
  * to raise and when to clear them.
  *
  *   level     kind                object         when
- *   critical  task.failed         "task ID"      a task failed (non-zero
- *                                                exit, signal, could not start)
+ *   warning   task.failed         "task ID"      a task failed (non-zero
+ *                                                exit, signal, could not start):
+ *                                                its tenant's to look at
+ *   critical  service.crash-loop  "service NAME" 3 replicas in a row failed
+ *                                                within 10 s of their start
+ *                                                (service.h); cleared when one
+ *                                                runs longer or ends otherwise
  *   critical  task.violation      "task ID"      the verifier found a process of
  *                                                the task over its slice, without
  *                                                the interposer, or on a device
@@ -45,11 +50,12 @@
  * The conditions are checked after each sampling (gp_alerts_check): one
  * that starts to hold raises its alert, one that stops holding clears it
  * (the 80 % ones at 70 %, so that a value near the line does not raise an
- * alert at every sampling). task.failed, task.log-capped, task.log-lost
- * and store.unwritable are events: raised at once (the loop calls the
+ * alert at every sampling). task.failed, task.log-capped, task.log-lost,
+ * store.unwritable and service.crash-loop are events: raised at once (the loop calls the
  * function for each), once per task (or, for the store, while one is
  * active), and they stay until an operator clears them
- * (POST /v1/alerts/ID/clear); a check never clears them. task.unplaced
+ * (POST /v1/alerts/ID/clear); a check never clears them (the services'
+ * controller clears a crash loop that is over). task.unplaced
  * is a condition the loop reports as it sees it: raised and cleared at
  * once (gp_alerts_unplaced, gp_alerts_placed), kept by the checks while
  * reported, and cleared by a check when no longer (a previous run's).
@@ -116,6 +122,12 @@ int gp_alerts_log_capped(struct gp_alerts *a, int64_t task, uint64_t cap_bytes,
  * above. lost_bytes 0 and error 0: nothing to say. */
 int gp_alerts_log_lost(struct gp_alerts *a, int64_t task, uint64_t lost_bytes, int error,
 		       bool floor);
+
+/* Service `service` of `tenant` crash-loops (message: "crash-looping:
+ * last exit ..."), and is well again. */
+int gp_alerts_service_crash_loop(struct gp_alerts *a, int64_t tenant, const char *service,
+				 const char *message);
+int gp_alerts_service_recovered(struct gp_alerts *a, const char *service);
 
 /* The store could not be written: message says since when, why and
  * what the loop did meanwhile. An event, raised when none is active. */

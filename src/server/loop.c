@@ -2312,7 +2312,7 @@ int gp_loop_start(struct gp_store *store, struct gp_http *http, struct gp_pool *
 	if (r == 0) {
 		struct gp_service_engine here = gp_service_engine_of_meter(l->meter);
 
-		r = gp_services_new(&ops, &here, &l->services);
+		r = gp_services_new(&ops, &here, l->alerts, &l->services);
 	}
 	if (r == 0)
 		r = gp_schedules_new(&ops, &l->schedules);

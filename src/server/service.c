@@ -10,6 +10,7 @@
 
 #define REPLICA_QUICK_MS 10000 /* a replica that fails sooner counts as a crash */
 #define WAIT_MAX	 64    /* samplings, after repeated crashes */
+#define CRASH_LOOP	 3     /* crashes in a row: a crash loop (a critical alert) */
 
 struct service {
 	struct gp_service_row row;
@@ -18,6 +19,8 @@ struct service {
 	int64_t known[GP_SERVICE_REPLICAS_MAX]; /* its replicas at the last tick */
 	int n_known;
 	unsigned crashes, wait; /* in a row; samplings left before a replacement */
+	/* After a crash: "crash-looping: last exit ..." (shown), else "". */
+	char crash[GP_REASON_MAX];
 	double util;		/* fed to the autoscaler last; < 0: none yet */
 	char last[GP_SCALE_REASON_MAX + 16];
 };
@@ -25,6 +28,7 @@ struct service {
 struct gp_services {
 	struct gp_taskops ops;
 	struct gp_service_engine engine;
+	struct gp_alerts *alerts;
 	struct service *v;
 	int n, cap;
 };
@@ -176,7 +180,7 @@ static int service_put(struct gp_services *sv, const struct gp_service_row *row)
 }
 
 int gp_services_new(const struct gp_taskops *ops, const struct gp_service_engine *engine,
-		    struct gp_services **ret)
+		    struct gp_alerts *alerts, struct gp_services **ret)
 {
 	struct gp_services *sv = calloc(1, sizeof(*sv));
 	struct gp_service_row *rows = NULL;
@@ -186,6 +190,7 @@ int gp_services_new(const struct gp_taskops *ops, const struct gp_service_engine
 		return -ENOMEM;
 	sv->ops = *ops;
 	sv->engine = *engine;
+	sv->alerts = alerts;
 	r = gp_store_service_list(ops->store, -1, &rows, &n);
 	for (int i = 0; r == 0 && i < n; i++)
 		r = service_put(sv, &rows[i]);
@@ -348,25 +353,58 @@ int gp_services_remove(struct gp_services *sv, const char *who, int64_t tenant,
 	return 0;
 }
 
+/* The service is well again (a replica ended otherwise than by a
+ * crash, or has run past REPLICA_QUICK_MS): its crash count and status
+ * go, and its crash-loop alert if it had one. */
+static void crashes_over(struct gp_services *sv, struct service *v)
+{
+	if (v->crashes >= CRASH_LOOP && sv->alerts)
+		gp_alerts_service_recovered(sv->alerts, v->row.name);
+	v->crashes = v->wait = 0;
+	v->crash[0] = '\0';
+}
+
+/* Replica t failed soon after its start (or before): replacements wait
+ * 2, 4, ... up to WAIT_MAX samplings, the status says so, and from
+ * CRASH_LOOP in a row a critical alert does. */
+static void crashed(struct gp_services *sv, struct service *v, const struct gp_task *t)
+{
+	v->crashes++;
+	v->wait = v->crashes >= 6 ? WAIT_MAX : 1u << v->crashes;
+	snprintf(v->crash, sizeof(v->crash),
+		 "crash-looping: last exit %d (%.120s) %.1f s after its start, %u replica(s) in "
+		 "a row; the next in %u sampling(s)",
+		 t->exit_code, t->reason[0] ? t->reason : "no reason given",
+		 t->started ? (double)(t->ended - t->started) / 1000 : 0.0, v->crashes,
+		 v->wait);
+	if (v->crashes >= CRASH_LOOP && sv->alerts)
+		gp_alerts_service_crash_loop(sv->alerts, v->row.tenant, v->row.name, v->crash);
+}
+
 /* The replicas that left since the last tick: one that failed soon
  * after it started (or before) counts as a crash, and repeated crashes
  * hold back replacements; any other end resets the count. */
 static void replicas_ended(struct gp_services *sv, struct service *v,
-			   const struct gp_pool_task *tasks, int n)
+			   const struct gp_pool_task *tasks, int n, int64_t now_ms)
 {
 	for (int i = 0; i < v->n_known; i++) {
 		struct gp_task t;
-		bool present = false, crash;
+		bool present = false;
 
 		for (int j = 0; j < n && !present; j++)
 			present = tasks[j].id == v->known[i];
 		if (present || gp_store_task_get(sv->ops.store, v->known[i], &t) < 0)
 			continue;
-		crash = (t.state == GP_TASK_FAILED || t.state == GP_TASK_LOST) &&
-			(!t.started || t.ended - t.started < REPLICA_QUICK_MS);
-		v->crashes = crash ? v->crashes + 1 : 0;
-		v->wait = crash ? (v->crashes >= 6 ? WAIT_MAX : 1u << v->crashes) : 0;
+		if ((t.state == GP_TASK_FAILED || t.state == GP_TASK_LOST) &&
+		    (!t.started || t.ended - t.started < REPLICA_QUICK_MS))
+			crashed(sv, v, &t);
+		else if (v->crashes)
+			crashes_over(sv, v);
 	}
+	for (int j = 0; j < n && v->crashes; j++)
+		if (tasks[j].state == GP_TASK_RUNNING && tasks[j].started &&
+		    now_ms - tasks[j].started >= REPLICA_QUICK_MS)
+			crashes_over(sv, v);
 	v->n_known = 0;
 	for (int j = 0; j < n && v->n_known < GP_SERVICE_REPLICAS_MAX; j++)
 		v->known[v->n_known++] = tasks[j].id;
@@ -565,7 +603,7 @@ void gp_services_tick(struct gp_services *sv, int64_t now_ms)
 		int n = gp_pool_service_tasks(sv->ops.pool, v->row.id, tasks,
 					      GP_SERVICE_REPLICAS_MAX);
 
-		replicas_ended(sv, v, tasks, n);
+		replicas_ended(sv, v, tasks, n, now_ms);
 		if (v->spec.autoscale)
 			scale(sv, v, tasks, n, now_ms);
 		n = gp_pool_service_tasks(sv->ops.pool, v->row.id, tasks,
@@ -608,7 +646,7 @@ static json_t *service_json(struct gp_services *sv, const struct service *v)
 {
 	json_t *spec = gp_service_spec_json(&v->spec);
 
-	return json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I}", "id",
+	return json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:o}", "id",
 			 (json_int_t)v->row.id, "name", v->row.name, "tenant_id",
 			 (json_int_t)v->row.tenant, "replicas",
 			 (json_int_t)v->row.replicas, "share_pct",
@@ -616,7 +654,8 @@ static json_t *service_json(struct gp_services *sv, const struct service *v)
 			 "replica_tasks", replicas_json(sv, v), "utilization",
 			 v->util >= 0 ? json_real(v->util) : json_null(), "last_decision",
 			 v->last[0] ? json_string(v->last) : json_null(), "created_ms",
-			 (json_int_t)v->row.created);
+			 (json_int_t)v->row.created, "crash_loop",
+			 v->crash[0] ? json_string(v->crash) : json_null());
 }
 
 json_t *gp_services_json(struct gp_services *sv, int64_t tenant, const char *name)

@@ -12,9 +12,12 @@
  * after each sampling (the utilization it reads is the meter's):
  *   - it keeps `replicas` live replicas: one that ended (failed, exited,
  *     cancelled by hand, lost) is replaced, one per service per sampling;
- *     after replicas that fail within REPLICA_QUICK_S of their start it
+ *     after replicas that fail within REPLICA_QUICK_MS of their start it
  *     waits 2, 4, ... up to 64 samplings before the next (a crash loop
- *     neither floods the queue nor hides: the audit row says so);
+ *     neither floods the queue nor hides: the audit row says so, the
+ *     service's `crash_loop` says "crash-looping: last exit ...", and
+ *     from 3 in a row a critical service.crash-loop alert, cleared once
+ *     a replica runs past REPLICA_QUICK_MS or ends otherwise);
  *   - it feeds the autoscaler the replicas' mean effective utilization
  *     (device time used over the share held, over the last sampling's
  *     interval), each running replica's room to grow on its device, and
@@ -52,6 +55,7 @@
 #include <stdint.h>
 
 #include "core/autoscale.h"
+#include "server/alerts.h"
 #include "server/meter.h"
 #include "server/taskops.h"
 
@@ -94,10 +98,11 @@ struct gp_service_engine gp_service_engine_of_meter(const struct gp_meter *m);
 struct gp_services;
 
 /* Loads the live services from ops->store, those of engine's kind (a
- * Deployment's when engine->scale is set, else the others). -ENOMEM or
- * the store's error. */
+ * Deployment's when engine->scale is set, else the others); crash loops
+ * are raised on `alerts` (the caller's; NULL: none). -ENOMEM or the
+ * store's error. */
 int gp_services_new(const struct gp_taskops *ops, const struct gp_service_engine *engine,
-		    struct gp_services **ret);
+		    struct gp_alerts *alerts, struct gp_services **ret);
 struct gp_services *gp_services_free(struct gp_services *sv); /* NULL is fine */
 
 /* The spec as the store keeps it (JSON text), and back. */
@@ -126,7 +131,8 @@ void gp_services_tick(struct gp_services *sv, int64_t now_ms);
 
 /* The live services of tenant (< 0: all) as a JSON array, each with its
  * spec, replicas (id, state, share, effective utilization), the
- * utilization last fed to the autoscaler and its last decision. */
+ * utilization last fed to the autoscaler, its last decision and, while
+ * its replicas crash, `crash_loop` (else null). */
 json_t *gp_services_json(struct gp_services *sv, int64_t tenant, const char *name);
 
 #endif

@@ -19,8 +19,16 @@ cd "$tmp"
 
 # server_start ARGS...: starts the server with this machine's agent ($server
 # is its pid, its output in $tmp/server.log) and waits until it answers.
+# Its tasks' automatic uids are the first range no running server holds
+# (--task-uid-base auto, unless ARGS name one): another gpupool server on
+# the machine (a demo, a test beside) is no reason for a test to fail.
 server_start() {
-	"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" "$@" \
+	case " $* " in
+	*" --task-uid-base "*) uids= ;;
+	*) uids="--task-uid-base auto" ;;
+	esac
+	# shellcheck disable=SC2086 # $uids is two words or none
+	"$gp" server --db "$tmp/state/gpupool.db" --with-agent --run-dir "$tmp/run" $uids "$@" \
 		>>"$tmp/server.log" 2>&1 &
 	server=$!
 	for _ in $(seq 100); do
