@@ -635,11 +635,13 @@ static void test_same_requests_after_a_start(void **state)
 	fixture_free(f);
 }
 
-static double mono_ms(void)
+/* This thread's CPU time: what the pass costs, not what a busy host
+ * adds to the wall clock while other programs run. */
+static double cpu_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -650,7 +652,8 @@ static double mono_ms(void)
  * victims of a reclaim are looked for among the running ones only), and
  * tasks that ask the same are decided once. 20,000 queued tasks of two
  * tenants and a few shapes: every one waits, with its reason, in well
- * under 0.2 s even on a slow, shared machine (it took 0.2 s for 10,000
+ * under 0.2 s of CPU time (measured in the thread's CPU time, which a
+ * busy host does not stretch) (it took 0.2 s for 10,000
  * when each reclaim looked at every task). */
 static void test_pass_long_queue(void **state)
 {
@@ -680,9 +683,9 @@ static void test_pass_long_queue(void **state)
 							.dev_compute = 100 } };
 	for (int i = 4; i < MANY + 4; i++)
 		want_over += t[i].tenant == 2 && t[i].req.dev_mem_mib > 2048;
-	start = mono_ms();
+	start = cpu_ms();
 	assert_int_equal(gp_sched_pass(f->c, f->policy, f->tenant, 2, t, MANY + 4, out, &n_out), 0);
-	ms = mono_ms() - start;
+	ms = cpu_ms() - start;
 	assert_int_equal(n_out, MANY);
 	for (int i = 0; i < n_out; i++) {
 		assert_int_equal(out[i].verdict, GP_SCHED_WAIT);
@@ -691,7 +694,7 @@ static void test_pass_long_queue(void **state)
 	}
 	assert_int_equal(over, want_over);      /* tenant 2's 3 GiB tasks */
 	assert_int_equal(nofit, MANY - over);
-	printf("# a pass over %d queued tasks: %.1f ms\n", MANY, ms);
+	printf("# a pass over %d queued tasks: %.1f ms of CPU time\n", MANY, ms);
 	assert_true(ms < 200);
 	free(t);
 	free(out);
