@@ -63,10 +63,11 @@ def line: "  \(.name | .[0:22] | . + " " * (22 - length)) \(.peak) at once, phys
 	"\(if .allocated > 0 then (.physical / .allocated * 100 | round1 | tostring) + " %"
 	  else "-" end)\n      held: \(.tasks | join(", "))";
 stats("sliced") as $sliced | stats("whole") as $whole
-| "Tasks per card while sliced (physical = NVML utilization; effective = physical / allocated,",
-  "over 100 % when tasks in shared isolation borrow idle time):",
+| "Tasks per NVIDIA card while sliced (physical = NVML utilization; allocated = the shares of the tasks",
+  "running on it, read at the same half-second samples; effective = physical / allocated, over 100 %",
+  "when tasks in shared isolation borrow idle time):",
   ($sliced.cards[] | line),
-  "Baseline, the same tasks on whole cards, one each:",
+  "Baseline, the same tasks on whole cards, one each (tenant baseline):",
   ($whole.cards[] | line),
   "Sliced vs whole cards, the same tasks: \($sliced.peak_running) ran at once instead of " +
   "\($whole.peak_running) (\(ratio($sliced.peak_running; $whole.peak_running))); all done in " +

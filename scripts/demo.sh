@@ -83,11 +83,30 @@ token() { jq -r .token; }
 vision=$("$gp" tenant add vision --mem-guaranteed 10G --compute-guaranteed 80 \
 	--mem-borrowable 18G --compute-borrowable 150 --priority-max 8 -o json | token)
 nlp=$("$gp" tenant add nlp --mem-guaranteed 32G --compute-guaranteed 200 -o json | token)
+# The baseline of phase 3 (phase 2's tasks again, a whole card each) is a
+# tenant of its own, so that its bill stands apart from the tenants' own.
+# Nothing guaranteed (it runs only when the others are done), and room to
+# borrow a whole card on every NVIDIA card at once, each charged as the
+# largest (a task that may run on any NVIDIA card is charged so).
+nvidia=$("$gp" device ls -o json | jq '[.devices[] | select(.vendor == "nvidia")]')
+nv_cards=$(echo "$nvidia" | jq length)
+nv_mib=$(echo "$nvidia" | jq 'if length == 0 then 0 else (map(.memory_total_mib) | max) * length end')
+base=$("$gp" tenant add baseline --mem-guaranteed 0 --compute-guaranteed 0 \
+	--mem-borrowable "$nv_mib" --compute-borrowable $((nv_cards * 100)) --priority-max 8 \
+	-o json | token)
 "$gp" template add infer-4g --mem 4G --compute 30 --isolation shared >/dev/null
 "$gp" template add train-16g --mem 16G --compute 80 --models A100 --isolation shared >/dev/null
 "$gp" template add prep-2g --mem 2G --compute 20 >/dev/null
-echo "  tenants: vision (10 GiB / 80 % guaranteed, may borrow 18 GiB / 150 %),"
-echo "           nlp (32 GiB / 200 % guaranteed)"
+"$gp" tenant ls -o json | jq -r '.tenants[] | select(.admin or .unlimited | not) |
+	def size: if . % 1024 == 0 then "\(. / 1024) GiB" else "\(.) MiB" end;
+	"  tenant \(.name): " +
+	(if .mem_guaranteed_mib > 0 or .compute_guaranteed_pct > 0 then
+		"\(.mem_guaranteed_mib | size) / \(.compute_guaranteed_pct) % guaranteed"
+	 else "nothing guaranteed" end) +
+	(if .mem_borrowable_mib > 0 or .compute_borrowable_pct > 0 then
+		", may borrow \(.mem_borrowable_mib | size) / \(.compute_borrowable_pct) % more"
+	 else "" end) +
+	(if .name == "baseline" then " (phase 3: a whole card on every NVIDIA card)" else "" end)'
 echo "  templates: infer-4g (4 GiB, 30 %), train-16g (16 GiB, 80 %, A100), prep-2g (2 GiB, 20 %);"
 echo "  shared isolation for the service and training (idle time is lent), hard elsewhere"
 
@@ -199,13 +218,17 @@ say "   live change: the training task gets 60 % instead of 80 %, without a rest
 wait_done $infer $train $prep $small $mixed $reclaim
 
 # ---- 3. the baseline: the same tasks on whole cards -------------------------------------
-say "3. baseline: the same tasks again, one whole card each (as without slicing)"
+say "3. baseline: the same tasks again, one whole card each (as without slicing), as tenant baseline"
 echo whole >"$dir/phase"
 whole=""
+# Each on the cards it could have had (the inference service on an A100,
+# as alone and sliced), with its priority and kind.
+field() { jq -r "$1" "$dir/task.json"; }
 for id in $infer $train $prep $small $mixed $reclaim; do
 	"$gp" task show "$id" -o json >"$dir/task.json"
-	whole="$whole $("$gp" submit -q --whole --model nvidia --name "$(jq -r .name "$dir/task.json")" \
-		--priority "$(jq -r .priority "$dir/task.json")" --wrap "$(jq -r .command "$dir/task.json")")"
+	whole="$whole $(submit "$base" --whole --model "$(field 'if (.model // "") == "" then "nvidia"
+		else .model end')" --name "$(field .name)" --priority "$(field .priority)" \
+		--kind "$(field .kind)" --wrap "$(field .command)")"
 done
 wait_done $whole
 # The first of them is the inference service's.
