@@ -39,6 +39,9 @@ if [ "${DEVICE:-sim}" = sim ]; then
 	export GPUPOOL_SIM_DIR=$dir/sim
 fi
 export GPUPOOL_SOCKET=$dir/server.sock GPUPOOL_TOKEN_FILE=$dir/state/admin.token
+# `gpupool region` finds the server's regions here (the CLI's default is
+# /run/gpupool).
+export GPUPOOL_RUN_DIR=$dir/run
 # ... and what they run may be out of their reach (a checkout in /root):
 # copies in $dir/bin, and the tasks start from $dir.
 . "$root/scripts/for-tasks.sh"
@@ -61,8 +64,10 @@ say() { printf '\n== %s\n' "$*"; }
 # ---- the server, its agent, tenants and templates ------------------------------
 say "starting the server with this machine's agent ($dir)"
 prices=""
+# (910B: the Ascend cards are "Ascend910B2", which a price named "Ascend"
+# would not match: prices match as --model does.)
 if "$gp" server --help | grep -q -- --price; then
-	for p in A100=2.50 T4=0.35 Ascend=1.80; do prices="$prices --price $p"; done
+	for p in A100=2.50 T4=0.35 910B=1.80; do prices="$prices --price $p"; done
 fi
 # The web console's port: the first of 8470-8489 nobody answers on.
 port=8470
@@ -280,17 +285,32 @@ echo "  the training task: $(result "$train" .steps) steps at $(result "$train" 
 if "$gp" bill --help >/dev/null 2>&1; then
 	echo
 	"$gp" bill --month "$(date -u +%Y-%m)"
+	echo "(vision and nlp: their own tasks, phases 1, 2 and 4. baseline: phase 3, phase 2's tasks"
+	echo "again on a whole card each: the same work as without slicing, billed apart. GPU-H ALLOC is"
+	echo "share x hours, what is charged; GPU-H USED the device time metered.)"
 fi
 if [ "$keep" = yes ]; then
+	# What the CLI reads (src/cli/client.c, src/server/server.c's
+	# defaults, the region commands): the server's socket, the admin's
+	# token file, the regions' folder; on simulated cards the simulated
+	# driver too (build/tests/nvml-probe, simctl).
 	echo
-	echo "The server keeps running. Use it with:"
-	echo "  export GPUPOOL_SOCKET=$GPUPOOL_SOCKET GPUPOOL_TOKEN_FILE=$GPUPOOL_TOKEN_FILE"
+	echo "The server keeps running. To use it from another shell, paste:"
+	echo "  export PATH=$(dirname "$gp"):\$PATH"
+	echo "  export GPUPOOL_SOCKET=$GPUPOOL_SOCKET GPUPOOL_TOKEN_FILE=$GPUPOOL_TOKEN_FILE" \
+		"GPUPOOL_RUN_DIR=$GPUPOOL_RUN_DIR"
 	[ "${DEVICE:-sim}" = sim ] &&
-		echo "  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH GPUPOOL_SIM_DEVICES=$GPUPOOL_SIM_DEVICES GPUPOOL_SIM_DIR=$GPUPOOL_SIM_DIR"
-	echo "  build/gpupool task ls; build/gpupool audit; build/gpupool --help"
+		echo "  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH GPUPOOL_SIM_DEVICES=$GPUPOOL_SIM_DEVICES" \
+			"GPUPOOL_SIM_DIR=$GPUPOOL_SIM_DIR"
+	echo "then, as the admin: gpupool task ls; gpupool device ls; gpupool region ls; gpupool bill;"
+	echo "gpupool audit; gpupool --help; $probe (what NVML shows)."
+	echo "As a tenant, with its token (GPUPOOL_TOKEN wins over the admin's file), from a folder its"
+	echo "tasks may enter:"
+	echo "  cd $dir && GPUPOOL_TOKEN=$vision gpupool submit --wait --mem 2G --compute 20 -- $gl burn"
 	echo "The web console: http://127.0.0.1:$port/ui/ (docs/console.md); sign in with a token:"
 	echo "  the admin:       $(cat "$GPUPOOL_TOKEN_FILE")"
 	echo "  tenant vision:   $vision"
 	echo "  tenant nlp:      $nlp"
-	echo "Stop it with: kill $server"
+	echo "  tenant baseline: $base"
+	echo "Stop it with: kill $server; then rm -r $dir (its files: the database, the logs, the samples)"
 fi
