@@ -100,9 +100,11 @@ def vendor_verdict: (if .own == null then .used else .own end) as $got
 	  if .isolation != ["hard"] then
 		"tasks in shared isolation may use more than their share (idle time lent)."
 	  elif $got <= .allocated then
-		"hard isolation held: \($how), its tasks used \($got / .allocated * 100 | round) % of the device time allocated to them, not more (a share is a cap)."
+		"hard isolation held: \($how), its tasks used \($got / .allocated * 100 | round) % " +
+		"of the device time allocated to them, not more (a share is a cap)."
 	  else
-		"\($how), its tasks used \($got / .allocated * 100 | round) % of the device time allocated to them: more, though hard isolation makes a share a cap."
+		"\($how), its tasks used \($got / .allocated * 100 | round) % of the device time " +
+		"allocated to them: more, though hard isolation makes a share a cap."
 	  end;
 def line: "  \(.name | .[0:14] | . + " " * (14 - length)) \(.peak) at once, physical " +
 	"\(.physical | round1) %, allocated \(.allocated | round1) %, effective " +
