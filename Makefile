@@ -28,11 +28,22 @@ each = status=0; summary=; \
 	echo; for line in $$summary; do echo "$$line" | sed 's/:/: /'; done; \
 	exit $$status
 
+# Which of scripts/install-deps.sh's sets of Debian packages a target makes
+# sure of first (`deps`): build for `make` and `make install`, demo (build's,
+# and what the demo runs) for the demos, check (everything the tests run:
+# Slurm, MariaDB, Prometheus, Chromium, Go, ...) for the tests and the
+# benchmarks. A target's set holds for what it builds first (`all`, then
+# `deps`): make's target-specific variables. `make deps DEPS=check`
+# installs a set alone (tests/cli/test-make-check.sh checks the wiring).
+DEPS = build
+demo demo-trace: DEPS = demo
+check check-passes check-main check-asan check-tsan bench: DEPS = check
+
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh $(DEPS)
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)

@@ -53,7 +53,7 @@ function chartLibraryBanner() {
 	return el('div', { class: 'banner', id: 'chart-missing' },
 		el('strong', { text: 'The charting library is missing. ' }),
 		'The server serves Debian\'s Chart.js at /ui/lib/chart.js and did not find it: install the package ',
-		el('code', { text: 'libjs-chart.js' }), ' (apt-get install libjs-chart.js; scripts/install-deps.sh does), ' +
+		el('code', { text: 'libjs-chart.js' }), ' (apt-get install libjs-chart.js; scripts/install-deps.sh demo does), ' +
 		'or start the server with --ui-chart-js PATH. Every number is still in the tables below.');
 }
 

@@ -125,7 +125,7 @@ void gp_api_ui(void *ctx, const struct gp_http_request *req, struct gp_http_repl
 		snprintf(missing, sizeof(missing),
 			 "the charting library is not at %s: install Debian's "
 			 "libjs-chart.js "
-			 "(scripts/install-deps.sh does), or give gpupool server "
+			 "(scripts/install-deps.sh demo does), or give gpupool server "
 			 "--ui-chart-js",
 			 api->ui_chart_js[0] ? api->ui_chart_js : "(none given)");
 		file_send(ret, api->ui_chart_js, 0, "text/javascript; charset=utf-8",

@@ -4,7 +4,8 @@
  * GPU_IS_LOST for it), `simctl restore INDEX` brings it back. For tests
  * of health checks (tests/k8s/test-node.sh) and demonstrations. And it
  * tells what only the device knows: `simctl busy INDEX` prints the device
- * time it has given out in all, in µs (tests of metering). */
+ * time it has given out in all, in µs (tests of metering, the demo's
+ * report), and `simctl uuid INDEX` its UUID, which names it in the pool. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,8 +19,8 @@ int main(int argc, char **argv)
 	unsigned dev;
 
 	if (argc != 3 || (strcmp(argv[1], "lose") != 0 && strcmp(argv[1], "restore") != 0 &&
-			  strcmp(argv[1], "busy") != 0)) {
-		fprintf(stderr, "usage: simctl lose|restore|busy INDEX   (the devices of "
+			  strcmp(argv[1], "busy") != 0 && strcmp(argv[1], "uuid") != 0)) {
+		fprintf(stderr, "usage: simctl lose|restore|busy|uuid INDEX   (the devices of "
 				"GPUPOOL_SIM_DEVICES)\n");
 		return 2;
 	}
@@ -34,6 +35,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "busy") == 0) {
 		printf("%llu\n", (unsigned long long)(sim_device_busy_ns(s, (int)dev) / 1000));
+		return 0;
+	}
+	if (strcmp(argv[1], "uuid") == 0) {
+		printf("%s\n", sim_device_uuid(s, (int)dev));
 		return 0;
 	}
 	sim_device_set_lost(s, (int)dev, strcmp(argv[1], "lose") == 0);
