@@ -259,20 +259,26 @@ static uint64_t previous_of(const struct gp_vendor_proc_sample *s, int i, uint64
 	return floor;
 }
 
-/* Without per-process samples: the device's busy time over the span,
- * shared among the groups on it (the tasks placed there, whether or not
- * their processes hold memory the library lists) by their weights. */
+/* Without per-process samples: the device's busy share now (util_pct)
+ * over the span, shared among the groups on it (the tasks placed there,
+ * whether or not their processes hold memory the library lists) by
+ * their weights, each over no more of the span than it has been there
+ * (a task that started mid-span is not charged the idle time before). */
 static void used_shared(uint64_t span, unsigned util_pct, unsigned d,
 			struct gp_usage_group *groups, size_t n)
 {
-	uint64_t busy = span * util_pct / 100, total = 0;
+	uint64_t total = 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (groups[i].device == d)
 			total += groups[i].weight ? groups[i].weight : 1;
-	for (size_t i = 0; i < n && total; i++)
-		if (groups[i].device == d)
-			groups[i].used_us += busy * (groups[i].weight ? groups[i].weight : 1) / total;
+	for (size_t i = 0; i < n && total; i++) {
+		struct gp_usage_group *g = &groups[i];
+		uint64_t own = g->span_max_us && g->span_max_us < span ? g->span_max_us : span;
+
+		if (g->device == d)
+			g->used_us += own * util_pct / 100 * (g->weight ? g->weight : 1) / total;
+	}
 }
 
 static void used_add(struct gp_usage *u, unsigned d, uint64_t now, unsigned util_pct,

@@ -48,6 +48,11 @@ struct gp_usage_group {
 	int64_t task;
 	unsigned device; /* the node's index, as gp_agent_node's devices */
 	unsigned weight; /* its compute share (any unit; 0 counts as 1) */
+	/* How far back its use may go (the task started since the last
+	 * sampling, or it is the first): a device whose library keeps no
+	 * per-process samples is read as its busy share over the span, and
+	 * a task is counted only over its part of it. 0: the whole span. */
+	uint64_t span_max_us;
 	uint64_t used_us;
 	uint64_t mem_mib;
 	unsigned processes; /* of the group that the library lists on the device */

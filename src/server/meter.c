@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/month.h"
 
 _Static_assert(GP_AGENT_DEVICES_MAX <= 32, "a device set is a uint32_t");
@@ -354,6 +355,7 @@ static void task_update(struct gp_meter *m, struct followed *f,
 
 static int groups_build(struct gp_meter *m, struct gp_usage_group **ret, size_t *ret_n)
 {
+	int64_t now = gp_unix_ms();
 	size_t n = 0;
 
 	for (int t = 0; t < m->tasks; t++)
@@ -367,7 +369,10 @@ static int groups_build(struct gp_meter *m, struct gp_usage_group **ret, size_t 
 			(*ret)[n++] = (struct gp_usage_group){
 				.task = m->task[t].pub.id,
 				.device = m->task[t].pub.device[i],
-				.weight = m->task[t].pub.compute_pct};
+				.weight = m->task[t].pub.compute_pct,
+				.span_max_us = now > m->task[t].since_ms
+						       ? (uint64_t)(now - m->task[t].since_ms) * 1000
+						       : 1};
 	*ret_n = n;
 	return 0;
 }
