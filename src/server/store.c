@@ -1778,6 +1778,24 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 	return r;
 }
 
+int gp_store_task_array_set(struct gp_store *s, int64_t id, int64_t array_id)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = prepare(s, "UPDATE tasks SET array_id = ?2 WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, array_id);
+	r = step_done(s, st, "task_array_set");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)id);
+	return r;
+}
+
 int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason)
 {
 	auto_stmt *st = NULL;

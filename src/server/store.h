@@ -368,6 +368,9 @@ int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
  * task_update changes the task t->id (-ENOENT: none); task_add gives
  * -ENOENT if t->tenant is no tenant. */
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t);
+/* Makes task id of the array whose first task is array_id (the first
+ * itself once its id is known). -ENOENT: no task id. */
+int gp_store_task_array_set(struct gp_store *s, int64_t id, int64_t array_id);
 /* Writes task id's reason alone (why it waits), as the loop does for
  * many at once (in one transaction of the caller's). -ENOENT: no task. */
 int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason);
