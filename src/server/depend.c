@@ -119,7 +119,7 @@ static int held_cancel(struct gp_store *s, struct gp_pool *p, const struct gp_po
 	row.state = GP_TASK_CANCELLED;
 	row.ended = gp_unix_ms();
 	snprintf(row.reason, sizeof(row.reason), "%s", why);
-	snprintf(object, sizeof(object), "%" PRId64, h->id);
+	snprintf(object, sizeof(object), "task %" PRId64, h->id); /* as the loop names its rows */
 	r = gp_store_begin(s);
 	if (r == 0)
 		r = gp_store_task_update(s, &row);
