@@ -86,9 +86,10 @@ check "--after A: it waits, its reason names A" \
 	".[0] | .state == \"pending\" and (.reason | test(\"waiting for task $a to succeed\")) and .after == \"$a:ok\"" \
 	"$tmp/show.json"
 wait_for "--after A (:ok, the default): it runs once A succeeded" 30 "$ok_dep" '.state == "succeeded"'
-show "$a"
-jq -e --argjson ended "$(jq .ended_ms "$tmp/show.json")" '.started_ms >= $ended' "$tmp/task.json" \
-	>/dev/null && ok "... not before A ended" || bad "... not before A ended" "$tmp/task.json" "$tmp/show.json"
+"$gp" task show "$ok_dep" -o json >"$tmp/ok-dep.json"
+wait_for "A succeeded" 30 "$a" '.state == "succeeded"'
+check "... and it started once A had ended, not before" \
+	'.[0].ended_ms > 0 and .[1].started_ms >= .[0].ended_ms' "$tmp/task.json" "$tmp/ok-dep.json"
 wait_for "--after B:any: it runs though B failed" 30 "$any_dep" '.state == "succeeded"'
 wait_for "--after B (:ok) of a B that failed: it is cancelled, saying why" 30 "$failed_dep" \
 	".state == \"cancelled\" and .reason == \"dependency $three failed (exit 3)\""
@@ -144,12 +145,24 @@ expect "an array of 0 is refused" 2 '--array "0" must be N' -- "$gp" submit $sli
 "$gp" device ls -o json >"$tmp/devices.json"
 t4_mib=$(jq '.devices[] | select(.name | test("T4")) | .memory_total_mib' "$tmp/devices.json")
 a100_mib=$(jq '.devices[] | select(.name | test("A100")) | .memory_total_mib' "$tmp/devices.json")
-on_t4=$("$gp" submit -q --mem 50% --compute 10 --model T4 -- "$gl" alloc --mib 12000 --chunk-mib 256 --json)
-on_a100=$("$gp" submit -q --mem 50% --compute 10 --model A100 -- "$gl" alloc --mib 12000 --chunk-mib 256 --json)
-wait_for "--mem 50% on the T4 ends" 30 "$on_t4" '.state == "succeeded"'
+# Each task takes either card: the other is held whole meanwhile, so that
+# one lands on the T4 and one on the A100, each as half of its own.
+# pct_on MODEL: holds a whole MODEL, then submits a 50 % task that takes
+# either card (placed on the other), and lets MODEL go; its id in $pct.
+pct_on() {
+	hold=$("$gp" submit -q --whole --model "$1" -- sleep 600)
+	wait_for "a whole $1 is held" 20 "$hold" '.state == "running"'
+	pct=$("$gp" submit -q --mem 50% --compute 10 -- "$gl" alloc --mib 12000 --chunk-mib 256 --json)
+	"$gp" task cancel "$hold" >/dev/null
+}
+pct_on A100
+on_t4=$pct
+wait_for "--mem 50% that takes either card ends on the T4" 30 "$on_t4" '.state == "succeeded"'
 check "... its memory is half the T4's" ".[0] | .mem_pct == 50 and .mem_mib == $((t4_mib / 2))" \
 	"$tmp/task.json"
-wait_for "--mem 50% on the A100 ends" 30 "$on_a100" '.state == "succeeded"'
+pct_on T4
+on_a100=$pct
+wait_for "... and on the A100" 30 "$on_a100" '.state == "succeeded"'
 check "... its memory is half the A100's" ".[0] | .mem_pct == 50 and .mem_mib == $((a100_mib / 2))" \
 	"$tmp/task.json"
 log "$on_t4" | tail -1 >"$tmp/t4-alloc.json"
@@ -162,6 +175,8 @@ expect "task show: the percent, what it came to, and on which card" 0 \
 	"^mem_pct +50% \\($((a100_mib / 2 / 1024)) GiB on NVIDIA A100-SXM4-80GB #[0-9]\\)\$" -- \
 	"$gp" task show "$on_a100"
 expect "task ls writes 50%" 0 "^$on_t4 +admin +gpuload +succeeded +5 +50% " -- "$gp" task ls
+expect "task show of the T4's: on the T4" 0 '^mem_pct +50% \(7.5 GiB on Tesla T4 #[0-9]\)$' -- \
+	"$gp" task show "$on_t4"
 expect "--mem 0% is refused" 2 '--mem "0%": a share of the card.s memory is a whole percent from 1% to 100%' -- \
 	"$gp" submit --mem 0% --compute 10 -- true
 expect "--mem 101% is refused" 2 '--mem "101%": a share' -- "$gp" submit --mem 101% --compute 10 -- true
