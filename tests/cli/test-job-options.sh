@@ -7,8 +7,8 @@
 #   submit --wait's 123;
 #   --after: :ok waits for a success, :any for any end, a failed :ok
 #   dependency cancels the dependant with the reason, an unknown task, one
-#   of another tenant and a malformed list are refused at submit, and a
-#   dependency survives a restart of the server;
+#   of another tenant (but by the admin) and a malformed list are refused
+#   at submit, and a dependency survives a restart of the server;
 #   --array: each member has its index and the array's id in its
 #   environment, task ls names it name[i], --wait exits with the first
 #   nonzero member status;
@@ -107,6 +107,9 @@ runs "tenant lab is added" "$tmp/lab.json" -- "$gp" tenant add lab --mem-guarant
 lab=$(jq -r .token "$tmp/lab.json")
 expect "a tenant may not wait for another tenant's task" 1 \
 	"--after: task $a is another tenant's" -- as "$lab" submit $slice --after "$a" -- true
+lab_task=$(as "$lab" submit -q $slice -- true)
+expect "the admin may wait for a tenant's task" 0 '^task [0-9]+ submitted' -- \
+	"$gp" submit $slice --after "$lab_task:any" -- true
 
 # A dependency survives a restart of the server.
 long=$("$gp" submit -q $slice -- sleep 8)
