@@ -121,6 +121,11 @@ struct gp_agent_task {
 	unsigned compute_pct;
 	unsigned priority;
 	bool hard;
+	/* Of a task array: its first task's id and this one's index, in the
+	 * task's environment (GPUPOOL_ARRAY_ID, GPUPOOL_ARRAY_INDEX); array_id
+	 * 0: not of one. */
+	int64_t array_id;
+	unsigned array_index;
 };
 
 /* What gp_agent_poll reports. */

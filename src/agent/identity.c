@@ -149,7 +149,8 @@ static bool name_in(const char *const *list, const char *entry)
  * place (nor may any vendor's visibility variable: visible_set_here). */
 static const char *const set_here[] = { "HOME=", "USER=", "LOGNAME=", "LD_PRELOAD=",
 					"GPUPOOL_TASK_ID=", "GPUPOOL_TASK_SECRET=",
-					"GPUPOOL_RUN_DIR=", NULL };
+					"GPUPOOL_RUN_DIR=", "GPUPOOL_ARRAY_ID=",
+					"GPUPOOL_ARRAY_INDEX=", NULL };
 
 /* Is entry ("NAME=value") one of the vendors' visibility variables? */
 static bool visible_set_here(const char *entry)
@@ -222,6 +223,10 @@ static void env_build(struct gp_agent *a, const struct gp_agent_task *t, const c
 	env_addf(e, "GPUPOOL_TASK_ID", "task-%" PRId64, t->id);
 	env_add(e, "GPUPOOL_TASK_SECRET", secret);
 	env_add(e, "GPUPOOL_RUN_DIR", a->run_dir);
+	if (t->array_id) { /* as Slurm's SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID */
+		env_addf(e, "GPUPOOL_ARRAY_ID", "%" PRId64, t->array_id);
+		env_addf(e, "GPUPOOL_ARRAY_INDEX", "%u", t->array_index);
+	}
 	if (a->o.shim_path)
 		env_add(e, "LD_PRELOAD", a->o.shim_path);
 }

@@ -232,6 +232,19 @@ int gp_client_mib(const char *cmd, const char *flag, const char *text, bool zero
 	return -EINVAL;
 }
 
+int gp_client_time_limit(const char *cmd, const char *flag, const char *text, uint64_t *ret)
+{
+	if (gp_parse_time_limit(text, ret) == 0)
+		return 0;
+	fprintf(stderr,
+		"gpupool %s: --%s \"%s\" must be a time limit as Slurm writes one: MINUTES, "
+		"MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES or "
+		"DAYS-HOURS:MINUTES:SECONDS (10, 0:30, 2:00:00, 1-12), at most 366 days; 0 or "
+		"unlimited for none\n",
+		cmd, flag, text);
+	return -EINVAL;
+}
+
 int gp_client_choice(const char *cmd, const char *flag, const char *text,
 		     const char *const *choices)
 {

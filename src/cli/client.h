@@ -113,6 +113,10 @@ int gp_client_mib(const char *cmd, const char *flag, const char *text, bool zero
 		  uint64_t *ret);
 int gp_client_choice(const char *cmd, const char *flag, const char *text,
 		     const char *const *choices);
+/* --FLAG TEXT as a time limit (base/parse.h: Slurm's forms; 0 or
+ * "unlimited" for none) in *ret seconds; -EINVAL, said on stderr with
+ * the forms, otherwise. */
+int gp_client_time_limit(const char *cmd, const char *flag, const char *text, uint64_t *ret);
 /* Appends "?KEY=VALUE" to path, or "&KEY=VALUE" where it has a query
  * already (value: plain characters, as the commands check them). */
 void gp_client_query_add(char *path, size_t size, const char *key, const char *value);

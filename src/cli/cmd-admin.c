@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/closest.h"
+#include "base/parse.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/yaml.h"
+#include "server/runtime.h"
 
 #define TENANT_PCT_MAX (100 * 1024)
 #define AUDIT_MAX      100000
@@ -27,6 +31,7 @@ struct admin_options {
 	json_t *body;
 	unsigned limit;
 	long long after;        /* audit --after ID; 0: the newest entries */
+	const char *file;       /* template add -f FILE; NULL: none */
 };
 
 static int set_mib(struct admin_options *o, const char *flag, const char *key,
@@ -706,89 +711,6 @@ int gp_cmd_tenant(int argc, char **argv)
 
 /* ---- templates -------------------------------------------------------- */
 
-static void template_add_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: gpupool template add NAME --mem SIZE --compute PCT [--models "
-		"LIST]\n"
-		"                            [--isolation hard|shared]\n"
-		"\n"
-		"Adds a named slice shape (admin only), for `gpupool submit --template "
-		"NAME`.\n"
-		"\n"
-		"  --mem SIZE        memory per device: 4G, 4GB, 512M, or MiB as a number\n"
-		"                    (4096); G and GB are GiB\n"
-		"  --compute PCT     share of the device, 1..100\n"
-		"  --models LIST     comma list of device models it is for: parts of\n"
-		"                    their names or vendors (default: any)\n"
-		"  --isolation I     hard (the share is a cap; default) or shared\n");
-}
-
-static int template_add_option(void *ctx, int c, const char *value)
-{
-	struct admin_options *o = ctx;
-
-	switch (c) {
-	case 'm': return set_mib(o, "mem", "mem_mib", value, false);
-	case 'c': return set_uint(o, "compute", "compute_pct", value, 1, 100);
-	case 'M': json_object_set_new(o->body, "models", json_string(value)); return 0;
-	case 'i':
-		if (gp_client_choice(o->cmd, "isolation", value, isolations) < 0)
-			return -EINVAL;
-		json_object_set_new(o->body, "isolation", json_string(value));
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* --mem and --compute are required: say so before asking the server. */
-static int template_add_check(const struct admin_options *o)
-{
-	if (json_object_get(o->body, "mem_mib") &&
-	    json_object_get(o->body, "compute_pct"))
-		return GP_EXIT_OK;
-	fprintf(stderr, "gpupool template add: --mem and --compute are required\n");
-	return GP_EXIT_USAGE;
-}
-
-static void template_add_print(json_t *t)
-{
-	printf("template \"%s\" added\n", gp_client_text(t, "name"));
-}
-
-static int template_add(int argc, char **argv)
-{
-	static const struct option own[] = {
-		{"mem", required_argument, NULL, 'm'},
-		{"compute", required_argument, NULL, 'c'},
-		{"models", required_argument, NULL, 'M'},
-		{"isolation", required_argument, NULL, 'i'},
-		{0},
-	};
-	static const struct gp_client_command cmd = {
-		.name = "template add",
-		.usage = template_add_usage,
-		.options = own,
-		.option = template_add_option,
-	};
-	static const struct request req = {1, "POST", "/v1/templates", template_add_print,
-					   template_add_check};
-	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
-	int status = run(&cmd, &o, argc, argv, &req);
-
-	json_decref(o.body);
-	return status;
-}
-
-static void template_ls_usage(FILE *out)
-{
-	fprintf(out, "usage: gpupool template ls [-o table|yaml|json]\n"
-		     "\n"
-		     "Lists the templates. -o yaml prints them as YAML descriptions:\n"
-		     "name, models (a list; empty: any model), memory_mib, compute_pct,\n"
-		     "isolation.\n");
-}
-
 /* The models of a template, "a100, t4", as a list. */
 static json_t *models_list(const char *models)
 {
@@ -809,14 +731,431 @@ static json_t *models_list(const char *models)
 	return list;
 }
 
+/* ---- a template's YAML description, both ways ------------------------- */
+
+/* Each field of a description: what `template show -o yaml` writes of it
+ * (from the server's template) and how `template add -f` reads it back
+ * into the request's body (0, or -EINVAL with why). One row a field, in
+ * the order written: the one table of both directions. */
+struct described {
+	const char *key;
+	bool required;
+	json_t *(*write)(json_t *t);
+	int (*read)(json_t *v, json_t *body, char *why, size_t len);
+};
+
+static json_t *name_write(json_t *t)
+{
+	return json_string(gp_client_str(t, "name"));
+}
+
+static json_t *models_write(json_t *t)
+{
+	return models_list(gp_client_str(t, "models"));
+}
+
+static json_t *memory_write(json_t *t)
+{
+	return json_integer(gp_client_int(t, "mem_mib"));
+}
+
+static json_t *compute_write(json_t *t)
+{
+	return json_integer(gp_client_int(t, "compute_pct"));
+}
+
+static json_t *isolation_write(json_t *t)
+{
+	return json_string(gp_client_str(t, "isolation"));
+}
+
+static json_t *runtime_write(json_t *t)
+{
+	return json_string(gp_client_str(t, "runtime"));
+}
+
+/* The time limit as --time writes it ("1:00:00"; "unlimited" for none). */
+static json_t *time_write(json_t *t)
+{
+	char text[32];
+
+	gp_time_limit_text((uint64_t)gp_client_int(t, "time_limit_s"), text, sizeof(text));
+	return json_string(text);
+}
+
+/* A scalar's text; NULL (why said) for a list. */
+static const char *scalar(json_t *v, char *why, size_t len)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	snprintf(why, len, "a list, where one value was expected");
+	return NULL;
+}
+
+static int name_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	const char *text = scalar(v, why, len);
+
+	if (!text)
+		return -EINVAL;
+	if (!is_name(text)) {
+		snprintf(why, len, "\"%s\" is not a name (letters, digits, '.', '_' or '-', "
+				   "first a letter or digit, at most %d)", text, NAME_LEN - 1);
+		return -EINVAL;
+	}
+	json_object_set_new(body, "name", json_string(text));
+	return 0;
+}
+
+/* A list of models, or one value (a comma list, as --models takes). */
+static int models_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	char text[2 * NAME_LEN] = "";
+	size_t used = 0;
+	json_t *m;
+	size_t i;
+
+	if (json_is_string(v))
+		snprintf(text, sizeof(text), "%s", json_string_value(v));
+	json_array_foreach(v, i, m) used += (size_t)snprintf(text + used, used < sizeof(text)
+								    ? sizeof(text) - used : 0,
+							 "%s%s", i ? "," : "",
+							 json_string_value(m));
+	if (used >= sizeof(text) || strlen(text) >= sizeof(text) - 1) {
+		snprintf(why, len, "the models take over %zu bytes written as one list",
+			 sizeof(text) - 2);
+		return -EINVAL;
+	}
+	json_object_set_new(body, "models", json_string(text));
+	return 0;
+}
+
+static int memory_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	const char *text = scalar(v, why, len);
+	uint64_t bytes;
+
+	if (!text)
+		return -EINVAL;
+	if (gp_parse_size_in(text, GP_MiB, &bytes) < 0 || bytes < GP_MiB) {
+		snprintf(why, len, "\"%s\" is not a size: MiB as a number (8192), or 8G, 512M",
+			 text);
+		return -EINVAL;
+	}
+	json_object_set_new(body, "mem_mib", json_integer((json_int_t)(bytes / GP_MiB)));
+	return 0;
+}
+
+static int compute_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	const char *text = scalar(v, why, len);
+	unsigned pct;
+
+	if (!text)
+		return -EINVAL;
+	if (!gp_parse_uint(text, 1, 100, "%", &pct)) {
+		snprintf(why, len, "\"%s\" is not a share of a device, 1 to 100", text);
+		return -EINVAL;
+	}
+	json_object_set_new(body, "compute_pct", json_integer(pct));
+	return 0;
+}
+
+static int isolation_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	const char *text = scalar(v, why, len);
+
+	if (!text)
+		return -EINVAL;
+	if (strcmp(text, "hard") && strcmp(text, "shared")) {
+		snprintf(why, len, "\"%s\" is not hard or shared", text);
+		return -EINVAL;
+	}
+	json_object_set_new(body, "isolation", json_string(text));
+	return 0;
+}
+
+static int runtime_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	const char *text = scalar(v, why, len);
+
+	if (!text || (*text && !gp_runtime_is_one(text, why, len)))
+		return -EINVAL;
+	json_object_set_new(body, "runtime", json_string(text));
+	return 0;
+}
+
+static int time_read(json_t *v, json_t *body, char *why, size_t len)
+{
+	const char *text = scalar(v, why, len);
+	uint64_t s;
+
+	if (!text)
+		return -EINVAL;
+	if (gp_parse_time_limit(*text ? text : "0", &s) < 0) {
+		snprintf(why, len, "\"%s\" is not a time limit as --time takes one (10, 0:30, "
+				   "2:00:00, 1-12; unlimited)", text);
+		return -EINVAL;
+	}
+	json_object_set_new(body, "time_limit_s", json_integer((json_int_t)s));
+	return 0;
+}
+
+static const struct described template_described[] = {
+	{"name", true, name_write, name_read},
+	{"models", false, models_write, models_read},
+	{"memory_mib", true, memory_write, memory_read},
+	{"compute_pct", true, compute_write, compute_read},
+	{"isolation", false, isolation_write, isolation_read},
+	{"runtime", false, runtime_write, runtime_read},
+	{"time", false, time_write, time_read},
+};
+
+#define DESCRIBED_N (sizeof(template_described) / sizeof(template_described[0]))
+
 /* A template (as the server gives it) as its YAML description. */
 static json_t *template_description(json_t *t)
 {
-	return json_pack("{s:s, s:o, s:I, s:I, s:s}", "name", gp_client_str(t, "name"),
-			 "models", models_list(gp_client_str(t, "models")), "memory_mib",
-			 gp_client_int(t, "mem_mib"), "compute_pct",
-			 gp_client_int(t, "compute_pct"), "isolation",
-			 gp_client_str(t, "isolation"));
+	json_t *d = json_object();
+
+	for (size_t i = 0; i < DESCRIBED_N; i++)
+		json_object_set_new(d, template_described[i].key, template_described[i].write(t));
+	return d;
+}
+
+/* The row of key, or NULL. */
+static const struct described *described_find(const char *key)
+{
+	for (size_t i = 0; i < DESCRIBED_N; i++)
+		if (!strcmp(template_described[i].key, key))
+			return &template_described[i];
+	return NULL;
+}
+
+/* "unknown field "memroy_mib"; did you mean "memory_mib"?" into why. */
+static void unknown_field(const char *key, char *why, size_t len)
+{
+	const char *keys[DESCRIBED_N];
+	const char *near;
+
+	for (size_t i = 0; i < DESCRIBED_N; i++)
+		keys[i] = template_described[i].key;
+	near = gp_closest_find(key, keys, DESCRIBED_N);
+	snprintf(why, len, "unknown field \"%s\"%s%s%s (a template has name, models, memory_mib, "
+			   "compute_pct, isolation, runtime, time)", key,
+		 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+}
+
+/* A description read (gp_yaml_read_mapping) into the request's body;
+ * an exit status, the file's line and the field said when it is wrong. */
+static int description_read(const char *path, json_t *d, json_t *lines, json_t *body)
+{
+	char why[256];
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(d, key, v) {
+		const struct described *f = described_find(key);
+
+		if (!f)
+			unknown_field(key, why, sizeof(why));
+		if (!f || f->read(v, body, why, sizeof(why)) < 0) {
+			fprintf(stderr, "gpupool template add: %s:%lld: %s%s%s%s\n", path,
+				(long long)json_integer_value(json_object_get(lines, key)),
+				f ? "field \"" : "", f ? key : "", f ? "\": " : "", why);
+			return GP_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < DESCRIBED_N; i++)
+		if (template_described[i].required && !json_object_get(d, template_described[i].key)) {
+			fprintf(stderr, "gpupool template add: %s: field \"%s\" is missing (gpupool "
+					"template show NAME -o yaml writes every field)\n",
+				path, template_described[i].key);
+			return GP_EXIT_USAGE;
+		}
+	return GP_EXIT_OK;
+}
+
+/* -f FILE ("-": stdin): the template's description, into the body. */
+static int description_file(const char *path, json_t *body)
+{
+	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	json_t *d = NULL, *lines = NULL;
+	char err[256];
+	int status;
+
+	if (!in) {
+		fprintf(stderr, "gpupool template add: -f %s: %s\n", path, strerror(errno));
+		return GP_EXIT_USAGE;
+	}
+	if (gp_yaml_read_mapping(in, &d, &lines, err, sizeof(err)) < 0) {
+		fprintf(stderr, "gpupool template add: %s:%s\n", path, err + strlen("line "));
+		status = GP_EXIT_USAGE;
+	} else {
+		status = description_read(path, d, lines, body);
+	}
+	if (in != stdin)
+		fclose(in);
+	json_decref(d);
+	json_decref(lines);
+	return status;
+}
+
+static void template_add_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool template add NAME --mem SIZE --compute PCT [--models "
+		"LIST]\n"
+		"                            [--isolation hard|shared] [--runtime R] [--time "
+		"LIMIT]\n"
+		"       gpupool template add -f FILE.yaml\n"
+		"\n"
+		"Adds a named slice shape (admin only), for `gpupool submit --template "
+		"NAME`.\n"
+		"\n"
+		"  --mem SIZE        memory per device: 4G, 4GB, 512M, or MiB as a number\n"
+		"                    (4096); G and GB are GiB\n"
+		"  --compute PCT     share of the device, 1..100\n"
+		"  --models LIST     comma list of device models it is for: parts of\n"
+		"                    their names or vendors (default: any)\n"
+		"  --isolation I     hard (the share is a cap; default) or shared\n"
+		"  --runtime R       what its tasks are built for: cuda, acl, hip, cnrt\n"
+		"                    or ze (submit --runtime; default: not said)\n"
+		"  --time LIMIT      its tasks' time limit, as submit --time takes it\n"
+		"  -f FILE           the template as `gpupool template show NAME -o yaml`\n"
+		"                    writes it (name, models, memory_mib, compute_pct,\n"
+		"                    isolation, runtime, time; - for stdin), instead of\n"
+		"                    NAME and the flags: show, edit, add -f\n");
+}
+
+static int set_runtime(struct admin_options *o, const char *value)
+{
+	char why[256];
+
+	if (!gp_runtime_is_one(value, why, sizeof(why))) {
+		fprintf(stderr, "gpupool %s: --runtime %s\n", o->cmd, why);
+		return -EINVAL;
+	}
+	json_object_set_new(o->body, "runtime", json_string(value));
+	return 0;
+}
+
+static int set_time(struct admin_options *o, const char *value)
+{
+	uint64_t s;
+
+	if (gp_client_time_limit(o->cmd, "time", value, &s) < 0)
+		return -EINVAL;
+	json_object_set_new(o->body, "time_limit_s", json_integer((json_int_t)s));
+	return 0;
+}
+
+static int template_add_option(void *ctx, int c, const char *value)
+{
+	struct admin_options *o = ctx;
+
+	switch (c) {
+	case 'm': return set_mib(o, "mem", "mem_mib", value, false);
+	case 'c': return set_uint(o, "compute", "compute_pct", value, 1, 100);
+	case 'M': json_object_set_new(o->body, "models", json_string(value)); return 0;
+	case 'i':
+		if (gp_client_choice(o->cmd, "isolation", value, isolations) < 0)
+			return -EINVAL;
+		json_object_set_new(o->body, "isolation", json_string(value));
+		return 0;
+	case 'R': return set_runtime(o, value);
+	case 'T': return set_time(o, value);
+	case 'f': o->file = value; return 0;
+	}
+	return -EINVAL;
+}
+
+/* --mem and --compute are required: say so before asking the server. */
+static int template_add_check(const struct admin_options *o)
+{
+	if (json_object_get(o->body, "mem_mib") &&
+	    json_object_get(o->body, "compute_pct"))
+		return GP_EXIT_OK;
+	fprintf(stderr, "gpupool template add: --mem and --compute are required\n");
+	return GP_EXIT_USAGE;
+}
+
+static void template_add_print(json_t *t)
+{
+	printf("template \"%s\" added\n", gp_client_text(t, "name"));
+}
+
+/* template add -f FILE: the description is the whole template; NAME and
+ * the flags would contradict it. An exit status. */
+static int template_add_file(const struct admin_options *o, int argc, int first)
+{
+	if (argc > first || json_object_size(o->body)) {
+		fprintf(stderr, "gpupool template add: -f takes the whole template from %s; leave "
+				"out %s\n",
+			o->file, argc > first ? "the NAME (the file's name: field is it)" : "the flags");
+		return GP_EXIT_USAGE;
+	}
+	return description_file(o->file, o->body);
+}
+
+/* NAME and the flags: exactly one name, --mem and --compute. */
+static int template_add_args(struct admin_options *o, int argc, char **argv, int first)
+{
+	if (argc - first != 1) {
+		fprintf(stderr, "gpupool template add: needs one name, or -f FILE (gpupool "
+				"template add --help)\n");
+		return GP_EXIT_USAGE;
+	}
+	json_object_set_new(o->body, "name", json_string(argv[first]));
+	return template_add_check(o);
+}
+
+static int template_add(int argc, char **argv)
+{
+	static const struct option own[] = {
+		{"mem", required_argument, NULL, 'm'},
+		{"compute", required_argument, NULL, 'c'},
+		{"models", required_argument, NULL, 'M'},
+		{"isolation", required_argument, NULL, 'i'},
+		{"runtime", required_argument, NULL, 'R'},
+		{"time", required_argument, NULL, 'T'},
+		{"file", required_argument, NULL, 'f'},
+		{0},
+	};
+	static const struct gp_client_command cmd = {
+		.name = "template add",
+		.usage = template_add_usage,
+		.options = own,
+		.short_options = "f:",
+		.option = template_add_option,
+	};
+	struct admin_options o = {.cmd = cmd.name, .body = json_object()};
+	struct gp_client_flags f = {0};
+	json_t *reply = NULL;
+	int first, status, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first);
+
+	status = r ? (r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE)
+		   : o.file ? template_add_file(&o, argc, first)
+			    : template_add_args(&o, argc, argv, first);
+	if (!r && status == GP_EXIT_OK)
+		status = gp_client_request(&f, cmd.name, "POST", "/v1/templates", o.body, &reply);
+	if (!r && status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (!r && status == GP_EXIT_OK)
+		template_add_print(reply);
+	json_decref(reply);
+	json_decref(o.body);
+	return status;
+}
+
+static void template_ls_usage(FILE *out)
+{
+	fprintf(out, "usage: gpupool template ls [-o table|yaml|json]\n"
+		     "\n"
+		     "Lists the templates. -o yaml prints them as YAML descriptions:\n"
+		     "name, models (a list; empty: any model), memory_mib, compute_pct,\n"
+		     "isolation, runtime (\"\": not said), time (the time limit, as --time\n"
+		     "takes it); `template add -f` reads one back.\n");
 }
 
 static json_t *templates_description(json_t *reply)
@@ -871,20 +1210,23 @@ static void template_show_usage(FILE *out)
 		     "\n"
 		     "Shows one template; -o yaml as its YAML description (name, "
 		     "models,\n"
-		     "memory_mib, compute_pct, isolation), -o json as the server has "
+		     "memory_mib, compute_pct, isolation, runtime, time), which\n"
+		     "`gpupool template add -f FILE` takes back; -o json as the server has "
 		     "it.\n");
 }
 
 static void template_show_print(json_t *t)
 {
-	char mem[32];
-	const char *models = gp_client_text(t, "models");
+	char mem[32], limit[32];
+	const char *models = gp_client_text(t, "models"), *runtime = gp_client_text(t, "runtime");
 
-	printf("%-10s %s\n%-10s %s\n%-10s %s\n%-10s %lld%%\n%-10s %s\n", "name",
-	       gp_client_text(t, "name"), "models", *models ? models : "any", "memory",
-	       gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem)),
-	       "compute", (long long)gp_client_int(t, "compute_pct"), "isolation",
-	       gp_client_text(t, "isolation"));
+	gp_time_limit_text((uint64_t)gp_client_int(t, "time_limit_s"), limit, sizeof(limit));
+	printf("%-10s %s\n%-10s %s\n%-10s %s\n%-10s %lld%%\n%-10s %s\n%-10s %s\n%-10s %s\n",
+	       "name", gp_client_text(t, "name"), "models", *models ? models : "any", "memory",
+	       gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem)), "compute",
+	       (long long)gp_client_int(t, "compute_pct"), "isolation",
+	       gp_client_text(t, "isolation"), "runtime", *runtime ? runtime : "-", "time",
+	       limit);
 }
 
 /* The template named name in the list the server gave; NULL: none. */

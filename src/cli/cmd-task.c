@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/task-end.h"
 #include "agent/taskenv.h"
+#include "base/parse.h"
 #include "core/resources.h"
 
 #define DEVICES_MAX GP_NODE_DEVICES_MAX /* on one node, as the server takes */
@@ -103,8 +104,10 @@ static void submit_usage(FILE *out)
 		"                     redirections, variables), instead of -- COMMAND\n"
 		"  --name NAME        the task's name (default: the program's name)\n"
 		"  --template NAME    the slice of a template (`gpupool template ls`)\n"
-		"  --mem SIZE         memory per device: 4G, 4GB, 4GiB, 512M, or MiB as a\n"
-		"                     number (4096), as Slurm (G and GB are GiB); with\n"
+		"  --mem SIZE|PCT%%    memory per device: 4G, 4GB, 4GiB, 512M, or MiB as a\n"
+		"                     number (4096), as Slurm (G and GB are GiB); or a\n"
+		"                     share of the card the task gets, 1%%..100%% (50%%: 8\n"
+		"                     GiB of a 16 GiB T4, 40 GiB of an 80 GiB A100); with\n"
 		"                     --compute; over the template's\n"
 		"  --compute PCT      share of each device, 1..100\n"
 		"  --devices N        how many devices, 1..%d (default 1)\n"
@@ -137,18 +140,35 @@ static void submit_usage(FILE *out)
 		"                     (GPUPOOL_*, LD_PRELOAD, *_VISIBLE_DEVICES,\n"
 		"                     HOME, USER, ...) are refused; LD_LIBRARY_PATH\n"
 		"                     is appended after the server's\n"
+		"  --time LIMIT       how long it may run, from its start, as Slurm's\n"
+		"                     --time: MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS,\n"
+		"                     DAYS-HOURS[:MINUTES[:SECONDS]]; then it is stopped\n"
+		"                     as a cancel stops it, and fails (\"time limit 0:10:00\n"
+		"                     reached\"); 0 or unlimited: none (over the template's)\n"
+		"  --after ID[:ok|:any][,ID...]\n"
+		"                     wait in the queue until these tasks end: :ok (the\n"
+		"                     default, Slurm's afterok) until each succeeded (one\n"
+		"                     that did not cancels this one: \"dependency 3 failed\n"
+		"                     (exit 3)\"), :any until it ended however it ended\n"
+		"  --array N|A-B      N tasks, indexes 0..N-1 (Slurm's --array=N would be\n"
+		"                     the one index N), or indexes A..B; at most %d. Each\n"
+		"                     has GPUPOOL_ARRAY_INDEX and GPUPOOL_ARRAY_ID (the\n"
+		"                     first task's id) in its environment\n"
 		"  --wait             then wait until the task ends, and exit with its\n"
 		"                     status: its exit code (128+N: killed by signal N),\n"
-		"                     124 when it was cancelled, 125 when it could not\n"
-		"                     start (or was lost); a line on stderr says how it\n"
-		"                     ended (not with -q). Ctrl-C stops the wait, not\n"
-		"                     the task; exit 1 when the server is gone for 10 s\n"
+		"                     123 when its time limit ended it, 124 when it was\n"
+		"                     cancelled, 125 when it could not start (or was\n"
+		"                     lost); a line on stderr says how it ended (not with\n"
+		"                     -q). With --array: until all end, then the first\n"
+		"                     nonzero status in index order. Ctrl-C stops the\n"
+		"                     wait, not the task; exit 1 when the server is gone\n"
+		"                     for 10 s\n"
 		"  -q, --quiet        print only the task id\n"
 		"  -o json|table      the server's JSON, or text (default)\n"
 		"  --socket PATH      the server (default: $GPUPOOL_SOCKET, else the "
 		"server's)\n"
 		"  --token T, --token-file F   who you are (default: $GPUPOOL_TOKEN)\n",
-		DEVICES_MAX, GP_TASK_ENV_MAX);
+		DEVICES_MAX, GP_TASK_ENV_MAX, GP_ARRAY_MAX);
 }
 
 /* --workdir DIR, made absolute (the task runs there, on the agent's
@@ -212,10 +232,77 @@ static int set_env(struct task_options *o, const char *value)
 	return 0;
 }
 
+/* --mem SIZE, or PCT% of the card the task gets (1% to 100%). */
+static int set_mem(struct task_options *o, const char *value)
+{
+	size_t n = strlen(value);
+	unsigned pct;
+	uint64_t mib;
+
+	if (n && value[n - 1] == '%') {
+		if (gp_parse_uint(value, 1, 100, "%", &pct)) {
+			json_object_set_new(o->body, "mem_pct", json_integer(pct));
+			return 0;
+		}
+		fprintf(stderr,
+			"gpupool %s: --mem \"%s\": a share of the card's memory is a whole "
+			"percent from 1%% to 100%%\n",
+			o->cmd, value);
+		return -EINVAL;
+	}
+	if (gp_client_mib(o->cmd, "mem", value, false, &mib) < 0)
+		return -EINVAL;
+	json_object_set_new(o->body, "mem_mib", json_integer((json_int_t)mib));
+	return 0;
+}
+
+/* --time LIMIT, in seconds. */
+static int set_time(struct task_options *o, const char *value)
+{
+	uint64_t s;
+
+	if (gp_client_time_limit(o->cmd, "time", value, &s) < 0)
+		return -EINVAL;
+	json_object_set_new(o->body, "time_limit_s", json_integer((json_int_t)s));
+	return 0;
+}
+
+/* --after LIST and --array N|A-B: checked here by the server's parsers
+ * (base/parse.h), sent as written. */
+static int set_after(struct task_options *o, const char *value)
+{
+	struct gp_after dep[GP_AFTER_MAX];
+	int n;
+
+	if (gp_parse_after(value, dep, &n) == 0) {
+		json_object_set_new(o->body, "after", json_string(value));
+		return 0;
+	}
+	fprintf(stderr,
+		"gpupool %s: --after \"%s\" must be ID[:ok|:any][,ID...], as in 3 or 3:any,5 (at "
+		"most %d tasks, each once)\n",
+		o->cmd, value, GP_AFTER_MAX);
+	return -EINVAL;
+}
+
+static int set_array(struct task_options *o, const char *value)
+{
+	unsigned first, last;
+
+	if (gp_parse_array(value, &first, &last) == 0) {
+		json_object_set_new(o->body, "array", json_string(value));
+		return 0;
+	}
+	fprintf(stderr,
+		"gpupool %s: --array \"%s\" must be N (N tasks, indexes 0 to N-1) or A-B (indexes "
+		"A to B), at most %d tasks, indexes up to %d\n",
+		o->cmd, value, GP_ARRAY_MAX, GP_ARRAY_INDEX_MAX);
+	return -EINVAL;
+}
+
 static int submit_option(void *ctx, int c, const char *value)
 {
 	struct task_options *o = ctx;
-	uint64_t mib;
 
 	switch (c) {
 	case 'n': json_object_set_new(o->body, "name", json_string(value)); return 0;
@@ -230,11 +317,10 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'q': o->quiet = true; return 0;
 	case 'B': o->wait = true; return 0;
 	case 'r': o->wrap = value; return 0;
-	case 'm':
-		if (gp_client_mib(o->cmd, "mem", value, false, &mib) < 0)
-			return -EINVAL;
-		json_object_set_new(o->body, "mem_mib", json_integer((json_int_t)mib));
-		return 0;
+	case 'm': return set_mem(o, value);
+	case 'T': return set_time(o, value);
+	case 'a': return set_after(o, value);
+	case 'y': return set_array(o, value);
 	case 'c': return set_uint(o, "compute", "compute_pct", value, 1, 100);
 	case 'd': return set_uint(o, "devices", "devices", value, 1, DEVICES_MAX);
 	case 'p': return set_uint(o, "priority", "priority", value, 0, 9);
@@ -269,6 +355,10 @@ static const struct option submit_options[] = {
 	{"wait", no_argument, NULL, 'B'}, /* submit --wait (cli/task-end.h) */
 	{"wrap", required_argument, NULL, 'r'},
 	{"on-memory-growth", required_argument, NULL, 'G'},
+	/* The job options a Slurm user recognises (issue 27). */
+	{"time", required_argument, NULL, 'T'},
+	{"after", required_argument, NULL, 'a'},
+	{"array", required_argument, NULL, 'y'},
 	{0},
 };
 
@@ -278,7 +368,7 @@ static int submit_check(const struct task_options *o)
 {
 	json_t *b = o->body;
 	bool tpl = json_object_get(b, "template"), whole = json_object_get(b, "whole");
-	bool mem = json_object_get(b, "mem_mib"),
+	bool mem = json_object_get(b, "mem_mib") || json_object_get(b, "mem_pct"),
 	     compute = json_object_get(b, "compute_pct");
 
 	if (whole && (mem || compute || tpl)) {
@@ -375,9 +465,39 @@ static int submit_args(struct task_options *o, int argc, char **argv, int first)
 	return submit_check(o);
 }
 
+/* The ids submitted: an array's members (GET's "array_tasks"), else the
+ * one task's. Borrowed from task. */
+static json_t *submitted_ids(json_t *task)
+{
+	json_t *ids = json_object_get(task, "array_tasks");
+
+	return json_is_array(ids) ? ids : NULL;
+}
+
+/* An array: one line, "tasks 12 13 14 submitted (array 12, indexes
+ * 0-2): pending (...)"; -q: the ids, one a line. */
+static void array_print(const struct task_options *o, json_t *task, json_t *ids)
+{
+	json_t *id;
+	size_t i, n = json_array_size(ids);
+
+	if (!o->quiet)
+		printf("tasks");
+	json_array_foreach(ids, i, id)
+		printf(o->quiet ? "%lld\n" : " %lld", (long long)json_integer_value(id));
+	if (!o->quiet)
+		printf(" submitted (array %lld, indexes %lld-%lld): %s (%s)\n",
+		       (long long)gp_client_int(task, "id"),
+		       (long long)gp_client_int(task, "array_index"),
+		       (long long)gp_client_int(task, "array_index") + (long long)n - 1,
+		       gp_client_text(task, "state"), gp_client_text(task, "reason"));
+}
+
 static void submit_print(const struct task_options *o, json_t *task)
 {
-	if (o->quiet)
+	if (submitted_ids(task))
+		array_print(o, task, submitted_ids(task));
+	else if (o->quiet)
 		printf("%lld\n", (long long)gp_client_int(task, "id"));
 	else
 		printf("task %lld submitted: %s (%s)\n",
@@ -385,17 +505,41 @@ static void submit_print(const struct task_options *o, json_t *task)
 		       gp_client_text(task, "reason"));
 }
 
-/* --wait: until the task ends; its exit status (cli/task-end.h). */
-static int submit_wait(const struct gp_client_flags *f, const struct task_options *o,
-		       long long id)
+/* --wait: until the task ends; its exit status (cli/task-end.h), and in
+ * *ret_gone whether the wait stopped first (the server gone: status 1). */
+static int submit_wait_one(const struct gp_client_flags *f, const struct task_options *o,
+			   long long id, bool *ret_gone)
 {
 	json_t *task = NULL;
 	int status = gp_task_end_wait(f, o->cmd, id, &task);
 
 	if (task && !o->quiet)
 		gp_task_end_say(o->cmd, task, status);
+	*ret_gone = !task;
 	json_decref(task);
 	return status;
+}
+
+/* --wait: until the task ends, or every task of an array, in index
+ * order; the first nonzero status of them (a server gone: 1 at once). */
+static int submit_wait(const struct gp_client_flags *f, const struct task_options *o,
+		       json_t *reply)
+{
+	json_t *ids = submitted_ids(reply), *id;
+	int status, first = GP_EXIT_OK;
+	bool gone = false;
+	size_t i;
+
+	if (!ids)
+		return submit_wait_one(f, o, gp_client_int(reply, "id"), &gone);
+	json_array_foreach(ids, i, id) {
+		status = submit_wait_one(f, o, json_integer_value(id), &gone);
+		if (gone)
+			return status;
+		if (status != GP_EXIT_OK && first == GP_EXIT_OK)
+			first = status;
+	}
+	return first;
 }
 
 int gp_cmd_submit(int argc, char **argv)
@@ -430,7 +574,7 @@ int gp_cmd_submit(int argc, char **argv)
 		fflush(stdout);
 	}
 	if (!r && status == GP_EXIT_OK && o.wait)
-		status = submit_wait(&f, &o, gp_client_int(reply, "id"));
+		status = submit_wait(&f, &o, reply);
 	json_decref(reply);
 	json_decref(o.body);
 	return status;
@@ -642,21 +786,53 @@ static const char *exit_text(json_t *t, char *buf, size_t size)
 	return buf;
 }
 
+/* A task's name, an array's member with its index: "job[3]". */
+static const char *name_text(json_t *t, char *buf, size_t size)
+{
+	if (json_is_integer(json_object_get(t, "array_index")))
+		snprintf(buf, size, "%s[%lld]", gp_client_text(t, "name"),
+			 (long long)gp_client_int(t, "array_index"));
+	else
+		snprintf(buf, size, "%s", gp_client_text(t, "name"));
+	return buf;
+}
+
+/* Its memory per device: "whole", "50%" of its card, or a size. */
+static const char *mem_text(json_t *t, char *buf, size_t size)
+{
+	if (json_is_true(json_object_get(t, "whole")))
+		snprintf(buf, size, "whole");
+	else if (gp_client_int(t, "mem_pct"))
+		snprintf(buf, size, "%lld%%", (long long)gp_client_int(t, "mem_pct"));
+	else
+		gp_client_mib_text(gp_client_int(t, "mem_mib"), buf, size);
+	return buf;
+}
+
+/* Its time limit, "0:10:00"; "-" for none. */
+static const char *limit_text(json_t *t, char *buf, size_t size)
+{
+	json_int_t s = gp_client_int(t, "time_limit_s");
+
+	if (s > 0)
+		gp_time_limit_text((uint64_t)s, buf, size);
+	else
+		snprintf(buf, size, "-");
+	return buf;
+}
+
 static void ls_row(json_t *t, json_t *devices)
 {
-	char mem[32], where[96], code[16], created[16], started[16], ended[16];
+	char mem[32], where[96], code[16], created[16], started[16], ended[16], name[96],
+		limit[32];
 
-	if (json_is_true(json_object_get(t, "whole")))
-		snprintf(mem, sizeof(mem), "whole");
-	else
-		gp_client_mib_text(gp_client_int(t, "mem_mib"), mem, sizeof(mem));
-	printf("%-6lld %-10s %-16s %-10s %3lld %6s %6lld%% %3lld  %-12s %4s %-11s %-11s "
+	printf("%-6lld %-10s %-16s %-10s %3lld %6s %6lld%% %3lld %10s  %-12s %4s %-11s %-11s "
 	       "%-11s %s\n",
 	       (long long)gp_client_int(t, "id"), gp_client_text(t, "tenant"),
-	       gp_client_text(t, "name"), gp_client_text(t, "state"),
-	       (long long)gp_client_int(t, "priority"), mem,
+	       name_text(t, name, sizeof(name)), gp_client_text(t, "state"),
+	       (long long)gp_client_int(t, "priority"), mem_text(t, mem, sizeof(mem)),
 	       (long long)gp_client_int(t, "compute_pct"),
-	       (long long)gp_client_int(t, "devices"),
+	       (long long)gp_client_int(t, "devices"), limit_text(t, limit, sizeof(limit)),
 	       placement_text(t, devices, where, sizeof(where)),
 	       exit_text(t, code, sizeof(code)),
 	       short_time(json_object_get(t, "created"), created, sizeof(created)),
@@ -688,8 +864,8 @@ static void ls_print(const struct gp_client_flags *f, json_t *reply)
 	       *t;
 	size_t i;
 
-	printf("%-6s %-10s %-16s %-10s %3s %6s %7s %3s  %-12s %4s %-11s %-11s %-11s %s\n",
-	       "ID", "TENANT", "NAME", "STATE", "PRI", "MEM", "COMPUTE", "DEV",
+	printf("%-6s %-10s %-16s %-10s %3s %6s %7s %3s %10s  %-12s %4s %-11s %-11s %-11s %s\n",
+	       "ID", "TENANT", "NAME", "STATE", "PRI", "MEM", "COMPUTE", "DEV", "LIMIT",
 	       "PLACEMENT", "EXIT", "CREATED", "STARTED", "ENDED", "REASON");
 	json_array_foreach(tasks, i, t) ls_row(t, devices);
 	json_decref(devices);
@@ -805,10 +981,59 @@ static void show_field(const char *key, json_t *v)
 		gp_client_print_json(v);
 }
 
-static void show_print(json_t *task)
+/* The device (of GET /v1/devices) a placement starts on; NULL: none. */
+static json_t *first_device(json_t *t, json_t *devices)
+{
+	const char *p = gp_client_str(t, "placement");
+	size_t n = strcspn(p, ",@");
+	json_t *d;
+	size_t i;
+
+	json_array_foreach(devices, i, d) {
+		const char *uuid = gp_client_str(d, "uuid");
+
+		if (n && strlen(uuid) == n && !strncmp(uuid, p, n))
+			return d;
+	}
+	return NULL;
+}
+
+/* A percent of memory: "50% (40 GiB on NVIDIA A100-SXM4-80GB #0)" once
+ * placed, "50% of the card it gets" before. */
+static void show_mem_pct(json_t *t, json_t *devices)
+{
+	json_t *d = first_device(t, devices);
+	char size[32];
+
+	gp_size_text((uint64_t)gp_client_int(t, "mem_mib") << 20, size, sizeof(size));
+	printf("%-12s %lld%% ", "mem_pct", (long long)gp_client_int(t, "mem_pct"));
+	if (d)
+		printf("(%s on %s #%lld)\n", size, gp_client_text(d, "name"),
+		       (long long)gp_client_int(d, "index"));
+	else if (*gp_client_str(t, "placement"))
+		printf("(%s on its card)\n", size);
+	else
+		printf("of the card it gets (at most %s, on the largest it takes)\n", size);
+}
+
+/* One field; those a person reads better written out (a percent of
+ * memory, a time limit) so. */
+static void show_one(const char *key, json_t *v, json_t *t, json_t *devices)
+{
+	char limit[32];
+
+	if (!strcmp(key, "mem_pct") && json_integer_value(v) > 0)
+		show_mem_pct(t, devices);
+	else if (!strcmp(key, "time_limit_s"))
+		printf("%-12s %s\n", "time_limit", limit_text(t, limit, sizeof(limit)));
+	else
+		show_field(key, v);
+}
+
+static void show_print(json_t *task, json_t *devices)
 {
 	for (void *it = json_object_iter(task); it; it = json_object_iter_next(task, it))
-		show_field(json_object_iter_key(it), json_object_iter_value(it));
+		show_one(json_object_iter_key(it), json_object_iter_value(it), task, devices);
 }
 
 /* Sends METHOD /v1/tasks/ID[suffix] and prints the task that comes back. */
@@ -830,21 +1055,19 @@ static int task_request(const struct gp_client_flags *f, const char *cmd,
 	return status;
 }
 
-/* A subcommand that takes one task id and no option: sends METHOD to
- * /v1/tasks/ID + suffix and prints the answer with `print`. */
-static int one_task(const struct gp_client_command *cmd, const char *method, const char *suffix,
-		    void (*print)(json_t *), int argc, char **argv)
+/* The devices, to name a percent task's card; NULL when it has none, or
+ * the server does not say. */
+static json_t *show_devices(const struct gp_client_flags *f, json_t *task)
 {
-	struct gp_client_flags f = {0};
-	long long id;
-	int first, status, r = gp_client_parse(cmd, NULL, argc, argv, &f, &first);
+	json_t *reply = NULL, *devices;
 
-	if (r)
-		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
-	status = one_id(cmd->name, argc, argv, first, &id);
-	if (status == GP_EXIT_OK)
-		status = task_request(&f, cmd->name, method, id, suffix, NULL, print);
-	return status;
+	if (!gp_client_int(task, "mem_pct") || !*gp_client_str(task, "placement") ||
+	    gp_client_call(f, "task show", "GET", "/v1/devices", NULL, true, NULL, &reply) !=
+		    GP_EXIT_OK)
+		return NULL;
+	devices = json_incref(json_object_get(reply, "devices"));
+	json_decref(reply);
+	return devices;
 }
 
 static int task_show(int argc, char **argv)
@@ -854,8 +1077,27 @@ static int task_show(int argc, char **argv)
 		.usage = show_usage,
 		.option = no_option,
 	};
+	struct gp_client_flags f = {0};
+	char path[PATH_LEN];
+	json_t *reply = NULL, *devices;
+	long long id;
+	int first, status, r = gp_client_parse(&cmd, NULL, argc, argv, &f, &first);
 
-	return one_task(&cmd, "GET", "", show_print, argc, argv);
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	status = one_id(cmd.name, argc, argv, first, &id);
+	snprintf(path, sizeof(path), "/v1/tasks/%lld", id);
+	if (status == GP_EXIT_OK)
+		status = gp_client_request(&f, cmd.name, "GET", path, NULL, &reply);
+	if (status == GP_EXIT_OK && f.json) {
+		gp_client_print_json(reply);
+	} else if (status == GP_EXIT_OK) {
+		devices = show_devices(&f, reply);
+		show_print(reply, devices);
+		json_decref(devices);
+	}
+	json_decref(reply);
+	return status;
 }
 
 /* ---- task set --------------------------------------------------------- */

@@ -31,6 +31,8 @@ int gp_task_end_status(json_t *task)
 
 	if (!strcmp(state, "cancelled"))
 		return GP_EXIT_TASK_CANCELLED;
+	if (!strcmp(state, "failed") && json_is_true(json_object_get(task, "timed_out")))
+		return GP_EXIT_TASK_TIMED_OUT;
 	if (!strcmp(state, "lost") || (!strcmp(state, "failed") && code == 0) ||
 	    code < 0 || code > 255)
 		return GP_EXIT_TASK_NOT_RUN;
@@ -44,7 +46,8 @@ void gp_task_end_say(const char *cmd, json_t *task, int status)
 	fprintf(stderr, "gpupool %s: task %lld %s%s%s", cmd,
 		(long long)gp_client_int(task, "id"), gp_client_text(task, "state"),
 		*reason ? ": " : "", reason);
-	if (status == GP_EXIT_TASK_CANCELLED || status == GP_EXIT_TASK_NOT_RUN)
+	if (status == GP_EXIT_TASK_CANCELLED || status == GP_EXIT_TASK_NOT_RUN ||
+	    status == GP_EXIT_TASK_TIMED_OUT)
 		fprintf(stderr, " (exit status %d)", status);
 	fputc('\n', stderr);
 }

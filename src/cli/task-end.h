@@ -3,6 +3,7 @@
  * so that both say the same (base/exit.h has the numbers):
  *
  *   succeeded, failed   its exit code, 0-255 (128 + N: killed by signal N)
+ *   failed, timed out   GP_EXIT_TASK_TIMED_OUT (123): its time limit ended it
  *   cancelled           GP_EXIT_TASK_CANCELLED (124), whatever its code
  *   failed, no code     GP_EXIT_TASK_NOT_RUN (125): it could not start
  *   lost                GP_EXIT_TASK_NOT_RUN (125): nobody saw it end

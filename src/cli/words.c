@@ -36,6 +36,10 @@ static const struct {
 	{NULL, "field \"workdir\"", "--workdir"},
 	{NULL, "field \"env\"", "--env"},
 	{NULL, "field \"on_memory_growth\"", "--on-memory-growth"},
+	{NULL, "field \"mem_pct\"", "--mem"},
+	{NULL, "field \"time_limit_s\"", "--time"},
+	{"submit|run", "field \"after\"", "--after"},
+	{"submit|run", "field \"array\"", "--array"},
 	/* gpupool tenant, template, service: the name is their argument */
 	{"tenant", "field \"name\"", "the tenant's name"},
 	{"template", "field \"name\"", "the template's name"},

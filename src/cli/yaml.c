@@ -147,3 +147,131 @@ int gp_yaml_print(FILE *out, json_t *v, char *err, size_t err_len)
 	yaml_emitter_delete(&e);
 	return r;
 }
+
+/* ---- reading a description --------------------------------------------- */
+
+/* The text of scalar node n (NULL: it is not one). */
+static json_t *scalar_of(const yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return NULL;
+	return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
+}
+
+/* Value node n as JSON: a scalar's text, or a sequence of scalars; NULL
+ * (why in err) for anything else. */
+static json_t *value_of(yaml_document_t *doc, const yaml_node_t *n, const char *key,
+			char *err, size_t err_len)
+{
+	json_t *list, *item;
+
+	if (n->type == YAML_SCALAR_NODE)
+		return scalar_of(n);
+	if (n->type != YAML_SEQUENCE_NODE) {
+		snprintf(err, err_len, "line %zu: field \"%s\": a mapping, where a value or a list "
+				       "was expected", n->start_mark.line + 1, key);
+		return NULL;
+	}
+	list = json_array();
+	for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top;
+	     i++) {
+		const yaml_node_t *e = yaml_document_get_node(doc, *i);
+
+		if (!(item = scalar_of(e))) {
+			snprintf(err, err_len, "line %zu: field \"%s\": a list of lists or mappings, "
+					       "where a list of values was expected",
+				 e->start_mark.line + 1, key);
+			json_decref(list);
+			return NULL;
+		}
+		json_array_append_new(list, item);
+	}
+	return list;
+}
+
+/* One key and value of the document's mapping into out and lines. */
+static int pair_read(yaml_document_t *doc, const yaml_node_pair_t *p, json_t *out,
+		     json_t *lines, char *err, size_t err_len)
+{
+	const yaml_node_t *k = yaml_document_get_node(doc, p->key);
+	json_t *key = scalar_of(k), *v;
+	const char *name = json_string_value(key);
+
+	if (!key) {
+		snprintf(err, err_len, "line %zu: a key that is not a name", k->start_mark.line + 1);
+		return -EINVAL;
+	}
+	if (json_object_get(out, name)) {
+		snprintf(err, err_len, "line %zu: field \"%s\" is given twice (first on line %lld)",
+			 k->start_mark.line + 1, name,
+			 (long long)json_integer_value(json_object_get(lines, name)));
+		json_decref(key);
+		return -EINVAL;
+	}
+	v = value_of(doc, yaml_document_get_node(doc, p->value), name, err, err_len);
+	if (v) {
+		json_object_set_new(out, name, v);
+		json_object_set_new(lines, name, json_integer((json_int_t)k->start_mark.line + 1));
+	}
+	json_decref(key);
+	return v ? 0 : -EINVAL;
+}
+
+/* The document's root, a mapping, into out and lines. */
+static int document_read(yaml_document_t *doc, json_t *out, json_t *lines, char *err,
+			 size_t err_len)
+{
+	const yaml_node_t *root = yaml_document_get_root_node(doc);
+	int r = 0;
+
+	if (!root || root->type != YAML_MAPPING_NODE) {
+		snprintf(err, err_len, "line %zu: not a mapping of fields (name: ..., models: ...)",
+			 root ? root->start_mark.line + 1 : 1);
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     r == 0 && p < root->data.mapping.pairs.top; p++)
+		r = pair_read(doc, p, out, lines, err, err_len);
+	return r;
+}
+
+/* What the parser found wrong, and where: "line 4: not YAML: did not find
+ * expected ',' or ']' (while parsing a flow sequence from line 3)". */
+static void not_yaml(const yaml_parser_t *p, char *err, size_t err_len)
+{
+	int n = snprintf(err, err_len, "line %zu: not YAML: %s", p->problem_mark.line + 1,
+			 p->problem ? p->problem : "cannot be read");
+
+	if (p->context && n >= 0 && (size_t)n < err_len)
+		snprintf(err + n, err_len - (size_t)n, " (%s from line %zu)", p->context,
+			 p->context_mark.line + 1);
+}
+
+int gp_yaml_read_mapping(FILE *in, json_t **ret, json_t **ret_lines, char *err, size_t err_len)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	json_t *out = json_object(), *lines = json_object();
+	int r = -EINVAL;
+
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err, err_len, "libyaml: cannot make a parser");
+		return -EIO;
+	}
+	yaml_parser_set_input_file(&parser, in);
+	if (!yaml_parser_load(&parser, &doc)) {
+		not_yaml(&parser, err, err_len);
+	} else {
+		r = document_read(&doc, out, lines, err, err_len);
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&parser);
+	if (r < 0) {
+		json_decref(out);
+		json_decref(lines);
+		return r;
+	}
+	*ret = out;
+	*ret_lines = lines;
+	return 0;
+}

@@ -458,17 +458,34 @@ const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
 	return c->node[node].uuid ? c->node[node].uuid[device] : "";
 }
 
-int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device)
+/* Device `device` (a physical index) of node `node` in its state; NULL
+ * when there is none. */
+static const struct gp_dev_state *device_state(const struct gp_cluster *c, uint32_t node,
+					       int device)
 {
 	const struct node *n;
 
 	if (node >= c->nodes || device < 0)
-		return -ENOENT;
+		return NULL;
 	n = &c->node[node];
 	for (int i = 0; i < n->cls->state.devices; i++)
 		if (n->perm[i] == device)
-			return n->cls->state.dev[i].model;
-	return -ENOENT;
+			return &n->cls->state.dev[i];
+	return NULL;
+}
+
+int64_t gp_cluster_device_mem(const struct gp_cluster *c, uint32_t node, int device)
+{
+	const struct gp_dev_state *d = device_state(c, node, device);
+
+	return d ? (int64_t)d->mem_total : -ENOENT;
+}
+
+int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device)
+{
+	const struct gp_dev_state *d = device_state(c, node, device);
+
+	return d ? d->model : -ENOENT;
 }
 
 int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t index,
@@ -500,10 +517,10 @@ int gp_cluster_node_usage(const struct gp_cluster *c, uint32_t index,
 static bool request_valid(const struct gp_request *req)
 {
 	if (req->devices > GP_NODE_DEVICES_MAX ||
-	    req->dev_compute > GP_OVERCOMMIT_MAX_PERMILLE)
+	    req->dev_compute > GP_OVERCOMMIT_MAX_PERMILLE || req->dev_mem_pct > 100)
 		return false;
 	if (req->devices && !req->whole)
-		return req->dev_compute > 0 || req->dev_mem_mib > 0;
+		return req->dev_compute > 0 || req->dev_mem_mib > 0 || req->dev_mem_pct > 0;
 	return true;
 }
 static int request_table_grow(struct gp_cluster *c)
@@ -541,6 +558,7 @@ static uint32_t request_id(struct gp_cluster *c, const struct gp_request *req)
 	key.devices = req->devices;
 	key.whole = req->whole;
 	key.dev_mem_mib = req->dev_mem_mib;
+	key.dev_mem_pct = req->dev_mem_pct;
 	key.dev_compute = req->dev_compute;
 	key.models = req->models;
 	key.labels_all = req->labels_all;
@@ -696,7 +714,9 @@ static void search_begin(struct search *q, struct gp_cluster *c,
 	q->req = req;
 	q->need.cpu = req->cpu_milli;
 	q->need.mem = req->mem_mib;
-	q->need.dev_mem = share ? req->dev_mem_mib : 0;
+	/* A percent is known in MiB on each device only: no bucket is left
+	 * out for its memory. */
+	q->need.dev_mem = share && !req->dev_mem_pct ? req->dev_mem_mib : 0;
 	q->need.share = share ? (uint16_t)req->dev_compute : 0;
 }
 

@@ -86,6 +86,10 @@ const char *gp_cluster_device_uuid(const struct gp_cluster *c, uint32_t node,
  * or device does not exist. */
 int gp_cluster_device_model(const struct gp_cluster *c, uint32_t node, int device);
 
+/* The memory of a device (physical index) in MiB, or -ENOENT when the
+ * node or device does not exist: what a request's percent is of there. */
+int64_t gp_cluster_device_mem(const struct gp_cluster *c, uint32_t node, int device);
+
 /* Exhaustive search: a scoring policy scores every node that can take a
  * request, not two per index bucket (cluster.c) — the exact placement, at
  * a cost that grows with the nodes; for measuring what the bounded search

@@ -69,12 +69,17 @@ struct gp_node_spec {
  * dev_compute on a distinct device of the same node (all or none). `whole`
  * asks for entire idle devices held exclusively: nobody else is placed on
  * them while the task runs (the "exclusive" isolation and the gang of k
- * whole cards of the design). */
+ * whole cards of the design). With dev_mem_pct (1-100) a share's memory is
+ * that percent of the device it lands on (gp_request_mem_on: 50 % is 8
+ * GiB of a 16 GiB T4, 40 GiB of an 80 GiB A100), and dev_mem_mib is only
+ * what the request counts for before it is placed (a quota's check: the
+ * caller gives its amount on the largest device it accepts). */
 struct gp_request {
 	uint32_t cpu_milli;
 	uint32_t mem_mib;
 	uint8_t devices;
 	bool whole;
+	uint8_t dev_mem_pct;    /* 0: dev_mem_mib */
 	uint32_t dev_mem_mib;
 	uint32_t dev_compute;   /* thousandths; ignored when whole */
 	uint64_t models;        /* allowed model ids; 0 = any */
@@ -96,6 +101,13 @@ struct gp_placement {
 static inline uint32_t gp_request_share(const struct gp_request *req)
 {
 	return req->whole ? GP_COMPUTE_WHOLE : req->dev_compute;
+}
+
+/* Memory that one share of `req` takes on a device of mem_total MiB. */
+static inline uint32_t gp_request_mem_on(const struct gp_request *req, uint32_t mem_total)
+{
+	return req->dev_mem_pct ? (uint32_t)((uint64_t)mem_total * req->dev_mem_pct / 100)
+				: req->dev_mem_mib;
 }
 
 /* GPU demand of a request in thousandths of a device (trace arithmetic). */

@@ -8,13 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What a task counts against its tenant's quota. */
+/* What a task counts against its tenant's quota before it is placed (a
+ * percent of memory as on the largest device it accepts: resources.h). */
 static struct gp_quota_use task_usage(const struct gp_request *req)
 {
 	return (struct gp_quota_use){
 		.mem_mib = (uint64_t)req->devices * req->dev_mem_mib,
 		.compute_pct = (uint64_t)req->devices * gp_request_share(req) / 10,
 	};
+}
+
+/* The memory one share of req takes on device `device` of `node`. */
+static uint32_t share_mem_at(const struct gp_cluster *c, const struct gp_request *req,
+			     uint32_t node, int device)
+{
+	int64_t mem = req->dev_mem_pct ? gp_cluster_device_mem(c, node, device) : 0;
+
+	return mem > 0 ? gp_request_mem_on(req, (uint32_t)mem) : req->dev_mem_mib;
+}
+
+/* What a task counts against its tenant's quota where it is placed: a
+ * percent of memory as it is on its devices. */
+static struct gp_quota_use usage_at(const struct gp_cluster *c, const struct gp_request *req,
+				    const struct gp_placement *where)
+{
+	struct gp_quota_use u = task_usage(req);
+
+	if (!req->dev_mem_pct || req->whole || !where->devices)
+		return u;
+	u.mem_mib = 0;
+	for (int i = 0; i < where->devices; i++)
+		u.mem_mib += share_mem_at(c, req, where->node, where->device[i]);
+	return u;
 }
 
 static int tenant_index(const struct gp_sched_tenant *tenants, int n, int64_t id)
@@ -136,17 +161,15 @@ static int model_quota_of(const struct pass *p, int k, int model)
 static void model_need(const struct pass *p, int k, const struct gp_request *req,
 		       const struct gp_placement *where, struct gp_quota_use *add)
 {
-	struct gp_quota_use share = task_usage(&(struct gp_request){ .devices = 1,
-							      .whole = req->whole,
-							      .dev_mem_mib = req->dev_mem_mib,
-							      .dev_compute = req->dev_compute });
-
 	for (int i = 0; i < where->devices; i++) {
 		int m = gp_cluster_device_model(p->c, where->node, where->device[i]);
 		int q = model_quota_of(p, k, m);
+		struct gp_request one = { .devices = 1, .whole = req->whole,
+					  .dev_compute = req->dev_compute };
 
+		one.dev_mem_mib = share_mem_at(p->c, req, where->node, where->device[i]);
 		if (q >= 0)
-			usage_add(&add[q], share);
+			usage_add(&add[q], task_usage(&one));
 	}
 }
 
@@ -250,7 +273,7 @@ static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_s
 
 	p->epoch++;             /* the cluster and the tenant's use change */
 
-	usage_sub(&p->used[k], task_usage(&t->req));
+	usage_sub(&p->used[k], usage_at(p->c, &t->req, &t->where));
 	model_charge(p, k, &t->req, &t->where, true);
 	if (guaranteed && t->borrowed && t->tenant != for_task->tenant)
 		snprintf(o->reason, sizeof(o->reason),
@@ -432,7 +455,7 @@ static void start(struct pass *p, struct gp_sched_task *t, int k, const struct g
 	t->running = true;
 	t->borrowed = !guaranteed;
 	t->where = d->where;
-	usage_add(&p->used[k], task_usage(&t->req));
+	usage_add(&p->used[k], usage_at(p->c, &t->req, &t->where));
 	model_charge(p, k, &t->req, &t->where, false);
 	o = outcome(p, t, GP_SCHED_START);
 	o->where = d->where;
@@ -525,7 +548,8 @@ static bool request_same(const struct gp_request *a, const struct gp_request *b)
 {
 	return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
 	       a->devices == b->devices && a->whole == b->whole &&
-	       a->dev_mem_mib == b->dev_mem_mib && a->dev_compute == b->dev_compute &&
+	       a->dev_mem_mib == b->dev_mem_mib && a->dev_mem_pct == b->dev_mem_pct &&
+	       a->dev_compute == b->dev_compute &&
 	       a->models == b->models && a->labels_all == b->labels_all &&
 	       a->labels_none == b->labels_none;
 }
@@ -674,7 +698,7 @@ static int pass_queue(struct pass *p, struct gp_sched_task **queue, int *ret_que
 		if (k < 0)
 			return -EINVAL;
 		if (t->running) {
-			usage_add(&p->used[k], task_usage(&t->req));
+			usage_add(&p->used[k], usage_at(p->c, &t->req, &t->where));
 			model_charge(p, k, &t->req, &t->where, false);
 			p->running[p->n_running++] = t;
 		} else {
@@ -741,7 +765,7 @@ static void change_over_quota(const struct pass *p, const struct gp_sched_task *
 	const struct gp_sched_tenant *q = &p->tenants[k];
 	uint64_t mem = gp_quota_limit(&q->quota).mem_mib;
 	uint64_t pct = gp_quota_limit(&q->quota).compute_pct;
-	struct gp_quota_use used = p->used[k], need = task_usage(req);
+	struct gp_quota_use used = p->used[k], need = usage_at(p->c, req, &t->where);
 
 	if (used.mem_mib + need.mem_mib > mem)
 		snprintf(ret->reason, sizeof(ret->reason),
@@ -827,12 +851,12 @@ static int change_decide(struct pass *p, struct gp_sched_task *t, int k,
 			 const struct gp_request *req, struct gp_sched_change *ret)
 {
 	const struct gp_sched_tenant *q = &p->tenants[k];
-	struct gp_quota_use need = task_usage(req);
+	struct gp_quota_use need = usage_at(p->c, req, &t->where);
 	bool more = gp_request_share(req) > gp_request_share(&t->req);
 	struct blocked b;
 	int r;
 
-	usage_sub(&p->used[k], task_usage(&t->req));
+	usage_sub(&p->used[k], usage_at(p->c, &t->req, &t->where));
 	model_charge(p, k, &t->req, &t->where, true);
 	if (more && t->misfit) {
 		snprintf(ret->reason, sizeof(ret->reason),

@@ -6,7 +6,8 @@ static const struct gp_part_profile *profile_of(const struct gp_dev_state *d,
 						const struct gp_request *req)
 {
 	const struct gp_part_set *s = gp_part_set(d->part_set);
-	int i = gp_part_profile_for(d->part_set, req->dev_mem_mib, (uint16_t)req->dev_compute);
+	int i = gp_part_profile_for(d->part_set, gp_request_mem_on(req, d->mem_total),
+				    (uint16_t)req->dev_compute);
 
 	return s && i >= 0 ? &s->profile[i] : NULL;
 }
@@ -25,7 +26,7 @@ int gp_dev_take_at(struct gp_dev_state *d, const struct gp_request *req, int sta
 	}
 	if (!d->part_set || !(p = profile_of(d, req))) {
 		d->compute_free -= (uint16_t)req->dev_compute;
-		d->mem_free -= req->dev_mem_mib;
+		d->mem_free -= gp_request_mem_on(req, d->mem_total);
 		return -1;
 	}
 	if (start < 0 || !gp_part_free_at(p, (unsigned)start, d->part_used))
@@ -83,11 +84,13 @@ bool gp_dev_give_back(struct gp_dev_state *d, const struct gp_request *req, int 
 		d->mem_free = d->mem_free + p->mem_mib > d->mem_total ? d->mem_total
 								       : d->mem_free + p->mem_mib;
 	} else {
+		uint32_t mem = gp_request_mem_on(req, d->mem_total);
+
 		if (d->compute_free + req->dev_compute > d->compute_cap ||
-		    d->mem_free + req->dev_mem_mib > d->mem_total)
+		    d->mem_free + mem > d->mem_total)
 			return false;
 		d->compute_free += (uint16_t)req->dev_compute;
-		d->mem_free += req->dev_mem_mib;
+		d->mem_free += mem;
 	}
 	d->tasks--;
 	return true;

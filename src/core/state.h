@@ -84,11 +84,12 @@ static inline bool gp_dev_fits(const struct gp_dev_state *d,
 		return false;
 	if (d->part_set)
 		return gp_part_fits(d->part_set,
-				    gp_part_profile_for(d->part_set, req->dev_mem_mib,
+				    gp_part_profile_for(d->part_set,
+							gp_request_mem_on(req, d->mem_total),
 							(uint16_t)req->dev_compute),
 				    d->part_used);
 	return d->compute_free >= req->dev_compute &&
-	       d->mem_free >= req->dev_mem_mib;
+	       d->mem_free >= gp_request_mem_on(req, d->mem_total);
 }
 
 /* Compute a share could still get on a device: its free compute when it can

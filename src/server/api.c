@@ -23,10 +23,13 @@
 #include "base/user.h"
 #include "core/quota.h"
 #include "core/resources.h"
+#include "base/parse.h"
 #include "server/api-impl.h"
+#include "server/depend.h"
 #include "server/fields.h"
 #include "server/loop.h"
 #include "server/meter.h"
+#include "server/runtime.h"
 #include "server/taskops.h"
 #include "agent/taskenv.h"
 
@@ -128,16 +131,29 @@ static json_t *tenant_user_json(const struct gp_tenant *t)
 
 static json_t *template_json(const struct gp_template *t)
 {
-	return json_pack("{s:I, s:s, s:s, s:I, s:I, s:s}", "id", (json_int_t)t->id,
+	return json_pack("{s:I, s:s, s:s, s:I, s:I, s:s, s:s, s:I}", "id", (json_int_t)t->id,
 			 "name", t->name, "models", t->models, "mem_mib",
 			 (json_int_t)t->mem_mib, "compute_pct",
 			 (json_int_t)t->compute_pct, "isolation",
-			 isolations[t->hard ? 0 : 1]);
+			 isolations[t->hard ? 0 : 1], "runtime", t->runtime, "time_limit_s",
+			 (json_int_t)t->time_limit_s);
 }
 
 static const char *state_name(enum gp_task_state s)
 {
 	return (unsigned)s <= GP_TASK_LOST ? state_names[s] : "unknown";
+}
+
+/* The job options of a task (issue 27): its memory as a percent (0:
+ * none), time limit and whether it ended it, the tasks it waits for, its
+ * array (array_id null: of none). */
+static json_t *job_json(const struct gp_task *t)
+{
+	return json_pack("{s:I, s:I, s:b, s:s, s:o, s:o}", "mem_pct", (json_int_t)t->mem_pct,
+			 "time_limit_s", (json_int_t)t->time_limit_s, "timed_out", t->timed_out,
+			 "after", t->after, "array_id",
+			 t->array_id ? json_integer(t->array_id) : json_null(), "array_index",
+			 t->array_id ? json_integer(t->array_index) : json_null());
 }
 
 static json_t *task_json(const struct gp_task *t, const char *tenant)
@@ -169,6 +185,7 @@ static json_t *task_json(const struct gp_task *t, const char *tenant)
 					    (json_int_t)t->ended, "service", (json_int_t)t->service));
 	/* A Kubernetes pod (kind "pod"): its UID; null for the server's own. */
 	json_object_set_new(o, "pod_uid", t->pod_uid[0] ? json_string(t->pod_uid) : json_null());
+	json_object_update_new(o, job_json(t));
 	return o;
 }
 
@@ -219,6 +236,8 @@ static const struct gp_field template_fields[] = {
 	{"mem_mib", GP_FIELD_UINT, true, 1, MEM_MIB_MAX},
 	{"compute_pct", GP_FIELD_UINT, true, 1, 100},
 	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
+	{"runtime", GP_FIELD_TEXT, .hi = GP_STORE_RUNTIME_MAX - 1},
+	{"time_limit_s", GP_FIELD_UINT, false, 0, GP_TIME_LIMIT_MAX_S},
 	{NULL},
 };
 
@@ -240,6 +259,11 @@ static const struct gp_field task_fields[] = {
 	{"env", GP_FIELD_ENV},
 	{"on_memory_growth", GP_FIELD_CHOICE, .choices = memory_policies},
 	{"await_cards", GP_FIELD_BOOL},
+	/* The job options (issue 27; docs/api.md). */
+	{"mem_pct", GP_FIELD_UINT, false, 1, 100},
+	{"time_limit_s", GP_FIELD_UINT, false, 0, GP_TIME_LIMIT_MAX_S},
+	{"after", GP_FIELD_TEXT, .hi = GP_AFTER_TEXT - 1},
+	{"array", GP_FIELD_TEXT, .hi = 15},
 	{NULL},
 };
 
@@ -882,7 +906,7 @@ static void template_add(void *ctx, const struct gp_http_request *req,
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_template t = {0};
-	char detail[GP_REASON_MAX];
+	char detail[GP_REASON_MAX], why[WHY_MAX];
 	json_auto_t *body = NULL;
 	int r;
 
@@ -894,6 +918,12 @@ static void template_add(void *ctx, const struct gp_http_request *req,
 	t.mem_mib = gp_field_uint(body, "mem_mib", 0);
 	t.compute_pct = (unsigned)gp_field_uint(body, "compute_pct", 0);
 	t.hard = strcmp(gp_field_string(body, "isolation", "hard"), "hard") == 0;
+	copy(t.runtime, sizeof(t.runtime), gp_field_string(body, "runtime", ""));
+	t.time_limit_s = gp_field_uint(body, "time_limit_s", 0);
+	if (t.runtime[0] && !gp_runtime_is_one(t.runtime, why, sizeof(why))) {
+		gp_http_error(ret, 400, "field \"runtime\": %s", why);
+		return;
+	}
 	r = gp_store_template_add(api->store, &t);
 	if (r == -EEXIST) {
 		gp_http_error(ret, 409, "template \"%s\" exists; pick another name",
@@ -904,9 +934,10 @@ static void template_add(void *ctx, const struct gp_http_request *req,
 		store_failed(api, ret, r, "adding the template");
 		return;
 	}
-	snprintf(detail, sizeof(detail), "%llu MiB, %u %%, %s, models \"%s\"",
-		 (unsigned long long)t.mem_mib, t.compute_pct, t.hard ? "hard" : "shared",
-		 t.models);
+	snprintf(detail, sizeof(detail), "%llu MiB, %u %%, %s, models \"%s\", runtime \"%s\", "
+		 "time limit %llu s", (unsigned long long)t.mem_mib, t.compute_pct,
+		 t.hard ? "hard" : "shared", t.models, t.runtime,
+		 (unsigned long long)t.time_limit_s);
 	if (audit(api, ret, me.name, "template.add", t.name, detail))
 		gp_http_json(ret, 201, template_json(&t));
 }
@@ -1185,6 +1216,8 @@ static bool task_template(struct gp_api *api, json_t *body, struct gp_task *t,
 	t->mem_mib = tpl.mem_mib;
 	t->compute_pct = tpl.compute_pct;
 	t->hard = tpl.hard;
+	t->time_limit_s = tpl.time_limit_s;
+	copy(t->runtime, sizeof(t->runtime), tpl.runtime);
 	copy(t->template_name, sizeof(t->template_name), tpl.name);
 	if (strlen(tpl.models) < sizeof(t->model))
 		copy(t->model, sizeof(t->model), tpl.models);
@@ -1195,7 +1228,8 @@ static bool task_template(struct gp_api *api, json_t *body, struct gp_task *t,
  * contradicts it, and is refused rather than dropped. */
 static bool whole_alone(json_t *body, struct gp_http_reply *ret)
 {
-	static const char *const slice[] = {"mem_mib", "compute_pct", "template", NULL};
+	static const char *const slice[] = {"mem_mib", "mem_pct", "compute_pct", "template",
+					    NULL};
 
 	for (size_t i = 0; gp_field_bool(body, "whole") && slice[i]; i++)
 		if (gp_field_has(body, slice[i])) {
@@ -1210,8 +1244,18 @@ static bool whole_alone(json_t *body, struct gp_http_reply *ret)
 	return true;
 }
 
-/* The slice: a template, then mem_mib and compute_pct over it; a whole
- * device needs neither. */
+/* Memory is given one way: MiB, or a percent of the card. */
+static bool mem_one_way(json_t *body, struct gp_http_reply *ret)
+{
+	if (!gp_field_has(body, "mem_mib") || !gp_field_has(body, "mem_pct"))
+		return true;
+	gp_http_error(ret, 400, "field \"mem_pct\" cannot go with \"mem_mib\": give the memory "
+				"in MiB or as a percent of the card, not both");
+	return false;
+}
+
+/* The slice: a template, then mem_mib (or mem_pct) and compute_pct over
+ * it; a whole device needs neither. */
 static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
 		       struct gp_http_reply *ret)
 {
@@ -1219,16 +1263,21 @@ static bool task_slice(struct gp_api *api, json_t *body, struct gp_task *t,
 	if (!whole_alone(body, ret) || !task_template(api, body, t, ret))
 		return false;
 	t->whole = gp_field_bool(body, "whole");
+	if (!mem_one_way(body, ret))
+		return false;
 	t->mem_mib = gp_field_uint(body, "mem_mib", t->mem_mib);
+	t->mem_pct = (unsigned)gp_field_uint(body, "mem_pct", 0);
+	if (t->mem_pct) /* a percent of its card's: its MiB once placed (loop.h) */
+		t->mem_mib = 0;
 	t->compute_pct = (unsigned)gp_field_uint(body, "compute_pct", t->compute_pct);
 	if (t->whole) {
 		t->mem_mib = 0; /* all of it */
 		t->compute_pct = 100;
 	}
-	if (!t->mem_mib && !t->whole) {
+	if (!t->mem_mib && !t->mem_pct && !t->whole) {
 		gp_http_error(ret, 400,
-			      "field \"mem_mib\" is required (or give \"template\", or "
-			      "\"whole\": true)");
+			      "field \"mem_mib\" is required (or give \"mem_pct\", \"template\", "
+			      "or \"whole\": true)");
 		return false;
 	}
 	if (!t->compute_pct) {
@@ -1259,6 +1308,30 @@ static bool priority_allowed(const struct gp_tenant *me, unsigned priority,
 	return false;
 }
 
+/* The tasks it waits for ("after"), each checked (depend.h) and the list
+ * stored as the parser writes it. */
+static bool task_after(struct gp_api *api, json_t *body, const struct gp_tenant *me,
+		       struct gp_task *t, struct gp_http_reply *ret)
+{
+	const char *text = gp_field_string(body, "after", NULL);
+	struct gp_after dep[GP_AFTER_MAX];
+	char why[WHY_MAX];
+	int n, r;
+
+	if (!text)
+		return true;
+	r = gp_depend_check(api->store, text, me->id, me->admin, why, sizeof(why));
+	if (r == -EINVAL || r == -ENOENT || r == -EPERM) {
+		gp_http_error(ret, 400, "field \"after\": %s", why);
+		return false;
+	}
+	if (r < 0)
+		return store_failed(api, ret, r, "reading the tasks it waits for");
+	gp_parse_after(text, dep, &n);
+	gp_after_text(dep, n, t->after, sizeof(t->after));
+	return true;
+}
+
 bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_tenant *me,
 			   struct gp_task *t, struct gp_http_reply *ret)
 {
@@ -1287,7 +1360,11 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	copy(t->kind, sizeof(t->kind), gp_field_string(body, "kind", "batch"));
 	if (gp_field_has(body, "model")) /* over the template's models */
 		copy(t->model, sizeof(t->model), gp_field_string(body, "model", ""));
-	copy(t->runtime, sizeof(t->runtime), gp_field_string(body, "runtime", ""));
+	if (gp_field_has(body, "runtime")) /* over the template's */
+		copy(t->runtime, sizeof(t->runtime), gp_field_string(body, "runtime", ""));
+	t->time_limit_s = gp_field_uint(body, "time_limit_s", t->time_limit_s);
+	if (!task_after(api, body, me, t, ret))
+		return false;
 	copy(t->workdir, sizeof(t->workdir), gp_field_string(body, "workdir", ""));
 	if (t->workdir[0] && t->workdir[0] != '/') {
 		gp_http_error(ret, 400,
@@ -1299,14 +1376,15 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 	return true;
 }
 
-/* The queue's bounds (gp_taskops_room): 503 with why when they are hit. */
-static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me,
+/* The queue's bounds (gp_taskops_room_for) for n more tasks: 503 with
+ * why when they are hit. */
+static bool queue_has_room(struct gp_api *api, const struct gp_tenant *me, unsigned n,
 			   struct gp_http_reply *ret)
 {
 	struct gp_taskops ops = gp_api_taskops(api);
 	char why[WHY_MAX];
 
-	if (gp_taskops_room(&ops, me->id, me->name, why, sizeof(why)) == 0)
+	if (gp_taskops_room_for(&ops, me->id, me->name, n, why, sizeof(why)) == 0)
 		return true;
 	gp_http_error(ret, 503, "%s", why);
 	return false;
@@ -1371,45 +1449,100 @@ static bool await_allowed(json_t *body, const struct gp_tenant *me, struct gp_ht
 	return false;
 }
 
+/* The indexes of a task array ("array"), into *a; a submission without
+ * one is one task (a->n 1, not an array). 400 for a bad one. */
+struct array {
+	unsigned first, last, n;
+	bool is;
+};
+
+static bool task_array(json_t *body, struct array *a, struct gp_http_reply *ret)
+{
+	const char *text = gp_field_string(body, "array", NULL);
+
+	*a = (struct array){ .n = 1 };
+	if (!text)
+		return true;
+	if (gp_parse_array(text, &a->first, &a->last) < 0) {
+		gp_http_error(ret, 400,
+			      "field \"array\": \"%.16s\" must be N (N tasks, indexes 0 to N-1) "
+			      "or A-B (indexes A to B), at most %d tasks, indexes up to %d",
+			      text, GP_ARRAY_MAX, GP_ARRAY_INDEX_MAX);
+		return false;
+	}
+	a->n = a->last - a->first + 1;
+	a->is = true;
+	return true;
+}
+
+/* Stores t (an array's members, a->n of them, into ids), with the
+ * submission's variables; false with the error in ret. */
+static bool task_store(struct gp_api *api, const struct gp_tenant *me, json_t *body,
+		       struct gp_task *t, const struct array *a, int64_t *ids,
+		       struct gp_http_reply *ret)
+{
+	struct gp_taskops ops = gp_api_taskops(api);
+	char env_names[GP_REASON_MAX], *env = NULL;
+	int r;
+
+	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
+		gp_http_error(ret, 500, "storing the task: out of memory");
+		return false;
+	}
+	r = a->is ? gp_taskops_submit_array(&ops, me->name, t, a->first, a->last, env, env_names,
+					    ids)
+		  : gp_taskops_submit(&ops, me->name, t, env, env_names);
+	free(env);
+	ids[0] = t->id;
+	if (r == -ENOMEM && t->id) {
+		gp_http_error(ret, 500, "task %lld is stored, but the scheduler's queue could not "
+					"take it (out of memory); it is scheduled after a restart",
+			      (long long)t->id);
+		return false;
+	}
+	return r < 0 ? store_failed(api, ret, r, "storing the task") : true;
+}
+
+/* 201 with the task (an array's first), its env, and an array's ids. */
+static void task_submitted(const struct gp_tenant *me, json_t *body, const struct gp_task *t,
+			   const struct array *a, const int64_t *ids, struct gp_http_reply *ret)
+{
+	json_t *out = task_json(t, me->name), *env_in = json_object_get(body, "env");
+
+	json_object_set_new(out, "env", env_in ? json_incref(env_in) : json_object());
+	if (a->is) {
+		json_t *list = json_array();
+
+		for (unsigned i = 0; i < a->n; i++)
+			json_array_append_new(list, json_integer(ids[i]));
+		json_object_set_new(out, "array_tasks", list);
+	}
+	gp_http_json(ret, 201, out);
+	snprintf(ret->location, sizeof(ret->location), "/v1/tasks/%lld", (long long)t->id);
+}
+
 static void task_submit(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
-	struct gp_taskops ops = gp_api_taskops(api);
 	struct gp_tenant me;
 	struct gp_task t = {0};
-	char env_names[GP_REASON_MAX], *env = NULL;
+	struct array a;
 	json_auto_t *body = NULL;
-	json_t *out, *env_in;
-	int r;
+	int64_t *ids = NULL;
 
 	if (!caller(api, req, ret, &me) ||
-	    !gp_fields_parse(req, task_fields, ret, &body) ||
+	    !gp_fields_parse(req, task_fields, ret, &body) || !task_array(body, &a, ret) ||
 	    !gp_api_task_from_body(api, body, &me, &t, ret) || !await_allowed(body, &me, ret) ||
 	    !gp_api_task_could_fit(api, &t, gp_field_bool(body, "await_cards"), ret) ||
-	    !gp_api_task_quota_could_hold(&me, &t, ret) || !queue_has_room(api, &me, ret))
+	    !gp_api_task_quota_could_hold(&me, &t, ret) || !queue_has_room(api, &me, a.n, ret))
 		return;
-	if (task_env_text(body, &env, env_names, sizeof(env_names)) < 0) {
+	ids = calloc(a.n, sizeof(*ids));
+	if (!ids)
 		gp_http_error(ret, 500, "storing the task: out of memory");
-		return;
-	}
-	r = gp_taskops_submit(&ops, me.name, &t, env, env_names);
-	free(env);
-	if (r == -ENOMEM && t.id) {
-		gp_http_error(ret, 500, "task %lld is stored, but the scheduler's queue could not "
-					"take it (out of memory); it is scheduled after a restart",
-			      (long long)t.id);
-		return;
-	}
-	if (r < 0) {
-		store_failed(api, ret, r, "storing the task");
-		return;
-	}
-	out = task_json(&t, me.name);
-	env_in = json_object_get(body, "env");
-	json_object_set_new(out, "env", env_in ? json_incref(env_in) : json_object());
-	gp_http_json(ret, 201, out);
-	snprintf(ret->location, sizeof(ret->location), "/v1/tasks/%lld", (long long)t.id);
+	else if (task_store(api, &me, body, &t, &a, ids, ret))
+		task_submitted(&me, body, &t, &a, ids, ret);
+	free(ids);
 }
 
 /* ---- tasks: reading --------------------------------------------------- */

@@ -402,10 +402,11 @@ static int backup_verify(const char *backup, int *ret_tenants, int *ret_tasks, c
 			*ret_tenants += !tenants[i].removed;
 		r = 0;
 	}
+	/* The advice before SQLite's words, which may be long enough to fill
+	 * err (a check lists every damaged cell). */
 	if (r < 0)
-		snprintf(err, err_len, "the backup %s cannot be used: %s%s", backup,
-			 gp_store_error(s),
-			 r == -EBADMSG ? "; try an older one" : "");
+		snprintf(err, err_len, "the backup %s cannot be used%s: %s", backup,
+			 r == -EBADMSG ? " (try an older one)" : "", gp_store_error(s));
 	free(tenants);
 	gp_store_close(s);
 	return r;

@@ -23,6 +23,7 @@
 #include "core/policy.h"
 #include "core/workload.h"
 #include "server/alerts.h"
+#include "server/depend.h"
 #include "server/logdir.h"
 #include "core/sched.h"
 #include "server/schedule.h"
@@ -36,6 +37,7 @@
 #define REASONS_TXN 256         /* reasons written in one transaction */
 #define DROPS_MAX   16          /* log drops taken at a tick */
 #define GROWTH_RESTART_PCT 80   /* of its memory, a growing task is restarted */
+#define TIMES_UP_MAX 16         /* tasks stopped for their time limit at a tick */
 
 enum record_alert { RECORD_NO_ALERT, RECORD_FAILED, RECORD_VIOLATION };
 
@@ -141,6 +143,10 @@ struct gp_loop {
 	char log_why[GP_REASON_MAX];    /* else why the tasks that would start wait */
 	int64_t trim_at;                /* the logs' last trim (mono ms) */
 	bool trim_due;                  /* tasks ended since */
+	/* The pool's counts at the last look at the held tasks (depend.h)
+	 * that wrote what it meant to; dep_looked: there was one. */
+	uint64_t dep_gen, dep_ends;
+	bool dep_looked;
 };
 
 /* One pass: the pool's view, and the scheduler's view of it (also the
@@ -226,6 +232,9 @@ static void loop_fields(struct gp_task *to, const struct gp_task *from)
 	to->exit_code = from->exit_code;
 	to->started = from->started;
 	to->ended = from->ended;
+	to->timed_out = from->timed_out;
+	if (to->mem_pct) /* resolved on the card it got (start_row) */
+		to->mem_mib = from->mem_mib;
 }
 
 /* Task id as the loop knows it (the pool has it, with what the loop owes
@@ -475,6 +484,15 @@ static void ended_stopped(struct gp_task *t, enum gp_task_state state, const cha
 		snprintf(t->reason + sizeof(t->reason) - 4, 4, "...");
 }
 
+/* "time limit 0:10:00 reached": why a task its limit stopped ended. */
+static void time_limit_why(uint64_t limit_s, char *buf, size_t len)
+{
+	char limit[32];
+
+	gp_time_limit_text(limit_s, limit, sizeof(limit));
+	snprintf(buf, len, "time limit %s reached", limit);
+}
+
 /* Keeps what the agent reports, to record it under the store's lock. */
 static struct event *event_add(struct events *ev)
 {
@@ -523,8 +541,9 @@ static void task_ended(struct gp_loop *l, const struct event *e)
 	char why[GP_REASON_MAX];
 	struct gp_pool_task pt = { 0 };
 	bool known = gp_pool_task_get(l->pool, e->task, &pt) == 0;
-	bool cancelled = pt.cancel_by[0] && e->stopped && !e->violation;
-	bool preempted = pt.stopping && e->stopped && !cancelled && !e->violation;
+	bool timed_out = pt.time_up && e->stopped && !e->violation;
+	bool cancelled = pt.cancel_by[0] && e->stopped && !e->violation && !timed_out;
+	bool preempted = pt.stopping && e->stopped && !cancelled && !timed_out && !e->violation;
 	int64_t now = gp_unix_ms();
 	struct gp_task t;
 
@@ -541,6 +560,10 @@ static void task_ended(struct gp_loop *l, const struct event *e)
 	if (e->violation) {
 		snprintf(why, sizeof(why), "stopped by the verifier: %.200s", e->text);
 		ended_stopped(&t, GP_TASK_FAILED, why, e->code, now);
+	} else if (timed_out) {
+		time_limit_why(pt.time_limit_s, why, sizeof(why));
+		ended_stopped(&t, GP_TASK_FAILED, why, e->code, now);
+		t.timed_out = true;
 	} else if (cancelled) {
 		snprintf(why, sizeof(why), "cancelled by %s", pt.cancel_by);
 		ended_stopped(&t, GP_TASK_CANCELLED, why, e->code, now);
@@ -671,6 +694,7 @@ struct shape {
 	unsigned devices;
 	bool whole;             /* whole devices, or exclusive ones */
 	uint64_t mem_mib;
+	unsigned mem_pct;       /* of its card's memory; 0: mem_mib */
 	unsigned compute_pct;
 	const char *model;      /* a part of the devices' name; "": any */
 };
@@ -678,8 +702,8 @@ struct shape {
 static struct shape shape_of(const struct gp_task *t)
 {
 	return (struct shape){ .devices = t->devices, .whole = t->whole || t->exclusive,
-			       .mem_mib = t->mem_mib, .compute_pct = t->compute_pct,
-			       .model = t->model };
+			       .mem_mib = t->mem_mib, .mem_pct = t->mem_pct,
+			       .compute_pct = t->compute_pct, .model = t->model };
 }
 
 /* Does device d answer to one of the terms of `model` ("A100", "T4|L4",
@@ -701,6 +725,12 @@ static uint32_t device_mem_max(const struct gp_agent_node *n, const char *model)
 		    (!model[0] || model_matches(&n->device[i], model)))
 			max = (uint32_t)n->device[i].mem_total_mib;
 	return max;
+}
+
+/* pct percent of mem MiB, rounded down: a share's memory on a card. */
+static uint32_t pct_of(uint64_t mem, unsigned pct)
+{
+	return (uint32_t)(mem * pct / 100);
 }
 
 /* The model ids of this machine's devices that answer to `model`. */
@@ -725,7 +755,11 @@ static int request_with(const struct gp_agent_node *n, const struct shape *t, ui
 		req->whole = true;
 		req->dev_mem_mib = device_mem_max(n, t->model); /* what its quota is charged */
 	} else {
-		req->dev_mem_mib = (uint32_t)t->mem_mib;
+		req->dev_mem_pct = (uint8_t)t->mem_pct;
+		/* A percent counts, unplaced, as on the largest card it accepts
+		 * (resources.h); placed, as on its own. */
+		req->dev_mem_mib = t->mem_pct ? pct_of(device_mem_max(n, t->model), t->mem_pct)
+					      : (uint32_t)t->mem_mib;
 		req->dev_compute = t->compute_pct * 10;
 	}
 	if (!t->model[0] || req->models)
@@ -831,6 +865,15 @@ static void reason_want(struct tick *k, int64_t id, uint64_t gen, const char *re
 	k->reason[k->n_reasons++] = (struct gp_pool_reason){ id, gen, reason };
 }
 
+/* The memory one share of req takes on device d of where's node. */
+static uint32_t share_mem(struct gp_cluster *c, const struct gp_request *req, uint32_t node,
+			  unsigned d)
+{
+	int64_t mem = gp_cluster_device_mem(c, node, (int)d);
+
+	return gp_request_mem_on(req, mem > 0 ? (uint32_t)mem : 0);
+}
+
 /* Commits what fits of req at where, device by device: of each share as
  * much memory and compute as the device has free, on a device that takes
  * one more slice. */
@@ -846,8 +889,9 @@ static void misfit_commit(struct gp_cluster *c, const struct gp_request *req,
 
 		if (gp_cluster_node_usage(c, where->node, &u) < 0 || d >= u.devices)
 			continue;
-		one.dev_mem_mib = req->dev_mem_mib < u.dev_mem_free[d] ? req->dev_mem_mib
-								       : u.dev_mem_free[d];
+		one.dev_mem_mib = share_mem(c, req, where->node, d);
+		if (one.dev_mem_mib > u.dev_mem_free[d])
+			one.dev_mem_mib = u.dev_mem_free[d];
 		one.dev_compute = gp_request_share(req) < u.compute_free[d] ? gp_request_share(req)
 									     : u.compute_free[d];
 		if (one.dev_mem_mib || one.dev_compute)
@@ -877,7 +921,8 @@ static void misfit_why(const struct gp_agent_node *node, struct gp_cluster *c,
 	gp_cluster_node_usage(c, where->node, &u);
 	for (int i = 0; i < where->devices; i++)
 		if (u.compute_free[where->device[i]] < gp_request_share(req) ||
-		    u.dev_mem_free[where->device[i]] < req->dev_mem_mib) {
+		    u.dev_mem_free[where->device[i]] <
+			    share_mem(c, req, where->node, where->device[i])) {
 			d = where->device[i];
 			break;
 		}
@@ -886,7 +931,8 @@ static void misfit_why(const struct gp_agent_node *node, struct gp_cluster *c,
 		 "of its %u %% and %u MiB: it still counts; lower its share (gpupool task set "
 		 "%" PRId64 " --compute N) or cancel it",
 		 node->device[d].uuid, node->device[d].name, u.compute_free[d] / 10u,
-		 u.dev_mem_free[d], gp_request_share(req) / 10u, req->dev_mem_mib, t->id);
+		 u.dev_mem_free[d], gp_request_share(req) / 10u, share_mem(c, req, where->node, d),
+		 t->id);
 }
 
 /* Commits running task t (s, its request filled) where it runs. When its
@@ -925,7 +971,7 @@ static void prepare_running(struct gp_loop *l, struct tick *k, const struct gp_p
 	struct gp_sched_task *s = &k->sched[k->n_sched];
 	struct gp_task row = { .id = t->id, .devices = t->devices, .whole = t->whole,
 			       .exclusive = t->exclusive, .mem_mib = t->mem_mib,
-			       .compute_pct = t->compute_pct };
+			       .mem_pct = t->mem_pct, .compute_pct = t->compute_pct };
 	char why[GP_REASON_MAX];
 
 	if (t->stopping || t->cancel_by[0])
@@ -949,7 +995,8 @@ static void prepare_queued(struct gp_loop *l, struct tick *k, const struct gp_po
 	struct gp_sched_task *s = &k->sched[k->n_sched];
 	const char *model = q->model >= 0 ? k->view.models[q->model] : "";
 	struct shape sh = { .devices = q->devices, .whole = q->whole || q->exclusive,
-			    .mem_mib = q->mem_mib, .compute_pct = q->compute_pct, .model = model };
+			    .mem_mib = q->mem_mib, .mem_pct = q->mem_pct,
+			    .compute_pct = q->compute_pct, .model = model };
 	char why[GP_REASON_MAX];
 
 	if (model[0] && (!k->model_known || strcmp(k->model, model))) {
@@ -1079,7 +1126,8 @@ static struct gp_agent_task spec_of(const struct gp_task *t, const struct gp_pla
 				      .workdir = t->workdir, .devices = where->devices,
 				      .whole = t->whole || t->exclusive, .mem_mib = t->mem_mib,
 				      .compute_pct = t->compute_pct, .priority = t->priority,
-				      .hard = t->hard };
+				      .hard = t->hard, .array_id = t->array_id,
+				      .array_index = t->array_index };
 
 	for (int i = 0; i < where->devices; i++) {
 		spec.device[i] = where->device[i];
@@ -1159,6 +1207,10 @@ static int start_row(struct gp_loop *l, struct start *st)
 	st->run.ended = 0;
 	placement_write(gp_agent_node(l->agent), &st->o->where, st->run.placement,
 			sizeof(st->run.placement));
+	if (st->run.mem_pct && !st->run.whole && !st->run.exclusive) /* a gang's cards are alike */
+		st->run.mem_mib = pct_of(gp_agent_node(l->agent)->device[st->o->where.device[0]]
+						 .mem_total_mib,
+					 st->run.mem_pct);
 	snprintf(st->run.reason, sizeof(st->run.reason), "%s", st->o->reason);
 	return 0;
 }
@@ -1603,6 +1655,51 @@ static void cancels_send(struct gp_loop *l)
 		gp_agent_stop(l->agent, ids[i]);
 }
 
+/* Running tasks that have run their time limit are stopped as a cancel
+ * stops them (cancels_send: SIGTERM, SIGKILL after the grace period),
+ * their reason and a task.time-limit audit row saying so now; once
+ * reaped they are FAILED, timed out (task_ended). The caller holds the
+ * store's lock. */
+static void time_limits(struct gp_loop *l)
+{
+	struct gp_pool_task up[TIMES_UP_MAX];
+	int n = gp_pool_times_up(l->pool, gp_unix_ms(), up, TIMES_UP_MAX);
+
+	for (int i = 0; i < n; i++) {
+		char why[64], detail[GP_REASON_MAX];
+		struct record rec;
+		struct gp_task t;
+
+		gp_pool_task_row(&up[i], &t);
+		time_limit_why(t.time_limit_s, why, sizeof(why));
+		snprintf(t.reason, sizeof(t.reason), "%s; stopping it", why);
+		snprintf(detail, sizeof(detail),
+			 "%s; stopping it (SIGTERM, SIGKILL after the grace period)", why);
+		record_init(&rec, &t, "task.time-limit", detail);
+		record(l, &rec);
+	}
+}
+
+/* A look at the held tasks (depend.h) when the pool changed or a task
+ * left it since the last look that wrote all it meant to. The caller
+ * holds the store's lock. */
+static void depends(struct gp_loop *l)
+{
+	uint64_t full, gen = gp_pool_gen(l->pool, &full), ends = gp_pool_ends(l->pool);
+	int r;
+
+	if (l->dep_looked && gen == l->dep_gen && ends == l->dep_ends)
+		return;
+	r = gp_depend_look(l->store, l->pool);
+	if (r < 0) {
+		write_count(l, r);
+		return;
+	}
+	l->dep_looked = true;
+	l->dep_gen = gen;
+	l->dep_ends = ends;
+}
+
 /* Says on stderr when metering starts failing, and when it works again. */
 static void meter_report(struct gp_loop *l, int r)
 {
@@ -1911,7 +2008,10 @@ void gp_loop_tick(struct gp_loop *l)
 	records_write(l, NULL, 0);      /* what is owed, before anything new */
 	events_record(l, &ev);
 	logs_record(l, drops, n_drops);
+	time_limits(l);
+	depends(l);
 	store_unlock(l);
+	cancels_send(l);                /* those time_limits asked */
 	for (int i = 0; i < ev.n; i++)
 		l->trim_due |= ev.e[i].ended;
 	free(ev.e);
@@ -2074,6 +2174,8 @@ int gp_loop_task_could_fit(struct gp_loop *l, struct gp_task *t, bool await_card
 		gp_cluster_free(c);
 		return 0;       /* a model of no usable card: settled above */
 	}
+	if (t->mem_pct && !t->whole) /* until placed: on the largest card it takes */
+		t->mem_mib = req.dev_mem_mib;
 	/* The core's own answer, on this node with every device idle. */
 	r = t->devices > GP_NODE_DEVICES_MAX ? -EINVAL : gp_policy_new("bestfit", NULL, &p);
 	if (r == 0)

@@ -63,6 +63,7 @@ struct gp_pool {
 	int quotas;
 	uint64_t gen, full_gen;
 	uint64_t tenants_gen;      /* counts every tenant and model quota put */
+	uint64_t ends;             /* counts the tasks that left */
 	struct changes changes;
 };
 
@@ -291,6 +292,9 @@ static void row_copy(struct gp_pool_task *to, const struct gp_task *t)
 	to->state = t->state;
 	to->priority = t->priority;
 	to->mem_mib = t->mem_mib;
+	to->mem_pct = t->mem_pct;
+	to->time_limit_s = t->time_limit_s;
+	snprintf(to->after, sizeof(to->after), "%s", t->after);
 	to->compute_pct = t->compute_pct;
 	to->restart_on_growth = t->restart_on_growth;
 	to->service = t->service;
@@ -333,6 +337,7 @@ static int task_new(struct gp_pool *p, const struct gp_task *t)
 	if (!n)
 		return -ENOMEM;
 	row_copy(n, t);
+	n->held = n->after[0] && is_queued(t->state);
 	r = map_add(p, n);
 	if (r == 0 && (r = index_add(p, n)) < 0)
 		map_remove(p, n->id);
@@ -348,6 +353,7 @@ static void task_drop(struct gp_pool *p, struct gp_pool_task *t)
 {
 	index_remove(p, t);
 	map_remove(p, t->id);
+	p->ends++;
 	if (t->state == GP_TASK_RUNNING)
 		changed(p, NULL, true);
 	free(t);
@@ -356,7 +362,7 @@ static void task_drop(struct gp_pool *p, struct gp_pool_task *t)
 /* The loop's flags go when a task stops running. */
 static void flags_clear(struct gp_pool_task *t)
 {
-	t->borrowed = t->stopping = t->cancel_sent = false;
+	t->borrowed = t->stopping = t->cancel_sent = t->time_up = false;
 	t->cancel_by[0] = t->restart_why[0] = '\0';
 }
 
@@ -592,6 +598,68 @@ int gp_pool_cancels_take(struct gp_pool *p, int64_t *ret_ids, int max)
 	return n;
 }
 
+/* Has running task t run its time limit by now_ms? */
+static bool time_is_up(const struct gp_pool_task *t, int64_t now_ms)
+{
+	return t->time_limit_s && t->started && !t->cancel_by[0] && !t->stopping &&
+	       now_ms - t->started >= (int64_t)t->time_limit_s * 1000;
+}
+
+int gp_pool_times_up(struct gp_pool *p, int64_t now_ms, struct gp_pool_task *ret, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < p->running.n && n < max; i++) {
+		struct gp_pool_task *t = p->running.t[i];
+
+		if (!time_is_up(t, now_ms))
+			continue;
+		t->time_up = true;
+		snprintf(t->cancel_by, sizeof(t->cancel_by), "server");
+		changed(p, t, true);
+		ret[n++] = *t;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+int gp_pool_held(struct gp_pool *p, struct gp_pool_task *ret, int max)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < p->queue.n && n < max; i++)
+		if (p->queue.t[i]->held)
+			ret[n++] = *p->queue.t[i];
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+int gp_pool_task_release(struct gp_pool *p, int64_t id)
+{
+	struct gp_pool_task *t;
+
+	pthread_mutex_lock(&p->lock);
+	t = task_find(p, id);
+	if (t && t->held) {
+		t->held = false;
+		changed(p, t, false);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return t ? 0 : -ENOENT;
+}
+
+uint64_t gp_pool_ends(struct gp_pool *p)
+{
+	uint64_t ends;
+
+	pthread_mutex_lock(&p->lock);
+	ends = p->ends;
+	pthread_mutex_unlock(&p->lock);
+	return ends;
+}
+
 /* ---- reading ------------------------------------------------------------- */
 
 int gp_pool_tenant_get(struct gp_pool *p, int64_t id, struct gp_tenant *ret)
@@ -661,6 +729,7 @@ void gp_pool_task_row(const struct gp_pool_task *pt, struct gp_task *t)
 {
 	*t = (struct gp_task){ .id = pt->id, .tenant = pt->tenant, .state = pt->state,
 			       .priority = pt->priority, .mem_mib = pt->mem_mib,
+			       .mem_pct = pt->mem_pct, .time_limit_s = pt->time_limit_s,
 			       .compute_pct = pt->compute_pct, .devices = pt->devices,
 			       .whole = pt->whole, .exclusive = pt->exclusive, .hard = pt->hard,
 			       .restart_on_growth = pt->restart_on_growth,
@@ -670,6 +739,7 @@ void gp_pool_task_row(const struct gp_pool_task *pt, struct gp_task *t)
 	memcpy(t->model, pt->model, sizeof(t->model));
 	memcpy(t->reason, pt->reason, sizeof(t->reason));
 	memcpy(t->placement, pt->placement, sizeof(t->placement));
+	memcpy(t->after, pt->after, sizeof(t->after));
 }
 
 /* Adds the tasks of `service` in list to ret[n..max); the new n. */
@@ -740,7 +810,8 @@ static struct gp_pool_queued queued_of(const struct gp_pool_task *t, struct gp_p
 {
 	struct gp_pool_queued q = { .id = t->id, .tenant = t->tenant, .priority = t->priority,
 				    .created = t->created, .mem_mib = t->mem_mib,
-				    .compute_pct = t->compute_pct, .devices = t->devices,
+				    .mem_pct = t->mem_pct, .compute_pct = t->compute_pct,
+				    .devices = t->devices,
 				    .whole = t->whole, .exclusive = t->exclusive, .model = -1,
 				    .reason_hash = t->reason_hash, .gen = t->gen };
 
@@ -767,6 +838,8 @@ static int array_copy(const void *src, int n, size_t size, void **ret)
 /* Adds queued task t to v, which has room for `room` of them. */
 static int view_add(struct gp_pool_view *v, size_t room, const struct gp_pool_task *t)
 {
+	if (t->held) /* no pass looks at it (gp_pool_task_release) */
+		return 0;
 	/* Room for a model per task, once one asks for a model. */
 	if (t->model[0] && !v->models && !(v->models = malloc(room * sizeof(*v->models))))
 		return -ENOMEM;
@@ -950,7 +1023,9 @@ static const char *task_differs(const struct gp_pool_task *a, const struct gp_po
 		strcmp(a->name, b->name) != 0,
 		a->state != b->state,
 		a->priority != b->priority,
-		a->mem_mib != b->mem_mib || a->compute_pct != b->compute_pct ||
+		a->mem_mib != b->mem_mib || a->mem_pct != b->mem_pct ||
+			a->compute_pct != b->compute_pct || a->time_limit_s != b->time_limit_s ||
+			strcmp(a->after, b->after) != 0 ||
 			a->devices != b->devices || a->whole != b->whole ||
 			a->exclusive != b->exclusive || a->hard != b->hard ||
 			strcmp(a->model, b->model) != 0,

@@ -69,9 +69,16 @@ struct gp_pool_task {
 	enum gp_task_state state; /* PENDING, PREEMPTED or RUNNING */
 	unsigned priority;
 	uint64_t mem_mib;
+	unsigned mem_pct;       /* memory as a percent of its card's; 0: mem_mib */
 	unsigned compute_pct, devices;
 	bool whole, exclusive, hard;
 	bool restart_on_growth; /* its policy when its memory only grows */
+	uint64_t time_limit_s;  /* from its start; 0: none */
+	char after[GP_AFTER_TEXT]; /* the tasks it waits for (store.h); "": none */
+	/* Queued and waiting for the tasks of `after` to end: no pass looks
+	 * at it until gp_pool_task_release (the loop's depend.h). Set when it
+	 * enters the pool with an `after`. */
+	bool held;
 	int64_t service;        /* the service it is a replica of; 0: none */
 	char model[GP_STORE_NAME_MAX];
 	char reason[GP_REASON_MAX];
@@ -83,6 +90,7 @@ struct gp_pool_task {
 	char restart_why[GP_REASON_MAX];   /* being restarted: why; "": not */
 	char cancel_by[GP_STORE_NAME_MAX]; /* being cancelled, asked by; "": not */
 	bool cancel_sent;                  /* the loop has asked the agent to stop it */
+	bool time_up;                      /* its time limit stops it (cancel_by "server") */
 	uint64_t gen;                      /* the pool's count when it last changed */
 	uint64_t reason_hash;              /* gp_pool_reason_hash(reason) */
 };
@@ -122,6 +130,19 @@ int gp_pool_task_cancel(struct gp_pool *p, int64_t id, const char *by);
 /* The loop's own: the ids (at most max) of the tasks whose cancel was
  * asked and not yet sent to the agent, marked sent; how many. */
 int gp_pool_cancels_take(struct gp_pool *p, int64_t *ret_ids, int max);
+/* The running tasks that have run their time limit by now_ms (unix ms;
+ * counted from their start) and are not being stopped yet: each marked
+ * time_up and its cancel asked by "server", its copy in ret (at most
+ * max); how many. */
+int gp_pool_times_up(struct gp_pool *p, int64_t now_ms, struct gp_pool_task *ret, int max);
+/* The held tasks (at most max, in the queue's order) into ret; how many. */
+int gp_pool_held(struct gp_pool *p, struct gp_pool_task *ret, int max);
+/* Held task id may be decided: the next pass looks at it. -ENOENT: no
+ * such held task. */
+int gp_pool_task_release(struct gp_pool *p, int64_t id);
+/* A count of the tasks that have left the pool (ended, cancelled): what
+ * a held task may be waiting for. */
+uint64_t gp_pool_ends(struct gp_pool *p);
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -171,6 +192,7 @@ struct gp_pool_queued {
 	unsigned priority;
 	int64_t created;
 	uint64_t mem_mib;
+	unsigned mem_pct;
 	unsigned compute_pct, devices;
 	bool whole, exclusive;
 	int model;            /* the model it asks for: in the view's models; -1: any */
@@ -206,7 +228,7 @@ enum gp_pool_scope {
 };
 
 /* Copies into v, at once: the running tasks, the queued tasks of the
- * scope, the tenants and the model quotas. Release with
+ * scope but the held ones, the tenants and the model quotas. Release with
  * gp_pool_view_release. -ENOMEM. The queued tasks of GP_POOL_ALL are in
  * the queue's order; those of GP_POOL_CHANGED in the order they changed
  * (found from a record of the changes, not by a look at the whole queue:

@@ -125,18 +125,26 @@ static int settle_default(const struct runtimes *all, struct gp_task *t, const c
 	return refuse(ret_field, "runtime");
 }
 
+bool gp_runtime_is_one(const char *name, char *why, size_t len)
+{
+	char vendors[LIST_MAX], list[LIST_MAX];
+
+	if (gp_vendor_runtime_vendors(name, vendors, sizeof(vendors)))
+		return true;
+	gp_vendor_runtime_names(list, sizeof(list));
+	snprintf(why, len, "\"%s\" is not a runtime; give one of: %s", name, list);
+	return false;
+}
+
 int gp_runtime_settle(const struct gp_agent_node *n, struct gp_task *t, bool await_cards,
 		      const char **ret_field, char *why, size_t len)
 {
 	struct runtimes all = runtimes_of(n, "");
-	char vendors[LIST_MAX], list[LIST_MAX];
+	char list[LIST_MAX];
 	int r;
 
-	if (t->runtime[0] && gp_vendor_runtime_vendors(t->runtime, vendors, sizeof(vendors)) == 0) {
-		gp_vendor_runtime_names(list, sizeof(list));
-		snprintf(why, len, "\"%s\" is not a runtime; give one of: %s", t->runtime, list);
+	if (t->runtime[0] && !gp_runtime_is_one(t->runtime, why, len))
 		return refuse(ret_field, "runtime");
-	}
 	if (t->model[0])
 		return settle_by_model(n, t, await_cards, ret_field, why, len);
 	if (!t->runtime[0] && all.n == 0)

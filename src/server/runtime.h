@@ -26,6 +26,10 @@
 int gp_runtime_settle(const struct gp_agent_node *n, struct gp_task *t, bool await_cards,
 		      const char **ret_field, char *why, size_t len);
 
+/* Is name a runtime of a vendor gpupool has ("cuda", "acl", ...)? When
+ * not, why says so with the list of them. */
+bool gp_runtime_is_one(const char *name, char *why, size_t len);
+
 /* Is t's model the one its runtime gave it (it named none): "nvidia" for
  * cuda? Messages then speak of the runtime, not of a model. */
 bool gp_runtime_is_default_model(const struct gp_task *t);

@@ -205,6 +205,19 @@ static const char *const migrations[] = {
 	/* 13: the runtime a task's program is built for (server/runtime.h);
 	 * "" for the tasks from before. */
 	"ALTER TABLE tasks ADD COLUMN runtime TEXT NOT NULL DEFAULT '';",
+	/* 14: the job options a Slurm user gives (issue 27): a task's time
+	 * limit in seconds (0: none) and whether it ended it; the tasks it
+	 * waits for ("3:ok,5:any"); the array it is of (its first task's id;
+	 * 0: none) and its index there; its memory as a percent of its card's
+	 * (0: mem_mib). A template's runtime ("": none) and time limit. */
+	"ALTER TABLE tasks ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN timed_out INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN after TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE tasks ADD COLUMN array_id INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN array_index INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN mem_pct INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE templates ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE templates ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -1309,7 +1322,7 @@ int gp_store_model_quota_find(const struct gp_model_quota *all, int n, int64_t t
 
 /* ---- templates ---- */
 
-#define TEMPLATE_COLUMNS "id, name, models, mem_mib, compute_pct, hard"
+#define TEMPLATE_COLUMNS "id, name, models, mem_mib, compute_pct, hard, runtime, time_limit_s"
 
 static void read_template(sqlite3_stmt *st, void *ret)
 {
@@ -1322,12 +1335,15 @@ static void read_template(sqlite3_stmt *st, void *ret)
 	t->mem_mib = (uint64_t)sqlite3_column_int64(st, 3);
 	t->compute_pct = (unsigned)sqlite3_column_int64(st, 4);
 	t->hard = sqlite3_column_int(st, 5) != 0;
+	copy_text(st, 6, t->runtime, sizeof(t->runtime));
+	t->time_limit_s = (uint64_t)sqlite3_column_int64(st, 7);
 }
 
 static bool template_is_valid(const struct gp_template *t)
 {
 	return fits(t->name, sizeof(t->name)) && !is_blank(t->name) &&
-	       fits(t->models, sizeof(t->models)) && t->compute_pct <= PCT_MAX;
+	       fits(t->models, sizeof(t->models)) && fits(t->runtime, sizeof(t->runtime)) &&
+	       t->compute_pct <= PCT_MAX;
 }
 
 int gp_store_template_add(struct gp_store *s, struct gp_template *t)
@@ -1340,8 +1356,8 @@ int gp_store_template_add(struct gp_store *s, struct gp_template *t)
 	if (!template_is_valid(t))
 		return fail(s, -EINVAL, "template_add: invalid template");
 	r = prepare(s,
-		    "INSERT INTO templates (name, models, mem_mib, compute_pct, hard) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5)",
+		    "INSERT INTO templates (name, models, mem_mib, compute_pct, hard, runtime, "
+		    "time_limit_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -1350,6 +1366,8 @@ int gp_store_template_add(struct gp_store *s, struct gp_template *t)
 	sqlite3_bind_int64(st, 3, (int64_t)t->mem_mib);
 	sqlite3_bind_int64(st, 4, t->compute_pct);
 	sqlite3_bind_int(st, 5, t->hard);
+	sqlite3_bind_text(st, 6, t->runtime, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, (int64_t)t->time_limit_s);
 	r = step_done(s, st, "template_add");
 	if (r == -EEXIST)
 		return fail(s, r, "template_add: a template named '%s' exists", t->name);
@@ -1405,7 +1423,8 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"id, tenant, name, command, mem_mib, compute_pct, devices, whole, exclusive, "   \
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
-	"started, ended, workdir, template, memory_restart, service, pod_uid, runtime"
+	"started, ended, workdir, template, memory_restart, service, pod_uid, runtime, "  \
+	"time_limit_s, timed_out, after, array_id, array_index, mem_pct"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1439,9 +1458,15 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	t->service = sqlite3_column_int64(st, 24);
 	copy_text(st, 25, t->pod_uid, sizeof(t->pod_uid));
 	copy_text(st, 26, t->runtime, sizeof(t->runtime));
+	t->time_limit_s = (uint64_t)sqlite3_column_int64(st, 27);
+	t->timed_out = sqlite3_column_int(st, 28) != 0;
+	copy_text(st, 29, t->after, sizeof(t->after));
+	t->array_id = sqlite3_column_int64(st, 30);
+	t->array_index = (unsigned)sqlite3_column_int64(st, 31);
+	t->mem_pct = (unsigned)sqlite3_column_int64(st, 32);
 }
 
-/* Binds every column but id, as parameters 2..27 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..33 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1470,6 +1495,12 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_int64(st, 25, t->service);
 	sqlite3_bind_text(st, 26, t->pod_uid, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 27, t->runtime, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 28, (int64_t)t->time_limit_s);
+	sqlite3_bind_int(st, 29, t->timed_out);
+	sqlite3_bind_text(st, 30, t->after, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 31, t->array_id);
+	sqlite3_bind_int64(st, 32, t->array_index);
+	sqlite3_bind_int64(st, 33, t->mem_pct);
 }
 
 static bool state_is_valid(int state)
@@ -1485,13 +1516,14 @@ static bool task_strings_fit(const struct gp_task *t)
 	       fits(t->kind, sizeof(t->kind)) && fits(t->model, sizeof(t->model)) &&
 	       fits(t->reason, sizeof(t->reason)) &&
 	       fits(t->placement, sizeof(t->placement)) && fits(t->pod_uid, sizeof(t->pod_uid)) &&
-	       fits(t->runtime, sizeof(t->runtime));
+	       fits(t->runtime, sizeof(t->runtime)) && fits(t->after, sizeof(t->after));
 }
 
 static bool task_is_valid(const struct gp_task *t)
 {
 	return task_strings_fit(t) && t->priority <= PRIORITY_MAX &&
-	       t->compute_pct <= PCT_MAX && state_is_valid((int)t->state);
+	       t->compute_pct <= PCT_MAX && t->mem_pct <= PCT_MAX &&
+	       state_is_valid((int)t->state);
 }
 
 int gp_store_task_add(struct gp_store *s, struct gp_task *t)
@@ -1511,7 +1543,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
 		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
-		    "?23, ?24, ?25, ?26, ?27)",
+		    "?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
 		    &st);
 	if (r < 0)
 		return r;
@@ -1732,7 +1764,8 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 		s,
 		"UPDATE tasks SET state = ?14, reason = ?15, placement = ?16, pid = ?17, "
 		"exit_code = ?18, started = ?20, ended = ?21, compute_pct = ?6, "
-		"priority = ?11 WHERE id = ?1",
+		"priority = ?11, timed_out = ?29, "
+		"mem_mib = CASE WHEN mem_pct > 0 THEN ?5 ELSE mem_mib END WHERE id = ?1",
 		&st);
 	if (r < 0)
 		return r;
@@ -1742,6 +1775,24 @@ int gp_store_task_update(struct gp_store *s, const struct gp_task *t)
 	s->queued = -1;         /* the state may have changed: count again */
 	if (r == 0 && sqlite3_changes(s->db) == 0)
 		return fail(s, -ENOENT, "no task %lld", (long long)t->id);
+	return r;
+}
+
+int gp_store_task_array_set(struct gp_store *s, int64_t id, int64_t array_id)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = prepare(s, "UPDATE tasks SET array_id = ?2 WHERE id = ?1", &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, array_id);
+	r = step_done(s, st, "task_array_set");
+	if (r == 0 && sqlite3_changes(s->db) == 0)
+		return fail(s, -ENOENT, "no task %lld", (long long)id);
 	return r;
 }
 

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/parse.h"
 #include "base/user.h"
 #include "core/quota.h"
 
@@ -50,7 +51,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 13
+#define GP_STORE_SCHEMA_VERSION 14
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -122,6 +123,8 @@ struct gp_template {
 	uint64_t mem_mib;
 	unsigned compute_pct;
 	bool hard; /* isolation: hard cap, or shared */
+	char runtime[GP_STORE_RUNTIME_MAX]; /* what its tasks are built for; "": not said */
+	uint64_t time_limit_s;		    /* its tasks' time limit; 0: none */
 };
 
 struct gp_task {
@@ -133,7 +136,11 @@ struct gp_task {
 	char template_name[GP_STORE_NAME_MAX]; /* submitted with; "": none */
 	bool restart_on_growth; /* memory only growing: restart it before its limit */
 	int64_t service;	/* the service it is a replica of; 0: none */
-	uint64_t mem_mib;     /* per device */
+	/* Memory per device: with mem_pct, what it is on the card it got
+	 * once placed (before: on the largest card it accepts, what its
+	 * quota is checked against at submit). */
+	uint64_t mem_mib;
+	unsigned mem_pct;     /* 1-100: memory as a share of its card's; 0: mem_mib */
 	unsigned compute_pct; /* per device */
 	unsigned devices;     /* how many devices */
 	bool whole;	      /* whole devices, as a gang */
@@ -145,6 +152,17 @@ struct gp_task {
 	/* The runtime its program is built for ("cuda", "acl", …: server/
 	 * runtime.h), settled at submit; "": a task from before they were. */
 	char runtime[GP_STORE_RUNTIME_MAX];
+	/* How long it may run, counted from its start (`submit --time`); 0:
+	 * no limit. timed_out: its limit ended it (it is FAILED). */
+	uint64_t time_limit_s;
+	bool timed_out;
+	/* The tasks it waits for (`submit --after`), as base/parse.h writes
+	 * them ("3:ok,5:any"); "": none. */
+	char after[GP_AFTER_TEXT];
+	/* Of a task array (`submit --array`): the id of its first task, and
+	 * its own index; array_id 0: not of one. */
+	int64_t array_id;
+	unsigned array_index;
 	enum gp_task_state state;
 	char reason[GP_REASON_MAX];    /* why pending, why failed */
 	char placement[GP_REASON_MAX]; /* "node0:GPU-uuid,..." when running */
@@ -343,11 +361,16 @@ int gp_store_queue_length(struct gp_store *s);
 /* The queue: how many tasks are pending or preempted, and when the
  * oldest of them was submitted (unix ms; 0 when none). */
 int gp_store_queue_stats(struct gp_store *s, int *ret_n, int64_t *ret_oldest);
-/* Writes state, reason, placement, pid, exit_code, started, ended, and
- * the live-changeable compute_pct and priority.
+/* Writes state, reason, placement, pid, exit_code, started, ended,
+ * timed_out, mem_mib of a task whose memory is a percent (resolved on
+ * the card it got; another's is fixed at submission),
+ * and the live-changeable compute_pct and priority.
  * task_update changes the task t->id (-ENOENT: none); task_add gives
  * -ENOENT if t->tenant is no tenant. */
 int gp_store_task_update(struct gp_store *s, const struct gp_task *t);
+/* Makes task id of the array whose first task is array_id (the first
+ * itself once its id is known). -ENOENT: no task id. */
+int gp_store_task_array_set(struct gp_store *s, int64_t id, int64_t array_id);
 /* Writes task id's reason alone (why it waits), as the loop does for
  * many at once (in one transaction of the caller's). -ENOENT: no task. */
 int gp_store_task_reason(struct gp_store *s, int64_t id, const char *reason);

@@ -33,6 +33,9 @@ struct gp_taskops {
  * -EAGAIN and why. */
 int gp_taskops_room(const struct gp_taskops *o, int64_t tenant, const char *name, char *why,
 		    size_t len);
+/* The same for n more tasks at once (an array: all or none). */
+int gp_taskops_room_for(const struct gp_taskops *o, int64_t tenant, const char *name,
+			unsigned n, char *why, size_t len);
 
 /* Stores task t (sets id, created, state PENDING) with the environment
  * text env (NULL: none) and the audit row task.submit by `who`, whose
@@ -41,6 +44,15 @@ int gp_taskops_room(const struct gp_taskops *o, int64_t tenant, const char *name
  * restart). */
 int gp_taskops_submit(const struct gp_taskops *o, const char *who, struct gp_task *t,
 		      const char *env, const char *env_names);
+
+/* The same for a task array (`submit --array`): t once for each index
+ * first..last, all stored in one transaction (all or none), each with
+ * its task.submit audit row; each member's array_id is the first one's
+ * id. Their ids in ret_ids[0..last - first], t as the first one. -ENOMEM
+ * after the store was written: as gp_taskops_submit. */
+int gp_taskops_submit_array(const struct gp_taskops *o, const char *who, struct gp_task *t,
+			    unsigned first, unsigned last, const char *env,
+			    const char *env_names, int64_t *ret_ids);
 
 /* Would running task t hold compute_pct of each device now, by the
  * scheduler's rules (capacity, overcommit, quotas)? 0 and whether it

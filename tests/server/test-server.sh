@@ -75,9 +75,11 @@ as "$admin" template add 0x10 --mem 1536M --compute 5 --isolation shared --model
 as "$bob" template ls -o json >"$tmp/templates.json"
 as "$bob" template ls -o yaml >"$tmp/templates.yaml"
 as "$bob" template show 0x10 -o yaml >"$tmp/one.yaml"
-# The YAML, read back, has each template's fields, models as a list.
+# The YAML, read back, has each template's fields, models as a list (no
+# time limit here: tests/cli/test-job-options.sh has one written out).
 want='[.[0].templates[] | {name, models: (.models | if . == "" then [] else split(", ") end),
-	memory_mib: .mem_mib, compute_pct, isolation}]'
+	memory_mib: .mem_mib, compute_pct, isolation, runtime,
+	time: (if .time_limit_s == 0 then "unlimited" else .time_limit_s end)}]'
 if python3 -c 'import yaml' 2>/dev/null; then
 	python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
 		"$tmp/templates.yaml" >"$tmp/templates-yaml.json" 2>"$out"

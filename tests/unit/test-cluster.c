@@ -275,6 +275,44 @@ static void gang_is_one_model(void **state)
 	place(f->c, f->p, two, NULL);
 }
 
+/* A share of memory as a percent is that percent of each device it is
+ * tried on: 50 % is 8 GiB of a 16 GiB T4 and 40 GiB of an 80 GiB A100,
+ * and a device whose free memory is short of its percent of it does not
+ * take it. */
+static void memory_percent_of_each_device(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_node_spec s = node_spec(64, 512, 2, f->t4);
+	struct gp_request half = share(1, 100), most = share(1, 100);
+	struct gp_node_usage u;
+	uint32_t before;
+	struct gp_decision d;
+
+	s.device[1].model = (uint8_t)f->a100;
+	s.device[1].mem_mib = 81920;
+	add_node(f->c, s);
+	half.dev_mem_pct = 50;
+	half.dev_mem_mib = 40960; /* what it counts for unplaced: the A100's */
+	put(f->c, half, 0, 0);
+	put(f->c, half, 0, 1);
+	assert_int_equal(gp_cluster_node_usage(f->c, 0, &u), 0);
+	assert_int_equal(u.dev_mem_free[0], 8192);
+	assert_int_equal(u.dev_mem_free[1], 40960);
+	most.dev_mem_pct = 60;  /* 9.6 GiB of the T4, 48 GiB of the A100: neither */
+	assert_int_equal(gp_place(f->c, f->p, &most, &d), 0);
+	assert_false(d.placed);
+	most.dev_mem_pct = 50;  /* each has half left */
+	place(f->c, f->p, most, NULL);
+	assert_int_equal(gp_cluster_node_usage(f->c, 0, &u), 0);
+	before = u.dev_mem_free[1];
+	assert_int_equal(gp_cluster_release(f->c, &half, &(struct gp_placement){
+				    .devices = 1, .device = { 1 } }), 0);
+	assert_int_equal(gp_cluster_node_usage(f->c, 0, &u), 0);
+	assert_int_equal(u.dev_mem_free[1] - before, 40960); /* what it took there */
+	most.dev_mem_pct = 101;
+	assert_int_equal(gp_place(f->c, f->p, &most, &d), -EINVAL);
+}
+
 static void gang_keeps_to_one_numa_node(void **state)
 {
 	struct fixture *f = *state;
@@ -589,6 +627,7 @@ int main(void)
 		TEST(gang_prefers_tightest_nvlink_island),
 		TEST(gang_is_one_model),
 		TEST(gang_keeps_to_one_numa_node),
+		TEST(memory_percent_of_each_device),
 		TEST(bad_placements_are_refused),
 		TEST(ties_go_to_the_first_node),
 		TEST(many_request_shapes_still_place),

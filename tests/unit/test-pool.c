@@ -4,7 +4,9 @@
  * one loaded afresh from that store; the comparison sees a change the
  * store did not get; the queue's order and pages; which changes ask for
  * a pass over the whole queue and which for one task's; the loop's flags
- * of a running task. */
+ * of a running task; a task that waits for others held out of the passes
+ * until released, and one held again after a restart; a time limit's
+ * end asked once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -408,6 +410,72 @@ static void test_loop_flags(void **state)
 	assert_follows(f);
 }
 
+static void test_held_and_released(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = tenant_add(f, "a", 8), first = submit(f, a, 5, 10), waits;
+	struct gp_task t = { .tenant = a, .priority = 9, .mem_mib = 10, .compute_pct = 10,
+			     .devices = 1 };
+	struct gp_pool *fresh = NULL;
+	struct gp_pool_task held[4];
+	struct gp_pool_view v;
+	uint64_t ends;
+
+	snprintf(t.name, sizeof(t.name), "after");
+	snprintf(t.after, sizeof(t.after), "%lld:ok", (long long)first);
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_pool_task_put(f->p, &t), 0);
+	waits = t.id;
+	assert_int_equal(gp_pool_held(f->p, held, 4), 1);
+	assert_int_equal(held[0].id, waits);
+	assert_string_equal(held[0].after, t.after);
+	assert_int_equal(gp_pool_view_init(f->p, GP_POOL_ALL, 0, &v), 0);
+	assert_int_equal(v.n_queued, 1); /* the held one is in no pass */
+	assert_int_equal(v.queued[0].id, first);
+	gp_pool_view_release(&v);
+	assert_int_equal(gp_pool_load(f->s, &fresh), 0); /* a restart holds it again */
+	assert_int_equal(gp_pool_held(fresh, held, 4), 1);
+	gp_pool_free(fresh);
+	ends = gp_pool_ends(f->p);
+	task_write(f, first, to_cancelled, 0);
+	assert_int_equal(gp_pool_ends(f->p), ends + 1); /* what a held one waits for */
+	assert_int_equal(gp_pool_task_release(f->p, waits), 0);
+	assert_int_equal(gp_pool_held(f->p, held, 4), 0);
+	assert_int_equal(gp_pool_view_init(f->p, GP_POOL_ALL, 0, &v), 0);
+	assert_int_equal(v.n_queued, 1);
+	assert_int_equal(v.queued[0].id, waits);
+	gp_pool_view_release(&v);
+	assert_follows(f);
+}
+
+static void test_times_up(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_task t = { .tenant = tenant_add(f, "a", 8), .mem_mib = 10, .compute_pct = 10,
+			     .devices = 1, .time_limit_s = 2 };
+	struct gp_pool_task up[4], got;
+	int64_t ids[4];
+
+	snprintf(t.name, sizeof(t.name), "limited");
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	assert_int_equal(gp_pool_task_put(f->p, &t), 0);
+	assert_int_equal(gp_pool_times_up(f->p, t.created + 10000, up, 4), 0); /* queued */
+	task_write(f, t.id, to_running, 0);
+	assert_int_equal(gp_pool_task_get(f->p, t.id, &got), 0);
+	assert_int_equal(gp_pool_times_up(f->p, got.started + 1999, up, 4), 0);
+	assert_int_equal(gp_pool_times_up(f->p, got.started + 2000, up, 4), 1);
+	assert_int_equal(up[0].id, t.id);
+	assert_int_equal(gp_pool_times_up(f->p, got.started + 9000, up, 4), 0); /* once */
+	assert_int_equal(gp_pool_task_get(f->p, t.id, &got), 0);
+	assert_true(got.time_up);
+	assert_string_equal(got.cancel_by, "server");
+	assert_int_equal(gp_pool_cancels_take(f->p, ids, 4), 1);
+	task_write(f, t.id, to_requeued, 0); /* flags go */
+	assert_int_equal(gp_pool_task_get(f->p, t.id, &got), 0);
+	assert_false(got.time_up);
+	assert_follows(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +485,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_what_needs_a_pass, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_of_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loop_flags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_and_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_times_up, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

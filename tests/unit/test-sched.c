@@ -157,6 +157,36 @@ static void test_over_quota_waits(void **state)
 	fixture_free(f);
 }
 
+/* Memory as a percent counts against the quota as it came to on the card
+ * the task got: 50 % on a 16 GiB T4 is 8 GiB, though unplaced it counted
+ * as on the 80 GiB A100 it also accepts; so 40 GiB more still fit in a
+ * quota of 48. */
+static void test_memory_percent_counts_as_placed(void **state)
+{
+	struct fixture *f = fixture_new(0);
+	int t4 = gp_cluster_model_id(f->c, "T4", true);
+	int a100 = gp_cluster_model_id(f->c, "A100", true);
+	struct gp_node_spec spec = node_spec(64, 256, 2, t4);
+	struct gp_sched_task *half, *fixed;
+
+	(void)state;
+	spec.device[1].model = (uint8_t)a100;
+	spec.device[1].mem_mib = 80 * 1024;
+	add_node(f->c, spec);
+	f->tenant[0].quota.mem_guaranteed_mib = 48 * 1024;
+	f->tenant[0].quota.compute_guaranteed_pct = 200;
+	half = submit(f, 1, 5, 40, 10);
+	half->req.dev_mem_pct = 50;
+	half->req.models = 1ULL << t4;
+	pass(f);
+	assert_int_equal(verdict(f, half), GP_SCHED_START);
+	fixed = submit(f, 1, 5, 40, 10);
+	fixed->req.models = 1ULL << a100;
+	pass(f);
+	assert_int_equal(verdict(f, fixed), GP_SCHED_START);
+	fixture_free(f);
+}
+
 /* Tenant 1 borrows idle capacity; tenant 2 takes its guarantee back. */
 static void test_borrow_then_reclaim(void **state)
 {
@@ -809,6 +839,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_priority_then_age),
 		cmocka_unit_test(test_over_quota_waits),
+		cmocka_unit_test(test_memory_percent_counts_as_placed),
 		cmocka_unit_test(test_borrow_then_reclaim),
 		cmocka_unit_test(test_no_pointless_preemption),
 		cmocka_unit_test(test_priority_preemption),

@@ -954,9 +954,17 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
-/* What schema 13 added (a task's runtime), taken away again (every
+/* What schema 14 added (the job options), taken away again (every
  * older file lacks it). */
-#define SCHEMA_13_DROP "ALTER TABLE tasks DROP COLUMN runtime; "
+#define SCHEMA_14_DROP                                                                   \
+	"ALTER TABLE tasks DROP COLUMN time_limit_s; ALTER TABLE tasks DROP COLUMN timed_out; " \
+	"ALTER TABLE tasks DROP COLUMN after; ALTER TABLE tasks DROP COLUMN array_id; "  \
+	"ALTER TABLE tasks DROP COLUMN array_index; ALTER TABLE tasks DROP COLUMN mem_pct; " \
+	"ALTER TABLE templates DROP COLUMN runtime; "                                    \
+	"ALTER TABLE templates DROP COLUMN time_limit_s; "
+
+/* What schema 13 added (a task's runtime), and after. */
+#define SCHEMA_13_DROP SCHEMA_14_DROP "ALTER TABLE tasks DROP COLUMN runtime; "
 
 /* What schema 12 added (a task's pod), and after. */
 #define SCHEMA_12_DROP SCHEMA_13_DROP "ALTER TABLE tasks DROP COLUMN pod_uid; "
@@ -1244,6 +1252,54 @@ static void test_migrates_from_schema_12(void **state)
 	assert_int_equal(gp_store_task_add(f->s, &t), 0);
 	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
 	assert_string_equal(got.runtime, "acl");
+}
+
+/* A file at schema 13: its tasks have no time limit, dependency, array
+ * or percent, its templates no runtime or time; new ones keep theirs, and
+ * an update writes what the loop owns of them (timed out, the memory a
+ * percent came to). */
+static void test_migrates_from_schema_13(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_template tpl = {.mem_mib = 1, .compute_pct = 1, .time_limit_s = 600}, gtpl;
+	struct gp_task t, got;
+	int64_t tenant_id, old_id;
+
+	tenant_id = add_tenant(f->s, "old");
+	old_id = add_task(f->s, tenant_id, "old-task");
+	snprintf(tpl.name, sizeof(tpl.name), "old-tpl");
+	assert_int_equal(gp_store_template_add(f->s, &tpl), 0);
+	reopen_from_older(f, SCHEMA_14_DROP "PRAGMA user_version = 13");
+	assert_int_equal(gp_store_task_get(f->s, old_id, &got), 0);
+	assert_true(got.time_limit_s == 0 && !got.timed_out && !got.after[0] && !got.array_id &&
+		    !got.mem_pct);
+	assert_int_equal(gp_store_template_by_name(f->s, "old-tpl", &gtpl), 0);
+	assert_true(gtpl.time_limit_s == 0 && !gtpl.runtime[0]);
+
+	t = task(tenant_id, "new-task");
+	t.time_limit_s = 120;
+	snprintf(t.after, sizeof(t.after), "%lld:ok", (long long)old_id);
+	t.array_id = old_id;
+	t.array_index = 3;
+	t.mem_pct = 50;
+	assert_int_equal(gp_store_task_add(f->s, &t), 0);
+	t.timed_out = true;
+	t.mem_mib = 40960;
+	t.time_limit_s = 1; /* not the loop's to change */
+	assert_int_equal(gp_store_task_update(f->s, &t), 0);
+	assert_int_equal(gp_store_task_get(f->s, t.id, &got), 0);
+	assert_true(got.time_limit_s == 120 && got.timed_out && got.array_id == old_id &&
+		    got.array_index == 3 && got.mem_pct == 50 && got.mem_mib == 40960);
+	assert_string_equal(got.after, t.after);
+	t.mem_pct = 101;
+	assert_int_equal(gp_store_task_add(f->s, &t), -EINVAL);
+
+	snprintf(tpl.name, sizeof(tpl.name), "new-tpl");
+	snprintf(tpl.runtime, sizeof(tpl.runtime), "hip");
+	assert_int_equal(gp_store_template_add(f->s, &tpl), 0);
+	assert_int_equal(gp_store_template_by_name(f->s, "new-tpl", &gtpl), 0);
+	assert_true(gtpl.time_limit_s == 600);
+	assert_string_equal(gtpl.runtime, "hip");
 }
 
 /* A file at schema 10 gains the table of removed logs; a removal is kept
@@ -2074,6 +2130,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_10,
 						setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_migrates_from_schema_13, setup_store,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_12,
 						setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_migrates_from_schema_7, setup_store,
