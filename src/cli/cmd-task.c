@@ -114,6 +114,9 @@ static void submit_usage(FILE *out)
 		"  --whole            whole devices, all on one node (refused with\n"
 		"                     --mem, --compute or --template)\n"
 		"  --exclusive        share the devices with nobody\n"
+		"  --mixed-models     with --devices N: the devices may be of several\n"
+		"                     models (by default all are of one, as a job's\n"
+		"                     workers run in lock step)\n"
 		"  --isolation I      hard (the share is a cap) or shared (may borrow "
 		"idle time)\n"
 		"  --priority N       0..9, higher first (default 5)\n"
@@ -314,6 +317,7 @@ static int submit_option(void *ctx, int c, const char *value)
 	case 'e': return set_env(o, value);
 	case 'w': json_object_set_new(o->body, "whole", json_true()); return 0;
 	case 'x': json_object_set_new(o->body, "exclusive", json_true()); return 0;
+	case 'X': json_object_set_new(o->body, "mixed_models", json_true()); return 0;
 	case 'q': o->quiet = true; return 0;
 	case 'B': o->wait = true; return 0;
 	case 'r': o->wrap = value; return 0;
@@ -343,6 +347,7 @@ static const struct option submit_options[] = {
 	{"devices", required_argument, NULL, 'd'},
 	{"whole", no_argument, NULL, 'w'},
 	{"exclusive", no_argument, NULL, 'x'},
+	{"mixed-models", no_argument, NULL, 'X'},
 	{"isolation", required_argument, NULL, 'i'},
 	{"priority", required_argument, NULL, 'p'},
 	{"kind", required_argument, NULL, 'k'},

@@ -25,6 +25,7 @@ static const struct {
 	{NULL, "field \"whole\"", "--whole"},
 	{NULL, "\"whole\": true", "--whole"},
 	{NULL, "field \"exclusive\"", "--exclusive"},
+	{NULL, "field \"mixed_models\"", "--mixed-models"},
 	{NULL, "field \"isolation\"", "--isolation"},
 	{NULL, "field \"priority\"", "--priority"},
 	{NULL, "field \"kind\"", "--kind"},

@@ -559,6 +559,7 @@ static uint32_t request_id(struct gp_cluster *c, const struct gp_request *req)
 	key.whole = req->whole;
 	key.dev_mem_mib = req->dev_mem_mib;
 	key.dev_mem_pct = req->dev_mem_pct;
+	key.mixed_models = req->mixed_models;
 	key.dev_compute = req->dev_compute;
 	key.models = req->models;
 	key.labels_all = req->labels_all;
@@ -634,13 +635,16 @@ static uint8_t model_group(const struct gp_dev_state *d)
 }
 
 /* A gang's devices are of one model (a job's workers run in lock step:
- * the slowest card sets the pace, and their memory must agree): of the
- * models with enough fitting devices, the one with the fewest, leaving
- * the larger groups whole; 0 when none has enough. */
+ * the slowest card sets the pace, and their memory must agree), unless
+ * it says they may mix: of the models with enough fitting devices, the
+ * one with the fewest, leaving the larger groups whole; 0 when none has
+ * enough. */
 static uint32_t one_model_fit(const struct gp_node_state *s, const struct gp_request *req,
 			      uint32_t fit)
 {
-	return req->devices < 2 ? fit : gp_state_tightest_group(s, fit, req->devices, model_group);
+	if (req->devices < 2 || req->mixed_models)
+		return fit;
+	return gp_state_tightest_group(s, fit, req->devices, model_group);
 }
 
 /* Device positions that can take a share of req (a gang's of one model),

@@ -80,6 +80,7 @@ struct gp_request {
 	uint8_t devices;
 	bool whole;
 	uint8_t dev_mem_pct;    /* 0: dev_mem_mib */
+	bool mixed_models;      /* a gang's devices may be of several models */
 	uint32_t dev_mem_mib;
 	uint32_t dev_compute;   /* thousandths; ignored when whole */
 	uint64_t models;        /* allowed model ids; 0 = any */

@@ -146,14 +146,15 @@ static const char *state_name(enum gp_task_state s)
 
 /* The job options of a task (issue 27): its memory as a percent (0:
  * none), time limit and whether it ended it, the tasks it waits for, its
- * array (array_id null: of none). */
+ * array (array_id null: of none), whether its devices may mix models. */
 static json_t *job_json(const struct gp_task *t)
 {
-	return json_pack("{s:I, s:I, s:b, s:s, s:o, s:o}", "mem_pct", (json_int_t)t->mem_pct,
+	return json_pack("{s:I, s:I, s:b, s:s, s:o, s:o, s:b}", "mem_pct", (json_int_t)t->mem_pct,
 			 "time_limit_s", (json_int_t)t->time_limit_s, "timed_out", t->timed_out,
 			 "after", t->after, "array_id",
 			 t->array_id ? json_integer(t->array_id) : json_null(), "array_index",
-			 t->array_id ? json_integer(t->array_index) : json_null());
+			 t->array_id ? json_integer(t->array_index) : json_null(), "mixed_models",
+			 t->mixed_models);
 }
 
 static json_t *task_json(const struct gp_task *t, const char *tenant)
@@ -250,6 +251,7 @@ static const struct gp_field task_fields[] = {
 	{"devices", GP_FIELD_UINT, false, 1, DEVICES_MAX},
 	{"whole", GP_FIELD_BOOL},
 	{"exclusive", GP_FIELD_BOOL},
+	{"mixed_models", GP_FIELD_BOOL},
 	{"isolation", GP_FIELD_CHOICE, .choices = isolations},
 	{"priority", GP_FIELD_UINT, false, 0, 9},
 	{"kind", GP_FIELD_CHOICE, .choices = kinds},
@@ -1352,6 +1354,7 @@ bool gp_api_task_from_body(struct gp_api *api, json_t *body, const struct gp_ten
 		return false;
 	t->devices = (unsigned)gp_field_uint(body, "devices", 1);
 	t->exclusive = gp_field_bool(body, "exclusive");
+	t->mixed_models = gp_field_bool(body, "mixed_models");
 	t->priority = (unsigned)gp_field_uint(body, "priority", PRIORITY_DEFAULT);
 	if (gp_field_has(body, "priority") && !priority_allowed(me, t->priority, ret))
 		return false;

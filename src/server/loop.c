@@ -696,6 +696,7 @@ struct shape {
 	uint64_t mem_mib;
 	unsigned mem_pct;       /* of its card's memory; 0: mem_mib */
 	unsigned compute_pct;
+	bool mixed_models;      /* its devices may be of several models */
 	const char *model;      /* a part of the devices' name; "": any */
 };
 
@@ -703,7 +704,8 @@ static struct shape shape_of(const struct gp_task *t)
 {
 	return (struct shape){ .devices = t->devices, .whole = t->whole || t->exclusive,
 			       .mem_mib = t->mem_mib, .mem_pct = t->mem_pct,
-			       .compute_pct = t->compute_pct, .model = t->model };
+			       .compute_pct = t->compute_pct, .mixed_models = t->mixed_models,
+			       .model = t->model };
 }
 
 /* Does device d answer to one of the terms of `model` ("A100", "T4|L4",
@@ -750,7 +752,7 @@ static int request_with(const struct gp_agent_node *n, const struct shape *t, ui
 			struct gp_request *req, char *why, size_t len)
 {
 	*req = (struct gp_request){ .devices = (uint8_t)(t->devices ? t->devices : 1),
-				    .models = models };
+				    .models = models, .mixed_models = t->mixed_models };
 	if (t->whole) {
 		req->whole = true;
 		req->dev_mem_mib = device_mem_max(n, t->model); /* what its quota is charged */
@@ -971,7 +973,8 @@ static void prepare_running(struct gp_loop *l, struct tick *k, const struct gp_p
 	struct gp_sched_task *s = &k->sched[k->n_sched];
 	struct gp_task row = { .id = t->id, .devices = t->devices, .whole = t->whole,
 			       .exclusive = t->exclusive, .mem_mib = t->mem_mib,
-			       .mem_pct = t->mem_pct, .compute_pct = t->compute_pct };
+			       .mem_pct = t->mem_pct, .compute_pct = t->compute_pct,
+			       .mixed_models = t->mixed_models };
 	char why[GP_REASON_MAX];
 
 	if (t->stopping || t->cancel_by[0])
@@ -996,7 +999,8 @@ static void prepare_queued(struct gp_loop *l, struct tick *k, const struct gp_po
 	const char *model = q->model >= 0 ? k->view.models[q->model] : "";
 	struct shape sh = { .devices = q->devices, .whole = q->whole || q->exclusive,
 			    .mem_mib = q->mem_mib, .mem_pct = q->mem_pct,
-			    .compute_pct = q->compute_pct, .model = model };
+			    .compute_pct = q->compute_pct, .mixed_models = q->mixed_models,
+			    .model = model };
 	char why[GP_REASON_MAX];
 
 	if (model[0] && (!k->model_known || strcmp(k->model, model))) {
@@ -2120,6 +2124,22 @@ static unsigned usable_devices(const struct gp_agent_node *node, struct gp_clust
 	return n;
 }
 
+/* The most usable devices of one model among `models` (0: any). */
+static unsigned most_of_one_model(const struct gp_agent_node *node, struct gp_cluster *c,
+				  uint64_t models)
+{
+	unsigned count[GP_MODELS_MAX] = { 0 }, most = 0;
+
+	for (unsigned i = 0; i < node->devices && i < GP_NODE_DEVICES_MAX; i++) {
+		int m = gp_cluster_model_id(c, node->device[i].name, false);
+
+		if (node->device[i].compatible && m >= 0 && m < GP_MODELS_MAX &&
+		    (!models || models >> m & 1) && ++count[m] > most)
+			most = count[m];
+	}
+	return most;
+}
+
 /* Why no node could hold t (its request req), in the pool's numbers. */
 static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c,
 			  const struct gp_task *t, const struct gp_request *req,
@@ -2127,7 +2147,7 @@ static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c
 {
 	char model[GP_STORE_NAME_MAX + 24] = "";
 	uint64_t mem;
-	unsigned n = usable_devices(node, c, req->models, &mem);
+	unsigned n = usable_devices(node, c, req->models, &mem), most;
 
 	if (t->model[0] && gp_runtime_is_default_model(t))
 		snprintf(model, sizeof(model), " for %s", t->runtime);
@@ -2148,6 +2168,14 @@ static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c
 		snprintf(why, len, "this pool's largest device%s has %" PRIu64 " MiB; ask for at "
 				   "most %" PRIu64,
 			 model, mem, mem);
+	} else if (req->devices > 1 && !req->mixed_models &&
+		   (most = most_of_one_model(node, c, req->models)) < req->devices) {
+		*ret_field = "mixed_models";
+		snprintf(why, len,
+			 "a task's devices are of one model, and this pool has at most %u of one "
+			 "model%s; ask for at most %u devices, or let them mix models "
+			 "(--mixed-models)",
+			 most, model, most);
 	} else
 		snprintf(why, len, "no node of this pool could hold it, even idle");
 }

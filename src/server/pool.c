@@ -293,6 +293,7 @@ static void row_copy(struct gp_pool_task *to, const struct gp_task *t)
 	to->priority = t->priority;
 	to->mem_mib = t->mem_mib;
 	to->mem_pct = t->mem_pct;
+	to->mixed_models = t->mixed_models;
 	to->time_limit_s = t->time_limit_s;
 	snprintf(to->after, sizeof(to->after), "%s", t->after);
 	to->compute_pct = t->compute_pct;
@@ -732,6 +733,7 @@ void gp_pool_task_row(const struct gp_pool_task *pt, struct gp_task *t)
 			       .mem_pct = pt->mem_pct, .time_limit_s = pt->time_limit_s,
 			       .compute_pct = pt->compute_pct, .devices = pt->devices,
 			       .whole = pt->whole, .exclusive = pt->exclusive, .hard = pt->hard,
+			       .mixed_models = pt->mixed_models,
 			       .restart_on_growth = pt->restart_on_growth,
 			       .service = pt->service, .pid = pt->pid, .created = pt->created,
 			       .started = pt->started };
@@ -812,7 +814,8 @@ static struct gp_pool_queued queued_of(const struct gp_pool_task *t, struct gp_p
 				    .created = t->created, .mem_mib = t->mem_mib,
 				    .mem_pct = t->mem_pct, .compute_pct = t->compute_pct,
 				    .devices = t->devices,
-				    .whole = t->whole, .exclusive = t->exclusive, .model = -1,
+				    .whole = t->whole, .exclusive = t->exclusive,
+				    .mixed_models = t->mixed_models, .model = -1,
 				    .reason_hash = t->reason_hash, .gen = t->gen };
 
 	if (t->model[0]) {
@@ -1028,6 +1031,7 @@ static const char *task_differs(const struct gp_pool_task *a, const struct gp_po
 			strcmp(a->after, b->after) != 0 ||
 			a->devices != b->devices || a->whole != b->whole ||
 			a->exclusive != b->exclusive || a->hard != b->hard ||
+			a->mixed_models != b->mixed_models ||
 			strcmp(a->model, b->model) != 0,
 		strcmp(a->reason, b->reason) != 0,
 		strcmp(a->placement, b->placement) != 0,

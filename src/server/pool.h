@@ -72,6 +72,7 @@ struct gp_pool_task {
 	unsigned mem_pct;       /* memory as a percent of its card's; 0: mem_mib */
 	unsigned compute_pct, devices;
 	bool whole, exclusive, hard;
+	bool mixed_models;      /* its devices may be of several models */
 	bool restart_on_growth; /* its policy when its memory only grows */
 	uint64_t time_limit_s;  /* from its start; 0: none */
 	char after[GP_AFTER_TEXT]; /* the tasks it waits for (store.h); "": none */
@@ -194,7 +195,7 @@ struct gp_pool_queued {
 	uint64_t mem_mib;
 	unsigned mem_pct;
 	unsigned compute_pct, devices;
-	bool whole, exclusive;
+	bool whole, exclusive, mixed_models;
 	int model;            /* the model it asks for: in the view's models; -1: any */
 	uint64_t reason_hash; /* gp_pool_reason_hash of its reason */
 	uint64_t gen;

@@ -209,13 +209,15 @@ static const char *const migrations[] = {
 	 * limit in seconds (0: none) and whether it ended it; the tasks it
 	 * waits for ("3:ok,5:any"); the array it is of (its first task's id;
 	 * 0: none) and its index there; its memory as a percent of its card's
-	 * (0: mem_mib). A template's runtime ("": none) and time limit. */
+	 * (0: mem_mib); whether a gang's devices may be of several models. A
+	 * template's runtime ("": none) and time limit. */
 	"ALTER TABLE tasks ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE tasks ADD COLUMN timed_out INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE tasks ADD COLUMN after TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE tasks ADD COLUMN array_id INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE tasks ADD COLUMN array_index INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE tasks ADD COLUMN mem_pct INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tasks ADD COLUMN mixed_models INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE templates ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE templates ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;",
 };
@@ -1424,7 +1426,7 @@ int gp_store_template_remove(struct gp_store *s, int64_t id)
 	"hard, "                                                                         \
 	"priority, kind, model, state, reason, placement, pid, exit_code, created, "     \
 	"started, ended, workdir, template, memory_restart, service, pod_uid, runtime, "  \
-	"time_limit_s, timed_out, after, array_id, array_index, mem_pct"
+	"time_limit_s, timed_out, after, array_id, array_index, mem_pct, mixed_models"
 
 static void read_task(sqlite3_stmt *st, void *ret)
 {
@@ -1464,9 +1466,10 @@ static void read_task(sqlite3_stmt *st, void *ret)
 	t->array_id = sqlite3_column_int64(st, 30);
 	t->array_index = (unsigned)sqlite3_column_int64(st, 31);
 	t->mem_pct = (unsigned)sqlite3_column_int64(st, 32);
+	t->mixed_models = sqlite3_column_int(st, 33) != 0;
 }
 
-/* Binds every column but id, as parameters 2..33 in TASK_COLUMNS order. */
+/* Binds every column but id, as parameters 2..34 in TASK_COLUMNS order. */
 static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 {
 	sqlite3_bind_int64(st, 2, t->tenant);
@@ -1501,6 +1504,7 @@ static void bind_task(sqlite3_stmt *st, const struct gp_task *t)
 	sqlite3_bind_int64(st, 31, t->array_id);
 	sqlite3_bind_int64(st, 32, t->array_index);
 	sqlite3_bind_int64(st, 33, t->mem_pct);
+	sqlite3_bind_int(st, 34, t->mixed_models);
 }
 
 static bool state_is_valid(int state)
@@ -1543,7 +1547,7 @@ int gp_store_task_add(struct gp_store *s, struct gp_task *t)
 		    "INSERT INTO tasks (" TASK_COLUMNS
 		    ") VALUES (NULL, ?2, ?3, ?4, ?5, ?6, ?7, "
 		    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
-		    "?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
+		    "?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)",
 		    &st);
 	if (r < 0)
 		return r;

@@ -146,6 +146,7 @@ struct gp_task {
 	bool whole;	      /* whole devices, as a gang */
 	bool exclusive;
 	bool hard;
+	bool mixed_models;    /* its devices may be of several models (else one) */
 	unsigned priority;	 /* 0-9 */
 	char kind[16];		 /* "inference", "training", "batch", ... */
 	char model[GP_STORE_NAME_MAX]; /* device model constraint; empty: any */

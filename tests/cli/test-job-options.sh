@@ -219,4 +219,14 @@ printf 'name: bad\nmemory_mib: 8192\n' >"$tmp/bad4.yaml"
 expect "... a field missing" 2 'bad4.yaml: field "compute_pct" is missing' -- \
 	"$gp" template add -f "$tmp/bad4.yaml"
 expect "... and nothing was added" 1 'no template "bad"' -- "$gp" template show bad
+
+# ---- a gang is one model, unless --mixed-models ------------------------------------------
+expect "two devices of one model, on a pool of one A100 and one T4: refused, saying why" 1 \
+	'--mixed-models: .*at most 1 of one model of model "A100\|T4"; ask for at most 1 devices, or let them mix models \(--mixed-models\)' -- \
+	"$gp" submit --devices 2 --model 'A100|T4' --mem 1G --compute 10 -- true
+id=$("$gp" submit -q --devices 2 --model 'A100|T4' --mixed-models --mem 1G --compute 10 -- \
+	sleep 30)
+wait_for "with --mixed-models it runs on both cards" 20 "$id" \
+	'.state == "running" and .mixed_models and (.placement | split(",") | length == 2)'
+"$gp" task cancel "$id" >/dev/null
 finish

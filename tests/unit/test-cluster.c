@@ -270,6 +270,12 @@ static void gang_is_one_model(void **state)
 	put(f->c, whole(1, 1), 0, 1);
 	assert_int_equal(gp_place(f->c, f->p, &two, &d), 0);
 	assert_false(d.placed);
+	/* ... unless it says they may mix (--mixed-models). */
+	two.mixed_models = true;
+	place(f->c, f->p, two, &where);
+	assert_int_not_equal(s.device[where.device[0]].model, s.device[where.device[1]].model);
+	gp_cluster_release(f->c, &two, &where);
+	two.mixed_models = false;
 	/* One device alone still goes. */
 	two.devices = 1;
 	place(f->c, f->p, two, NULL);

@@ -960,6 +960,7 @@ static void test_names_are_not_sql(void **state)
 	"ALTER TABLE tasks DROP COLUMN time_limit_s; ALTER TABLE tasks DROP COLUMN timed_out; " \
 	"ALTER TABLE tasks DROP COLUMN after; ALTER TABLE tasks DROP COLUMN array_id; "  \
 	"ALTER TABLE tasks DROP COLUMN array_index; ALTER TABLE tasks DROP COLUMN mem_pct; " \
+	"ALTER TABLE tasks DROP COLUMN mixed_models; "                                   \
 	"ALTER TABLE templates DROP COLUMN runtime; "                                    \
 	"ALTER TABLE templates DROP COLUMN time_limit_s; "
 
