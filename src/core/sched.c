@@ -404,13 +404,20 @@ static void wait_over_quota(struct pass *p, const struct gp_sched_task *t, int k
 	const struct gp_sched_tenant *q = &p->tenants[k];
 	struct gp_sched_outcome *o = outcome(p, t, GP_SCHED_WAIT);
 
+	/* Its tenant's whole quota cannot hold it (lowered since it was
+	 * submitted): no end of the tenant's tasks would start it. */
+	bool never = !gp_quota_within(&q->quota, need, true);
+
 	snprintf(o->reason, sizeof(o->reason),
 		 "over quota: the tenant uses %" PRIu64 " MiB and %" PRIu64
 		 " %% of its %" PRIu64 " MiB and %" PRIu64
 		 " %% (guaranteed + borrowable); this task needs %" PRIu64 " MiB and %" PRIu64
-		 " %%; it starts when the tenant's tasks end",
+		 " %%; %s",
 		 p->used[k].mem_mib, p->used[k].compute_pct, gp_quota_limit(&q->quota).mem_mib,
-		 gp_quota_limit(&q->quota).compute_pct, need.mem_mib, need.compute_pct);
+		 gp_quota_limit(&q->quota).compute_pct, need.mem_mib, need.compute_pct,
+		 never ? "it cannot start while the quota is as it is: cancel it, or ask the "
+			 "admin to raise the quota"
+		       : "it starts when the tenant's tasks end");
 }
 
 /* t waits for a model quota (b), and found no other device when

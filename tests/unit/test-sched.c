@@ -154,6 +154,25 @@ static void test_over_quota_waits(void **state)
 	assert_false(outcome_of(f, first)->borrowed);
 	assert_int_equal(verdict(f, second), GP_SCHED_WAIT);
 	assert_non_null(strstr(outcome_of(f, second)->reason, "over quota"));
+	assert_non_null(strstr(outcome_of(f, second)->reason, "when the tenant's tasks end"));
+	fixture_free(f);
+}
+
+/* A task its tenant's whole quota cannot hold (the quota lowered after
+ * it was submitted) says that no end of the tenant's tasks starts it. */
+static void test_over_whole_quota_says_so(void **state)
+{
+	struct fixture *f = fixture_new(2);
+	struct gp_sched_task *big;
+
+	(void)state;
+	f->tenant[0].quota.mem_guaranteed_mib = 4 * 1024;
+	f->tenant[0].quota.compute_guaranteed_pct = 100;
+	big = submit(f, 1, 5, 6, 30);
+	pass(f);
+	assert_int_equal(verdict(f, big), GP_SCHED_WAIT);
+	assert_non_null(strstr(outcome_of(f, big)->reason,
+			       "cannot start while the quota is as it is"));
 	fixture_free(f);
 }
 
@@ -839,6 +858,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_priority_then_age),
 		cmocka_unit_test(test_over_quota_waits),
+		cmocka_unit_test(test_over_whole_quota_says_so),
 		cmocka_unit_test(test_memory_percent_counts_as_placed),
 		cmocka_unit_test(test_borrow_then_reclaim),
 		cmocka_unit_test(test_no_pointless_preemption),
