@@ -82,12 +82,16 @@ void gp_api_usage(void *ctx, const struct gp_http_request *req,
 void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 void gp_api_advice(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
+void gp_api_advice_apply(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret);
 void gp_api_alerts(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
 void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret);
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
+/* api-series.c: the meter's history over time. */
+void gp_api_series(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 /* api-quota.c: the model quotas of a tenant (from all[0..n), the
  * tenant's only) as a new JSON array, each with what the tenant holds
  * under it, and the handlers. */

@@ -411,6 +411,145 @@ void gp_api_advice(void *ctx, const struct gp_http_request *req, struct gp_http_
 	period_release(&p);
 }
 
+/* ---- applying the advice ------------------------------------------------- */
+
+/* What applying one template's proposal did. */
+struct applied {
+	const char *result; /* "added", "exists", "unchanged" */
+	char version[GP_STORE_NAME_MAX];
+	uint64_t mem_mib;
+	unsigned compute_pct;
+};
+
+static int write_template(struct gp_store *s, const void *t)
+{
+	return gp_store_template_add(s, (struct gp_template *)t);
+}
+
+/* Template old's new version for proposal a, added (with its audit row
+ * template.add by who) unless it is old's slice or a version has it;
+ * the store's error. */
+static int version_add(struct gp_api *api, const char *who, const char *month,
+		       const struct gp_advice *a, const struct gp_template *old,
+		       const struct gp_template *all, int n, struct applied *ret)
+{
+	struct gp_template t = *old;
+	char detail[GP_REASON_MAX];
+	int r;
+
+	t.mem_mib = a->mem_proposed_mib ? a->mem_proposed_mib : old->mem_mib;
+	t.compute_pct = a->compute_proposed_pct;
+	*ret = (struct applied){.result = "unchanged", .mem_mib = t.mem_mib,
+				.compute_pct = t.compute_pct};
+	if (t.mem_mib == old->mem_mib && t.compute_pct == old->compute_pct)
+		return 0;
+	r = gp_advise_version_name(all, n, old->name, t.mem_mib, t.compute_pct, t.name,
+				   sizeof(t.name));
+	snprintf(ret->version, sizeof(ret->version), "%s", t.name);
+	if (r == -EEXIST) {
+		ret->result = "exists";
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	snprintf(detail, sizeof(detail),
+		 "%llu MiB, %u %%, %s, models \"%.40s\"; the advice of %.7s for %.63s "
+		 "(%llu MiB, %u %%)",
+		 (unsigned long long)t.mem_mib, t.compute_pct, t.hard ? "hard" : "shared",
+		 t.models, month, old->name, (unsigned long long)old->mem_mib,
+		 old->compute_pct);
+	r = gp_store_audited(api->store, write_template, &t, who, "template.add", t.name,
+			     detail);
+	if (r == 0)
+		ret->result = "added";
+	return r;
+}
+
+static json_t *applied_json(const struct gp_template *old, const struct applied *x)
+{
+	return json_pack("{s:s, s:s, s:o, s:I, s:i, s:I, s:i}", "result", x->result,
+			 "template", old->name, "version",
+			 x->version[0] ? json_string(x->version) : json_null(), "mem_mib",
+			 (json_int_t)x->mem_mib, "compute_pct", (int)x->compute_pct,
+			 "was_mem_mib", (json_int_t)old->mem_mib, "was_compute_pct",
+			 (int)old->compute_pct);
+}
+
+/* Each template's proposal of the advice all[0..n) as a new version of
+ * it, into list; the store's error. A template removed since is passed
+ * over. */
+static int versions_add(struct gp_api *api, const char *who, const char *month,
+			const struct gp_advice *all, int n, json_t *list)
+{
+	struct gp_template *t = NULL;
+	int n_t = 0, r = gp_store_template_list(api->store, &t, &n_t);
+
+	for (int i = 0; r == 0 && i < n; i++) {
+		const struct gp_template *old = NULL;
+		struct applied x;
+
+		for (int k = 0; all[i].is_template && k < n_t && !old; k++)
+			old = strcmp(t[k].name, all[i].name) ? NULL : &t[k];
+		if (!old)
+			continue;
+		r = version_add(api, who, month, &all[i], old, t, n_t, &x);
+		if (r == 0)
+			json_array_append_new(list, applied_json(old, &x));
+		if (r == 0 && !strcmp(x.result, "added")) { /* the next sees it */
+			free(t);
+			t = NULL;
+			r = gp_store_template_list(api->store, &t, &n_t);
+		}
+	}
+	free(t);
+	return r;
+}
+
+void gp_api_advice_apply(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct period p = {0};
+	struct gp_advise_options o;
+	struct gp_task *tasks = NULL;
+	struct gp_advice *advice = NULL;
+	struct gp_tenant me;
+	json_t *list = json_array();
+	int n_tasks = 0, n = 0, r;
+
+	if (!gp_api_caller(api, req, ret, &me) || !period_load(api, req, &p, ret) ||
+	    !advise_options(req, &o, ret)) {
+		period_release(&p);
+		json_decref(list);
+		return;
+	}
+	if (!me.admin) {
+		gp_http_error(ret, 403,
+			      "only the admin may apply the advice: it adds templates (a tenant "
+			      "reads it with GET /v1/advice)");
+		period_release(&p);
+		json_decref(list);
+		return;
+	}
+	r = gp_store_task_list(api->store, p.tenant, -1, &tasks, &n_tasks);
+	if (r == 0)
+		r = advice_of(api, &p, &o, tasks, n_tasks, &advice, &n);
+	if (r == 0)
+		r = versions_add(api, me.name, p.month, advice, n, list);
+	if (r < 0) {
+		json_decref(list);
+		gp_api_store_failed(api, ret, r, "applying the advice");
+	} else {
+		gp_http_json(ret, 200,
+			     json_pack("{s:s, s:i, s:i, s:o}", "month", p.month, "headroom_pct",
+				       (int)o.headroom_pct, "percentile", (int)o.percentile,
+				       "applied", list));
+	}
+	free(advice);
+	free(tasks);
+	period_release(&p);
+}
+
 /* ---- alerts ------------------------------------------------------------- */
 
 static const char *const levels[] = {"info", "warning", "critical"};

@@ -1788,6 +1788,7 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/usage", gp_api_usage},
 	{"GET", "/v1/bill", gp_api_bill},
 	{"GET", "/v1/advice", gp_api_advice},
+	{"POST", "/v1/advice/apply", gp_api_advice_apply},
 	{"GET", "/v1/alerts", gp_api_alerts},
 	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
 	{"GET", "/v1/status", gp_api_status},
