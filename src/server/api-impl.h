@@ -1,7 +1,8 @@
 /* api-impl.h — what the API's handler files share (api.c: tenants,
  * templates, tasks, audit; api-meter.c: usage, bills, alerts, metrics,
  * status; api-pool.c: the node, its devices, the queue; api-logs.c: task
- * logs; api-quota.c: tenants' quotas per device model). Not for use
+ * logs; api-quota.c: tenants' quotas per device model; api-series.c: the
+ * meter's history). Not for use
  * outside src/server/api*.c. */
 #ifndef GP_SERVER_API_IMPL_H
 #define GP_SERVER_API_IMPL_H
@@ -35,6 +36,7 @@ struct gp_api {
 	char ui_dir[PATH_MAX], ui_chart_js[PATH_MAX]; /* "": none */
 	struct gp_http *http;	  /* its counts, for /metrics; NULL: none */
 	struct gp_backup *backup; /* the database's backups; NULL: none */
+	int64_t started_ms;	  /* when the server made its API (unix ms) */
 };
 
 /* The API's store, pool and loop, for the writes it shares (taskops.h). */

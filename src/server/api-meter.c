@@ -181,8 +181,9 @@ static bool page_from_query(const struct gp_http_request *req, int64_t *ret_afte
 	return true;
 }
 
-static void usage_reply(const struct period *p, const struct gp_usage_record *all, int n,
-			int limit, struct gp_http_reply *ret)
+static void usage_reply(const struct period *p, int64_t task,
+			const struct gp_usage_record *all, int n, int limit,
+			struct gp_http_reply *ret)
 {
 	json_t *list = json_array(), *reply;
 
@@ -191,7 +192,9 @@ static void usage_reply(const struct period *p, const struct gp_usage_record *al
 				      record_json(&all[i], name_of(p, all[i].tenant)));
 	reply = json_pack("{s:o, s:o}", "month",
 			  p->month[0] ? json_string(p->month) : json_null(), "usage", list);
-	if (!p->month[0])
+	if (task)
+		json_object_set_new(reply, "task", json_integer((json_int_t)task));
+	else if (!p->month[0])
 		json_object_set_new(reply, "since_ms", json_integer((json_int_t)p->since_ms));
 	/* A full page: there may be more, after its last record. */
 	json_object_set_new(reply, "next_after",
@@ -222,25 +225,57 @@ static bool since_from_query(const struct gp_http_request *req, struct period *p
 	return true;
 }
 
+/* ?task=ID: one task's records, whatever their time (a task's charts);
+ * the caller's task, or any for the admin (403 and 404 as for GET
+ * /v1/tasks/ID). *ret_task 0 when not asked. */
+static bool task_from_query(struct gp_api *api, const struct gp_http_request *req,
+			    int64_t *ret_task, struct gp_http_reply *ret)
+{
+	struct gp_tenant me;
+	struct gp_task t;
+	long long id;
+
+	*ret_task = 0;
+	if (!gp_api_query_number(req, "task", 1, INT64_MAX, 0, &id, ret))
+		return false;
+	if (!id)
+		return true;
+	if (gp_http_query(req, "month") || gp_http_query(req, "since_ms") ||
+	    gp_http_query(req, "tenant")) {
+		gp_http_error(ret, 400,
+			      "give query \"task\" alone: a task's records are all of its own, "
+			      "whatever their month");
+		return false;
+	}
+	if (!gp_api_caller(api, req, ret, &me) || !gp_api_task_load(api, &me, id, ret, &t))
+		return false;
+	*ret_task = id;
+	return true;
+}
+
 void gp_api_usage(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct period p = {0};
 	struct gp_usage_record *all = NULL;
-	int64_t after;
+	int64_t after, task;
 	int n = 0, limit, r;
 
 	if (!period_load(api, req, &p, ret) || !since_from_query(req, &p, ret) ||
-	    !page_from_query(req, &after, &limit, ret)) {
+	    !page_from_query(req, &after, &limit, ret) ||
+	    !task_from_query(api, req, &task, ret)) {
 		period_release(&p);
 		return;
 	}
-	r = gp_store_usage_list(api->store, p.tenant, p.from_ms, p.to_ms, after, limit,
-				&all, &n);
+	if (task)
+		p.month[0] = '\0';
+	r = task ? gp_store_usage_of_task_page(api->store, task, after, limit, &all, &n)
+		 : gp_store_usage_list(api->store, p.tenant, p.from_ms, p.to_ms, after, limit,
+				       &all, &n);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "reading the usage records");
 	else
-		usage_reply(&p, all, n, limit, ret);
+		usage_reply(&p, task, all, n, limit, ret);
 	free(all);
 	period_release(&p);
 }
@@ -876,6 +911,21 @@ static void status_queue(struct gp_api *api, json_t *status, int64_t now)
 				      n ? (double)(now - oldest) / 1000.0 : 0.0));
 }
 
+/* How old the server and its history are: when it started, and since
+ * when the pool is metered (its first sample or usage record; null
+ * before any), so that a chart need not draw time nobody measured. */
+static void status_since(struct gp_api *api, json_t *status)
+{
+	int64_t since = 0;
+
+	json_object_set_new(status, "started", time_ms_json(api->started_ms));
+	json_object_set_new(status, "started_ms", json_integer((json_int_t)api->started_ms));
+	json_object_set_new(status, "metered_since_ms",
+			    gp_store_metered_since(api->store, &since) == 0 && since
+				    ? json_integer((json_int_t)since)
+				    : json_null());
+}
+
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret)
 {
@@ -898,6 +948,7 @@ void gp_api_status(void *ctx, const struct gp_http_request *req,
 			   "devices", devices, "sample_ms",
 			   m ? (int)gp_meter_period_ms(m) : 0);
 	status_queue(api, status, now);
+	status_since(api, status);
 	r = status_tasks(api, &me, status, now);
 	if (r < 0) {
 		json_decref(status);
