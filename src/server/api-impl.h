@@ -126,6 +126,8 @@ void gp_api_service_create(void *ctx, const struct gp_http_request *req,
 void gp_api_services(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 void gp_api_service_remove(void *ctx, const struct gp_http_request *req,
 			   struct gp_http_reply *ret);
+void gp_api_service_scale(void *ctx, const struct gp_http_request *req,
+			  struct gp_http_reply *ret);
 void gp_api_schedule_add(void *ctx, const struct gp_http_request *req,
 			 struct gp_http_reply *ret);
 void gp_api_schedules(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);

@@ -1843,6 +1843,7 @@ static const struct gp_http_route routes[] = {
 	{"POST", "/v1/services", gp_api_service_create},
 	{"GET", "/v1/services", gp_api_services},
 	{"GET", "/v1/services/{name}", gp_api_services},
+	{"PATCH", "/v1/services/{name}", gp_api_service_scale},
 	{"DELETE", "/v1/services/{name}", gp_api_service_remove},
 	{"POST", "/v1/schedules", gp_api_schedule_add},
 	{"GET", "/v1/schedules", gp_api_schedules},
