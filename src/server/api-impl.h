@@ -73,6 +73,18 @@ bool gp_api_query_tenant(const struct gp_http_request *req, const struct gp_tena
 /* Sets ret to the HTTP status of a store failure; returns false. */
 bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
 			 const char *what);
+/* A task as GET /v1/tasks shows it (its tenant's name given), a usage
+ * record as GET /v1/usage does, and the advice of a month for tenant (<
+ * 0: everyone's) at the default headroom and percentile as GET
+ * /v1/advice's list (the store's error): what api-sim.c gives the
+ * what-if module, as the CLI reads them. New JSON, the caller's. */
+json_t *gp_api_task_json(const struct gp_task *t, const char *tenant);
+json_t *gp_api_record_json(const struct gp_usage_record *u, const char *tenant);
+int gp_api_advice_of_month(struct gp_api *api, int64_t tenant, const char *month,
+			   json_t **ret);
+/* api-sim.c: what-if on the pool's history. */
+void gp_api_sim_history(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret);
 /* An RFC 3339 UTC time of unix seconds, or null for 0. */
 json_t *gp_api_time_json(int64_t unix_s);
 /* A task state's name ("pending"...). */

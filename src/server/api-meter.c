@@ -144,6 +144,11 @@ static json_t *record_json(const struct gp_usage_record *u, const char *tenant)
 			 "mem_peak_mib", (json_int_t)u->mem_peak_mib);
 }
 
+json_t *gp_api_record_json(const struct gp_usage_record *u, const char *tenant)
+{
+	return record_json(u, tenant);
+}
+
 bool gp_api_query_number(const struct gp_http_request *req, const char *key, long long lo,
 			 long long hi, long long absent, long long *ret_v,
 			 struct gp_http_reply *ret)
@@ -444,6 +449,34 @@ void gp_api_advice(void *ctx, const struct gp_http_request *req, struct gp_http_
 	free(advice);
 	free(tasks);
 	period_release(&p);
+}
+
+int gp_api_advice_of_month(struct gp_api *api, int64_t tenant, const char *month,
+			   json_t **ret)
+{
+	struct period p = {.tenant = tenant};
+	struct gp_advise_options o = {.headroom_pct = GP_ADVISE_HEADROOM_PCT,
+				      .percentile = GP_ADVISE_PERCENTILE};
+	struct gp_task *tasks = NULL;
+	struct gp_advice *advice = NULL;
+	int n_tasks = 0, n = 0, r = gp_month_parse(month, &p.from_ms, &p.to_ms);
+
+	snprintf(p.month, sizeof(p.month), "%s", month);
+	if (r == 0)
+		r = gp_store_tenant_list(api->store, &p.names, &p.n_names);
+	if (r == 0)
+		r = gp_store_task_list(api->store, tenant, -1, &tasks, &n_tasks);
+	if (r == 0)
+		r = advice_of(api, &p, &o, tasks, n_tasks, &advice, &n);
+	if (r == 0) {
+		*ret = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append_new(*ret, advice_json(&advice[i], &p));
+	}
+	free(advice);
+	free(tasks);
+	period_release(&p);
+	return r;
 }
 
 /* ---- applying the advice ------------------------------------------------- */

@@ -1836,6 +1836,7 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/bill", gp_api_bill},
 	{"GET", "/v1/advice", gp_api_advice},
 	{"POST", "/v1/advice/apply", gp_api_advice_apply},
+	{"POST", "/v1/sim/history", gp_api_sim_history},
 	{"GET", "/v1/alerts", gp_api_alerts},
 	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
 	{"GET", "/v1/status", gp_api_status},
@@ -1954,6 +1955,11 @@ bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
 			 const char *what)
 {
 	return store_failed(api, ret, err, what);
+}
+
+json_t *gp_api_task_json(const struct gp_task *t, const char *tenant)
+{
+	return task_json(t, tenant);
 }
 
 json_t *gp_api_time_json(int64_t unix_s)
