@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+
 #define REPLICA_QUICK_MS 10000 /* a replica that fails sooner counts as a crash */
 #define WAIT_MAX	 64    /* samplings, after repeated crashes */
 
@@ -399,6 +401,8 @@ int gp_services_set(struct gp_services *sv, const char *who, int64_t tenant,
 	if (r < 0)
 		return r;
 	v->row = row;
+	v->scale.stepped = true; /* the autoscaler's cooldown counts from it */
+	v->scale.last_step_ms = gp_unix_ms();
 	if (v->spec.deployment[0]) {
 		sv->engine.scale(sv->engine.ctx, tenant, v->spec.deployment, replicas);
 		return 0;

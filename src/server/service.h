@@ -120,8 +120,9 @@ int gp_services_remove(struct gp_services *sv, const char *who, int64_t tenant,
  * its reason), within its policy's min_replicas to max_replicas: a step
  * "set", stored and audited (service.scale) as the autoscaler's are;
  * the replicas follow at once (missing ones submitted, the newest past
- * the count cancelled). The autoscaler goes on from there. -ENOENT: no
- * such live service; -ERANGE: outside the bounds. */
+ * the count cancelled). The autoscaler goes on from there, its cooldown
+ * counted from this step as from its own. -ENOENT: no such live
+ * service; -ERANGE: outside the bounds. */
 int gp_services_set(struct gp_services *sv, const char *who, int64_t tenant,
 		    const char *name, unsigned replicas, const char *why);
 
