@@ -425,8 +425,9 @@ async function alertsPage(page) {
 
 	check('alerts at all three levels: a process of no task (critical), beta\'s failed task and quota, idle cards',
 		levels, await textOf(page, '#alerts'));
-	await auditChecks(page);
 	await shot(page, 'alerts');
+	await auditChecks(page);
+	await shot(page, 'audit');
 	const failed = `#alert-table tr[data-kind="task.failed"] button.ack`;
 	const id = await page.$eval(failed, (b) => b.dataset.alert).catch(() => null);
 
