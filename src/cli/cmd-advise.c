@@ -148,7 +148,7 @@ static void applied_row(json_t *x)
  * status. */
 static int apply(const struct gp_client_flags *f, const char *query)
 {
-	char path[PATH_LEN];
+	char path[PATH_LEN + sizeof("/apply")];
 	json_t *reply = NULL;
 	int status;
 
