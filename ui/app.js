@@ -1,30 +1,44 @@
 // app.js — the console's frame (docs/console.md): signing in with a token,
 // the navigation bar, the message area, and the hash routes (#/pool,
-// #/tasks, #/tasks/ID, ...) that hand the main area to one page module at
-// a time. Who the user is comes from GET /v1/tenants: the admin sees every
+// #/tasks, #/tasks/ID, #/services/TENANT/NAME, ...) that hand the main
+// area to one page module at a time. Who the user is comes from GET /v1/tenants: the admin sees every
 // tenant (one of them with the admin flag), a tenant only itself.
 import { ApiError, get, onUnauthorized, tokenClear, tokenGet, tokenSet } from './api.js';
 import { el, fill, tenantsKnow } from './dom.js';
+import * as advicePage from './page-advice.js';
 import * as alertsPage from './page-alerts.js';
 import * as billsPage from './page-bills.js';
 import * as poolPage from './page-pool.js';
+import * as schedulesPage from './page-schedules.js';
+import * as servicesPage from './page-services.js';
 import * as taskPage from './page-task.js';
 import * as tasksPage from './page-tasks.js';
 import * as templatesPage from './page-templates.js';
 import * as tenantsPage from './page-tenants.js';
 import * as usagePage from './page-usage.js';
+import * as whatifPage from './page-whatif.js';
 
 // The pages, in the navigation bar's order; each module has render(view).
 const PAGES = [
 	{ hash: '#/pool', title: 'Pool', page: poolPage },
 	{ hash: '#/tasks', title: 'Tasks', page: tasksPage },
+	{ hash: '#/services', title: 'Services', page: servicesPage },
 	{ hash: '#/usage', title: 'Utilization', page: usagePage },
 	{ hash: '#/tenants', title: 'Tenants and quotas', page: tenantsPage },
 	{ hash: '#/templates', title: 'Templates', page: templatesPage },
+	{ hash: '#/schedules', title: 'Schedules', page: schedulesPage },
+	{ hash: '#/advice', title: 'Advice', page: advicePage },
+	{ hash: '#/whatif', title: 'What-if', page: whatifPage },
 	{ hash: '#/bills', title: 'Bills', page: billsPage },
 	{ hash: '#/alerts', title: 'Alerts and audit', page: alertsPage },
 ];
-const TASK_ROUTE = /^#\/tasks\/([^/]+)$/;
+// The pages of one object: a route, the page that draws it, the bar's
+// entry it belongs to, and its parameters from the route's groups.
+const OBJECT_ROUTES = [
+	{ re: /^#\/tasks\/([^/]+)$/, page: taskPage, nav: '#/tasks', params: (m) => ({ id: m[1] }) },
+	{ re: /^#\/services\/([^/]+)\/([^/]+)$/, page: servicesPage, nav: '#/services',
+		params: (m) => ({ tenant: m[1], name: m[2] }) },
+];
 
 const ui = {
 	nav: document.getElementById('nav'),
@@ -90,6 +104,22 @@ async function signIn(token) {
 		session = null;
 		throw e;
 	}
+}
+
+// The signed-in user's token changed (it asked for a new one): go on
+// with the new one, and read who it is again (the tenants may have changed).
+async function resign(token) {
+	tokenSet(token);
+	await tenantsReload();
+}
+
+// The tenants changed (one added or removed): the pages' lists follow.
+async function tenantsReload() {
+	if (!session)
+		return;
+	session = await whoami();
+	if (current)
+		current.tenants = session.tenants;
 }
 
 function signOut(why) {
@@ -160,12 +190,14 @@ function navDraw(hash) {
 
 // The view a page renders into: its part of the screen, who is signed
 // in, the message area, and timers that stop when the page is left.
+// A page that changes who the user is (a new token for itself) calls
+// resign(token).
 function viewNew(params) {
 	const timers = [];
 	const view = {
 		main: ui.main, params, live: true,
 		me: session.me, admin: session.admin, tenants: session.tenants,
-		error: showError, notice: showNotice,
+		error: showError, notice: showNotice, resign, tenantsReload,
 		every(ms, fn) { timers.push(setInterval(() => view.live && fn(), ms)); },
 		leave() { view.live = false; timers.forEach(clearInterval); },
 	};
@@ -177,8 +209,9 @@ function route() {
 	if (!session)
 		return;
 	const hash = location.hash;
-	const task = TASK_ROUTE.exec(hash);
-	const entry = task ? { page: taskPage } : PAGES.find((p) => p.hash === hash);
+	const object = OBJECT_ROUTES.map((r) => ({ r, m: r.re.exec(hash) })).find((x) => x.m);
+	const entry = object ? { page: object.r.page } : PAGES.find((p) => p.hash === hash);
+	const params = object ? object.r.params(object.m.map((g) => g && decodeURIComponent(g))) : {};
 
 	if (!entry) {
 		location.hash = '#/pool';
@@ -187,10 +220,12 @@ function route() {
 	if (current)
 		current.leave();
 	messagesClear();
-	navDraw(task ? '#/tasks' : hash);
+	navDraw(object ? object.r.nav : hash);
 	fill(ui.main);
-	current = viewNew(task ? { id: decodeURIComponent(task[1]) } : {});
-	entry.page.render(current).catch((e) => current.live && showError(e));
+	current = viewNew(params);
+	const view = current;
+
+	entry.page.render(view).catch((e) => view.live && showError(e));
 }
 
 async function start() {

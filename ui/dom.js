@@ -31,8 +31,11 @@ function propSet(node, key, value) {
 	else if (key === 'on')
 		for (const [event, handler] of Object.entries(value))
 			node.addEventListener(event, handler);
-	else if (key === 'value')
+	else if (key === 'value') {
+		if ('defaultValue' in node)
+			node.defaultValue = String(value); // what a form's reset() comes back to
 		node.value = String(value);
+	}
 	else if (key === 'checked' || key === 'selected' || key === 'disabled')
 		node[key] = true;
 	else

@@ -2,8 +2,12 @@
 // levels, critical, warning and info (GET /v1/alerts, active or all; a
 // tenant sees its own), acknowledged by the admin (POST
 // /v1/alerts/ID/clear); and the audit log, the change log of every write
-// through the API (GET /v1/audit), which only the admin may read.
-import { api, get } from './api.js';
+// through the API (GET /v1/audit), which only the admin may read: a page
+// at a time, newest first, filtered by who, what (an action, or a prefix
+// such as "task."), the object and the time — the server filters and
+// pages (?who=&action=&object=&since_ms=&until_ms=, ?before= for older
+// pages and ?after= for newer ones), so a long log costs one page.
+import { api, get, query } from './api.js';
 import { add, badge, confirmButton, el, field, fill, select, table, when } from './dom.js';
 
 const LEVELS = ['critical', 'warning', 'info'];
@@ -64,18 +68,83 @@ function clearButton(view, a, changed) {
 	});
 }
 
+// ---- the audit log ------------------------------------------------------------------
+
+const PAGE_SIZES = ['25', '50', '100', '500'];
+
 async function auditDraw(view, box) {
 	if (!view.admin) {
 		fill(box, el('p', { class: 'hint', id: 'audit-admin-only', text: 'Only the admin may read the audit log.' }));
 		return;
 	}
-	const { audit } = await get('/v1/audit?limit=500');
+	const names = el('datalist', { id: 'audit-who-list' },
+		[...view.tenants.map((t) => t.name), 'server'].map((n) => el('option', { value: n })));
+	const actions = el('datalist', { id: 'audit-action-list' });
+	const page = el('div', { id: 'audit-page' });
+	const controls = el('form', { class: 'filters', id: 'audit-controls' },
+		field('Who', el('input', { name: 'who', list: 'audit-who-list', size: 12, placeholder: 'anyone' })),
+		field('Action', el('input', { name: 'action', list: 'audit-action-list', size: 14, placeholder: 'any, or task.' })),
+		field('Object', el('input', { name: 'object', size: 10, placeholder: 'a task id, a name' })),
+		field('From', el('input', { name: 'since', type: 'datetime-local', step: 1 })),
+		field('Until', el('input', { name: 'until', type: 'datetime-local', step: 1 })),
+		field('Per page', select('limit', PAGE_SIZES, '50')),
+		el('button', { type: 'submit', id: 'audit-apply', text: 'Filter' }),
+		el('button', { type: 'button', id: 'audit-newest', class: 'ack', text: 'Newest' }),
+		el('button', { type: 'button', id: 'audit-newer', class: 'ack', text: '← Newer' }),
+		el('button', { type: 'button', id: 'audit-older', class: 'ack', text: 'Older →' }));
+	// Where the page is: the newest, or before or after an entry.
+	const at = { mode: 'newest', id: 0, reply: null };
+	const go = (mode, id) => {
+		Object.assign(at, { mode, id });
+		auditPage(view, controls, at, page, actions).catch(view.error);
+	};
+
+	controls.addEventListener('submit', (e) => { e.preventDefault(); go('newest', 0); });
+	controls.querySelector('#audit-newest').addEventListener('click', () => go('newest', 0));
+	controls.querySelector('#audit-older').addEventListener('click', () => go('before', at.reply.next_before));
+	controls.querySelector('#audit-newer').addEventListener('click', () => go('after', at.reply.next_after));
+	fill(box, names, actions, controls, page);
+	await auditPage(view, controls, at, page, actions);
+}
+
+// A datetime-local's value as unix ms ('' when empty).
+function msOf(input) {
+	return input.value ? String(new Date(input.value).getTime()) : '';
+}
+
+async function auditPage(view, controls, at, page, actions) {
+	const f = controls.elements;
+	const q = { who: f.who.value.trim(), action: f.action.value.trim(), object: f.object.value.trim(),
+		since_ms: msOf(f.since), until_ms: msOf(f.until), limit: f.limit.value };
+
+	if (at.mode === 'before')
+		q.before = at.id;
+	else if (at.mode === 'after')
+		q.after = at.id;
+	const reply = await get(`/v1/audit${query(q)}`);
 
 	if (!view.live)
 		return;
-	fill(box, el('p', { class: 'hint', text: `the newest ${audit.length} entries, newest first: ` +
-		'every write through the API, and the scheduler\'s starts, preemptions and ends' }),
-	table(['#', 'Time', 'Who', 'Action', 'Object', 'Detail'],
-		audit.slice().reverse().map((a) => [String(a.id), when(a.time), a.who, a.action, a.object,
-			el('span', { class: 'reason', text: a.detail })])));
+	at.reply = reply;
+	controls.querySelector('#audit-older').disabled = reply.next_before === null;
+	controls.querySelector('#audit-newer').disabled = reply.next_after === null;
+	const seen = new Set([...actions.children].map((o) => o.value));
+
+	for (const a of reply.audit)
+		for (const name of [a.action, `${a.action.split('.')[0]}.`])
+			if (!seen.has(name)) {
+				seen.add(name);
+				actions.append(el('option', { value: name }));
+			}
+	const shown = reply.audit.slice().reverse();
+
+	fill(page, el('p', { class: 'hint', id: 'audit-range', data: { first: shown.length ? shown[shown.length - 1].id : '',
+		last: shown.length ? shown[0].id : '' },
+	text: shown.length ? `entries #${shown[0].id} to #${shown[shown.length - 1].id}, newest first` +
+		`${reply.next_before === null ? ', the oldest the filter keeps' : ''}` +
+		`${reply.next_after === null ? ', the newest' : ''}: every write through the API, and the ` +
+		'scheduler\'s starts, preemptions and ends' : 'no entry: nothing the filter keeps' }),
+	el('div', { id: 'audit-table' }, table(['#', 'Time', 'Who', 'Action', 'Object', 'Detail'],
+		shown.map((a) => [String(a.id), when(a.time), a.who, a.action, a.object,
+			el('span', { class: 'reason', text: a.detail })]), 'no entry')));
 }

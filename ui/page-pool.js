@@ -2,7 +2,8 @@
 // its cards (GET /v1/nodes, /v1/devices, /v1/status), every card drawn as
 // two bars, memory and compute, split into the slices of the running tasks
 // (GET /v1/tasks?state=running: placement names the cards), coloured by
-// tenant; hovering a slice names its task. A tenant sees its own slices;
+// tenant and labelled with their tasks' names and ids; hovering a slice
+// names its task. A tenant sees its own slices;
 // what other tenants' slices hold is one grey part, as the API counts it
 // (allocated_*) without saying whose.
 import { get, getAll } from './api.js';
@@ -101,7 +102,7 @@ function barRow(label, bar, caption) {
 
 function slice(t, value, unitText) {
 	return {
-		value, colour: tenantColour(t.tenant), label: String(t.id), data: { task: t.id, tenant: t.tenant },
+		value, colour: tenantColour(t.tenant), label: `#${t.id} ${t.name}`, data: { task: t.id, tenant: t.tenant },
 		title: `task ${t.id} "${t.name}" of ${t.tenant}: ${unitText}` +
 			`${t.whole ? ' (whole device)' : ''}, priority ${t.priority}, ${t.isolation}; ${t.command}`,
 	};

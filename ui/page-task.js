@@ -1,11 +1,14 @@
 // page-task.js — one task's page (#/tasks/ID): the task as GET
 // /v1/tasks/ID gives it (another tenant's is refused by the API, and the
-// refusal is shown as it came), its cancel button, the live change of its
-// compute share and priority (PATCH /v1/tasks/ID, with a reason) with the
-// audit entry the change made (GET /v1/audit, which only the admin may
-// read), the audit entries about it, and the end of its log
-// (GET /v1/tasks/ID/logs).
-import { ApiError, api, get, request } from './api.js';
+// refusal is shown as it came), its cancel button, its charts over its
+// run — memory held and used, compute share held and used, per device —
+// from its own usage records (GET /v1/usage?task=ID), the live change of
+// its compute share and priority (PATCH /v1/tasks/ID, with a reason)
+// with the audit entry the change made (GET /v1/audit?object=ID, which
+// only the admin may read), the audit entries about it (the scheduler's
+// name it "task ID"), and the end of its log (GET /v1/tasks/ID/logs).
+import { ApiError, api, get, getAll, request } from './api.js';
+import { chartCard, sharedMax, timeLabel } from './charts.js';
 import { add, badge, el, field, fill, table, tenantCell, when } from './dom.js';
 import { cancelButton, cancellable, placed, shape } from './page-tasks.js';
 
@@ -27,18 +30,72 @@ export async function render(view) {
 	const facts = el('div', { id: 'task-facts' });
 	const log = el('pre', { class: 'log', id: 'task-log' });
 	const audit = el('div', { id: 'task-audit' });
+	const graphs = el('div', { id: 'task-charts' });
+	const charts = [];
 
-	add(view.main, facts, changeSection(view, task, () => again()),
+	add(view.main, facts, el('h2', { text: 'Over its run' }), graphs, changeSection(view, task, () => again()),
 		el('h2', { text: 'Log' }), logControls(view, id, log), log, audit);
 	const again = async () => {
 		task = await get(`/v1/tasks/${id}`);
 		if (!view.live)
 			return;
 		await factsDraw(view, facts, task, again);
-		await Promise.all([logLoad(view, id, log), auditDraw(view, id, audit)]);
+		await Promise.all([logLoad(view, id, log), auditDraw(view, id, audit), chartsDraw(view, task, graphs, charts)]);
 	};
+	const leave = view.leave;
+
+	view.leave = () => { leave(); charts.forEach((c) => c.destroy()); };
 	await again();
 	view.every(REFRESH_MS, () => CHANGEABLE.has(task.state) && again().catch(view.error));
+}
+
+// ---- its charts --------------------------------------------------------------
+
+// The task's records (GET /v1/usage?task=ID) as two charts, each with a
+// line per device: the memory its slice held and the most its processes
+// used, and the share held and the share of the card it used, at the end
+// of each record's interval.
+async function chartsDraw(view, t, box, charts) {
+	const records = await getAll(`/v1/usage?task=${t.id}`, 'usage', 20000);
+
+	if (!view.live)
+		return;
+	charts.splice(0).forEach((c) => c.destroy());
+	if (!records.length) {
+		fill(box, el('p', { class: 'hint', id: 'task-charts-none',
+			text: t.started ? 'No usage record yet: the first comes with the next sampling.'
+				: 'The task has not run: nothing was measured.' }));
+		return;
+	}
+	const times = [...new Set(records.map((r) => r.end_ms))].sort((a, b) => a - b);
+	const at = new Map(times.map((x, i) => [x, i]));
+	const span = times[times.length - 1] - records[0].start_ms;
+	const labels = times.map((x) => timeLabel(x, span));
+	const devices = [...new Set(records.map((r) => r.device))];
+	const line = (device, pick) => {
+		const values = times.map(() => null);
+
+		for (const r of records)
+			if (r.device === device)
+				values[at.get(r.end_ms)] = pick(r);
+		return values;
+	};
+	const name = (d) => (devices.length > 1 ? ` (${d.slice(0, 12)})` : '');
+	const memory = devices.flatMap((d) => [
+		{ label: `held${name(d)}`, data: line(d, (r) => r.mem_mib), colour: '#2563eb', points: true },
+		{ label: `used, most${name(d)}`, data: line(d, (r) => r.mem_peak_mib || null), colour: '#dc2626', points: true }]);
+	const compute = devices.flatMap((d) => [
+		{ label: `held %${name(d)}`, data: line(d, (r) => r.compute_pct), colour: '#9ca3af', points: true },
+		{ label: `used %${name(d)}`, data: line(d, (r) => (100 * r.used_ms) / Math.max(1, r.end_ms - r.start_ms)),
+			colour: '#f59e0b', points: true }]);
+
+	fill(box, el('div', { class: 'charts' },
+		chartCard({ title: 'Memory (MiB)', labels, datasets: memory, yTitle: 'MiB', charts,
+			yMax: sharedMax(memory.map((d) => d.data)), data: { kind: 'task-memory' }, format: (v) => `${Math.round(v)} MiB` }),
+		chartCard({ title: 'Compute (% of a card)', labels, datasets: compute, yTitle: '%', charts,
+			yMax: sharedMax(compute.map((d) => d.data), 100), data: { kind: 'task-compute' } })),
+	el('p', { class: 'hint', text: `${records.length} usage record(s), one per sampling and device: what the slice ` +
+		'held, the most memory its processes held, and the device time they used over the interval.' }));
 }
 
 // The API said no (403: another tenant's; 404: none): say so, here and in
@@ -137,16 +194,17 @@ async function change(view, id, form, result) {
 	fill(result, el('h3', { text: 'The audit entry it made' }), await changeAudit(view, id));
 }
 
-// The newest task.set entry about task id, as the admin reads it.
+// The newest task.set entry about task id, as the admin reads it (the
+// server filters: ?object=ID&action=task.set).
 async function changeAudit(view, id) {
 	if (!view.admin)
 		return el('p', { class: 'hint', text: 'The change is in the audit log (task.set, with the reason); ' +
 			'only the admin may read the audit log.' });
-	const { audit } = await get('/v1/audit?limit=200');
-	const entry = audit.filter((a) => a.action === 'task.set' && a.object === String(id)).pop();
+	const { audit } = await get(`/v1/audit?object=${encodeURIComponent(id)}&action=task.set&limit=1`);
+	const entry = audit.pop();
 
 	return entry ? auditTable([entry], 'change-audit')
-		: el('p', { class: 'hint', text: 'no task.set entry about this task among the newest 200' });
+		: el('p', { class: 'hint', text: 'no task.set entry about this task' });
 }
 
 function auditTable(entries, id) {
@@ -158,10 +216,12 @@ function auditTable(entries, id) {
 async function auditDraw(view, id, box) {
 	if (!view.admin)
 		return;
-	const { audit } = await get('/v1/audit?limit=1000');
-	const about = audit.filter((a) => a.object === String(id) || a.object === `task ${id}`);
+	// The API's rows name the task "ID", the scheduler's "task ID".
+	const pages = await Promise.all([String(id), `task ${id}`].map((o) =>
+		get(`/v1/audit?object=${encodeURIComponent(o)}&limit=200`)));
+	const about = pages.flatMap((p) => p.audit).sort((a, b) => b.id - a.id);
 
-	fill(box, el('h2', { text: 'Audit log' }), auditTable(about.reverse(), 'task-audit-table'));
+	fill(box, el('h2', { text: 'Audit log' }), auditTable(about, 'task-audit-table'));
 }
 
 // ---- the log ---------------------------------------------------------------

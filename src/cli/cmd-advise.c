@@ -3,7 +3,8 @@
  * slice the runs needed (peak memory plus headroom, a high percentile of
  * the compute they used), with the evidence and what it would free; as a
  * table or JSON. With --apply (the admin) each template whose proposal
- * differs becomes a new template version, NAME.vN, beside the old one:
+ * differs becomes a new template version, NAME.vN, beside the old one
+ * (the server does it: POST /v1/advice/apply, as the console's button):
  * nothing running changes, and new submissions choose. */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 #include "cli/commands.h"
 
 #define PATH_LEN    256
-#define VERSION_MAX 999
 
 struct advise_options {
 	const char *month, *tenant;
@@ -126,91 +126,36 @@ static void advice_table(json_t *reply)
 
 /* ---- --apply: new template versions ------------------------------------- */
 
-/* The template named name in the list, or NULL. */
-static json_t *template_named(json_t *list, const char *name)
+/* One template's line of what POST /v1/advice/apply did. */
+static void applied_row(json_t *x)
 {
-	json_t *t;
-	size_t i;
+	const char *result = gp_client_str(x, "result");
 
-	json_array_foreach(list, i, t) {
-		if (!strcmp(gp_client_str(t, "name"), name))
-			return t;
-	}
-	return NULL;
+	if (!strcmp(result, "added"))
+		printf("template %s: %lld MiB, %lld %% (was %s: %lld MiB, %lld %%)\n",
+		       gp_client_text(x, "version"), (long long)gp_client_int(x, "mem_mib"),
+		       (long long)gp_client_int(x, "compute_pct"), gp_client_text(x, "template"),
+		       (long long)gp_client_int(x, "was_mem_mib"),
+		       (long long)gp_client_int(x, "was_compute_pct"));
+	else if (!strcmp(result, "exists"))
+		printf("template %s: already there (%lld MiB, %lld %%)\n",
+		       gp_client_text(x, "version"), (long long)gp_client_int(x, "mem_mib"),
+		       (long long)gp_client_int(x, "compute_pct"));
 }
 
-/* The first NAME.vN (N >= 2) the list does not have, into buf; false
- * when one of them already has this memory and compute. */
-static bool version_name(json_t *list, const char *name, json_int_t mem, json_int_t pct,
-			 char *buf, size_t size)
-{
-	for (int v = 2; v <= VERSION_MAX; v++) {
-		json_t *t;
-
-		snprintf(buf, size, "%s.v%d", name, v);
-		if (!(t = template_named(list, buf)))
-			return true;
-		if (gp_client_int(t, "mem_mib") == mem &&
-		    gp_client_int(t, "compute_pct") == pct)
-			return false;
-	}
-	return false;
-}
-
-/* Adds advice a's proposal as a new version of its template; an exit
+/* The server adds each changed template's proposal as a new version
+ * (POST /v1/advice/apply, the same query as the advice read); an exit
  * status. */
-static int version_add(const struct gp_client_flags *f, json_t *templates, json_t *a)
+static int apply(const struct gp_client_flags *f, const char *query)
 {
-	json_t *old = template_named(templates, gp_client_str(a, "name")), *body,
-	       *reply = NULL;
-	json_int_t mem = gp_client_int(a, "mem_proposed_mib");
-	json_int_t pct = gp_client_int(a, "compute_proposed_pct");
-	char name[96];
+	char path[PATH_LEN + sizeof("/apply")];
+	json_t *reply = NULL;
 	int status;
 
-	if (!old)
-		return GP_EXIT_OK; /* removed since */
-	if (!mem)
-		mem = gp_client_int(old, "mem_mib"); /* no memory sampled: keep it */
-	if (mem == gp_client_int(old, "mem_mib") &&
-	    pct == gp_client_int(old, "compute_pct"))
-		return GP_EXIT_OK;
-	if (!version_name(templates, gp_client_str(old, "name"), mem, pct, name,
-			  sizeof(name))) {
-		printf("template %s: already there (%lld MiB, %lld %%)\n", name,
-		       (long long)mem, (long long)pct);
-		return GP_EXIT_OK;
-	}
-	body = json_pack("{s:s, s:s, s:I, s:I, s:s}", "name", name, "models",
-			 gp_client_str(old, "models"), "mem_mib", mem, "compute_pct", pct,
-			 "isolation", gp_client_str(old, "isolation"));
-	status = gp_client_request(f, "advise", "POST", "/v1/templates", body, &reply);
-	if (status == GP_EXIT_OK) {
-		printf("template %s: %lld MiB, %lld %% (was %s: %lld MiB, %lld %%)\n",
-		       name, (long long)mem, (long long)pct, gp_client_text(old, "name"),
-		       (long long)gp_client_int(old, "mem_mib"),
-		       (long long)gp_client_int(old, "compute_pct"));
-		json_array_append(templates, reply);
-	}
-	json_decref(body);
-	json_decref(reply);
-	return status;
-}
-
-static int apply(const struct gp_client_flags *f, json_t *advice)
-{
-	json_t *reply = NULL, *templates, *a;
-	int status = gp_client_request(f, "advise", "GET", "/v1/templates", NULL, &reply);
-	size_t i;
-
-	templates = json_object_get(reply, "templates");
-	json_array_foreach(json_object_get(advice, "advice"), i, a)
-	{
-		if (status != GP_EXIT_OK)
-			break;
-		if (!strcmp(gp_client_str(a, "kind"), "template"))
-			status = version_add(f, templates, a);
-	}
+	snprintf(path, sizeof(path), "/v1/advice/apply%s", query);
+	status = gp_client_request(f, "advise", "POST", path, NULL, &reply);
+	if (status == GP_EXIT_OK)
+		gp_client_rows(reply, "applied", applied_row);
 	json_decref(reply);
 	return status;
 }
@@ -255,7 +200,7 @@ int gp_cmd_advise(int argc, char **argv)
 	else if (status == GP_EXIT_OK)
 		advice_table(reply);
 	if (status == GP_EXIT_OK && o.apply)
-		status = apply(&f, reply);
+		status = apply(&f, path + strlen("/v1/advice"));
 	json_decref(reply);
 	return status;
 }

@@ -1,4 +1,4 @@
-/* cmd-service.c — `gpupool service create|ls|show|rm` (services: replicas
+/* cmd-service.c — `gpupool service create|ls|show|scale|rm` (services: replicas
  * that scale, server/service.h) and `gpupool schedule add|ls|rm`
  * (time-of-day rules, server/schedule.h), over /v1/services and
  * /v1/schedules. */
@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
 
 #define PATH_LEN 256
+#define STEPS_SHOWN 10 /* of service show; -o json has them all */
 
 static const char *const isolations[] = {"hard", "shared", NULL};
 
@@ -184,6 +186,31 @@ static int create_args(json_t *body, int argc, char **argv, int first)
 	return GP_EXIT_OK;
 }
 
+/* The newest steps (GET /v1/services/NAME), newest first. */
+static void steps_print(json_t *steps)
+{
+	json_t *x;
+	size_t i;
+
+	if (json_array_size(steps))
+		printf("  steps, newest first:\n");
+	json_array_foreach(steps, i, x)
+	{
+		time_t t = (time_t)(gp_client_int(x, "ts_ms") / 1000);
+		char when[32];
+		struct tm tm;
+
+		if (i == STEPS_SHOWN)
+			break;
+		localtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("    %s %-6s %lld replica(s) of %lld %% (%s): %s\n", when,
+		       gp_client_text(x, "step"), (long long)gp_client_int(x, "replicas"),
+		       (long long)gp_client_int(x, "share_pct"), gp_client_text(x, "who"),
+		       gp_client_text(x, "reason"));
+	}
+}
+
 static void service_print(json_t *s)
 {
 	json_t *spec = json_object_get(s, "spec"),
@@ -219,10 +246,12 @@ static void service_print(json_t *s)
 	if (*gp_client_text(s, "crash_loop"))
 		printf("  %s\n", gp_client_text(s, "crash_loop"));
 	json_array_foreach(tasks, i, t) printf(
-		"  task %lld: %s, %lld %%%s\n", (long long)gp_client_int(t, "id"),
+		"  task %lld: %s, %lld %%%s%s%s\n", (long long)gp_client_int(t, "id"),
 		gp_client_text(t, "state"), (long long)gp_client_int(t, "compute_pct"),
+		*gp_client_text(t, "placement") ? " on " : "", gp_client_text(t, "placement"),
 		json_is_true(json_object_get(t, "cancelling")) ? ", being cancelled"
 							       : "");
+	steps_print(json_object_get(s, "steps"));
 }
 
 static int service_create(int argc, char **argv)
@@ -338,6 +367,83 @@ static int service_rm(int argc, char **argv)
 	return service_one(argc, argv, "service rm", "DELETE", true);
 }
 
+/* ---- service scale ------------------------------------------------------------ */
+
+static void scale_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gpupool service scale NAME REPLICAS [--reason TEXT] [--tenant NAME]\n"
+		"                             [-o json|table]\n"
+		"\n"
+		"Sets a service's replicas by hand, within its --min and --max: a scaling\n"
+		"step like the autoscaler's, in its steps and the audit log; the replicas\n"
+		"follow at once, and the autoscaler goes on from there.\n");
+}
+
+struct scale_options {
+	const char *tenant, *reason;
+};
+
+static const struct option scale_options_list[] = {
+	{"tenant", required_argument, NULL, 'T'},
+	{"reason", required_argument, NULL, 'r'},
+	{0},
+};
+
+static int scale_option(void *ctx, int c, const char *value)
+{
+	struct scale_options *o = ctx;
+
+	if (c == 'T')
+		o->tenant = value;
+	else if (c == 'r')
+		o->reason = value;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int service_scale(int argc, char **argv)
+{
+	static const struct gp_client_command cmd = {
+		.name = "service scale",
+		.usage = scale_usage,
+		.options = scale_options_list,
+		.option = scale_option,
+	};
+	struct scale_options o = {0};
+	struct gp_client_flags f = {0};
+	char path[PATH_LEN];
+	json_t *reply = NULL, *body;
+	unsigned replicas;
+	int first, r = gp_client_parse(&cmd, &o, argc, argv, &f, &first), status;
+
+	if (r)
+		return r > 0 ? GP_EXIT_OK : GP_EXIT_USAGE;
+	if (first + 2 != argc) {
+		fprintf(stderr, "gpupool service scale: give NAME and REPLICAS, as in: gpupool "
+				"service scale web 3\n");
+		return GP_EXIT_USAGE;
+	}
+	if (gp_client_uint("gpupool service scale", "REPLICAS", argv[first + 1], 1, 64,
+			   &replicas) < 0)
+		return GP_EXIT_USAGE;
+	snprintf(path, sizeof(path), "/v1/services/%s", argv[first]);
+	if (o.tenant)
+		gp_client_query_add(path, sizeof(path), "tenant", o.tenant);
+	body = json_pack("{s:i}", "replicas", (int)replicas);
+	if (o.reason)
+		json_object_set_new(body, "reason", json_string(o.reason));
+	status = gp_client_request(&f, cmd.name, "PATCH", path, body, &reply);
+	if (status == GP_EXIT_OK && f.json)
+		gp_client_print_json(reply);
+	else if (status == GP_EXIT_OK)
+		service_print(reply);
+	json_decref(body);
+	json_decref(reply);
+	return status;
+}
+
 int gp_cmd_service(int argc, char **argv)
 {
 	static const struct gp_client_sub subs[] = {
@@ -345,6 +451,7 @@ int gp_cmd_service(int argc, char **argv)
 		{"ls", service_ls, "list the services"},
 		{"show", service_show, "a service, its replicas and last step"},
 		{"rm", service_rm, "remove a service and cancel its replicas (a Deployment is left as it is)"},
+		{"scale", service_scale, "set a service's replicas by hand"},
 	};
 
 	return gp_client_dispatch("service", subs, sizeof(subs) / sizeof(subs[0]), argc,

@@ -215,3 +215,30 @@ int gp_advise_end(struct gp_advise *a, struct gp_advice **ret, int *ret_n)
 	*ret_n = n;
 	return 0;
 }
+
+/* ---- applying it ---------------------------------------------------------- */
+
+static const struct gp_template *template_named(const struct gp_template *all, int n,
+						const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(all[i].name, name))
+			return &all[i];
+	return NULL;
+}
+
+int gp_advise_version_name(const struct gp_template *all, int n, const char *name,
+			   uint64_t mem_mib, unsigned compute_pct, char *buf, size_t size)
+{
+	for (int v = 2; v <= GP_ADVISE_VERSION_MAX; v++) {
+		const struct gp_template *t;
+
+		if ((size_t)snprintf(buf, size, "%s.v%d", name, v) >= size)
+			return -ENOSPC;
+		if (!(t = template_named(all, n, buf)))
+			return 0;
+		if (t->mem_mib == mem_mib && t->compute_pct == compute_pct)
+			return -EEXIST;
+	}
+	return -ENOSPC;
+}

@@ -70,4 +70,17 @@ int gp_advise_add(struct gp_advise *a, const struct gp_usage_record *recs, int n
 /* The advice (*ret malloc'd), and a freed. 0 or -ENOMEM (a freed too). */
 int gp_advise_end(struct gp_advise *a, struct gp_advice **ret, int *ret_n);
 
+/* Applying the advice (POST /v1/advice/apply, `gpupool advise --apply`)
+ * makes each template's proposal a new template beside it, NAME.v2,
+ * NAME.v3, ...: nothing running changes, and new submissions choose.
+ * version_name: the name for a proposal of mem_mib and compute_pct of
+ * template `name` among the templates all[0..n): 0 with the first
+ * NAME.vN (N from 2) not taken in buf; -EEXIST with the version that
+ * already has that slice in buf; -ENOSPC when none up to
+ * GP_ADVISE_VERSION_MAX is free, or the name does not fit buf. */
+#define GP_ADVISE_VERSION_MAX 999
+
+int gp_advise_version_name(const struct gp_template *all, int n, const char *name,
+			   uint64_t mem_mib, unsigned compute_pct, char *buf, size_t size);
+
 #endif

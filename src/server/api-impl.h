@@ -1,7 +1,8 @@
 /* api-impl.h — what the API's handler files share (api.c: tenants,
  * templates, tasks, audit; api-meter.c: usage, bills, alerts, metrics,
  * status; api-pool.c: the node, its devices, the queue; api-logs.c: task
- * logs; api-quota.c: tenants' quotas per device model). Not for use
+ * logs; api-quota.c: tenants' quotas per device model; api-series.c: the
+ * meter's history). Not for use
  * outside src/server/api*.c. */
 #ifndef GP_SERVER_API_IMPL_H
 #define GP_SERVER_API_IMPL_H
@@ -35,6 +36,7 @@ struct gp_api {
 	char ui_dir[PATH_MAX], ui_chart_js[PATH_MAX]; /* "": none */
 	struct gp_http *http;	  /* its counts, for /metrics; NULL: none */
 	struct gp_backup *backup; /* the database's backups; NULL: none */
+	int64_t started_ms;	  /* when the server made its API (unix ms) */
 };
 
 /* The API's store, pool and loop, for the writes it shares (taskops.h). */
@@ -71,6 +73,18 @@ bool gp_api_query_tenant(const struct gp_http_request *req, const struct gp_tena
 /* Sets ret to the HTTP status of a store failure; returns false. */
 bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
 			 const char *what);
+/* A task as GET /v1/tasks shows it (its tenant's name given), a usage
+ * record as GET /v1/usage does, and the advice of a month for tenant (<
+ * 0: everyone's) at the default headroom and percentile as GET
+ * /v1/advice's list (the store's error): what api-sim.c gives the
+ * what-if module, as the CLI reads them. New JSON, the caller's. */
+json_t *gp_api_task_json(const struct gp_task *t, const char *tenant);
+json_t *gp_api_record_json(const struct gp_usage_record *u, const char *tenant);
+int gp_api_advice_of_month(struct gp_api *api, int64_t tenant, const char *month,
+			   json_t **ret);
+/* api-sim.c: what-if on the pool's history. */
+void gp_api_sim_history(void *ctx, const struct gp_http_request *req,
+			struct gp_http_reply *ret);
 /* An RFC 3339 UTC time of unix seconds, or null for 0. */
 json_t *gp_api_time_json(int64_t unix_s);
 /* A task state's name ("pending"...). */
@@ -82,12 +96,16 @@ void gp_api_usage(void *ctx, const struct gp_http_request *req,
 void gp_api_bill(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 void gp_api_advice(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
+void gp_api_advice_apply(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret);
 void gp_api_alerts(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
 void gp_api_alert_clear(void *ctx, const struct gp_http_request *req,
 			struct gp_http_reply *ret);
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret);
+/* api-series.c: the meter's history over time. */
+void gp_api_series(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 /* api-quota.c: the model quotas of a tenant (from all[0..n), the
  * tenant's only) as a new JSON array, each with what the tenant holds
  * under it, and the handlers. */
@@ -120,6 +138,8 @@ void gp_api_service_create(void *ctx, const struct gp_http_request *req,
 void gp_api_services(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);
 void gp_api_service_remove(void *ctx, const struct gp_http_request *req,
 			   struct gp_http_reply *ret);
+void gp_api_service_scale(void *ctx, const struct gp_http_request *req,
+			  struct gp_http_reply *ret);
 void gp_api_schedule_add(void *ctx, const struct gp_http_request *req,
 			 struct gp_http_reply *ret);
 void gp_api_schedules(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret);

@@ -144,6 +144,11 @@ static json_t *record_json(const struct gp_usage_record *u, const char *tenant)
 			 "mem_peak_mib", (json_int_t)u->mem_peak_mib);
 }
 
+json_t *gp_api_record_json(const struct gp_usage_record *u, const char *tenant)
+{
+	return record_json(u, tenant);
+}
+
 bool gp_api_query_number(const struct gp_http_request *req, const char *key, long long lo,
 			 long long hi, long long absent, long long *ret_v,
 			 struct gp_http_reply *ret)
@@ -181,8 +186,9 @@ static bool page_from_query(const struct gp_http_request *req, int64_t *ret_afte
 	return true;
 }
 
-static void usage_reply(const struct period *p, const struct gp_usage_record *all, int n,
-			int limit, struct gp_http_reply *ret)
+static void usage_reply(const struct period *p, int64_t task,
+			const struct gp_usage_record *all, int n, int limit,
+			struct gp_http_reply *ret)
 {
 	json_t *list = json_array(), *reply;
 
@@ -191,7 +197,9 @@ static void usage_reply(const struct period *p, const struct gp_usage_record *al
 				      record_json(&all[i], name_of(p, all[i].tenant)));
 	reply = json_pack("{s:o, s:o}", "month",
 			  p->month[0] ? json_string(p->month) : json_null(), "usage", list);
-	if (!p->month[0])
+	if (task)
+		json_object_set_new(reply, "task", json_integer((json_int_t)task));
+	else if (!p->month[0])
 		json_object_set_new(reply, "since_ms", json_integer((json_int_t)p->since_ms));
 	/* A full page: there may be more, after its last record. */
 	json_object_set_new(reply, "next_after",
@@ -222,25 +230,57 @@ static bool since_from_query(const struct gp_http_request *req, struct period *p
 	return true;
 }
 
+/* ?task=ID: one task's records, whatever their time (a task's charts);
+ * the caller's task, or any for the admin (403 and 404 as for GET
+ * /v1/tasks/ID). *ret_task 0 when not asked. */
+static bool task_from_query(struct gp_api *api, const struct gp_http_request *req,
+			    int64_t *ret_task, struct gp_http_reply *ret)
+{
+	struct gp_tenant me;
+	struct gp_task t;
+	long long id;
+
+	*ret_task = 0;
+	if (!gp_api_query_number(req, "task", 1, INT64_MAX, 0, &id, ret))
+		return false;
+	if (!id)
+		return true;
+	if (gp_http_query(req, "month") || gp_http_query(req, "since_ms") ||
+	    gp_http_query(req, "tenant")) {
+		gp_http_error(ret, 400,
+			      "give query \"task\" alone: a task's records are all of its own, "
+			      "whatever their month");
+		return false;
+	}
+	if (!gp_api_caller(api, req, ret, &me) || !gp_api_task_load(api, &me, id, ret, &t))
+		return false;
+	*ret_task = id;
+	return true;
+}
+
 void gp_api_usage(void *ctx, const struct gp_http_request *req, struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct period p = {0};
 	struct gp_usage_record *all = NULL;
-	int64_t after;
+	int64_t after, task;
 	int n = 0, limit, r;
 
 	if (!period_load(api, req, &p, ret) || !since_from_query(req, &p, ret) ||
-	    !page_from_query(req, &after, &limit, ret)) {
+	    !page_from_query(req, &after, &limit, ret) ||
+	    !task_from_query(api, req, &task, ret)) {
 		period_release(&p);
 		return;
 	}
-	r = gp_store_usage_list(api->store, p.tenant, p.from_ms, p.to_ms, after, limit,
-				&all, &n);
+	if (task)
+		p.month[0] = '\0';
+	r = task ? gp_store_usage_of_task_page(api->store, task, after, limit, &all, &n)
+		 : gp_store_usage_list(api->store, p.tenant, p.from_ms, p.to_ms, after, limit,
+				       &all, &n);
 	if (r < 0)
 		gp_api_store_failed(api, ret, r, "reading the usage records");
 	else
-		usage_reply(&p, all, n, limit, ret);
+		usage_reply(&p, task, all, n, limit, ret);
 	free(all);
 	period_release(&p);
 }
@@ -406,6 +446,173 @@ void gp_api_advice(void *ctx, const struct gp_http_request *req, struct gp_http_
 		gp_api_store_failed(api, ret, r, "reading the usage records and tasks");
 	else
 		advice_reply(&p, &o, advice, n, ret);
+	free(advice);
+	free(tasks);
+	period_release(&p);
+}
+
+int gp_api_advice_of_month(struct gp_api *api, int64_t tenant, const char *month,
+			   json_t **ret)
+{
+	struct period p = {.tenant = tenant};
+	struct gp_advise_options o = {.headroom_pct = GP_ADVISE_HEADROOM_PCT,
+				      .percentile = GP_ADVISE_PERCENTILE};
+	struct gp_task *tasks = NULL;
+	struct gp_advice *advice = NULL;
+	int n_tasks = 0, n = 0, r = gp_month_parse(month, &p.from_ms, &p.to_ms);
+
+	snprintf(p.month, sizeof(p.month), "%s", month);
+	if (r == 0)
+		r = gp_store_tenant_list(api->store, &p.names, &p.n_names);
+	if (r == 0)
+		r = gp_store_task_list(api->store, tenant, -1, &tasks, &n_tasks);
+	if (r == 0)
+		r = advice_of(api, &p, &o, tasks, n_tasks, &advice, &n);
+	if (r == 0) {
+		*ret = json_array();
+		for (int i = 0; i < n; i++)
+			json_array_append_new(*ret, advice_json(&advice[i], &p));
+	}
+	free(advice);
+	free(tasks);
+	period_release(&p);
+	return r;
+}
+
+/* ---- applying the advice ------------------------------------------------- */
+
+/* What applying one template's proposal did. */
+struct applied {
+	const char *result; /* "added", "exists", "unchanged" */
+	char version[GP_STORE_NAME_MAX];
+	uint64_t mem_mib;
+	unsigned compute_pct;
+};
+
+static int write_template(struct gp_store *s, const void *t)
+{
+	return gp_store_template_add(s, (struct gp_template *)t);
+}
+
+/* Template old's new version for proposal a, added (with its audit row
+ * template.add by who) unless it is old's slice or a version has it;
+ * the store's error. */
+static int version_add(struct gp_api *api, const char *who, const char *month,
+		       const struct gp_advice *a, const struct gp_template *old,
+		       const struct gp_template *all, int n, struct applied *ret)
+{
+	struct gp_template t = *old;
+	char detail[GP_REASON_MAX];
+	int r;
+
+	t.mem_mib = a->mem_proposed_mib ? a->mem_proposed_mib : old->mem_mib;
+	t.compute_pct = a->compute_proposed_pct;
+	*ret = (struct applied){.result = "unchanged", .mem_mib = t.mem_mib,
+				.compute_pct = t.compute_pct};
+	if (t.mem_mib == old->mem_mib && t.compute_pct == old->compute_pct)
+		return 0;
+	r = gp_advise_version_name(all, n, old->name, t.mem_mib, t.compute_pct, t.name,
+				   sizeof(t.name));
+	snprintf(ret->version, sizeof(ret->version), "%s", t.name);
+	if (r == -EEXIST) {
+		ret->result = "exists";
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	snprintf(detail, sizeof(detail),
+		 "%llu MiB, %u %%, %s, models \"%.40s\"; the advice of %.7s for %.63s "
+		 "(%llu MiB, %u %%)",
+		 (unsigned long long)t.mem_mib, t.compute_pct, t.hard ? "hard" : "shared",
+		 t.models, month, old->name, (unsigned long long)old->mem_mib,
+		 old->compute_pct);
+	r = gp_store_audited(api->store, write_template, &t, who, "template.add", t.name,
+			     detail);
+	if (r == 0)
+		ret->result = "added";
+	return r;
+}
+
+static json_t *applied_json(const struct gp_template *old, const struct applied *x)
+{
+	return json_pack("{s:s, s:s, s:o, s:I, s:i, s:I, s:i}", "result", x->result,
+			 "template", old->name, "version",
+			 x->version[0] ? json_string(x->version) : json_null(), "mem_mib",
+			 (json_int_t)x->mem_mib, "compute_pct", (int)x->compute_pct,
+			 "was_mem_mib", (json_int_t)old->mem_mib, "was_compute_pct",
+			 (int)old->compute_pct);
+}
+
+/* Each template's proposal of the advice all[0..n) as a new version of
+ * it, into list; the store's error. A template removed since is passed
+ * over. */
+static int versions_add(struct gp_api *api, const char *who, const char *month,
+			const struct gp_advice *all, int n, json_t *list)
+{
+	struct gp_template *t = NULL;
+	int n_t = 0, r = gp_store_template_list(api->store, &t, &n_t);
+
+	for (int i = 0; r == 0 && i < n; i++) {
+		const struct gp_template *old = NULL;
+		struct applied x;
+
+		for (int k = 0; all[i].is_template && k < n_t && !old; k++)
+			old = strcmp(t[k].name, all[i].name) ? NULL : &t[k];
+		if (!old)
+			continue;
+		r = version_add(api, who, month, &all[i], old, t, n_t, &x);
+		if (r == 0)
+			json_array_append_new(list, applied_json(old, &x));
+		if (r == 0 && !strcmp(x.result, "added")) { /* the next sees it */
+			free(t);
+			t = NULL;
+			r = gp_store_template_list(api->store, &t, &n_t);
+		}
+	}
+	free(t);
+	return r;
+}
+
+void gp_api_advice_apply(void *ctx, const struct gp_http_request *req,
+			 struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	struct period p = {0};
+	struct gp_advise_options o;
+	struct gp_task *tasks = NULL;
+	struct gp_advice *advice = NULL;
+	struct gp_tenant me;
+	json_t *list = json_array();
+	int n_tasks = 0, n = 0, r;
+
+	if (!gp_api_caller(api, req, ret, &me) || !period_load(api, req, &p, ret) ||
+	    !advise_options(req, &o, ret)) {
+		period_release(&p);
+		json_decref(list);
+		return;
+	}
+	if (!me.admin) {
+		gp_http_error(ret, 403,
+			      "only the admin may apply the advice: it adds templates (a tenant "
+			      "reads it with GET /v1/advice)");
+		period_release(&p);
+		json_decref(list);
+		return;
+	}
+	r = gp_store_task_list(api->store, p.tenant, -1, &tasks, &n_tasks);
+	if (r == 0)
+		r = advice_of(api, &p, &o, tasks, n_tasks, &advice, &n);
+	if (r == 0)
+		r = versions_add(api, me.name, p.month, advice, n, list);
+	if (r < 0) {
+		json_decref(list);
+		gp_api_store_failed(api, ret, r, "applying the advice");
+	} else {
+		gp_http_json(ret, 200,
+			     json_pack("{s:s, s:i, s:i, s:o}", "month", p.month, "headroom_pct",
+				       (int)o.headroom_pct, "percentile", (int)o.percentile,
+				       "applied", list));
+	}
 	free(advice);
 	free(tasks);
 	period_release(&p);
@@ -737,6 +944,21 @@ static void status_queue(struct gp_api *api, json_t *status, int64_t now)
 				      n ? (double)(now - oldest) / 1000.0 : 0.0));
 }
 
+/* How old the server and its history are: when it started, and since
+ * when the pool is metered (its first sample or usage record; null
+ * before any), so that a chart need not draw time nobody measured. */
+static void status_since(struct gp_api *api, json_t *status)
+{
+	int64_t since = 0;
+
+	json_object_set_new(status, "started", time_ms_json(api->started_ms));
+	json_object_set_new(status, "started_ms", json_integer((json_int_t)api->started_ms));
+	json_object_set_new(status, "metered_since_ms",
+			    gp_store_metered_since(api->store, &since) == 0 && since
+				    ? json_integer((json_int_t)since)
+				    : json_null());
+}
+
 void gp_api_status(void *ctx, const struct gp_http_request *req,
 		   struct gp_http_reply *ret)
 {
@@ -759,6 +981,7 @@ void gp_api_status(void *ctx, const struct gp_http_request *req,
 			   "devices", devices, "sample_ms",
 			   m ? (int)gp_meter_period_ms(m) : 0);
 	status_queue(api, status, now);
+	status_since(api, status);
 	r = status_tasks(api, &me, status, now);
 	if (r < 0) {
 		json_decref(status);

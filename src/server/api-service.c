@@ -1,6 +1,6 @@
 /* api-service.c — the API's services (service.h) and time-of-day
- * schedules (schedule.h): POST/GET/DELETE /v1/services[/NAME] (a tenant
- * its own; the admin anyone's, with ?tenant=) and POST/GET/DELETE
+ * schedules (schedule.h): POST/GET/PATCH/DELETE /v1/services[/NAME] (a
+ * tenant its own; the admin anyone's, with ?tenant=) and POST/GET/DELETE
  * /v1/schedules[/NAME] (the admin). Both need the agent (the loop keeps
  * them), or for services an engine that keeps its own (--kubernetes:
  * services over Deployments): without, 409. */
@@ -311,6 +311,64 @@ void gp_api_service_remove(void *ctx, const struct gp_http_request *req,
 	else
 		gp_http_json(ret, 200,
 			     json_pack("{s:s, s:b}", "name", name, "removed", 1));
+}
+
+static const struct gp_field scale_fields[] = {
+	{"replicas", GP_FIELD_UINT, true, 1, GP_SERVICE_REPLICAS_MAX},
+	{"reason", GP_FIELD_TEXT, .hi = 200},
+	{NULL},
+};
+
+/* PATCH /v1/services/NAME {"replicas": N, "reason": "..."}: a step by
+ * hand (gp_services_set), then the service as GET shows it. */
+void gp_api_service_scale(void *ctx, const struct gp_http_request *req,
+			  struct gp_http_reply *ret)
+{
+	struct gp_api *api = ctx;
+	char name[GP_STORE_NAME_MAX + 1];
+	struct gp_services *sv;
+	struct gp_tenant me;
+	json_auto_t *body = NULL;
+	int64_t tenant;
+	bool named;
+	json_t *list;
+	int r;
+
+	if (!gp_api_caller(api, req, ret, &me) || !services_of(api, &sv, ret) ||
+	    !path_name(req, SERVICES_PATH, name, sizeof(name), &named, ret) ||
+	    !services_tenant(api, req, &me, &tenant, ret) ||
+	    !gp_fields_parse(req, scale_fields, ret, &body))
+		return;
+	tenant = tenant < 0 ? me.id : tenant;
+	r = gp_services_set(sv, me.name, tenant, name,
+			    (unsigned)gp_field_uint(body, "replicas", 0),
+			    gp_field_string(body, "reason", ""));
+	if (r == -ENOENT) {
+		gp_http_error(ret, 404, "no service \"%s\" (gpupool service ls lists them)",
+			      name);
+		return;
+	}
+	if (r == -ERANGE) {
+		json_t *policy;
+
+		list = gp_services_json(sv, tenant, name);
+		policy = json_object_get(json_object_get(json_array_get(list, 0), "spec"), "policy");
+		gp_http_error(ret, 400,
+			      "field \"replicas\": %llu is outside the service's bounds, "
+			      "min_replicas %lld to max_replicas %lld",
+			      (unsigned long long)gp_field_uint(body, "replicas", 0),
+			      (long long)json_integer_value(json_object_get(policy, "min_replicas")),
+			      (long long)json_integer_value(json_object_get(policy, "max_replicas")));
+		json_decref(list);
+		return;
+	}
+	if (r < 0) {
+		gp_api_store_failed(api, ret, r, "scaling the service");
+		return;
+	}
+	list = gp_services_json(sv, tenant, name);
+	gp_http_json(ret, 200, json_incref(json_array_get(list, 0)));
+	json_decref(list);
 }
 
 /* ---- schedules --------------------------------------------------------------- */

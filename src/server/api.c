@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/user.h"
 #include "core/quota.h"
 #include "core/resources.h"
@@ -1858,42 +1859,88 @@ static void task_set(void *ctx, const struct gp_http_request *req,
 
 /* ---- audit ------------------------------------------------------------ */
 
-/* {"audit": [...], "next_after": ID or null}: n entries were read for a
- * page of `limit`, one more when there are more after it. */
-static json_t *audit_page_json(const struct gp_audit_entry *all, int n, long long limit)
-{
-	json_t *list = json_array();
-	bool more = n > limit;
+/* What GET /v1/audit asks for: the filters, and the page. */
+struct audit_query {
+	struct gp_audit_filter f;
+	long long after, before, limit;
+};
 
-	if (more)
-		n = (int)limit;
-	for (int i = 0; i < n; i++)
-		json_array_append_new(list, audit_json(&all[i]));
-	return json_pack("{s:o, s:o}", "audit", list, "next_after",
-			 more ? json_integer((json_int_t)all[n - 1].id) : json_null());
+/* ?who=&action=&object=&since_ms=&until_ms=, ?after=ID or ?before=ID,
+ * ?limit=N; false with 400 in ret. */
+static bool audit_query_of(const struct gp_http_request *req, struct audit_query *q,
+			   struct gp_http_reply *ret)
+{
+	long long since, until;
+
+	q->f = (struct gp_audit_filter){.who = gp_http_query(req, "who"),
+					.action = gp_http_query(req, "action"),
+					.object = gp_http_query(req, "object")};
+	if (!gp_api_query_number(req, "after", 0, INT64_MAX, -1, &q->after, ret) ||
+	    !gp_api_query_number(req, "before", 1, INT64_MAX, 0, &q->before, ret) ||
+	    !gp_api_query_number(req, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT, &q->limit, ret) ||
+	    !gp_api_query_number(req, "since_ms", 0, INT64_MAX / 2, 0, &since, ret) ||
+	    !gp_api_query_number(req, "until_ms", 0, INT64_MAX / 2, 0, &until, ret))
+		return false;
+	if (q->after >= 0 && q->before) {
+		gp_http_error(ret, 400, "give query \"after\" or \"before\", not both");
+		return false;
+	}
+	q->f.since_ms = since;
+	q->f.until_ms = until;
+	return true;
 }
 
-/* ?limit=N entries (AUDIT_LIMIT by default): the newest, or with
- * ?after=ID those after entry ID, a page at a time. */
+/* {"audit": [...], "next_after": ID or null, "next_before": ID or null}:
+ * n entries were read for a page of `limit`, one more when there are
+ * more past it (after an entry: newer ones; else older ones). */
+static json_t *audit_page_json(struct gp_api *api, const struct audit_query *q,
+			       struct gp_audit_entry *all, int n)
+{
+	json_t *list = json_array();
+	bool more = n > q->limit, older = false;
+	int first = 0;
+
+	if (more && q->after >= 0)
+		n = (int)q->limit;
+	else if (more)
+		first = n - (int)q->limit; /* the oldest read is the one too many */
+	for (int i = first; i < n; i++)
+		json_array_append_new(list, audit_json(&all[i]));
+	if (q->after >= 0 && n > 0)
+		gp_store_audit_any_before(api->store, &q->f, all[0].id, &older);
+	return json_pack("{s:o, s:o, s:o}", "audit", list, "next_after",
+			 n > first && ((more && q->after >= 0) || q->before)
+				 ? json_integer((json_int_t)all[n - 1].id)
+				 : json_null(),
+			 "next_before",
+			 n > first && ((more && q->after < 0) || older)
+				 ? json_integer((json_int_t)all[first].id)
+				 : json_null());
+}
+
+/* ?limit=N entries (AUDIT_LIMIT by default) the filters keep: the newest,
+ * those before entry ?before=ID, or those after entry ?after=ID, a page
+ * at a time, oldest first. */
 static void audit_list(void *ctx, const struct gp_http_request *req,
 		       struct gp_http_reply *ret)
 {
 	struct gp_api *api = ctx;
 	struct gp_tenant me;
 	struct gp_audit_entry *all = NULL;
-	long long after, limit;
+	struct audit_query q;
 	int n = 0, r;
 
 	if (!caller_admin(api, req, ret, &me, "read the audit log") ||
-	    !gp_api_query_number(req, "after", 0, INT64_MAX, -1, &after, ret) ||
-	    !gp_api_query_number(req, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT, &limit, ret))
+	    !audit_query_of(req, &q, ret))
 		return;
-	/* The newest page has nothing after it; a page after an entry may. */
-	r = gp_store_audit_page(api->store, after, (int)limit + (after >= 0), &all, &n);
+	/* One more than the page: whether more lie past it. */
+	r = gp_store_audit_query(api->store, &q.f, q.after, q.before,
+				 q.limit < GP_STORE_PAGE_MAX ? (int)q.limit + 1 : GP_STORE_PAGE_MAX,
+				 &all, &n);
 	if (r < 0)
 		store_failed(api, ret, r, "reading the audit log");
 	else
-		gp_http_json(ret, 200, audit_page_json(all, n, limit));
+		gp_http_json(ret, 200, audit_page_json(api, &q, all, n));
 	free(all);
 }
 
@@ -1924,12 +1971,16 @@ static const struct gp_http_route routes[] = {
 	{"GET", "/v1/usage", gp_api_usage},
 	{"GET", "/v1/bill", gp_api_bill},
 	{"GET", "/v1/advice", gp_api_advice},
+	{"POST", "/v1/advice/apply", gp_api_advice_apply},
+	{"POST", "/v1/sim/history", gp_api_sim_history},
 	{"GET", "/v1/alerts", gp_api_alerts},
 	{"POST", "/v1/alerts/{id}/clear", gp_api_alert_clear},
 	{"GET", "/v1/status", gp_api_status},
+	{"GET", "/v1/series", gp_api_series},
 	{"POST", "/v1/services", gp_api_service_create},
 	{"GET", "/v1/services", gp_api_services},
 	{"GET", "/v1/services/{name}", gp_api_services},
+	{"PATCH", "/v1/services/{name}", gp_api_service_scale},
 	{"DELETE", "/v1/services/{name}", gp_api_service_remove},
 	{"POST", "/v1/schedules", gp_api_schedule_add},
 	{"GET", "/v1/schedules", gp_api_schedules},
@@ -1959,6 +2010,7 @@ int gp_api_new(struct gp_store *store, const struct gp_api_options *o,
 	if (!api)
 		return -ENOMEM;
 	api->store = store;
+	api->started_ms = gp_unix_ms();
 	api->pool = o->pool;
 	api->http = o->http;
 	api->backup = o->backup;
@@ -2039,6 +2091,11 @@ bool gp_api_store_failed(struct gp_api *api, struct gp_http_reply *ret, int err,
 			 const char *what)
 {
 	return store_failed(api, ret, err, what);
+}
+
+json_t *gp_api_task_json(const struct gp_task *t, const char *tenant)
+{
+	return task_json(t, tenant);
 }
 
 json_t *gp_api_time_json(int64_t unix_s)

@@ -70,6 +70,17 @@ static bool command_ok(json_t *v)
 	return total < GP_COMMAND_MAX;
 }
 
+static bool texts_ok(json_t *v, uint64_t hi)
+{
+	if (!json_is_array(v) || json_array_size(v) > GP_FIELD_TEXTS_MAX)
+		return false;
+	for (size_t i = 0; i < json_array_size(v); i++)
+		if (!json_is_string(json_array_get(v, i)) ||
+		    json_string_length(json_array_get(v, i)) > hi)
+			return false;
+	return true;
+}
+
 /* Is v a good value of f? A kind whose message depends on what is wrong
  * writes it to why (WHY_MAX bytes). */
 static bool value_ok(const struct gp_field *f, json_t *v, char *why)
@@ -86,6 +97,7 @@ static bool value_ok(const struct gp_field *f, json_t *v, char *why)
 		return json_is_string(v) && is_choice(json_string_value(v), f->choices);
 	case GP_FIELD_COMMAND: return command_ok(v);
 	case GP_FIELD_ENV: return gp_task_env_check(v, why, WHY_MAX) == 0;
+	case GP_FIELD_TEXTS: return texts_ok(v, f->hi);
 	}
 	return false;
 }
@@ -130,6 +142,12 @@ static void value_wrong(const struct gp_field *f, const char *why,
 		return;
 	case GP_FIELD_ENV:
 		gp_http_error(ret, 400, "field \"%s\": %s", f->name, why);
+		return;
+	case GP_FIELD_TEXTS:
+		gp_http_error(ret, 400,
+			      "field \"%s\" must be an array of at most %d strings of at most "
+			      "%llu bytes",
+			      f->name, GP_FIELD_TEXTS_MAX, (unsigned long long)f->hi);
 		return;
 	}
 }

@@ -30,7 +30,10 @@ enum gp_field_kind {
 	GP_FIELD_CHOICE,  /* one of `choices` (NULL-terminated) */
 	GP_FIELD_COMMAND, /* a string, or a non-empty array of strings */
 	GP_FIELD_ENV,	  /* a task's declared variables (agent/taskenv.h) */
+	GP_FIELD_TEXTS,	  /* an array of at most GP_FIELD_TEXTS_MAX strings of at most `hi` bytes */
 };
+
+#define GP_FIELD_TEXTS_MAX 64
 
 /* One field; a table ends with { NULL }. */
 struct gp_field {

@@ -7,7 +7,8 @@
  * each becomes a record per device (cut at month boundaries) and a new
  * interval starts. Device averages over the utilization window are kept in
  * a ring of buckets, so the memory they need does not depend on the
- * window's length. */
+ * window's length. After each sampling that answered, the live numbers
+ * also go to the store's history (the console's charts over time). */
 #include "server/meter.h"
 
 #include <errno.h>
@@ -22,6 +23,8 @@ _Static_assert(GP_AGENT_DEVICES_MAX <= 32, "a device set is a uint32_t");
 
 #define BUCKETS	    60	    /* of the utilization window */
 #define UNSAVED_MAX 1000000 /* records kept while the store fails */
+#define HOUR_MS	    3600000
+#define DAY_MS	    86400000
 
 /* A followed task: its public numbers and its open interval. */
 struct followed {
@@ -53,6 +56,7 @@ struct gp_meter {
 	struct gp_meter_device device[GP_AGENT_DEVICES_MAX];
 	struct window window[GP_AGENT_DEVICES_MAX];
 	int64_t last_ms;
+	int64_t series_ms, pruned_ms; /* the history's last sample, and prune */
 	bool urgent;		/* a task ended or a share changed */
 	struct gp_meter_records unsaved; /* made, not yet in the store */
 };
@@ -404,6 +408,74 @@ int gp_meter_probe(struct gp_meter *m, struct gp_meter_probe *ret)
 	return ret->sampled;
 }
 
+/* ---- the history ----------------------------------------------------- */
+
+/* What each tenant's running tasks hold and use now, into t (at most
+ * GP_AGENT_TASKS_MAX); how many tenants. */
+static int series_tenants(const struct gp_meter *m, struct gp_series_tenant *t)
+{
+	int n = 0;
+
+	for (int i = 0; i < m->tasks; i++) {
+		const struct followed *f = &m->task[i];
+		int k = 0;
+
+		if (f->ended_ms)
+			continue;
+		while (k < n && t[k].tenant != f->pub.tenant)
+			k++;
+		if (k == n)
+			t[n++] = (struct gp_series_tenant){.tenant = f->pub.tenant};
+		t[k].mem_used_mib += f->pub.mem_used_mib;
+		for (unsigned d = 0; d < f->pub.devices; d++) {
+			t[k].mem_alloc_mib += f->pub.mem_mib[d];
+			t[k].compute_alloc_pct += f->pub.compute_pct;
+		}
+	}
+	return n;
+}
+
+/* One sample of the history at now (at most one per
+ * GP_METER_SERIES_STEP_MS), from the live numbers just updated, and once
+ * an hour the prune. The history is for charts: when the store refuses
+ * it, the sample is lost, and the records are not held up for it. */
+static void series_take(struct gp_meter *m, int64_t now)
+{
+	const struct gp_agent_node *node = gp_agent_node(m->agent);
+	struct gp_series_device dev[GP_AGENT_DEVICES_MAX];
+	struct gp_series_tenant *ten = calloc(GP_AGENT_TASKS_MAX, sizeof(*ten));
+	struct gp_series_sample x = {.ts_ms = now, .device = dev, .tenant = ten};
+	int64_t oldest = 0;
+	int queued = 0;
+
+	if (!ten || now - m->series_ms < GP_METER_SERIES_STEP_MS) {
+		free(ten);
+		return;
+	}
+	for (unsigned i = 0; i < node->devices; i++) {
+		const struct gp_meter_device *d = &m->device[i];
+
+		dev[x.devices++] = (struct gp_series_device){
+			.sampled = d->ok, .mem_used_mib = d->mem_used_mib,
+			.mem_alloc_mib = d->alloc_mem_mib, .mem_total_mib = d->mem_total_mib,
+			.compute_alloc_pct = d->alloc_pct, .util_pct = d->util_pct};
+		snprintf(dev[i].device, sizeof(dev[i].device), "%s", node->device[i].uuid);
+		snprintf(dev[i].model, sizeof(dev[i].model), "%s", node->device[i].name);
+	}
+	x.tenants = series_tenants(m, ten);
+	if (gp_store_queue_stats(m->store, &queued, &oldest) == 0 && queued > 0) {
+		x.queue_length = (unsigned)queued;
+		x.queue_oldest_wait_ms = oldest && now > oldest ? now - oldest : 0;
+	}
+	if (gp_store_series_add(m->store, &x) == 0)
+		m->series_ms = now;
+	free(ten);
+	if (now - m->pruned_ms >= HOUR_MS &&
+	    gp_store_series_prune(m->store, now - GP_METER_SERIES_KEEP_DAYS * DAY_MS,
+				  now - DAY_MS) == 0)
+		m->pruned_ms = now;
+}
+
 int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms)
 {
 	size_t at = 0;
@@ -417,6 +489,7 @@ int gp_meter_take(struct gp_meter *m, struct gp_meter_probe *pr, int64_t now_ms)
 			at += m->task[t].pub.devices;
 		}
 		devices_update(m, pr->dev, now_ms);
+		series_take(m, now_ms);
 	}
 	free(pr->groups);
 	pr->groups = NULL;

@@ -15,7 +15,13 @@
  * bill is the sum of the records that start in it.
  *
  * Each sampling's records go to the store in one call (one transaction,
- * or the caller's). The meter is changed from one thread (the loop's),
+ * or the caller's). A sampling that answered also writes the history the
+ * console draws (store.h, gp_store_series_add): each device's memory
+ * used, held and total, compute held and utilization; each tenant's
+ * memory and compute held and the memory its processes used; the queue's
+ * length and oldest wait; at most one sample a second, kept
+ * GP_METER_SERIES_KEEP_DAYS days, thinned to one a minute after a day
+ * (pruned once an hour). The meter is changed from one thread (the loop's),
  * and only under the lock of the API, whose handlers read the live
  * numbers; that thread may read it without the lock (gp_meter_probe,
  * gp_meter_due). Functions return 0 or a
@@ -32,6 +38,8 @@
 #include "server/store.h"
 
 #define GP_METER_GROW_MAX 64 /* the most samplings the growth check looks at */
+#define GP_METER_SERIES_STEP_MS	  1000 /* the history's samples, at most one a ... */
+#define GP_METER_SERIES_KEEP_DAYS 8    /* kept this long, thinned after a day */
 
 struct gp_meter;
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+
 #define REPLICA_QUICK_MS 10000 /* a replica that fails sooner counts as a crash */
 #define WAIT_MAX	 64    /* samplings, after repeated crashes */
 #define CRASH_LOOP	 3     /* crashes in a row: a crash loop (a critical alert) */
@@ -244,19 +246,47 @@ static int write_add(struct gp_store *s, const void *row)
 	return gp_store_service_add(s, (struct gp_service_row *)row);
 }
 
-static int write_scale(struct gp_store *s, const void *row)
+static void object_of(const struct gp_service_row *row, char *buf, size_t size)
 {
-	return gp_store_service_scale(s, row);
+	snprintf(buf, size, "service %.*s", (int)size - 9, row->name);
+}
+
+/* A step: the service's new replicas and share, and the step's row. */
+struct step_write {
+	const struct gp_service_row *row;
+	struct gp_service_step step;
+};
+
+static int write_scale(struct gp_store *s, const void *arg)
+{
+	struct step_write *w = (struct step_write *)arg;
+	int r = gp_store_service_scale(s, w->row);
+
+	return r < 0 ? r : gp_store_service_step_add(s, &w->step);
+}
+
+/* Writes row (the service's replicas and share after a step) with the
+ * step's row and its audit row service.scale, all or none. */
+static int step_record(struct gp_services *sv, const struct gp_service_row *row,
+		       const char *who, const char *step, const char *reason)
+{
+	struct step_write w = {.row = row,
+			       .step = {.service = row->id, .replicas = row->replicas,
+					.share_pct = row->share_pct}};
+	char object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+
+	snprintf(w.step.who, sizeof(w.step.who), "%s", who);
+	snprintf(w.step.step, sizeof(w.step.step), "%s", step);
+	snprintf(w.step.reason, sizeof(w.step.reason), "%s", reason);
+	object_of(row, object, sizeof(object));
+	snprintf(detail, sizeof(detail), "%s: %s", step, reason);
+	return gp_store_audited(sv->ops.store, write_scale, &w, who, "service.scale", object,
+				detail);
 }
 
 static int write_remove(struct gp_store *s, const void *row)
 {
 	return gp_store_service_remove(s, ((const struct gp_service_row *)row)->id);
-}
-
-static void object_of(const struct gp_service_row *row, char *buf, size_t size)
-{
-	snprintf(buf, size, "service %.*s", (int)size - 9, row->name);
 }
 
 int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
@@ -379,6 +409,40 @@ static void crashed(struct gp_services *sv, struct service *v, const struct gp_t
 		 v->wait);
 	if (v->crashes >= CRASH_LOOP && sv->alerts)
 		gp_alerts_service_crash_loop(sv->alerts, v->row.tenant, v->row.name, v->crash);
+}
+
+int gp_services_set(struct gp_services *sv, const char *who, int64_t tenant,
+		    const char *name, unsigned replicas, const char *why)
+{
+	struct gp_pool_task tasks[GP_SERVICE_REPLICAS_MAX];
+	struct service *v = service_named(sv, tenant, name);
+	struct gp_service_row row;
+	char reason[GP_REASON_MAX];
+	int n, r;
+
+	if (!v)
+		return -ENOENT;
+	if (replicas < v->spec.policy.min_replicas || replicas > v->spec.policy.max_replicas)
+		return -ERANGE;
+	if (replicas == v->row.replicas)
+		return 0;
+	row = v->row;
+	row.replicas = replicas;
+	snprintf(reason, sizeof(reason), "replicas %u -> %u by %s%s%.200s", v->row.replicas,
+		 replicas, who, why && *why ? ": " : "", why ? why : "");
+	r = step_record(sv, &row, who, "set", reason);
+	if (r < 0)
+		return r;
+	v->row = row;
+	v->scale.stepped = true; /* the autoscaler's cooldown counts from it */
+	v->scale.last_step_ms = gp_unix_ms();
+	if (v->spec.deployment[0]) {
+		sv->engine.scale(sv->engine.ctx, tenant, v->spec.deployment, replicas);
+		return 0;
+	}
+	n = gp_pool_service_tasks(sv->ops.pool, v->row.id, tasks, GP_SERVICE_REPLICAS_MAX);
+	replicas_keep(sv, v, tasks, n);
+	return 0;
 }
 
 /* The replicas that left since the last tick: one that failed soon
@@ -547,7 +611,7 @@ static void scale_take(struct gp_services *sv, struct service *v,
 		       const struct gp_pool_task *tasks, int n,
 		       const struct gp_scale_decision *d)
 {
-	char who[GP_STORE_NAME_MAX], object[GP_AUDIT_OBJECT_MAX], detail[GP_REASON_MAX];
+	char who[GP_STORE_NAME_MAX];
 	struct gp_service_row row = v->row;
 
 	if (d->step == GP_SCALE_GROW || d->step == GP_SCALE_SHRINK)
@@ -555,11 +619,7 @@ static void scale_take(struct gp_services *sv, struct service *v,
 	else
 		row.replicas = d->replicas;
 	who_of(v, who, sizeof(who));
-	object_of(&row, object, sizeof(object));
-	snprintf(detail, sizeof(detail), "%s: %s", gp_scale_step_name(d->step),
-		 d->reason);
-	if (gp_store_audited(sv->ops.store, write_scale, &row, who, "service.scale",
-			     object, detail) < 0)
+	if (step_record(sv, &row, who, gp_scale_step_name(d->step), d->reason) < 0)
 		return;
 	v->row = row;
 	if (d->step == GP_SCALE_GROW || d->step == GP_SCALE_SHRINK)
@@ -630,14 +690,17 @@ static json_t *replicas_json(struct gp_services *sv, const struct service *v)
 		bool sampled = sv->engine.effective(sv->engine.ctx, tasks[i].id, &effective);
 
 		json_array_append_new(
-			list, json_pack("{s:I, s:s, s:I, s:o, s:b}", "id",
+			list, json_pack("{s:I, s:s, s:I, s:I, s:o, s:b, s:s, s:s}", "id",
 					(json_int_t)tasks[i].id, "state",
 					tasks[i].state == GP_TASK_RUNNING ? "running"
 									  : "queued",
 					"compute_pct", (json_int_t)tasks[i].compute_pct,
-					"effective",
+					"mem_mib", (json_int_t)tasks[i].mem_mib, "effective",
 					sampled ? json_real(effective) : json_null(),
-					"cancelling", tasks[i].cancel_by[0] != '\0'));
+					"cancelling", tasks[i].cancel_by[0] != '\0', "placement",
+					tasks[i].state == GP_TASK_RUNNING ? tasks[i].placement
+									  : "",
+					"reason", tasks[i].reason));
 	}
 	return list;
 }
@@ -658,16 +721,41 @@ static json_t *service_json(struct gp_services *sv, const struct service *v)
 			 v->crash[0] ? json_string(v->crash) : json_null());
 }
 
+/* The service's newest steps, newest first (an empty list when the store
+ * cannot say). */
+static json_t *steps_json(struct gp_services *sv, const struct service *v)
+{
+	struct gp_service_step *all = NULL;
+	json_t *list = json_array();
+	int n = 0;
+
+	if (gp_store_service_steps(sv->ops.store, v->row.id, GP_SERVICE_STEPS_SHOWN, &all, &n) < 0)
+		n = 0;
+	for (int i = 0; i < n; i++)
+		json_array_append_new(
+			list, json_pack("{s:I, s:I, s:s, s:s, s:I, s:I, s:s}", "id",
+					(json_int_t)all[i].id, "ts_ms", (json_int_t)all[i].ts_ms,
+					"who", all[i].who, "step", all[i].step, "replicas",
+					(json_int_t)all[i].replicas, "share_pct",
+					(json_int_t)all[i].share_pct, "reason", all[i].reason));
+	free(all);
+	return list;
+}
+
 json_t *gp_services_json(struct gp_services *sv, int64_t tenant, const char *name)
 {
 	json_t *list = json_array();
 
 	for (int i = 0; sv && i < sv->n; i++) {
 		const struct service *v = &sv->v[i];
+		json_t *one;
 
-		if ((tenant < 0 || v->row.tenant == tenant) &&
-		    (!name || !strcmp(name, v->row.name)))
-			json_array_append_new(list, service_json(sv, v));
+		if ((tenant >= 0 && v->row.tenant != tenant) || (name && strcmp(name, v->row.name)))
+			continue;
+		one = service_json(sv, v);
+		if (name)
+			json_object_set_new(one, "steps", steps_json(sv, v));
+		json_array_append_new(list, one);
 	}
 	return list;
 }

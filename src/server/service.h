@@ -121,6 +121,16 @@ int gp_services_create(struct gp_services *sv, const char *who, int64_t tenant,
 int gp_services_remove(struct gp_services *sv, const char *who, int64_t tenant,
 		       const char *name);
 
+/* Sets the tenant's service `name` to `replicas` by hand (who, with why:
+ * its reason), within its policy's min_replicas to max_replicas: a step
+ * "set", stored and audited (service.scale) as the autoscaler's are;
+ * the replicas follow at once (missing ones submitted, the newest past
+ * the count cancelled). The autoscaler goes on from there, its cooldown
+ * counted from this step as from its own. -ENOENT: no such live
+ * service; -ERANGE: outside the bounds. */
+int gp_services_set(struct gp_services *sv, const char *who, int64_t tenant,
+		    const char *name, unsigned replicas, const char *why);
+
 /* The live service of tenant whose replicas are Deployment `deployment`'s
  * pods: its id, or 0. */
 int64_t gp_services_of_deployment(const struct gp_services *sv, int64_t tenant,
@@ -130,9 +140,12 @@ int64_t gp_services_of_deployment(const struct gp_services *sv, int64_t tenant,
 void gp_services_tick(struct gp_services *sv, int64_t now_ms);
 
 /* The live services of tenant (< 0: all) as a JSON array, each with its
- * spec, replicas (id, state, share, effective utilization), the
- * utilization last fed to the autoscaler, its last decision and, while
- * its replicas crash, `crash_loop` (else null). */
+ * spec, replicas (id, state, share, memory, effective utilization,
+ * placement, reason), the utilization last fed to the autoscaler, its
+ * last decision and, while its replicas crash, `crash_loop` (else null);
+ * with a name, also its newest GP_SERVICE_STEPS_SHOWN steps (the
+ * store's), newest first. */
+#define GP_SERVICE_STEPS_SHOWN 50
 json_t *gp_services_json(struct gp_services *sv, int64_t tenant, const char *name);
 
 #endif

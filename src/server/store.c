@@ -42,7 +42,7 @@
 /* Statements are prepared once and kept (every SQL text here is a
  * literal, so its address names it); a call resets its statement when it
  * is done. The number of distinct statements is fixed by the code. */
-#define STATEMENTS_MAX 96
+#define STATEMENTS_MAX 128
 
 struct gp_store {
 	sqlite3 *db;
@@ -220,6 +220,47 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN mixed_models INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE templates ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE templates ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;",
+	/* 15: the meter's history, for the console's charts (meter.h): at
+	 * each sampling (at most one a second) each device's memory used,
+	 * held and total, compute held and utilization (NULL when the device
+	 * did not answer); each tenant's memory and compute held by its
+	 * running tasks and the memory their processes used; the queue's
+	 * length and oldest wait. Kept for days, older rows thinned
+	 * (gp_store_series_prune). A service's scaling steps with their
+	 * reasons (service.h), and usage records by task (a task's charts). */
+	"CREATE TABLE device_series ("
+	"  ts_ms INTEGER NOT NULL,"
+	"  device TEXT NOT NULL,"
+	"  model TEXT NOT NULL,"
+	"  mem_used_mib INTEGER,"
+	"  mem_alloc_mib INTEGER NOT NULL,"
+	"  mem_total_mib INTEGER NOT NULL,"
+	"  compute_alloc_pct INTEGER NOT NULL,"
+	"  util_pct INTEGER);"
+	"CREATE INDEX device_series_ts ON device_series(ts_ms);"
+	"CREATE TABLE tenant_series ("
+	"  ts_ms INTEGER NOT NULL,"
+	"  tenant INTEGER NOT NULL REFERENCES tenants(id),"
+	"  mem_used_mib INTEGER NOT NULL,"
+	"  mem_alloc_mib INTEGER NOT NULL,"
+	"  compute_alloc_pct INTEGER NOT NULL);"
+	"CREATE INDEX tenant_series_ts ON tenant_series(ts_ms);"
+	"CREATE TABLE queue_series ("
+	"  ts_ms INTEGER NOT NULL,"
+	"  length INTEGER NOT NULL,"
+	"  oldest_wait_ms INTEGER NOT NULL);"
+	"CREATE INDEX queue_series_ts ON queue_series(ts_ms);"
+	"CREATE TABLE service_steps ("
+	"  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  service INTEGER NOT NULL REFERENCES services(id),"
+	"  ts_ms INTEGER NOT NULL,"
+	"  who TEXT NOT NULL,"
+	"  step TEXT NOT NULL,"
+	"  replicas INTEGER NOT NULL,"
+	"  share_pct INTEGER NOT NULL,"
+	"  reason TEXT NOT NULL);"
+	"CREATE INDEX service_steps_service ON service_steps(service, id);"
+	"CREATE INDEX usage_task ON usage(task, id);",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == GP_STORE_SCHEMA_VERSION,
@@ -2643,5 +2684,399 @@ int gp_store_audited(struct gp_store *s, gp_store_write_fn *write, const void *a
 		r = gp_store_commit(s);
 	if (r < 0)
 		gp_store_rollback(s);
+	return r;
+}
+
+/* ---- the audit log, filtered ---- */
+
+/* The filters of an audit query: ?3 who, ?4 action (or, ending in '.',
+ * its prefix), ?5 object, ?6 and ?7 the time range (0: open). */
+#define AUDIT_FILTERS                                                                     \
+	"(?3 IS NULL OR who = ?3) AND (?4 IS NULL OR action = ?4 OR "                     \
+	"(substr(?4, -1) = '.' AND substr(action, 1, length(?4)) = ?4)) AND "            \
+	"(?5 IS NULL OR object = ?5) AND (?6 <= 0 OR ts >= ?6) AND (?7 <= 0 OR ts < ?7)"
+
+static void bind_audit_filter(sqlite3_stmt *st, const struct gp_audit_filter *f)
+{
+	if (f->who)
+		sqlite3_bind_text(st, 3, f->who, -1, SQLITE_STATIC);
+	if (f->action)
+		sqlite3_bind_text(st, 4, f->action, -1, SQLITE_STATIC);
+	if (f->object)
+		sqlite3_bind_text(st, 5, f->object, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, f->since_ms);
+	sqlite3_bind_int64(st, 7, f->until_ms);
+}
+
+int gp_store_audit_query(struct gp_store *s, const struct gp_audit_filter *f, int64_t after,
+			 int64_t before, int limit, struct gp_audit_entry **ret, int *ret_n)
+{
+	static const struct gp_audit_filter none;
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1 || limit > GP_STORE_PAGE_MAX)
+		return -EINVAL;
+	r = prepare(s,
+		    after >= 0 ? "SELECT id, ts, who, action, object, detail FROM audit "
+				 "WHERE id > ?1 AND (?2 <= 0 OR id < ?2) AND " AUDIT_FILTERS
+				 " ORDER BY id LIMIT ?8"
+			       : "SELECT * FROM (SELECT id, ts, who, action, object, detail "
+				 "FROM audit WHERE (?2 <= 0 OR id < ?2) AND " AUDIT_FILTERS
+				 " ORDER BY id DESC LIMIT ?8) ORDER BY id",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, after);
+	sqlite3_bind_int64(st, 2, before);
+	bind_audit_filter(st, f ? f : &none);
+	sqlite3_bind_int(st, 8, limit);
+	r = get_all(s, st, sizeof(**ret), read_audit, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+int gp_store_audit_any_before(struct gp_store *s, const struct gp_audit_filter *f,
+			      int64_t before, bool *ret)
+{
+	static const struct gp_audit_filter none;
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !ret)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT EXISTS (SELECT 1 FROM audit WHERE id < ?2 AND " AUDIT_FILTERS ")",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 2, before);
+	bind_audit_filter(st, f ? f : &none);
+	r = step_row(s, st, "audit_any_before");
+	if (r < 0)
+		return r;
+	*ret = r && sqlite3_column_int64(st, 0) != 0;
+	return 0;
+}
+
+/* ---- the meter's history ---- */
+
+static int series_device_add(struct gp_store *s, int64_t ts, const struct gp_series_device *d)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!fits(d->device, sizeof(d->device)) || !fits(d->model, sizeof(d->model)) ||
+	    is_blank(d->device))
+		return fail(s, -EINVAL, "series_add: invalid device");
+	r = prepare(s,
+		    "INSERT INTO device_series (ts_ms, device, model, mem_used_mib, "
+		    "mem_alloc_mib, mem_total_mib, compute_alloc_pct, util_pct) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, ts);
+	sqlite3_bind_text(st, 2, d->device, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, d->model, -1, SQLITE_STATIC);
+	if (d->sampled) {
+		sqlite3_bind_int64(st, 4, (int64_t)d->mem_used_mib);
+		sqlite3_bind_int64(st, 8, d->util_pct);
+	}
+	sqlite3_bind_int64(st, 5, (int64_t)d->mem_alloc_mib);
+	sqlite3_bind_int64(st, 6, (int64_t)d->mem_total_mib);
+	sqlite3_bind_int64(st, 7, d->compute_alloc_pct);
+	return step_done(s, st, "series_add");
+}
+
+static int series_tenant_add(struct gp_store *s, int64_t ts, const struct gp_series_tenant *t)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s,
+			"INSERT INTO tenant_series (ts_ms, tenant, mem_used_mib, mem_alloc_mib, "
+			"compute_alloc_pct) VALUES (?1, ?2, ?3, ?4, ?5)",
+			&st);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, ts);
+	sqlite3_bind_int64(st, 2, t->tenant);
+	sqlite3_bind_int64(st, 3, (int64_t)t->mem_used_mib);
+	sqlite3_bind_int64(st, 4, (int64_t)t->mem_alloc_mib);
+	sqlite3_bind_int64(st, 5, t->compute_alloc_pct);
+	return step_done(s, st, "series_add");
+}
+
+static int series_queue_add(struct gp_store *s, int64_t ts, unsigned length,
+			    int64_t oldest_wait_ms)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s,
+			"INSERT INTO queue_series (ts_ms, length, oldest_wait_ms) "
+			"VALUES (?1, ?2, ?3)",
+			&st);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, ts);
+	sqlite3_bind_int64(st, 2, length);
+	sqlite3_bind_int64(st, 3, oldest_wait_ms);
+	return step_done(s, st, "series_add");
+}
+
+int gp_store_series_add(struct gp_store *s, const struct gp_series_sample *x)
+{
+	bool own;
+	int r;
+
+	if (!s || !x || x->ts_ms <= 0 || (x->devices && !x->device) ||
+	    (x->tenants && !x->tenant) || x->devices < 0 || x->tenants < 0)
+		return -EINVAL;
+	r = begin_own(s, &own);
+	for (int i = 0; r == 0 && i < x->devices; i++)
+		r = series_device_add(s, x->ts_ms, &x->device[i]);
+	for (int i = 0; r == 0 && i < x->tenants; i++)
+		r = series_tenant_add(s, x->ts_ms, &x->tenant[i]);
+	if (r == 0)
+		r = series_queue_add(s, x->ts_ms, x->queue_length, x->queue_oldest_wait_ms);
+	return end_own(s, own, r);
+}
+
+/* One DELETE of the prune, with ?1 drop_before and ?2 thin_before. */
+static int prune_step(struct gp_store *s, const char *sql, int64_t drop, int64_t thin)
+{
+	auto_stmt *st = NULL;
+	int r = prepare(s, sql, &st);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, drop);
+	sqlite3_bind_int64(st, 2, thin);
+	return step_done(s, st, "series_prune");
+}
+
+int gp_store_series_prune(struct gp_store *s, int64_t drop_before_ms, int64_t thin_before_ms)
+{
+	/* Thinning keeps the first row of each minute (of each device, each
+	 * tenant): an instant's figures, as every row is. */
+	static const char *const sql[] = {
+		"DELETE FROM device_series WHERE ts_ms < ?1 OR (ts_ms < ?2 AND rowid NOT IN "
+		"(SELECT MIN(rowid) FROM device_series WHERE ts_ms < ?2 "
+		"GROUP BY device, ts_ms / 60000))",
+		"DELETE FROM tenant_series WHERE ts_ms < ?1 OR (ts_ms < ?2 AND rowid NOT IN "
+		"(SELECT MIN(rowid) FROM tenant_series WHERE ts_ms < ?2 "
+		"GROUP BY tenant, ts_ms / 60000))",
+		"DELETE FROM queue_series WHERE ts_ms < ?1 OR (ts_ms < ?2 AND rowid NOT IN "
+		"(SELECT MIN(rowid) FROM queue_series WHERE ts_ms < ?2 GROUP BY ts_ms / 60000))",
+	};
+	bool own;
+	int r;
+
+	if (!s || thin_before_ms < drop_before_ms)
+		return -EINVAL;
+	r = begin_own(s, &own);
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(sql); i++)
+		r = prune_step(s, sql[i], drop_before_ms, thin_before_ms);
+	return end_own(s, own, r);
+}
+
+static void read_series_point(sqlite3_stmt *st, void *ret)
+{
+	struct gp_series_point *p = ret;
+
+	memset(p, 0, sizeof(*p));
+	p->t_ms = sqlite3_column_int64(st, 0);
+	p->tenant = sqlite3_column_int64(st, 1);
+	copy_text(st, 2, p->device, sizeof(p->device));
+	copy_text(st, 3, p->model, sizeof(p->model));
+	p->samples = sqlite3_column_int(st, 4);
+	p->used = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	p->mem_used_mib = sqlite3_column_double(st, 5);
+	p->mem_used_max_mib = (uint64_t)sqlite3_column_int64(st, 6);
+	p->mem_alloc_mib = sqlite3_column_double(st, 7);
+	p->mem_alloc_max_mib = (uint64_t)sqlite3_column_int64(st, 8);
+	p->mem_total_mib = (uint64_t)sqlite3_column_int64(st, 9);
+	p->compute_alloc_pct = sqlite3_column_double(st, 10);
+	p->util_pct = sqlite3_column_type(st, 11) == SQLITE_NULL ? -1
+								 : sqlite3_column_double(st, 11);
+}
+
+/* The points of one series table: ?1 from, ?2 to, ?3 step, ?4 tenant. */
+static int series_read(struct gp_store *s, const char *sql, int64_t tenant, int64_t from_ms,
+		       int64_t to_ms, int64_t step_ms, struct gp_series_point **ret,
+		       int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || step_ms < 1 || to_ms < from_ms)
+		return -EINVAL;
+	r = prepare(s, sql, &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, from_ms);
+	sqlite3_bind_int64(st, 2, to_ms);
+	sqlite3_bind_int64(st, 3, step_ms);
+	sqlite3_bind_int64(st, 4, tenant);
+	r = get_all(s, st, sizeof(**ret), read_series_point, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+/* A bucket's start: from + its number x step. */
+#define SERIES_BUCKET "?1 + (ts_ms - ?1) / ?3 * ?3"
+
+int gp_store_series_devices(struct gp_store *s, int64_t from_ms, int64_t to_ms,
+			    int64_t step_ms, struct gp_series_point **ret, int *ret_n)
+{
+	return series_read(s,
+			   "SELECT " SERIES_BUCKET " AS b, 0, device, MAX(model), COUNT(*), "
+			   "AVG(mem_used_mib), MAX(mem_used_mib), AVG(mem_alloc_mib), "
+			   "MAX(mem_alloc_mib), MAX(mem_total_mib), AVG(compute_alloc_pct), "
+			   "AVG(util_pct) FROM device_series WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			   "GROUP BY device, b ORDER BY device, b",
+			   0, from_ms, to_ms, step_ms, ret, ret_n);
+}
+
+int gp_store_series_tenants(struct gp_store *s, int64_t tenant, int64_t from_ms, int64_t to_ms,
+			    int64_t step_ms, struct gp_series_point **ret, int *ret_n)
+{
+	return series_read(s,
+			   "SELECT " SERIES_BUCKET " AS b, tenant, '', '', COUNT(*), "
+			   "AVG(mem_used_mib), MAX(mem_used_mib), AVG(mem_alloc_mib), "
+			   "MAX(mem_alloc_mib), 0, AVG(compute_alloc_pct), NULL "
+			   "FROM tenant_series WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			   "AND (?4 < 0 OR tenant = ?4) GROUP BY tenant, b ORDER BY tenant, b",
+			   tenant, from_ms, to_ms, step_ms, ret, ret_n);
+}
+
+/* The queue's points: mem_used is its length (average, most), mem_alloc
+ * its oldest wait in ms (average, most). */
+int gp_store_series_queue(struct gp_store *s, int64_t from_ms, int64_t to_ms, int64_t step_ms,
+			  struct gp_series_point **ret, int *ret_n)
+{
+	return series_read(s,
+			   "SELECT " SERIES_BUCKET " AS b, 0, '', '', COUNT(*), AVG(length), "
+			   "MAX(length), AVG(oldest_wait_ms), MAX(oldest_wait_ms), 0, 0, NULL "
+			   "FROM queue_series WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			   "GROUP BY b ORDER BY b",
+			   0, from_ms, to_ms, step_ms, ret, ret_n);
+}
+
+int gp_store_metered_since(struct gp_store *s, int64_t *ret_ms)
+{
+	int64_t v = 0;
+	int r;
+
+	if (!s || !ret_ms)
+		return -EINVAL;
+	r = query_int(s,
+		      "SELECT MIN(t) FROM (SELECT MIN(ts_ms) AS t FROM queue_series "
+		      "UNION ALL SELECT MIN(start_ms) FROM usage)",
+		      &v);
+	if (r == 0)
+		*ret_ms = v;
+	return r;
+}
+
+/* ---- a service's steps ---- */
+
+int gp_store_service_step_add(struct gp_store *s, struct gp_service_step *x)
+{
+	auto_stmt *st = NULL;
+	int r;
+
+	if (!s || !x)
+		return -EINVAL;
+	if (!fits(x->who, sizeof(x->who)) || !fits(x->step, sizeof(x->step)) ||
+	    is_blank(x->step) || x->share_pct > PCT_MAX)
+		return fail(s, -EINVAL, "service_step_add: invalid step");
+	r = prepare(s,
+		    "INSERT INTO service_steps (service, ts_ms, who, step, replicas, share_pct, "
+		    "reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		    &st);
+	if (r < 0)
+		return r;
+	if (!x->ts_ms)
+		x->ts_ms = gp_unix_ms();
+	sqlite3_bind_int64(st, 1, x->service);
+	sqlite3_bind_int64(st, 2, x->ts_ms);
+	sqlite3_bind_text(st, 3, x->who, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, x->step, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, x->replicas);
+	sqlite3_bind_int64(st, 6, x->share_pct);
+	sqlite3_bind_text(st, 7, x->reason, utf8_cut(x->reason, GP_REASON_MAX - 1),
+			  SQLITE_STATIC);
+	r = step_done(s, st, "service_step_add");
+	if (r == 0)
+		x->id = sqlite3_last_insert_rowid(s->db);
+	return r;
+}
+
+static void read_service_step(sqlite3_stmt *st, void *ret)
+{
+	struct gp_service_step *x = ret;
+
+	memset(x, 0, sizeof(*x));
+	x->id = sqlite3_column_int64(st, 0);
+	x->service = sqlite3_column_int64(st, 1);
+	x->ts_ms = sqlite3_column_int64(st, 2);
+	copy_text(st, 3, x->who, sizeof(x->who));
+	copy_text(st, 4, x->step, sizeof(x->step));
+	x->replicas = (unsigned)sqlite3_column_int64(st, 5);
+	x->share_pct = (unsigned)sqlite3_column_int64(st, 6);
+	copy_text(st, 7, x->reason, sizeof(x->reason));
+}
+
+int gp_store_service_steps(struct gp_store *s, int64_t service, int limit,
+			   struct gp_service_step **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT id, service, ts_ms, who, step, replicas, share_pct, reason "
+		    "FROM service_steps WHERE service = ?1 ORDER BY id DESC LIMIT ?2",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, service);
+	sqlite3_bind_int(st, 2, limit);
+	r = get_all(s, st, sizeof(**ret), read_service_step, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
+	return r;
+}
+
+/* ---- a task's usage records ---- */
+
+int gp_store_usage_of_task_page(struct gp_store *s, int64_t task, int64_t after_id, int limit,
+				struct gp_usage_record **ret, int *ret_n)
+{
+	auto_stmt *st = NULL;
+	void *rows;
+	int r;
+
+	if (!s || !ret || !ret_n || limit < 1)
+		return -EINVAL;
+	r = prepare(s,
+		    "SELECT " USAGE_COLUMNS " FROM usage WHERE task = ?1 AND id > ?2 "
+		    "ORDER BY id LIMIT ?3",
+		    &st);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, task);
+	sqlite3_bind_int64(st, 2, after_id);
+	sqlite3_bind_int(st, 3, limit);
+	r = get_all(s, st, sizeof(**ret), read_usage, &rows, ret_n);
+	if (r == 0)
+		*ret = rows;
 	return r;
 }

@@ -51,7 +51,7 @@
 
 /* The schema version this code writes: the number of migrations in
  * store.c. Adding a migration means adding it there and raising this. */
-#define GP_STORE_SCHEMA_VERSION 14
+#define GP_STORE_SCHEMA_VERSION 15
 
 #define GP_STORE_DEVICE_MAX 96 /* a device's UUID or model name */
 #define GP_ALERT_KIND_MAX   32
@@ -416,6 +416,23 @@ int gp_store_audit(struct gp_store *s, const char *who, const char *action,
 int gp_store_audit_list(struct gp_store *s, struct gp_audit_entry **ret, int *ret_n);
 int gp_store_audit_page(struct gp_store *s, int64_t after, int limit,
 			struct gp_audit_entry **ret, int *ret_n);
+/* What an audit query keeps (NULL or 0: no bound): the rows of `who`,
+ * of `action` (one ending in '.', "task.", is a prefix: every task.*
+ * action), about `object`, written at since_ms or later and before
+ * until_ms (unix ms). */
+struct gp_audit_filter {
+	const char *who, *action, *object;
+	int64_t since_ms, until_ms;
+};
+/* A page of the entries f keeps (NULL: all), oldest first, at most limit
+ * (1 to GP_STORE_PAGE_MAX): with after >= 0 the first ones with an id
+ * above it; with after < 0 the newest; either way only those below
+ * `before` when it is above 0. audit_any_before: whether f keeps an
+ * entry with an id below `before`. */
+int gp_store_audit_query(struct gp_store *s, const struct gp_audit_filter *f, int64_t after,
+			 int64_t before, int limit, struct gp_audit_entry **ret, int *ret_n);
+int gp_store_audit_any_before(struct gp_store *s, const struct gp_audit_filter *f,
+			      int64_t before, bool *ret);
 
 /* Transactions. Writes are durable one by one; a caller that makes many
  * at once (a sampling's usage records and alerts) wraps them in
@@ -451,6 +468,70 @@ int gp_store_usage_list(struct gp_store *s, int64_t tenant, int64_t from_ms,
 			struct gp_usage_record **ret, int *ret_n);
 int gp_store_usage_sum(struct gp_store *s, int64_t tenant, int64_t from_ms, int64_t to_ms,
 		       struct gp_usage_sum **ret, int *ret_n);
+/* A page of task's records, ordered by id: those above after_id, at most
+ * limit (>= 1). */
+int gp_store_usage_of_task_page(struct gp_store *s, int64_t task, int64_t after_id, int limit,
+				struct gp_usage_record **ret, int *ret_n);
+
+/* The meter's history (meter.h), for charts over time: one sample per
+ * sampling (at most one a second) of each device, of each tenant with
+ * running tasks, and of the queue. series_add writes one sample all or
+ * none (in the caller's transaction, or its own); -EINVAL for a device
+ * without a UUID, ts_ms <= 0, -ENOENT for a tenant that is none.
+ * series_prune drops the rows older than drop_before_ms and thins those
+ * older than thin_before_ms to the first of each minute (of each device
+ * and tenant). */
+struct gp_series_device {
+	char device[GP_STORE_DEVICE_MAX]; /* its UUID */
+	char model[GP_STORE_DEVICE_MAX];
+	bool sampled;			     /* false: NVML did not answer */
+	uint64_t mem_used_mib;		     /* NVML's, when sampled */
+	uint64_t mem_alloc_mib, mem_total_mib; /* the running slices', the device's */
+	unsigned compute_alloc_pct, util_pct;  /* util_pct: NVML's, when sampled */
+};
+struct gp_series_tenant {
+	int64_t tenant;
+	uint64_t mem_used_mib;	/* its running tasks' processes', as sampled */
+	uint64_t mem_alloc_mib; /* what their slices hold, over their devices */
+	unsigned compute_alloc_pct;
+};
+struct gp_series_sample {
+	int64_t ts_ms;
+	const struct gp_series_device *device;
+	int devices;
+	const struct gp_series_tenant *tenant;
+	int tenants;
+	unsigned queue_length;	      /* pending + preempted tasks */
+	int64_t queue_oldest_wait_ms; /* 0 when none waits */
+};
+int gp_store_series_add(struct gp_store *s, const struct gp_series_sample *x);
+int gp_store_series_prune(struct gp_store *s, int64_t drop_before_ms, int64_t thin_before_ms);
+
+/* The history in buckets of step_ms from from_ms (to before to_ms): per
+ * device (ordered by UUID, then time), per tenant (tenant < 0: every
+ * tenant's; by tenant id, then time), or of the queue; a bucket without
+ * samples has no point. A point's figures are the bucket's averages and
+ * most; the queue's are its length (in mem_used*) and its oldest wait in
+ * ms (in mem_alloc*). metered_since: when the pool's history starts, the
+ * first sample or usage record (unix ms; 0: none yet). */
+struct gp_series_point {
+	int64_t t_ms; /* the bucket's start */
+	int64_t tenant;
+	char device[GP_STORE_DEVICE_MAX], model[GP_STORE_DEVICE_MAX];
+	int samples;
+	bool used; /* mem_used_mib known (a device NVML answered for) */
+	double mem_used_mib, mem_alloc_mib, compute_alloc_pct;
+	double util_pct; /* < 0: NVML did not answer */
+	uint64_t mem_used_max_mib, mem_alloc_max_mib, mem_total_mib;
+};
+int gp_store_series_devices(struct gp_store *s, int64_t from_ms, int64_t to_ms,
+			    int64_t step_ms, struct gp_series_point **ret, int *ret_n);
+int gp_store_series_tenants(struct gp_store *s, int64_t tenant, int64_t from_ms, int64_t to_ms,
+			    int64_t step_ms, struct gp_series_point **ret, int *ret_n);
+int gp_store_series_queue(struct gp_store *s, int64_t from_ms, int64_t to_ms, int64_t step_ms,
+			  struct gp_series_point **ret, int *ret_n);
+int gp_store_metered_since(struct gp_store *s, int64_t *ret_ms);
+
 /* What task's records on one device add up to: the time used (ms), and
  * where the last ends (unix ms; 0 and 0 when it has none). */
 int gp_store_usage_of_task(struct gp_store *s, int64_t task, const char *device_uuid,
@@ -502,6 +583,22 @@ int gp_store_service_list(struct gp_store *s, int64_t tenant, struct gp_service_
 /* Writes v's replicas and share_pct. -ENOENT: no live service v->id. */
 int gp_store_service_scale(struct gp_store *s, const struct gp_service_row *v);
 int gp_store_service_remove(struct gp_store *s, int64_t id);
+
+/* A service's scaling step (service.h): the autoscaler's (who is
+ * "service:NAME") or a person's, what it set, and why. step_add sets id,
+ * and ts_ms when it is 0; -ENOENT: no service x->service. service_steps:
+ * the newest `limit` (>= 1) of a service, newest first. */
+struct gp_service_step {
+	int64_t id, service, ts_ms;
+	char who[GP_STORE_NAME_MAX];
+	char step[16]; /* "out", "in", "grow", "shrink", "set" */
+	unsigned replicas, share_pct; /* after the step */
+	char reason[GP_REASON_MAX];
+};
+
+int gp_store_service_step_add(struct gp_store *s, struct gp_service_step *x);
+int gp_store_service_steps(struct gp_store *s, int64_t service, int limit,
+			   struct gp_service_step **ret, int *ret_n);
 
 /* Schedules (schedule.h): a named time-of-day rule, kept as the JSON text
  * the API accepted. schedule_add sets id and created; -EEXIST: the name is

@@ -76,9 +76,29 @@ export async function until(page, fn, ms, ...args) {
 export const textOf = (page, selector) => page.$eval(selector, (e) => e.innerText).catch(() => '');
 export const count = (page, selector) => page.$$eval(selector, (list) => list.length);
 
-export async function shot(page, name) {
+// A screenshot of the viewport (1280 × 800), or with full of the whole page.
+export async function shot(page, name, full = false) {
 	await sleep(300);
-	await page.screenshot({ path: path.join(cfg.shots, `${name}.png`) });
+	await page.screenshot({ path: path.join(cfg.shots, `${name}.png`), fullPage: full });
+}
+
+// Clicks a button that asks for its confirmation (dom.js confirmButton):
+// arm, then confirm; a page that redraws between the two disarms it: then
+// again, until done() (run in the page with args) is true.
+export async function confirmClick(page, selector, done, ms, ...args) {
+	for (let i = 0; i < 5; i++) {
+		await page.click(selector).catch(() => {});
+		await page.click(selector).catch(() => {});
+		if (await until(page, done, ms, ...args))
+			return true;
+	}
+	return false;
+}
+
+// Sets an input's value as a person would type it (after clearing it).
+export async function typeInto(page, selector, text) {
+	await page.$eval(selector, (e) => { e.value = ''; });
+	await page.type(selector, text);
 }
 
 export async function signIn(page, token) {

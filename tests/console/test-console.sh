@@ -9,8 +9,11 @@
 # beta's task, cancels, and downloads the bill; this script checks what
 # lies outside the browser: the share in the shim's region (gpupool
 # region ls), the CSV byte for byte against `gpupool bill -o csv`, and a
-# template's YAML against `gpupool template show -o yaml`. Screenshots of
-# every page go to SHOTS (the build folder's console/).
+# template's YAML against `gpupool template show -o yaml`; the tenant
+# token the console rotated (the old one refused, the new one good), the
+# advice it applied (`gpupool advise --apply` finds it there) and its
+# what-if replay against `gpupool sim --history`. Screenshots of every
+# page go to SHOTS (the build folder's console/).
 # usage: test-console.sh PATH/TO/gpupool PATH/TO/gpuload SHOTS
 # CONSOLE_CHART_JS=PATH serves that as the charting library instead of
 # Debian's (a path that does not exist: the pages without it).
@@ -76,7 +79,8 @@ jq -n --arg url "$url" --arg admin "$admin" --arg alpha "$alpha" --arg chromium 
 	 chromium: $chromium, alphaTask: $alphaTask, betaTask: $betaTask, failedTask: $failedTask,
 	 gpuload: $gpuload, template: "infer-2g", shots: $shots, downloads: ($tmp + "/downloads"),
 	 liveFile: ($tmp + "/live.json"), regionDone: ($tmp + "/region.done"), yaml: ($tmp + "/ui.yaml"),
-	 bill: ($tmp + "/bill.json"), counts: ($tmp + "/counts")}' >"$tmp/config.json"
+	 bill: ($tmp + "/bill.json"), counts: ($tmp + "/counts"), tokens: ($tmp + "/tokens.json"),
+	 whatif: ($tmp + "/whatif.json")}' >"$tmp/config.json"
 node "$here/console.mjs" "$tmp/config.json" &
 browser=$!
 
@@ -122,8 +126,28 @@ else
 	bad "a template's YAML in the console is gpupool template show -o yaml's" "$tmp/ui.yaml" "$tmp/cli.yaml"
 fi
 expect "the template made in the console is the server's" 0 'ui-made +6G +40% shared +T4' -- "$gp" template ls
+
+# ---- the platform's pages, from outside ----------------------------------------------
+if [ -f "$tmp/tokens.json" ]; then
+	expect "gamma's first token, rotated in the console, is refused" 1 'unknown token' -- \
+		as "$(jq -r .old "$tmp/tokens.json")" task ls
+	expect "... and the one the console showed works" 0 'ID|no task' -- \
+		as "$(jq -r .new "$tmp/tokens.json")" task ls
+else
+	bad "the console rotated a tenant's token (it wrote no $tmp/tokens.json)"
+fi
+expect "the console's Apply did what gpupool advise --apply does: infer-2g.v2 is there" 0 \
+	'template infer-2g.v2: already there' -- "$gp" advise --apply
+if [ -f "$tmp/whatif.json" ]; then
+	"$gp" sim --history --add-cards T4=1 -o json >"$tmp/whatif-cli.json" 2>&1
+	check "the What-if page showed what gpupool sim --history prints (cards, tasks placed)" \
+		'.[0].cards.variant == .[1].variant.cards and .[0].cards.recorded == .[1].recorded.cards and
+		 .[0].placed == .[1].recorded.placed' "$tmp/whatif.json" "$tmp/whatif-cli.json"
+else
+	bad "the What-if page replayed the month (it wrote no $tmp/whatif.json)"
+fi
 n=$(find "$shots" -name '*.png' | wc -l)
-[ "$n" -ge 10 ] && ok "$n screenshots in $shots" || bad "screenshots in $shots: $n, want 10 or more"
+[ "$n" -ge 20 ] && ok "$n screenshots in $shots" || bad "screenshots in $shots: $n, want 20 or more"
 
 "$gp" task cancel "$beta_task" "$stuck_task" >/dev/null 2>&1
 kill "$stray" 2>/dev/null

@@ -6,7 +6,8 @@
 # groups them, proposes the peak plus 15 % rounded up to 256 MiB and the
 # 95th percentile of the used share rounded up, with the evidence and what
 # it frees; --apply adds t4-half.v2 with that slice (once: a second
-# --apply finds it there), a tenant may not apply; the records and tasks
+# --apply finds it there; so does POST /v1/advice/apply, the console's
+# button), a tenant may not apply; the records and tasks
 # say what the advice read (mem_peak_mib, template).
 # usage: test-advise.sh GPUPOOL GPULOAD
 gp=$1 gl=$2
@@ -75,6 +76,18 @@ check "t4-half.v2 has the proposal; t4-half is as it was" \
 	 (\$t[] | select(.name == \"t4-half\") | .mem_mib == 4096 and .compute_pct == 50)" \
 	"$tmp/templates.json" "$tmp/advice.json"
 expect "a second --apply finds it there" 0 'already there' -- "$gp" advise --apply
+# The console's button: the same, asked of the server (POST /v1/advice/apply).
+sock=$GPUPOOL_SOCKET
+admin=$(cat "$GPUPOOL_TOKEN_FILE")
+api "POST /v1/advice/apply answers" 200 '"applied"' "$admin" POST /v1/advice/apply
+check "... t4-half's proposal is there already, as t4-half.v2, with the advice's slice" \
+	"(.[1].advice[] | select(.kind == \"template\" and .name == \"t4-half\")) as \$a |
+	 [.[0].applied[] | select(.template == \"t4-half\")] |
+	 length == 1 and .[0].result == \"exists\" and .[0].version == \"t4-half.v2\" and
+	 .[0].mem_mib == \$a.mem_proposed_mib and .[0].compute_pct == \$a.compute_proposed_pct and
+	 .[0].was_mem_mib == 4096 and .[0].was_compute_pct == 50" "$tmp/out" "$tmp/advice.json"
+api "a tenant may not apply the advice through the API either (403)" 403 \
+	'only the admin may apply the advice' "$vision" POST /v1/advice/apply
 expect "a bad --percentile is refused" 2 'percentile' -- "$gp" advise --percentile 30
 "$gp" advise --headroom 0 -o json >"$tmp/advice0.json"
 check "--headroom 0 alone: the peak itself, rounded up to 256 MiB, at the default percentile" \

@@ -9,7 +9,8 @@
 # the shares; a share below the one used stretches the runs to their work;
 # memory below the peak would fail; cards of a model the tasks may not use
 # place nothing. Bad options and an empty period are refused, naming the
-# fix.
+# fix. The API's POST /v1/sim/history (the console's page) answers what the
+# command prints.
 # usage: test-sim-history.sh GPUPOOL GPULOAD
 gp=$1 gl=$2
 . "$(dirname "$0")/../lib.sh"
@@ -108,6 +109,22 @@ check "another policy: the variant's, the recorded one's default; the bill at th
 	 .recorded.models[0].priced and .recorded.models[0].price_per_hour == 2' "$tmp/binpack.json"
 expect "the table sets them side by side" 0 'queue wait max \(s\) +[0-9.]+ +[0-9.]+ +[0-9.-]+' -- \
 	"$gp" sim --history --cards T4=1
+
+# ---- the API (the console's page) ------------------------------------------------
+sock=$GPUPOOL_SOCKET
+admin=$(cat "$GPUPOOL_TOKEN_FILE")
+api "POST /v1/sim/history answers" 200 '"variant"' "$admin" POST /v1/sim/history \
+	-d '{"cards": "T4=1", "advised": true}'
+cp "$tmp/out" "$tmp/api-sim.json"
+"$gp" sim --history --cards T4=1 --advised -o json >"$tmp/cli-sim.json"
+check "... what gpupool sim --history prints for the same variant, figure for figure" \
+	'.[0] == .[1] and .[0].variant.cards == 1' "$tmp/api-sim.json" "$tmp/cli-sim.json"
+api "the tenant replays its own tasks there too" 200 '"tasks":4' "$vision" POST /v1/sim/history -d '{}'
+api "a wrong field is named in the API's words" 400 'field ..add_cards..: ..T4.. must be MODEL=N' \
+	"$admin" POST /v1/sim/history -d '{"add_cards": "T4"}'
+api "a month without tasks is 409, naming the fields to change" 409 \
+	'no task submitted in 2001-01.*..month.. YYYY-MM or ..since.. DATE' \
+	"$admin" POST /v1/sim/history -d '{"month": "2001-01"}'
 
 # ---- errors -----------------------------------------------------------------
 expect "an unknown policy is refused, naming the list" 2 'gpupool policies' -- \

@@ -4,7 +4,8 @@
  * 256 MiB, the percentile of the used share over time rounded up, the
  * evidence, and what would have been freed; templates and task names
  * grouped apart, tenants apart, whole-device tasks left out; pages added
- * one after another give what one would. */
+ * one after another give what one would; applied, a proposal is named
+ * as the next version of its template. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +163,26 @@ static void bad_options_are_refused(void **state)
 	assert_int_equal(gp_advise_begin(NULL, 0, &o, &a), -EINVAL);
 }
 
+/* Applying: the first NAME.vN free, or the version that has the slice. */
+static void a_proposal_becomes_the_next_version(void **state)
+{
+	struct gp_template all[] = {
+		{.name = "t4", .mem_mib = 4096, .compute_pct = 50},
+		{.name = "t4.v2", .mem_mib = 2048, .compute_pct = 30},
+	};
+	char buf[GP_STORE_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(gp_advise_version_name(all, 1, "t4", 1280, 25, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "t4.v2");
+	assert_int_equal(gp_advise_version_name(all, 2, "t4", 1280, 25, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "t4.v3");
+	assert_int_equal(gp_advise_version_name(all, 2, "t4", 2048, 30, buf, sizeof(buf)),
+			 -EEXIST);
+	assert_string_equal(buf, "t4.v2");
+	assert_int_equal(gp_advise_version_name(all, 2, "t4", 1, 1, buf, 4), -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +192,7 @@ int main(void)
 			task_names_group_per_tenant_and_whole_tasks_are_left_out),
 		cmocka_unit_test(the_headroom_is_the_rules_to_the_mebibyte),
 		cmocka_unit_test(bad_options_are_refused),
+		cmocka_unit_test(a_proposal_becomes_the_next_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -576,7 +576,16 @@ static const struct gp_field quota_fields[] = {
 	{NULL},
 };
 
-static const struct gp_field *const field_tables[] = {task_fields, quota_fields};
+/* Like POST /v1/sim/history's (src/server/api-sim.c): lists of strings. */
+static const struct gp_field whatif_fields[] = {
+	{"policy", GP_FIELD_TEXT, .hi = 63},
+	{"template", GP_FIELD_TEXTS, .hi = 127},
+	{"advised", GP_FIELD_BOOL},
+	{NULL},
+};
+
+static const struct gp_field *const field_tables[] = {task_fields, quota_fields,
+						      whatif_fields};
 
 static const char *const fields_corpus[] = {
 	"{\"command\": [\"sleep\", \"1\"], \"name\": \"job-1\", \"mem_mib\": 1024, "
@@ -589,6 +598,7 @@ static const char *const fields_corpus[] = {
 	"\"compute_guaranteed_pct\": 0,"
 	" \"reason\": \"more \\u00e9 \\ud83d\\ude00\"}",
 	"{\"name\": \"a\", \"mem_guaranteed_mib\": 0}",
+	"{\"template\": [\"half=1280,25\", \"\"], \"policy\": \"fgd\", \"advised\": true}",
 	"{\"command\": \"x\", \"command\": \"y\"}",
 	"{\"command\": [], \"mem_mib\": -1, \"devices\": 1.5, \"whole\": 1}",
 	"[1, 2, 3]",
@@ -742,6 +752,12 @@ static void check_good_body(const struct gp_field *fields, json_t *body)
 			       json_is_string(json_array_get(v, 0))));
 			break;
 		case GP_FIELD_ENV: CHECK(env_oracle(v)); break;
+		case GP_FIELD_TEXTS:
+			CHECK(json_is_array(v) && json_array_size(v) <= GP_FIELD_TEXTS_MAX);
+			for (size_t i = 0; i < json_array_size(v); i++)
+				CHECK(json_is_string(json_array_get(v, i)) &&
+				      json_string_length(json_array_get(v, i)) <= fl->hi);
+			break;
 		}
 	}
 	for (; fields->name; fields++)

@@ -4,7 +4,9 @@
  * place; which quota governs a device), tenants' Unix users and tasks'
  * declared variables (a file at schema 5 upgraded in place; the variables
  * written in the submission's transaction), templates, tasks, the audit log,
- * usage records (one transaction per batch, all or none; sums per tenant
+ * usage records (one transaction per batch, all or none; sums per tenant;
+ * a task's pages), the audit log filtered and paged both ways, the
+ * meter's history (buckets, prune), services' steps
  * and model), alerts (one active per kind and object), argument checks,
  * tenants removed (their tasks and name kept, their token and model
  * quotas gone; a file at schema 6 upgraded in place), new tokens,
@@ -954,9 +956,15 @@ static void test_names_are_not_sql(void **state)
 
 /* ---- migrations from older files ---- */
 
-/* What schema 14 added (the job options), taken away again (every
- * older file lacks it). */
+/* What schema 15 added (the meter's history, services' steps, usage by
+ * task), taken away again (every older file lacks it). */
+#define SCHEMA_15_DROP                                                                   \
+	"DROP TABLE device_series; DROP TABLE tenant_series; DROP TABLE queue_series; "  \
+	"DROP TABLE service_steps; DROP INDEX usage_task; "
+
+/* What schema 14 added (the job options), and after. */
 #define SCHEMA_14_DROP                                                                   \
+	SCHEMA_15_DROP                                                                   \
 	"ALTER TABLE tasks DROP COLUMN time_limit_s; ALTER TABLE tasks DROP COLUMN timed_out; " \
 	"ALTER TABLE tasks DROP COLUMN after; ALTER TABLE tasks DROP COLUMN array_id; "  \
 	"ALTER TABLE tasks DROP COLUMN array_index; ALTER TABLE tasks DROP COLUMN mem_pct; " \
@@ -1747,6 +1755,15 @@ static void test_usage_add_list_sum(void **state)
 	assert_int_equal(got[0].id, recs[2].id);
 	assert_int_equal(got[1].id, recs[3].id);
 	free(got);
+	/* One task's records, a page at a time. */
+	assert_int_equal(gp_store_usage_of_task_page(f->s, tb, 0, 100, &got, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[1].start_ms, 9000);
+	free(got);
+	assert_int_equal(gp_store_usage_of_task_page(f->s, ta, recs[0].id, 1, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].id, recs[1].id);
+	free(got);
 	assert_int_equal(gp_store_usage_list(f->s, -1, 0, 9000, 0, 0, &got, &n), -EINVAL);
 
 	/* Sums per tenant and model, exact integers. */
@@ -1936,6 +1953,160 @@ static void test_audit_page(void **state)
 	assert_int_equal(gp_store_audit_page(f->s, 0, 0, &log, &n), -EINVAL);
 }
 
+/* The audit log filtered (who, an action or its prefix, an object, a
+ * time range) and paged both ways: before an entry, after one. */
+static void test_audit_query(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_audit_entry *log = NULL;
+	struct gp_audit_filter by_alpha = {.who = "alpha"}, tasks = {.action = "task."},
+			       one = {.object = "3"}, future = {.since_ms = INT64_MAX / 2};
+	char object[16];
+	bool any = true;
+	int64_t first;
+	int n = 0;
+
+	for (int i = 1; i <= 6; i++) {
+		snprintf(object, sizeof(object), "%d", i);
+		assert_int_equal(gp_store_audit(f->s, i % 2 ? "alpha" : "beta",
+						i <= 4 ? "task.submit" : "template.add", object,
+						NULL),
+				 0);
+	}
+	assert_int_equal(gp_store_audit_query(f->s, &by_alpha, -1, 0, 10, &log, &n), 0);
+	assert_int_equal(n, 3); /* 1, 3, 5, oldest first */
+	assert_string_equal(log[0].object, "1");
+	assert_string_equal(log[2].object, "5");
+	free(log);
+	assert_int_equal(gp_store_audit_query(f->s, &tasks, -1, 0, 2, &log, &n), 0);
+	assert_int_equal(n, 2); /* the newest two of task.*: 3 and 4 */
+	assert_string_equal(log[0].object, "3");
+	assert_string_equal(log[1].object, "4");
+	first = log[0].id;
+	free(log);
+	assert_int_equal(gp_store_audit_any_before(f->s, &tasks, first, &any), 0);
+	assert_true(any);
+	/* the page before it: 1 and 2; none before those */
+	assert_int_equal(gp_store_audit_query(f->s, &tasks, -1, first, 2, &log, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(log[0].object, "1");
+	assert_int_equal(gp_store_audit_any_before(f->s, &tasks, log[0].id, &any), 0);
+	assert_false(any);
+	free(log);
+	/* after 1, of task.*: 2, 3 (limit 2) */
+	assert_int_equal(gp_store_audit_query(f->s, &tasks, 1, 0, 2, &log, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(log[0].object, "2");
+	free(log);
+	assert_int_equal(gp_store_audit_query(f->s, &one, -1, 0, 10, &log, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(log[0].who, "alpha");
+	free(log);
+	log = NULL;
+	assert_int_equal(gp_store_audit_query(f->s, &future, -1, 0, 10, &log, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(log);
+	assert_int_equal(gp_store_audit_query(f->s, NULL, -1, 0, 10, &log, &n), 0);
+	assert_int_equal(n, 6);
+	free(log);
+}
+
+/* The meter's history: samples in, buckets out (averages and most), per
+ * device, per tenant and of the queue; pruned by age and thinned. */
+static void test_series(void **state)
+{
+	struct fixture *f = *state;
+	int64_t alpha = add_tenant(f->s, "alpha"), since = -1;
+	struct gp_series_point *p = NULL;
+	int n = 0;
+
+	for (int i = 0; i < 4; i++) {
+		struct gp_series_device d[2] = {
+			{.device = "GPU-a", .model = "Tesla T4", .sampled = true,
+			 .mem_used_mib = 1000 + 100 * (uint64_t)i, .mem_alloc_mib = 2048,
+			 .mem_total_mib = 15360, .compute_alloc_pct = 30, .util_pct = 10},
+			{.device = "GPU-b", .model = "Tesla T4", .sampled = i != 1,
+			 .mem_used_mib = 500, .mem_total_mib = 15360},
+		};
+		struct gp_series_tenant t = {.tenant = alpha, .mem_used_mib = 1000,
+					     .mem_alloc_mib = 2048, .compute_alloc_pct = 30};
+		struct gp_series_sample x = {.ts_ms = 60000 + 1000 * i, .device = d,
+					     .devices = 2, .tenant = &t, .tenants = 1,
+					     .queue_length = (unsigned)i,
+					     .queue_oldest_wait_ms = 500 * i};
+
+		assert_int_equal(gp_store_series_add(f->s, &x), 0);
+	}
+	assert_int_equal(gp_store_series_devices(f->s, 60000, 70000, 2000, &p, &n), 0);
+	assert_int_equal(n, 4); /* two buckets of each device */
+	assert_string_equal(p[0].device, "GPU-a");
+	assert_int_equal(p[0].t_ms, 60000);
+	assert_int_equal(p[0].samples, 2);
+	assert_true(p[0].used);
+	assert_true(p[0].mem_used_mib > 1049.9 && p[0].mem_used_mib < 1050.1);
+	assert_int_equal(p[1].mem_used_max_mib, 1300);
+	assert_int_equal(p[1].mem_total_mib, 15360);
+	assert_true(p[0].util_pct > 9.9 && p[0].util_pct < 10.1);
+	assert_string_equal(p[2].device, "GPU-b");
+	assert_true(p[2].used); /* one of its two samples was */
+	free(p);
+	assert_int_equal(gp_store_series_tenants(f->s, alpha, 60000, 70000, 10000, &p, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].tenant, alpha);
+	assert_int_equal(p[0].samples, 4);
+	assert_int_equal(p[0].mem_alloc_max_mib, 2048);
+	free(p);
+	assert_int_equal(gp_store_series_queue(f->s, 60000, 70000, 10000, &p, &n), 0);
+	assert_int_equal(n, 1);
+	assert_true(p[0].mem_used_mib > 1.49 && p[0].mem_used_mib < 1.51); /* length */
+	assert_int_equal(p[0].mem_used_max_mib, 3);
+	assert_int_equal(p[0].mem_alloc_max_mib, 1500); /* the oldest wait, ms */
+	free(p);
+	assert_int_equal(gp_store_metered_since(f->s, &since), 0);
+	assert_int_equal(since, 60000);
+	/* Thinned to one a minute: the first of 60000..63000 stays. */
+	assert_int_equal(gp_store_series_prune(f->s, 0, 120000), 0);
+	assert_int_equal(gp_store_series_devices(f->s, 0, 120000, 120000, &p, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(p[0].samples, 1);
+	assert_int_equal(p[0].mem_used_max_mib, 1000);
+	free(p);
+	p = NULL;
+	assert_int_equal(gp_store_series_prune(f->s, 120000, 120000), 0);
+	assert_int_equal(gp_store_series_queue(f->s, 0, 120000, 1000, &p, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(gp_store_series_prune(f->s, 2, 1), -EINVAL);
+	assert_int_equal(gp_store_series_devices(f->s, 0, 1, 0, &p, &n), -EINVAL);
+}
+
+/* A service's steps, newest first; a step of no service is refused. */
+static void test_service_steps(void **state)
+{
+	struct fixture *f = *state;
+	struct gp_service_row v = {.tenant = add_tenant(f->s, "alpha"), .name = "web",
+				   .spec = "{}", .replicas = 1, .share_pct = 30};
+	struct gp_service_step a = {.who = "service:web", .step = "grow", .replicas = 1,
+				    .share_pct = 60, .reason = "used 95 % for 2 s"},
+			       b = {.who = "alpha", .step = "set", .replicas = 2,
+				    .share_pct = 60, .reason = "by hand"};
+	struct gp_service_step *got = NULL;
+	int n = 0;
+
+	assert_int_equal(gp_store_service_add(f->s, &v), 0);
+	a.service = b.service = v.id;
+	assert_int_equal(gp_store_service_step_add(f->s, &a), 0);
+	assert_int_equal(gp_store_service_step_add(f->s, &b), 0);
+	assert_true(a.ts_ms > 0 && b.id > a.id);
+	assert_int_equal(gp_store_service_steps(f->s, v.id, 10, &got, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(got[0].step, "set");
+	assert_string_equal(got[1].reason, "used 95 % for 2 s");
+	assert_int_equal(got[1].share_pct, 60);
+	free(got);
+	b.service = v.id + 7;
+	assert_int_equal(gp_store_service_step_add(f->s, &b), -ENOENT);
+}
+
 /* Pages of alerts, newest first: after an alert come the older ones. */
 static void test_alert_page(void **state)
 {
@@ -2113,6 +2284,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_count, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_audit, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_page, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_query, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_series, setup_store, teardown),
+		cmocka_unit_test_setup_teardown(test_service_steps, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_alert_page, setup_store, teardown),
 		cmocka_unit_test_setup_teardown(test_reason_unsynced_reader, setup_store,
 						teardown),
