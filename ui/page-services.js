@@ -69,7 +69,7 @@ async function refresh(view, list) {
 				class: 'service-link', text: s.name, data: { service: s.name } }),
 			tenantCell(tenant), replicasText(s), `${s.share_pct} %`, utilization(s),
 			s.spec.autoscale ? `${s.spec.policy.min_replicas}–${s.spec.policy.max_replicas}` : 'fixed',
-			el('span', { class: 'reason', text: s.last_decision || '-' }),
+			el('span', { class: 'reason', text: s.crash_loop || s.last_decision || '-' }),
 			removeButton(view, s.name, tenant, () => refresh(view, list))];
 		}), 'no service yet'));
 }
@@ -176,6 +176,7 @@ async function refreshOne(view, name, tenant, box, steps) {
 	const p = s.spec.policy;
 
 	fill(box, el('div', { class: 'task-head' }, badge(s.spec.autoscale ? 'autoscaled' : 'fixed', 'info'),
+		s.crash_loop ? badge('crash-looping', 'failed') : null,
 		el('span', { class: 'reason', id: 'service-replicas', data: { replicas: s.replicas },
 			text: `${s.replicas} replica(s) of ${s.share_pct} % wanted: ${replicasText(s)}; utilization ${utilization(s)}` }),
 		removeButton(view, name, tenant, async () => { location.hash = '#/services'; })),
@@ -187,6 +188,7 @@ async function refreshOne(view, name, tenant, box, steps) {
 		['Out', `above ${p.out_pct} % for ${p.out_window_s} s`], ['In', `below ${p.in_pct} % for ${p.in_window_s} s`],
 		['Margin', `${p.margin_pct} %`], ['Cooldown', `${p.cooldown_s} s; steps of ${p.step_pct} %`],
 		['Last step', s.last_decision || '-'], ['Created', when(new Date(s.created_ms).toISOString())],
+		...(s.crash_loop ? [['Crashes', el('span', { class: 'reason', id: 'crash-loop', text: s.crash_loop })]] : []),
 	].map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)])),
 	el('h2', { text: 'Replicas' }),
 	table(['Task', 'State', 'Share', 'Memory', 'Effective', 'Cards', 'Placement', 'Reason'],
