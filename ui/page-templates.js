@@ -1,7 +1,7 @@
 // page-templates.js — the Templates page: the slice templates (GET
 // /v1/templates), each also as the YAML description `gpupool template
 // show NAME -o yaml` prints (name, models as a list, memory_mib,
-// compute_pct, isolation; src/cli/cmd-admin.c); for the admin, a form
+// compute_pct, isolation, runtime, time; src/cli/cmd-admin.c); for the admin, a form
 // that adds one (POST /v1/templates) and a button that removes one
 // (DELETE /v1/templates/NAME).
 import { api, get } from './api.js';
@@ -63,12 +63,25 @@ function modelsList(models) {
 	return models.split(',').map((m) => m.trim()).filter(Boolean);
 }
 
+// A time limit as --time writes it (src/base/parse.c's gp_time_limit_text):
+// H:MM:SS, D-HH:MM:SS, or unlimited.
+function timeText(seconds) {
+	const two = (n) => String(n).padStart(2, '0');
+	const d = Math.floor(seconds / 86400), h = Math.floor(seconds / 3600) % 24;
+	const m = Math.floor(seconds / 60) % 60, s = seconds % 60;
+
+	if (!seconds)
+		return 'unlimited';
+	return d ? `${d}-${two(h)}:${two(m)}:${two(s)}` : `${h}:${two(m)}:${two(s)}`;
+}
+
 export function templateYaml(t) {
 	const models = modelsList(t.models || '');
 
 	return [`name: ${yamlString(t.name)}`,
 		models.length ? ['models:', ...models.map((m) => `- ${yamlString(m)}`)] : 'models: []',
 		`memory_mib: ${t.mem_mib}`, `compute_pct: ${t.compute_pct}`, `isolation: ${yamlString(t.isolation)}`,
+		`runtime: ${yamlString(t.runtime || '')}`, `time: ${yamlString(timeText(t.time_limit_s || 0))}`,
 	].flat().join('\n') + '\n';
 }
 

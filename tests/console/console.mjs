@@ -142,7 +142,9 @@ async function liveChange(page, id, compute) {
 	await go(page, `#/tasks/${id}`, '#change-form');
 	await page.$eval('#change-form input[name=compute]', (e, c) => { e.value = String(c); }, compute);
 	await page.type('#change-form input[name=reason]', 'console test: more for the burner');
-	await page.click('#change-button');
+	// A click through the DOM: the charts above it redraw every few seconds,
+	// and on a busy host puppeteer's click can land while they move it.
+	await page.$eval('#change-button', (b) => b.click());
 	await page.waitForSelector('#change-audit', { timeout: 10000 }).catch(() => {});
 	const audit = await textOf(page, '#change-audit');
 
@@ -413,7 +415,8 @@ async function templatesPage(page) {
 	await page.click('#template-add');
 	check('the admin adds a template from the form; its YAML is shown', await until(page, () =>
 		document.querySelector('pre.yaml[data-template="ui-made"]')?.innerText.trim() ===
-			'name: ui-made\nmodels:\n- T4\nmemory_mib: 6144\ncompute_pct: 40\nisolation: shared', 6000),
+			'name: ui-made\nmodels:\n- T4\nmemory_mib: 6144\ncompute_pct: 40\nisolation: shared\nruntime: \'\'\ntime: unlimited',
+		6000),
 	await textOf(page, '#template-list'));
 	await shot(page, 'templates');
 }
