@@ -2104,14 +2104,16 @@ int gp_loop_task_change(struct gp_loop *l, const struct gp_task *t, unsigned com
 	return r;
 }
 
-/* The devices of this machine that a request of the models `models` may
- * use (0: any), and the largest memory among them. */
+/* How many of this machine's usable devices answer to `models` (0: any),
+ * the most memory of one of them in *ret_mem, and the most of one model
+ * among them in *ret_most. */
 static unsigned usable_devices(const struct gp_agent_node *node, struct gp_cluster *c,
-			       uint64_t models, uint64_t *ret_mem)
+			       uint64_t models, uint64_t *ret_mem, unsigned *ret_most)
 {
-	unsigned n = 0;
+	unsigned n = 0, per_model[GP_MODELS_MAX] = { 0 };
 
 	*ret_mem = 0;
+	*ret_most = 0;
 	for (unsigned i = 0; i < node->devices && i < GP_NODE_DEVICES_MAX; i++) {
 		int m = gp_cluster_model_id(c, node->device[i].name, false);
 
@@ -2120,24 +2122,10 @@ static unsigned usable_devices(const struct gp_agent_node *node, struct gp_clust
 		n++;
 		if (node->device[i].mem_total_mib > *ret_mem)
 			*ret_mem = node->device[i].mem_total_mib;
+		if (m >= 0 && m < GP_MODELS_MAX && ++per_model[m] > *ret_most)
+			*ret_most = per_model[m];
 	}
 	return n;
-}
-
-/* The most usable devices of one model among `models` (0: any). */
-static unsigned most_of_one_model(const struct gp_agent_node *node, struct gp_cluster *c,
-				  uint64_t models)
-{
-	unsigned count[GP_MODELS_MAX] = { 0 }, most = 0;
-
-	for (unsigned i = 0; i < node->devices && i < GP_NODE_DEVICES_MAX; i++) {
-		int m = gp_cluster_model_id(c, node->device[i].name, false);
-
-		if (node->device[i].compatible && m >= 0 && m < GP_MODELS_MAX &&
-		    (!models || models >> m & 1) && ++count[m] > most)
-			most = count[m];
-	}
-	return most;
 }
 
 /* Why no node could hold t (its request req), in the pool's numbers. */
@@ -2147,7 +2135,7 @@ static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c
 {
 	char model[GP_STORE_NAME_MAX + 24] = "";
 	uint64_t mem;
-	unsigned n = usable_devices(node, c, req->models, &mem), most;
+	unsigned most, n = usable_devices(node, c, req->models, &mem, &most);
 
 	if (t->model[0] && gp_runtime_is_default_model(t))
 		snprintf(model, sizeof(model), " for %s", t->runtime);
@@ -2168,8 +2156,7 @@ static void could_not_fit(const struct gp_agent_node *node, struct gp_cluster *c
 		snprintf(why, len, "this pool's largest device%s has %" PRIu64 " MiB; ask for at "
 				   "most %" PRIu64,
 			 model, mem, mem);
-	} else if (req->devices > 1 && !req->mixed_models &&
-		   (most = most_of_one_model(node, c, req->models)) < req->devices) {
+	} else if (req->devices > 1 && !req->mixed_models && most < req->devices) {
 		*ret_field = "mixed_models";
 		snprintf(why, len,
 			 "a task's devices are of one model, and this pool has at most %u of one "
