@@ -224,6 +224,13 @@ static bool holds_model(const struct pass *p, const struct gp_sched_task *t, uin
 	return !models;
 }
 
+/* Would preempting v for t (within its guarantee or not) take back a
+ * guarantee: v borrows, and t is another tenant's within its own? */
+static bool reclaims(const struct gp_sched_task *t, bool guaranteed, const struct gp_sched_task *v)
+{
+	return guaranteed && v->borrowed && v->tenant != t->tenant;
+}
+
 /* May running task v make room for t (tenant k)? A reclaim: t is within
  * its tenant's guarantee and v borrows another tenant's. Or, where t's
  * tenant preempts by priority, v has a lower priority and is not
@@ -235,7 +242,7 @@ static bool may_preempt(const struct pass *p, int k, const struct gp_sched_task 
 {
 	if (!v->running || v->misfit)
 		return false;
-	if (guaranteed && v->borrowed && v->tenant != t->tenant)
+	if (reclaims(t, guaranteed, v))
 		return true;
 	if (!p->tenants[k].priority_preemption || v->priority >= t->priority)
 		return false;
@@ -275,7 +282,7 @@ static void preempted(struct pass *p, struct gp_sched_task *t, const struct gp_s
 
 	usage_sub(&p->used[k], usage_at(p->c, &t->req, &t->where));
 	model_charge(p, k, &t->req, &t->where, true);
-	if (guaranteed && t->borrowed && t->tenant != for_task->tenant)
+	if (reclaims(for_task, guaranteed, t))
 		snprintf(o->reason, sizeof(o->reason),
 			 "preempted: it ran on borrowed quota, and task %" PRId64
 			 " of the lending tenant needs its guarantee back",
